@@ -1,0 +1,36 @@
+// Two projects: unit tests beside the code, e2e tests through HTTP against a real database
+// (started once per run by test/support/global-setup.ts, one database per test file).
+const transform = {
+  '^.+\\.ts$': [
+    'ts-jest',
+    {
+      tsconfig: 'tsconfig.json',
+      // The @nestjs/swagger CLI plugin turns DTO types and JSDoc into OpenAPI schemas at build
+      // time; the tests must compile the same way to check the same document.
+      astTransformers: { before: ['<rootDir>/test/support/swagger-plugin.js'] },
+    },
+  ],
+};
+
+/** @type {import('jest').Config} */
+module.exports = {
+  projects: [
+    {
+      displayName: 'unit',
+      rootDir: __dirname,
+      testMatch: ['<rootDir>/src/**/*.spec.ts'],
+      testEnvironment: 'node',
+      transform,
+    },
+    {
+      displayName: 'e2e',
+      rootDir: __dirname,
+      testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
+      testEnvironment: 'node',
+      transform,
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+      testTimeout: 60_000,
+    },
+  ],
+};

@@ -1,0 +1,31 @@
+import { Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { ApiKeyService } from '../auth/api-key.service';
+import type { Plan, Profile } from '../profile/profile.types';
+import { ProfileService } from '../profile/profile.service';
+import { TeamRepository, type Team } from './team.repository';
+
+@Injectable()
+export class AdminService {
+  constructor(
+    private readonly profiles: ProfileService,
+    private readonly keys: ApiKeyService,
+    private readonly teams: TeamRepository,
+  ) {}
+
+  async createUser(email: string, subject?: string): Promise<{ profile: Profile; apiKey: string }> {
+    const profile = await this.profiles.createUser(email, subject);
+    const { apiKey } = await this.keys.issueRootKey(profile.subject);
+    return { profile, apiKey };
+  }
+
+  async createTeam(name: string): Promise<{ team: Team; apiKey: string }> {
+    const team = await this.teams.insert(randomUUID(), name);
+    const { apiKey } = await this.keys.issueTeamKey(team.id);
+    return { team, apiKey };
+  }
+
+  setPlans(subject: string, plans: Plan[]): Promise<Profile> {
+    return this.profiles.setPlans(subject, plans);
+  }
+}

@@ -1,0 +1,90 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  IsDate,
+  IsEmail,
+  IsObject,
+  IsOptional,
+  IsString,
+  Matches,
+  MaxLength,
+  MinLength,
+} from 'class-validator';
+import { ProfileDto } from '../../profile/dto/profile.dto';
+import type { SettingsValue } from '../../profile/profile.types';
+
+export const SUBJECT_PATTERN = /^[A-Za-z0-9._:@|+-]{1,128}$/;
+
+export class CreateUserDto {
+  @IsEmail()
+  @MaxLength(254)
+  @ApiProperty({ example: 'ada@example.com' })
+  email!: string;
+
+  /** The user's subject (e.g. from your identity provider); generated (UUID) when absent. */
+  @IsOptional()
+  @IsString()
+  @Matches(SUBJECT_PATTERN, { message: 'subject must be 1-128 of A-Z a-z 0-9 . _ : @ | + -' })
+  @ApiPropertyOptional({ example: 'auth0|5f7c8ec7c33c6c004bbafe82' })
+  subject?: string;
+}
+
+export class CreatedUserDto {
+  @ApiProperty({ type: ProfileDto })
+  profile!: ProfileDto;
+
+  /** The user's first root key. Shown once. */
+  @ApiProperty({ example: 'pds_Xy3kQ9abVb0yq3c1nq7m3Yq0kq3M2oX1m8eQ0lq5wTo' })
+  apiKey!: string;
+}
+
+export class CreateTeamDto {
+  @IsString()
+  @MinLength(1)
+  @MaxLength(200)
+  @ApiProperty({ example: 'Platform team' })
+  name!: string;
+}
+
+export class TeamDto {
+  @ApiProperty({ example: '3f1b7a0e-9c55-4a43-a7e1-5f8f3b9d2c10' })
+  id!: string;
+
+  @ApiProperty({ example: 'Platform team' })
+  name!: string;
+
+  @ApiProperty({ format: 'date-time' })
+  createdAt!: string;
+}
+
+export class CreatedTeamDto {
+  @ApiProperty({ type: TeamDto })
+  team!: TeamDto;
+
+  /** The team's key. Shown once. */
+  @ApiProperty({ example: 'pds_Q2xk9ab0Vb0yq3c1nq7m3Yq0kq3M2oX1m8eQ0lq5wTo' })
+  apiKey!: string;
+}
+
+export class PlanInputDto {
+  @IsString()
+  @MinLength(1)
+  @MaxLength(100)
+  @ApiProperty({ example: 'pro' })
+  planName!: string;
+
+  @Type(() => Date)
+  @IsDate()
+  @ApiProperty({ type: String, format: 'date-time', example: '2026-01-01T00:00:00Z' })
+  since!: Date;
+
+  @Type(() => Date)
+  @IsDate()
+  @ApiProperty({ type: String, format: 'date-time', example: '2027-01-01T00:00:00Z' })
+  until!: Date;
+
+  @IsOptional()
+  @IsObject()
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, example: { seats: 5 } })
+  metadata?: Record<string, SettingsValue>;
+}

@@ -1,0 +1,49 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { MongooseModule } from '@nestjs/mongoose';
+import { ThrottlerModule } from '@nestjs/throttler';
+import { LoggerModule } from 'nestjs-pino';
+import { AdminModule } from './admin/admin.module';
+import { ApiKeyGuard } from './auth/api-key.guard';
+import { AuthModule } from './auth/auth.module';
+import { KeyThrottlerGuard } from './common/http/key-throttler.guard';
+import { ProblemFilter } from './common/errors';
+import { loggerOptions } from './common/http/logger';
+import { ConfigModule, type AppConfig } from './config';
+import { HealthModule } from './health/health.module';
+import { ProfileModule } from './profile/profile.module';
+
+/** The root module; `config.database.uri` is the resolved database (see src/database). */
+@Module({})
+export class AppModule {
+  static forRoot(config: AppConfig & { database: { uri: string } }): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        LoggerModule.forRoot(loggerOptions(config)),
+        MongooseModule.forRoot(config.database.uri, {
+          dbName: config.database.dbName,
+          serverSelectionTimeoutMS: config.database.serverSelectionTimeoutMs,
+          // Fail fast instead of queueing operations while disconnected: a request gets a 503
+          // within the server-selection timeout rather than hanging.
+          bufferCommands: false,
+          autoIndex: true,
+          retryAttempts: 3,
+          retryDelay: 1000,
+        }),
+        ThrottlerModule.forRoot([{ ttl: config.limits.rateLimitWindowMs, limit: config.limits.rateLimitMax }]),
+        HealthModule,
+        AuthModule,
+        AdminModule,
+        ProfileModule,
+      ],
+      providers: [
+        // Guards run in this order: the rate limit first (it also limits bad keys), then auth.
+        { provide: APP_GUARD, useClass: KeyThrottlerGuard },
+        { provide: APP_GUARD, useExisting: ApiKeyGuard },
+        { provide: APP_FILTER, useClass: ProblemFilter },
+      ],
+    };
+  }
+}

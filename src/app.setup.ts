@@ -1,0 +1,60 @@
+import { ValidationPipe, type INestApplication } from '@nestjs/common';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { SwaggerModule } from '@nestjs/swagger';
+import type { ValidationError } from 'class-validator';
+import helmet from 'helmet';
+import { Logger } from 'nestjs-pino';
+import { ProblemRenderer, ValidationFailedError, type FieldError } from './common/errors';
+import { bodyMiddleware } from './common/http/body';
+import { buildOpenApiDocument } from './common/http/openapi';
+import type { AppConfig } from './config';
+
+function flatten(errors: ValidationError[], parent = ''): FieldError[] {
+  return errors.flatMap((error) => {
+    const field = parent ? `${parent}.${error.property}` : error.property;
+    const own = Object.values(error.constraints ?? {}).map((message) => ({ field, message }));
+    return [...own, ...flatten(error.children ?? [], field)];
+  });
+}
+
+/** A ValidationPipe whose failures list every offending field as problem `errors`. */
+export function createValidationPipe(): ValidationPipe {
+  return new ValidationPipe({
+    whitelist: true,
+    forbidNonWhitelisted: true,
+    transform: true,
+    validationError: { target: false, value: false },
+    exceptionFactory: (errors) => new ValidationFailedError(flatten(errors)),
+  });
+}
+
+/**
+ * Everything that makes the app the app, apart from listening: main.ts and the e2e tests both
+ * call this, so tests exercise the real middleware, pipes, filters and docs.
+ */
+export function configureApp(app: INestApplication, config: AppConfig): INestApplication {
+  const http = app as NestExpressApplication;
+  http.useLogger(app.get(Logger));
+  http.set('query parser', 'simple');
+  http.set('trust proxy', config.trustProxy);
+  http.use(
+    helmet({
+      contentSecurityPolicy: {
+        directives: {
+          // Swagger UI at /docs needs inline styles and data: images; scripts stay same-origin.
+          'style-src': ["'self'", "'unsafe-inline'"],
+          'img-src': ["'self'", 'data:'],
+        },
+      },
+    }),
+  );
+  http.use(...bodyMiddleware(config.limits.bodyBytes, new ProblemRenderer(config.database.retryAfterSeconds)));
+  http.useGlobalPipes(createValidationPipe());
+
+  const document = buildOpenApiDocument(app);
+  SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs-json', customSiteTitle: 'API docs' });
+  return app;
+}
+
+/** Options for NestFactory.create / createNestApplication: our own body parser runs instead of Nest's. */
+export const APP_OPTIONS = { bodyParser: false, bufferLogs: true } as const;

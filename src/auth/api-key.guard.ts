@@ -1,0 +1,72 @@
+import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { Request } from 'express';
+import { DomainError, ForbiddenError, UnauthenticatedError } from '../common/errors';
+import { ApiKeyService } from './api-key.service';
+import { ALLOWED_KINDS, IS_PUBLIC, type RequestWithPrincipal } from './auth.decorators';
+import { isValidBranch } from './branch';
+import type { PrincipalKind } from './principal';
+
+/** Reads the key from X-Api-Key, or from `Authorization: Bearer <key>`. */
+export function presentedKey(req: Request): string | undefined {
+  const header = req.headers['x-api-key'];
+  if (typeof header === 'string' && header.length > 0) return header;
+  const authorization = req.headers.authorization;
+  const match = typeof authorization === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(authorization) : null;
+  return match?.[1];
+}
+
+/**
+ * Global, deny-by-default guard: every route needs @Public() or @Auth(...kinds). Resolves the
+ * principal and the request branch (key-bound branch, else X-Branch, else '').
+ */
+@Injectable()
+export class ApiKeyGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly keys: ApiKeyService,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const targets = [context.getHandler(), context.getClass()];
+    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
+
+    const req = context.switchToHttp().getRequest<RequestWithPrincipal>();
+    const secret = presentedKey(req);
+    if (!secret) throw new UnauthenticatedError();
+    const { principal, boundBranch } = await this.keys.authenticate(secret);
+
+    const allowed = this.reflector.getAllAndOverride<PrincipalKind[] | undefined>(ALLOWED_KINDS, targets) ?? [];
+    if (!allowed.includes(principal.kind)) {
+      throw new ForbiddenError(
+        allowed.length === 0
+          ? 'This route is not open to API keys.'
+          : `A ${principal.kind} key may not call this route; allowed: ${allowed.join(', ')}.`,
+      );
+    }
+
+    req.principal = { ...principal, branch: requestBranch(req, boundBranch) };
+    return true;
+  }
+}
+
+function requestBranch(req: Request, boundBranch: string | null): string {
+  const header = req.headers['x-branch'];
+  if (Array.isArray(header)) {
+    throw new DomainError('INVALID_BRANCH', 'Send X-Branch at most once.');
+  }
+  if (header !== undefined && !isValidBranch(header)) {
+    throw new DomainError(
+      'INVALID_BRANCH',
+      "X-Branch must be '' or match ^[a-z0-9][a-z0-9._-]{0,62}$.",
+      [{ field: 'X-Branch', message: 'not a valid branch name' }],
+    );
+  }
+  if (boundBranch !== null) {
+    if (header !== undefined && header !== boundBranch) {
+      throw new DomainError('BRANCH_MISMATCH', `The API key is bound to branch '${boundBranch}'.`);
+    }
+    return boundBranch;
+  }
+  return header ?? '';
+}

@@ -1,0 +1,59 @@
+import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { InjectModel } from '@nestjs/mongoose';
+import type { Model } from 'mongoose';
+import { isObjectIdHex } from '../common/mongo/object-id';
+import { ApiKeyDocument, type ApiKeyKind } from './api-key.schema';
+
+export interface ApiKeyRecord {
+  id: string;
+  digest: string;
+  prefix: string;
+  name: string;
+  kind: ApiKeyKind;
+  subject: string;
+  teamId: string;
+  clientId: string;
+  accountId: string;
+  profileId: string;
+  branch: string | null;
+  expiresAt: Date | null;
+  createdAt: Date;
+}
+
+export type NewApiKey = Omit<ApiKeyRecord, 'id' | 'createdAt'>;
+
+function toRecord(doc: ApiKeyDocument): ApiKeyRecord {
+  const { _id, ...rest } = doc;
+  return { ...rest, id: _id.toHexString() };
+}
+
+@Injectable()
+export class ApiKeyRepository implements OnModuleInit {
+  constructor(@InjectModel(ApiKeyDocument.name) private readonly keys: Model<ApiKeyDocument>) {}
+
+  async onModuleInit(): Promise<void> {
+    await this.keys.init();
+  }
+
+  async insert(key: NewApiKey): Promise<ApiKeyRecord> {
+    const created = await this.keys.create(key);
+    return toRecord(created.toObject<ApiKeyDocument>());
+  }
+
+  async findByDigest(digest: string): Promise<ApiKeyRecord | null> {
+    const doc = await this.keys.findOne({ digest }).lean<ApiKeyDocument>().exec();
+    return doc ? toRecord(doc) : null;
+  }
+
+  async listBySubject(subject: string): Promise<ApiKeyRecord[]> {
+    const docs = await this.keys.find({ subject }).sort({ createdAt: 1 }).lean<ApiKeyDocument[]>().exec();
+    return docs.map(toRecord);
+  }
+
+  /** Deletes the key if it belongs to the subject; false when there is no such key of theirs. */
+  async deleteOwned(subject: string, id: string): Promise<boolean> {
+    if (!isObjectIdHex(id)) return false;
+    const result = await this.keys.deleteOne({ _id: id, subject }).exec();
+    return result.deletedCount === 1;
+  }
+}

@@ -1,0 +1,55 @@
+import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
+import type { Types } from 'mongoose';
+
+export type ApiKeyKind = 'root' | 'sub' | 'team';
+
+@Schema({ collection: 'api_keys', versionKey: false, timestamps: { createdAt: true, updatedAt: false } })
+export class ApiKeyDocument {
+  _id!: Types.ObjectId;
+
+  /** SHA-256 of the secret; the secret itself is never stored. */
+  @Prop({ required: true })
+  digest!: string;
+
+  /** First characters of the secret, for people to tell keys apart. */
+  @Prop({ required: true })
+  prefix!: string;
+
+  @Prop({ default: '' })
+  name!: string;
+
+  @Prop({ required: true, enum: ['root', 'sub', 'team'] })
+  kind!: ApiKeyKind;
+
+  /** Root user's subject (root and sub keys). */
+  @Prop({ default: '' })
+  subject!: string;
+
+  @Prop({ default: '' })
+  teamId!: string;
+
+  @Prop({ default: '' })
+  clientId!: string;
+
+  @Prop({ default: '' })
+  accountId!: string;
+
+  /** Id of the sub profile a sub key acts as. */
+  @Prop({ default: '' })
+  profileId!: string;
+
+  /** Branch the key is bound to; null = any branch chosen with X-Branch. */
+  @Prop({ type: String, default: null })
+  branch!: string | null;
+
+  @Prop({ type: Date, default: null })
+  expiresAt!: Date | null;
+
+  createdAt!: Date;
+}
+
+export const ApiKeySchema = SchemaFactory.createForClass(ApiKeyDocument);
+// Serves the per-request key lookup (ApiKeyRepository.findByDigest); unique so a digest names one key.
+ApiKeySchema.index({ digest: 1 }, { unique: true });
+// Serves GET /api-keys and the owner check of DELETE /api-keys/{id} (ApiKeyRepository.listBySubject).
+ApiKeySchema.index({ subject: 1, createdAt: 1 });

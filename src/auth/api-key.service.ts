@@ -1,0 +1,145 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { APP_CONFIG, type AppConfig } from '../config';
+import { DomainError, UnauthenticatedError, ValidationFailedError } from '../common/errors';
+import { ProfileService } from '../profile/profile.service';
+import { ApiKeyRepository, type ApiKeyRecord, type NewApiKey } from './api-key.repository';
+import { digestApiKey, generateApiKey, secretsEqual } from './api-key.secret';
+import type { Principal } from './principal';
+
+/** A principal before the request branch is applied, plus the branch its key is bound to. */
+export type KeyIdentity =
+  | { principal: Principal & { kind: 'operator' }; boundBranch: null }
+  | { principal: Exclude<Principal, { kind: 'operator' }>; boundBranch: string | null };
+
+export interface IssuedKey {
+  key: ApiKeyRecord;
+  apiKey: string;
+}
+
+export interface CreateKeyRequest {
+  name?: string;
+  clientId?: string;
+  accountId?: string;
+  branch?: string;
+  expiresAt?: Date;
+}
+
+@Injectable()
+export class ApiKeyService {
+  constructor(
+    private readonly keys: ApiKeyRepository,
+    private readonly profiles: ProfileService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /** Resolves a presented secret to who it acts as; one indexed lookup for customer keys. */
+  async authenticate(secret: string, now = new Date()): Promise<KeyIdentity> {
+    const adminKey = this.config.adminApiKey;
+    if (adminKey && secretsEqual(secret, adminKey)) {
+      return { principal: { kind: 'operator', branch: '' }, boundBranch: null };
+    }
+    const key = await this.keys.findByDigest(digestApiKey(secret));
+    if (!key) throw new UnauthenticatedError('The API key is unknown or was revoked.');
+    if (key.expiresAt && key.expiresAt <= now) throw new UnauthenticatedError('The API key has expired.');
+    return { principal: principalOf(key), boundBranch: key.branch };
+  }
+
+  issueRootKey(subject: string, name = 'default'): Promise<IssuedKey> {
+    return this.issue({ kind: 'root', subject, name });
+  }
+
+  issueTeamKey(teamId: string, name = 'default'): Promise<IssuedKey> {
+    return this.issue({ kind: 'team', teamId, name });
+  }
+
+  /**
+   * POST /api-keys: a root key, or with clientId + accountId a sub key acting as that existing
+   * sub profile (bound to the profile's branch).
+   */
+  async createForRoot(subject: string, requestBranch: string, request: CreateKeyRequest): Promise<IssuedKey> {
+    if (request.expiresAt && request.expiresAt.getTime() <= Date.now()) {
+      throw new ValidationFailedError([{ field: 'expiresAt', message: 'expiresAt must be in the future' }]);
+    }
+    const hasClient = request.clientId !== undefined;
+    const hasAccount = request.accountId !== undefined;
+    if (hasClient !== hasAccount) {
+      throw new ValidationFailedError([
+        { field: hasClient ? 'accountId' : 'clientId', message: 'clientId and accountId must be given together' },
+      ]);
+    }
+    const base = { name: request.name ?? '', expiresAt: request.expiresAt ?? null };
+    if (!hasClient) {
+      return this.issue({ ...base, kind: 'root', subject, branch: request.branch ?? null });
+    }
+    const branch = request.branch ?? requestBranch;
+    const profile = await this.profiles.findSub({
+      subject,
+      branch,
+      clientId: request.clientId ?? '',
+      accountId: request.accountId ?? '',
+    });
+    if (!profile) {
+      throw new DomainError(
+        'PROFILE_NOT_FOUND',
+        `No sub profile with clientId ${request.clientId} and accountId ${request.accountId} in branch '${branch}'.`,
+      );
+    }
+    return this.issue({
+      ...base,
+      kind: 'sub',
+      subject,
+      clientId: profile.clientId,
+      accountId: profile.accountId,
+      profileId: profile.id,
+      branch,
+    });
+  }
+
+  list(subject: string): Promise<ApiKeyRecord[]> {
+    return this.keys.listBySubject(subject);
+  }
+
+  async revoke(subject: string, id: string): Promise<void> {
+    if (!(await this.keys.deleteOwned(subject, id))) {
+      throw new DomainError('API_KEY_NOT_FOUND', `No API key ${id} of this user.`);
+    }
+  }
+
+  private async issue(fields: Partial<NewApiKey> & Pick<NewApiKey, 'kind'>): Promise<IssuedKey> {
+    const generated = generateApiKey();
+    const key = await this.keys.insert({
+      name: '',
+      subject: '',
+      teamId: '',
+      clientId: '',
+      accountId: '',
+      profileId: '',
+      branch: null,
+      expiresAt: null,
+      ...fields,
+      digest: generated.digest,
+      prefix: generated.prefix,
+    });
+    return { key, apiKey: generated.secret };
+  }
+}
+
+function principalOf(key: ApiKeyRecord): Exclude<Principal, { kind: 'operator' }> {
+  const branch = key.branch ?? '';
+  switch (key.kind) {
+    case 'root':
+      return { kind: 'root', keyId: key.id, subject: key.subject, branch };
+    case 'sub':
+      return {
+        kind: 'sub',
+        keyId: key.id,
+        subject: key.subject,
+        clientId: key.clientId,
+        accountId: key.accountId,
+        profileId: key.profileId,
+        branch,
+      };
+    case 'team':
+      return { kind: 'team', keyId: key.id, teamId: key.teamId, branch };
+  }
+}

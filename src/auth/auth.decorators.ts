@@ -1,0 +1,60 @@
+import {
+  applyDecorators,
+  createParamDecorator,
+  SetMetadata,
+  type ExecutionContext,
+} from '@nestjs/common';
+import {
+  ApiBearerAuth,
+  ApiForbiddenResponse,
+  ApiHeader,
+  ApiSecurity,
+  ApiTooManyRequestsResponse,
+  ApiUnauthorizedResponse,
+} from '@nestjs/swagger';
+import type { Request } from 'express';
+import { ProblemDto } from '../common/errors';
+import type { Principal, PrincipalKind } from './principal';
+
+export const IS_PUBLIC = 'auth:public';
+export const ALLOWED_KINDS = 'auth:kinds';
+export const API_KEY_SCHEME = 'apiKey';
+export const BEARER_SCHEME = 'bearer';
+
+/** Opts a route out of authentication (health checks, docs). */
+export const Public = (): MethodDecorator & ClassDecorator => SetMetadata(IS_PUBLIC, true);
+
+/**
+ * Allows the given principal kinds and documents the security schemes and the 401/403/429
+ * problems in OpenAPI. Routes with neither @Auth nor @Public are denied to everyone.
+ */
+export function Auth(...kinds: PrincipalKind[]): MethodDecorator & ClassDecorator {
+  const decorators = [
+    SetMetadata(ALLOWED_KINDS, kinds),
+    ApiSecurity(API_KEY_SCHEME),
+    ApiBearerAuth(BEARER_SCHEME),
+    ApiUnauthorizedResponse({ type: ProblemDto, description: 'No key, or an unknown, revoked or expired key' }),
+    ApiForbiddenResponse({ type: ProblemDto, description: `The key is not one of: ${kinds.join(', ')}` }),
+    ApiTooManyRequestsResponse({ type: ProblemDto, description: 'Rate limit of the key exceeded (see Retry-After)' }),
+  ];
+  if (!kinds.includes('operator')) {
+    decorators.push(
+      ApiHeader({
+        name: 'X-Branch',
+        required: false,
+        description: "Context branch ('' = standard). Ignored when the key is bound to a branch; a contradicting value is a 403.",
+        schema: { type: 'string', pattern: '^[a-z0-9][a-z0-9._-]{0,62}$' },
+      }),
+    );
+  }
+  return applyDecorators(...decorators);
+}
+
+export type RequestWithPrincipal = Request & { principal?: Principal };
+
+/** The principal ApiKeyGuard attached to the request. */
+export const CurrentPrincipal = createParamDecorator((_data: unknown, ctx: ExecutionContext): Principal => {
+  const principal = ctx.switchToHttp().getRequest<RequestWithPrincipal>().principal;
+  if (!principal) throw new Error('CurrentPrincipal used on a route without @Auth');
+  return principal;
+});

@@ -1,0 +1,58 @@
+import { ERROR_CATALOG, type ErrorCode } from './error-codes';
+
+/** One offending input, as listed in a problem's `errors` array. */
+export interface FieldError {
+  /** Where the problem is: a body path (`item.a.b`), a query key (`after[name]`) or a header. */
+  field: string;
+  message: string;
+}
+
+/**
+ * Errors that the rules of the service raise. Services throw them; the problem filter turns them
+ * into RFC 9457 responses using ERROR_CATALOG, so no service speaks HTTP.
+ */
+export class DomainError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    detail: string,
+    readonly errors?: FieldError[],
+    /** Extra members for the problem body, e.g. `{ existingId }` on a 409. */
+    readonly extensions?: Record<string, unknown>,
+  ) {
+    super(detail);
+    this.name = 'DomainError';
+  }
+
+  get status(): number {
+    return ERROR_CATALOG[this.code].status;
+  }
+}
+
+export class ValidationFailedError extends DomainError {
+  constructor(errors: FieldError[], detail?: string) {
+    super(
+      'VALIDATION_FAILED',
+      detail ?? `${errors.length} field${errors.length === 1 ? ' is' : 's are'} not valid: ${errors.map((e) => e.field).join(', ')}`,
+      errors,
+    );
+  }
+}
+
+export class UnauthenticatedError extends DomainError {
+  constructor(detail = 'Send a valid API key in the X-Api-Key header (or Authorization: Bearer).') {
+    super('UNAUTHENTICATED', detail);
+  }
+}
+
+export class ForbiddenError extends DomainError {
+  constructor(detail: string) {
+    super('FORBIDDEN', detail);
+  }
+}
+
+/** The database did not answer in time or could not be reached. */
+export class DatabaseUnavailableError extends DomainError {
+  constructor() {
+    super('DATABASE_UNAVAILABLE', 'The database is unavailable or too slow. Retry later.');
+  }
+}

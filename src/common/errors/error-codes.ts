@@ -1,0 +1,62 @@
+import { HttpStatus } from '@nestjs/common';
+
+/**
+ * Every machine-readable error code the API can return, with the HTTP status and title it maps to.
+ * `satisfies Record<...>` makes the compiler reject a code without an entry, and `ErrorCode`
+ * is derived from the keys so a typo in a `throw` does not compile.
+ */
+export const ERROR_CATALOG = {
+  // 400
+  VALIDATION_FAILED: { status: HttpStatus.BAD_REQUEST, title: 'The request is not valid' },
+  MALFORMED_JSON: { status: HttpStatus.BAD_REQUEST, title: 'The request body is not valid JSON' },
+  INVALID_BRANCH: { status: HttpStatus.BAD_REQUEST, title: 'The branch name is not valid' },
+  INVALID_QUERY: { status: HttpStatus.BAD_REQUEST, title: 'The query string is not valid' },
+  INVALID_JSON_VALUE: { status: HttpStatus.BAD_REQUEST, title: 'A JSON value breaks the rules' },
+  AMBIGUOUS_TARGET: { status: HttpStatus.BAD_REQUEST, title: 'The target is ambiguous' },
+  INVALID_COLLECTION_NAME: { status: HttpStatus.BAD_REQUEST, title: 'The collection name is not valid' },
+  PROTECTED_INDEX: { status: HttpStatus.BAD_REQUEST, title: 'The index cannot be changed' },
+  // 401
+  UNAUTHENTICATED: { status: HttpStatus.UNAUTHORIZED, title: 'A valid API key is required' },
+  // 403
+  FORBIDDEN: { status: HttpStatus.FORBIDDEN, title: 'The API key does not allow this' },
+  BRANCH_MISMATCH: { status: HttpStatus.FORBIDDEN, title: 'The branch contradicts the API key' },
+  // 404
+  ROUTE_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'No such route' },
+  NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The resource does not exist' },
+  PROFILE_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The profile does not exist' },
+  PROJECT_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The project does not exist' },
+  API_KEY_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The API key does not exist' },
+  ITEM_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'No item matches' },
+  INDEX_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The index does not exist' },
+  // 405
+  METHOD_NOT_ALLOWED: { status: HttpStatus.METHOD_NOT_ALLOWED, title: 'The method is not allowed' },
+  // 409
+  CONFLICT: { status: HttpStatus.CONFLICT, title: 'The request conflicts with existing data' },
+  DUPLICATE_USER: { status: HttpStatus.CONFLICT, title: 'A user with this subject or email exists' },
+  PROFILE_EXISTS: { status: HttpStatus.CONFLICT, title: 'The profile exists already' },
+  DUPLICATE_ITEM: { status: HttpStatus.CONFLICT, title: 'An item with this value exists already' },
+  AMBIGUOUS_MATCH: { status: HttpStatus.CONFLICT, title: 'More than one item matches' },
+  COLLECTION_QUOTA_EXCEEDED: { status: HttpStatus.CONFLICT, title: 'The collection quota is used up' },
+  INDEX_QUOTA_EXCEEDED: { status: HttpStatus.CONFLICT, title: 'The index quota is used up' },
+  INDEX_CONFLICT: { status: HttpStatus.CONFLICT, title: 'The index conflicts with an existing one' },
+  // 413, 415, 429
+  PAYLOAD_TOO_LARGE: { status: HttpStatus.PAYLOAD_TOO_LARGE, title: 'The request body is too large' },
+  UNSUPPORTED_MEDIA_TYPE: {
+    status: HttpStatus.UNSUPPORTED_MEDIA_TYPE,
+    title: 'The request body must be application/json',
+  },
+  RATE_LIMITED: { status: HttpStatus.TOO_MANY_REQUESTS, title: 'Too many requests' },
+  // 5xx
+  INTERNAL_ERROR: { status: HttpStatus.INTERNAL_SERVER_ERROR, title: 'Internal server error' },
+  DATABASE_UNAVAILABLE: {
+    status: HttpStatus.SERVICE_UNAVAILABLE,
+    title: 'The database is unavailable or too slow',
+  },
+} as const satisfies Record<string, { status: HttpStatus; title: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOG;
+
+/** URI reference of a problem type (RFC 9457 `type`); documented in README "Errors". */
+export function problemType(code: ErrorCode): string {
+  return `urn:problem:${code.toLowerCase().replace(/_/g, '-')}`;
+}

@@ -1,0 +1,50 @@
+/**
+ * Classifies driver errors without importing driver classes (mongoose and the native driver may
+ * be different copies): by `name` and server `code`.
+ */
+const UNAVAILABLE_NAMES = new Set([
+  'MongoServerSelectionError',
+  'MongoNetworkError',
+  'MongoNetworkTimeoutError',
+  'MongoNotConnectedError',
+  'MongoTopologyClosedError',
+  'MongoPoolClearedError',
+  'MongoOperationTimeoutError',
+  'MongooseServerSelectionError',
+]);
+
+/** Server codes meaning "too slow" or "not reachable right now" rather than a bad request. */
+const UNAVAILABLE_CODES = new Set([
+  50, // MaxTimeMSExpired
+  89, // NetworkTimeout
+  91, // ShutdownInProgress
+  189, // PrimarySteppedDown
+  262, // ExceededTimeLimit
+  10107, // NotWritablePrimary
+  11600, // InterruptedAtShutdown
+  11602, // InterruptedDueToReplStateChange
+  13435, // NotPrimaryNoSecondaryOk
+]);
+
+interface MaybeMongoError {
+  name?: unknown;
+  code?: unknown;
+  message?: unknown;
+}
+
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const e = error as MaybeMongoError;
+  if (typeof e.name === 'string' && UNAVAILABLE_NAMES.has(e.name)) return true;
+  if (typeof e.code === 'number' && UNAVAILABLE_CODES.has(e.code)) return true;
+  // mongoose refuses operations before the first connection with a plain MongooseError.
+  return (
+    e.name === 'MongooseError' &&
+    typeof e.message === 'string' &&
+    /buffering timed out|before initial connection|Connection was force closed/i.test(e.message)
+  );
+}
+
+export function isDuplicateKeyError(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as MaybeMongoError).code === 11000;
+}

@@ -1,0 +1,38 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ERROR_CATALOG } from './error-codes';
+
+export class FieldErrorDto {
+  /** Path of the offending input: a body path (`item.a.b`), a query key or a header name. */
+  @ApiProperty({ example: 'name' })
+  field!: string;
+
+  @ApiProperty({ example: 'name must be shorter than or equal to 200 characters' })
+  message!: string;
+}
+
+/** RFC 9457 problem details (`application/problem+json`), returned for every error. */
+export class ProblemDto {
+  @ApiProperty({ example: 'urn:problem:validation-failed' })
+  type!: string;
+
+  @ApiProperty({ example: 'The request is not valid' })
+  title!: string;
+
+  @ApiProperty({ example: 400 })
+  status!: number;
+
+  @ApiProperty({ example: '1 field is not valid: name' })
+  detail!: string;
+
+  @ApiProperty({ example: '/project' })
+  instance!: string;
+
+  @ApiProperty({ enum: Object.keys(ERROR_CATALOG), example: 'VALIDATION_FAILED' })
+  code!: string;
+
+  @ApiProperty({ example: '5f0c6c1e-3b9f-4d4e-9a43-2b1f0e6d7a11', description: 'Request id (also in X-Request-Id)' })
+  traceId!: string;
+
+  @ApiPropertyOptional({ type: [FieldErrorDto], description: 'Every offending field (validation errors)' })
+  errors?: FieldErrorDto[];
+}

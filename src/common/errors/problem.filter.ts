@@ -1,0 +1,117 @@
+import { ArgumentsHost, Catch, HttpException, HttpStatus, Inject, Logger, type ExceptionFilter } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { APP_CONFIG, type AppConfig } from '../../config';
+import { DomainError } from './domain-error';
+import type { ErrorCode } from './error-codes';
+import { isDatabaseUnavailable, isDuplicateKeyError } from './mongo-errors';
+import { buildProblem, sendProblem, traceIdOf, type Problem } from './problem';
+
+const CODE_BY_STATUS: Partial<Record<number, ErrorCode>> = {
+  [HttpStatus.BAD_REQUEST]: 'VALIDATION_FAILED',
+  [HttpStatus.UNAUTHORIZED]: 'UNAUTHENTICATED',
+  [HttpStatus.FORBIDDEN]: 'FORBIDDEN',
+  [HttpStatus.NOT_FOUND]: 'ROUTE_NOT_FOUND',
+  [HttpStatus.METHOD_NOT_ALLOWED]: 'METHOD_NOT_ALLOWED',
+  [HttpStatus.CONFLICT]: 'CONFLICT',
+  [HttpStatus.PAYLOAD_TOO_LARGE]: 'PAYLOAD_TOO_LARGE',
+  [HttpStatus.UNSUPPORTED_MEDIA_TYPE]: 'UNSUPPORTED_MEDIA_TYPE',
+  [HttpStatus.TOO_MANY_REQUESTS]: 'RATE_LIMITED',
+  [HttpStatus.SERVICE_UNAVAILABLE]: 'DATABASE_UNAVAILABLE',
+};
+
+/** body-parser marks its errors with `type`; these are the client's fault. */
+const BODY_PARSER_CODES: Record<string, ErrorCode> = {
+  'entity.too.large': 'PAYLOAD_TOO_LARGE',
+  'entity.parse.failed': 'MALFORMED_JSON',
+  'encoding.unsupported': 'UNSUPPORTED_MEDIA_TYPE',
+  'charset.unsupported': 'UNSUPPORTED_MEDIA_TYPE',
+  'request.aborted': 'VALIDATION_FAILED',
+  'request.size.invalid': 'VALIDATION_FAILED',
+};
+
+/**
+ * Turns any error into an RFC 9457 problem. Used by the global Nest filter and by the Express
+ * error handler that sits behind the body parser, so every error has the same shape.
+ */
+export class ProblemRenderer {
+  private readonly logger = new Logger('Problem');
+
+  constructor(private readonly retryAfterSeconds: number) {}
+
+  toProblem(error: unknown, req: Request): Problem {
+    if (error instanceof DomainError) {
+      return buildProblem(req, error.code, error.message, error.errors, error.extensions);
+    }
+    const bodyParserType = (error as { type?: unknown } | null)?.type;
+    if (typeof bodyParserType === 'string' && bodyParserType in BODY_PARSER_CODES) {
+      const code = BODY_PARSER_CODES[bodyParserType] as ErrorCode;
+      return buildProblem(req, code, this.bodyParserDetail(code, error));
+    }
+    if (error instanceof HttpException) {
+      const status = error.getStatus();
+      const code = CODE_BY_STATUS[status];
+      if (code) return buildProblem(req, code, this.httpDetail(error, code, req));
+    }
+    if (isDatabaseUnavailable(error)) {
+      this.logger.warn({ traceId: traceIdOf(req), err: describeError(error) }, 'database unavailable');
+      return buildProblem(req, 'DATABASE_UNAVAILABLE', 'The database is unavailable or too slow. Retry later.');
+    }
+    if (isDuplicateKeyError(error)) {
+      return buildProblem(req, 'CONFLICT', 'The request conflicts with existing data.');
+    }
+    this.logger.error({ traceId: traceIdOf(req), err: error }, 'unexpected error');
+    return buildProblem(req, 'INTERNAL_ERROR', `An unexpected error occurred. Quote traceId ${traceIdOf(req)} when reporting it.`);
+  }
+
+  send(error: unknown, req: Request, res: Response): void {
+    const problem = this.toProblem(error, req);
+    if (problem.status === 503) res.setHeader('Retry-After', String(this.retryAfterSeconds));
+    sendProblem(res, problem);
+  }
+
+  private bodyParserDetail(code: ErrorCode, error: unknown): string {
+    switch (code) {
+      case 'PAYLOAD_TOO_LARGE': {
+        const limit = (error as { limit?: unknown }).limit;
+        return `The request body exceeds the limit of ${typeof limit === 'number' ? limit : '?'} bytes.`;
+      }
+      case 'MALFORMED_JSON':
+        return 'The request body could not be parsed as JSON.';
+      case 'UNSUPPORTED_MEDIA_TYPE':
+        return 'The request body encoding or charset is not supported; send UTF-8 JSON.';
+      default:
+        return 'The request body could not be read.';
+    }
+  }
+
+  private httpDetail(error: HttpException, code: ErrorCode, req: Request): string {
+    if (code === 'ROUTE_NOT_FOUND') return `No route ${req.method} ${(req.originalUrl ?? '').split('?')[0]}.`;
+    if (code === 'RATE_LIMITED') return 'Too many requests for this API key. Retry after the time in Retry-After.';
+    const response = error.getResponse();
+    if (typeof response === 'object' && response !== null) {
+      const message = (response as { message?: unknown }).message;
+      if (typeof message === 'string') return message;
+      if (Array.isArray(message)) return message.join('; ');
+    }
+    return error.message;
+  }
+}
+
+function describeError(error: unknown): { name?: string; message?: string } {
+  if (error instanceof Error) return { name: error.name, message: error.message };
+  return {};
+}
+
+@Catch()
+export class ProblemFilter implements ExceptionFilter {
+  private readonly renderer: ProblemRenderer;
+
+  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+    this.renderer = new ProblemRenderer(config.database.retryAfterSeconds);
+  }
+
+  catch(error: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    this.renderer.send(error, http.getRequest<Request>(), http.getResponse<Response>());
+  }
+}

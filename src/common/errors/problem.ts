@@ -1,0 +1,50 @@
+import type { Request, Response } from 'express';
+import { ERROR_CATALOG, problemType, type ErrorCode } from './error-codes';
+import type { FieldError } from './domain-error';
+
+/** RFC 9457 problem details, with the service's `code`, `traceId` and optional `errors` members. */
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  instance: string;
+  code: ErrorCode;
+  traceId: string;
+  errors?: FieldError[];
+  [extension: string]: unknown;
+}
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+/** The request id that pino-http assigned (echoed from X-Request-Id or generated). */
+export function traceIdOf(req: Request): string {
+  const id = (req as Request & { id?: unknown }).id;
+  return typeof id === 'string' || typeof id === 'number' ? String(id) : '';
+}
+
+export function buildProblem(
+  req: Request,
+  code: ErrorCode,
+  detail: string,
+  errors?: FieldError[],
+  extensions?: Record<string, unknown>,
+): Problem {
+  const { status, title } = ERROR_CATALOG[code];
+  return {
+    ...extensions,
+    type: problemType(code),
+    title,
+    status,
+    detail,
+    instance: (req.originalUrl ?? req.url ?? '').split('?')[0] ?? '',
+    code,
+    traceId: traceIdOf(req),
+    ...(errors && errors.length > 0 ? { errors } : {}),
+  };
+}
+
+export function sendProblem(res: Response, problem: Problem): void {
+  if (res.headersSent) return;
+  res.status(problem.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem));
+}

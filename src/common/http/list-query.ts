@@ -1,0 +1,88 @@
+import { ValidationFailedError, type FieldError } from '../errors';
+
+export type SortOrder = 'asc' | 'desc';
+
+/** A list request's query string, split into its parts; values are always strings. */
+export interface ListQuery {
+  sort?: string;
+  sortOrder: SortOrder;
+  limit: number;
+  /** before[field]=value */
+  before: Record<string, string>;
+  /** after[field]=value */
+  after: Record<string, string>;
+  /** k=v and filter[k]=v */
+  filters: Record<string, string>;
+  /** existsFilter[k]=true|false */
+  exists: Record<string, boolean>;
+  /** Other named parameters the route accepts (e.g. authField). */
+  params: Record<string, string>;
+}
+
+export interface ListQueryOptions {
+  limitDefault: number;
+  limitMax: number;
+  /** Named parameters besides sort, sortOrder and limit (e.g. ['authField']). */
+  params?: readonly string[];
+  /** Whether existsFilter[k] is accepted. */
+  allowExists?: boolean;
+}
+
+const BRACKET_KEY = /^(before|after|filter|existsFilter)\[([^[\]]+)\]$/;
+const RESERVED = new Set(['sort', 'sortOrder', 'limit']);
+
+/**
+ * Parses a flat query object (Express 5's "simple" parser: values are strings or string arrays,
+ * never objects). Bracket keys are recognised only in the four forms above, so `name[$ne]=x`
+ * cannot become an operator: it is a 400. Every problem is reported at once.
+ */
+export function parseListQuery(raw: Record<string, unknown>, options: ListQueryOptions): ListQuery {
+  const errors: FieldError[] = [];
+  const result: ListQuery = {
+    sortOrder: 'desc',
+    limit: options.limitDefault,
+    before: {},
+    after: {},
+    filters: {},
+    exists: {},
+    params: {},
+  };
+  const named = new Set(options.params ?? []);
+
+  for (const [key, value] of Object.entries(raw)) {
+    if (typeof value !== 'string') {
+      errors.push({ field: key, message: 'must be given once, as a plain value' });
+      continue;
+    }
+    if (key === 'sort') {
+      result.sort = value;
+    } else if (key === 'sortOrder') {
+      if (value === 'asc' || value === 'desc') result.sortOrder = value;
+      else errors.push({ field: key, message: "must be 'asc' or 'desc'" });
+    } else if (key === 'limit') {
+      const limit = /^\d{1,6}$/.test(value) ? Number(value) : NaN;
+      if (Number.isInteger(limit) && limit >= 1 && limit <= options.limitMax) result.limit = limit;
+      else errors.push({ field: key, message: `must be an integer from 1 to ${options.limitMax}` });
+    } else if (named.has(key)) {
+      result.params[key] = value;
+    } else {
+      const match = BRACKET_KEY.exec(key);
+      if (match) {
+        const [, group, field] = match as unknown as [string, string, string];
+        if (group === 'before') result.before[field] = value;
+        else if (group === 'after') result.after[field] = value;
+        else if (group === 'filter') result.filters[field] = value;
+        else if (options.allowExists) {
+          if (value === 'true' || value === 'false') result.exists[field] = value === 'true';
+          else errors.push({ field: key, message: "must be 'true' or 'false'" });
+        } else errors.push({ field: key, message: 'existsFilter is not supported here' });
+      } else if (key.includes('[') || key.includes(']') || RESERVED.has(key)) {
+        errors.push({ field: key, message: 'is not a recognised parameter' });
+      } else {
+        result.filters[key] = value;
+      }
+    }
+  }
+  if (errors.length > 0) throw new ValidationFailedError(errors);
+  return result;
+}

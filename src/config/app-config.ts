@@ -1,0 +1,123 @@
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { plainToInstance } from 'class-transformer';
+import { validateSync, type ValidationError } from 'class-validator';
+import { EnvironmentVariables } from './environment';
+
+export interface AppConfig {
+  nodeEnv: EnvironmentVariables['NODE_ENV'];
+  port: number;
+  host: string;
+  logLevel: EnvironmentVariables['LOG_LEVEL'];
+  trustProxy: boolean;
+  shutdownTimeoutMs: number;
+  /** Operator key from ADMIN_API_KEY; main.ts fills in a generated one in development. */
+  adminApiKey?: string;
+  database: {
+    uri?: string;
+    dbName: string;
+    serverSelectionTimeoutMs: number;
+    retryAfterSeconds: number;
+    queryTimeoutMs: number;
+    dataDir: string;
+    cacheDir: string;
+    embedded: EnvironmentVariables['EMBEDDED_DB'];
+    ferretdbVersion: string;
+    ferretdbBin?: string;
+  };
+  limits: {
+    bodyBytes: number;
+    rateLimitMax: number;
+    rateLimitWindowMs: number;
+    listDefault: number;
+    listMax: number;
+    maxCollections: number;
+    maxIndexes: number;
+    dataMaxDepth: number;
+    profileJsonMaxBytes: number;
+    profileJsonMaxDepth: number;
+  };
+}
+
+export class ConfigValidationError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigValidationError';
+  }
+}
+
+function describe(errors: ValidationError[]): string[] {
+  return errors.flatMap((e) =>
+    Object.values(e.constraints ?? {}).map((message) =>
+      message.startsWith(e.property) ? message : `${e.property}: ${message}`,
+    ),
+  );
+}
+
+/**
+ * Reads and validates the environment once. Every problem is reported together so an operator
+ * fixes a broken deployment in one pass instead of one variable per restart.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  // Empty strings mean "unset" (docker --env-file and compose often produce them).
+  const present = Object.fromEntries(
+    Object.entries(env).filter(([, v]) => v !== undefined && v !== ''),
+  );
+  const vars = plainToInstance(EnvironmentVariables, present, { excludeExtraneousValues: false });
+  const problems = describe(validateSync(vars, { forbidUnknownValues: false }));
+  if (vars.LIST_LIMIT_DEFAULT > vars.LIST_LIMIT_MAX) {
+    problems.push('LIST_LIMIT_DEFAULT must not exceed LIST_LIMIT_MAX');
+  }
+  if (vars.NODE_ENV === 'production' && !vars.ADMIN_API_KEY) {
+    problems.push('ADMIN_API_KEY is required when NODE_ENV=production (at least 32 characters)');
+  }
+  if (vars.NODE_ENV === 'production' && !vars.MONGODB_URI) {
+    problems.push('MONGODB_URI is required when NODE_ENV=production (embedded databases are for development and tests)');
+  }
+  if (problems.length > 0) throw new ConfigValidationError(problems);
+
+  return {
+    nodeEnv: vars.NODE_ENV,
+    port: vars.PORT,
+    host: vars.HOST,
+    logLevel: vars.LOG_LEVEL,
+    trustProxy: vars.TRUST_PROXY,
+    shutdownTimeoutMs: vars.SHUTDOWN_TIMEOUT_MS,
+    adminApiKey: vars.ADMIN_API_KEY,
+    database: {
+      uri: vars.MONGODB_URI,
+      dbName: vars.MONGODB_DB_NAME,
+      serverSelectionTimeoutMs: vars.DB_SERVER_SELECTION_TIMEOUT_MS,
+      retryAfterSeconds: vars.DB_RETRY_AFTER_SECONDS,
+      queryTimeoutMs: vars.QUERY_TIMEOUT_MS,
+      dataDir: resolve(vars.DATA_DIR),
+      cacheDir: resolve(
+        vars.CACHE_DIR ?? join(env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'profile-data-service'),
+      ),
+      embedded: vars.EMBEDDED_DB,
+      ferretdbVersion: vars.FERRETDB_VERSION,
+      ferretdbBin: vars.FERRETDB_BIN,
+    },
+    limits: {
+      bodyBytes: vars.BODY_LIMIT,
+      rateLimitMax: vars.RATE_LIMIT_MAX,
+      rateLimitWindowMs: vars.RATE_LIMIT_WINDOW_MS,
+      listDefault: vars.LIST_LIMIT_DEFAULT,
+      listMax: vars.LIST_LIMIT_MAX,
+      maxCollections: vars.MAX_COLLECTIONS,
+      maxIndexes: vars.MAX_INDEXES,
+      dataMaxDepth: vars.DATA_MAX_DEPTH,
+      profileJsonMaxBytes: vars.PROFILE_JSON_MAX_BYTES,
+      profileJsonMaxDepth: vars.PROFILE_JSON_MAX_DEPTH,
+    },
+  };
+}
+
+/** Loads `.env` from the working directory if there is one (values already set win). */
+export function loadDotEnvFile(path = '.env'): void {
+  try {
+    process.loadEnvFile(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+}

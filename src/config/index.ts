@@ -1,0 +1,2 @@
+export { loadConfig, loadDotEnvFile, ConfigValidationError, type AppConfig } from './app-config';
+export { ConfigModule, APP_CONFIG } from './config.module';

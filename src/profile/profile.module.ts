@@ -1,0 +1,17 @@
+import { Module } from '@nestjs/common';
+import { MongooseModule } from '@nestjs/mongoose';
+import { ProfileDocument, ProfileSchema, UserDocument, UserSchema } from './profile.schema';
+import { ProfileRepository } from './profile.repository';
+import { ProfileService } from './profile.service';
+
+@Module({
+  imports: [
+    MongooseModule.forFeature([
+      { name: ProfileDocument.name, schema: ProfileSchema },
+      { name: UserDocument.name, schema: UserSchema },
+    ]),
+  ],
+  providers: [ProfileRepository, ProfileService],
+  exports: [ProfileService],
+})
+export class ProfileModule {}
