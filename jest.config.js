@@ -14,12 +14,15 @@ const transform = {
 
 /** @type {import('jest').Config} */
 module.exports = {
+  // e2e hooks start apps and, in one file, a second database server.
+  testTimeout: 60_000,
   projects: [
     {
       displayName: 'unit',
       rootDir: __dirname,
       testMatch: ['<rootDir>/src/**/*.spec.ts'],
       testEnvironment: 'node',
+      setupFiles: ['reflect-metadata'],
       transform,
     },
     {
@@ -27,10 +30,10 @@ module.exports = {
       rootDir: __dirname,
       testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
       testEnvironment: 'node',
+      setupFiles: ['reflect-metadata'],
       transform,
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
-      testTimeout: 60_000,
     },
   ],
 };

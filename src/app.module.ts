@@ -32,7 +32,9 @@ export class AppModule {
           retryAttempts: 3,
           retryDelay: 1000,
         }),
-        ThrottlerModule.forRoot([{ ttl: config.limits.rateLimitWindowMs, limit: config.limits.rateLimitMax }]),
+        ThrottlerModule.forRoot([
+          { ttl: config.limits.rateLimitWindowMs, limit: config.limits.rateLimitMax },
+        ]),
         HealthModule,
         AuthModule,
         AdminModule,

@@ -2,10 +2,12 @@ import { ValidationPipe, type INestApplication } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
 import type { ValidationError } from 'class-validator';
+import type { NextFunction, Request, Response } from 'express';
 import helmet from 'helmet';
 import { Logger } from 'nestjs-pino';
 import { ProblemRenderer, ValidationFailedError, type FieldError } from './common/errors';
 import { bodyMiddleware } from './common/http/body';
+import { requestIdOf } from './common/http/logger';
 import { buildOpenApiDocument } from './common/http/openapi';
 import type { AppConfig } from './config';
 
@@ -37,6 +39,10 @@ export function configureApp(app: INestApplication, config: AppConfig): INestApp
   http.useLogger(app.get(Logger));
   http.set('query parser', 'simple');
   http.set('trust proxy', config.trustProxy);
+  http.use((req: Request, res: Response, next: NextFunction) => {
+    requestIdOf(req, res);
+    next();
+  });
   http.use(
     helmet({
       contentSecurityPolicy: {
@@ -48,11 +54,19 @@ export function configureApp(app: INestApplication, config: AppConfig): INestApp
       },
     }),
   );
-  http.use(...bodyMiddleware(config.limits.bodyBytes, new ProblemRenderer(config.database.retryAfterSeconds)));
+  http.use(
+    ...bodyMiddleware(
+      config.limits.bodyBytes,
+      new ProblemRenderer(config.database.retryAfterSeconds),
+    ),
+  );
   http.useGlobalPipes(createValidationPipe());
 
   const document = buildOpenApiDocument(app);
-  SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs-json', customSiteTitle: 'API docs' });
+  SwaggerModule.setup('docs', app, document, {
+    jsonDocumentUrl: 'docs-json',
+    customSiteTitle: 'API docs',
+  });
   return app;
 }
 

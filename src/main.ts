@@ -57,7 +57,9 @@ async function bootstrap(): Promise<void> {
       `  API docs: ${url}/docs`,
       `  Database: ${database.description}`,
       ...(generatedAdminKey
-        ? [`  Operator key (generated for this run; set ADMIN_API_KEY to choose one): ${generatedAdminKey}`]
+        ? [
+            `  Operator key (generated for this run; set ADMIN_API_KEY to choose one): ${generatedAdminKey}`,
+          ]
         : []),
       '',
     ].join('\n') + '\n',

@@ -1,10 +1,31 @@
-import { Body, Controller, HttpCode, HttpStatus, Param, ParseArrayPipe, Post, Put } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiBody, ApiConflictResponse, ApiNotFoundResponse, ApiTags } from '@nestjs/swagger';
+import {
+  Body,
+  Controller,
+  HttpCode,
+  HttpStatus,
+  Param,
+  ParseArrayPipe,
+  Post,
+  Put,
+} from '@nestjs/common';
+import {
+  ApiBadRequestResponse,
+  ApiBody,
+  ApiConflictResponse,
+  ApiNotFoundResponse,
+  ApiTags,
+} from '@nestjs/swagger';
 import { Auth } from '../auth';
 import { ProblemDto, ValidationFailedError } from '../common/errors';
 import { ProfileDto } from '../profile/dto/profile.dto';
 import { AdminService } from './admin.service';
-import { CreatedTeamDto, CreatedUserDto, CreateTeamDto, CreateUserDto, PlanInputDto } from './dto/admin.dto';
+import {
+  CreatedTeamDto,
+  CreatedUserDto,
+  CreateTeamDto,
+  CreateUserDto,
+  PlanInputDto,
+} from './dto/admin.dto';
 
 const MAX_PLANS = 50;
 
@@ -53,7 +74,12 @@ export class AdminController {
     if (invalid.length > 0) throw new ValidationFailedError(invalid);
     const profile = await this.admin.setPlans(
       subject,
-      plans.map((p) => ({ planName: p.planName, since: p.since, until: p.until, metadata: p.metadata ?? {} })),
+      plans.map((p) => ({
+        planName: p.planName,
+        since: p.since,
+        until: p.until,
+        metadata: p.metadata ?? {},
+      })),
     );
     return ProfileDto.from(profile);
   }

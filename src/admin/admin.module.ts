@@ -8,7 +8,11 @@ import { TeamRepository } from './team.repository';
 import { TeamDocument, TeamSchema } from './team.schema';
 
 @Module({
-  imports: [MongooseModule.forFeature([{ name: TeamDocument.name, schema: TeamSchema }]), AuthModule, ProfileModule],
+  imports: [
+    MongooseModule.forFeature([{ name: TeamDocument.name, schema: TeamSchema }]),
+    AuthModule,
+    ProfileModule,
+  ],
   controllers: [AdminController],
   providers: [AdminService, TeamRepository],
 })

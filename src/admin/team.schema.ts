@@ -1,6 +1,10 @@
 import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
 
-@Schema({ collection: 'teams', versionKey: false, timestamps: { createdAt: true, updatedAt: false } })
+@Schema({
+  collection: 'teams',
+  versionKey: false,
+  timestamps: { createdAt: true, updatedAt: false },
+})
 export class TeamDocument {
   /** The team id (a UUID), also the tenant of the team's projects and data. */
   @Prop({ type: String, required: true })

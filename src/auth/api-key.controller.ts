@@ -37,7 +37,10 @@ export class ApiKeyController {
   @Delete(':id')
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiNotFoundResponse({ type: ProblemDto })
-  async deleteApiKey(@CurrentPrincipal() principal: RootPrincipal, @Param('id') id: string): Promise<void> {
+  async deleteApiKey(
+    @CurrentPrincipal() principal: RootPrincipal,
+    @Param('id') id: string,
+  ): Promise<void> {
     await this.keys.revoke(principal.subject, id);
   }
 }

@@ -12,7 +12,8 @@ export function presentedKey(req: Request): string | undefined {
   const header = req.headers['x-api-key'];
   if (typeof header === 'string' && header.length > 0) return header;
   const authorization = req.headers.authorization;
-  const match = typeof authorization === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(authorization) : null;
+  const match =
+    typeof authorization === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(authorization) : null;
   return match?.[1];
 }
 
@@ -36,7 +37,8 @@ export class ApiKeyGuard implements CanActivate {
     if (!secret) throw new UnauthenticatedError();
     const { principal, boundBranch } = await this.keys.authenticate(secret);
 
-    const allowed = this.reflector.getAllAndOverride<PrincipalKind[] | undefined>(ALLOWED_KINDS, targets) ?? [];
+    const allowed =
+      this.reflector.getAllAndOverride<PrincipalKind[] | undefined>(ALLOWED_KINDS, targets) ?? [];
     if (!allowed.includes(principal.kind)) {
       throw new ForbiddenError(
         allowed.length === 0

@@ -46,7 +46,11 @@ export class ApiKeyRepository implements OnModuleInit {
   }
 
   async listBySubject(subject: string): Promise<ApiKeyRecord[]> {
-    const docs = await this.keys.find({ subject }).sort({ createdAt: 1 }).lean<ApiKeyDocument[]>().exec();
+    const docs = await this.keys
+      .find({ subject })
+      .sort({ createdAt: 1 })
+      .lean<ApiKeyDocument[]>()
+      .exec();
     return docs.map(toRecord);
   }
 

@@ -3,7 +3,11 @@ import type { Types } from 'mongoose';
 
 export type ApiKeyKind = 'root' | 'sub' | 'team';
 
-@Schema({ collection: 'api_keys', versionKey: false, timestamps: { createdAt: true, updatedAt: false } })
+@Schema({
+  collection: 'api_keys',
+  versionKey: false,
+  timestamps: { createdAt: true, updatedAt: false },
+})
 export class ApiKeyDocument {
   _id!: Types.ObjectId;
 

@@ -40,7 +40,8 @@ export class ApiKeyService {
     }
     const key = await this.keys.findByDigest(digestApiKey(secret));
     if (!key) throw new UnauthenticatedError('The API key is unknown or was revoked.');
-    if (key.expiresAt && key.expiresAt <= now) throw new UnauthenticatedError('The API key has expired.');
+    if (key.expiresAt && key.expiresAt <= now)
+      throw new UnauthenticatedError('The API key has expired.');
     return { principal: principalOf(key), boundBranch: key.branch };
   }
 
@@ -56,15 +57,24 @@ export class ApiKeyService {
    * POST /api-keys: a root key, or with clientId + accountId a sub key acting as that existing
    * sub profile (bound to the profile's branch).
    */
-  async createForRoot(subject: string, requestBranch: string, request: CreateKeyRequest): Promise<IssuedKey> {
+  async createForRoot(
+    subject: string,
+    requestBranch: string,
+    request: CreateKeyRequest,
+  ): Promise<IssuedKey> {
     if (request.expiresAt && request.expiresAt.getTime() <= Date.now()) {
-      throw new ValidationFailedError([{ field: 'expiresAt', message: 'expiresAt must be in the future' }]);
+      throw new ValidationFailedError([
+        { field: 'expiresAt', message: 'expiresAt must be in the future' },
+      ]);
     }
     const hasClient = request.clientId !== undefined;
     const hasAccount = request.accountId !== undefined;
     if (hasClient !== hasAccount) {
       throw new ValidationFailedError([
-        { field: hasClient ? 'accountId' : 'clientId', message: 'clientId and accountId must be given together' },
+        {
+          field: hasClient ? 'accountId' : 'clientId',
+          message: 'clientId and accountId must be given together',
+        },
       ]);
     }
     const base = { name: request.name ?? '', expiresAt: request.expiresAt ?? null };

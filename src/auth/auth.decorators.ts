@@ -33,16 +33,26 @@ export function Auth(...kinds: PrincipalKind[]): MethodDecorator & ClassDecorato
     SetMetadata(ALLOWED_KINDS, kinds),
     ApiSecurity(API_KEY_SCHEME),
     ApiBearerAuth(BEARER_SCHEME),
-    ApiUnauthorizedResponse({ type: ProblemDto, description: 'No key, or an unknown, revoked or expired key' }),
-    ApiForbiddenResponse({ type: ProblemDto, description: `The key is not one of: ${kinds.join(', ')}` }),
-    ApiTooManyRequestsResponse({ type: ProblemDto, description: 'Rate limit of the key exceeded (see Retry-After)' }),
+    ApiUnauthorizedResponse({
+      type: ProblemDto,
+      description: 'No key, or an unknown, revoked or expired key',
+    }),
+    ApiForbiddenResponse({
+      type: ProblemDto,
+      description: `The key is not one of: ${kinds.join(', ')}`,
+    }),
+    ApiTooManyRequestsResponse({
+      type: ProblemDto,
+      description: 'Rate limit of the key exceeded (see Retry-After)',
+    }),
   ];
   if (!kinds.includes('operator')) {
     decorators.push(
       ApiHeader({
         name: 'X-Branch',
         required: false,
-        description: "Context branch ('' = standard). Ignored when the key is bound to a branch; a contradicting value is a 403.",
+        description:
+          "Context branch ('' = standard). Ignored when the key is bound to a branch; a contradicting value is a 403.",
         schema: { type: 'string', pattern: '^[a-z0-9][a-z0-9._-]{0,62}$' },
       }),
     );
@@ -53,8 +63,10 @@ export function Auth(...kinds: PrincipalKind[]): MethodDecorator & ClassDecorato
 export type RequestWithPrincipal = Request & { principal?: Principal };
 
 /** The principal ApiKeyGuard attached to the request. */
-export const CurrentPrincipal = createParamDecorator((_data: unknown, ctx: ExecutionContext): Principal => {
-  const principal = ctx.switchToHttp().getRequest<RequestWithPrincipal>().principal;
-  if (!principal) throw new Error('CurrentPrincipal used on a route without @Auth');
-  return principal;
-});
+export const CurrentPrincipal = createParamDecorator(
+  (_data: unknown, ctx: ExecutionContext): Principal => {
+    const principal = ctx.switchToHttp().getRequest<RequestWithPrincipal>().principal;
+    if (!principal) throw new Error('CurrentPrincipal used on a route without @Auth');
+    return principal;
+  },
+);

@@ -8,7 +8,10 @@ import { ApiKeyDocument, ApiKeySchema } from './api-key.schema';
 import { ApiKeyService } from './api-key.service';
 
 @Module({
-  imports: [MongooseModule.forFeature([{ name: ApiKeyDocument.name, schema: ApiKeySchema }]), ProfileModule],
+  imports: [
+    MongooseModule.forFeature([{ name: ApiKeyDocument.name, schema: ApiKeySchema }]),
+    ProfileModule,
+  ],
   controllers: [ApiKeyController],
   providers: [ApiKeyRepository, ApiKeyService, ApiKeyGuard],
   exports: [ApiKeyService, ApiKeyGuard],

@@ -72,7 +72,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     problems.push('ADMIN_API_KEY is required when NODE_ENV=production (at least 32 characters)');
   }
   if (vars.NODE_ENV === 'production' && !vars.MONGODB_URI) {
-    problems.push('MONGODB_URI is required when NODE_ENV=production (embedded databases are for development and tests)');
+    problems.push(
+      'MONGODB_URI is required when NODE_ENV=production (embedded databases are for development and tests)',
+    );
   }
   if (problems.length > 0) throw new ConfigValidationError(problems);
 
@@ -92,7 +94,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       queryTimeoutMs: vars.QUERY_TIMEOUT_MS,
       dataDir: resolve(vars.DATA_DIR),
       cacheDir: resolve(
-        vars.CACHE_DIR ?? join(env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'profile-data-service'),
+        vars.CACHE_DIR ??
+          join(env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'profile-data-service'),
       ),
       embedded: vars.EMBEDDED_DB,
       ferretdbVersion: vars.FERRETDB_VERSION,

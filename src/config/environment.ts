@@ -33,12 +33,16 @@ export class EnvironmentVariables {
   LOG_LEVEL: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent' = 'info';
 
   @IsOptional()
-  @Matches(/^mongodb(\+srv)?:\/\/.+/, { message: 'MONGODB_URI must be a mongodb:// or mongodb+srv:// URI' })
+  @Matches(/^mongodb(\+srv)?:\/\/.+/, {
+    message: 'MONGODB_URI must be a mongodb:// or mongodb+srv:// URI',
+  })
   MONGODB_URI?: string;
 
   /** Database name used when MONGODB_URI names none. */
   @IsString()
-  @Matches(/^[A-Za-z0-9_-]{1,38}$/, { message: 'MONGODB_DB_NAME must be 1-38 letters, digits, _ or -' })
+  @Matches(/^[A-Za-z0-9_-]{1,38}$/, {
+    message: 'MONGODB_DB_NAME must be 1-38 letters, digits, _ or -',
+  })
   MONGODB_DB_NAME = 'profile_data';
 
   @IsOptional()

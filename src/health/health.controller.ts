@@ -1,10 +1,10 @@
-import { Controller, Get, Inject } from '@nestjs/common';
+import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
-import { HealthCheck, HealthCheckService, MongooseHealthIndicator, type HealthCheckResult } from '@nestjs/terminus';
+import { HealthCheck, HealthCheckService, type HealthCheckResult } from '@nestjs/terminus';
 import { SkipThrottle } from '@nestjs/throttler';
 import { Public } from '../auth';
 import { ProblemDto } from '../common/errors';
-import { APP_CONFIG, type AppConfig } from '../config';
+import { DatabaseHealthIndicator } from './database.health';
 
 @ApiTags('health')
 @Controller('health')
@@ -13,8 +13,7 @@ import { APP_CONFIG, type AppConfig } from '../config';
 export class HealthController {
   constructor(
     private readonly health: HealthCheckService,
-    private readonly mongoose: MongooseHealthIndicator,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly database: DatabaseHealthIndicator,
   ) {}
 
   /** Liveness: the process is up and serving HTTP. Does not touch the database. */
@@ -25,14 +24,12 @@ export class HealthController {
     return this.health.check([]);
   }
 
-  /** Readiness: the database answers a ping within the server-selection timeout. */
+  /** Readiness: the database answers a ping within DB_SERVER_SELECTION_TIMEOUT_MS. */
   @Get('ready')
   @HealthCheck()
   @ApiOkResponse({ description: 'Ready to serve' })
   @ApiServiceUnavailableResponse({ type: ProblemDto, description: 'The database is not reachable' })
   checkReadiness(): Promise<HealthCheckResult> {
-    return this.health.check([
-      () => this.mongoose.pingCheck('database', { timeout: this.config.database.serverSelectionTimeoutMs }),
-    ]);
+    return this.health.check([() => this.database.ping('database')]);
   }
 }

@@ -71,7 +71,10 @@ export class ProfileRepository implements OnModuleInit {
   }
 
   /** Inserts a profile; null when one with the same key exists (unique index, no pre-check). */
-  async insert(key: ProfileKey, fields: Partial<Omit<Profile, 'id' | 'createdAt' | 'updatedAt'>>): Promise<Profile | null> {
+  async insert(
+    key: ProfileKey,
+    fields: Partial<Omit<Profile, 'id' | 'createdAt' | 'updatedAt'>>,
+  ): Promise<Profile | null> {
     try {
       const created = await this.profiles.create({ ...fields, ...key });
       return toProfile(created.toObject<ProfileDocument>());
@@ -88,7 +91,7 @@ export class ProfileRepository implements OnModuleInit {
 
   async setPlans(key: ProfileKey, plans: Plan[]): Promise<Profile | null> {
     const doc = await this.profiles
-      .findOneAndUpdate(key, { $set: { plans } }, { new: true })
+      .findOneAndUpdate(key, { $set: { plans } }, { returnDocument: 'after' })
       .lean<ProfileDocument>()
       .exec();
     return doc ? toProfile(doc) : null;

@@ -67,7 +67,11 @@ export const ProfileSchema = SchemaFactory.createForClass(ProfileDocument);
 ProfileSchema.index({ subject: 1, branch: 1, clientId: 1, accountId: 1 }, { unique: true });
 
 /** The registry of users (root subjects); a unique email index makes duplicate users a 409. */
-@Schema({ collection: 'users', versionKey: false, timestamps: { createdAt: true, updatedAt: false } })
+@Schema({
+  collection: 'users',
+  versionKey: false,
+  timestamps: { createdAt: true, updatedAt: false },
+})
 export class UserDocument {
   /** The subject. */
   @Prop({ type: String, required: true })

@@ -19,7 +19,11 @@ export class ProfileService {
     }
     try {
       const profile = await this.profiles.insert(rootKey(subject), { email: normalizedEmail });
-      if (!profile) throw new DomainError('DUPLICATE_USER', `A root profile for subject ${subject} exists already.`);
+      if (!profile)
+        throw new DomainError(
+          'DUPLICATE_USER',
+          `A root profile for subject ${subject} exists already.`,
+        );
       return profile;
     } catch (error) {
       await this.profiles.deleteUser(subject);

@@ -22,13 +22,19 @@ export interface TestApp {
 
 /** A database name unique to the calling test file and run. */
 export function uniqueDbName(testFile: string): string {
-  const slug = basename(testFile).replace(/\.e2e-spec\.ts$/, '').replace(/[^A-Za-z0-9]/g, '_').slice(0, 24);
+  const slug = basename(testFile)
+    .replace(/\.e2e-spec\.ts$/, '')
+    .replace(/[^A-Za-z0-9]/g, '_')
+    .slice(0, 24);
   return `t_${slug}_${randomBytes(4).toString('hex')}`;
 }
 
 export function testDatabaseUri(): string {
   const uri = process.env.TEST_MONGODB_URI;
-  if (!uri) throw new Error('TEST_MONGODB_URI is not set: run e2e tests through jest (global setup resolves the database)');
+  if (!uri)
+    throw new Error(
+      'TEST_MONGODB_URI is not set: run e2e tests through jest (global setup resolves the database)',
+    );
   return uri;
 }
 
@@ -36,7 +42,10 @@ export function testDatabaseUri(): string {
  * The real application (same module and configureApp as main.ts) on its own database.
  * `env` overrides configuration variables, e.g. `{ RATE_LIMIT_MAX: '3' }`.
  */
-export async function createTestApp(testFile: string, env: Record<string, string> = {}): Promise<TestApp> {
+export async function createTestApp(
+  testFile: string,
+  env: Record<string, string> = {},
+): Promise<TestApp> {
   const uri = env.MONGODB_URI ?? testDatabaseUri();
   const config = loadConfig({
     NODE_ENV: 'test',

@@ -18,7 +18,10 @@ function suffix(): string {
 }
 
 /** Creates a user through the operator API and returns its root key. */
-export async function createUser(t: TestApp, fields: { subject?: string; email?: string } = {}): Promise<TestUser> {
+export async function createUser(
+  t: TestApp,
+  fields: { subject?: string; email?: string } = {},
+): Promise<TestUser> {
   const email = fields.email ?? `user-${suffix()}@example.com`;
   const res = await t
     .http()
@@ -26,10 +29,73 @@ export async function createUser(t: TestApp, fields: { subject?: string; email?:
     .set('X-Api-Key', TEST_ADMIN_KEY)
     .send({ email, ...(fields.subject ? { subject: fields.subject } : {}) })
     .expect(200);
-  return { subject: res.body.profile.subject, email, apiKey: res.body.apiKey, profileId: res.body.profile.id };
+  return {
+    subject: res.body.profile.subject,
+    email,
+    apiKey: res.body.apiKey,
+    profileId: res.body.profile.id,
+  };
 }
 
 export async function createTeam(t: TestApp, name = `team-${suffix()}`): Promise<TestTeam> {
-  const res = await t.http().post('/admin/teams').set('X-Api-Key', TEST_ADMIN_KEY).send({ name }).expect(200);
+  const res = await t
+    .http()
+    .post('/admin/teams')
+    .set('X-Api-Key', TEST_ADMIN_KEY)
+    .send({ name })
+    .expect(200);
   return { teamId: res.body.team.id, apiKey: res.body.apiKey };
+}
+
+export interface TestSubProfile {
+  subject: string;
+  clientId: string;
+  accountId: string;
+  branch: string;
+  profileId: string;
+  apiKey: string;
+}
+
+/**
+ * A sub profile of `user` and a sub key acting as it. The profile document is written straight
+ * into the database (test data set-up that does not depend on the profile routes under test);
+ * the key is minted through the real POST /api-keys.
+ */
+export async function createSubKey(
+  t: TestApp,
+  user: TestUser,
+  fields: { clientId?: string; accountId?: string; branch?: string; groups?: string[] } = {},
+): Promise<TestSubProfile> {
+  const clientId = fields.clientId ?? 'test-client';
+  const accountId = fields.accountId ?? `acct-${suffix()}`;
+  const branch = fields.branch ?? '';
+  const now = new Date();
+  const inserted = await t.connection.collection('profiles').insertOne({
+    subject: user.subject,
+    branch,
+    clientId,
+    accountId,
+    email: `${accountId}@example.com`,
+    avatar: '',
+    settings: {},
+    metadata: {},
+    groups: fields.groups ?? [],
+    plans: [],
+    createdAt: now,
+    updatedAt: now,
+  });
+  const res = await t
+    .http()
+    .post('/api-keys')
+    .set('X-Api-Key', user.apiKey)
+    .send({ clientId, accountId, ...(branch ? { branch } : {}) })
+    .expect(200);
+  return {
+    subject: user.subject,
+    clientId,
+    accountId,
+    branch,
+    profileId: inserted.insertedId.toHexString(),
+    apiKey: res.body.apiKey,
+  };
 }

@@ -62,7 +62,12 @@ export class ApiKeyDto {
   @ApiProperty({ example: '' })
   accountId!: string;
 
-  @ApiProperty({ type: String, nullable: true, description: 'Bound branch; null = any (X-Branch)', example: null })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'Bound branch; null = any (X-Branch)',
+    example: null,
+  })
   branch!: string | null;
 
   @ApiProperty({ type: String, format: 'date-time', nullable: true })

@@ -32,7 +32,8 @@ export class ValidationFailedError extends DomainError {
   constructor(errors: FieldError[], detail?: string) {
     super(
       'VALIDATION_FAILED',
-      detail ?? `${errors.length} field${errors.length === 1 ? ' is' : 's are'} not valid: ${errors.map((e) => e.field).join(', ')}`,
+      detail ??
+        `${errors.length} field${errors.length === 1 ? ' is' : 's are'} not valid: ${errors.map((e) => e.field).join(', ')}`,
       errors,
     );
   }

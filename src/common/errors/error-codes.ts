@@ -13,7 +13,10 @@ export const ERROR_CATALOG = {
   INVALID_QUERY: { status: HttpStatus.BAD_REQUEST, title: 'The query string is not valid' },
   INVALID_JSON_VALUE: { status: HttpStatus.BAD_REQUEST, title: 'A JSON value breaks the rules' },
   AMBIGUOUS_TARGET: { status: HttpStatus.BAD_REQUEST, title: 'The target is ambiguous' },
-  INVALID_COLLECTION_NAME: { status: HttpStatus.BAD_REQUEST, title: 'The collection name is not valid' },
+  INVALID_COLLECTION_NAME: {
+    status: HttpStatus.BAD_REQUEST,
+    title: 'The collection name is not valid',
+  },
   PROTECTED_INDEX: { status: HttpStatus.BAD_REQUEST, title: 'The index cannot be changed' },
   // 401
   UNAUTHENTICATED: { status: HttpStatus.UNAUTHORIZED, title: 'A valid API key is required' },
@@ -32,15 +35,27 @@ export const ERROR_CATALOG = {
   METHOD_NOT_ALLOWED: { status: HttpStatus.METHOD_NOT_ALLOWED, title: 'The method is not allowed' },
   // 409
   CONFLICT: { status: HttpStatus.CONFLICT, title: 'The request conflicts with existing data' },
-  DUPLICATE_USER: { status: HttpStatus.CONFLICT, title: 'A user with this subject or email exists' },
+  DUPLICATE_USER: {
+    status: HttpStatus.CONFLICT,
+    title: 'A user with this subject or email exists',
+  },
   PROFILE_EXISTS: { status: HttpStatus.CONFLICT, title: 'The profile exists already' },
   DUPLICATE_ITEM: { status: HttpStatus.CONFLICT, title: 'An item with this value exists already' },
   AMBIGUOUS_MATCH: { status: HttpStatus.CONFLICT, title: 'More than one item matches' },
-  COLLECTION_QUOTA_EXCEEDED: { status: HttpStatus.CONFLICT, title: 'The collection quota is used up' },
+  COLLECTION_QUOTA_EXCEEDED: {
+    status: HttpStatus.CONFLICT,
+    title: 'The collection quota is used up',
+  },
   INDEX_QUOTA_EXCEEDED: { status: HttpStatus.CONFLICT, title: 'The index quota is used up' },
-  INDEX_CONFLICT: { status: HttpStatus.CONFLICT, title: 'The index conflicts with an existing one' },
+  INDEX_CONFLICT: {
+    status: HttpStatus.CONFLICT,
+    title: 'The index conflicts with an existing one',
+  },
   // 413, 415, 429
-  PAYLOAD_TOO_LARGE: { status: HttpStatus.PAYLOAD_TOO_LARGE, title: 'The request body is too large' },
+  PAYLOAD_TOO_LARGE: {
+    status: HttpStatus.PAYLOAD_TOO_LARGE,
+    title: 'The request body is too large',
+  },
   UNSUPPORTED_MEDIA_TYPE: {
     status: HttpStatus.UNSUPPORTED_MEDIA_TYPE,
     title: 'The request body must be application/json',

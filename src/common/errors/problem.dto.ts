@@ -30,9 +30,15 @@ export class ProblemDto {
   @ApiProperty({ enum: Object.keys(ERROR_CATALOG), example: 'VALIDATION_FAILED' })
   code!: string;
 
-  @ApiProperty({ example: '5f0c6c1e-3b9f-4d4e-9a43-2b1f0e6d7a11', description: 'Request id (also in X-Request-Id)' })
+  @ApiProperty({
+    example: '5f0c6c1e-3b9f-4d4e-9a43-2b1f0e6d7a11',
+    description: 'Request id (also in X-Request-Id)',
+  })
   traceId!: string;
 
-  @ApiPropertyOptional({ type: [FieldErrorDto], description: 'Every offending field (validation errors)' })
+  @ApiPropertyOptional({
+    type: [FieldErrorDto],
+    description: 'Every offending field (validation errors)',
+  })
   errors?: FieldErrorDto[];
 }

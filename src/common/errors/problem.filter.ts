@@ -1,4 +1,12 @@
-import { ArgumentsHost, Catch, HttpException, HttpStatus, Inject, Logger, type ExceptionFilter } from '@nestjs/common';
+import {
+  ArgumentsHost,
+  Catch,
+  HttpException,
+  HttpStatus,
+  Inject,
+  Logger,
+  type ExceptionFilter,
+} from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import { DomainError } from './domain-error';
@@ -53,14 +61,25 @@ export class ProblemRenderer {
       if (code) return buildProblem(req, code, this.httpDetail(error, code, req));
     }
     if (isDatabaseUnavailable(error)) {
-      this.logger.warn({ traceId: traceIdOf(req), err: describeError(error) }, 'database unavailable');
-      return buildProblem(req, 'DATABASE_UNAVAILABLE', 'The database is unavailable or too slow. Retry later.');
+      this.logger.warn(
+        { traceId: traceIdOf(req), err: describeError(error) },
+        'database unavailable',
+      );
+      return buildProblem(
+        req,
+        'DATABASE_UNAVAILABLE',
+        'The database is unavailable or too slow. Retry later.',
+      );
     }
     if (isDuplicateKeyError(error)) {
       return buildProblem(req, 'CONFLICT', 'The request conflicts with existing data.');
     }
     this.logger.error({ traceId: traceIdOf(req), err: error }, 'unexpected error');
-    return buildProblem(req, 'INTERNAL_ERROR', `An unexpected error occurred. Quote traceId ${traceIdOf(req)} when reporting it.`);
+    return buildProblem(
+      req,
+      'INTERNAL_ERROR',
+      `An unexpected error occurred. Quote traceId ${traceIdOf(req)} when reporting it.`,
+    );
   }
 
   send(error: unknown, req: Request, res: Response): void {
@@ -70,23 +89,21 @@ export class ProblemRenderer {
   }
 
   private bodyParserDetail(code: ErrorCode, error: unknown): string {
-    switch (code) {
-      case 'PAYLOAD_TOO_LARGE': {
-        const limit = (error as { limit?: unknown }).limit;
-        return `The request body exceeds the limit of ${typeof limit === 'number' ? limit : '?'} bytes.`;
-      }
-      case 'MALFORMED_JSON':
-        return 'The request body could not be parsed as JSON.';
-      case 'UNSUPPORTED_MEDIA_TYPE':
-        return 'The request body encoding or charset is not supported; send UTF-8 JSON.';
-      default:
-        return 'The request body could not be read.';
+    if (code === 'PAYLOAD_TOO_LARGE') {
+      const limit = (error as { limit?: unknown }).limit;
+      return `The request body exceeds the limit of ${typeof limit === 'number' ? limit : '?'} bytes.`;
     }
+    if (code === 'MALFORMED_JSON') return 'The request body could not be parsed as JSON.';
+    if (code === 'UNSUPPORTED_MEDIA_TYPE')
+      return 'The request body encoding or charset is not supported; send UTF-8 JSON.';
+    return 'The request body could not be read.';
   }
 
   private httpDetail(error: HttpException, code: ErrorCode, req: Request): string {
-    if (code === 'ROUTE_NOT_FOUND') return `No route ${req.method} ${(req.originalUrl ?? '').split('?')[0]}.`;
-    if (code === 'RATE_LIMITED') return 'Too many requests for this API key. Retry after the time in Retry-After.';
+    if (code === 'ROUTE_NOT_FOUND')
+      return `No route ${req.method} ${(req.originalUrl ?? '').split('?')[0]}.`;
+    if (code === 'RATE_LIMITED')
+      return 'Too many requests for this API key. Retry after the time in Retry-After.';
     const response = error.getResponse();
     if (typeof response === 'object' && response !== null) {
       const message = (response as { message?: unknown }).message;

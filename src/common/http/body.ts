@@ -15,10 +15,18 @@ function hasBody(req: Request): boolean {
  * catches its errors, which never reach Nest's exception filters.
  */
 export function bodyMiddleware(limitBytes: number, renderer: ProblemRenderer) {
-  const parseJson = json({ limit: limitBytes, type: ['application/json', 'application/*+json'], strict: false });
+  const parseJson = json({
+    limit: limitBytes,
+    type: ['application/json', 'application/*+json'],
+    strict: false,
+  });
   return [
     (req: Request, _res: Response, next: NextFunction): void => {
-      if (METHODS_WITH_BODY.has(req.method) && hasBody(req) && !req.is(['application/json', 'application/*+json'])) {
+      if (
+        METHODS_WITH_BODY.has(req.method) &&
+        hasBody(req) &&
+        !req.is(['application/json', 'application/*+json'])
+      ) {
         next(
           new DomainError(
             'UNSUPPORTED_MEDIA_TYPE',

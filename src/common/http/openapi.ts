@@ -8,7 +8,10 @@ const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
 const PROBLEM_REF = '#/components/schemas/ProblemDto';
 
 function problemResponse(description: string): Operation['responses'][string] {
-  return { description, content: { 'application/problem+json': { schema: { $ref: PROBLEM_REF } } } };
+  return {
+    description,
+    content: { 'application/problem+json': { schema: { $ref: PROBLEM_REF } } },
+  };
 }
 
 /**
@@ -22,7 +25,8 @@ export function addStandardProblems(document: OpenAPIObject): OpenAPIObject {
       if (!operation) continue;
       const responses = operation.responses;
       for (const response of Object.values(responses)) {
-        const content = (response as { content?: Record<string, { schema?: { $ref?: string } }> }).content;
+        const content = (response as { content?: Record<string, { schema?: { $ref?: string } }> })
+          .content;
         const json = content?.['application/json'];
         if (content && json?.schema?.$ref === PROBLEM_REF) {
           content['application/problem+json'] = json;
@@ -56,13 +60,19 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
         'Authenticate with `X-Api-Key: <key>` (or `Authorization: Bearer <key>`). The operator key',
         '(ADMIN_API_KEY) creates users and teams under `/admin`; users manage their keys under `/api-keys`.',
         '',
-        "Every error is an RFC 9457 problem (`application/problem+json`) with a stable `code` and a `traceId`",
+        'Every error is an RFC 9457 problem (`application/problem+json`) with a stable `code` and a `traceId`',
         '(the request id, also sent as `X-Request-Id`). `X-Branch` selects the context branch when the key is not bound to one.',
       ].join('\n'),
     )
     .setVersion('1.0.0')
-    .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Api-Key', description: 'API key' }, API_KEY_SCHEME)
-    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'The same API key as a bearer token' }, BEARER_SCHEME)
+    .addApiKey(
+      { type: 'apiKey', in: 'header', name: 'X-Api-Key', description: 'API key' },
+      API_KEY_SCHEME,
+    )
+    .addBearerAuth(
+      { type: 'http', scheme: 'bearer', description: 'The same API key as a bearer token' },
+      BEARER_SCHEME,
+    )
     .build();
   const document = SwaggerModule.createDocument(app, config, {
     operationIdFactory: (_controllerKey: string, methodKey: string) => methodKey,

@@ -50,10 +50,18 @@ export class ProfileDto {
   @ApiProperty({ example: 'ada@example.com' })
   email!: string;
 
-  @ApiProperty({ type: 'object', additionalProperties: true, example: { theme: 'dark', notifications: { email: true } } })
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    example: { theme: 'dark', notifications: { email: true } },
+  })
   settings!: Record<string, SettingsValue>;
 
-  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' }, example: { crmId: '42' } })
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'string' },
+    example: { crmId: '42' },
+  })
   metadata!: Record<string, string>;
 
   @ApiProperty({ type: [String], example: ['admin:subject'] })

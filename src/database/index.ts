@@ -1,0 +1,9 @@
+export {
+  resolveDatabase,
+  findFreePort,
+  DatabaseUnavailableError,
+  type DatabaseKind,
+  type EmbeddedPreference,
+  type DatabaseResolutionOptions,
+  type ResolvedDatabase,
+} from './database-resolver';

@@ -1,0 +1,34 @@
+import 'reflect-metadata';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../config';
+import { DatabaseUnavailableError, resolveDatabase } from './database-resolver';
+
+/**
+ * `node dist/database/prepare.js`: resolves the database once, as `npm start` and the tests will
+ * (building FerretDB on first use), then stops it. CI runs it so a first-time build is a step of
+ * its own rather than part of the test timings.
+ */
+async function prepare(): Promise<void> {
+  const config = loadConfig({ ...process.env, NODE_ENV: 'test' });
+  const dataDir = mkdtempSync(join(tmpdir(), 'pds-prepare-'));
+  try {
+    const database = await resolveDatabase({
+      ...config.database,
+      dataDir,
+      log: (message) => process.stdout.write(`${message}\n`),
+    });
+    process.stdout.write(`database ready: ${database.description}\n`);
+    await database.stop();
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+prepare().catch((error: unknown) => {
+  process.stderr.write(
+    `${error instanceof DatabaseUnavailableError ? error.message : String(error)}\n`,
+  );
+  process.exit(1);
+});
