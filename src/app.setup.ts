@@ -50,6 +50,9 @@ export function configureApp(app: INestApplication, config: AppConfig): INestApp
           // Swagger UI at /docs needs inline styles and data: images; scripts stay same-origin.
           'style-src': ["'self'", "'unsafe-inline'"],
           'img-src': ["'self'", 'data:'],
+          // The service is often reached over plain HTTP behind a TLS-terminating proxy or on
+          // localhost; upgrading would break /docs there. TLS belongs to the proxy.
+          'upgrade-insecure-requests': null,
         },
       },
     }),
