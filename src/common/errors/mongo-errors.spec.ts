@@ -1,0 +1,29 @@
+import { isDatabaseUnavailable, isDuplicateKeyError } from './mongo-errors';
+
+function named(name: string, fields: Record<string, unknown> = {}): Error {
+  return Object.assign(new Error('x'), { name }, fields);
+}
+
+describe('driver error classification', () => {
+  it.each([
+    'MongoServerSelectionError',
+    'MongoNetworkError',
+    'MongoNetworkTimeoutError',
+    'MongoNotConnectedError',
+  ])('treats %s as the database being unavailable', (name) => {
+    expect(isDatabaseUnavailable(named(name))).toBe(true);
+  });
+
+  it('treats MaxTimeMSExpired (50) as too slow, and other server errors as not', () => {
+    expect(isDatabaseUnavailable(named('MongoServerError', { code: 50 }))).toBe(true);
+    expect(isDatabaseUnavailable(named('MongoServerError', { code: 2 }))).toBe(false);
+    expect(isDatabaseUnavailable(new Error('plain'))).toBe(false);
+    expect(isDatabaseUnavailable('string')).toBe(false);
+  });
+
+  it('recognises duplicate key errors by code 11000 only', () => {
+    expect(isDuplicateKeyError(named('MongoServerError', { code: 11000 }))).toBe(true);
+    expect(isDuplicateKeyError(named('MongoServerError', { code: 11001 }))).toBe(false);
+    expect(isDuplicateKeyError(null)).toBe(false);
+  });
+});

@@ -1,0 +1,91 @@
+import { ValidationFailedError } from '../errors';
+import { parseListQuery } from './list-query';
+
+const options = { limitDefault: 50, limitMax: 500 };
+
+function errorsOf(fn: () => unknown): { field: string; message: string }[] {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof ValidationFailedError) return error.errors ?? [];
+    throw error;
+  }
+  throw new Error('expected a ValidationFailedError');
+}
+
+describe('parseListQuery', () => {
+  it('applies the defaults', () => {
+    expect(parseListQuery({}, options)).toEqual({
+      sortOrder: 'desc',
+      limit: 50,
+      before: {},
+      after: {},
+      filters: {},
+      exists: {},
+      params: {},
+    });
+  });
+
+  it('splits sort, cursors, filters, existsFilter and named parameters', () => {
+    const query = parseListQuery(
+      {
+        sort: 'name',
+        sortOrder: 'asc',
+        limit: '500',
+        'after[name]': 'b',
+        'after[id]': 'x',
+        'before[createdAt]': '2026-01-01T00:00:00Z',
+        tag: 'red',
+        'filter[name]': 'n',
+        'existsFilter[email]': 'false',
+        authField: 'ownerId',
+      },
+      { ...options, params: ['authField'], allowExists: true },
+    );
+    expect(query).toEqual({
+      sort: 'name',
+      sortOrder: 'asc',
+      limit: 500,
+      after: { name: 'b', id: 'x' },
+      before: { createdAt: '2026-01-01T00:00:00Z' },
+      filters: { tag: 'red', name: 'n' },
+      exists: { email: false },
+      params: { authField: 'ownerId' },
+    });
+  });
+
+  it.each(['0', '501', 'abc', '1.5', '-1', ''])('rejects limit=%p', (limit) => {
+    expect(errorsOf(() => parseListQuery({ limit }, options))).toEqual([
+      { field: 'limit', message: 'must be an integer from 1 to 500' },
+    ]);
+  });
+
+  it('never turns bracket syntax into operators', () => {
+    const errors = errorsOf(() =>
+      parseListQuery({ 'name[$ne]': 'x', 'a[$gt]': '', 'after[x][y]': '1' }, options),
+    );
+    expect(errors.map((e) => e.field).sort()).toEqual(['a[$gt]', 'after[x][y]', 'name[$ne]']);
+  });
+
+  it('rejects repeated parameters instead of picking one', () => {
+    expect(errorsOf(() => parseListQuery({ name: ['a', 'b'] }, options))).toEqual([
+      { field: 'name', message: 'must be given once, as a plain value' },
+    ]);
+  });
+
+  it('reports every problem at once', () => {
+    const errors = errorsOf(() =>
+      parseListQuery(
+        { sortOrder: 'up', limit: '0', 'existsFilter[a]': 'yes' },
+        { ...options, allowExists: true },
+      ),
+    );
+    expect(errors.map((e) => e.field).sort()).toEqual(['existsFilter[a]', 'limit', 'sortOrder']);
+  });
+
+  it('refuses existsFilter where the route does not support it', () => {
+    expect(errorsOf(() => parseListQuery({ 'existsFilter[a]': 'true' }, options))[0]?.field).toBe(
+      'existsFilter[a]',
+    );
+  });
+});

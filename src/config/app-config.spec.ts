@@ -1,0 +1,89 @@
+import { ConfigValidationError, loadConfig } from './app-config';
+
+function problemsOf(env: NodeJS.ProcessEnv): string[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigValidationError) return error.problems;
+    throw error;
+  }
+  throw new Error('expected a ConfigValidationError');
+}
+
+describe('loadConfig', () => {
+  it('gives the documented defaults', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      nodeEnv: 'development',
+      port: 3000,
+      logLevel: 'info',
+      limits: {
+        bodyBytes: 1048576,
+        listDefault: 50,
+        listMax: 500,
+        maxCollections: 100,
+        maxIndexes: 20,
+        rateLimitMax: 1000,
+        rateLimitWindowMs: 60000,
+        dataMaxDepth: 20,
+        profileJsonMaxBytes: 65536,
+        profileJsonMaxDepth: 10,
+      },
+      database: {
+        queryTimeoutMs: 5000,
+        dbName: 'profile_data',
+        embedded: 'auto',
+        ferretdbVersion: 'v1.24.2',
+      },
+    });
+    expect(config.database.uri).toBeUndefined();
+  });
+
+  it('converts numbers and treats empty strings as unset', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      MAX_INDEXES: '5',
+      MONGODB_URI: '',
+      TRUST_PROXY: 'true',
+    });
+    expect(config.port).toBe(8080);
+    expect(config.limits.maxIndexes).toBe(5);
+    expect(config.database.uri).toBeUndefined();
+    expect(config.trustProxy).toBe(true);
+  });
+
+  it('lists every problem at once', () => {
+    const problems = problemsOf({
+      PORT: 'abc',
+      LOG_LEVEL: 'loud',
+      MONGODB_URI: 'http://x',
+      BODY_LIMIT: '1',
+    });
+    expect(problems).toHaveLength(4);
+    expect(problems.join('\n')).toMatch(/PORT/);
+    expect(problems.join('\n')).toMatch(/LOG_LEVEL/);
+    expect(problems.join('\n')).toMatch(/MONGODB_URI/);
+    expect(problems.join('\n')).toMatch(/BODY_LIMIT/);
+  });
+
+  it('requires ADMIN_API_KEY and MONGODB_URI in production', () => {
+    const problems = problemsOf({ NODE_ENV: 'production' });
+    expect(problems).toEqual([
+      expect.stringContaining('ADMIN_API_KEY is required'),
+      expect.stringContaining('MONGODB_URI is required'),
+    ]);
+    expect(() =>
+      loadConfig({
+        NODE_ENV: 'production',
+        ADMIN_API_KEY: 'k'.repeat(32),
+        MONGODB_URI: 'mongodb://db:27017/',
+      }),
+    ).not.toThrow();
+  });
+
+  it('refuses a default page size above the maximum', () => {
+    expect(problemsOf({ LIST_LIMIT_DEFAULT: '600' })).toEqual([
+      'LIST_LIMIT_DEFAULT must not exceed LIST_LIMIT_MAX',
+    ]);
+  });
+});
