@@ -24,6 +24,11 @@ export interface ProfileJsonRules extends ProfileJsonLimits {
 /** Keys that would reach an object's prototype when assigned in JavaScript. */
 const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
+/** Whether a key would reach an object's prototype when assigned in JavaScript. */
+export function isPrototypeKey(key: string): boolean {
+  return PROTOTYPE_KEYS.has(key);
+}
+
 /** A response should stay readable even when a body breaks the rules thousands of times. */
 export const MAX_REPORTED_ERRORS = 50;
 
@@ -65,7 +70,10 @@ function valueProblem(value: unknown, rules: ProfileJsonRules): string | null {
           : 'arrays are not allowed (values are objects, strings, integers or booleans)';
       }
       return rules.values === 'string' ? 'values must be strings' : null;
-    default:
+    case 'undefined':
+    case 'bigint':
+    case 'symbol':
+    case 'function':
       return 'not a JSON value';
   }
 }
