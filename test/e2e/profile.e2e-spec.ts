@@ -383,6 +383,20 @@ describe('profiles', () => {
       expect(cleared.body.settings).toEqual({});
     });
 
+    it('returns 400 for a body that is not a JSON object', async () => {
+      const user = await createUser(t);
+      for (const raw of ['[]', '"dark"', 'null']) {
+        const res = await t
+          .http()
+          .put('/profile')
+          .set('X-Api-Key', user.apiKey)
+          .set('Content-Type', 'application/json')
+          .send(raw)
+          .expect(400);
+        expect(res.body.errors).toEqual([{ field: '', message: 'the body must be a JSON object' }]);
+      }
+    });
+
     it('clears the avatar with an empty string', async () => {
       const user = await createUser(t);
       await putProfile(user.apiKey, { avatar: 'http://localhost:8080/a.png' }).expect(200);
@@ -682,6 +696,15 @@ describe('profiles', () => {
         expect(fieldsOf(res.body)).toEqual(['group']);
       }
       await addGroup(user.apiKey, 'x'.repeat(128)).expect(200);
+    });
+
+    it('keeps every group of concurrent additions', async () => {
+      const user = await createUser(t);
+      const groups = Array.from({ length: 10 }, (_, i) => `g${i}`);
+      const responses = await Promise.all(groups.map((g) => addGroup(user.apiKey, g)));
+      expect(responses.map((r) => r.status)).toEqual(groups.map(() => 200));
+      const res = await getProfile(user.apiKey).expect(200);
+      expect([...res.body.groups].sort()).toEqual(groups);
     });
 
     it('refuses team keys (403)', async () => {
