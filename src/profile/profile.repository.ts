@@ -111,7 +111,6 @@ export class ProfileRepository implements OnModuleInit {
   ): Promise<Profile[]> {
     const docs = await this.profiles
       .find({ subject, branch, accountId })
-      .sort({ clientId: 1 })
       .limit(limit)
       .lean<ProfileDocument[]>()
       .exec();
