@@ -18,6 +18,7 @@ import {
 import { Auth } from '../auth';
 import { ProblemDto, ValidationFailedError } from '../common/errors';
 import { ProfileDto } from '../profile/dto/profile.dto';
+import { PlanMetadataPipe } from '../profile/profile-body.pipe';
 import { AdminService } from './admin.service';
 import {
   CreatedTeamDto,
@@ -62,7 +63,10 @@ export class AdminController {
   @ApiNotFoundResponse({ type: ProblemDto, description: 'No such user' })
   async setUserPlans(
     @Param('subject') subject: string,
-    @Body(new ParseArrayPipe({ items: PlanInputDto, whitelist: true, forbidNonWhitelisted: true }))
+    @Body(
+      PlanMetadataPipe,
+      new ParseArrayPipe({ items: PlanInputDto, whitelist: true, forbidNonWhitelisted: true }),
+    )
     plans: PlanInputDto[],
   ): Promise<ProfileDto> {
     if (plans.length > MAX_PLANS) {

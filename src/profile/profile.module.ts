@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
 import { ProfileDocument, ProfileSchema, UserDocument, UserSchema } from './profile.schema';
+import { ProfileController } from './profile.controller';
 import { ProfileRepository } from './profile.repository';
 import { ProfileService } from './profile.service';
 
@@ -11,6 +12,7 @@ import { ProfileService } from './profile.service';
       { name: UserDocument.name, schema: UserSchema },
     ]),
   ],
+  controllers: [ProfileController],
   providers: [ProfileRepository, ProfileService],
   exports: [ProfileService],
 })

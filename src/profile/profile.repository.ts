@@ -2,6 +2,7 @@ import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import type { Model } from 'mongoose';
 import { isDuplicateKeyError } from '../common/errors';
+import type { DottedUpdate } from './merge-patch';
 import { ProfileDocument, UserDocument } from './profile.schema';
 import type { Plan, Profile } from './profile.types';
 
@@ -11,6 +12,12 @@ export interface ProfileKey {
   branch: string;
   clientId: string;
   accountId: string;
+}
+
+/** A profile as read for a guarded write. */
+export interface ProfileSnapshot {
+  profile: Profile;
+  revision: number | null;
 }
 
 export function rootKey(subject: string): ProfileKey {
@@ -86,6 +93,85 @@ export class ProfileRepository implements OnModuleInit {
 
   async findByKey(key: ProfileKey): Promise<Profile | null> {
     const doc = await this.profiles.findOne(key).lean<ProfileDocument>().exec();
+    return doc ? toProfile(doc) : null;
+  }
+
+  /** The profile and the revision a guarded write (updateIfUnchanged) must match. */
+  async findSnapshot(key: ProfileKey): Promise<ProfileSnapshot | null> {
+    const doc = await this.profiles.findOne(key).lean<ProfileDocument>().exec();
+    return doc ? { profile: toProfile(doc), revision: doc.revision ?? null } : null;
+  }
+
+  /** Sub profiles of a subject in a branch with this accountId (one per OAuth client), at most `limit`. */
+  async findByAccount(
+    subject: string,
+    branch: string,
+    accountId: string,
+    limit: number,
+  ): Promise<Profile[]> {
+    const docs = await this.profiles
+      .find({ subject, branch, accountId })
+      .limit(limit)
+      .lean<ProfileDocument[]>()
+      .exec();
+    return docs.map(toProfile);
+  }
+
+  /**
+   * Applies a dotted-path update if the profile still has `revision` (null = never written
+   * through this path, i.e. the field is absent), bumping it. Null when the profile is gone or
+   * was changed meanwhile.
+   */
+  async updateIfUnchanged(
+    key: ProfileKey,
+    revision: number | null,
+    update: DottedUpdate,
+  ): Promise<Profile | null> {
+    const doc = await this.profiles
+      .findOneAndUpdate(
+        { ...key, revision },
+        {
+          ...(Object.keys(update.set).length > 0 ? { $set: update.set } : {}),
+          ...(update.unset.length > 0
+            ? { $unset: Object.fromEntries(update.unset.map((path) => [path, ''])) }
+            : {}),
+          $inc: { revision: 1 },
+        },
+        { returnDocument: 'after' },
+      )
+      .lean<ProfileDocument>()
+      .exec();
+    return doc ? toProfile(doc) : null;
+  }
+
+  /**
+   * Adds the group if it is absent and the profile holds fewer than `maxGroups` (one atomic
+   * query). Null when nothing changed: no such profile, group present, or profile full.
+   */
+  async addGroup(key: ProfileKey, group: string, maxGroups: number): Promise<Profile | null> {
+    const doc = await this.profiles
+      .findOneAndUpdate(
+        { ...key, groups: { $ne: group }, [`groups.${maxGroups - 1}`]: { $exists: false } },
+        { $addToSet: { groups: group } },
+        { returnDocument: 'after' },
+      )
+      .lean<ProfileDocument>()
+      .exec();
+    return doc ? toProfile(doc) : null;
+  }
+
+  /** Removes the group (one atomic query). Null when nothing changed: no such profile or group. */
+  async removeGroup(key: ProfileKey, group: string): Promise<Profile | null> {
+    const doc = await this.profiles
+      .findOneAndUpdate(
+        { ...key, groups: group },
+        { $pull: { groups: group } },
+        {
+          returnDocument: 'after',
+        },
+      )
+      .lean<ProfileDocument>()
+      .exec();
     return doc ? toProfile(doc) : null;
   }
 

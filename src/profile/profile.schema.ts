@@ -56,6 +56,13 @@ export class ProfileDocument {
   @Prop({ type: [String], default: [] })
   groups!: string[];
 
+  /**
+   * Bumped by every settings/metadata/avatar write; PUT /profile writes only if it is unchanged
+   * since its read (optimistic concurrency; a counter, unlike updatedAt, cannot repeat).
+   */
+  @Prop({ default: 0 })
+  revision!: number;
+
   createdAt!: Date;
   updatedAt!: Date;
 }
@@ -65,6 +72,9 @@ export const ProfileSchema = SchemaFactory.createForClass(ProfileDocument);
 // (subject, '', '', ''), a sub profile (subject, branch, clientId, accountId). Unique, so two
 // concurrent POST /profile for the same account create one profile (no check-then-insert).
 ProfileSchema.index({ subject: 1, branch: 1, clientId: 1, accountId: 1 }, { unique: true });
+// GET /profile/{accountId} without clientId: the sub profiles of a subject in a branch with this
+// accountId (more than one, under different OAuth clients, is a 400).
+ProfileSchema.index({ subject: 1, branch: 1, accountId: 1 });
 
 /** The registry of users (root subjects); a unique email index makes duplicate users a 409. */
 @Schema({

@@ -24,3 +24,26 @@ export interface Profile {
   createdAt: Date;
   updatedAt: Date;
 }
+
+/** Which profile an operation acts on: without both, the caller's own (see ProfileService). */
+export interface ProfileTarget {
+  clientId?: string;
+  accountId?: string;
+}
+
+/** PUT /profile: merge patches (RFC 7386); `null` for the whole field clears it. */
+export interface ProfileUpdate {
+  /** null or '' clears the avatar. */
+  avatar?: string | null;
+  settings?: Record<string, unknown> | null;
+  metadata?: Record<string, unknown> | null;
+}
+
+/** POST /profile. */
+export interface NewSubProfile {
+  accountId: string;
+  clientId: string;
+  email: string;
+  groups?: string[];
+  userMetadata?: Record<string, SettingsValue>;
+}

@@ -1,0 +1,165 @@
+import { ApiHideProperty, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsEmail,
+  IsObject,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Matches,
+  MaxLength,
+  ValidateBy,
+  ValidateIf,
+} from 'class-validator';
+import {
+  MAX_GROUPS,
+  PROFILE_NAME_PATTERN,
+  PROFILE_NAME_RULE,
+  PROFILE_TARGET_PATTERN,
+} from '../profile.constants';
+import type { SettingsValue } from '../profile.types';
+
+/** A body member that is never accepted, with a message that says why. */
+function Refused(message: string): PropertyDecorator {
+  return ValidateBy({
+    name: 'refused',
+    validator: { validate: (value) => value === undefined, defaultMessage: () => message },
+  });
+}
+
+/** Optional target of an operation; without both, the caller's own profile. */
+export class ProfileTargetQueryDto {
+  /** OAuth client of the target sub profile (with accountId). '' with accountId='' = the root profile. */
+  @IsOptional()
+  @IsString()
+  @Matches(PROFILE_TARGET_PATTERN, { message: `clientId must be ${PROFILE_NAME_RULE}, or ''` })
+  @ApiPropertyOptional({ example: 'mobile-app' })
+  clientId?: string;
+
+  /** accountId of the target sub profile (with clientId). '' with clientId='' = the root profile. */
+  @IsOptional()
+  @IsString()
+  @Matches(PROFILE_TARGET_PATTERN, { message: `accountId must be ${PROFILE_NAME_RULE}, or ''` })
+  @ApiPropertyOptional({ example: 'acct-42' })
+  accountId?: string;
+}
+
+export class SubProfileParamsDto {
+  /** accountId of the sub profile. */
+  @IsString()
+  @Matches(PROFILE_NAME_PATTERN, { message: `accountId must be ${PROFILE_NAME_RULE}` })
+  @ApiProperty({ example: 'acct-42' })
+  accountId!: string;
+}
+
+export class SubProfileQueryDto {
+  /** OAuth client of the sub profile; needed when the accountId exists under several clients. */
+  @IsOptional()
+  @IsString()
+  @Matches(PROFILE_NAME_PATTERN, { message: `clientId must be ${PROFILE_NAME_RULE}` })
+  @ApiPropertyOptional({ example: 'mobile-app' })
+  clientId?: string;
+}
+
+export class CreateSubProfileDto {
+  /** The account's id on the OAuth client's platform. */
+  @IsString()
+  @Matches(PROFILE_NAME_PATTERN, { message: `accountId must be ${PROFILE_NAME_RULE}` })
+  @ApiProperty({ example: 'acct-42' })
+  accountId!: string;
+
+  /** The OAuth client the account registered or logged in through. */
+  @IsString()
+  @Matches(PROFILE_NAME_PATTERN, { message: `clientId must be ${PROFILE_NAME_RULE}` })
+  @ApiProperty({ example: 'mobile-app' })
+  clientId!: string;
+
+  /** E-mail of the account (stored lower-case); cannot be changed later. */
+  @IsEmail()
+  @MaxLength(254)
+  @ApiProperty({ example: 'grace@example.com' })
+  email!: string;
+
+  /** Initial groups (duplicates are merged). */
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_GROUPS)
+  @IsString({ each: true })
+  @Matches(PROFILE_NAME_PATTERN, { each: true, message: `each group must be ${PROFILE_NAME_RULE}` })
+  @ApiPropertyOptional({ type: [String], example: ['beta-testers'] })
+  groups?: string[];
+
+  /** Stored as settings.userMetadata. Values: object, string, integer or boolean. */
+  @IsOptional()
+  @IsObject()
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    example: { locale: 'en-GB', onboarding: { step: 2 } },
+  })
+  userMetadata?: Record<string, SettingsValue>;
+}
+
+export class UpdateProfileDto {
+  /** An http(s) URL, or '' (or null) to clear it. */
+  @IsOptional()
+  @ValidateIf((body: UpdateProfileDto) => body.avatar !== '')
+  @IsString()
+  @MaxLength(2048)
+  @IsUrl(
+    { protocols: ['http', 'https'], require_protocol: true, require_tld: false },
+    { message: "avatar must be an http(s) URL or ''" },
+  )
+  @ApiPropertyOptional({ type: String, nullable: true, example: 'https://example.com/me.png' })
+  avatar?: string | null;
+
+  /**
+   * JSON merge patch (RFC 7386) of the settings: keys are merged, nested objects recursively; a key
+   * set to null is removed; `settings: null` clears all settings. Values: object, string, integer,
+   * boolean.
+   */
+  @IsOptional()
+  @IsObject()
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    nullable: true,
+    example: { theme: 'dark', notifications: { email: false }, legacy: null },
+  })
+  settings?: Record<string, unknown> | null;
+
+  /**
+   * JSON merge patch of the metadata (string values; null removes a key, `metadata: null` clears
+   * it). Root keys only: a sub key sending metadata gets 403.
+   */
+  @IsOptional()
+  @IsObject()
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'string', nullable: true },
+    nullable: true,
+    example: { crmId: '42' },
+  })
+  metadata?: Record<string, unknown> | null;
+
+  @ApiHideProperty()
+  @Refused('email cannot be changed')
+  email?: unknown;
+
+  @ApiHideProperty()
+  @Refused('groups change through PUT and DELETE /profile/groups')
+  groups?: unknown;
+
+  @ApiHideProperty()
+  @Refused('plans change only through the operator API')
+  plans?: unknown;
+}
+
+export class ProfileGroupDto {
+  /** Group name: 1-128 characters, no whitespace or control characters. */
+  @IsString()
+  @Matches(PROFILE_NAME_PATTERN, { message: `group must be ${PROFILE_NAME_RULE}` })
+  @ApiProperty({ example: 'admin:subject' })
+  group!: string;
+}

@@ -1,0 +1,186 @@
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  HttpStatus,
+  Param,
+  Post,
+  Put,
+  Query,
+} from '@nestjs/common';
+import {
+  ApiBadRequestResponse,
+  ApiBody,
+  ApiConflictResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiTags,
+} from '@nestjs/swagger';
+import { Auth, CurrentPrincipal, type Principal } from '../auth';
+import { ProblemDto } from '../common/errors';
+import { ProfileDto } from './dto/profile.dto';
+import {
+  CreateSubProfileDto,
+  ProfileGroupDto,
+  ProfileTargetQueryDto,
+  SubProfileParamsDto,
+  SubProfileQueryDto,
+  UpdateProfileDto,
+} from './dto/profile-request.dto';
+import { ProfileJsonBodyPipe } from './profile-body.pipe';
+import { ProfileService, type ProfilePrincipal } from './profile.service';
+import type { NewSubProfile, ProfileUpdate } from './profile.types';
+
+type RootPrincipal = Extract<Principal, { kind: 'root' }>;
+
+const NOT_FOUND = 'No such profile of your subject in the request branch';
+const TARGET_400 = 'Invalid body or query, or only one of clientId and accountId';
+
+/*
+ * The bodies of POST and PUT /profile carry free-form JSON, so their parameters are typed with
+ * the service's input interfaces (not the DTO classes): the global ValidationPipe then skips
+ * them and ProfileJsonBodyPipe checks the JSON before validating the rest against the DTO.
+ */
+const CreateSubProfileBody = ProfileJsonBodyPipe(CreateSubProfileDto, {
+  userMetadata: { values: 'json', patch: false, depthOffset: 1 },
+});
+const UpdateProfileBody = ProfileJsonBodyPipe(UpdateProfileDto, {
+  settings: { values: 'json', patch: true },
+  metadata: { values: 'string', patch: true },
+});
+
+@ApiTags('profile')
+@Controller('profile')
+export class ProfileController {
+  constructor(private readonly profiles: ProfileService) {}
+
+  /** Reads your own profile (root key: the root profile; sub key: its sub profile), or the targeted one. */
+  @Get()
+  @Auth('root', 'sub')
+  @ApiOkResponse({ type: ProfileDto })
+  @ApiBadRequestResponse({ type: ProblemDto, description: TARGET_400 })
+  @ApiNotFoundResponse({ type: ProblemDto, description: NOT_FOUND })
+  async getProfile(
+    @CurrentPrincipal() principal: ProfilePrincipal,
+    @Query() target: ProfileTargetQueryDto,
+  ): Promise<ProfileDto> {
+    return ProfileDto.from(await this.profiles.getProfile(principal, target));
+  }
+
+  /** Reads a sub profile of your subject in the request branch by accountId (and clientId). */
+  @Get(':accountId')
+  @Auth('root', 'sub')
+  @ApiOkResponse({ type: ProfileDto })
+  @ApiBadRequestResponse({
+    type: ProblemDto,
+    description: 'AMBIGUOUS_TARGET: the accountId exists under several clientIds; add clientId',
+  })
+  @ApiNotFoundResponse({ type: ProblemDto, description: NOT_FOUND })
+  async getSubProfile(
+    @CurrentPrincipal() principal: ProfilePrincipal,
+    @Param() params: SubProfileParamsDto,
+    @Query() query: SubProfileQueryDto,
+  ): Promise<ProfileDto> {
+    return ProfileDto.from(
+      await this.profiles.getSubProfile(principal, params.accountId, query.clientId),
+    );
+  }
+
+  /** Creates a sub profile in the request branch (root keys only). */
+  @Post()
+  @Auth('root')
+  @HttpCode(HttpStatus.OK)
+  @ApiBody({
+    type: CreateSubProfileDto,
+    examples: {
+      minimal: {
+        value: { accountId: 'acct-42', clientId: 'mobile-app', email: 'grace@example.com' },
+      },
+      full: {
+        value: {
+          accountId: 'acct-43',
+          clientId: 'mobile-app',
+          email: 'alan@example.com',
+          groups: ['beta-testers'],
+          userMetadata: { locale: 'en-GB' },
+        },
+      },
+    },
+  })
+  @ApiOkResponse({ type: ProfileDto })
+  @ApiBadRequestResponse({ type: ProblemDto })
+  @ApiConflictResponse({
+    type: ProblemDto,
+    description: 'PROFILE_EXISTS: the sub profile exists already; `existingId` names it',
+  })
+  async createSubProfile(
+    @CurrentPrincipal() principal: RootPrincipal,
+    @Body(CreateSubProfileBody) body: NewSubProfile,
+  ): Promise<ProfileDto> {
+    return ProfileDto.from(await this.profiles.createSubProfile(principal, body));
+  }
+
+  /**
+   * Updates avatar, settings (merge patch) and metadata (merge patch, root keys only) of your
+   * profile or, with clientId and accountId, of that sub profile.
+   */
+  @Put()
+  @Auth('root', 'sub')
+  @ApiBody({
+    type: UpdateProfileDto,
+    examples: {
+      settings: { value: { settings: { theme: 'dark', notifications: { email: false } } } },
+      removeKey: { summary: 'null removes a key', value: { settings: { theme: null } } },
+      metadata: { summary: 'root keys only', value: { metadata: { crmId: '42' } } },
+      avatar: { value: { avatar: 'https://example.com/me.png' } },
+    },
+  })
+  @ApiOkResponse({ type: ProfileDto })
+  @ApiBadRequestResponse({
+    type: ProblemDto,
+    description:
+      'Invalid field, JSON rule or limit broken (before or after the merge), or bad target',
+  })
+  @ApiNotFoundResponse({ type: ProblemDto, description: NOT_FOUND })
+  @ApiConflictResponse({ type: ProblemDto, description: 'The profile kept changing concurrently' })
+  async updateProfile(
+    @CurrentPrincipal() principal: ProfilePrincipal,
+    @Query() target: ProfileTargetQueryDto,
+    @Body(UpdateProfileBody) body: ProfileUpdate,
+  ): Promise<ProfileDto> {
+    return ProfileDto.from(await this.profiles.updateProfile(principal, target, body));
+  }
+
+  /** Adds a group (root keys, or sub keys holding admin:subject); adding a present group is a no-op. */
+  @Put('groups')
+  @Auth('root', 'sub')
+  @ApiOkResponse({ type: ProfileDto })
+  @ApiBadRequestResponse({ type: ProblemDto, description: TARGET_400 })
+  @ApiNotFoundResponse({ type: ProblemDto, description: NOT_FOUND })
+  @ApiConflictResponse({ type: ProblemDto, description: 'The profile holds 100 groups already' })
+  async addProfileGroup(
+    @CurrentPrincipal() principal: ProfilePrincipal,
+    @Query() target: ProfileTargetQueryDto,
+    @Body() body: ProfileGroupDto,
+  ): Promise<ProfileDto> {
+    return ProfileDto.from(await this.profiles.changeGroup(principal, target, body.group, 'add'));
+  }
+
+  /** Removes a group (root keys, or sub keys holding admin:subject); removing an absent group is a no-op. */
+  @Delete('groups')
+  @Auth('root', 'sub')
+  @ApiOkResponse({ type: ProfileDto })
+  @ApiBadRequestResponse({ type: ProblemDto, description: TARGET_400 })
+  @ApiNotFoundResponse({ type: ProblemDto, description: NOT_FOUND })
+  async removeProfileGroup(
+    @CurrentPrincipal() principal: ProfilePrincipal,
+    @Query() target: ProfileTargetQueryDto,
+    @Body() body: ProfileGroupDto,
+  ): Promise<ProfileDto> {
+    return ProfileDto.from(
+      await this.profiles.changeGroup(principal, target, body.group, 'remove'),
+    );
+  }
+}
