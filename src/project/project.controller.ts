@@ -151,7 +151,7 @@ export class ProjectController {
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ): Promise<ProjectDto[]> {
-    const query = parseListQuery(req.query as Record<string, unknown>, {
+    const query = parseListQuery(req.query, {
       limitDefault: this.config.limits.listDefault,
       limitMax: this.config.limits.listMax,
     });
@@ -161,7 +161,7 @@ export class ProjectController {
     const edge = backwards ? items[0] : items[items.length - 1];
     if (page.hasMore && edge) {
       const path = (req.originalUrl ?? req.url).split('?')[0] ?? '/project';
-      res.setHeader('Link', pageLink(path, req.query as Record<string, unknown>, spec, edge));
+      res.setHeader('Link', pageLink(path, req.query, spec, edge));
     }
     return items;
   }

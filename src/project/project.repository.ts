@@ -107,7 +107,7 @@ export function buildListQuery(
 
   const direction = scanAscending ? 1 : -1;
   return {
-    filter: filter as QueryFilter<ProjectDocument>,
+    filter: filter,
     sort: { [field]: direction, _id: direction },
     limit: spec.limit + 1,
     reversed,
