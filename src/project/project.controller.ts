@@ -18,6 +18,7 @@ import {
   ApiNoContentResponse,
   ApiNotFoundResponse,
   ApiOkResponse,
+  ApiOperation,
   ApiParam,
   ApiQuery,
   ApiTags,
@@ -124,11 +125,18 @@ export class ProjectController {
     return ProjectDto.from(project);
   }
 
-  /**
-   * Lists the caller's projects in the request branch, one page at a time (keyset pagination:
-   * follow the Link header, or pass the last item's sort value and id as after[<field>] and after[id]).
-   */
+  /** Lists the caller's projects in the request branch, one page at a time. */
   @Get()
+  @ApiOperation({
+    description: [
+      'Keyset pagination: follow the `Link: <...>; rel="next"` header, or pass the last item\'s sort value',
+      'and id as `after[<sort field>]` and `after[id]`. `before[...]` alone returns the page right before',
+      'the cursor (still in the requested order) with a `rel="prev"` link. Ties are broken by id.',
+      '',
+      'Example: `GET /project?sort=name&sortOrder=asc&limit=100&tag=web`, then',
+      '`GET /project?sort=name&sortOrder=asc&limit=100&tag=web&after[name]=Billing&after[id]=665f1c2a9b1e8a0012345678`.',
+    ].join('\n'),
+  })
   @LIST_QUERIES
   @ApiOkResponse({
     type: [ProjectDto],

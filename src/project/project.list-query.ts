@@ -34,7 +34,7 @@ const ALLOWED_PARAMETERS =
   'sort, sortOrder, limit, before[<field>], after[<field>], name, tag, filter[name], filter[tag]';
 
 const RFC3339 =
-  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
+  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+ -])(\d{2}):(\d{2}))$/;
 
 /** An RFC 3339 timestamp, split into the millisecond instant and whether digits below a millisecond were set. */
 export interface ParsedTimestamp {
@@ -51,7 +51,8 @@ function daysInMonth(year: number, month: number): number {
 /**
  * Parses an RFC 3339 date-time (`2026-01-02T03:04:05.678Z`, `...+02:00`); null when it is not
  * one. Stricter than Date.parse, which also accepts `2026-02-30` or `Jan 2 2026`. Leap seconds
- * (`:60`) are rejected: JavaScript dates cannot represent them.
+ * (`:60`) are rejected: JavaScript dates cannot represent them. A space in place of the offset's
+ * `+` is read as `+`: it is what an unencoded `+` in a query string decodes to.
  */
 export function parseRfc3339(value: string): ParsedTimestamp | null {
   const m = RFC3339.exec(value);

@@ -508,6 +508,12 @@ describe('projects', () => {
         `?sortOrder=asc&after[createdAt]=${at('2000-01-01T01:00:00+01:00')}`,
       ).expect(200);
       expect(ids(offset)).toEqual([alpha.id, beta.id, gamma.id]);
+      // An unencoded + arrives as a space; it is still read as the offset sign.
+      const plus = await list(
+        lister.apiKey,
+        '?sortOrder=asc&after[createdAt]=2000-01-01T01:00:00+01:00',
+      ).expect(200);
+      expect(ids(plus)).toEqual([alpha.id, beta.id, gamma.id]);
       const future = await list(
         lister.apiKey,
         `?after[createdAt]=${at('2100-01-01T00:00:00Z')}&sortOrder=asc`,
