@@ -29,7 +29,7 @@ import { ProblemDto } from '../common/errors';
 import { parseListQuery } from '../common/http/list-query';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { CreateProjectDto, ProjectDto, UpdateProjectDto } from './dto/project.dto';
-import { pageLink } from './project.list-query';
+import { pageLink, walksBackwards } from './project.list-query';
 import { PROJECT_SORT_FIELDS } from './project.schema';
 import { ProjectService } from './project.service';
 
@@ -165,8 +165,7 @@ export class ProjectController {
     });
     const { spec, page } = await this.projects.list(principal, query);
     const items = page.items.map((p) => ProjectDto.from(p));
-    const backwards = spec.before !== undefined && spec.after === undefined;
-    const edge = backwards ? items[0] : items[items.length - 1];
+    const edge = walksBackwards(spec) ? items[0] : items[items.length - 1];
     if (page.hasMore && edge) {
       const path = (req.originalUrl ?? req.url).split('?')[0] ?? '/project';
       res.setHeader('Link', pageLink(path, req.query, spec, edge));

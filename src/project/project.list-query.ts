@@ -200,7 +200,15 @@ export function toProjectListSpec(query: ListQuery): ProjectListSpec {
   };
 }
 
-/** The query parameters of a cursor that continues after (or before) `item`. */
+/**
+ * True when the request pages backwards: a before[] cursor alone asks for the entries right
+ * before it, so the scan runs against the sort order and the next link moves the before[] cursor.
+ */
+export function walksBackwards(spec: ProjectListSpec): boolean {
+  return spec.before !== undefined && spec.after === undefined;
+}
+
+/** The values of an item that a follow-up cursor is built from. */
 export interface CursorSource {
   id: string;
   name: string;
@@ -210,8 +218,8 @@ export interface CursorSource {
 
 /**
  * The `Link` header value for the next page: the same path and query parameters, with the
- * cursor replaced by the last item's (sort value, id). When the request walks backwards (only a
- * before[] cursor) the link is `rel="prev"` and moves the before[] cursor to the first item.
+ * cursor replaced by the (sort value, id) of `edge`, the page's last item. When the request walks
+ * backwards the link is `rel="prev"` and `edge` is the page's first item.
  */
 export function pageLink(
   path: string,
@@ -219,7 +227,7 @@ export function pageLink(
   spec: ProjectListSpec,
   edge: CursorSource,
 ): string {
-  const backwards = spec.before !== undefined && spec.after === undefined;
+  const backwards = walksBackwards(spec);
   const side = backwards ? 'before' : 'after';
   const params = new URLSearchParams();
   for (const [key, value] of Object.entries(rawQuery)) {

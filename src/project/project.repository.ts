@@ -3,7 +3,7 @@ import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model, type QueryFilter } from 'mongoose';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { isObjectIdHex } from '../common/mongo/object-id';
-import type { ProjectCursor, ProjectListSpec } from './project.list-query';
+import { walksBackwards, type ProjectCursor, type ProjectListSpec } from './project.list-query';
 import { ProjectDocument } from './project.schema';
 import type { Project, ProjectFields, ProjectOwner, ProjectPage } from './project.types';
 
@@ -73,7 +73,7 @@ export function buildListQuery(
 ): ProjectListMongoQuery {
   const field = spec.sort;
   const ascending = spec.sortOrder === 'asc';
-  const reversed = spec.before !== undefined && spec.after === undefined;
+  const reversed = walksBackwards(spec);
   const scanAscending = ascending !== reversed;
 
   const fieldOps: Record<string, unknown> = {};
