@@ -591,6 +591,24 @@ describe('projects', () => {
     it('returns 401 without a key', async () => {
       await t.http().get('/project').expect(401);
     });
+
+    it('bounds the list and read queries with maxTimeMS = QUERY_TIMEOUT_MS', async () => {
+      const seen: { method: string; options: unknown }[] = [];
+      t.connection.set('debug', (collection: string, method: string, ...args: unknown[]) => {
+        if (collection === 'projects') seen.push({ method, options: args[1] });
+      });
+      try {
+        await list(lister.apiKey, '?tag=blue').expect(200);
+        await t.http().get(`/project/${alpha.id}`).set('X-Api-Key', lister.apiKey).expect(200);
+      } finally {
+        t.connection.set('debug', false);
+      }
+      const reads = seen.filter((s) => s.method === 'find' || s.method === 'findOne');
+      expect(reads.map((s) => s.method)).toEqual(['find', 'findOne']);
+      for (const read of reads) {
+        expect(read.options).toMatchObject({ maxTimeMS: t.config.database.queryTimeoutMs });
+      }
+    });
   });
 
   describe('keyset pagination over 1,200 projects', () => {
