@@ -12,6 +12,7 @@ import { loggerOptions } from './common/http/logger';
 import { ConfigModule, type AppConfig } from './config';
 import { HealthModule } from './health/health.module';
 import { ProfileModule } from './profile/profile.module';
+import { ProjectModule } from './project/project.module';
 
 /** The root module; `config.database.uri` is the resolved database (see src/database). */
 @Module({})
@@ -39,6 +40,7 @@ export class AppModule {
         AuthModule,
         AdminModule,
         ProfileModule,
+        ProjectModule,
       ],
       providers: [
         // Guards run in this order: the rate limit first (it also limits bad keys), then auth.

@@ -1,0 +1,230 @@
+import { ValidationFailedError } from '../common/errors';
+import { parseListQuery, type ListQuery } from '../common/http/list-query';
+import { pageLink, parseRfc3339, toProjectListSpec } from './project.list-query';
+
+function query(raw: Record<string, string | string[]>): ListQuery {
+  return parseListQuery(raw, { limitDefault: 50, limitMax: 500 });
+}
+
+function errorsOf(fn: () => unknown): { field: string; message: string }[] {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ValidationFailedError);
+    return (error as ValidationFailedError).errors ?? [];
+  }
+  throw new Error('expected a ValidationFailedError');
+}
+
+describe('parseRfc3339', () => {
+  it.each([
+    ['2026-01-02T03:04:05Z', '2026-01-02T03:04:05.000Z'],
+    ['2026-01-02T03:04:05.678Z', '2026-01-02T03:04:05.678Z'],
+    ['2026-01-02T03:04:05.6Z', '2026-01-02T03:04:05.600Z'],
+    ['2026-01-02t03:04:05z', '2026-01-02T03:04:05.000Z'],
+    ['2026-01-02 03:04:05Z', '2026-01-02T03:04:05.000Z'],
+    ['2026-01-02T03:04:05+02:00', '2026-01-02T01:04:05.000Z'],
+    ['2026-01-02T03:04:05.5-05:30', '2026-01-02T08:34:05.500Z'],
+    // An unencoded + in a query string arrives as a space.
+    ['2026-01-02T03:04:05 02:00', '2026-01-02T01:04:05.000Z'],
+    ['2024-02-29T00:00:00Z', '2024-02-29T00:00:00.000Z'],
+    ['2026-01-02T03:04:05.678999999Z', '2026-01-02T03:04:05.678Z'],
+  ])('parses %s as %s', (text, iso) => {
+    expect(parseRfc3339(text)?.date.toISOString()).toBe(iso);
+  });
+
+  it('says whether digits below the millisecond were set', () => {
+    expect(parseRfc3339('2026-01-02T03:04:05.678000Z')?.subMillisecond).toBe(false);
+    expect(parseRfc3339('2026-01-02T03:04:05.6781Z')?.subMillisecond).toBe(true);
+  });
+
+  it.each([
+    'yesterday',
+    '2026-01-02',
+    '2026-01-02T03:04:05',
+    '2026-01-02T03:04Z',
+    '2026-02-30T00:00:00Z',
+    '2025-02-29T00:00:00Z',
+    '2026-13-01T00:00:00Z',
+    '2026-01-02T24:00:00Z',
+    '2026-01-02T03:60:00Z',
+    '2026-01-02T03:04:60Z',
+    '2026-01-02T03:04:05+24:00',
+    '2026-01-02T03:04:05.Z',
+    '2026-01-02T03:04:05.1234567891Z',
+    ' 2026-01-02T03:04:05Z',
+    '1767322445000',
+  ])('rejects %s', (text) => {
+    expect(parseRfc3339(text)).toBeNull();
+  });
+});
+
+describe('toProjectListSpec', () => {
+  it('defaults to createdAt, descending, the default limit and no cursor', () => {
+    expect(toProjectListSpec(query({}))).toEqual({
+      sort: 'createdAt',
+      sortOrder: 'desc',
+      limit: 50,
+      filters: {},
+    });
+  });
+
+  it('reads sort, order, limit, filters in both forms and a (value, id) cursor', () => {
+    const spec = toProjectListSpec(
+      query({
+        sort: 'name',
+        sortOrder: 'asc',
+        limit: '10',
+        'after[name]': 'beta',
+        'after[id]': '665F1C2A9B1E8A0012345678',
+        tag: 'web',
+        'filter[name]': 'beta',
+      }),
+    );
+    expect(spec).toEqual({
+      sort: 'name',
+      sortOrder: 'asc',
+      limit: 10,
+      after: { value: 'beta', id: '665f1c2a9b1e8a0012345678' },
+      filters: { tag: 'web', name: 'beta' },
+    });
+  });
+
+  it('parses timestamp cursors as dates', () => {
+    const spec = toProjectListSpec(
+      query({ sort: 'updatedAt', 'before[updatedAt]': '2026-01-02T03:04:05+01:00' }),
+    );
+    expect(spec.before).toEqual({ value: new Date('2026-01-02T02:04:05.000Z') });
+  });
+
+  it('turns a sub-millisecond cursor into an exact millisecond bound and drops its id', () => {
+    const id = '665f1c2a9b1e8a0012345678';
+    // desc + after = smaller values: "< .0004" is "< .001" on millisecond dates.
+    const desc = toProjectListSpec(
+      query({ 'after[createdAt]': '2026-01-01T00:00:00.0004Z', 'after[id]': id }),
+    );
+    expect(desc.after).toEqual({ value: new Date('2026-01-01T00:00:00.001Z') });
+    // asc + after = greater values: "> .0004" is "> .000".
+    const asc = toProjectListSpec(
+      query({ sortOrder: 'asc', 'after[createdAt]': '2026-01-01T00:00:00.0004Z', 'after[id]': id }),
+    );
+    expect(asc.after).toEqual({ value: new Date('2026-01-01T00:00:00.000Z') });
+  });
+
+  it('lists every problem at once', () => {
+    const errors = errorsOf(() =>
+      toProjectListSpec(
+        query({
+          sort: 'priority',
+          'after[createdAt]': 'soon',
+          'before[id]': 'xyz',
+          colour: 'red',
+        }),
+      ),
+    );
+    expect(errors.map((e) => e.field).sort()).toEqual([
+      'after[createdAt]',
+      'before[id]',
+      'colour',
+      'sort',
+    ]);
+    expect(errors.find((e) => e.field === 'sort')?.message).toBe(
+      'must be one of createdAt, updatedAt, name',
+    );
+  });
+
+  it('refuses a cursor on another field than the sort field', () => {
+    const errors = errorsOf(() => toProjectListSpec(query({ 'after[name]': 'x' })));
+    expect(errors).toEqual([
+      {
+        field: 'after[name]',
+        message: 'must name the sort field (sort=createdAt); add sort=name to page by name',
+      },
+    ]);
+  });
+
+  it('refuses an id cursor without the sort value', () => {
+    const errors = errorsOf(() =>
+      toProjectListSpec(query({ 'after[id]': '665f1c2a9b1e8a0012345678' })),
+    );
+    expect(errors.map((e) => e.field)).toEqual(['after[id]']);
+    expect(errors[0]?.message).toContain('after[createdAt]');
+  });
+
+  it('refuses unknown cursor fields and names the allowed ones', () => {
+    const errors = errorsOf(() => toProjectListSpec(query({ 'before[userId]': 'x' })));
+    expect(errors).toEqual([
+      {
+        field: 'before[userId]',
+        message: 'is not a cursor field; allowed: createdAt, updatedAt, name, id',
+      },
+    ]);
+  });
+
+  it('refuses other filter keys and names the allowed ones', () => {
+    const errors = errorsOf(() => toProjectListSpec(query({ 'filter[userId]': 'x' })));
+    expect(errors.map((e) => e.field)).toEqual(['userId']);
+    expect(errors[0]?.message).toContain('filters: name, tag (or filter[name], filter[tag])');
+  });
+});
+
+describe('pageLink', () => {
+  const edge = {
+    id: '665f1c2a9b1e8a0012345678',
+    name: 'a b&c',
+    createdAt: '2026-01-02T03:04:05.678Z',
+    updatedAt: '2026-01-03T00:00:00.000Z',
+  };
+
+  it('keeps the other parameters and replaces the after[] cursor', () => {
+    const raw = {
+      tag: 'web',
+      'after[createdAt]': '2020-01-01T00:00:00Z',
+      'after[id]': '000000000000000000000000',
+      limit: '2',
+    };
+    const link = pageLink('/project', raw, toProjectListSpec(query(raw)), edge);
+    const match = /^<([^>]+)>; rel="next"$/.exec(link);
+    const url = new URL(match![1]!, 'http://localhost');
+    expect(url.pathname).toBe('/project');
+    expect([...url.searchParams]).toEqual([
+      ['tag', 'web'],
+      ['limit', '2'],
+      ['after[createdAt]', edge.createdAt],
+      ['after[id]', edge.id],
+    ]);
+  });
+
+  it('uses the sort field of the request, encoded', () => {
+    const raw = { sort: 'name' };
+    const link = pageLink('/project', raw, toProjectListSpec(query(raw)), edge);
+    expect(link).toBe(
+      '</project?sort=name&after%5Bname%5D=a+b%26c&after%5Bid%5D=665f1c2a9b1e8a0012345678>; rel="next"',
+    );
+  });
+
+  it('links backwards (rel="prev") from the first item when only before[] is given', () => {
+    const raw = { 'before[createdAt]': '2030-01-01T00:00:00Z', sortOrder: 'asc' };
+    const link = pageLink('/project', raw, toProjectListSpec(query(raw)), edge);
+    const url = new URL(/^<([^>]+)>; rel="prev"$/.exec(link)![1]!, 'http://localhost');
+    expect(Object.fromEntries(url.searchParams)).toEqual({
+      sortOrder: 'asc',
+      'before[createdAt]': edge.createdAt,
+      'before[id]': edge.id,
+    });
+  });
+
+  it('keeps a before[] bound when walking forward through a window', () => {
+    const raw = {
+      'after[createdAt]': '2020-01-01T00:00:00Z',
+      'before[createdAt]': '2030-01-01T00:00:00Z',
+    };
+    const link = pageLink('/project', raw, toProjectListSpec(query(raw)), edge);
+    const url = new URL(/^<([^>]+)>; rel="next"$/.exec(link)![1]!, 'http://localhost');
+    expect(Object.fromEntries(url.searchParams)).toEqual({
+      'before[createdAt]': '2030-01-01T00:00:00Z',
+      'after[createdAt]': edge.createdAt,
+      'after[id]': edge.id,
+    });
+  });
+});

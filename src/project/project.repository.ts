@@ -1,0 +1,200 @@
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { InjectModel } from '@nestjs/mongoose';
+import { Types, type Model, type QueryFilter } from 'mongoose';
+import { APP_CONFIG, type AppConfig } from '../config';
+import { isObjectIdHex } from '../common/mongo/object-id';
+import { walksBackwards, type ProjectCursor, type ProjectListSpec } from './project.list-query';
+import { ProjectDocument } from './project.schema';
+import type { Project, ProjectFields, ProjectOwner, ProjectPage } from './project.types';
+
+/**
+ * The document of a new project, exactly as POST /project stores it. Exported so that tests and
+ * tools that seed many projects at once (insertMany) write the same shape as the API.
+ */
+export function newProjectDocument(
+  owner: ProjectOwner,
+  branch: string,
+  fields: ProjectFields,
+  now: Date = new Date(),
+): ProjectDocument {
+  return {
+    _id: new Types.ObjectId(),
+    userId: owner.userId,
+    teamId: owner.teamId,
+    branch,
+    name: fields.name,
+    tags: [...fields.tags],
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+export function toProject(doc: ProjectDocument): Project {
+  return {
+    id: doc._id.toHexString(),
+    userId: doc.userId ?? '',
+    teamId: doc.teamId ?? '',
+    branch: doc.branch ?? '',
+    name: doc.name,
+    tags: doc.tags ?? [],
+    createdAt: doc.createdAt,
+    updatedAt: doc.updatedAt,
+  };
+}
+
+/** The owner + branch equality every project query starts with. */
+function scopeFilter(owner: ProjectOwner, branch: string): QueryFilter<ProjectDocument> {
+  return { userId: owner.userId, teamId: owner.teamId, branch };
+}
+
+/** A list request as MongoDB query parts. */
+export interface ProjectListMongoQuery {
+  filter: QueryFilter<ProjectDocument>;
+  sort: Record<string, 1 | -1>;
+  /** One more than the page size: a (limit + 1)th document means another page exists. */
+  limit: number;
+  /**
+   * True when the scan runs against the requested order (a before[] cursor alone: the page is
+   * the `limit` entries right before the cursor); the caller reverses the documents.
+   */
+  reversed: boolean;
+}
+
+/**
+ * Builds the list query exactly as the repository runs it (the index tests explain this same
+ * query). Scope equality + a range on the sort field + sort (field, _id) in one direction: one
+ * index range scan, so page 1000 costs what page 1 costs. A cursor with an id is the pair
+ * (value, id): `field ⋛ v AND (field ≷ v OR _id ≷ id)`, whose index bounds still start at v.
+ */
+export function buildListQuery(
+  owner: ProjectOwner,
+  branch: string,
+  spec: ProjectListSpec,
+): ProjectListMongoQuery {
+  const field = spec.sort;
+  const ascending = spec.sortOrder === 'asc';
+  const reversed = walksBackwards(spec);
+  const scanAscending = ascending !== reversed;
+
+  const fieldOps: Record<string, unknown> = {};
+  const ties: QueryFilter<ProjectDocument>[] = [];
+  const bound = (cursor: ProjectCursor, greater: boolean): void => {
+    const strict = greater ? '$gt' : '$lt';
+    if (cursor.id === undefined) {
+      fieldOps[strict] = cursor.value;
+      return;
+    }
+    fieldOps[greater ? '$gte' : '$lte'] = cursor.value;
+    ties.push({
+      $or: [
+        { [field]: { [strict]: cursor.value } },
+        { _id: { [strict]: new Types.ObjectId(cursor.id) } },
+      ],
+    });
+  };
+  if (spec.after) bound(spec.after, ascending);
+  if (spec.before) bound(spec.before, !ascending);
+
+  const filter: Record<string, unknown> = { ...scopeFilter(owner, branch) };
+  if (spec.filters.name !== undefined) {
+    if (field === 'name') fieldOps.$eq = spec.filters.name;
+    else filter.name = { $eq: spec.filters.name };
+  }
+  if (spec.filters.tag !== undefined) filter.tags = { $eq: spec.filters.tag };
+  if (Object.keys(fieldOps).length > 0) filter[field] = fieldOps;
+  if (ties.length === 1) filter.$or = ties[0]!.$or;
+  else if (ties.length > 1) filter.$and = ties;
+
+  const direction = scanAscending ? 1 : -1;
+  return {
+    filter: filter,
+    sort: { [field]: direction, _id: direction },
+    limit: spec.limit + 1,
+    reversed,
+  };
+}
+
+/**
+ * Projects in MongoDB. Every method takes the owner and the branch and matches both, so a
+ * service cannot read or change another owner's or another branch's project by forgetting a
+ * condition. A malformed id finds nothing (the caller answers 404, never 400).
+ */
+@Injectable()
+export class ProjectRepository implements OnModuleInit {
+  private readonly maxTimeMs: number;
+
+  constructor(
+    @InjectModel(ProjectDocument.name) private readonly projects: Model<ProjectDocument>,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.maxTimeMs = config.database.queryTimeoutMs;
+  }
+
+  async onModuleInit(): Promise<void> {
+    await this.projects.init();
+  }
+
+  async insert(owner: ProjectOwner, branch: string, fields: ProjectFields): Promise<Project> {
+    const doc = newProjectDocument(owner, branch, fields);
+    await this.projects.collection.insertOne(doc);
+    return toProject(doc);
+  }
+
+  async findOwnedById(owner: ProjectOwner, branch: string, id: string): Promise<Project | null> {
+    if (!isObjectIdHex(id)) return null;
+    const doc = await this.projects
+      .findOne({ ...scopeFilter(owner, branch), _id: new Types.ObjectId(id) })
+      .maxTimeMS(this.maxTimeMs)
+      .lean<ProjectDocument>()
+      .exec();
+    return doc ? toProject(doc) : null;
+  }
+
+  /** Sets the given fields and updatedAt; null when the owner has no such project in the branch. */
+  async updateOwned(
+    owner: ProjectOwner,
+    branch: string,
+    id: string,
+    changes: Partial<ProjectFields>,
+  ): Promise<Project | null> {
+    if (!isObjectIdHex(id)) return null;
+    const doc = await this.projects
+      .findOneAndUpdate(
+        { ...scopeFilter(owner, branch), _id: new Types.ObjectId(id) },
+        { $set: { ...changes, updatedAt: new Date() } },
+        { returnDocument: 'after', maxTimeMS: this.maxTimeMs },
+      )
+      .lean<ProjectDocument>()
+      .exec();
+    return doc ? toProject(doc) : null;
+  }
+
+  /** False when the owner has no such project in the branch. */
+  async deleteOwned(owner: ProjectOwner, branch: string, id: string): Promise<boolean> {
+    if (!isObjectIdHex(id)) return false;
+    const result = await this.projects
+      .deleteOne({ ...scopeFilter(owner, branch), _id: new Types.ObjectId(id) })
+      .exec();
+    return result.deletedCount === 1;
+  }
+
+  /** One page of the owner's projects in the branch, in the requested order. */
+  async listOwned(
+    owner: ProjectOwner,
+    branch: string,
+    spec: ProjectListSpec,
+  ): Promise<ProjectPage> {
+    const query = buildListQuery(owner, branch, spec);
+    const docs = await this.projects
+      .find(query.filter)
+      .sort(query.sort)
+      .limit(query.limit)
+      .maxTimeMS(this.maxTimeMs)
+      .lean<ProjectDocument[]>()
+      .exec();
+    const hasMore = docs.length > spec.limit;
+    const page = docs.slice(0, spec.limit).map(toProject);
+    if (query.reversed) page.reverse();
+    return { items: page, hasMore };
+  }
+}
