@@ -13,7 +13,7 @@ const { MongoClient, ObjectId } = require('mongodb');
 const BODY_LIMIT = 1024 * 1024;
 const LIST_LIMIT_DEFAULT = 50;
 const LIST_LIMIT_MAX = 500;
-const RESERVED = new Set(['limit', 'sort', 'sortOrder', 'authField']);
+const RESERVED = new Set(['authField']);
 
 const collections = JSON.parse(process.env.BASELINE_COLLECTIONS ?? '{}');
 const client = new MongoClient(process.env.MONGODB_URI);
@@ -95,26 +95,39 @@ function queryValue(raw) {
   return candidates.length === 1 ? raw : { $in: candidates };
 }
 
+/**
+ * List parameters as the service reads them, for the one sort the benchmark uses (`_id`, in
+ * either order, default descending) and its keyset cursor after[_id] / before[_id].
+ */
 function listQuery(entry, searchParams) {
   const filter = {};
-  let after;
+  const range = {};
   let limit = LIST_LIMIT_DEFAULT;
+  let direction = -1;
+  const cursors = [];
   for (const [key, value] of searchParams) {
     if (key === 'limit') {
       limit = Number(value);
       if (!Number.isInteger(limit) || limit < 1 || limit > LIST_LIMIT_MAX)
         throw new HttpError(400, 'limit');
-    } else if (key === 'after[_id]') {
-      after = idValue(entry, value);
+    } else if (key === 'sortOrder') {
+      if (value !== 'asc' && value !== 'desc') throw new HttpError(400, 'sortOrder');
+      direction = value === 'asc' ? 1 : -1;
+    } else if (key === 'sort') {
+      if (value !== '_id') throw new HttpError(400, 'the baseline sorts by _id only');
+    } else if (key === 'after[_id]' || key === 'before[_id]') {
+      cursors.push([key.startsWith('after') ? 1 : -1, idValue(entry, value)]);
     } else if (RESERVED.has(key)) {
-      // Default sort (_id ascending) is the only one the benchmark uses.
+      // authField: the benchmark's root caller is not confined.
     } else {
       const field = /^filter\[(.+)\]$/.exec(key)?.[1] ?? key;
       filter[field] = queryValue(value);
     }
   }
-  if (after !== undefined) filter._id = { $gt: after };
-  return { filter, limit };
+  // "after" is later in the sort order: greater ids ascending, smaller ids descending.
+  for (const [side, id] of cursors) range[side * direction > 0 ? '$gt' : '$lt'] = id;
+  if (cursors.length > 0) filter._id = range;
+  return { filter, limit, sort: { _id: direction } };
 }
 
 async function handle(req, res) {
@@ -127,8 +140,8 @@ async function handle(req, res) {
 
   if (segments.length === 2 && req.method === 'GET') {
     if (!entry) return send(res, 204);
-    const { filter, limit } = listQuery(entry, url.searchParams);
-    const items = await entry.native.find(filter).sort({ _id: 1 }).limit(limit).toArray();
+    const { filter, limit, sort } = listQuery(entry, url.searchParams);
+    const items = await entry.native.find(filter).sort(sort).limit(limit).toArray();
     return items.length === 0 ? send(res, 204) : send(res, 200, items);
   }
   if (segments.length === 3 && segments[2] === 'count' && req.method === 'GET') {

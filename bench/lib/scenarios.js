@@ -178,27 +178,30 @@ const scenarios = [
   {
     id: 'items-page-1',
     title: 'Items keyset page 1',
-    route: 'GET /data/{c}?limit=L',
+    route: 'GET /data/{c}?sort=_id&sortOrder=asc&limit=L',
     phase: 'items-main',
     request: ({ items, pageLimit }) => ({
       method: 'GET',
-      paths: [`/data/${items.name}?limit=${pageLimit}`],
+      paths: [`/data/${items.name}?sort=_id&sortOrder=asc&limit=${pageLimit}`],
       verify: pageOf(pageLimit, firstIdIs('_id', items.id(0))),
     }),
   },
   {
     id: 'items-page-deep',
     title: 'Items keyset page 1,000',
-    route: 'GET /data/{c}?limit=L&after[_id]=…',
+    route: 'GET /data/{c}?sort=_id&sortOrder=asc&limit=L&after[_id]=…',
     phase: 'items-main',
     request: ({ items, pageLimit }) => {
-      // Default order is _id ascending and seeded ids sort in index order: position p is item p.
+      // Ascending _id (the default order is descending, which would put the API-created sample
+      // item first): seeded ids sort in index order, so position p is item p.
       const page = deepPage(items.size, pageLimit);
       const cursor = (page - 1) * pageLimit - 1;
       return {
         method: 'GET',
         page,
-        paths: [`/data/${items.name}?limit=${pageLimit}&after[_id]=${items.id(cursor)}`],
+        paths: [
+          `/data/${items.name}?sort=_id&sortOrder=asc&limit=${pageLimit}&after[_id]=${items.id(cursor)}`,
+        ],
         verify: pageOf(pageLimit, firstIdIs('_id', items.id(cursor + 1))),
       };
     },
