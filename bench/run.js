@@ -411,7 +411,9 @@ async function benchmark(options) {
     options.projects,
   );
   if (projects) {
-    log(`  seeded in ${elapsed(seedStart)} (collection ${projects.collection})`);
+    log(
+      `  seeded in ${elapsed(seedStart)} (collection ${projects.collection}, ${projects.builtWith})`,
+    );
     ctx.projects = projects;
     await run('projects', [service]);
   } else {

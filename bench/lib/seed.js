@@ -52,6 +52,29 @@ async function findStored(db, id) {
 // ---------------------------------------------------------------------------------------------
 // Projects
 
+/**
+ * The project module's own document builder (`newProjectDocument`, exported for seeding), when
+ * the build has it. Used only if what it builds has exactly the fields of the stored sample;
+ * otherwise the copy of the sample is used.
+ */
+function projectBuilder(sample, copy) {
+  let newProjectDocument;
+  try {
+    ({ newProjectDocument } = require('../../dist/project/project.repository'));
+  } catch {
+    return undefined;
+  }
+  if (typeof newProjectDocument !== 'function') return undefined;
+  const owner = { userId: sample.userId, teamId: sample.teamId };
+  const build = (i) => {
+    const fields = { name: `project-${i}`, tags: ['bench', `t${i % 10}`] };
+    const doc = newProjectDocument(owner, sample.branch, fields, projectCreatedAt(i));
+    return { ...doc, _id: idLike(sample._id, projectId(i)) };
+  };
+  const keys = (doc) => Object.keys(doc).sort().join(',');
+  return keys(build(0)) === keys(copy(0)) ? build : undefined;
+}
+
 const projectId = (i) => seededId(PROJECT_EPOCH_SEC, i);
 // One second apart, so the createdAt order is the index order and no two share a value.
 const projectCreatedAt = (i) => new Date(PROJECT_EPOCH_MS + i * 1000);
@@ -72,7 +95,7 @@ async function seedProjects({ db, serviceUrl, rootKey }, count) {
   if (!stored) throw new Error(`project ${sampleId} was created but is in no collection`);
   const sample = stored.doc;
 
-  const build = (i) => {
+  const copy = (i) => {
     const id = projectId(i);
     const at = projectCreatedAt(i);
     const doc = {};
@@ -88,11 +111,15 @@ async function seedProjects({ db, serviceUrl, rootKey }, count) {
     return doc;
   };
 
+  const fromModule = projectBuilder(sample, copy);
+  const build = fromModule ?? copy;
+
   const removed = await call(serviceUrl, 'DELETE', `/project/${sampleId}`, { key: rootKey });
   if (removed.status !== 204) await db.collection(stored.collection).deleteOne({ _id: sample._id });
   await insertInBatches(db.collection(stored.collection), count, 0, build);
   return {
     collection: stored.collection,
+    builtWith: fromModule ? 'newProjectDocument' : 'copies of the API-created sample',
     count,
     id: projectId,
     createdAt: (i) => projectCreatedAt(i).toISOString(),
