@@ -57,14 +57,16 @@ function table(runs, rows) {
   for (const service of rows) {
     const baseline = find(runs, service.scenario, 'baseline', service.size);
     const ratio = ratioOf(service, baseline);
-    const base = baseline?.result
-      ? [
-          rate(baseline.result.requestsPerSecond),
-          ms(baseline.probeMs),
-          ms(baseline.result.latencyMs.p50),
-          String(errorsOf(baseline)),
-        ]
-      : ['—', '—', '—', '—'];
+    const base = !baseline
+      ? ['—', '—', '—', '—']
+      : baseline.result
+        ? [
+            rate(baseline.result.requestsPerSecond),
+            ms(baseline.probeMs),
+            ms(baseline.result.latencyMs.p50),
+            String(errorsOf(baseline)),
+          ]
+        : ['failed', ms(baseline.probeMs), '—', '—'];
     lines.push(
       `| ${service.title} | \`${service.route}\` | ${dataLabel(service)} | ${serviceCells(service).join(' | ')} | ${base.join(' | ')} | ${ratio === undefined ? '—' : ratio.toFixed(2)} |`,
     );
@@ -151,7 +153,13 @@ function checks(runs, { smoke, allowMissingRoutes, mainSize, growthSizes, writeS
   const problems = [
     ...bad.map(
       (r) =>
-        `${r.target} ${r.title} (${dataLabel(r)}): ${errorsOf(r)} errors${r.result ? ` ${JSON.stringify(r.result.statusCodes)}` : ''}${r.problems.length ? `; ${r.problems.join('; ')}` : ''}`,
+        `${r.target} ${r.title} (${dataLabel(r)}): ` +
+        [
+          ...(r.result
+            ? [`${errorsOf(r)} errors, status codes ${JSON.stringify(r.result.statusCodes)}`]
+            : []),
+          ...r.problems,
+        ].join('; '),
     ),
     ...(allowMissingRoutes ? [] : missing.map((r) => `${r.title}: route not available`)),
   ];
