@@ -227,7 +227,11 @@ async function startService(options, databaseUri, dbName) {
     },
   });
   const url = `http://127.0.0.1:${port}`;
-  await waitForHttpOk(`${url}/health/ready`, child, 60_000);
+  try {
+    await waitForHttpOk(`${url}/health/ready`, child, 60_000);
+  } catch (error) {
+    throw new Error(`${error.message} (its output: bench/results/service.log)`);
+  }
   return { name: 'service', url, child, adminKey };
 }
 
@@ -518,7 +522,11 @@ async function main() {
 }
 
 main().catch(async (error) => {
-  process.stderr.write(`bench failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+  // Configuration and database problems carry their own explanation; anything else needs the stack.
+  const expected = ['ConfigValidationError', 'DatabaseUnavailableError'].includes(error?.name);
+  process.stderr.write(
+    `bench failed: ${expected ? error.message : (error?.stack ?? String(error))}\n`,
+  );
   await cleanup();
   process.exit(1);
 });
