@@ -6,9 +6,21 @@
 // 1,000,000 items. See docs/benchmarks.md.
 require('reflect-metadata');
 const { randomBytes } = require('node:crypto');
-const { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } = require('node:fs');
+const {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} = require('node:fs');
 const os = require('node:os');
 const { join, relative, resolve } = require('node:path');
+
+if (!existsSync(join(__dirname, '..', 'dist', 'main.js'))) {
+  process.stderr.write('dist/main.js is missing: run `npm run build` (npm run bench does it).\n');
+  process.exit(1);
+}
 const { MongoClient } = require('mongodb');
 const { loadConfig } = require('../dist/config');
 const { findFreePort, resolveDatabase } = require('../dist/database');
