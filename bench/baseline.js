@@ -1,0 +1,245 @@
+'use strict';
+// The baseline: the least a server can do to answer the same item routes. node:http and the
+// native driver on the same database and physical collection as the service, with the same
+// per-request auth cost (one indexed lookup of the key's SHA-256 digest in `api_keys`).
+// The service's throughput is reported as a ratio of this one's.
+//
+// Environment: PORT, MONGODB_URI, MONGODB_DB_NAME, BASELINE_COLLECTIONS (JSON: { <name>: {
+// physical, idType: 'string'|'objectId', ownerField, constants } }).
+const { createHash } = require('node:crypto');
+const { createServer } = require('node:http');
+const { MongoClient, ObjectId } = require('mongodb');
+
+const BODY_LIMIT = 1024 * 1024;
+const LIST_LIMIT_DEFAULT = 50;
+const LIST_LIMIT_MAX = 500;
+const RESERVED = new Set(['authField']);
+
+const collections = JSON.parse(process.env.BASELINE_COLLECTIONS ?? '{}');
+const client = new MongoClient(process.env.MONGODB_URI);
+const db = client.db(process.env.MONGODB_DB_NAME);
+const apiKeys = db.collection('api_keys');
+
+class HttpError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+function send(res, status, value) {
+  if (value === undefined) {
+    res.writeHead(status).end();
+    return;
+  }
+  const json = JSON.stringify(value);
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(json),
+  });
+  res.end(json);
+}
+
+async function authenticate(req) {
+  let key = req.headers['x-api-key'];
+  if (!key) key = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
+  if (!key) throw new HttpError(401, 'no key');
+  const digest = createHash('sha256').update(key, 'utf8').digest('hex');
+  const found = await apiKeys.findOne({ digest });
+  if (!found || (found.expiresAt && found.expiresAt <= new Date()))
+    throw new HttpError(401, 'bad key');
+  if (found.kind !== 'root' && found.kind !== 'team') throw new HttpError(403, 'root or team only');
+  return found;
+}
+
+function readBody(req) {
+  return new Promise((resolve, reject) => {
+    const chunks = [];
+    let size = 0;
+    req.on('data', (chunk) => {
+      size += chunk.length;
+      if (size > BODY_LIMIT) reject(new HttpError(413, 'body too large'));
+      else chunks.push(chunk);
+    });
+    req.on('end', () => {
+      try {
+        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+      } catch {
+        reject(new HttpError(400, 'invalid JSON'));
+      }
+    });
+    req.on('error', reject);
+  });
+}
+
+function collectionOf(name) {
+  const entry = collections[name];
+  if (!entry) return undefined;
+  return { ...entry, native: db.collection(entry.physical) };
+}
+
+function idValue(entry, value) {
+  if (entry.idType === 'objectId') {
+    if (!ObjectId.isValid(value) || value.length !== 24) throw new HttpError(404, 'no such item');
+    return new ObjectId(value);
+  }
+  return value;
+}
+
+/** Query-string equality as the SPEC has it: "5" matches "5" and 5, "true" true, "null" null. */
+function queryValue(raw) {
+  const candidates = [raw];
+  if (raw.trim() !== '' && Number.isFinite(Number(raw))) candidates.push(Number(raw));
+  if (raw === 'true' || raw === 'false') candidates.push(raw === 'true');
+  if (raw === 'null') candidates.push(null);
+  return candidates.length === 1 ? raw : { $in: candidates };
+}
+
+/**
+ * List parameters as the service reads them, for the one sort the benchmark uses (`_id`, in
+ * either order, default descending) and its keyset cursor after[_id] / before[_id].
+ */
+function listQuery(entry, searchParams) {
+  const filter = {};
+  const range = {};
+  let limit = LIST_LIMIT_DEFAULT;
+  let direction = -1;
+  const cursors = [];
+  for (const [key, value] of searchParams) {
+    if (key === 'limit') {
+      limit = Number(value);
+      if (!Number.isInteger(limit) || limit < 1 || limit > LIST_LIMIT_MAX)
+        throw new HttpError(400, 'limit');
+    } else if (key === 'sortOrder') {
+      if (value !== 'asc' && value !== 'desc') throw new HttpError(400, 'sortOrder');
+      direction = value === 'asc' ? 1 : -1;
+    } else if (key === 'sort') {
+      if (value !== '_id') throw new HttpError(400, 'the baseline sorts by _id only');
+    } else if (key === 'after[_id]' || key === 'before[_id]') {
+      cursors.push([key.startsWith('after') ? 1 : -1, idValue(entry, value)]);
+    } else if (RESERVED.has(key)) {
+      // authField: the benchmark's root caller is not confined.
+    } else {
+      const field = /^filter\[(.+)\]$/.exec(key)?.[1] ?? key;
+      filter[field] = queryValue(value);
+    }
+  }
+  // "after" is later in the sort order: greater ids ascending, smaller ids descending.
+  for (const [side, id] of cursors) range[side * direction > 0 ? '$gt' : '$lt'] = id;
+  if (cursors.length > 0) filter._id = range;
+  return { filter, limit, sort: { _id: direction } };
+}
+
+async function handle(req, res) {
+  const url = new URL(req.url, 'http://baseline');
+  if (url.pathname === '/health') return send(res, 200, { status: 'ok' });
+  const segments = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
+  if (segments[0] !== 'data' || segments.length < 2) throw new HttpError(404, 'no route');
+  const principal = await authenticate(req);
+  const entry = collectionOf(segments[1]);
+
+  if (segments.length === 2 && req.method === 'GET') {
+    if (!entry) return send(res, 204);
+    const { filter, limit, sort } = listQuery(entry, url.searchParams);
+    const items = await entry.native.find(filter).sort(sort).limit(limit).toArray();
+    return items.length === 0 ? send(res, 204) : send(res, 200, items);
+  }
+  if (segments.length === 3 && segments[2] === 'count' && req.method === 'GET') {
+    if (!entry) return send(res, 200, { count: 0 });
+    const { filter } = listQuery(entry, url.searchParams);
+    const count =
+      Object.keys(filter).length === 0
+        ? await entry.native.estimatedDocumentCount()
+        : await entry.native.countDocuments(filter);
+    return send(res, 200, { count });
+  }
+  if (segments.length === 2 && req.method === 'POST') {
+    if (!entry) throw new HttpError(404, 'unknown collection');
+    const body = await readBody(req);
+    const item = body?.item;
+    if (typeof item !== 'object' || item === null || Array.isArray(item))
+      throw new HttpError(400, 'item');
+    const now = new Date();
+    const doc = {
+      ...entry.constants,
+      ...item,
+      _id:
+        item._id ?? (entry.idType === 'objectId' ? new ObjectId() : new ObjectId().toHexString()),
+      _createdAt: now,
+      _updatedAt: now,
+    };
+    if (doc[entry.ownerField] === undefined)
+      doc[entry.ownerField] = principal.subject || principal.teamId;
+    try {
+      await entry.native.insertOne(doc);
+    } catch (error) {
+      if (error?.code === 11000) throw new HttpError(409, 'duplicate');
+      throw error;
+    }
+    return send(res, 200, doc);
+  }
+  if (segments.length === 4 && (req.method === 'GET' || req.method === 'PUT')) {
+    if (!entry) throw new HttpError(404, 'no such item');
+    const [, , field, raw] = segments;
+    const filter = { [field]: field === '_id' ? idValue(entry, raw) : queryValue(raw) };
+    if (req.method === 'GET') {
+      const item = await entry.native.findOne(filter);
+      if (!item) throw new HttpError(404, 'no such item');
+      return send(res, 200, item);
+    }
+    const body = await readBody(req);
+    const values = body?.values;
+    if (typeof values !== 'object' || values === null || Object.keys(values).length === 0) {
+      throw new HttpError(400, 'values');
+    }
+    // Same rule as the service: exactly one match, else 404/409, and nothing changes.
+    const matches = await entry.native
+      .find(filter, { projection: { _id: 1 } })
+      .limit(2)
+      .toArray();
+    if (matches.length === 0) throw new HttpError(404, 'no such item');
+    if (matches.length > 1) throw new HttpError(409, 'ambiguous');
+    const updated = await entry.native.findOneAndUpdate(
+      { _id: matches[0]._id },
+      { $set: { ...values, _updatedAt: new Date() } },
+      { returnDocument: 'after' },
+    );
+    if (!updated) throw new HttpError(404, 'no such item');
+    return send(res, 200, updated);
+  }
+  throw new HttpError(404, 'no route');
+}
+
+const server = createServer((req, res) => {
+  handle(req, res).catch((error) => {
+    if (error instanceof HttpError)
+      send(res, error.status, { status: error.status, detail: error.message });
+    else if (stopping) res.destroy();
+    else {
+      process.stderr.write(`${error?.stack ?? String(error)}\n`);
+      send(res, 500, { status: 500 });
+    }
+  });
+});
+server.keepAliveTimeout = 65_000;
+let stopping = false;
+
+async function main() {
+  await client.connect();
+  const port = Number(process.env.PORT);
+  server.listen(port, '127.0.0.1', () => process.stdout.write(`baseline listening on ${port}\n`));
+}
+
+function shutdown() {
+  stopping = true;
+  server.close();
+  server.closeAllConnections();
+  void client.close().finally(() => process.exit(0));
+}
+process.once('SIGTERM', shutdown);
+process.once('SIGINT', shutdown);
+
+main().catch((error) => {
+  process.stderr.write(`${error?.stack ?? String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,172 @@
+'use strict';
+// Child processes of the harness (service, baseline, load generators): started through one
+// function so that every one of them is stopped on success, failure and Ctrl-C alike.
+const { spawn } = require('node:child_process');
+const { createWriteStream, readdirSync, readFileSync } = require('node:fs');
+
+const children = new Set();
+
+/** Spawns a child that stopAll() will stop; stdout/stderr go to `logPath` unless captured. */
+function spawnTracked(name, args, { env, cwd, logPath, captureStdout = false }) {
+  const child = spawn(process.execPath, args, {
+    env,
+    cwd,
+    stdio: ['ignore', captureStdout || logPath ? 'pipe' : 'ignore', logPath ? 'pipe' : 'inherit'],
+  });
+  child.benchName = name;
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  if (logPath) {
+    const log = createWriteStream(logPath, { flags: 'a' });
+    if (!captureStdout) child.stdout.pipe(log);
+    child.stderr.pipe(log);
+  }
+  return child;
+}
+
+function exited(child) {
+  return child.exitCode !== null || child.signalCode !== null;
+}
+
+function waitForExit(child, timeoutMs) {
+  if (exited(child)) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), timeoutMs);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+}
+
+/** SIGTERM (the service finishes in-flight requests), then SIGKILL after `graceMs`. */
+async function stopChild(child, graceMs = 10_000) {
+  if (exited(child)) return;
+  child.kill('SIGTERM');
+  if (!(await waitForExit(child, graceMs))) {
+    child.kill('SIGKILL');
+    await waitForExit(child, 2_000);
+  }
+}
+
+function stopAll() {
+  return Promise.all([...children].map((child) => stopChild(child)));
+}
+
+/** Kilobytes of VmRSS and VmHWM (peak) of a live process; undefined once it is gone. */
+function memoryOf(pid) {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const field = (name) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
+    return { rssKb: field('VmRSS'), hwmKb: field('VmHWM') };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Polls VmRSS of `pid` while a scenario runs. VmHWM is the peak over the whole life of the
+ * process, so a per-scenario peak has to be sampled.
+ */
+function startRssSampler(pid, intervalMs = 50) {
+  let peakKb = memoryOf(pid)?.rssKb ?? 0;
+  const timer = setInterval(() => {
+    const memory = memoryOf(pid);
+    if (memory && memory.rssKb > peakKb) peakKb = memory.rssKb;
+  }, intervalMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      const memory = memoryOf(pid);
+      if (memory && memory.rssKb > peakKb) peakKb = memory.rssKb;
+      return peakKb;
+    },
+  };
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Resolves once GET `url` answers 200; rejects when `child` exits first or on timeout. */
+async function waitForHttpOk(url, child, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (exited(child)) {
+      throw new Error(
+        `${child.benchName} exited with ${child.exitCode ?? child.signalCode} before ${url} was ready`,
+      );
+    }
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+      if (res.status === 200) return;
+    } catch {
+      // Not listening yet.
+    }
+    await sleep(100);
+  }
+  throw new Error(`${url} not ready after ${timeoutMs} ms`);
+}
+
+/** CPU seconds (user + system) a process has used; 0 once it is gone. */
+function cpuSecondsOf(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name, which may itself contain spaces and parentheses.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return 0;
+  }
+}
+
+// USER_HZ, 100 on every Linux architecture Node runs on.
+const CLOCK_TICKS = 100;
+
+/** Processes started by this one that are not tracked children (the embedded database server). */
+function untrackedChildPids() {
+  const own = new Set([...children].map((c) => c.pid));
+  const pids = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === process.pid && !own.has(Number(entry))) pids.push(Number(entry));
+    } catch {
+      // Exited while listing.
+    }
+  }
+  return pids;
+}
+
+/**
+ * Waits until the given processes (service, baseline, database) are nearly idle. A load
+ * generator that stops at its deadline abandons requests still in flight, and the service and
+ * database keep working on them; on a slow database that work would otherwise be billed to the
+ * next scenario. Other processes on the machine are not looked at. Returns how long it waited.
+ */
+async function waitForQuiet(pids, maxMs, busyCores = 0.1, windowMs = 250) {
+  const started = Date.now();
+  const total = () => pids.reduce((sum, pid) => sum + cpuSecondsOf(pid), 0);
+  let previous = total();
+  while (Date.now() - started < maxMs) {
+    await sleep(windowMs);
+    const now = total();
+    const busy = (now - previous) / (windowMs / 1000);
+    previous = now;
+    if (busy < busyCores) return { waitedMs: Date.now() - started, quiet: true };
+  }
+  return { waitedMs: Date.now() - started, quiet: false };
+}
+
+module.exports = {
+  spawnTracked,
+  stopChild,
+  stopAll,
+  memoryOf,
+  startRssSampler,
+  waitForHttpOk,
+  waitForExit,
+  waitForQuiet,
+  untrackedChildPids,
+  sleep,
+};

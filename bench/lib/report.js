@@ -1,0 +1,260 @@
+'use strict';
+// Turns the runs into BENCHMARKS.md (tables per section plus the checks) and a stdout summary.
+
+const RATIO_MIN = 0.7;
+const GROWTH_MAX = 1.5;
+
+const int = (n) => Math.round(n).toLocaleString('en-US');
+const rate = (n) => (n >= 100 ? int(n) : n.toFixed(1));
+const ms = (n) => (n === null || n === undefined ? '—' : n < 10 ? n.toFixed(2) : n.toFixed(1));
+const mib = (kb) => (kb ? (kb / 1024).toFixed(0) : '—');
+
+function errorsOf(run) {
+  return run.result ? run.result.non2xx + run.result.errors : 0;
+}
+
+function find(runs, scenario, target, size) {
+  return runs.find(
+    (r) =>
+      r.scenario === scenario && r.target === target && (size === undefined || r.size === size),
+  );
+}
+
+function dataLabel(run) {
+  if (run.phase === 'projects')
+    return `${int(run.size)} projects${run.page ? `, page ${int(run.page)}` : ''}`;
+  if (run.phase === 'other') return '—';
+  return `${int(run.size)} items${run.page ? `, page ${int(run.page)}` : ''}`;
+}
+
+function serviceCells(run) {
+  if (!run) return ['—', '—', '—', '—', '—', '—'];
+  if (run.status === 'unavailable') return ['route not available', '—', '—', '—', '—', '—'];
+  if (!run.result) return ['failed', ms(run.probeMs), '—', '—', '—', '—'];
+  const { result } = run;
+  const errors = errorsOf(run) + (run.problems.length > 0 ? ' ⚠' : '');
+  return [
+    rate(result.requestsPerSecond),
+    ms(run.probeMs),
+    ms(result.latencyMs.p50),
+    ms(result.latencyMs.p99),
+    String(errors),
+    mib(run.peakRssKb),
+  ];
+}
+
+function ratioOf(service, baseline) {
+  if (!service?.result || !baseline?.result || baseline.result.requestsPerSecond === 0)
+    return undefined;
+  return service.result.requestsPerSecond / baseline.result.requestsPerSecond;
+}
+
+function table(runs, rows) {
+  const lines = [
+    '| Scenario | Route | Data | req/s | single ms | p50 ms | p99 ms | errors | peak RSS MiB | baseline req/s | baseline single ms | baseline p50 ms | baseline errors | ratio |',
+    '| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  ];
+  for (const service of rows) {
+    const baseline = find(runs, service.scenario, 'baseline', service.size);
+    const ratio = ratioOf(service, baseline);
+    const base = !baseline
+      ? ['—', '—', '—', '—']
+      : baseline.result
+        ? [
+            rate(baseline.result.requestsPerSecond),
+            ms(baseline.probeMs),
+            ms(baseline.result.latencyMs.p50),
+            String(errorsOf(baseline)),
+          ]
+        : ['failed', ms(baseline.probeMs), '—', '—'];
+    lines.push(
+      `| ${service.title} | \`${service.route}\` | ${dataLabel(service)} | ${serviceCells(service).join(' | ')} | ${base.join(' | ')} | ${ratio === undefined ? '—' : ratio.toFixed(2)} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+/**
+ * Compares the runs' mean latencies; when a run was too slow to load (or failed), the probes'
+ * single-request latencies, so that a slow database still gets an answer.
+ */
+function latencyRatioCheck(name, deep, first) {
+  const loaded = deep?.result?.latencyMs.mean && first?.result?.latencyMs.mean;
+  const single = deep?.probeMs && first?.probeMs;
+  if (!loaded && !single) return { name, status: 'n/a', detail: 'not measured' };
+  const [a, b, label] = loaded
+    ? [deep.result.latencyMs.mean, first.result.latencyMs.mean, 'mean']
+    : [deep.probeMs, first.probeMs, 'single request'];
+  const ratio = a / b;
+  return {
+    name,
+    status: ratio <= GROWTH_MAX ? 'PASS' : 'FAIL',
+    detail:
+      `${label} ${ms(a)} ms vs ${ms(b)} ms = ${ratio.toFixed(2)}x (limit ${GROWTH_MAX}x)` +
+      (loaded
+        ? `; ${rate(deep.result.requestsPerSecond)} vs ${rate(first.result.requestsPerSecond)} req/s`
+        : ''),
+  };
+}
+
+function throughputRatioCheck(name, service, baseline) {
+  const ratio = ratioOf(service, baseline);
+  if (ratio === undefined) return { name, status: 'n/a', detail: 'not measured' };
+  return {
+    name,
+    status: ratio >= RATIO_MIN ? 'PASS' : 'FAIL',
+    detail: `${rate(service.result.requestsPerSecond)} vs ${rate(baseline.result.requestsPerSecond)} req/s = ${ratio.toFixed(2)} (at least ${RATIO_MIN})`,
+  };
+}
+
+/** Every check of the brief; in smoke mode only the error check counts (tiny data, 1 s runs). */
+function checks(runs, { smoke, allowMissingRoutes, mainSize, growthSizes, writeSize }) {
+  const service = (id, size) => find(runs, id, 'service', size);
+  const baseline = (id, size) => find(runs, id, 'baseline', size);
+  const performance = [
+    throughputRatioCheck(
+      'GET item by _id: service ≥ 0.7 × baseline',
+      service('item-by-id', mainSize),
+      baseline('item-by-id', mainSize),
+    ),
+    throughputRatioCheck(
+      'POST item: service ≥ 0.7 × baseline',
+      service('item-post', writeSize),
+      baseline('item-post', writeSize),
+    ),
+    latencyRatioCheck(
+      'Projects keyset: page 1,000 within 1.5x of page 1',
+      service('projects-page-deep'),
+      service('projects-page-1'),
+    ),
+    latencyRatioCheck(
+      'Items keyset: page 1,000 within 1.5x of page 1',
+      service('items-page-deep', mainSize),
+      service('items-page-1', mainSize),
+    ),
+    growthSizes.includes(10_000) && growthSizes.includes(100_000)
+      ? latencyRatioCheck(
+          'Unfiltered count: 100,000 items within 1.5x of 10,000',
+          service('item-count', 100_000),
+          service('item-count', 10_000),
+        )
+      : {
+          name: 'Unfiltered count: 100,000 items within 1.5x of 10,000',
+          status: 'n/a',
+          detail: 'needs both sizes',
+        },
+  ];
+  if (smoke)
+    for (const check of performance)
+      Object.assign(check, { status: 'n/a', detail: `smoke run (${check.detail})` });
+
+  const bad = runs.filter((r) => errorsOf(r) > 0 || r.problems.length > 0 || r.status === 'failed');
+  const missing = runs.filter((r) => r.status === 'unavailable');
+  const problems = [
+    ...bad.map(
+      (r) =>
+        `${r.target} ${r.title} (${dataLabel(r)}): ` +
+        [
+          ...(r.result
+            ? [`${errorsOf(r)} errors, status codes ${JSON.stringify(r.result.statusCodes)}`]
+            : []),
+          ...r.problems,
+        ].join('; '),
+    ),
+    ...(allowMissingRoutes ? [] : missing.map((r) => `${r.title}: route not available`)),
+  ];
+  const errorCheck = {
+    name: '0 errors and 0 non-2xx in every run (service and baseline)',
+    status: problems.length === 0 ? 'PASS' : 'FAIL',
+    detail:
+      problems.length === 0
+        ? `${runs.filter((r) => r.result).length} runs, ${int(runs.reduce((sum, r) => sum + (r.result?.responses ?? 0), 0))} responses` +
+          (missing.length
+            ? `; route not available (allowed): ${missing.map((r) => r.title).join(', ')}`
+            : '')
+        : problems.join('<br>'),
+  };
+  return [...performance, errorCheck];
+}
+
+function markdown({ info, options, runs, checkList }) {
+  const svc = runs.filter((r) => r.target === 'service');
+  const phase = (...names) => svc.filter((r) => names.includes(r.phase));
+  const vsBaseline = svc.filter(
+    (r) =>
+      r.baseline &&
+      ((r.size === info.mainSize && r.phase !== 'items-write') || r.phase === 'items-write'),
+  );
+  const sections = [
+    '# Benchmarks',
+    '',
+    `Generated by \`npm run bench${options.argsLabel}\` on ${info.date}. How to run and read this: [docs/benchmarks.md](docs/benchmarks.md).`,
+    '',
+    `- Node.js ${info.node}; database ${info.database}`,
+    `- Machine: ${info.cpu}, ${info.cores} cores, ${info.memoryGiB} GiB memory, ${info.platform}`,
+    `- Load: autocannon, ${options.connections} connections, ${options.duration} s per run${options.warmup ? ` after ${options.warmup} s warm-up` : ''}, loopback; one run at a time`,
+    `- Service: \`node dist/main.js\`, NODE_ENV=production, LOG_LEVEL=warn, rate limit out of the way, QUERY_TIMEOUT_MS=${info.queryTimeoutMs}`,
+    ...(info.notes.length ? ['', ...info.notes.map((n) => `> ${n}`)] : []),
+    '',
+    '## Checks',
+    '',
+    '| Check | Result | Numbers |',
+    '| --- | --- | --- |',
+    ...checkList.map((c) => `| ${c.name} | ${c.status} | ${c.detail} |`),
+    '',
+    `## Items: service vs baseline`,
+    '',
+    table(runs, vsBaseline),
+    '',
+    '## Growth with the number of items',
+    '',
+    table(
+      runs,
+      phase('items-growth').sort((a, b) => a.scenario.localeCompare(b.scenario) || a.size - b.size),
+    ),
+    '',
+    '## Keyset pagination',
+    '',
+    table(runs, [...phase('projects'), ...svc.filter((r) => r.scenario.startsWith('items-page'))]),
+    '',
+    '## Other routes',
+    '',
+    table(runs, phase('other')),
+    '',
+    `Peak RSS is the service's largest VmRSS, sampled every 50 ms during the run (the baseline's is in bench/results/${options.mode}.json); the service's lifetime peak (VmHWM) was ${mib(info.serviceHwmKb)} MiB. Latencies are measured per response by the load process, so they have sub-millisecond resolution.`,
+    '',
+  ];
+  return sections.join('\n');
+}
+
+function summary({ runs, checkList }) {
+  const lines = [
+    '',
+    'scenario                         target    data                        req/s     p50 ms   p99 ms  errors  RSS MiB',
+  ];
+  for (const r of runs) {
+    const cells = r.result
+      ? [
+          rate(r.result.requestsPerSecond),
+          ms(r.result.latencyMs.p50),
+          ms(r.result.latencyMs.p99),
+          String(errorsOf(r)),
+          mib(r.peakRssKb),
+        ]
+      : [r.status === 'unavailable' ? 'route not available' : 'failed', '', '', '', ''];
+    lines.push(
+      `${r.title.padEnd(32)} ${r.target.padEnd(9)} ${dataLabel(r).padEnd(27)} ${cells[0].padStart(8)} ${cells[1].padStart(9)} ${cells[2].padStart(8)} ${cells[3].padStart(7)} ${cells[4].padStart(8)}` +
+        (r.problems.length ? `  ! ${r.problems.join('; ')}` : ''),
+    );
+  }
+  lines.push(
+    '',
+    ...checkList.map(
+      (c) => `${c.status.padEnd(5)} ${c.name}: ${c.detail.replaceAll('<br>', '\n      ')}`,
+    ),
+    '',
+  );
+  return lines.join('\n');
+}
+
+module.exports = { checks, markdown, summary };

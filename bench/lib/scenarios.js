@@ -1,0 +1,249 @@
+'use strict';
+// The load scenarios, one declarative entry each. To add one, add an entry.
+//
+//   id, title, route   names in the report
+//   phase              when it runs:
+//                        'other'         once, on the service only
+//                        'projects'      after the projects are seeded
+//                        'items-growth'  at every item count (10,000, 100,000 [, 1,000,000])
+//                        'items-main'    at the main item count (100,000)
+//                        'items-write'   last, at the largest item count (they add items)
+//   baseline           also run against bench/baseline.js, and report the ratio
+//   request(ctx)       { method, paths, body?, verify? } built from the run's context:
+//                        paths   cycled through, one per request; `%SEQ%` in a path or body
+//                                becomes a per-request counter (0 for the probe)
+//                        verify  (probe response) => problem string or undefined; the probe is
+//                                paths[0] with %SEQ% = 0, sent once before the load
+//
+// ctx: { target ('service'|'baseline'), runTag, subject, pageLimit, pick(count, n),
+//        items: { name, size, id(i) }, projects: { count, id(i), createdAt(i) } }
+const { PAYLOAD } = require('./seed');
+
+const SAMPLE_PATHS = 1000;
+const enc = encodeURIComponent;
+
+function firstIdIs(field, expected) {
+  return (res) =>
+    !Array.isArray(res.body)
+      ? `expected a JSON array, got ${res.status}`
+      : res.body[0]?.[field] !== expected
+        ? `expected the page to start at ${expected}, it starts at ${res.body[0]?.[field]}`
+        : undefined;
+}
+
+function pageOf(size, expected) {
+  return (res) =>
+    Array.isArray(res.body) && res.body.length === size
+      ? expected(res)
+      : `expected ${size} entries, got ${Array.isArray(res.body) ? res.body.length : res.status}`;
+}
+
+/** Page number used for "page 1,000": the last full page when there are fewer rows (smoke). */
+function deepPage(rows, limit) {
+  return Math.max(2, Math.min(1000, Math.floor(rows / limit)));
+}
+
+const scenarios = [
+  {
+    id: 'profile',
+    title: 'GET /profile',
+    route: 'GET /profile',
+    phase: 'other',
+    request: ({ subject }) => ({
+      method: 'GET',
+      paths: ['/profile'],
+      verify: (res) => (res.body?.subject === subject ? undefined : "not the caller's profile"),
+    }),
+  },
+  {
+    id: 'api-keys',
+    title: 'GET /api-keys',
+    route: 'GET /api-keys',
+    phase: 'other',
+    request: () => ({
+      method: 'GET',
+      paths: ['/api-keys'],
+      verify: (res) =>
+        Array.isArray(res.body) && res.body.length > 0 ? undefined : 'expected the key list',
+    }),
+  },
+  {
+    id: 'projects-page-1',
+    title: 'Projects keyset page 1',
+    route: 'GET /project?limit=L',
+    phase: 'projects',
+    request: ({ projects, pageLimit }) => ({
+      method: 'GET',
+      paths: [`/project?limit=${pageLimit}`],
+      verify: pageOf(pageLimit, firstIdIs('id', projects.id(projects.count - 1))),
+    }),
+  },
+  {
+    id: 'projects-page-deep',
+    title: 'Projects keyset page 1,000',
+    route: 'GET /project?limit=L&after[createdAt]=…&after[id]=…',
+    phase: 'projects',
+    request: ({ projects, pageLimit }) => {
+      // Default order is createdAt descending, and seeded project i has the i-th createdAt, so
+      // sort position p holds project count-1-p. The cursor is the last entry of the page before.
+      const page = deepPage(projects.count, pageLimit);
+      const cursor = projects.count - 1 - ((page - 1) * pageLimit - 1);
+      return {
+        method: 'GET',
+        page,
+        paths: [
+          `/project?limit=${pageLimit}&after[createdAt]=${enc(projects.createdAt(cursor))}&after[id]=${projects.id(cursor)}`,
+        ],
+        verify: pageOf(pageLimit, firstIdIs('id', projects.id(cursor - 1))),
+      };
+    },
+  },
+  {
+    id: 'item-by-id',
+    title: 'GET item by _id',
+    route: 'GET /data/{c}/_id/{id}',
+    phase: 'items-growth',
+    baseline: true,
+    request: ({ items, pick }) => {
+      const ids = pick(SAMPLE_PATHS, items.size).map(items.id);
+      return {
+        method: 'GET',
+        paths: ids.map((id) => `/data/${items.name}/_id/${id}`),
+        verify: (res) => (res.body?._id === ids[0] ? undefined : `expected item ${ids[0]}`),
+      };
+    },
+  },
+  {
+    id: 'item-list-filter',
+    title: 'List 50 items with a filter',
+    route: 'GET /data/{c}?group=g…&limit=50',
+    phase: 'items-growth',
+    baseline: true,
+    request: ({ items }) => ({
+      method: 'GET',
+      paths: Array.from({ length: 10 }, (_, g) => `/data/${items.name}?group=g${g}&limit=50`),
+      verify: (res) =>
+        Array.isArray(res.body) &&
+        res.body.length >= Math.min(50, Math.floor(items.size / 10)) &&
+        res.body.length <= 50 &&
+        res.body.every((item) => item.group === 'g0')
+          ? undefined
+          : `expected up to 50 items of group g0, got ${Array.isArray(res.body) ? res.body.length : res.status}`,
+    }),
+  },
+  {
+    id: 'item-count',
+    title: 'Count items, no filter',
+    route: 'GET /data/{c}/count',
+    phase: 'items-growth',
+    baseline: true,
+    request: ({ items }) => ({
+      method: 'GET',
+      paths: [`/data/${items.name}/count`],
+      verify: (res) =>
+        res.body?.count >= items.size ? undefined : `expected a count ≥ ${items.size}`,
+    }),
+  },
+  {
+    id: 'item-by-field',
+    title: 'GET item by an indexed field',
+    route: 'GET /data/{c}/sku/{sku}',
+    phase: 'items-main',
+    baseline: true,
+    request: ({ items, pick }) => {
+      const skus = pick(SAMPLE_PATHS, items.size).map((i) => `sku-${i}`);
+      return {
+        method: 'GET',
+        paths: skus.map((sku) => `/data/${items.name}/sku/${sku}`),
+        verify: (res) =>
+          res.body?.sku === skus[0] ? undefined : `expected the item with sku ${skus[0]}`,
+      };
+    },
+  },
+  {
+    id: 'item-count-filter',
+    title: 'Count items with a filter',
+    route: 'GET /data/{c}/count?group=g…',
+    phase: 'items-main',
+    baseline: true,
+    request: ({ items }) => ({
+      method: 'GET',
+      paths: Array.from({ length: 10 }, (_, g) => `/data/${items.name}/count?group=g${g}`),
+      verify: (res) =>
+        res.body?.count >= Math.floor(items.size / 10)
+          ? undefined
+          : `expected a count ≥ ${Math.floor(items.size / 10)}`,
+    }),
+  },
+  {
+    id: 'items-page-1',
+    title: 'Items keyset page 1',
+    route: 'GET /data/{c}?sort=_id&sortOrder=asc&limit=L',
+    phase: 'items-main',
+    request: ({ items, pageLimit }) => ({
+      method: 'GET',
+      paths: [`/data/${items.name}?sort=_id&sortOrder=asc&limit=${pageLimit}`],
+      verify: pageOf(pageLimit, firstIdIs('_id', items.id(0))),
+    }),
+  },
+  {
+    id: 'items-page-deep',
+    title: 'Items keyset page 1,000',
+    route: 'GET /data/{c}?sort=_id&sortOrder=asc&limit=L&after[_id]=…',
+    phase: 'items-main',
+    request: ({ items, pageLimit }) => {
+      // Ascending _id (the default order is descending, which would put the API-created sample
+      // item first): seeded ids sort in index order, so position p is item p.
+      const page = deepPage(items.size, pageLimit);
+      const cursor = (page - 1) * pageLimit - 1;
+      return {
+        method: 'GET',
+        page,
+        paths: [
+          `/data/${items.name}?sort=_id&sortOrder=asc&limit=${pageLimit}&after[_id]=${items.id(cursor)}`,
+        ],
+        verify: pageOf(pageLimit, firstIdIs('_id', items.id(cursor + 1))),
+      };
+    },
+  },
+  {
+    id: 'item-put',
+    title: 'PUT an item (by _id)',
+    route: 'PUT /data/{c}/_id/{id}',
+    phase: 'items-write',
+    baseline: true,
+    request: ({ items, pick }) => {
+      const ids = pick(SAMPLE_PATHS, items.size).map(items.id);
+      return {
+        method: 'PUT',
+        paths: ids.map((id) => `/data/${items.name}/_id/${id}`),
+        body: '{"values":{"qty":%SEQ%,"status":"updated"}}',
+        verify: (res) =>
+          res.body?._id === ids[0] && res.body.qty === 0 ? undefined : 'expected the updated item',
+      };
+    },
+  },
+  {
+    id: 'item-post',
+    title: 'POST an item',
+    route: 'POST /data/{c}',
+    phase: 'items-write',
+    baseline: true,
+    request: ({ items, target, runTag }) => {
+      // Unique per request, per server and per run: the unique index on sku would turn repeats into 409s.
+      const sku = `post-${target}-${runTag}-%SEQ%`;
+      const item = { sku, group: 'posted', n: '%SEQ%', status: 'open', payload: PAYLOAD };
+      return {
+        method: 'POST',
+        paths: [`/data/${items.name}`],
+        body: JSON.stringify({ item }).replace('"%SEQ%"', '%SEQ%'),
+        verify: (res) =>
+          res.body?.sku === sku.replace('%SEQ%', '0') && typeof res.body._id === 'string'
+            ? undefined
+            : 'expected the stored item',
+      };
+    },
+  },
+];
+
+module.exports = { scenarios, deepPage };
