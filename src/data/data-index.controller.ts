@@ -1,4 +1,14 @@
-import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param, Post } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  HttpStatus,
+  Param,
+  Post,
+  UseInterceptors,
+} from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiBody,
@@ -11,6 +21,7 @@ import {
 } from '@nestjs/swagger';
 import { Auth, CurrentPrincipal, type CustomerPrincipal } from '../auth';
 import { ProblemDto } from '../common/errors';
+import { DataBodyInterceptor } from './data-body.interceptor';
 import { DataService } from './data.service';
 import { CreateDataIndexDto, DataIndexDto, DeleteDataIndexDto } from './dto/data-index.dto';
 
@@ -25,6 +36,7 @@ const CollectionParam = () =>
 @ApiTags('data')
 @Controller('data')
 @Auth('root', 'team')
+@UseInterceptors(DataBodyInterceptor)
 export class DataIndexController {
   constructor(private readonly data: DataService) {}
 

@@ -2,7 +2,6 @@ import {
   applyDecorators,
   Body,
   Controller,
-  createParamDecorator,
   Delete,
   Get,
   HttpCode,
@@ -14,7 +13,7 @@ import {
   Query,
   Req,
   Res,
-  type ExecutionContext,
+  UseInterceptors,
 } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
@@ -35,6 +34,7 @@ import { Auth, CurrentPrincipal, type CustomerPrincipal } from '../auth';
 import { ProblemDto, ValidationFailedError } from '../common/errors';
 import { parseListQuery, type ListQuery } from '../common/http/list-query';
 import { APP_CONFIG, type AppConfig } from '../config';
+import { DataBodyInterceptor } from './data-body.interceptor';
 import { DataService } from './data.service';
 import { DataCollectionDto } from './dto/data-index.dto';
 import {
@@ -46,17 +46,6 @@ import {
   toItemJson,
   UpdateDataItemDto,
 } from './dto/data-item.dto';
-
-/** The parsed JSON body as the client sent it (own `__proto__` keys included). */
-const RawBody = createParamDecorator(
-  (_data: unknown, ctx: ExecutionContext): unknown => ctx.switchToHttp().getRequest<Request>().body,
-);
-
-/** class-transformer silently drops a top-level `__proto__` member; refuse it instead. */
-function refuseProtoKey(body: unknown): void {
-  if (typeof body === 'object' && body !== null && Object.hasOwn(body, '__proto__'))
-    throw new ValidationFailedError([{ field: '__proto__', message: 'is a reserved name' }]);
-}
 
 const LIST_ONLY = /^(sort|sortOrder|limit|before\[.*\]|after\[.*\])$/;
 
@@ -154,6 +143,7 @@ const ListQueries = () =>
 @ApiTags('data')
 @ApiExtraModels(DataItemDto)
 @Controller('data')
+@UseInterceptors(DataBodyInterceptor)
 export class DataController {
   constructor(
     private readonly data: DataService,
@@ -257,9 +247,7 @@ export class DataController {
     @CurrentPrincipal() principal: CustomerPrincipal,
     @Param('collection') collection: string,
     @Body() body: CreateDataItemDto,
-    @RawBody() raw: unknown,
   ): Promise<DataItemDto> {
-    refuseProtoKey(raw);
     return toItemJson(await this.data.createItem(principal, collection, body));
   }
 
@@ -329,9 +317,7 @@ export class DataController {
     @Param('indexName') indexName: string,
     @Param('indexValue') indexValue: string,
     @Body() body: UpdateDataItemDto,
-    @RawBody() raw: unknown,
   ): Promise<DataItemDto> {
-    refuseProtoKey(raw);
     const item = await this.data.updateItem(principal, collection, indexName, indexValue, body);
     return toItemJson(item);
   }
@@ -356,9 +342,7 @@ export class DataController {
     @Param('indexName') indexName: string,
     @Param('indexValue') indexValue: string,
     @Body() body: DeleteDataItemDto,
-    @RawBody() raw: unknown,
   ): Promise<void> {
-    refuseProtoKey(raw);
     await this.data.deleteItem(principal, collection, indexName, indexValue, body ?? {});
   }
 }

@@ -212,3 +212,43 @@ export function guardFilter(value: unknown, field: string): Guarded<Record<strin
   if (errors.length > 0) throw new ValidationFailedError(errors);
   return mark(copy);
 }
+
+/** Names that would reach an object's prototype machinery; refused anywhere in a body. */
+const PROTOTYPE_NAMES = new Set(['__proto__', 'constructor', 'prototype']);
+
+/**
+ * First look at a raw request body, before the validation pipe (which silently deletes
+ * `__proto__`, `constructor` and `prototype` keys, recursively): refuses those keys wherever they
+ * are and bodies beyond the budget, so that nothing is dropped and no recursive code meets
+ * hostile nesting. The detailed rules follow in guardDocument and guardFilter.
+ */
+export function guardRawBody(body: unknown, budget: JsonBudget = DEFAULT_BUDGET): void {
+  if (typeof body !== 'object' || body === null) return;
+  const errors: FieldError[] = [];
+  let nodes = 0;
+  const stack: { value: unknown; depth: number; path: string }[] = [
+    { value: body, depth: 1, path: '' },
+  ];
+  while (stack.length > 0) {
+    const { value, depth, path } = stack.pop() as (typeof stack)[number];
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth > budget.maxDepth) fail(path, `is nested deeper than ${budget.maxDepth} levels`);
+    const keys = Object.keys(value);
+    nodes += keys.length;
+    if (nodes > budget.maxNodes) fail('body', `has more than ${budget.maxNodes} values and keys`);
+    const isArray = Array.isArray(value);
+    for (const key of keys) {
+      const childPath = isArray ? `${path}[${key}]` : path ? `${path}.${key}` : key;
+      if (!isArray && PROTOTYPE_NAMES.has(key)) {
+        errors.push({ field: childPath, message: `field name '${key}' is a reserved name` });
+        continue;
+      }
+      stack.push({
+        value: (value as Record<string, unknown>)[key],
+        depth: depth + 1,
+        path: childPath,
+      });
+    }
+  }
+  if (errors.length > 0) throw new ValidationFailedError(errors);
+}

@@ -1,0 +1,34 @@
+import {
+  Inject,
+  Injectable,
+  type CallHandler,
+  type ExecutionContext,
+  type NestInterceptor,
+} from '@nestjs/common';
+import type { Request } from 'express';
+import type { Observable } from 'rxjs';
+import { APP_CONFIG, type AppConfig } from '../config';
+import { guardRawBody, type JsonBudget } from './json-guard';
+
+/**
+ * Runs the data guard's first pass on the raw JSON body. Interceptors run before pipes, so the
+ * guard sees exactly what the client sent (the validation pipe would strip prototype keys).
+ */
+@Injectable()
+export class DataBodyInterceptor implements NestInterceptor {
+  private readonly budget: JsonBudget;
+
+  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+    // The body wraps the item (or values) one level up.
+    this.budget = {
+      maxDepth: config.limits.dataMaxDepth + 1,
+      maxNodes: 100_000,
+      maxChars: config.limits.bodyBytes,
+    };
+  }
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    guardRawBody(context.switchToHttp().getRequest<Request>().body, this.budget);
+    return next.handle();
+  }
+}
