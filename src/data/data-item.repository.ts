@@ -204,8 +204,21 @@ export class DataItemRepository {
       return 'created';
     } catch (error) {
       if (isDuplicateKeyError(error)) return 'duplicates';
+      // FerretDB reports duplicates as an internal error; look for them before giving up.
+      if (unique && (await this.hasDuplicates(physical, Object.keys(fields)))) return 'duplicates';
       throw error;
     }
+  }
+
+  private async hasDuplicates(physical: string, paths: string[]): Promise<boolean> {
+    const key = Object.fromEntries(paths.map((path, i) => [`k${i}`, `$${path}`]));
+    const groups = await this.collection(physical)
+      .aggregate(
+        [{ $group: { _id: key, n: { $sum: 1 } } }, { $match: { n: { $gt: 1 } } }, { $limit: 1 }],
+        { maxTimeMS: this.maxTimeMS },
+      )
+      .toArray();
+    return groups.length > 0;
   }
 
   async dropIndex(physical: string, name: string): Promise<void> {
