@@ -19,9 +19,8 @@ export class DataBodyInterceptor implements NestInterceptor {
   private readonly budget: JsonBudget;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
-    // The body wraps the item (or values) one level up.
     this.budget = {
-      maxDepth: config.limits.dataMaxDepth + 1,
+      maxDepth: config.limits.dataMaxDepth,
       maxNodes: 100_000,
       maxChars: config.limits.bodyBytes,
     };

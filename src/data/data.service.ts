@@ -348,7 +348,7 @@ export class DataService {
 
     const target = await this.existing(principal, collection);
     if (!target) throw this.notFound(collection);
-    const id = await this.singleId(target.physical, match, collection);
+    const id = await this.singleId(target.physical, match, collection, indexName, indexValue);
     const updated = await this.items.updateById(target.physical, id, match, values, new Date());
     // The item stopped matching (or was deleted) between the lookup and the update.
     if (!updated) throw this.notFound(collection);
@@ -367,7 +367,7 @@ export class DataService {
     const match = this.bodyMatch(principal, ownerField, indexName, indexValue, input.filter);
     const target = await this.existing(principal, collection);
     if (!target) throw this.notFound(collection);
-    const id = await this.singleId(target.physical, match, collection);
+    const id = await this.singleId(target.physical, match, collection, indexName, indexValue);
     if (!(await this.items.deleteById(target.physical, id, match))) throw this.notFound(collection);
   }
 
@@ -395,7 +395,18 @@ export class DataService {
     };
   }
 
-  private async singleId(physical: string, match: ItemMatch, collection: string): Promise<string> {
+  /**
+   * The id of the one item the match selects. An `_id` path selects at most one item, so the
+   * conditional write that follows decides alone (one query instead of two).
+   */
+  private async singleId(
+    physical: string,
+    match: ItemMatch,
+    collection: string,
+    indexName: string,
+    indexValue: string,
+  ): Promise<string> {
+    if (indexName === '_id') return indexValue;
     const ids = await this.items.findMatchingIds(physical, match, 2);
     if (ids.length > 1) throw this.ambiguous();
     const [id] = ids;

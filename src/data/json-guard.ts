@@ -226,8 +226,9 @@ export function guardRawBody(body: unknown, budget: JsonBudget = DEFAULT_BUDGET)
   if (typeof body !== 'object' || body === null) return;
   const errors: FieldError[] = [];
   let nodes = 0;
+  // The body's members (item, values, filter) are level 1, as in guardDocument.
   const stack: { value: unknown; depth: number; path: string }[] = [
-    { value: body, depth: 1, path: '' },
+    { value: body, depth: 0, path: '' },
   ];
   while (stack.length > 0) {
     const { value, depth, path } = stack.pop() as (typeof stack)[number];

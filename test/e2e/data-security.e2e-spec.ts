@@ -1,4 +1,4 @@
-import { createTestApp, type TestApp } from '../support/app';
+import { createTestApp, TEST_ADMIN_KEY, type TestApp } from '../support/app';
 import {
   createSubKey,
   createTeam,
@@ -188,10 +188,20 @@ describe('data isolation and hostile input', () => {
       await a.del('/data/inbox/_id/A3', { authField: 'mine' }).expect(204);
     });
 
+    it("list the collections of their user's namespace", async () => {
+      const res = await as(bob.apiKey).get('/data').expect(200);
+      expect(res.body.map((c: { name: string }) => c.name)).toEqual(['inbox']);
+    });
+
     it('are seen by the root caller, who owns the namespace', async () => {
       const item = await as(owner.apiKey).get('/data/inbox/_id/B1').expect(200);
       expect(item.body.userId).toBe('bob');
     });
+  });
+
+  it('refuses the operator key on data routes with 403', async () => {
+    await t.http().get('/data').set('X-Api-Key', TEST_ADMIN_KEY).expect(403);
+    await t.http().post('/data/x').set('X-Api-Key', TEST_ADMIN_KEY).send({ item: {} }).expect(403);
   });
 
   describe('operator-shaped input', () => {
