@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectConnection } from '@nestjs/mongoose';
 import type { Collection, Document } from 'mongodb';
 import type { Connection } from 'mongoose';
-import { isDuplicateKeyError } from '../common/errors';
+import { DomainError, isDuplicateKeyError } from '../common/errors';
 import { APP_CONFIG, type AppConfig } from '../config';
 import {
   toMongoFilter,
@@ -33,6 +33,18 @@ export type CreateIndexResult = 'created' | 'duplicates';
 
 /** NamespaceNotFound: the physical collection has not been created yet. */
 const NAMESPACE_NOT_FOUND = 26;
+
+/**
+ * A unique index refused a write: code 11000, or FerretDB's SQLite handler, which reports
+ * violations found during updates and index builds as an internal error naming the constraint.
+ */
+function isUniqueViolation(error: unknown): boolean {
+  if (isDuplicateKeyError(error)) return true;
+  const e = error as { code?: unknown; message?: unknown } | null;
+  return (
+    e?.code === 1 && typeof e.message === 'string' && e.message.includes('UNIQUE constraint failed')
+  );
+}
 
 function isNamespaceNotFound(error: unknown): boolean {
   const e = error as { code?: unknown; codeName?: unknown } | null;
@@ -154,11 +166,20 @@ export class DataItemRepository {
     now: Date,
   ): Promise<StoredItem | null> {
     const idCondition: Condition = { kind: 'eq', path: '_id', anyOf: [id] };
-    return this.collection(physical).findOneAndUpdate(
-      toMongoFilter({ ...match, conditions: [idCondition, ...match.conditions] }),
-      { $set: { ...values, _updatedAt: now } },
-      { returnDocument: 'after', maxTimeMS: this.maxTimeMS },
-    );
+    try {
+      return await this.collection(physical).findOneAndUpdate(
+        toMongoFilter({ ...match, conditions: [idCondition, ...match.conditions] }),
+        { $set: { ...values, _updatedAt: now } },
+        { returnDocument: 'after', maxTimeMS: this.maxTimeMS },
+      );
+    } catch (error) {
+      if (isUniqueViolation(error))
+        throw new DomainError(
+          'DUPLICATE_ITEM',
+          'A unique index of the collection refuses the new values; nothing was changed.',
+        );
+      throw error;
+    }
   }
 
   async deleteById(physical: string, id: string, match: ItemMatch): Promise<boolean> {
@@ -203,8 +224,8 @@ export class DataItemRepository {
       });
       return 'created';
     } catch (error) {
-      if (isDuplicateKeyError(error)) return 'duplicates';
-      // FerretDB reports duplicates as an internal error; look for them before giving up.
+      if (isUniqueViolation(error)) return 'duplicates';
+      // Other servers may word it differently: look for duplicates before giving up.
       if (unique && (await this.hasDuplicates(physical, Object.keys(fields)))) return 'duplicates';
       throw error;
     }

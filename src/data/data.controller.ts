@@ -310,7 +310,11 @@ export class DataController {
     description: 'A sub key tried to change the owner field',
   })
   @ApiNotFoundResponse({ type: ProblemDto, description: 'ITEM_NOT_FOUND' })
-  @ApiConflictResponse({ type: ProblemDto, description: 'AMBIGUOUS_MATCH: more than one matches' })
+  @ApiConflictResponse({
+    type: ProblemDto,
+    description:
+      'AMBIGUOUS_MATCH: more than one matches; DUPLICATE_ITEM: a unique index refuses the values',
+  })
   async updateDataItem(
     @CurrentPrincipal() principal: CustomerPrincipal,
     @Param('collection') collection: string,

@@ -153,6 +153,22 @@ describe('data indexes', () => {
     });
   });
 
+  describe('unique indexes and updates', () => {
+    it('returns 409 and changes nothing when an update would break a unique index', async () => {
+      await post('/data/uniq/index', { field: 'code', unique: true }).expect(200);
+      await post('/data/uniq', { item: { _id: 'u1', code: 'A' } }).expect(200);
+      await post('/data/uniq', { item: { _id: 'u2', code: 'B' } }).expect(200);
+      const res = await t
+        .http()
+        .put('/data/uniq/_id/u2')
+        .set('X-Api-Key', user.apiKey)
+        .send({ values: { code: 'A' } })
+        .expect(409);
+      expect(res.body.code).toBe('DUPLICATE_ITEM');
+      expect((await get('/data/uniq/_id/u2').expect(200)).body.code).toBe('B');
+    });
+  });
+
   describe('uniqueField with a unique index', () => {
     it('lets exactly one of 20 concurrent creates of the same value through', async () => {
       await post('/data/race/index', { field: 'code', unique: true }).expect(200);
