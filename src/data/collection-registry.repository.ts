@@ -66,27 +66,42 @@ export class CollectionRegistryRepository implements OnModuleInit {
   }
 
   /**
-   * Registers a collection and returns it; when a concurrent request registered the same name
-   * first, the unique index refuses this insert and the existing entry is returned.
+   * Registers a collection in the next free slot and returns it; null when the namespace has
+   * `max` collections. A unique index on the name makes concurrent first writes of one name agree
+   * on one entry; a unique index on the slot makes concurrent creates of different names queue
+   * for the remaining places, so the quota is never exceeded.
    */
-  async register(tenant: string, branch: string, name: string): Promise<RegisteredCollection> {
-    const _id = new Types.ObjectId();
-    try {
-      const created = await this.registry.create({
-        _id,
-        tenant,
-        branch,
-        name,
-        physical: `d_${_id.toHexString()}`,
-      });
-      const entry = toEntry(created.toObject<CollectionRegistryDocument>());
-      this.remember(tenant, branch, entry);
-      return entry;
-    } catch (error) {
-      if (!isDuplicateKeyError(error)) throw error;
-      const existing = await this.find(tenant, branch, name);
-      if (!existing) throw error;
-      return existing;
+  async register(
+    tenant: string,
+    branch: string,
+    name: string,
+    max: number,
+  ): Promise<RegisteredCollection | null> {
+    // Each failed attempt means another entry took a slot, so this ends within max + 1 rounds.
+    for (let round = 0; round <= max; round += 1) {
+      const slot = await this.countFor(tenant, branch);
+      if (slot >= max) return null;
+      const _id = new Types.ObjectId();
+      try {
+        const created = await this.registry.create({
+          _id,
+          tenant,
+          branch,
+          name,
+          slot,
+          physical: `d_${_id.toHexString()}`,
+        });
+        const entry = toEntry(created.toObject<CollectionRegistryDocument>());
+        this.remember(tenant, branch, entry);
+        return entry;
+      } catch (error) {
+        if (!isDuplicateKeyError(error)) throw error;
+        // The name was registered concurrently, or the slot was taken: which one is not in the
+        // error on every server, so look.
+        const existing = await this.find(tenant, branch, name);
+        if (existing) return existing;
+      }
     }
+    return null;
   }
 }

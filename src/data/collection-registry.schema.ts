@@ -27,6 +27,14 @@ export class CollectionRegistryDocument {
   @Prop({ required: true })
   physical!: string;
 
+  /**
+   * Position of the collection in its namespace (0, 1, …). Unique per namespace, and collections
+   * are never removed, so the slots of a namespace are exactly 0..n-1 and a slot below the quota
+   * is a place in the quota: concurrent creates cannot exceed it.
+   */
+  @Prop({ required: true })
+  slot!: number;
+
   createdAt!: Date;
 }
 
@@ -34,3 +42,5 @@ export const CollectionRegistrySchema = SchemaFactory.createForClass(CollectionR
 // Serves every data request's name lookup and GET /data (sorted by name); unique so that
 // concurrent first writes to one name agree on one physical collection.
 CollectionRegistrySchema.index({ tenant: 1, branch: 1, name: 1 }, { unique: true });
+// Makes the collection quota exact under concurrency (see `slot`).
+CollectionRegistrySchema.index({ tenant: 1, branch: 1, slot: 1 }, { unique: true });

@@ -138,25 +138,21 @@ export class DataService {
     return this.registry.find(tenantOf(principal), principal.branch, name);
   }
 
-  /**
-   * The caller's collection, created (registered) on first write within the quota. The count
-   * before the insert is not atomic with it: concurrent first writes of different names can
-   * exceed the quota by at most the number of those concurrent requests.
-   */
+  /** The caller's collection, created (registered) on first write within the quota. */
   private async forWrite(
     principal: CustomerPrincipal,
     name: string,
   ): Promise<RegisteredCollection> {
     const found = await this.existing(principal, name);
     if (found) return found;
-    const tenant = tenantOf(principal);
     const max = this.config.limits.maxCollections;
-    if ((await this.registry.countFor(tenant, principal.branch)) >= max)
+    const entry = await this.registry.register(tenantOf(principal), principal.branch, name, max);
+    if (!entry)
       throw new DomainError(
         'COLLECTION_QUOTA_EXCEEDED',
         `This namespace has ${max} collections already, the most allowed.`,
       );
-    return this.registry.register(tenant, principal.branch, name);
+    return entry;
   }
 
   // ---- ownership --------------------------------------------------------------------------

@@ -467,4 +467,28 @@ describe('data collection quota', () => {
       .send({ item: {} })
       .expect(200);
   });
+
+  it('holds under concurrent creates of different names', async () => {
+    const user = await createUser(t);
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        t.http().post(`/data/c${i}`).set('X-Api-Key', user.apiKey).send({ item: { i } }),
+      ),
+    );
+    expect(results.map((r) => r.status).sort()).toEqual([200, 200, ...Array<number>(8).fill(409)]);
+    const list = await t.http().get('/data').set('X-Api-Key', user.apiKey).expect(200);
+    expect(list.body).toHaveLength(2);
+  });
+
+  it('puts concurrent first writes of one name into one collection', async () => {
+    const user = await createUser(t);
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        t.http().post('/data/same').set('X-Api-Key', user.apiKey).send({ item: { i } }),
+      ),
+    );
+    expect(results.every((r) => r.status === 200)).toBe(true);
+    const count = await t.http().get('/data/same/count').set('X-Api-Key', user.apiKey).expect(200);
+    expect(count.body.count).toBe(10);
+  });
 });
