@@ -8,7 +8,7 @@ import {
 import type { Request } from 'express';
 import type { Observable } from 'rxjs';
 import { APP_CONFIG, type AppConfig } from '../config';
-import { guardRawBody, type JsonBudget } from './json-guard';
+import { dataBudget, guardRawBody, type JsonBudget } from './json-guard';
 
 /**
  * Runs the data guard's first pass on the raw JSON body. Interceptors run before pipes, so the
@@ -19,11 +19,7 @@ export class DataBodyInterceptor implements NestInterceptor {
   private readonly budget: JsonBudget;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
-    this.budget = {
-      maxDepth: config.limits.dataMaxDepth,
-      maxNodes: 100_000,
-      maxChars: config.limits.bodyBytes,
-    };
+    this.budget = dataBudget(config.limits);
   }
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {

@@ -26,6 +26,7 @@ import {
 import { DataItemRepository, type IndexInfo, type StoredItem } from './data-item.repository';
 import type { CreateDataIndexDto } from './dto/data-index.dto';
 import {
+  dataBudget,
   guardDocument,
   guardFieldName,
   guardFieldPath,
@@ -101,11 +102,7 @@ export class DataService {
     private readonly items: DataItemRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
-    this.budget = {
-      maxDepth: config.limits.dataMaxDepth,
-      maxNodes: 100_000,
-      maxChars: config.limits.bodyBytes,
-    };
+    this.budget = dataBudget(config.limits);
   }
 
   // ---- collections ----------------------------------------------------------------------
@@ -125,7 +122,7 @@ export class DataService {
       throw new DomainError(
         'INVALID_COLLECTION_NAME',
         'Collection names are 1-64 characters: a letter, then letters, digits, _ or -.',
-        [{ field: 'collectionName', message: 'must match ^[A-Za-z][A-Za-z0-9_-]{0,63}$' }],
+        [{ field: 'collection', message: 'must match ^[A-Za-z][A-Za-z0-9_-]{0,63}$' }],
       );
   }
 

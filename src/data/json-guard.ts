@@ -20,6 +20,11 @@ export interface JsonBudget {
 
 export const DEFAULT_BUDGET: JsonBudget = { maxDepth: 20, maxNodes: 100_000, maxChars: 4_000_000 };
 
+/** The budget of data request bodies: configured depth, body size as the character budget. */
+export function dataBudget(limits: { dataMaxDepth: number; bodyBytes: number }): JsonBudget {
+  return { maxDepth: limits.dataMaxDepth, maxNodes: 100_000, maxChars: limits.bodyBytes };
+}
+
 /** Longest field name or dotted path accepted. */
 export const MAX_FIELD_NAME_LENGTH = 256;
 
