@@ -10,6 +10,7 @@ import { KeyThrottlerGuard } from './common/http/key-throttler.guard';
 import { ProblemFilter } from './common/errors';
 import { loggerOptions } from './common/http/logger';
 import { ConfigModule, type AppConfig } from './config';
+import { DataModule } from './data/data.module';
 import { HealthModule } from './health/health.module';
 import { ProfileModule } from './profile/profile.module';
 import { ProjectModule } from './project/project.module';
@@ -41,6 +42,7 @@ export class AppModule {
         AdminModule,
         ProfileModule,
         ProjectModule,
+        DataModule,
       ],
       providers: [
         // Guards run in this order: the rate limit first (it also limits bad keys), then auth.

@@ -67,6 +67,11 @@ export const ERROR_CATALOG = {
     status: HttpStatus.SERVICE_UNAVAILABLE,
     title: 'The database is unavailable or too slow',
   },
+  // data
+  UNIQUE_INDEX_DUPLICATES: {
+    status: HttpStatus.CONFLICT,
+    title: 'Existing items break the unique index',
+  },
 } as const satisfies Record<string, { status: HttpStatus; title: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -1,0 +1,107 @@
+import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { InjectModel } from '@nestjs/mongoose';
+import { Types, type Model } from 'mongoose';
+import { isDuplicateKeyError } from '../common/errors';
+import { CollectionRegistryDocument } from './collection-registry.schema';
+
+export interface RegisteredCollection {
+  name: string;
+  physical: string;
+  createdAt: Date;
+}
+
+/** Registry entries never change once written, so a positive cache is always right. */
+const CACHE_LIMIT = 10_000;
+
+function toEntry(doc: CollectionRegistryDocument): RegisteredCollection {
+  return { name: doc.name, physical: doc.physical, createdAt: doc.createdAt };
+}
+
+@Injectable()
+export class CollectionRegistryRepository implements OnModuleInit {
+  private readonly cache = new Map<string, RegisteredCollection>();
+
+  constructor(
+    @InjectModel(CollectionRegistryDocument.name)
+    private readonly registry: Model<CollectionRegistryDocument>,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    await this.registry.init();
+  }
+
+  private static key(tenant: string, branch: string, name: string): string {
+    return `${tenant}\u0000${branch}\u0000${name}`;
+  }
+
+  private remember(tenant: string, branch: string, entry: RegisteredCollection): void {
+    if (this.cache.size >= CACHE_LIMIT) this.cache.clear();
+    this.cache.set(CollectionRegistryRepository.key(tenant, branch, entry.name), entry);
+  }
+
+  async find(tenant: string, branch: string, name: string): Promise<RegisteredCollection | null> {
+    const cached = this.cache.get(CollectionRegistryRepository.key(tenant, branch, name));
+    if (cached) return cached;
+    const doc = await this.registry
+      .findOne({ tenant, branch, name })
+      .lean<CollectionRegistryDocument>()
+      .exec();
+    if (!doc) return null;
+    const entry = toEntry(doc);
+    this.remember(tenant, branch, entry);
+    return entry;
+  }
+
+  async countFor(tenant: string, branch: string): Promise<number> {
+    return this.registry.countDocuments({ tenant, branch }).exec();
+  }
+
+  async listFor(tenant: string, branch: string): Promise<RegisteredCollection[]> {
+    const docs = await this.registry
+      .find({ tenant, branch })
+      .sort({ name: 1 })
+      .lean<CollectionRegistryDocument[]>()
+      .exec();
+    return docs.map(toEntry);
+  }
+
+  /**
+   * Registers a collection in the next free slot and returns it; null when the namespace has
+   * `max` collections. A unique index on the name makes concurrent first writes of one name agree
+   * on one entry; a unique index on the slot makes concurrent creates of different names queue
+   * for the remaining places, so the quota is never exceeded.
+   */
+  async register(
+    tenant: string,
+    branch: string,
+    name: string,
+    max: number,
+  ): Promise<RegisteredCollection | null> {
+    // Each failed attempt means another entry took a slot, so this ends within max + 1 rounds.
+    for (let round = 0; round <= max; round += 1) {
+      const slot = await this.countFor(tenant, branch);
+      if (slot >= max) return null;
+      const _id = new Types.ObjectId();
+      try {
+        const created = await this.registry.create({
+          _id,
+          tenant,
+          branch,
+          name,
+          slot,
+          physical: `d_${_id.toHexString()}`,
+        });
+        const entry = toEntry(created.toObject<CollectionRegistryDocument>());
+        this.remember(tenant, branch, entry);
+        return entry;
+      } catch (error) {
+        if (!isDuplicateKeyError(error)) throw error;
+        // The name was registered concurrently, or the slot was taken: which one is not in the
+        // error on every server, so look.
+        const existing = await this.find(tenant, branch, name);
+        if (existing) return existing;
+      }
+    }
+    return null;
+  }
+}

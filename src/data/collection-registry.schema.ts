@@ -1,0 +1,46 @@
+import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
+import type { Types } from 'mongoose';
+
+/**
+ * One tenant collection: (tenant, branch, name) → the physical MongoDB collection. Physical names
+ * are made by the server (`d_<id of this entry>`), so no client name ever reaches a native name.
+ */
+@Schema({
+  collection: 'data_collections',
+  versionKey: false,
+  timestamps: { createdAt: true, updatedAt: false },
+})
+export class CollectionRegistryDocument {
+  _id!: Types.ObjectId;
+
+  /** A root user's subject or a team id. */
+  @Prop({ required: true })
+  tenant!: string;
+
+  @Prop({ type: String, default: '' })
+  branch!: string;
+
+  /** The name clients use. */
+  @Prop({ required: true })
+  name!: string;
+
+  @Prop({ required: true })
+  physical!: string;
+
+  /**
+   * Position of the collection in its namespace (0, 1, …). Unique per namespace, and collections
+   * are never removed, so the slots of a namespace are exactly 0..n-1 and a slot below the quota
+   * is a place in the quota: concurrent creates cannot exceed it.
+   */
+  @Prop({ required: true })
+  slot!: number;
+
+  createdAt!: Date;
+}
+
+export const CollectionRegistrySchema = SchemaFactory.createForClass(CollectionRegistryDocument);
+// Serves every data request's name lookup and GET /data (sorted by name); unique so that
+// concurrent first writes to one name agree on one physical collection.
+CollectionRegistrySchema.index({ tenant: 1, branch: 1, name: 1 }, { unique: true });
+// Makes the collection quota exact under concurrency (see `slot`).
+CollectionRegistrySchema.index({ tenant: 1, branch: 1, slot: 1 }, { unique: true });

@@ -1,0 +1,104 @@
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  HttpStatus,
+  Param,
+  Post,
+  UseInterceptors,
+} from '@nestjs/common';
+import {
+  ApiBadRequestResponse,
+  ApiBody,
+  ApiConflictResponse,
+  ApiNoContentResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiParam,
+  ApiTags,
+} from '@nestjs/swagger';
+import { Auth, CurrentPrincipal, type CustomerPrincipal } from '../auth';
+import { ProblemDto } from '../common/errors';
+import { DataBodyInterceptor } from './data-body.interceptor';
+import { DataService } from './data.service';
+import { CreateDataIndexDto, DataIndexDto, DeleteDataIndexDto } from './dto/data-index.dto';
+
+const CollectionParam = () =>
+  ApiParam({
+    name: 'collection',
+    description: 'Collection name: ^[A-Za-z][A-Za-z0-9_-]{0,63}$',
+    example: 'orders',
+  });
+
+/** Native indexes of a tenant collection; root and team keys only. */
+@ApiTags('data')
+@Controller('data')
+@Auth('root', 'team')
+@UseInterceptors(DataBodyInterceptor)
+export class DataIndexController {
+  constructor(private readonly data: DataService) {}
+
+  /** Lists the collection's indexes, `_id_` included (none when the collection does not exist). */
+  @Get(':collection/index')
+  @CollectionParam()
+  @ApiOkResponse({
+    type: [DataIndexDto],
+    example: [
+      { name: '_id_', fields: { _id: 1 }, unique: true },
+      { name: 'orderNumber_1', fields: { orderNumber: 1 }, unique: true },
+    ],
+  })
+  @ApiBadRequestResponse({ type: ProblemDto, description: 'Bad collection name' })
+  async listDataIndexes(
+    @CurrentPrincipal() principal: CustomerPrincipal,
+    @Param('collection') collection: string,
+  ): Promise<DataIndexDto[]> {
+    return this.data.listIndexes(principal, collection);
+  }
+
+  /** Creates an index (creating the collection if needed); the same index again is a no-op. */
+  @Post(':collection/index')
+  @HttpCode(HttpStatus.OK)
+  @CollectionParam()
+  @ApiBody({
+    type: CreateDataIndexDto,
+    examples: {
+      single: { value: { field: 'orderNumber', sort: 'asc', unique: true } },
+      compound: { value: { fields: { userId: 1, _createdAt: -1 }, name: 'by_user_newest' } },
+    },
+  })
+  @ApiOkResponse({
+    type: DataIndexDto,
+    example: { name: 'orderNumber_1', fields: { orderNumber: 1 }, unique: true },
+  })
+  @ApiConflictResponse({
+    type: ProblemDto,
+    description:
+      'INDEX_CONFLICT (same name or fields, another definition), UNIQUE_INDEX_DUPLICATES, INDEX_QUOTA_EXCEEDED, COLLECTION_QUOTA_EXCEEDED',
+  })
+  async createDataIndex(
+    @CurrentPrincipal() principal: CustomerPrincipal,
+    @Param('collection') collection: string,
+    @Body() body: CreateDataIndexDto,
+  ): Promise<DataIndexDto> {
+    return this.data.createIndex(principal, collection, body);
+  }
+
+  /** Drops an index by name; `_id_` is protected. */
+  @Delete(':collection/index')
+  @HttpCode(HttpStatus.NO_CONTENT)
+  @CollectionParam()
+  @ApiBody({ type: DeleteDataIndexDto, examples: { byName: { value: { name: 'status_1' } } } })
+  @ApiNoContentResponse({ description: 'Dropped' })
+  @ApiBadRequestResponse({ type: ProblemDto, description: 'PROTECTED_INDEX for _id_' })
+  @ApiNotFoundResponse({ type: ProblemDto, description: 'INDEX_NOT_FOUND' })
+  async deleteDataIndex(
+    @CurrentPrincipal() principal: CustomerPrincipal,
+    @Param('collection') collection: string,
+    @Body() body: DeleteDataIndexDto,
+  ): Promise<void> {
+    await this.data.deleteIndex(principal, collection, body.name);
+  }
+}

@@ -1,0 +1,248 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectConnection } from '@nestjs/mongoose';
+import type { Collection, Document } from 'mongodb';
+import type { Connection } from 'mongoose';
+import { DomainError, isDuplicateKeyError } from '../common/errors';
+import { APP_CONFIG, type AppConfig } from '../config';
+import {
+  toMongoFilter,
+  toMongoSort,
+  type Condition,
+  type ItemMatch,
+  type ListPlan,
+  type OwnerScope,
+} from './data-query';
+import type { Guarded, JsonObject, JsonScalar } from './json-guard';
+
+/** An item as stored: string `_id`, BSON dates for the server-managed timestamps. */
+export interface StoredItem extends Document {
+  _id: string;
+  _createdAt: Date;
+  _updatedAt: Date;
+}
+
+export interface IndexInfo {
+  name: string;
+  fields: Record<string, 1 | -1>;
+  unique: boolean;
+}
+
+export type InsertResult = { ok: true; item: StoredItem } | { ok: false; duplicate: true };
+
+export type CreateIndexResult = 'created' | 'duplicates';
+
+/** NamespaceNotFound: the physical collection has not been created yet. */
+const NAMESPACE_NOT_FOUND = 26;
+
+/**
+ * A unique index refused a write: code 11000, or FerretDB's SQLite handler, which reports
+ * violations found during updates and index builds as an internal error naming the constraint.
+ */
+function isUniqueViolation(error: unknown): boolean {
+  if (isDuplicateKeyError(error)) return true;
+  const e = error as { code?: unknown; message?: unknown } | null;
+  return (
+    e?.code === 1 && typeof e.message === 'string' && e.message.includes('UNIQUE constraint failed')
+  );
+}
+
+function isNamespaceNotFound(error: unknown): boolean {
+  const e = error as { code?: unknown; codeName?: unknown } | null;
+  return e?.code === NAMESPACE_NOT_FOUND || e?.codeName === 'NamespaceNotFound';
+}
+
+/**
+ * MongoDB access to the physical tenant collections. Callers name a physical collection that came
+ * from the registry, and pass only guarded documents and server-built conditions; every query
+ * built from client input carries maxTimeMS.
+ */
+@Injectable()
+export class DataItemRepository {
+  private readonly maxTimeMS: number;
+
+  constructor(
+    @InjectConnection() private readonly connection: Connection,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.maxTimeMS = config.database.queryTimeoutMs;
+  }
+
+  private collection(physical: string): Collection<StoredItem> {
+    const db = this.connection.db;
+    if (!db) throw new Error('database connection is not open');
+    return db.collection<StoredItem>(physical);
+  }
+
+  async insert(
+    physical: string,
+    id: string,
+    item: Guarded<JsonObject>,
+    now: Date,
+  ): Promise<InsertResult> {
+    const stored = { _id: id, ...item, _createdAt: now, _updatedAt: now } as StoredItem;
+    try {
+      await this.collection(physical).insertOne(stored);
+      return { ok: true, item: stored };
+    } catch (error) {
+      if (isDuplicateKeyError(error)) return { ok: false, duplicate: true };
+      throw error;
+    }
+  }
+
+  /** The id of one item in scope whose field has exactly this value (uniqueField check). */
+  async findIdByValue(
+    physical: string,
+    scope: OwnerScope | null,
+    field: string,
+    value: JsonScalar,
+  ): Promise<string | null> {
+    const match: ItemMatch = { scope, conditions: [{ kind: 'eq', path: field, anyOf: [value] }] };
+    const doc = await this.collection(physical).findOne(toMongoFilter(match), {
+      projection: { _id: 1 },
+      maxTimeMS: this.maxTimeMS,
+    });
+    return doc ? doc._id : null;
+  }
+
+  async existsById(physical: string, id: string): Promise<boolean> {
+    const doc = await this.collection(physical).findOne(
+      { _id: id },
+      { projection: { _id: 1 }, maxTimeMS: this.maxTimeMS },
+    );
+    return doc !== null;
+  }
+
+  /** Up to `limit` matching items in _id order (callers ask for 2 to detect ambiguity). */
+  async findMatching(physical: string, match: ItemMatch, limit: number): Promise<StoredItem[]> {
+    return this.collection(physical)
+      .find(toMongoFilter(match))
+      .sort({ _id: 1 })
+      .limit(limit)
+      .maxTimeMS(this.maxTimeMS)
+      .toArray();
+  }
+
+  /** Ids of up to `limit` matching items (update and delete resolve their single target first). */
+  async findMatchingIds(physical: string, match: ItemMatch, limit: number): Promise<string[]> {
+    const docs = await this.collection(physical)
+      .find(toMongoFilter(match), { projection: { _id: 1 } })
+      .sort({ _id: 1 })
+      .limit(limit)
+      .maxTimeMS(this.maxTimeMS)
+      .toArray();
+    return docs.map((d) => d._id);
+  }
+
+  /** One page of a list; asks for one more than the limit so the caller knows if more follow. */
+  async list(physical: string, match: ItemMatch, plan: ListPlan): Promise<StoredItem[]> {
+    return this.collection(physical)
+      .find(toMongoFilter(match, plan.cursor, plan.sortPath))
+      .sort(toMongoSort(plan))
+      .limit(plan.limit + 1)
+      .maxTimeMS(this.maxTimeMS)
+      .toArray();
+  }
+
+  async count(physical: string, match: ItemMatch): Promise<number> {
+    return this.collection(physical).countDocuments(toMongoFilter(match), {
+      maxTimeMS: this.maxTimeMS,
+    });
+  }
+
+  /** Count from collection metadata (no scan): for unconfined, unfiltered counts only. */
+  async estimatedCount(physical: string): Promise<number> {
+    return this.collection(physical).estimatedDocumentCount({ maxTimeMS: this.maxTimeMS });
+  }
+
+  /**
+   * Sets values on the item with this id, only while it still matches (the match is repeated
+   * with the id, so an item that stopped matching in between is not touched). Null when none.
+   */
+  async updateById(
+    physical: string,
+    id: string,
+    match: ItemMatch,
+    values: Guarded<JsonObject>,
+    now: Date,
+  ): Promise<StoredItem | null> {
+    const idCondition: Condition = { kind: 'eq', path: '_id', anyOf: [id] };
+    try {
+      return await this.collection(physical).findOneAndUpdate(
+        toMongoFilter({ ...match, conditions: [idCondition, ...match.conditions] }),
+        { $set: { ...values, _updatedAt: now } },
+        { returnDocument: 'after', maxTimeMS: this.maxTimeMS },
+      );
+    } catch (error) {
+      if (isUniqueViolation(error))
+        throw new DomainError(
+          'DUPLICATE_ITEM',
+          'A unique index of the collection refuses the new values; nothing was changed.',
+        );
+      throw error;
+    }
+  }
+
+  async deleteById(physical: string, id: string, match: ItemMatch): Promise<boolean> {
+    const idCondition: Condition = { kind: 'eq', path: '_id', anyOf: [id] };
+    const result = await this.collection(physical).deleteOne(
+      toMongoFilter({ ...match, conditions: [idCondition, ...match.conditions] }),
+      { maxTimeMS: this.maxTimeMS },
+    );
+    return result.deletedCount === 1;
+  }
+
+  /** The collection's indexes, `_id_` included; none when the collection does not exist yet. */
+  async listIndexes(physical: string): Promise<IndexInfo[]> {
+    try {
+      const indexes = (await this.collection(physical).listIndexes().toArray()) as {
+        name: string;
+        key: Record<string, 1 | -1>;
+        unique?: boolean;
+      }[];
+      return indexes.map((index) => ({
+        name: index.name,
+        fields: { ...index.key },
+        // _id_ is unique although listIndexes does not say so.
+        unique: index.unique === true || index.name === '_id_',
+      }));
+    } catch (error) {
+      if (isNamespaceNotFound(error)) return [];
+      throw error;
+    }
+  }
+
+  async createIndex(
+    physical: string,
+    name: string,
+    fields: Record<string, 1 | -1>,
+    unique: boolean,
+  ): Promise<CreateIndexResult> {
+    try {
+      await this.collection(physical).createIndex(fields, {
+        name,
+        ...(unique ? { unique: true } : {}),
+      });
+      return 'created';
+    } catch (error) {
+      if (isUniqueViolation(error)) return 'duplicates';
+      // Other servers may word it differently: look for duplicates before giving up.
+      if (unique && (await this.hasDuplicates(physical, Object.keys(fields)))) return 'duplicates';
+      throw error;
+    }
+  }
+
+  private async hasDuplicates(physical: string, paths: string[]): Promise<boolean> {
+    const key = Object.fromEntries(paths.map((path, i) => [`k${i}`, `$${path}`]));
+    const groups = await this.collection(physical)
+      .aggregate(
+        [{ $group: { _id: key, n: { $sum: 1 } } }, { $match: { n: { $gt: 1 } } }, { $limit: 1 }],
+        { maxTimeMS: this.maxTimeMS },
+      )
+      .toArray();
+    return groups.length > 0;
+  }
+
+  async dropIndex(physical: string, name: string): Promise<void> {
+    await this.collection(physical).dropIndex(name);
+  }
+}

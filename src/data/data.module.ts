@@ -1,0 +1,21 @@
+import { Module } from '@nestjs/common';
+import { MongooseModule } from '@nestjs/mongoose';
+import { CollectionRegistryDocument, CollectionRegistrySchema } from './collection-registry.schema';
+import { CollectionRegistryRepository } from './collection-registry.repository';
+import { DataIndexController } from './data-index.controller';
+import { DataItemRepository } from './data-item.repository';
+import { DataController } from './data.controller';
+import { DataService } from './data.service';
+
+@Module({
+  imports: [
+    MongooseModule.forFeature([
+      { name: CollectionRegistryDocument.name, schema: CollectionRegistrySchema },
+    ]),
+  ],
+  // The index controller first: its fixed `index` segment must not be read as an item route.
+  controllers: [DataIndexController, DataController],
+  providers: [CollectionRegistryRepository, DataItemRepository, DataService],
+  exports: [DataService],
+})
+export class DataModule {}

@@ -1,0 +1,190 @@
+import fc from 'fast-check';
+import type { CustomerPrincipal } from '../auth';
+import { DomainError } from '../common/errors';
+import { parseListQuery } from '../common/http/list-query';
+import type { AppConfig } from '../config';
+import type { CollectionRegistryRepository } from './collection-registry.repository';
+import type { ItemMatch } from './data-query';
+import type { DataItemRepository } from './data-item.repository';
+import { DataService } from './data.service';
+import { fieldPathProblem, isGuarded, isScalar } from './json-guard';
+
+const config = {
+  limits: {
+    dataMaxDepth: 20,
+    bodyBytes: 1024 * 1024,
+    maxCollections: 100,
+    maxIndexes: 20,
+  },
+} as AppConfig;
+
+const root: CustomerPrincipal = { kind: 'root', keyId: 'k', subject: 'subj', branch: '' };
+const sub: CustomerPrincipal = {
+  kind: 'sub',
+  keyId: 'k',
+  subject: 'subj',
+  clientId: 'c',
+  accountId: 'acct',
+  profileId: 'p',
+  branch: '',
+};
+
+const query = (q: Record<string, string> = {}) =>
+  parseListQuery(q, { limitDefault: 50, limitMax: 500, params: ['authField'], allowExists: true });
+
+/** Every repository call, with its arguments. */
+function setup() {
+  const calls: { method: string; args: unknown[] }[] = [];
+  const stored = { _id: 'i1', _createdAt: new Date(), _updatedAt: new Date() };
+  const record =
+    (method: string, result: unknown) =>
+    (...args: unknown[]) => {
+      calls.push({ method, args });
+      return Promise.resolve(typeof result === 'function' ? (result as () => unknown)() : result);
+    };
+  const entry = { name: 'c', physical: 'd_1', createdAt: new Date() };
+  const registry = {
+    find: record('registry.find', entry),
+    countFor: record('registry.countFor', 0),
+    listFor: record('registry.listFor', [entry]),
+    register: record('registry.register', entry),
+  } as unknown as CollectionRegistryRepository;
+  const items = {
+    insert: record('insert', { ok: true, item: stored }),
+    findIdByValue: record('findIdByValue', null),
+    existsById: record('existsById', false),
+    findMatching: record('findMatching', [stored]),
+    findMatchingIds: record('findMatchingIds', ['i1']),
+    list: record('list', [stored]),
+    count: record('count', 3),
+    estimatedCount: record('estimatedCount', 7),
+    updateById: record('updateById', stored),
+    deleteById: record('deleteById', true),
+    listIndexes: record('listIndexes', []),
+    createIndex: record('createIndex', 'created'),
+    dropIndex: record('dropIndex', undefined),
+  } as unknown as DataItemRepository;
+  return { service: new DataService(registry, items, config), calls };
+}
+
+/** What may reach the item repository: guarded documents and server-built matches. */
+function assertOnlyGuardedInput(calls: { method: string; args: unknown[] }[]): void {
+  for (const { method, args } of calls) {
+    if (method.startsWith('registry.')) continue;
+    for (const arg of args) {
+      if (typeof arg !== 'object' || arg === null || arg instanceof Date) continue;
+      if ('conditions' in arg) {
+        const match = arg as ItemMatch;
+        for (const condition of match.conditions) {
+          expect(fieldPathProblem(condition.path)).toBeNull();
+          if (condition.kind === 'eq') expect(condition.anyOf.every(isScalar)).toBe(true);
+          else expect(typeof condition.exists).toBe('boolean');
+        }
+        if (match.scope) expect(fieldPathProblem(match.scope.field)).toBeNull();
+      } else if (method === 'insert' || method === 'updateById') {
+        expect(isGuarded(arg)).toBe(true);
+      }
+    }
+  }
+}
+
+describe('DataService', () => {
+  it('passes only guard-produced items and values to the repository', async () => {
+    const { service, calls } = setup();
+    const item = { a: { b: [1, 'x'] } };
+    await service
+      .createItem(sub, 'c', { item, uniqueField: 'a', authField: 'owner' })
+      .catch(() => undefined);
+    await service.createItem(root, 'c', { item });
+    await service.updateItem(sub, 'c', 'code', '5', { values: { x: 1 }, filter: { y: 'z' } });
+    await service.deleteItem(root, 'c', '_id', 'i1', { filter: { y: null } });
+    await service.listItems(sub, 'c', query({ a: '1', 'existsFilter[b]': 'true' }));
+    await service.getItem(sub, 'c', 'n.m', 'true', query({ authField: 'owner' }));
+    const insert = calls.find((c) => c.method === 'insert');
+    expect(insert?.args[2]).not.toBe(item);
+    assertOnlyGuardedInput(calls);
+  });
+
+  it('never calls the repository with hostile input', async () => {
+    // Hostile to filters and documents alike; dotted keys are paths in filters, so they are
+    // hostile to documents only.
+    const hostile = fc.oneof(
+      fc.constant({ $where: '1' }),
+      fc.constant({ a: { $ne: null } }),
+      fc.constant(JSON.parse('{"__proto__":{"x":1}}') as unknown),
+      fc.string({ maxLength: 5 }).map((s) => ({ [`$${s}`]: 1 })),
+      fc.string({ maxLength: 5 }).map((s) => ({ [`a.$${s}`]: 1 })),
+    );
+    await fc.assert(
+      fc.asyncProperty(hostile, fc.constantFrom(root, sub), async (value, principal) => {
+        const { service, calls } = setup();
+        const dotted = { 'a.b': 1 };
+        const attempts = [
+          () => service.createItem(principal, 'c', { item: { ok: 1, nested: value } }),
+          () => service.createItem(principal, 'c', { item: dotted }),
+          () => service.updateItem(principal, 'c', '_id', 'x', { values: { nested: value } }),
+          () => service.updateItem(principal, 'c', '_id', 'x', { values: dotted }),
+          () => service.updateItem(principal, 'c', '_id', 'x', { values: { a: 1 }, filter: value }),
+          () => service.deleteItem(principal, 'c', '_id', 'x', { filter: value }),
+        ];
+        for (const attempt of attempts) await expect(attempt()).rejects.toBeInstanceOf(DomainError);
+        expect(calls).toEqual([]);
+      }),
+    );
+  });
+
+  it('stamps the owner value of a sub caller over the body, and only fills it in for root', async () => {
+    const { service, calls } = setup();
+    await service.createItem(sub, 'c', { item: { userId: 'other' } });
+    await service.createItem(root, 'c', { item: { userId: 'other' } });
+    await service.createItem(root, 'c', { item: {} });
+    const inserted = calls.filter((c) => c.method === 'insert').map((c) => c.args[2]);
+    expect(inserted).toEqual([{ userId: 'acct' }, { userId: 'other' }, { userId: 'subj' }]);
+  });
+
+  it('confines every sub read, update and delete to its owner value', async () => {
+    const { service, calls } = setup();
+    await service.listItems(sub, 'c', query({ authField: 'owner' }));
+    await service.countItems(sub, 'c', query());
+    await service.getItem(sub, 'c', '_id', 'x', query());
+    await service.updateItem(sub, 'c', '_id', 'x', { values: { a: 1 } });
+    await service.deleteItem(sub, 'c', '_id', 'x', {});
+    const scopes = calls
+      .filter((c) => !c.method.startsWith('registry.'))
+      .map(
+        (c) => (c.args.find((a) => typeof a === 'object' && a && 'scope' in a) as ItemMatch).scope,
+      );
+    expect(scopes[0]).toEqual({ field: 'owner', value: 'acct' });
+    for (const scope of scopes.slice(1)) expect(scope).toEqual({ field: 'userId', value: 'acct' });
+  });
+
+  it('counts from metadata only when the count is unconfined and unfiltered', async () => {
+    const { service, calls } = setup();
+    expect(await service.countItems(root, 'c', query())).toBe(7);
+    expect(await service.countItems(root, 'c', query({ a: '1' }))).toBe(3);
+    expect(await service.countItems(sub, 'c', query())).toBe(3);
+    expect(calls.filter((c) => !c.method.startsWith('registry.')).map((c) => c.method)).toEqual([
+      'estimatedCount',
+      'count',
+      'count',
+    ]);
+  });
+
+  it('refuses a sub caller changing its owner field', async () => {
+    const { service, calls } = setup();
+    await expect(
+      service.updateItem(sub, 'c', '_id', 'x', { values: { userId: 'acct' } }),
+    ).rejects.toMatchObject({ code: 'FORBIDDEN' });
+    expect(calls).toEqual([]);
+  });
+
+  it('refuses collection names outside the pattern before any lookup', async () => {
+    const { service, calls } = setup();
+    for (const name of ['system.profile', '../x', 'a$b', 'a'.repeat(65), '']) {
+      await expect(service.listItems(root, name, query())).rejects.toMatchObject({
+        code: 'INVALID_COLLECTION_NAME',
+      });
+    }
+    expect(calls).toEqual([]);
+  });
+});

@@ -1,0 +1,86 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import {
+  IsBoolean,
+  IsIn,
+  IsOptional,
+  IsString,
+  Matches,
+  MaxLength,
+  MinLength,
+} from 'class-validator';
+
+export const INDEX_NAME_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
+
+export class CreateDataIndexDto {
+  /** One field (dotted paths address nested fields); use `fields` for a compound index. */
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(256)
+  @ApiPropertyOptional({ example: 'status' })
+  field?: string;
+
+  /** Direction of `field`. */
+  @IsOptional()
+  @IsIn(['asc', 'desc'])
+  @ApiPropertyOptional({ enum: ['asc', 'desc'], default: 'asc' })
+  sort?: 'asc' | 'desc';
+
+  /** Compound index: field → 1 (ascending) or -1 (descending), at most 5 fields, in order. */
+  @IsOptional()
+  @Transform(({ obj }) => (obj as Record<string, unknown>).fields)
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'integer', enum: [1, -1] },
+    example: { userId: 1, _createdAt: -1 },
+  })
+  fields?: unknown;
+
+  /** Refuse two items with the same values of the indexed fields. */
+  @IsOptional()
+  @IsBoolean()
+  @ApiPropertyOptional({ default: false })
+  unique?: boolean;
+
+  /** Index name; default MongoDB's (`status_1`, `userId_1__createdAt_-1`). */
+  @IsOptional()
+  @IsString()
+  @Matches(INDEX_NAME_PATTERN, {
+    message: 'name must be 1-128 letters, digits, _, . or - (not starting with . or -)',
+  })
+  @ApiPropertyOptional({ example: 'status_1' })
+  name?: string;
+}
+
+export class DeleteDataIndexDto {
+  @IsString()
+  @MinLength(1)
+  @MaxLength(128)
+  @ApiProperty({ example: 'status_1' })
+  name!: string;
+}
+
+export class DataIndexDto {
+  @ApiProperty({ example: 'status_1' })
+  name!: string;
+
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'integer', enum: [1, -1] },
+    example: { status: 1 },
+  })
+  fields!: Record<string, 1 | -1>;
+
+  @ApiProperty({ example: false })
+  unique!: boolean;
+}
+
+export class DataCollectionDto {
+  @ApiProperty({ example: 'orders' })
+  name!: string;
+
+  /** The collection's indexes, `_id_` included. */
+  @ApiProperty({ type: [DataIndexDto] })
+  indexes!: DataIndexDto[];
+}

@@ -1,0 +1,117 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsDefined, IsOptional, IsString, MaxLength } from 'class-validator';
+
+/**
+ * Free-form JSON members are passed through untouched (class-transformer would drop own
+ * `__proto__` keys and rebuild objects), so the data guard sees exactly what the client sent.
+ */
+const Raw = () => Transform(({ obj, key }) => (obj as Record<string, unknown>)[key]);
+
+const ITEM_EXAMPLE = { _id: 'order-1001', userId: 'auth0|ada', total: 42.5, status: 'open' };
+
+export class CreateDataItemDto {
+  /** The item: a JSON object. `_id` (string) is optional; `_createdAt`/`_updatedAt` are the server's. */
+  @IsDefined()
+  @Raw()
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    example: { _id: 'order-1001', total: 42.5, status: 'open' },
+  })
+  item!: unknown;
+
+  /** A field of `item` whose value must not exist yet in the caller's scope (409 otherwise). */
+  @IsOptional()
+  @IsString()
+  @MaxLength(256)
+  @ApiPropertyOptional({ example: 'orderNumber' })
+  uniqueField?: string;
+
+  /** The owner field (default `userId`). */
+  @IsOptional()
+  @IsString()
+  @MaxLength(256)
+  @ApiPropertyOptional({ example: 'userId', default: 'userId' })
+  authField?: string;
+}
+
+export class UpdateDataItemDto {
+  /** Field → new value (`$set`); `null` stores null. Not `_id`, `_createdAt`, `_updatedAt`. */
+  @IsDefined()
+  @Raw()
+  @ApiProperty({ type: 'object', additionalProperties: true, example: { status: 'paid' } })
+  values!: unknown;
+
+  /** Further equality conditions (scalar values, JSON types kept; dotted paths allowed). */
+  @IsOptional()
+  @Raw()
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { oneOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }] },
+    nullable: true,
+    example: { status: 'open' },
+  })
+  filter?: unknown;
+
+  /** The owner field (default `userId`). */
+  @IsOptional()
+  @IsString()
+  @MaxLength(256)
+  @ApiPropertyOptional({ example: 'userId', default: 'userId' })
+  authField?: string;
+}
+
+export class DeleteDataItemDto {
+  /** Further equality conditions (scalar values, JSON types kept; dotted paths allowed). */
+  @IsOptional()
+  @Raw()
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { oneOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }] },
+    nullable: true,
+    example: { status: 'cancelled' },
+  })
+  filter?: unknown;
+
+  /** The owner field (default `userId`). */
+  @IsOptional()
+  @IsString()
+  @MaxLength(256)
+  @ApiPropertyOptional({ example: 'userId', default: 'userId' })
+  authField?: string;
+}
+
+/** A stored item: its fields plus `_id` and the server-managed timestamps. */
+export class DataItemDto {
+  @ApiProperty({ example: 'order-1001' })
+  _id!: string;
+
+  @ApiProperty({ format: 'date-time', example: '2026-01-05T10:00:00.000Z' })
+  _createdAt!: string;
+
+  @ApiProperty({ format: 'date-time', example: '2026-01-05T10:00:00.000Z' })
+  _updatedAt!: string;
+
+  [field: string]: unknown;
+}
+
+export const DATA_ITEM_EXAMPLE = {
+  ...ITEM_EXAMPLE,
+  _createdAt: '2026-01-05T10:00:00.000Z',
+  _updatedAt: '2026-01-05T10:00:00.000Z',
+};
+
+export class DataCountDto {
+  @ApiProperty({ example: 12 })
+  count!: number;
+}
+
+/** Items as JSON: the stored BSON timestamps become RFC 3339 strings. */
+export function toItemJson(item: { _id: string; _createdAt: Date; _updatedAt: Date }): DataItemDto {
+  return {
+    ...item,
+    _createdAt: item._createdAt instanceof Date ? item._createdAt.toISOString() : item._createdAt,
+    _updatedAt: item._updatedAt instanceof Date ? item._updatedAt.toISOString() : item._updatedAt,
+  };
+}
