@@ -5,7 +5,18 @@ import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'coverage/**', 'node_modules/**', '.data/**', 'eslint.config.mjs', 'jest.config.js', 'bench/**/*.js', 'test/support/*.js'] },
+  {
+    ignores: [
+      'dist/**',
+      'coverage/**',
+      'node_modules/**',
+      '.data/**',
+      'eslint.config.mjs',
+      'jest.config.js',
+      'bench/**/*.js',
+      'test/support/*.js',
+    ],
+  },
   eslint.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   prettier,

@@ -64,7 +64,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     Object.entries(env).filter(([, v]) => v !== undefined && v !== ''),
   );
   const vars = plainToInstance(EnvironmentVariables, present, { excludeExtraneousValues: false });
-  const problems = describe(validateSync(vars, { forbidUnknownValues: false, stopAtFirstError: true }));
+  const problems = describe(
+    validateSync(vars, { forbidUnknownValues: false, stopAtFirstError: true }),
+  );
   if (vars.LIST_LIMIT_DEFAULT > vars.LIST_LIMIT_MAX) {
     problems.push('LIST_LIMIT_DEFAULT must not exceed LIST_LIMIT_MAX');
   }
