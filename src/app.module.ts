@@ -2,13 +2,11 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { MongooseModule } from '@nestjs/mongoose';
 import { ThrottlerModule } from '@nestjs/throttler';
-import { LoggerModule } from 'nestjs-pino';
 import { AdminModule } from './admin/admin.module';
 import { ApiKeyGuard } from './auth/api-key.guard';
 import { AuthModule } from './auth/auth.module';
 import { KeyThrottlerGuard } from './common/http/key-throttler.guard';
 import { ProblemFilter } from './common/errors';
-import { loggerOptions } from './common/http/logger';
 import { ConfigModule, type AppConfig } from './config';
 import { DataModule } from './data/data.module';
 import { HealthModule } from './health/health.module';
@@ -23,7 +21,6 @@ export class AppModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
-        LoggerModule.forRoot(loggerOptions(config)),
         MongooseModule.forRoot(config.database.uri, {
           dbName: config.database.dbName,
           serverSelectionTimeoutMS: config.database.serverSelectionTimeoutMs,

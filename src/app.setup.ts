@@ -4,10 +4,9 @@ import { SwaggerModule } from '@nestjs/swagger';
 import type { ValidationError } from 'class-validator';
 import type { NextFunction, Request, Response } from 'express';
 import helmet from 'helmet';
-import { Logger } from 'nestjs-pino';
 import { ProblemRenderer, ValidationFailedError, type FieldError } from './common/errors';
 import { bodyMiddleware } from './common/http/body';
-import { requestIdOf } from './common/http/logger';
+import { createLogger, httpLogger, PinoLoggerService, requestIdOf } from './common/http/logger';
 import { buildOpenApiDocument } from './common/http/openapi';
 import type { AppConfig } from './config';
 
@@ -36,13 +35,15 @@ export function createValidationPipe(): ValidationPipe {
  */
 export function configureApp(app: INestApplication, config: AppConfig): INestApplication {
   const http = app as NestExpressApplication;
-  http.useLogger(app.get(Logger));
+  const logger = createLogger(config);
+  http.useLogger(new PinoLoggerService(logger));
   http.set('query parser', 'simple');
   http.set('trust proxy', config.trustProxy);
   http.use((req: Request, res: Response, next: NextFunction) => {
     requestIdOf(req, res);
     next();
   });
+  http.use(httpLogger(logger));
   http.use(
     helmet({
       contentSecurityPolicy: {

@@ -1,8 +1,8 @@
 import { NestFactory } from '@nestjs/core';
-import pino from 'pino';
 import { AppModule } from './app.module';
 import { APP_OPTIONS, configureApp } from './app.setup';
 import { generateApiKey } from './auth/api-key.secret';
+import { createLogger } from './common/http/logger';
 import { ConfigValidationError, loadConfig, loadDotEnvFile, type AppConfig } from './config';
 import { DatabaseUnavailableError, resolveDatabase, type ResolvedDatabase } from './database';
 
@@ -23,7 +23,7 @@ function readConfig(): AppConfig {
 
 async function bootstrap(): Promise<void> {
   const config = readConfig();
-  const log = pino({ level: config.logLevel });
+  const log = createLogger(config);
 
   // Development convenience: without ADMIN_API_KEY a key is generated for this run and printed
   // once. loadConfig already refused to get here in production without one.

@@ -113,10 +113,11 @@ export class DataItemRepository {
   }
 
   /** Up to `limit` matching items in _id order (callers ask for 2 to detect ambiguity). */
+  // No sort in the two lookups below: callers only ask whether 0, 1 or more items match, and an
+  // unsorted limited find lets the server stop at the first matches.
   async findMatching(physical: string, match: ItemMatch, limit: number): Promise<StoredItem[]> {
     return this.collection(physical)
       .find(toMongoFilter(match))
-      .sort({ _id: 1 })
       .limit(limit)
       .maxTimeMS(this.maxTimeMS)
       .toArray();
@@ -126,7 +127,6 @@ export class DataItemRepository {
   async findMatchingIds(physical: string, match: ItemMatch, limit: number): Promise<string[]> {
     const docs = await this.collection(physical)
       .find(toMongoFilter(match), { projection: { _id: 1 } })
-      .sort({ _id: 1 })
       .limit(limit)
       .maxTimeMS(this.maxTimeMS)
       .toArray();

@@ -216,7 +216,9 @@ export class DataService {
 
     const target = await this.forWrite(principal, collection);
     const scope = this.scopeOf(principal, ownerField);
-    if (uniqueField !== null && isScalar(uniqueValue)) {
+    // Refuses a taken uniqueField value in the caller's scope, naming the item that holds it.
+    const refuseTakenValue = async (): Promise<void> => {
+      if (uniqueField === null || !isScalar(uniqueValue)) return;
       const existingId = await this.items.findIdByValue(
         target.physical,
         scope,
@@ -224,20 +226,13 @@ export class DataService {
         uniqueValue,
       );
       if (existingId !== null) throw this.duplicate(uniqueField, existingId);
-    }
+    };
+    await refuseTakenValue();
 
     const result = await this.items.insert(target.physical, id, item, new Date());
     if (result.ok) return result.item;
     // A unique index refused the item: name the item it collides with when the caller may see it.
-    if (uniqueField !== null && isScalar(uniqueValue)) {
-      const existingId = await this.items.findIdByValue(
-        target.physical,
-        scope,
-        uniqueField,
-        uniqueValue,
-      );
-      if (existingId !== null) throw this.duplicate(uniqueField, existingId);
-    }
+    await refuseTakenValue();
     if (await this.items.existsById(target.physical, id)) throw this.duplicate('_id', id);
     throw new DomainError('DUPLICATE_ITEM', 'A unique index of the collection refuses the item.');
   }
@@ -313,7 +308,12 @@ export class DataService {
     const match = this.queryMatch(principal, query, pathCondition(indexName, indexValue));
     const target = await this.existing(principal, collection);
     if (!target) throw this.notFound(collection);
-    const found = await this.items.findMatching(target.physical, match, 2);
+    // An _id names at most one item; any other field needs a second match to detect ambiguity.
+    const found = await this.items.findMatching(
+      target.physical,
+      match,
+      indexName === '_id' ? 1 : 2,
+    );
     return this.single(found, collection);
   }
 

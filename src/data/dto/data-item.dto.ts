@@ -36,32 +36,7 @@ export class CreateDataItemDto {
   authField?: string;
 }
 
-export class UpdateDataItemDto {
-  /** Field → new value (`$set`); `null` stores null. Not `_id`, `_createdAt`, `_updatedAt`. */
-  @IsDefined()
-  @Raw()
-  @ApiProperty({ type: 'object', additionalProperties: true, example: { status: 'paid' } })
-  values!: unknown;
-
-  /** Further equality conditions (scalar values, JSON types kept; dotted paths allowed). */
-  @IsOptional()
-  @Raw()
-  @ApiPropertyOptional({
-    type: 'object',
-    additionalProperties: { oneOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }] },
-    nullable: true,
-    example: { status: 'open' },
-  })
-  filter?: unknown;
-
-  /** The owner field (default `userId`). */
-  @IsOptional()
-  @IsString()
-  @MaxLength(256)
-  @ApiPropertyOptional({ example: 'userId', default: 'userId' })
-  authField?: string;
-}
-
+/** Body of DELETE /data/{c}/{indexName}/{indexValue}; also the narrowing part of a PUT. */
 export class DeleteDataItemDto {
   /** Further equality conditions (scalar values, JSON types kept; dotted paths allowed). */
   @IsOptional()
@@ -80,6 +55,14 @@ export class DeleteDataItemDto {
   @MaxLength(256)
   @ApiPropertyOptional({ example: 'userId', default: 'userId' })
   authField?: string;
+}
+
+export class UpdateDataItemDto extends DeleteDataItemDto {
+  /** Field → new value (`$set`); `null` stores null. Not `_id`, `_createdAt`, `_updatedAt`. */
+  @IsDefined()
+  @Raw()
+  @ApiProperty({ type: 'object', additionalProperties: true, example: { status: 'paid' } })
+  values!: unknown;
 }
 
 /** A stored item: its fields plus `_id` and the server-managed timestamps. */
