@@ -6,7 +6,7 @@ import type { NextFunction, Request, Response } from 'express';
 import helmet from 'helmet';
 import { ProblemRenderer, ValidationFailedError, type FieldError } from './common/errors';
 import { bodyMiddleware } from './common/http/body';
-import { createLogger, httpLogger, PinoLoggerService, requestIdOf } from './common/http/logger';
+import { createLogger, PinoLoggerService, requestIdOf, requestLogger } from './common/http/logger';
 import { buildOpenApiDocument } from './common/http/openapi';
 import type { AppConfig } from './config';
 
@@ -43,7 +43,7 @@ export function configureApp(app: INestApplication, config: AppConfig): INestApp
     requestIdOf(req, res);
     next();
   });
-  http.use(httpLogger(logger));
+  http.use(requestLogger(logger));
   http.use(
     helmet({
       contentSecurityPolicy: {

@@ -2,6 +2,7 @@ import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/com
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { DomainError, ForbiddenError, UnauthenticatedError } from '../common/errors';
+import { digestApiKey } from './api-key.secret';
 import { ApiKeyService } from './api-key.service';
 import { ALLOWED_KINDS, IS_PUBLIC, type RequestWithPrincipal } from './auth.decorators';
 import { isValidBranch } from './branch';
@@ -15,6 +16,22 @@ export function presentedKey(req: Request): string | undefined {
   const match =
     typeof authorization === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(authorization) : null;
   return match?.[1];
+}
+
+const digests = new WeakMap<Request, string | null>();
+
+/**
+ * SHA-256 of the presented key, or null without one; computed once per request and shared by
+ * the rate limiter (which tracks keys by digest) and the guard (which looks keys up by digest).
+ */
+export function presentedKeyDigest(req: Request): string | null {
+  let digest = digests.get(req);
+  if (digest === undefined) {
+    const key = presentedKey(req);
+    digest = key ? digestApiKey(key) : null;
+    digests.set(req, digest);
+  }
+  return digest;
 }
 
 /**
@@ -33,9 +50,9 @@ export class ApiKeyGuard implements CanActivate {
     if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
 
     const req = context.switchToHttp().getRequest<RequestWithPrincipal>();
-    const secret = presentedKey(req);
-    if (!secret) throw new UnauthenticatedError();
-    const { principal, boundBranch } = await this.keys.authenticate(secret);
+    const digest = presentedKeyDigest(req);
+    if (!digest) throw new UnauthenticatedError();
+    const { principal, boundBranch } = await this.keys.authenticate(digest);
 
     const allowed =
       this.reflector.getAllAndOverride<PrincipalKind[] | undefined>(ALLOWED_KINDS, targets) ?? [];

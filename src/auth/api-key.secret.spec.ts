@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { digestApiKey, generateApiKey, secretsEqual } from './api-key.secret';
+import { digestApiKey, digestsEqual, generateApiKey } from './api-key.secret';
 
 describe('API key secrets', () => {
   it('generates 256-bit keys with a display prefix and stores only the SHA-256 digest', () => {
@@ -16,11 +16,12 @@ describe('API key secrets', () => {
     expect(secrets.size).toBe(1000);
   });
 
-  it('compares secrets exactly', () => {
-    const { secret } = generateApiKey();
-    expect(secretsEqual(secret, secret)).toBe(true);
-    expect(secretsEqual(secret, `${secret}x`)).toBe(false);
-    expect(secretsEqual(secret, secret.toUpperCase())).toBe(false);
+  it('compares digests exactly', () => {
+    const { secret, digest } = generateApiKey();
+    expect(digestsEqual(digest, digestApiKey(secret))).toBe(true);
+    expect(digestsEqual(digest, digestApiKey(`${secret}x`))).toBe(false);
+    expect(digestsEqual(digest, digestApiKey(secret.toUpperCase()))).toBe(false);
+    expect(digestsEqual(digest, 'abcd')).toBe(false);
     expect(digestApiKey('a')).not.toBe(digestApiKey('b'));
   });
 });

@@ -20,7 +20,9 @@ export function digestApiKey(secret: string): string {
   return createHash('sha256').update(secret, 'utf8').digest('hex');
 }
 
-/** Constant-time comparison of two secrets through their digests (equal length by construction). */
-export function secretsEqual(a: string, b: string): boolean {
-  return timingSafeEqual(Buffer.from(digestApiKey(a), 'hex'), Buffer.from(digestApiKey(b), 'hex'));
+/** Constant-time comparison of two SHA-256 hex digests. */
+export function digestsEqual(a: string, b: string): boolean {
+  const left = Buffer.from(a, 'hex');
+  const right = Buffer.from(b, 'hex');
+  return left.length === right.length && timingSafeEqual(left, right);
 }

@@ -3,7 +3,7 @@ import { APP_CONFIG, type AppConfig } from '../config';
 import { DomainError, UnauthenticatedError, ValidationFailedError } from '../common/errors';
 import { ProfileService } from '../profile/profile.service';
 import { ApiKeyRepository, type ApiKeyRecord, type NewApiKey } from './api-key.repository';
-import { digestApiKey, generateApiKey, secretsEqual } from './api-key.secret';
+import { digestApiKey, digestsEqual, generateApiKey } from './api-key.secret';
 import type { Principal } from './principal';
 
 /** A principal before the request branch is applied, plus the branch its key is bound to. */
@@ -26,19 +26,26 @@ export interface CreateKeyRequest {
 
 @Injectable()
 export class ApiKeyService {
+  /** Digest of ADMIN_API_KEY, computed once. */
+  private readonly adminDigest: string | null;
+
   constructor(
     private readonly keys: ApiKeyRepository,
     private readonly profiles: ProfileService,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {}
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.adminDigest = config.adminApiKey ? digestApiKey(config.adminApiKey) : null;
+  }
 
-  /** Resolves a presented secret to who it acts as; one indexed lookup for customer keys. */
-  async authenticate(secret: string, now = new Date()): Promise<KeyIdentity> {
-    const adminKey = this.config.adminApiKey;
-    if (adminKey && secretsEqual(secret, adminKey)) {
+  /**
+   * Resolves the SHA-256 digest of a presented key to who it acts as: the operator key by a
+   * constant-time comparison, customer keys by one indexed lookup.
+   */
+  async authenticate(digest: string, now = new Date()): Promise<KeyIdentity> {
+    if (this.adminDigest && digestsEqual(digest, this.adminDigest)) {
       return { principal: { kind: 'operator', branch: '' }, boundBranch: null };
     }
-    const key = await this.keys.findByDigest(digestApiKey(secret));
+    const key = await this.keys.findByDigest(digest);
     if (!key) throw new UnauthenticatedError('The API key is unknown or was revoked.');
     if (key.expiresAt && key.expiresAt <= now)
       throw new UnauthenticatedError('The API key has expired.');

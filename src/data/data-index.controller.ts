@@ -1,14 +1,4 @@
-import {
-  Body,
-  Controller,
-  Delete,
-  Get,
-  HttpCode,
-  HttpStatus,
-  Param,
-  Post,
-  UseInterceptors,
-} from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param, Post } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiBody,
@@ -21,7 +11,6 @@ import {
 } from '@nestjs/swagger';
 import { Auth, CurrentPrincipal, type CustomerPrincipal } from '../auth';
 import { ProblemDto } from '../common/errors';
-import { DataBodyInterceptor } from './data-body.interceptor';
 import { DataService } from './data.service';
 import { CreateDataIndexDto, DataIndexDto, DeleteDataIndexDto } from './dto/data-index.dto';
 
@@ -36,7 +25,6 @@ const CollectionParam = () =>
 @ApiTags('data')
 @Controller('data')
 @Auth('root', 'team')
-@UseInterceptors(DataBodyInterceptor)
 export class DataIndexController {
   constructor(private readonly data: DataService) {}
 

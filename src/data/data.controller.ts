@@ -13,7 +13,6 @@ import {
   Query,
   Req,
   Res,
-  UseInterceptors,
 } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
@@ -34,7 +33,6 @@ import { Auth, CurrentPrincipal, type CustomerPrincipal } from '../auth';
 import { ProblemDto, ValidationFailedError } from '../common/errors';
 import { parseListQuery, type ListQuery } from '../common/http/list-query';
 import { APP_CONFIG, type AppConfig } from '../config';
-import { DataBodyInterceptor } from './data-body.interceptor';
 import { DataService } from './data.service';
 import { DataCollectionDto } from './dto/data-index.dto';
 import {
@@ -143,7 +141,6 @@ const ListQueries = () =>
 @ApiTags('data')
 @ApiExtraModels(DataItemDto)
 @Controller('data')
-@UseInterceptors(DataBodyInterceptor)
 export class DataController {
   constructor(
     private readonly data: DataService,
