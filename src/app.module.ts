@@ -5,6 +5,7 @@ import { ThrottlerModule } from '@nestjs/throttler';
 import { AdminModule } from './admin/admin.module';
 import { ApiKeyGuard } from './auth/api-key.guard';
 import { AuthModule } from './auth/auth.module';
+import { FixedWindowThrottlerStorage } from './common/http/fixed-window.storage';
 import { KeyThrottlerGuard } from './common/http/key-throttler.guard';
 import { ProblemFilter } from './common/errors';
 import { ConfigModule, type AppConfig } from './config';
@@ -31,9 +32,12 @@ export class AppModule {
           retryAttempts: 3,
           retryDelay: 1000,
         }),
-        ThrottlerModule.forRoot([
-          { ttl: config.limits.rateLimitWindowMs, limit: config.limits.rateLimitMax },
-        ]),
+        ThrottlerModule.forRoot({
+          throttlers: [{ ttl: config.limits.rateLimitWindowMs, limit: config.limits.rateLimitMax }],
+          storage: new FixedWindowThrottlerStorage(),
+          // One budget per key across all routes (the default key is per key *and* route).
+          generateKey: (_context, tracker) => tracker,
+        }),
         HealthModule,
         AuthModule,
         AdminModule,

@@ -122,6 +122,8 @@ describe('problem responses, limits and operations', () => {
         .expect(429);
       expectProblem(limited, 429, 'RATE_LIMITED');
       expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+      // The budget is per key across routes, not per key and route.
+      await limitedApp.http().get('/profile').set('X-Api-Key', alice.apiKey).expect(429);
       await limitedApp.http().get('/api-keys').set('X-Api-Key', bob.apiKey).expect(200);
     });
   });
