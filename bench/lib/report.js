@@ -157,7 +157,12 @@ function checks(runs, { smoke, allowMissingRoutes, mainSize, growthSizes, writeS
     for (const check of performance)
       Object.assign(check, { status: 'n/a', detail: `smoke run (${check.detail})` });
 
-  const bad = runs.filter((r) => errorsOf(r) > 0 || r.problems.length > 0 || r.status === 'failed');
+  // A run too slow to load answered correctly, just slowly: it fails the load-test check below,
+  // not the error check.
+  const slow = runs.filter((r) => r.tooSlow);
+  const bad = runs.filter(
+    (r) => !r.tooSlow && (errorsOf(r) > 0 || r.problems.length > 0 || r.status === 'failed'),
+  );
   const missing = runs.filter((r) => r.status === 'unavailable');
   const problems = [
     ...bad.map(
@@ -183,7 +188,17 @@ function checks(runs, { smoke, allowMissingRoutes, mainSize, growthSizes, writeS
             : '')
         : problems.join('<br>'),
   };
-  return [...performance, errorCheck];
+  const loadCheck = {
+    name: 'every scenario answered fast enough to be load-tested',
+    status: slow.length === 0 ? 'PASS' : 'FAIL',
+    detail:
+      slow.length === 0
+        ? 'all runs loaded'
+        : slow
+            .map((r) => `${r.target} ${r.title} (${dataLabel(r)}): ${r.problems.join('; ')}`)
+            .join('<br>'),
+  };
+  return [...performance, errorCheck, loadCheck];
 }
 
 function markdown({ info, options, runs, checkList }) {
