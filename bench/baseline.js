@@ -147,9 +147,13 @@ async function handle(req, res) {
   if (segments.length === 3 && segments[2] === 'count' && req.method === 'GET') {
     if (!entry) return send(res, 200, { count: 0 });
     const { filter } = listQuery(entry, url.searchParams);
+    // The same metadata count as the service (see DataItemRepository.estimatedCount).
     const count =
       Object.keys(filter).length === 0
-        ? await entry.native.estimatedDocumentCount()
+        ? (await entry.native.aggregate([{ $collStats: { count: {} } }]).toArray()).reduce(
+            (sum, shard) => sum + (shard.count ?? 0),
+            0,
+          )
         : await entry.native.countDocuments(filter);
     return send(res, 200, { count });
   }

@@ -149,9 +149,17 @@ export class DataItemRepository {
     });
   }
 
-  /** Count from collection metadata (no scan): for unconfined, unfiltered counts only. */
+  /**
+   * Count from collection metadata (no scan): for unconfined, unfiltered counts only. `$collStats`
+   * rather than estimatedDocumentCount: both read metadata on MongoDB, but FerretDB answers the
+   * `count` command behind estimatedDocumentCount by reading every document (2 s at 100,000
+   * here) and `$collStats` from its table statistics (25 ms). One result per shard, summed.
+   */
   async estimatedCount(physical: string): Promise<number> {
-    return this.collection(physical).estimatedDocumentCount({ maxTimeMS: this.maxTimeMS });
+    const stats = await this.collection(physical)
+      .aggregate<{ count?: number }>([{ $collStats: { count: {} } }], { maxTimeMS: this.maxTimeMS })
+      .toArray();
+    return stats.reduce((sum, shard) => sum + (shard.count ?? 0), 0);
   }
 
   /**
