@@ -39,6 +39,8 @@ export function configureApp(app: INestApplication, config: AppConfig): INestApp
   http.useLogger(new PinoLoggerService(logger));
   http.set('query parser', 'simple');
   http.set('trust proxy', config.trustProxy);
+  // ETags would hash every JSON response; clients of this API do not revalidate with them.
+  http.set('etag', false);
   http.use((req: Request, res: Response, next: NextFunction) => {
     requestIdOf(req, res);
     next();

@@ -40,8 +40,13 @@ export class ApiKeyRepository implements OnModuleInit {
     return toRecord(created.toObject<ApiKeyDocument>());
   }
 
+  /**
+   * The lookup behind every authenticated request, so it goes to the driver's collection
+   * directly: a mongoose Query (casting, middleware, lean conversion) cost about a tenth of the
+   * service's CPU per request in the benchmarks. The filter is a server-computed hex digest.
+   */
   async findByDigest(digest: string): Promise<ApiKeyRecord | null> {
-    const doc = await this.keys.findOne({ digest }).lean<ApiKeyDocument>().exec();
+    const doc = await this.keys.collection.findOne<ApiKeyDocument>({ digest });
     return doc ? toRecord(doc) : null;
   }
 
