@@ -1,3 +1,4 @@
+import { applyDecorators } from '@nestjs/common';
 import { ApiProperty } from '@nestjs/swagger';
 import {
   ArrayMaxSize,
@@ -18,6 +19,19 @@ export const PROJECT_TAG_MAX = 64;
 // silently treated as "absent".
 const unlessAbsent = ValidateIf((_object: object, value: unknown) => value !== undefined);
 
+/** Tags: optional, up to 50 distinct strings of 1–64 characters (the same rules on create and update). */
+function ProjectTags(): PropertyDecorator {
+  return applyDecorators(
+    unlessAbsent,
+    IsArray(),
+    ArrayMaxSize(PROJECT_TAGS_MAX),
+    ArrayUnique(),
+    IsString({ each: true }),
+    MinLength(1, { each: true }),
+    MaxLength(PROJECT_TAG_MAX, { each: true }),
+  );
+}
+
 export class CreateProjectDto {
   /** Name of the project, 1–200 characters. */
   @IsString()
@@ -27,13 +41,7 @@ export class CreateProjectDto {
   name!: string;
 
   /** Up to 50 distinct tags of 1–64 characters; duplicates are a 400. Default []. */
-  @unlessAbsent
-  @IsArray()
-  @ArrayMaxSize(PROJECT_TAGS_MAX)
-  @ArrayUnique()
-  @IsString({ each: true })
-  @MinLength(1, { each: true })
-  @MaxLength(PROJECT_TAG_MAX, { each: true })
+  @ProjectTags()
   @ApiProperty({
     type: [String],
     required: false,
@@ -60,13 +68,7 @@ export class UpdateProjectDto {
   name?: string;
 
   /** New tags (replace the old ones; [] removes all): up to 50 distinct tags of 1–64 characters. */
-  @unlessAbsent
-  @IsArray()
-  @ArrayMaxSize(PROJECT_TAGS_MAX)
-  @ArrayUnique()
-  @IsString({ each: true })
-  @MinLength(1, { each: true })
-  @MaxLength(PROJECT_TAG_MAX, { each: true })
+  @ProjectTags()
   @ApiProperty({
     type: [String],
     required: false,
