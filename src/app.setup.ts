@@ -1,33 +1,14 @@
-import { ValidationPipe, type INestApplication } from '@nestjs/common';
+import type { INestApplication } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
-import type { ValidationError } from 'class-validator';
 import type { NextFunction, Request, Response } from 'express';
 import helmet from 'helmet';
-import { ProblemRenderer, ValidationFailedError, type FieldError } from './common/errors';
+import { ProblemRenderer } from './common/errors';
 import { bodyMiddleware } from './common/http/body';
 import { createLogger, PinoLoggerService, requestIdOf, requestLogger } from './common/http/logger';
 import { buildOpenApiDocument } from './common/http/openapi';
+import { createValidationPipe, DEFAULT_RAW_JSON_BUDGET } from './common/http/validation';
 import type { AppConfig } from './config';
-
-function flatten(errors: ValidationError[], parent = ''): FieldError[] {
-  return errors.flatMap((error) => {
-    const field = parent ? `${parent}.${error.property}` : error.property;
-    const own = Object.values(error.constraints ?? {}).map((message) => ({ field, message }));
-    return [...own, ...flatten(error.children ?? [], field)];
-  });
-}
-
-/** A ValidationPipe whose failures list every offending field as problem `errors`. */
-export function createValidationPipe(): ValidationPipe {
-  return new ValidationPipe({
-    whitelist: true,
-    forbidNonWhitelisted: true,
-    transform: true,
-    validationError: { target: false, value: false },
-    exceptionFactory: (errors) => new ValidationFailedError(flatten(errors)),
-  });
-}
 
 /**
  * Everything that makes the app the app, apart from listening: main.ts and the e2e tests both
@@ -66,7 +47,10 @@ export function configureApp(app: INestApplication, config: AppConfig): INestApp
       new ProblemRenderer(config.database.retryAfterSeconds),
     ),
   );
-  http.useGlobalPipes(createValidationPipe());
+  // Bodies of every DTO route: prototype keys refused, nesting within DATA_MAX_DEPTH.
+  http.useGlobalPipes(
+    createValidationPipe({ ...DEFAULT_RAW_JSON_BUDGET, maxDepth: config.limits.dataMaxDepth }),
+  );
 
   const document = buildOpenApiDocument(app);
   SwaggerModule.setup('docs', app, document, {

@@ -1,8 +1,7 @@
-import { Module, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
 import { CollectionRegistryDocument, CollectionRegistrySchema } from './collection-registry.schema';
 import { CollectionRegistryRepository } from './collection-registry.repository';
-import { DataBodyMiddleware } from './data-body.middleware';
 import { DataIndexController } from './data-index.controller';
 import { DataItemRepository } from './data-item.repository';
 import { DataController } from './data.controller';
@@ -19,8 +18,4 @@ import { DataService } from './data.service';
   providers: [CollectionRegistryRepository, DataItemRepository, DataService],
   exports: [DataService],
 })
-export class DataModule implements NestModule {
-  configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(DataBodyMiddleware).forRoutes(DataIndexController, DataController);
-  }
-}
+export class DataModule {}

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { guardRawJson } from '../common/json/raw-json-guard';
 import { ValidationFailedError } from '../common/errors';
 import {
   fieldNameProblem,
@@ -7,7 +8,6 @@ import {
   guardFieldName,
   guardFieldPath,
   guardFilter,
-  guardRawBody,
   isGuarded,
   type JsonBudget,
 } from './json-guard';
@@ -191,23 +191,26 @@ describe('json guard', () => {
     });
   });
 
-  describe('guardRawBody', () => {
+  describe("guardRawJson (the validation pipe's first look at a body)", () => {
     it('refuses prototype keys anywhere in a raw body', () => {
       fc.assert(
         fc.property(
           validValue,
           fc.constantFrom('__proto__', 'constructor', 'prototype'),
           fc.array(fc.nat(), { maxLength: 6 }),
-          (value, key, path) => rejects(() => guardRawBody({ item: plant(value, key, path) })),
+          (value, key, path) =>
+            rejects(() => guardRawJson({ item: plant(value, key, path) }, budget)),
         ),
       );
     });
 
     it('accepts valid bodies and refuses deep ones', () => {
-      fc.assert(fc.property(validValue, (value) => !rejects(() => guardRawBody({ item: value }))));
+      fc.assert(
+        fc.property(validValue, (value) => !rejects(() => guardRawJson({ item: value }, budget))),
+      );
       let deep: unknown = 1;
       for (let i = 0; i < 50_000; i += 1) deep = [deep];
-      expect(rejects(() => guardRawBody({ item: deep }, budget))).toBe(true);
+      expect(rejects(() => guardRawJson({ item: deep }, budget))).toBe(true);
     });
   });
 });

@@ -1,5 +1,5 @@
 import { Inject, Injectable, mixin, type PipeTransform, type Type } from '@nestjs/common';
-import { createValidationPipe } from '../app.setup';
+import { createValidationPipe } from '../common/http/validation';
 import { ValidationFailedError, type FieldError } from '../common/errors';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { isJsonObject, isPrototypeKey, validateProfileJson } from './profile-json';

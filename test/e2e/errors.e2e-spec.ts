@@ -45,6 +45,22 @@ describe('problem responses, limits and operations', () => {
     expectProblem(res, 400, 'MALFORMED_JSON');
   });
 
+  it('refuses prototype keys in any DTO body instead of silently dropping them', async () => {
+    const res = await t
+      .http()
+      .post('/admin/teams')
+      .set('X-Api-Key', TEST_ADMIN_KEY)
+      .set('Content-Type', 'application/json')
+      .send('{"name":"x","__proto__":{"polluted":1},"nested":{"constructor":{"a":1}}}')
+      .expect(400);
+    expectProblem(res, 400, 'VALIDATION_FAILED');
+    expect(res.body.errors.map((e: { field: string }) => e.field).sort()).toEqual([
+      '__proto__',
+      'nested.constructor',
+    ]);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
   it('answers a non-JSON content type with 415', async () => {
     const res = await t
       .http()

@@ -17,8 +17,8 @@ function servedRoutes(t: TestApp): string[] {
         )
       : [],
   );
-  // Nest mounts middleware (request logging, the data body guard) as routes too: on a catch-all
-  // path, or on the paths of the controllers they serve, which the Set folds into their endpoints.
+  // Nest mounts module middleware as routes too: on a catch-all path, or on the paths of the
+  // controllers it serves, which the Set folds into their endpoints.
   return [...new Set(routes)]
     .filter((route) => !/ \/docs/.test(route) && !route.includes('{*path}'))
     .sort();
