@@ -11,6 +11,7 @@ import { ProblemFilter } from './common/errors';
 import { ConfigModule, type AppConfig } from './config';
 import { DataModule } from './data/data.module';
 import { HealthModule } from './health/health.module';
+import { MigrationsModule } from './migrations/migrations.module';
 import { ProfileModule } from './profile/profile.module';
 import { ProjectModule } from './project/project.module';
 
@@ -38,6 +39,7 @@ export class AppModule {
           // One budget per key across all routes (the default key is per key *and* route).
           generateKey: (_context, tracker) => tracker,
         }),
+        MigrationsModule,
         HealthModule,
         AuthModule,
         AdminModule,

@@ -1,6 +1,11 @@
-/** Who is calling, resolved from the API key by ApiKeyGuard; `branch` is the request branch. */
+/**
+ * Who is calling, resolved from the API key by ApiKeyGuard; `branch` is the request branch and
+ * `boundBranch` the branch the key itself is bound to (null: unbound, the branch came from
+ * X-Branch). ApiKeyGuard always sets `boundBranch`; it is optional only so that principals built
+ * by hand elsewhere need not spell it.
+ */
 export type Principal =
-  | { kind: 'root'; keyId: string; subject: string; branch: string }
+  | { kind: 'root'; keyId: string; subject: string; branch: string; boundBranch?: string | null }
   | {
       kind: 'sub';
       keyId: string;
@@ -9,21 +14,31 @@ export type Principal =
       accountId: string;
       profileId: string;
       branch: string;
+      boundBranch?: string | null;
     }
-  | { kind: 'team'; keyId: string; teamId: string; branch: string }
+  | { kind: 'team'; keyId: string; teamId: string; branch: string; boundBranch?: string | null }
   | { kind: 'operator'; branch: string };
 
 export type PrincipalKind = Principal['kind'];
 export type CustomerPrincipal = Exclude<Principal, { kind: 'operator' }>;
 
-/** The owner of a namespace: a root user's subject (for root and sub callers) or a team id. */
-export function tenantOf(principal: CustomerPrincipal): string {
+/**
+ * Whose data namespace a request works in: a user's (root and sub callers) or a team's. The kind
+ * is part of the identity because subjects are chosen by the operator and may equal a team id:
+ * (user, x) and (team, x) are two namespaces that nothing can make meet.
+ */
+export interface Tenant {
+  kind: 'user' | 'team';
+  id: string;
+}
+
+export function tenantOf(principal: CustomerPrincipal): Tenant {
   switch (principal.kind) {
     case 'root':
     case 'sub':
-      return principal.subject;
+      return { kind: 'user', id: principal.subject };
     case 'team':
-      return principal.teamId;
+      return { kind: 'team', id: principal.teamId };
   }
 }
 

@@ -1,6 +1,7 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model } from 'mongoose';
+import type { Tenant } from '../auth';
 import { isDuplicateKeyError } from '../common/errors';
 import { CollectionRegistryDocument } from './collection-registry.schema';
 
@@ -30,20 +31,25 @@ export class CollectionRegistryRepository implements OnModuleInit {
     await this.registry.init();
   }
 
-  private static key(tenant: string, branch: string, name: string): string {
-    return `${tenant}\u0000${branch}\u0000${name}`;
+  private static key(tenant: Tenant, branch: string, name: string): string {
+    return `${tenant.kind}\u0000${tenant.id}\u0000${branch}\u0000${name}`;
   }
 
-  private remember(tenant: string, branch: string, entry: RegisteredCollection): void {
+  /** The filter of one namespace: the tenant's kind is always part of it. */
+  private static scope(tenant: Tenant, branch: string) {
+    return { tenantKind: tenant.kind, tenant: tenant.id, branch };
+  }
+
+  private remember(tenant: Tenant, branch: string, entry: RegisteredCollection): void {
     if (this.cache.size >= CACHE_LIMIT) this.cache.clear();
     this.cache.set(CollectionRegistryRepository.key(tenant, branch, entry.name), entry);
   }
 
-  async find(tenant: string, branch: string, name: string): Promise<RegisteredCollection | null> {
+  async find(tenant: Tenant, branch: string, name: string): Promise<RegisteredCollection | null> {
     const cached = this.cache.get(CollectionRegistryRepository.key(tenant, branch, name));
     if (cached) return cached;
     const doc = await this.registry
-      .findOne({ tenant, branch, name })
+      .findOne({ ...CollectionRegistryRepository.scope(tenant, branch), name })
       .lean<CollectionRegistryDocument>()
       .exec();
     if (!doc) return null;
@@ -52,13 +58,13 @@ export class CollectionRegistryRepository implements OnModuleInit {
     return entry;
   }
 
-  async countFor(tenant: string, branch: string): Promise<number> {
-    return this.registry.countDocuments({ tenant, branch }).exec();
+  async countFor(tenant: Tenant, branch: string): Promise<number> {
+    return this.registry.countDocuments(CollectionRegistryRepository.scope(tenant, branch)).exec();
   }
 
-  async listFor(tenant: string, branch: string): Promise<RegisteredCollection[]> {
+  async listFor(tenant: Tenant, branch: string): Promise<RegisteredCollection[]> {
     const docs = await this.registry
-      .find({ tenant, branch })
+      .find(CollectionRegistryRepository.scope(tenant, branch))
       .sort({ name: 1 })
       .lean<CollectionRegistryDocument[]>()
       .exec();
@@ -72,7 +78,7 @@ export class CollectionRegistryRepository implements OnModuleInit {
    * for the remaining places, so the quota is never exceeded.
    */
   async register(
-    tenant: string,
+    tenant: Tenant,
     branch: string,
     name: string,
     max: number,
@@ -85,8 +91,7 @@ export class CollectionRegistryRepository implements OnModuleInit {
       try {
         const created = await this.registry.create({
           _id,
-          tenant,
-          branch,
+          ...CollectionRegistryRepository.scope(tenant, branch),
           name,
           slot,
           physical: `d_${_id.toHexString()}`,

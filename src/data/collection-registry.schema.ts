@@ -2,8 +2,9 @@ import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
 import type { Types } from 'mongoose';
 
 /**
- * One tenant collection: (tenant, branch, name) → the physical MongoDB collection. Physical names
- * are made by the server (`d_<id of this entry>`), so no client name ever reaches a native name.
+ * One tenant collection: (tenant kind, tenant id, branch, name) → the physical MongoDB collection.
+ * Physical names are made by the server (`d_<id of this entry>`), so no client name ever reaches
+ * a native name.
  */
 @Schema({
   collection: 'data_collections',
@@ -13,7 +14,14 @@ import type { Types } from 'mongoose';
 export class CollectionRegistryDocument {
   _id!: Types.ObjectId;
 
-  /** A root user's subject or a team id. */
+  /**
+   * 'user' (a root user's namespace, shared by its sub profiles) or 'team'. Entries written
+   * before the kind was recorded get it at boot (src/migrations/tenant-kind.migration.ts).
+   */
+  @Prop({ type: String, required: true, enum: ['user', 'team'] })
+  tenantKind!: 'user' | 'team';
+
+  /** A root user's subject or a team id, depending on tenantKind. */
   @Prop({ required: true })
   tenant!: string;
 
@@ -41,6 +49,12 @@ export class CollectionRegistryDocument {
 export const CollectionRegistrySchema = SchemaFactory.createForClass(CollectionRegistryDocument);
 // Serves every data request's name lookup and GET /data (sorted by name); unique so that
 // concurrent first writes to one name agree on one physical collection.
-CollectionRegistrySchema.index({ tenant: 1, branch: 1, name: 1 }, { unique: true });
+CollectionRegistrySchema.index(
+  { tenantKind: 1, tenant: 1, branch: 1, name: 1 },
+  { unique: true, name: 'namespace_name' },
+);
 // Makes the collection quota exact under concurrency (see `slot`).
-CollectionRegistrySchema.index({ tenant: 1, branch: 1, slot: 1 }, { unique: true });
+CollectionRegistrySchema.index(
+  { tenantKind: 1, tenant: 1, branch: 1, slot: 1 },
+  { unique: true, name: 'namespace_slot' },
+);

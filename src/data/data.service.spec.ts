@@ -7,6 +7,7 @@ import type { CollectionRegistryRepository } from './collection-registry.reposit
 import type { ItemMatch } from './data-query';
 import type { DataItemRepository } from './data-item.repository';
 import { DataService } from './data.service';
+import type { IndexSlotRepository } from './index-slot.repository';
 import { fieldPathProblem, isGuarded, isScalar } from './json-guard';
 
 const config = {
@@ -64,13 +65,17 @@ function setup() {
     createIndex: record('createIndex', 'created'),
     dropIndex: record('dropIndex', undefined),
   } as unknown as DataItemRepository;
-  return { service: new DataService(registry, items, config), calls };
+  const indexSlots = {
+    claim: record('slots.claim', 'claimed'),
+    release: record('slots.release', undefined),
+  } as unknown as IndexSlotRepository;
+  return { service: new DataService(registry, items, indexSlots, config), calls };
 }
 
 /** What may reach the item repository: guarded documents and server-built matches. */
 function assertOnlyGuardedInput(calls: { method: string; args: unknown[] }[]): void {
   for (const { method, args } of calls) {
-    if (method.startsWith('registry.')) continue;
+    if (method.startsWith('registry.') || method.startsWith('slots.')) continue;
     for (const arg of args) {
       if (typeof arg !== 'object' || arg === null || arg instanceof Date) continue;
       if ('conditions' in arg) {

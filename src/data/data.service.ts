@@ -23,7 +23,13 @@ import {
   type ItemMatch,
   type OwnerScope,
 } from './data-query';
-import { DataItemRepository, type IndexInfo, type StoredItem } from './data-item.repository';
+import {
+  DataItemRepository,
+  type CreateIndexResult,
+  type IndexInfo,
+  type StoredItem,
+} from './data-item.repository';
+import { IndexSlotRepository } from './index-slot.repository';
 import type { CreateDataIndexDto } from './dto/data-index.dto';
 import {
   dataBudget,
@@ -100,6 +106,7 @@ export class DataService {
   constructor(
     private readonly registry: CollectionRegistryRepository,
     private readonly items: DataItemRepository,
+    private readonly indexSlots: IndexSlotRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.budget = dataBudget(config.limits);
@@ -465,17 +472,38 @@ export class DataService {
       );
     }
     const max = this.config.limits.maxIndexes;
-    if (existing.filter((i) => i.name !== '_id_').length >= max)
+    const natives = existing.map((i) => i.name).filter((n) => n !== '_id_');
+    const claim = await this.indexSlots.claim(target.physical, name, max, natives);
+    if (claim === 'full')
       throw new DomainError(
         'INDEX_QUOTA_EXCEEDED',
         `The collection has ${max} indexes besides _id, the most allowed.`,
       );
-    const result = await this.items.createIndex(target.physical, name, fields, unique);
-    if (result === 'duplicates')
+    // Only a slot this request claimed is given back; a 'held' one belongs to a concurrent
+    // request creating the same index.
+    const releaseClaim = () =>
+      claim === 'claimed' ? this.indexSlots.release(target.physical, name) : Promise.resolve();
+    let result: CreateIndexResult;
+    try {
+      result = await this.items.createIndex(target.physical, name, fields, unique);
+    } catch (error) {
+      await releaseClaim();
+      throw error;
+    }
+    if (result === 'duplicates') {
+      await releaseClaim();
       throw new DomainError(
         'UNIQUE_INDEX_DUPLICATES',
         'Existing items share values of these fields, so the unique index cannot be built. Remove the duplicates first.',
       );
+    }
+    if (result === 'conflict') {
+      await releaseClaim();
+      throw new DomainError(
+        'INDEX_CONFLICT',
+        `An index named '${name}' or on these fields was created concurrently with another definition.`,
+      );
+    }
     return { name, fields, unique };
   }
 
@@ -530,5 +558,6 @@ export class DataService {
         `Collection '${collection}' has no index '${name}'.`,
       );
     await this.items.dropIndex(target.physical, name);
+    await this.indexSlots.release(target.physical, name);
   }
 }
