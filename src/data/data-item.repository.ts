@@ -29,7 +29,8 @@ export interface IndexInfo {
 
 export type InsertResult = { ok: true; item: StoredItem } | { ok: false; duplicate: true };
 
-export type CreateIndexResult = 'created' | 'duplicates';
+/** 'conflict': an index with this name or these keys and another definition exists already. */
+export type CreateIndexResult = 'created' | 'duplicates' | 'conflict';
 
 /** NamespaceNotFound: the physical collection has not been created yet. */
 const NAMESPACE_NOT_FOUND = 26;
@@ -44,6 +45,12 @@ function isUniqueViolation(error: unknown): boolean {
   return (
     e?.code === 1 && typeof e.message === 'string' && e.message.includes('UNIQUE constraint failed')
   );
+}
+
+/** IndexOptionsConflict (85) and IndexKeySpecsConflict (86). */
+function isIndexConflict(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === 85 || code === 86;
 }
 
 function isNamespaceNotFound(error: unknown): boolean {
@@ -233,6 +240,7 @@ export class DataItemRepository {
       return 'created';
     } catch (error) {
       if (isUniqueViolation(error)) return 'duplicates';
+      if (isIndexConflict(error)) return 'conflict';
       // Other servers may word it differently: look for duplicates before giving up.
       if (unique && (await this.hasDuplicates(physical, Object.keys(fields)))) return 'duplicates';
       throw error;

@@ -6,16 +6,19 @@ import { DataIndexController } from './data-index.controller';
 import { DataItemRepository } from './data-item.repository';
 import { DataController } from './data.controller';
 import { DataService } from './data.service';
+import { IndexSlotDocument, IndexSlotSchema } from './index-slot.schema';
+import { IndexSlotRepository } from './index-slot.repository';
 
 @Module({
   imports: [
     MongooseModule.forFeature([
       { name: CollectionRegistryDocument.name, schema: CollectionRegistrySchema },
+      { name: IndexSlotDocument.name, schema: IndexSlotSchema },
     ]),
   ],
   // The index controller first: its fixed `index` segment must not be read as an item route.
   controllers: [DataIndexController, DataController],
-  providers: [CollectionRegistryRepository, DataItemRepository, DataService],
+  providers: [CollectionRegistryRepository, DataItemRepository, IndexSlotRepository, DataService],
   exports: [DataService],
 })
 export class DataModule {}
