@@ -4,9 +4,15 @@ import { ProblemDto } from '../common/errors';
 import { ApiKeyService } from './api-key.service';
 import { Auth, CurrentPrincipal } from './auth.decorators';
 import { ApiKeyDto, CreateApiKeyDto, IssuedApiKeyDto } from './dto/api-key.dto';
+import type { KeyManager } from './key-scope';
 import type { Principal } from './principal';
 
 type RootPrincipal = Extract<Principal, { kind: 'root' }>;
+
+/** The caller as a manager of the user's keys: confined to its branch when its key is bound. */
+function managerOf(principal: RootPrincipal): KeyManager {
+  return { subject: principal.subject, boundBranch: principal.boundBranch };
+}
 
 @ApiTags('api-keys')
 @Controller('api-keys')
@@ -14,13 +20,20 @@ type RootPrincipal = Extract<Principal, { kind: 'root' }>;
 export class ApiKeyController {
   constructor(private readonly keys: ApiKeyService) {}
 
-  /** Lists the user's API keys (root and sub keys); never their secrets. */
+  /**
+   * Lists the user's API keys (root and sub keys); never their secrets. A key bound to a branch
+   * lists only the keys bound to that branch.
+   */
   @Get()
   async listApiKeys(@CurrentPrincipal() principal: RootPrincipal): Promise<ApiKeyDto[]> {
-    return (await this.keys.list(principal.subject)).map((k) => ApiKeyDto.from(k));
+    return (await this.keys.list(managerOf(principal))).map((k) => ApiKeyDto.from(k));
   }
 
-  /** Creates a root key, or with clientId + accountId a key acting as that sub profile. The secret is shown once. */
+  /**
+   * Creates a root key, or with clientId + accountId a key acting as that sub profile. The secret
+   * is shown once. A key bound to a branch creates only keys bound to that branch (`branch`
+   * defaults to it; another branch is a 403 BRANCH_MISMATCH).
+   */
   @Post()
   @HttpCode(HttpStatus.OK)
   @ApiBadRequestResponse({ type: ProblemDto })
@@ -29,11 +42,14 @@ export class ApiKeyController {
     @CurrentPrincipal() principal: RootPrincipal,
     @Body() body: CreateApiKeyDto,
   ): Promise<IssuedApiKeyDto> {
-    const issued = await this.keys.createForRoot(principal.subject, principal.branch, body);
+    const issued = await this.keys.createForRoot(managerOf(principal), principal.branch, body);
     return { key: ApiKeyDto.from(issued.key), apiKey: issued.apiKey };
   }
 
-  /** Revokes a key of the user at once. */
+  /**
+   * Revokes a key of the user at once. A key bound to a branch revokes only keys bound to that
+   * branch (403 for the user's other keys).
+   */
   @Delete(':id')
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiNotFoundResponse({ type: ProblemDto })
@@ -41,6 +57,6 @@ export class ApiKeyController {
     @CurrentPrincipal() principal: RootPrincipal,
     @Param('id') id: string,
   ): Promise<void> {
-    await this.keys.revoke(principal.subject, id);
+    await this.keys.revoke(managerOf(principal), id);
   }
 }

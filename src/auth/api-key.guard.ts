@@ -1,9 +1,10 @@
 import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { DomainError, ForbiddenError, UnauthenticatedError } from '../common/errors';
 import { digestApiKey } from './api-key.secret';
-import { ApiKeyService } from './api-key.service';
+import { ApiKeyService, type KeyIdentity } from './api-key.service';
+import { AuthFailureLimiter } from './auth-failure.limiter';
 import { ALLOWED_KINDS, IS_PUBLIC, type RequestWithPrincipal } from './auth.decorators';
 import { isValidBranch } from './branch';
 import type { PrincipalKind } from './principal';
@@ -36,23 +37,31 @@ export function presentedKeyDigest(req: Request): string | null {
 
 /**
  * Global, deny-by-default guard: every route needs @Public() or @Auth(...kinds). Resolves the
- * principal and the request branch (key-bound branch, else X-Branch, else '').
+ * principal and the request branch (key-bound branch, else X-Branch, else ''), and counts failed
+ * authentications per client address (AuthFailureLimiter) so keys cannot be guessed at volume.
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
     private readonly keys: ApiKeyService,
+    private readonly failures: AuthFailureLimiter,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const targets = [context.getHandler(), context.getClass()];
     if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
 
-    const req = context.switchToHttp().getRequest<RequestWithPrincipal>();
+    const http = context.switchToHttp();
+    const req = http.getRequest<RequestWithPrincipal>();
+    // Without a key nothing is guessed: a plain 401, limited by the per-address rate limit only.
     const digest = presentedKeyDigest(req);
     if (!digest) throw new UnauthenticatedError();
-    const { principal, boundBranch } = await this.keys.authenticate(digest);
+    const { principal, boundBranch } = await this.authenticate(
+      req,
+      http.getResponse<Response>(),
+      digest,
+    );
 
     const allowed =
       this.reflector.getAllAndOverride<PrincipalKind[] | undefined>(ALLOWED_KINDS, targets) ?? [];
@@ -67,6 +76,33 @@ export class ApiKeyGuard implements CanActivate {
     req.principal = { ...principal, branch: requestBranch(req, boundBranch) };
     return true;
   }
+
+  /**
+   * An address over its failure budget is refused before the key lookup, whatever key it sends:
+   * answering a valid key differently from a wrong one would let the guessing go on.
+   */
+  private async authenticate(req: Request, res: Response, digest: string): Promise<KeyIdentity> {
+    const address = req.ip ?? 'unknown';
+    const blockedFor = this.failures.blockedFor(address);
+    if (blockedFor !== null) throw tooManyFailures(res, blockedFor);
+    try {
+      return await this.keys.authenticate(digest);
+    } catch (error) {
+      if (error instanceof UnauthenticatedError) {
+        const retryAfter = await this.failures.recordFailure(address);
+        if (retryAfter !== null) throw tooManyFailures(res, retryAfter);
+      }
+      throw error;
+    }
+  }
+}
+
+function tooManyFailures(res: Response, retryAfterSeconds: number): DomainError {
+  res.setHeader('Retry-After', String(retryAfterSeconds));
+  return new DomainError(
+    'RATE_LIMITED',
+    'Too many failed authentications from this address. Retry after the time in Retry-After.',
+  );
 }
 
 function requestBranch(req: Request, boundBranch: string | null): string {

@@ -22,6 +22,18 @@ export interface ApiKeyRecord {
 
 export type NewApiKey = Omit<ApiKeyRecord, 'id' | 'createdAt'>;
 
+/** Which keys a caller manages: the user's, and with `branch` only those bound to that branch. */
+export interface KeyScope {
+  subject: string;
+  branch?: string;
+}
+
+function scopeFilter(scope: KeyScope): { subject: string; branch?: string } {
+  return scope.branch === undefined
+    ? { subject: scope.subject }
+    : { subject: scope.subject, branch: scope.branch };
+}
+
 function toRecord(doc: ApiKeyDocument): ApiKeyRecord {
   const { _id, ...rest } = doc;
   return { ...rest, id: _id.toHexString() };
@@ -50,19 +62,25 @@ export class ApiKeyRepository implements OnModuleInit {
     return doc ? toRecord(doc) : null;
   }
 
-  async listBySubject(subject: string): Promise<ApiKeyRecord[]> {
+  async listInScope(scope: KeyScope): Promise<ApiKeyRecord[]> {
     const docs = await this.keys
-      .find({ subject })
+      .find(scopeFilter(scope))
       .sort({ createdAt: 1 })
       .lean<ApiKeyDocument[]>()
       .exec();
     return docs.map(toRecord);
   }
 
-  /** Deletes the key if it belongs to the subject; false when there is no such key of theirs. */
-  async deleteOwned(subject: string, id: string): Promise<boolean> {
+  /** Deletes the key if it is in the scope; false when there is no such key in it. */
+  async deleteInScope(scope: KeyScope, id: string): Promise<boolean> {
     if (!isObjectIdHex(id)) return false;
-    const result = await this.keys.deleteOne({ _id: id, subject }).exec();
+    const result = await this.keys.deleteOne({ _id: id, ...scopeFilter(scope) }).exec();
     return result.deletedCount === 1;
+  }
+
+  /** Whether the user has a key with this id, in any branch. */
+  async existsForSubject(subject: string, id: string): Promise<boolean> {
+    if (!isObjectIdHex(id)) return false;
+    return (await this.keys.exists({ _id: id, subject }).exec()) !== null;
   }
 }

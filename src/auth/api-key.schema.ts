@@ -55,5 +55,5 @@ export class ApiKeyDocument {
 export const ApiKeySchema = SchemaFactory.createForClass(ApiKeyDocument);
 // Serves the per-request key lookup (ApiKeyRepository.findByDigest); unique so a digest names one key.
 ApiKeySchema.index({ digest: 1 }, { unique: true });
-// Serves GET /api-keys and the owner check of DELETE /api-keys/{id} (ApiKeyRepository.listBySubject).
+// Serves GET /api-keys and the owner check of DELETE /api-keys/{id} (ApiKeyRepository.listInScope).
 ApiKeySchema.index({ subject: 1, createdAt: 1 });

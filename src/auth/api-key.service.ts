@@ -1,9 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../config';
-import { DomainError, UnauthenticatedError, ValidationFailedError } from '../common/errors';
+import {
+  DomainError,
+  ForbiddenError,
+  UnauthenticatedError,
+  ValidationFailedError,
+} from '../common/errors';
 import { ProfileService } from '../profile/profile.service';
 import { ApiKeyRepository, type ApiKeyRecord, type NewApiKey } from './api-key.repository';
 import { digestApiKey, digestsEqual, generateApiKey } from './api-key.secret';
+import { branchOfNewKey, scopeOf, type KeyManager } from './key-scope';
 import type { Principal } from './principal';
 
 /** A principal before the request branch is applied, plus the branch its key is bound to. */
@@ -62,13 +68,15 @@ export class ApiKeyService {
 
   /**
    * POST /api-keys: a root key, or with clientId + accountId a sub key acting as that existing
-   * sub profile (bound to the profile's branch).
+   * sub profile (bound to the profile's branch). A manager bound to a branch mints only keys
+   * bound to it, and sub keys only for sub profiles in it.
    */
   async createForRoot(
-    subject: string,
+    manager: KeyManager,
     requestBranch: string,
     request: CreateKeyRequest,
   ): Promise<IssuedKey> {
+    const { subject } = manager;
     if (request.expiresAt && request.expiresAt.getTime() <= Date.now()) {
       throw new ValidationFailedError([
         { field: 'expiresAt', message: 'expiresAt must be in the future' },
@@ -86,9 +94,10 @@ export class ApiKeyService {
     }
     const base = { name: request.name ?? '', expiresAt: request.expiresAt ?? null };
     if (!hasClient) {
-      return this.issue({ ...base, kind: 'root', subject, branch: request.branch ?? null });
+      const branch = branchOfNewKey(manager, request.branch, null);
+      return this.issue({ ...base, kind: 'root', subject, branch });
     }
-    const branch = request.branch ?? requestBranch;
+    const branch = branchOfNewKey(manager, request.branch, requestBranch);
     const profile = await this.profiles.findSub({
       subject,
       branch,
@@ -112,14 +121,23 @@ export class ApiKeyService {
     });
   }
 
-  list(subject: string): Promise<ApiKeyRecord[]> {
-    return this.keys.listBySubject(subject);
+  /** The user's keys; for a manager bound to a branch only the keys bound to that branch. */
+  list(manager: KeyManager): Promise<ApiKeyRecord[]> {
+    return this.keys.listInScope(scopeOf(manager));
   }
 
-  async revoke(subject: string, id: string): Promise<void> {
-    if (!(await this.keys.deleteOwned(subject, id))) {
-      throw new DomainError('API_KEY_NOT_FOUND', `No API key ${id} of this user.`);
+  /**
+   * Revokes a key of the user; a manager bound to a branch only keys bound to that branch (403
+   * for the user's other keys: they exist, the caller just may not touch them).
+   */
+  async revoke(manager: KeyManager, id: string): Promise<void> {
+    if (await this.keys.deleteInScope(scopeOf(manager), id)) return;
+    if (manager.boundBranch !== null && (await this.keys.existsForSubject(manager.subject, id))) {
+      throw new ForbiddenError(
+        `The API key is bound to branch '${manager.boundBranch}' and may only revoke keys bound to it.`,
+      );
     }
+    throw new DomainError('API_KEY_NOT_FOUND', `No API key ${id} of this user.`);
   }
 
   private async issue(fields: Partial<NewApiKey> & Pick<NewApiKey, 'kind'>): Promise<IssuedKey> {
@@ -143,9 +161,10 @@ export class ApiKeyService {
 
 function principalOf(key: ApiKeyRecord): Exclude<Principal, { kind: 'operator' }> {
   const branch = key.branch ?? '';
+  const boundBranch = key.branch;
   switch (key.kind) {
     case 'root':
-      return { kind: 'root', keyId: key.id, subject: key.subject, branch };
+      return { kind: 'root', keyId: key.id, subject: key.subject, branch, boundBranch };
     case 'sub':
       return {
         kind: 'sub',
@@ -155,8 +174,9 @@ function principalOf(key: ApiKeyRecord): Exclude<Principal, { kind: 'operator' }
         accountId: key.accountId,
         profileId: key.profileId,
         branch,
+        boundBranch,
       };
     case 'team':
-      return { kind: 'team', keyId: key.id, teamId: key.teamId, branch };
+      return { kind: 'team', keyId: key.id, teamId: key.teamId, branch, boundBranch };
   }
 }

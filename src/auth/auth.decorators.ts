@@ -43,7 +43,8 @@ export function Auth(...kinds: PrincipalKind[]): MethodDecorator & ClassDecorato
     }),
     ApiTooManyRequestsResponse({
       type: ProblemDto,
-      description: 'Rate limit of the key exceeded (see Retry-After)',
+      description:
+        'Rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After)',
     }),
   ];
   if (!kinds.includes('operator')) {

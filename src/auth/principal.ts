@@ -1,11 +1,10 @@
 /**
  * Who is calling, resolved from the API key by ApiKeyGuard; `branch` is the request branch and
  * `boundBranch` the branch the key itself is bound to (null: unbound, the branch came from
- * X-Branch). ApiKeyGuard always sets `boundBranch`; it is optional only so that principals built
- * by hand elsewhere need not spell it.
+ * X-Branch).
  */
 export type Principal =
-  | { kind: 'root'; keyId: string; subject: string; branch: string; boundBranch?: string | null }
+  | { kind: 'root'; keyId: string; subject: string; branch: string; boundBranch: string | null }
   | {
       kind: 'sub';
       keyId: string;
@@ -14,9 +13,9 @@ export type Principal =
       accountId: string;
       profileId: string;
       branch: string;
-      boundBranch?: string | null;
+      boundBranch: string | null;
     }
-  | { kind: 'team'; keyId: string; teamId: string; branch: string; boundBranch?: string | null }
+  | { kind: 'team'; keyId: string; teamId: string; branch: string; boundBranch: string | null }
   | { kind: 'operator'; branch: string };
 
 export type PrincipalKind = Principal['kind'];

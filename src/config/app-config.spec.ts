@@ -25,6 +25,8 @@ describe('loadConfig', () => {
         maxIndexes: 20,
         rateLimitMax: 1000,
         rateLimitWindowMs: 60000,
+        authFailureMax: 20,
+        authFailureWindowMs: 60000,
         dataMaxDepth: 20,
         profileJsonMaxBytes: 65536,
         profileJsonMaxDepth: 10,
@@ -79,6 +81,18 @@ describe('loadConfig', () => {
         MONGODB_URI: 'mongodb://db:27017/',
       }),
     ).not.toThrow();
+  });
+
+  it('reads the failed-authentication budget and refuses a window under a second', () => {
+    const config = loadConfig({ AUTH_FAILURE_MAX: '5', AUTH_FAILURE_WINDOW_MS: '2000' });
+    expect(config.limits).toMatchObject({ authFailureMax: 5, authFailureWindowMs: 2000 });
+    const problems = problemsOf({ AUTH_FAILURE_MAX: '0', AUTH_FAILURE_WINDOW_MS: '999' });
+    expect(problems).toHaveLength(2);
+    expect(problems.join('\n')).toMatch(/AUTH_FAILURE_MAX/);
+    expect(problems.join('\n')).toMatch(/AUTH_FAILURE_WINDOW_MS/);
+    expect(problemsOf({ AUTH_FAILURE_MAX: 'many' })).toEqual([
+      expect.stringContaining('AUTH_FAILURE_MAX'),
+    ]);
   });
 
   it('refuses a default page size above the maximum', () => {

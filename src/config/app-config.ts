@@ -29,6 +29,9 @@ export interface AppConfig {
     bodyBytes: number;
     rateLimitMax: number;
     rateLimitWindowMs: number;
+    /** Failed authentications per client address per window, counted in the database. */
+    authFailureMax: number;
+    authFailureWindowMs: number;
     listDefault: number;
     listMax: number;
     maxCollections: number;
@@ -107,6 +110,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       bodyBytes: vars.BODY_LIMIT,
       rateLimitMax: vars.RATE_LIMIT_MAX,
       rateLimitWindowMs: vars.RATE_LIMIT_WINDOW_MS,
+      authFailureMax: vars.AUTH_FAILURE_MAX,
+      authFailureWindowMs: vars.AUTH_FAILURE_WINDOW_MS,
       listDefault: vars.LIST_LIMIT_DEFAULT,
       listMax: vars.LIST_LIMIT_MAX,
       maxCollections: vars.MAX_COLLECTIONS,

@@ -61,6 +61,19 @@ export class EnvironmentVariables {
   @Min(100)
   RATE_LIMIT_WINDOW_MS = 60_000;
 
+  /** Failed authentications (unknown, revoked or expired key) per client address per window. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  AUTH_FAILURE_MAX = 20;
+
+  /** At least a second: Retry-After is given in whole seconds. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1000)
+  @Max(86_400_000)
+  AUTH_FAILURE_WINDOW_MS = 60_000;
+
   @Type(() => Number)
   @IsInt()
   @Min(1024)

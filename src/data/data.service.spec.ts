@@ -19,7 +19,13 @@ const config = {
   },
 } as AppConfig;
 
-const root: CustomerPrincipal = { kind: 'root', keyId: 'k', subject: 'subj', branch: '' };
+const root: CustomerPrincipal = {
+  kind: 'root',
+  keyId: 'k',
+  subject: 'subj',
+  branch: '',
+  boundBranch: null,
+};
 const sub: CustomerPrincipal = {
   kind: 'sub',
   keyId: 'k',
@@ -28,6 +34,7 @@ const sub: CustomerPrincipal = {
   accountId: 'acct',
   profileId: 'p',
   branch: '',
+  boundBranch: '',
 };
 
 const query = (q: Record<string, string> = {}) =>

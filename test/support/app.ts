@@ -53,6 +53,7 @@ export async function createTestApp(
     ADMIN_API_KEY: TEST_ADMIN_KEY,
     MONGODB_DB_NAME: uniqueDbName(testFile),
     RATE_LIMIT_MAX: '1000000',
+    AUTH_FAILURE_MAX: '1000000',
     ...env,
     MONGODB_URI: uri,
   });

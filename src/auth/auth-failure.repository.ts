@@ -1,0 +1,41 @@
+import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { InjectModel } from '@nestjs/mongoose';
+import type { Model } from 'mongoose';
+import { isDuplicateKeyError } from '../common/errors';
+import { AuthFailureDocument } from './auth-failure.schema';
+import { slotId, slotIdRange, type SlotStore } from './auth-failure.budget';
+
+/** The auth_failures collection; only failed authentications reach it. */
+@Injectable()
+export class AuthFailureRepository implements OnModuleInit {
+  constructor(
+    @InjectModel(AuthFailureDocument.name) private readonly failures: Model<AuthFailureDocument>,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    await this.failures.init();
+  }
+
+  /** The slots of one address and window; `_id` range queries use the `_id` index. */
+  slotsOf(address: string, windowStart: number, windowEnd: number): SlotStore {
+    const { from, to } = slotIdRange(address, windowStart);
+    const end = new Date(windowEnd);
+    return {
+      count: () => this.failures.countDocuments({ _id: { $gte: from, $lt: to } }).exec(),
+      tryInsert: async (slot) => {
+        try {
+          await this.failures.create({ _id: slotId(address, windowStart, slot), windowEnd: end });
+          return true;
+        } catch (error) {
+          if (isDuplicateKeyError(error)) return false;
+          throw error;
+        }
+      },
+    };
+  }
+
+  /** Deletes the failures of every window that ended at or before `end`. */
+  async deleteWindowsEndedBy(end: Date): Promise<void> {
+    await this.failures.deleteMany({ windowEnd: { $lte: end } }).exec();
+  }
+}

@@ -1,0 +1,183 @@
+import { randomBytes } from 'node:crypto';
+import type { Response } from 'supertest';
+import { createTestApp, TEST_ADMIN_KEY, uniqueDbName, type TestApp } from '../support/app';
+import { createUser } from '../support/factories';
+
+const MAX = 5;
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function wrongKey(): string {
+  return `pds_${randomBytes(32).toString('base64url')}`;
+}
+
+/**
+ * Budgets live in fixed windows aligned to the epoch; waits for the next one when fewer than
+ * `neededMs` are left in the current one, so a test's requests all fall in one window.
+ */
+async function freshWindow(windowMs: number, neededMs: number): Promise<void> {
+  const left = windowMs - (Date.now() % windowMs);
+  if (left < neededMs) await sleep(left + 50);
+}
+
+function expectRateLimited(res: Response, windowMs: number): void {
+  expect(res.status).toBe(429);
+  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+  expect(res.body).toMatchObject({ status: 429, code: 'RATE_LIMITED' });
+  const retryAfter = Number(res.headers['retry-after']);
+  expect(retryAfter).toBeGreaterThan(0);
+  expect(retryAfter).toBeLessThanOrEqual(Math.ceil(windowMs / 1000));
+}
+
+describe('failed authentications per client address', () => {
+  const apps: TestApp[] = [];
+
+  async function app(env: Record<string, string>): Promise<TestApp> {
+    const t = await createTestApp(__filename, { AUTH_FAILURE_MAX: String(MAX), ...env });
+    apps.push(t);
+    return t;
+  }
+
+  afterEach(async () => {
+    for (const t of apps.splice(0)) await t.close();
+  });
+
+  it('answers 429 RATE_LIMITED to every key from an address over budget until its window ends', async () => {
+    const windowMs = 3000;
+    const t = await app({ AUTH_FAILURE_WINDOW_MS: String(windowMs) });
+    const user = await createUser(t);
+    await freshWindow(windowMs, 2000);
+
+    // No key guesses nothing: a plain 401 that does not use the budget.
+    for (let i = 0; i < MAX + 1; i += 1) {
+      const none = await t.http().get('/api-keys');
+      expect(none.status).toBe(401);
+      expect(none.body.code).toBe('UNAUTHENTICATED');
+    }
+    for (let i = 0; i < MAX; i += 1) {
+      const res = await t.http().get('/api-keys').set('X-Api-Key', wrongKey());
+      expect(res.status).toBe(401);
+      expect(res.body.code).toBe('UNAUTHENTICATED');
+    }
+    const over = await t.http().get('/api-keys').set('X-Api-Key', wrongKey());
+    expectRateLimited(over, windowMs);
+
+    // A valid key (the operator's too) from the blocked address is refused before its lookup.
+    expectRateLimited(await t.http().get('/api-keys').set('X-Api-Key', user.apiKey), windowMs);
+    expectRateLimited(
+      await t.http().get('/api-keys').set('Authorization', `Bearer ${user.apiKey}`),
+      windowMs,
+    );
+    expectRateLimited(
+      await t.http().post('/admin/teams').set('X-Api-Key', TEST_ADMIN_KEY).send({ name: 'x' }),
+      windowMs,
+    );
+    const none = await t.http().get('/api-keys');
+    expect(none.status).toBe(401);
+    expect(none.body.code).toBe('UNAUTHENTICATED');
+
+    const last = await t.http().get('/api-keys').set('X-Api-Key', wrongKey());
+    expectRateLimited(last, windowMs);
+    await sleep(Number(last.headers['retry-after']) * 1000 + 50);
+
+    await t.http().get('/api-keys').set('X-Api-Key', user.apiKey).expect(200);
+    const again = await t.http().get('/api-keys').set('X-Api-Key', wrongKey()).expect(401);
+    expect(again.body.code).toBe('UNAUTHENTICATED');
+  });
+
+  it('shares one budget between two instances on one database', async () => {
+    const windowMs = 3000;
+    const env = {
+      AUTH_FAILURE_WINDOW_MS: String(windowMs),
+      MONGODB_DB_NAME: uniqueDbName(__filename),
+    };
+    const a = await app(env);
+    const b = await app(env);
+    const user = await createUser(a);
+    // Revoked and unknown keys are the same failure.
+    const revoked = await a
+      .http()
+      .post('/api-keys')
+      .set('X-Api-Key', user.apiKey)
+      .send({ name: 'revoked' })
+      .expect(200);
+    await a
+      .http()
+      .delete(`/api-keys/${revoked.body.key.id}`)
+      .set('X-Api-Key', user.apiKey)
+      .expect(204);
+    await freshWindow(windowMs, 2000);
+
+    for (let i = 0; i < 3; i += 1) {
+      await a.http().get('/api-keys').set('X-Api-Key', wrongKey()).expect(401);
+    }
+    for (let i = 0; i < 2; i += 1) {
+      await b.http().get('/api-keys').set('X-Api-Key', revoked.body.apiKey).expect(401);
+    }
+    // The 6th failure overall, the 3rd this instance has seen.
+    expectRateLimited(await b.http().get('/api-keys').set('X-Api-Key', wrongKey()), windowMs);
+    expectRateLimited(await b.http().get('/api-keys').set('X-Api-Key', user.apiKey), windowMs);
+
+    // Instance a learns it at its first failure from the address, and refuses from then on.
+    await a.http().get('/api-keys').set('X-Api-Key', user.apiKey).expect(200);
+    expectRateLimited(await a.http().get('/api-keys').set('X-Api-Key', wrongKey()), windowMs);
+    expectRateLimited(await a.http().get('/api-keys').set('X-Api-Key', user.apiKey), windowMs);
+  });
+
+  it('lets exactly AUTH_FAILURE_MAX of many concurrent failures through', async () => {
+    const windowMs = 8000;
+    const t = await app({ AUTH_FAILURE_WINDOW_MS: String(windowMs) });
+    await freshWindow(windowMs, 6000);
+
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, () => t.http().get('/api-keys').set('X-Api-Key', wrongKey())),
+    );
+    const statuses = responses.map((r) => r.status);
+    expect(statuses.filter((s) => s === 401)).toHaveLength(MAX);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(20 - MAX);
+    for (const res of responses.filter((r) => r.status === 429)) expectRateLimited(res, windowMs);
+    expect(await t.connection.collection('auth_failures').countDocuments()).toBe(MAX);
+  });
+
+  it('keeps one budget per client address (X-Forwarded-For behind TRUST_PROXY)', async () => {
+    const windowMs = 3000;
+    const t = await app({ AUTH_FAILURE_WINDOW_MS: String(windowMs), TRUST_PROXY: 'true' });
+    const user = await createUser(t);
+    await freshWindow(windowMs, 2000);
+    const from = (ip: string, key: string) =>
+      t.http().get('/api-keys').set('X-Forwarded-For', ip).set('X-Api-Key', key);
+
+    for (let i = 0; i < MAX; i += 1) await from('198.51.100.1', wrongKey()).expect(401);
+    expectRateLimited(await from('198.51.100.1', wrongKey()), windowMs);
+    expectRateLimited(await from('198.51.100.1', user.apiKey), windowMs);
+    const other = await from('198.51.100.2', wrongKey()).expect(401);
+    expect(other.body.code).toBe('UNAUTHENTICATED');
+    await from('198.51.100.2', user.apiKey).expect(200);
+  });
+
+  it('deletes the failures of ended windows, keeping the previous window', async () => {
+    const windowMs = 60_000;
+    const t = await app({ AUTH_FAILURE_WINDOW_MS: String(windowMs) });
+    await freshWindow(windowMs, 5000);
+    const start = Math.floor(Date.now() / windowMs) * windowMs;
+    const failures = t.connection.collection<{ _id: string; windowEnd: Date }>('auth_failures');
+    await failures.insertMany([
+      { _id: `203.0.113.9|${start - 2 * windowMs}|0`, windowEnd: new Date(start - windowMs) },
+      { _id: `203.0.113.9|${start - windowMs}|0`, windowEnd: new Date(start) },
+    ]);
+
+    await t.http().get('/api-keys').set('X-Api-Key', wrongKey()).expect(401);
+    // The clean-up runs beside the request, not before its answer.
+    let remaining: string[] = [];
+    for (let i = 0; i < 50; i += 1) {
+      remaining = (await failures.find().toArray()).map((d) => d._id).sort();
+      if (remaining.length === 2) break;
+      await sleep(50);
+    }
+    expect(remaining).toHaveLength(2);
+    expect(remaining).toContain(`203.0.113.9|${start - windowMs}|0`);
+    expect(remaining.some((id) => id.endsWith(`|${start}|0`))).toBe(true);
+  });
+});
