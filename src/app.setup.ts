@@ -7,6 +7,7 @@ import { ProblemRenderer } from './common/errors';
 import { bodyMiddleware } from './common/http/body';
 import { createLogger, PinoLoggerService, requestIdOf, requestLogger } from './common/http/logger';
 import { buildOpenApiDocument } from './common/http/openapi';
+import { queryKeyGuard } from './common/http/query-keys';
 import { createValidationPipe, DEFAULT_RAW_JSON_BUDGET } from './common/http/validation';
 import type { AppConfig } from './config';
 
@@ -27,6 +28,7 @@ export function configureApp(app: INestApplication, config: AppConfig): INestApp
     next();
   });
   http.use(requestLogger(logger));
+  http.use(noStore);
   http.use(
     helmet({
       contentSecurityPolicy: {
@@ -41,12 +43,10 @@ export function configureApp(app: INestApplication, config: AppConfig): INestApp
       },
     }),
   );
-  http.use(
-    ...bodyMiddleware(
-      config.limits.bodyBytes,
-      new ProblemRenderer(config.database.retryAfterSeconds),
-    ),
-  );
+  const renderer = new ProblemRenderer(config.database.retryAfterSeconds);
+  // Prototype-named query keys are refused on every route before any handler copies them.
+  http.use(queryKeyGuard(renderer));
+  http.use(...bodyMiddleware(config.limits.bodyBytes, renderer));
   // Bodies of every DTO route: prototype keys refused, nesting within DATA_MAX_DEPTH.
   http.useGlobalPipes(
     createValidationPipe({ ...DEFAULT_RAW_JSON_BUDGET, maxDepth: config.limits.dataMaxDepth }),
@@ -58,6 +58,20 @@ export function configureApp(app: INestApplication, config: AppConfig): INestApp
     customSiteTitle: 'API docs',
   });
   return app;
+}
+
+/** Swagger UI's page and static assets: the same for everyone, so caches may keep them. */
+const DOCS_UI_PATH = /^\/docs(\/|$)/;
+
+/**
+ * `Cache-Control: no-store` on every response but the Swagger UI (/docs and its assets): API
+ * responses, errors included, carry tenant data or key material that no browser or shared cache
+ * may keep. The OpenAPI document (/docs-json, /docs-yaml) is an API response like the others. Set
+ * before routing, so a handler can still replace it or add its own ETag.
+ */
+function noStore(req: Request, res: Response, next: NextFunction): void {
+  if (!DOCS_UI_PATH.test(req.path)) res.setHeader('Cache-Control', 'no-store');
+  next();
 }
 
 /** Options for NestFactory.create / createNestApplication: our own body parser runs instead of Nest's. */

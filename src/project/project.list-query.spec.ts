@@ -168,6 +168,35 @@ describe('toProjectListSpec', () => {
   });
 });
 
+describe('prototype-named parameters of GET /project', () => {
+  it.each([
+    'filter[__proto__]',
+    '__proto__',
+    'after[__proto__]',
+    'before[constructor]',
+    'filter[prototype]',
+    'name.constructor',
+  ])('refuses %s instead of listing every project', (key) => {
+    const raw = Object.create(null) as Record<string, string>;
+    raw[key] = 'x';
+    expect(errorsOf(() => toProjectListSpec(query(raw))).map((e) => e.field)).toEqual([key]);
+  });
+
+  it('refuses prototype names that reach it in a hand-built query', () => {
+    const filters = Object.create(null) as Record<string, string>;
+    filters.__proto__ = 'x';
+    const after = Object.create(null) as Record<string, string>;
+    const name: string = 'constructor';
+    after[name] = 'x';
+    const spec: ListQuery = { ...query({}), filters, after };
+    expect(
+      errorsOf(() => toProjectListSpec(spec))
+        .map((e) => e.field)
+        .sort(),
+    ).toEqual(['__proto__', 'after[constructor]']);
+  });
+});
+
 describe('pageLink', () => {
   const edge = {
     id: '665f1c2a9b1e8a0012345678',

@@ -18,6 +18,10 @@ export const ERROR_CATALOG = {
     title: 'The collection name is not valid',
   },
   PROTECTED_INDEX: { status: HttpStatus.BAD_REQUEST, title: 'The index cannot be changed' },
+  INVALID_CONTENT_ENCODING: {
+    status: HttpStatus.BAD_REQUEST,
+    title: 'The request body could not be decoded',
+  },
   // 401
   UNAUTHENTICATED: { status: HttpStatus.UNAUTHORIZED, title: 'A valid API key is required' },
   // 403
@@ -59,6 +63,10 @@ export const ERROR_CATALOG = {
   UNSUPPORTED_MEDIA_TYPE: {
     status: HttpStatus.UNSUPPORTED_MEDIA_TYPE,
     title: 'The request body must be application/json',
+  },
+  UNSUPPORTED_CONTENT_ENCODING: {
+    status: HttpStatus.UNSUPPORTED_MEDIA_TYPE,
+    title: 'The Content-Encoding of the request body is not supported',
   },
   RATE_LIMITED: { status: HttpStatus.TOO_MANY_REQUESTS, title: 'Too many requests' },
   // 5xx

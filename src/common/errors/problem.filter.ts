@@ -31,11 +31,28 @@ const CODE_BY_STATUS: Partial<Record<number, ErrorCode>> = {
 const BODY_PARSER_CODES: Record<string, ErrorCode> = {
   'entity.too.large': 'PAYLOAD_TOO_LARGE',
   'entity.parse.failed': 'MALFORMED_JSON',
-  'encoding.unsupported': 'UNSUPPORTED_MEDIA_TYPE',
+  'encoding.unsupported': 'UNSUPPORTED_CONTENT_ENCODING',
   'charset.unsupported': 'UNSUPPORTED_MEDIA_TYPE',
   'request.aborted': 'VALIDATION_FAILED',
   'request.size.invalid': 'VALIDATION_FAILED',
 };
+
+/** The status and `type` of an error made with the http-errors package (body-parser, raw-body). */
+function httpErrorOf(error: unknown): { status: number; type: unknown } | null {
+  if (typeof error !== 'object' || error === null) return null;
+  const { statusCode, expose, type } = error as {
+    statusCode?: unknown;
+    expose?: unknown;
+    type?: unknown;
+  };
+  if (typeof expose !== 'boolean' || typeof statusCode !== 'number') return null;
+  return { status: statusCode, type };
+}
+
+function hasContentEncoding(req: Request): boolean {
+  const encoding = req.headers['content-encoding'];
+  return typeof encoding === 'string' && encoding !== '' && encoding.toLowerCase() !== 'identity';
+}
 
 /**
  * Turns any error into an RFC 9457 problem. Used by the global Nest filter and by the Express
@@ -51,7 +68,7 @@ export class ProblemRenderer {
       return buildProblem(req, error.code, error.message, error.errors, error.extensions);
     }
     const bodyParserType = (error as { type?: unknown } | null)?.type;
-    if (typeof bodyParserType === 'string' && bodyParserType in BODY_PARSER_CODES) {
+    if (typeof bodyParserType === 'string' && Object.hasOwn(BODY_PARSER_CODES, bodyParserType)) {
       const code = BODY_PARSER_CODES[bodyParserType] as ErrorCode;
       return buildProblem(req, code, this.bodyParserDetail(code, error));
     }
@@ -59,6 +76,21 @@ export class ProblemRenderer {
       const status = error.getStatus();
       const code = CODE_BY_STATUS[status];
       if (code) return buildProblem(req, code, this.httpDetail(error, code, req));
+    }
+    const httpError = httpErrorOf(error);
+    if (httpError && httpError.status >= 400 && httpError.status < 500) {
+      // body-parser wraps a decompression failure (zlib's Z_DATA_ERROR, a brotli format error,
+      // a truncated stream) in an untyped 400: the body does not match its Content-Encoding.
+      if (httpError.status === 400 && httpError.type === undefined && hasContentEncoding(req)) {
+        return buildProblem(
+          req,
+          'INVALID_CONTENT_ENCODING',
+          'The request body could not be decompressed as its Content-Encoding declares.',
+        );
+      }
+      // Any other client error keeps its 4xx meaning instead of becoming a 500.
+      const code = CODE_BY_STATUS[httpError.status] ?? 'VALIDATION_FAILED';
+      return buildProblem(req, code, 'The request could not be read.');
     }
     if (isDatabaseUnavailable(error)) {
       this.logger.warn(
@@ -95,7 +127,9 @@ export class ProblemRenderer {
     }
     if (code === 'MALFORMED_JSON') return 'The request body could not be parsed as JSON.';
     if (code === 'UNSUPPORTED_MEDIA_TYPE')
-      return 'The request body encoding or charset is not supported; send UTF-8 JSON.';
+      return 'The request body charset is not supported; send UTF-8 JSON.';
+    if (code === 'UNSUPPORTED_CONTENT_ENCODING')
+      return 'The Content-Encoding of the request body is not supported; send gzip, deflate, br or none.';
     return 'The request body could not be read.';
   }
 

@@ -3,34 +3,64 @@ import type { ProblemRenderer } from '../errors';
 import { DomainError } from '../errors';
 
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+const JSON_TYPES = ['application/json', 'application/*+json'];
+
+/**
+ * Content-Encodings a body may use. body-parser also decodes zstd, but only on Node versions
+ * whose zlib has it; refusing it everywhere keeps the contract the same on every supported Node.
+ */
+export const SUPPORTED_CONTENT_ENCODINGS: ReadonlySet<string> = new Set([
+  'identity',
+  'gzip',
+  'deflate',
+  'br',
+]);
 
 function hasBody(req: Request): boolean {
   const length = req.headers['content-length'];
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
+/** The Content-Encoding as body-parser reads it: absent or empty means identity, case ignored. */
+function contentEncodingOf(req: Request): string {
+  return (req.headers['content-encoding'] || 'identity').toLowerCase();
+}
+
 /**
- * Body handling in front of the routes: JSON only (415 otherwise), a size limit (413) and
- * problem+json for malformed JSON (400). Express error middleware placed right behind the parser
- * catches its errors, which never reach Nest's exception filters.
+ * Body handling in front of the routes: JSON only (415 otherwise), gzip, deflate or br
+ * Content-Encoding (415 otherwise; a body that does not decode is a 400 INVALID_CONTENT_ENCODING,
+ * see ProblemRenderer), a size limit on the decoded body (413) and problem+json for malformed
+ * JSON (400). Express error middleware placed right behind the parser catches its errors, which
+ * never reach Nest's exception filters.
  */
 export function bodyMiddleware(limitBytes: number, renderer: ProblemRenderer) {
   const parseJson = json({
     limit: limitBytes,
-    type: ['application/json', 'application/*+json'],
+    type: JSON_TYPES,
     strict: false,
   });
   return [
     (req: Request, _res: Response, next: NextFunction): void => {
-      if (
-        METHODS_WITH_BODY.has(req.method) &&
-        hasBody(req) &&
-        !req.is(['application/json', 'application/*+json'])
-      ) {
+      if (!hasBody(req)) {
+        next();
+        return;
+      }
+      const isJson = Boolean(req.is(JSON_TYPES));
+      if (METHODS_WITH_BODY.has(req.method) && !isJson) {
         next(
           new DomainError(
             'UNSUPPORTED_MEDIA_TYPE',
             `Content-Type ${req.headers['content-type'] ?? '(none)'} is not supported; send application/json.`,
+          ),
+        );
+        return;
+      }
+      const encoding = contentEncodingOf(req);
+      if (isJson && !SUPPORTED_CONTENT_ENCODINGS.has(encoding)) {
+        next(
+          new DomainError(
+            'UNSUPPORTED_CONTENT_ENCODING',
+            `Content-Encoding ${JSON.stringify(encoding.slice(0, 64))} is not supported; send gzip, deflate, br or no Content-Encoding.`,
           ),
         );
         return;

@@ -83,6 +83,38 @@ describe('parseListQuery', () => {
     expect(errors.map((e) => e.field).sort()).toEqual(['existsFilter[a]', 'limit', 'sortOrder']);
   });
 
+  it.each(['__proto__', 'constructor', 'prototype'])(
+    'refuses %s in every key position instead of dropping it',
+    (name) => {
+      const raw: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+      const keys = [
+        name,
+        `filter[${name}]`,
+        `existsFilter[${name}]`,
+        `before[${name}]`,
+        `after[${name}]`,
+        `a.${name}`,
+        `filter[a.${name}]`,
+      ];
+      for (const key of keys) raw[key] = key.startsWith('existsFilter') ? 'false' : '1';
+      raw.color = 'red';
+      const errors = errorsOf(() => parseListQuery(raw, { ...options, allowExists: true }));
+      expect(errors.map((e) => e.field)).toEqual(keys);
+    },
+  );
+
+  it('returns records without a prototype', () => {
+    const query = parseListQuery(
+      { 'filter[a]': '1', 'after[b]': '2', 'before[c]': '3', 'existsFilter[d]': 'true', p: 'x' },
+      { ...options, params: ['p'], allowExists: true },
+    );
+    for (const record of [query.filters, query.after, query.before, query.exists, query.params]) {
+      expect(Object.getPrototypeOf(record)).toBeNull();
+    }
+    expect(query.filters.constructor).toBeUndefined();
+    expect(query.after.__proto__).toBeUndefined();
+  });
+
   it('refuses existsFilter where the route does not support it', () => {
     expect(errorsOf(() => parseListQuery({ 'existsFilter[a]': 'true' }, options))[0]?.field).toBe(
       'existsFilter[a]',

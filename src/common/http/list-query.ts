@@ -1,4 +1,5 @@
 import { ValidationFailedError, type FieldError } from '../errors';
+import { prototypeKeyProblem } from './query-keys';
 
 export type SortOrder = 'asc' | 'desc';
 
@@ -31,25 +32,39 @@ export interface ListQueryOptions {
 const BRACKET_KEY = /^(before|after|filter|existsFilter)\[([^[\]]+)\]$/;
 const RESERVED = new Set(['sort', 'sortOrder', 'limit']);
 
+/** A record without a prototype: any key, `__proto__` included, is an ordinary own property. */
+function record<T>(): Record<string, T> {
+  return Object.create(null) as Record<string, T>;
+}
+
 /**
  * Parses a flat query object (Express 5's "simple" parser: values are strings or string arrays,
  * never objects). Bracket keys are recognised only in the four forms above, so `name[$ne]=x`
- * cannot become an operator: it is a 400. Every problem is reported at once.
+ * cannot become an operator: it is a 400. Keys with a `__proto__`, `constructor` or `prototype`
+ * segment are refused here as well as in front of the routes: assigning `__proto__` to a plain
+ * object is a no-op, which would drop the filter without a word. The result's records have no
+ * prototype, so nothing that reads them can reach Object.prototype. Every problem is reported
+ * at once.
  */
 export function parseListQuery(raw: Record<string, unknown>, options: ListQueryOptions): ListQuery {
   const errors: FieldError[] = [];
   const result: ListQuery = {
     sortOrder: 'desc',
     limit: options.limitDefault,
-    before: {},
-    after: {},
-    filters: {},
-    exists: {},
-    params: {},
+    before: record(),
+    after: record(),
+    filters: record(),
+    exists: record(),
+    params: record(),
   };
   const named = new Set(options.params ?? []);
 
   for (const [key, value] of Object.entries(raw)) {
+    const prototypeProblem = prototypeKeyProblem(key);
+    if (prototypeProblem) {
+      errors.push(prototypeProblem);
+      continue;
+    }
     if (typeof value !== 'string') {
       errors.push({ field: key, message: 'must be given once, as a plain value' });
       continue;
