@@ -34,13 +34,17 @@ export function addStandardProblems(document: OpenAPIObject): OpenAPIObject {
         }
       }
       const standard: Record<string, string> = {
+        // Every route refuses prototype-named query keys (__proto__, constructor, prototype).
+        '400': `${ERROR_CATALOG.VALIDATION_FAILED.title} (VALIDATION_FAILED)`,
         '500': ERROR_CATALOG.INTERNAL_ERROR.title,
         '503': `${ERROR_CATALOG.DATABASE_UNAVAILABLE.title} (with Retry-After)`,
       };
       if (operation.requestBody) {
-        standard['400'] = ERROR_CATALOG.VALIDATION_FAILED.title;
+        standard['400'] =
+          `${ERROR_CATALOG.VALIDATION_FAILED.title} (VALIDATION_FAILED, MALFORMED_JSON, or INVALID_CONTENT_ENCODING for a body that does not decode)`;
         standard['413'] = ERROR_CATALOG.PAYLOAD_TOO_LARGE.title;
-        standard['415'] = ERROR_CATALOG.UNSUPPORTED_MEDIA_TYPE.title;
+        standard['415'] =
+          `${ERROR_CATALOG.UNSUPPORTED_MEDIA_TYPE.title}, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING)`;
       }
       for (const [status, description] of Object.entries(standard)) {
         responses[status] ??= problemResponse(description);
