@@ -6,27 +6,22 @@ import {
   ApiNoContentResponse,
   ApiNotFoundResponse,
   ApiOkResponse,
-  ApiParam,
   ApiTags,
 } from '@nestjs/swagger';
 import { Auth, CurrentPrincipal, type CustomerPrincipal } from '../auth';
 import { ProblemDto } from '../common/errors';
-import { DataService } from './data.service';
+import { CollectionNamePipe } from './collection-name.pipe';
+import { toIndexRequest } from './data-requests';
+import { CollectionParam } from './data.openapi';
 import { CreateDataIndexDto, DataIndexDto, DeleteDataIndexDto } from './dto/data-index.dto';
-
-const CollectionParam = () =>
-  ApiParam({
-    name: 'collection',
-    description: 'Collection name: ^[A-Za-z][A-Za-z0-9_-]{0,63}$',
-    example: 'orders',
-  });
+import { IndexesService } from './indexes.service';
 
 /** Native indexes of a tenant collection; root and team keys only. */
 @ApiTags('data')
 @Controller('data')
 @Auth('root', 'team')
 export class DataIndexController {
-  constructor(private readonly data: DataService) {}
+  constructor(private readonly indexes: IndexesService) {}
 
   /** Lists the collection's indexes, `_id_` included (none when the collection does not exist). */
   @Get(':collection/index')
@@ -41,9 +36,9 @@ export class DataIndexController {
   @ApiBadRequestResponse({ type: ProblemDto, description: 'Bad collection name' })
   async listDataIndexes(
     @CurrentPrincipal() principal: CustomerPrincipal,
-    @Param('collection') collection: string,
+    @Param('collection', CollectionNamePipe) collection: string,
   ): Promise<DataIndexDto[]> {
-    return this.data.listIndexes(principal, collection);
+    return this.indexes.list(principal, collection);
   }
 
   /** Creates an index (creating the collection if needed); the same index again is a no-op. */
@@ -68,10 +63,10 @@ export class DataIndexController {
   })
   async createDataIndex(
     @CurrentPrincipal() principal: CustomerPrincipal,
-    @Param('collection') collection: string,
+    @Param('collection', CollectionNamePipe) collection: string,
     @Body() body: CreateDataIndexDto,
   ): Promise<DataIndexDto> {
-    return this.data.createIndex(principal, collection, body);
+    return this.indexes.create(principal, collection, toIndexRequest(body));
   }
 
   /** Drops an index by name; `_id_` is protected. */
@@ -84,9 +79,9 @@ export class DataIndexController {
   @ApiNotFoundResponse({ type: ProblemDto, description: 'INDEX_NOT_FOUND' })
   async deleteDataIndex(
     @CurrentPrincipal() principal: CustomerPrincipal,
-    @Param('collection') collection: string,
+    @Param('collection', CollectionNamePipe) collection: string,
     @Body() body: DeleteDataIndexDto,
   ): Promise<void> {
-    await this.data.deleteIndex(principal, collection, body.name);
+    await this.indexes.remove(principal, collection, body.name);
   }
 }

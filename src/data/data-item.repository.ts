@@ -143,7 +143,7 @@ export class DataItemRepository {
   /** One page of a list; asks for one more than the limit so the caller knows if more follow. */
   async list(physical: string, match: ItemMatch, plan: ListPlan): Promise<StoredItem[]> {
     return this.collection(physical)
-      .find(toMongoFilter(match, plan.cursor, plan.sortPath))
+      .find(toMongoFilter(match, plan))
       .sort(toMongoSort(plan))
       .limit(plan.limit + 1)
       .maxTimeMS(this.maxTimeMS)

@@ -45,17 +45,32 @@ describe('data query builder', () => {
     const asc = listPlan(
       parse({ sort: 'n', sortOrder: 'asc', 'after[n]': '5', 'after[_id]': 'x' }),
     );
-    expect(toMongoFilter({ scope: null, conditions: [] }, asc.cursor, asc.sortPath)).toEqual({
+    expect(toMongoFilter({ scope: null, conditions: [] }, asc)).toEqual({
       $or: [{ n: { $gt: 5 } }, { n: 5, _id: { $gt: 'x' } }],
     });
     expect(toMongoSort(asc)).toEqual({ n: 1, _id: 1 });
     const desc = listPlan(
       parse({ sort: '_createdAt', 'after[_createdAt]': '2026-01-01T00:00:00Z' }),
     );
-    expect(desc.cursor).toEqual({ op: '$lt', value: new Date('2026-01-01T00:00:00Z') });
+    expect(toMongoFilter({ scope: null, conditions: [] }, desc)).toEqual({
+      _createdAt: { $lt: new Date('2026-01-01T00:00:00Z') },
+    });
+    expect(listPlan(parse({ sort: 's', 'after[s]': 'abc' })).after?.value).toBe('abc');
+  });
+
+  it('walks backwards from a before[] cursor alone: reversed scan, same bound', () => {
     const before = listPlan(parse({ 'before[_id]': 'm' }));
-    expect(before.cursor).toEqual({ op: '$gt', value: 'm' });
-    expect(listPlan(parse({ sort: 's', 'after[s]': 'abc' })).cursor?.value).toBe('abc');
+    expect(before.reversed).toBe(true);
+    expect(toMongoFilter({ scope: null, conditions: [] }, before)).toEqual({ _id: { $gt: 'm' } });
+    expect(toMongoSort(before)).toEqual({ _id: 1 });
+  });
+
+  it('takes after[] and before[] together as a range, scanned forwards', () => {
+    const range = listPlan(parse({ sortOrder: 'asc', 'after[_id]': 'a', 'before[_id]': 'm' }));
+    expect(range.reversed).toBe(false);
+    expect(toMongoFilter({ scope: null, conditions: [] }, range)).toEqual({
+      $and: [{ _id: { $gt: 'a' } }, { _id: { $lt: 'm' } }],
+    });
   });
 
   it('refuses cursors on other fields, bad dates and bad paths', () => {

@@ -1,6 +1,15 @@
 import type { Document, Filter, Sort } from 'mongodb';
 import { ValidationFailedError, type FieldError } from '../common/errors';
 import type { ListQuery } from '../common/http/list-query';
+import {
+  keepsGreater,
+  parseTimestampCursor,
+  readKeysetSide,
+  walksBackwards,
+  type KeysetCursor,
+  type KeysetRules,
+  type KeysetSide,
+} from '../common/pagination/keyset';
 import { fieldPathProblem, type Guarded, type JsonScalar } from './json-guard';
 
 /**
@@ -30,22 +39,17 @@ type ItemFilter = Filter<ItemDocument>;
 
 export type CursorValue = string | number | Date;
 
-/** Keyset position: items strictly after (in the sort order) the value, then the id. */
-export interface Cursor {
-  op: '$gt' | '$lt';
-  value: CursorValue;
-  tieId?: string;
-}
-
 export interface ListPlan {
   sortPath: string;
   direction: 1 | -1;
   limit: number;
-  cursor: Cursor | null;
+  after?: KeysetCursor<CursorValue>;
+  before?: KeysetCursor<CursorValue>;
+  /** before[] alone: the scan runs against the sort order; the caller reverses the page. */
+  reversed: boolean;
 }
 
 const NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/;
-const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
 export const TIMESTAMP_FIELDS = new Set(['_createdAt', '_updatedAt']);
 
 /** A query-string value matches itself as a string, or the number, boolean or null it spells. */
@@ -95,56 +99,41 @@ export function pathCondition(indexName: string, indexValue: string): Condition 
   return { kind: 'eq', path: indexName, anyOf: coerceQueryValue(indexValue) };
 }
 
-function cursorValue(path: string, raw: string, field: string, errors: FieldError[]): CursorValue {
-  if (TIMESTAMP_FIELDS.has(path)) {
-    const date = new Date(raw);
-    if (!RFC3339.test(raw) || Number.isNaN(date.getTime()))
-      errors.push({ field, message: 'must be an RFC 3339 timestamp' });
-    return date;
-  }
-  if (path === '_id') return raw;
-  return NUMBER.test(raw) && Number.isFinite(Number(raw)) ? Number(raw) : raw;
+/**
+ * Cursor values compare like the stored values they stand for: `_createdAt`/`_updatedAt` as RFC
+ * 3339 dates, `_id` as the string it is, anything numeric as a number, the rest as strings.
+ */
+function cursorRules(sortPath: string): KeysetRules<CursorValue> {
+  return {
+    sortField: sortPath,
+    idField: '_id',
+    parseValue: (field, text, greater) => {
+      if (TIMESTAMP_FIELDS.has(field)) return parseTimestampCursor(text, greater);
+      if (field === '_id') return { value: text };
+      return { value: NUMBER.test(text) && Number.isFinite(Number(text)) ? Number(text) : text };
+    },
+    parseId: (text) => ({ value: text }),
+  };
 }
 
-/** Sort, direction, limit and keyset cursor of a list request. */
+/** Sort, direction, limit and keyset cursors of a list request. */
 export function listPlan(query: ListQuery): ListPlan {
   const errors: FieldError[] = [];
   const sortPath = query.sort ?? '_id';
-  pathOrError(sortPath, 'sort', errors);
-  const direction = query.sortOrder === 'asc' ? 1 : -1;
-  const sides = [
-    ['after', query.after],
-    ['before', query.before],
-  ] as const;
-  const used = sides.filter(([, values]) => Object.keys(values).length > 0);
-  let cursor: Cursor | null = null;
-  if (used.length > 1) {
-    errors.push({ field: 'before', message: 'use either before[...] or after[...], not both' });
-  } else if (used.length === 1) {
-    const [side, values] = used[0] as (typeof sides)[number];
-    for (const key of Object.keys(values)) {
-      if (key !== sortPath && key !== '_id')
-        errors.push({
-          field: `${side}[${key}]`,
-          message: `must name the sort field (${sortPath}) or _id`,
-        });
-    }
-    // "after" in ascending order and "before" in descending order both mean greater.
-    const op = (side === 'after') === (direction === 1) ? '$gt' : '$lt';
-    const main = values[sortPath];
-    const id = values._id;
-    if (main !== undefined) {
-      const value = cursorValue(sortPath, main, `${side}[${sortPath}]`, errors);
-      cursor = { op, value, ...(id !== undefined && sortPath !== '_id' ? { tieId: id } : {}) };
-    } else if (id !== undefined) {
-      errors.push({
-        field: `${side}[_id]`,
-        message: `is a tie-breaker: give ${side}[${sortPath}] too`,
-      });
-    }
-  }
-  if (errors.length > 0) throw new ValidationFailedError(errors);
-  return { sortPath, direction, limit: query.limit, cursor };
+  const validSort = pathOrError(sortPath, 'sort', errors);
+  const ascending = query.sortOrder === 'asc';
+  const rules = cursorRules(sortPath);
+  const after = readKeysetSide('after', query.after, rules, ascending, errors);
+  const before = readKeysetSide('before', query.before, rules, ascending, errors);
+  if (errors.length > 0 || !validSort) throw new ValidationFailedError(errors);
+  return {
+    sortPath,
+    direction: ascending ? 1 : -1,
+    limit: query.limit,
+    ...(after ? { after } : {}),
+    ...(before ? { before } : {}),
+    reversed: walksBackwards({ after, before }),
+  };
 }
 
 function conditionFilter(condition: Condition): ItemFilter {
@@ -156,22 +145,32 @@ function conditionFilter(condition: Condition): ItemFilter {
   return { [path]: nullable ? { $in: anyOf, $exists: true } : { $in: anyOf } };
 }
 
-/** The MongoDB filter of a match; the owner scope and the client's conditions are `$and`-ed. */
-export function toMongoFilter(
-  match: ItemMatch,
-  cursor: Cursor | null = null,
-  sortPath = '_id',
+/** A keyset bound: strictly past the value, or at the value and past the id. */
+function cursorFilter(
+  sortPath: string,
+  side: KeysetSide,
+  cursor: KeysetCursor<CursorValue>,
+  ascending: boolean,
 ): ItemFilter {
+  const op = keepsGreater(side, ascending) ? '$gt' : '$lt';
+  const { value, id } = cursor;
+  return id === undefined || sortPath === '_id'
+    ? { [sortPath]: { [op]: value } }
+    : { $or: [{ [sortPath]: { [op]: value } }, { [sortPath]: value, _id: { [op]: id } }] };
+}
+
+/**
+ * The MongoDB filter of a match (and of a list plan's cursors); the owner scope, the client's
+ * conditions and the cursors are `$and`-ed.
+ */
+export function toMongoFilter(match: ItemMatch, plan?: ListPlan): ItemFilter {
   const clauses: ItemFilter[] = [];
   if (match.scope) clauses.push({ [match.scope.field]: match.scope.value });
   for (const condition of match.conditions) clauses.push(conditionFilter(condition));
-  if (cursor) {
-    const { op, value, tieId } = cursor;
-    clauses.push(
-      tieId === undefined
-        ? { [sortPath]: { [op]: value } }
-        : { $or: [{ [sortPath]: { [op]: value } }, { [sortPath]: value, _id: { [op]: tieId } }] },
-    );
+  if (plan) {
+    const ascending = plan.direction === 1;
+    if (plan.after) clauses.push(cursorFilter(plan.sortPath, 'after', plan.after, ascending));
+    if (plan.before) clauses.push(cursorFilter(plan.sortPath, 'before', plan.before, ascending));
   }
   if (clauses.length === 0) return {};
   if (clauses.length === 1) return clauses[0] as ItemFilter;
@@ -179,7 +178,8 @@ export function toMongoFilter(
 }
 
 export function toMongoSort(plan: ListPlan): Sort {
+  const direction: 1 | -1 = plan.reversed ? (plan.direction === 1 ? -1 : 1) : plan.direction;
   return plan.sortPath === '_id'
-    ? { _id: plan.direction }
-    : { [plan.sortPath]: plan.direction, _id: plan.direction };
+    ? { _id: direction }
+    : { [plan.sortPath]: direction, _id: direction };
 }

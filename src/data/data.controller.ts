@@ -1,5 +1,4 @@
 import {
-  applyDecorators,
   Body,
   Controller,
   Delete,
@@ -23,8 +22,6 @@ import {
   ApiNoContentResponse,
   ApiNotFoundResponse,
   ApiOkResponse,
-  ApiParam,
-  ApiQuery,
   ApiTags,
   getSchemaPath,
 } from '@nestjs/swagger';
@@ -32,8 +29,12 @@ import type { Request, Response } from 'express';
 import { Auth, CurrentPrincipal, type CustomerPrincipal } from '../auth';
 import { ProblemDto, ValidationFailedError } from '../common/errors';
 import { parseListQuery, type ListQuery } from '../common/http/list-query';
+import { keysetLink } from '../common/pagination/keyset';
 import { APP_CONFIG, type AppConfig } from '../config';
-import { DataService } from './data.service';
+import { CollectionNamePipe } from './collection-name.pipe';
+import { CollectionsService } from './collections.service';
+import { toItemChangeRequest, toItemRemovalRequest, toNewItemRequest } from './data-requests';
+import { CollectionParam, FilterQueries, ItemParams, ListQueries } from './data.openapi';
 import { DataCollectionDto } from './dto/data-index.dto';
 import {
   CreateDataItemDto,
@@ -44,108 +45,24 @@ import {
   toItemJson,
   UpdateDataItemDto,
 } from './dto/data-item.dto';
+import { ItemsService } from './items.service';
+import { dataBudget, type JsonBudget } from './json-guard';
 
 const LIST_ONLY = /^(sort|sortOrder|limit|before\[.*\]|after\[.*\])$/;
-
-const CollectionParam = () =>
-  ApiParam({
-    name: 'collection',
-    description: 'Collection name: ^[A-Za-z][A-Za-z0-9_-]{0,63}$ (per tenant and branch)',
-    example: 'orders',
-  });
-
-const ItemParams = () =>
-  applyDecorators(
-    CollectionParam(),
-    ApiParam({
-      name: 'indexName',
-      description: '`_id`, or a field (dotted path) whose value selects the item',
-      example: '_id',
-    }),
-    ApiParam({
-      name: 'indexValue',
-      description:
-        'The value; for fields "5" matches "5" and 5, "true" true, "null" null (URL-encode it)',
-      example: 'order-1001',
-    }),
-  );
-
-const FilterQueries = () =>
-  applyDecorators(
-    ApiQuery({
-      name: 'authField',
-      required: false,
-      description: 'Owner field (default userId); sub keys only ever see items they own',
-      example: 'userId',
-    }),
-    ApiQuery({
-      name: 'filter',
-      required: false,
-      style: 'deepObject',
-      explode: true,
-      schema: { type: 'object', additionalProperties: { type: 'string' } },
-      description:
-        'Equality filters `filter[k]=v`, also written `k=v` (dotted paths allowed). "5" matches "5" and 5, "true" true, "null" null.',
-      example: { status: 'open' },
-    }),
-    ApiQuery({
-      name: 'existsFilter',
-      required: false,
-      style: 'deepObject',
-      explode: true,
-      schema: { type: 'object', additionalProperties: { type: 'string', enum: ['true', 'false'] } },
-      description: '`existsFilter[k]=true|false`: the field is present or absent',
-      example: { paidAt: 'false' },
-    }),
-  );
-
-const ListQueries = () =>
-  applyDecorators(
-    FilterQueries(),
-    ApiQuery({
-      name: 'sort',
-      required: false,
-      description: 'Field (dotted path) to sort by; ties are broken by _id',
-      schema: { type: 'string', default: '_id' },
-    }),
-    ApiQuery({
-      name: 'sortOrder',
-      required: false,
-      schema: { type: 'string', enum: ['asc', 'desc'], default: 'desc' },
-    }),
-    ApiQuery({
-      name: 'limit',
-      required: false,
-      schema: { type: 'integer', minimum: 1, maximum: 500, default: 50 },
-    }),
-    ApiQuery({
-      name: 'after',
-      required: false,
-      style: 'deepObject',
-      explode: true,
-      schema: { type: 'object', additionalProperties: { type: 'string' } },
-      description:
-        'Keyset cursor `after[<sort field>]=v` (+ `after[_id]=<id>` as tie-breaker): items after v in the sort order. Numbers compare as numbers, _createdAt/_updatedAt as RFC 3339 dates.',
-      example: { total: '40', _id: '665f1c2a9b1e8a0012345679' },
-    }),
-    ApiQuery({
-      name: 'before',
-      required: false,
-      style: 'deepObject',
-      explode: true,
-      schema: { type: 'object', additionalProperties: { type: 'string' } },
-      description: '`before[<sort field>]=v` (+ `before[_id]`): items before v in the sort order',
-    }),
-  );
 
 @ApiTags('data')
 @ApiExtraModels(DataItemDto)
 @Controller('data')
 export class DataController {
+  private readonly budget: JsonBudget;
+
   constructor(
-    private readonly data: DataService,
+    private readonly collections: CollectionsService,
+    private readonly items: ItemsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {}
+  ) {
+    this.budget = dataBudget(config.limits);
+  }
 
   private listQuery(raw: Record<string, unknown>): ListQuery {
     return parseListQuery(raw, {
@@ -184,7 +101,7 @@ export class DataController {
   async listDataCollections(
     @CurrentPrincipal() principal: CustomerPrincipal,
   ): Promise<DataCollectionDto[]> {
-    return this.data.listCollections(principal);
+    return this.collections.list(principal);
   }
 
   /** Lists items (keyset pagination); 204 without a body when nothing matches. */
@@ -201,17 +118,20 @@ export class DataController {
   @ApiBadRequestResponse({ type: ProblemDto, description: 'Bad collection name or query' })
   async listDataItems(
     @CurrentPrincipal() principal: CustomerPrincipal,
-    @Param('collection') collection: string,
+    @Param('collection', CollectionNamePipe) collection: string,
     @Query() raw: Record<string, unknown>,
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ): Promise<DataItemDto[] | undefined> {
-    const page = await this.data.listItems(principal, collection, this.listQuery(raw));
+    const page = await this.items.list(principal, collection, this.listQuery(raw));
     if (page.items.length === 0) {
       res.status(HttpStatus.NO_CONTENT);
       return undefined;
     }
-    if (page.next) res.setHeader('Link', `<${nextUrl(req, raw, page.next)}>; rel="next"`);
+    if (page.next) {
+      const path = (req.originalUrl ?? req.url).split('?')[0] ?? '';
+      res.setHeader('Link', keysetLink(path, raw, page.next.side, page.next.cursor));
+    }
     return page.items.map(toItemJson);
   }
 
@@ -242,10 +162,11 @@ export class DataController {
   })
   async createDataItem(
     @CurrentPrincipal() principal: CustomerPrincipal,
-    @Param('collection') collection: string,
+    @Param('collection', CollectionNamePipe) collection: string,
     @Body() body: CreateDataItemDto,
   ): Promise<DataItemDto> {
-    return toItemJson(await this.data.createItem(principal, collection, body));
+    const request = toNewItemRequest(body, this.budget);
+    return toItemJson(await this.items.create(principal, collection, request));
   }
 
   /** Counts the items that match (an unfiltered count by a root or team key reads collection metadata). */
@@ -257,10 +178,10 @@ export class DataController {
   @ApiBadRequestResponse({ type: ProblemDto })
   async countDataItems(
     @CurrentPrincipal() principal: CustomerPrincipal,
-    @Param('collection') collection: string,
+    @Param('collection', CollectionNamePipe) collection: string,
     @Query() raw: Record<string, unknown>,
   ): Promise<DataCountDto> {
-    return { count: await this.data.countItems(principal, collection, this.filterQuery(raw)) };
+    return { count: await this.items.count(principal, collection, this.filterQuery(raw)) };
   }
 
   /** Reads the one item whose field indexName equals indexValue (`_id`: the identifier). */
@@ -274,12 +195,12 @@ export class DataController {
   @ApiConflictResponse({ type: ProblemDto, description: 'AMBIGUOUS_MATCH: more than one matches' })
   async getDataItem(
     @CurrentPrincipal() principal: CustomerPrincipal,
-    @Param('collection') collection: string,
+    @Param('collection', CollectionNamePipe) collection: string,
     @Param('indexName') indexName: string,
     @Param('indexValue') indexValue: string,
     @Query() raw: Record<string, unknown>,
   ): Promise<DataItemDto> {
-    const item = await this.data.getItem(
+    const item = await this.items.get(
       principal,
       collection,
       indexName,
@@ -314,12 +235,13 @@ export class DataController {
   })
   async updateDataItem(
     @CurrentPrincipal() principal: CustomerPrincipal,
-    @Param('collection') collection: string,
+    @Param('collection', CollectionNamePipe) collection: string,
     @Param('indexName') indexName: string,
     @Param('indexValue') indexValue: string,
     @Body() body: UpdateDataItemDto,
   ): Promise<DataItemDto> {
-    const item = await this.data.updateItem(principal, collection, indexName, indexValue, body);
+    const request = toItemChangeRequest(body, this.budget);
+    const item = await this.items.update(principal, collection, indexName, indexValue, request);
     return toItemJson(item);
   }
 
@@ -339,22 +261,12 @@ export class DataController {
   @ApiConflictResponse({ type: ProblemDto, description: 'AMBIGUOUS_MATCH: more than one matches' })
   async deleteDataItem(
     @CurrentPrincipal() principal: CustomerPrincipal,
-    @Param('collection') collection: string,
+    @Param('collection', CollectionNamePipe) collection: string,
     @Param('indexName') indexName: string,
     @Param('indexValue') indexValue: string,
     @Body() body: DeleteDataItemDto,
   ): Promise<void> {
-    await this.data.deleteItem(principal, collection, indexName, indexValue, body ?? {});
+    const request = toItemRemovalRequest(body ?? {});
+    await this.items.remove(principal, collection, indexName, indexValue, request);
   }
-}
-
-/** The same request with the keyset cursor of the next page. */
-function nextUrl(req: Request, raw: Record<string, unknown>, next: Record<string, string>): string {
-  const params = new URLSearchParams();
-  for (const [key, value] of Object.entries(raw)) {
-    if (typeof value === 'string' && !/^(before|after)\[/.test(key)) params.append(key, value);
-  }
-  for (const [key, value] of Object.entries(next)) params.append(key, value);
-  const path = (req.originalUrl ?? req.url).split('?')[0] ?? '';
-  return `${path}?${params.toString()}`;
 }

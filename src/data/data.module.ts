@@ -5,7 +5,9 @@ import { CollectionRegistryRepository } from './collection-registry.repository';
 import { DataIndexController } from './data-index.controller';
 import { DataItemRepository } from './data-item.repository';
 import { DataController } from './data.controller';
-import { DataService } from './data.service';
+import { CollectionsService } from './collections.service';
+import { IndexesService } from './indexes.service';
+import { ItemsService } from './items.service';
 import { IndexSlotDocument, IndexSlotSchema } from './index-slot.schema';
 import { IndexSlotRepository } from './index-slot.repository';
 
@@ -18,7 +20,13 @@ import { IndexSlotRepository } from './index-slot.repository';
   ],
   // The index controller first: its fixed `index` segment must not be read as an item route.
   controllers: [DataIndexController, DataController],
-  providers: [CollectionRegistryRepository, DataItemRepository, IndexSlotRepository, DataService],
-  exports: [DataService],
+  providers: [
+    CollectionRegistryRepository,
+    DataItemRepository,
+    IndexSlotRepository,
+    CollectionsService,
+    ItemsService,
+    IndexesService,
+  ],
 })
 export class DataModule {}

@@ -29,7 +29,8 @@ import { ProblemDto } from '../common/errors';
 import { parseListQuery } from '../common/http/list-query';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { CreateProjectDto, ProjectDto, UpdateProjectDto } from './dto/project.dto';
-import { pageLink, walksBackwards } from './project.list-query';
+import { walksBackwards } from '../common/pagination/keyset';
+import { pageLink } from './project.list-query';
 import { PROJECT_SORT_FIELDS } from './project.schema';
 import { ProjectService } from './project.service';
 

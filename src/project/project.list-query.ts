@@ -2,18 +2,22 @@ import type { FieldError } from '../common/errors';
 import { ValidationFailedError } from '../common/errors';
 import type { ListQuery, SortOrder } from '../common/http/list-query';
 import { isObjectIdHex } from '../common/mongo/object-id';
+import {
+  keysetLink,
+  parseTimestampCursor,
+  readKeysetSide,
+  walksBackwards,
+  type KeysetCursor,
+  type KeysetRules,
+} from '../common/pagination/keyset';
 import { PROJECT_SORT_FIELDS, type ProjectSortField } from './project.schema';
 
 /** Equality filters of GET /project: `k=v` or `filter[k]=v`. */
 export const PROJECT_FILTER_KEYS = ['name', 'tag'] as const;
 export type ProjectFilterKey = (typeof PROJECT_FILTER_KEYS)[number];
 
-/** A keyset position: the sort field's value, and optionally the id that breaks ties. */
-export interface ProjectCursor {
-  value: Date | string;
-  /** ObjectId hex; with it the cursor is the pair (value, id). */
-  id?: string;
-}
+/** A keyset position: the sort field's value, and optionally the id (ObjectId hex) that breaks ties. */
+export type ProjectCursor = KeysetCursor<Date | string>;
 
 /** A validated GET /project request. */
 export interface ProjectListSpec {
@@ -28,61 +32,9 @@ export interface ProjectListSpec {
 }
 
 const TIMESTAMP_FIELDS: ReadonlySet<string> = new Set<ProjectSortField>(['createdAt', 'updatedAt']);
-const CURSOR_FIELDS = [...PROJECT_SORT_FIELDS, 'id'] as const;
 
 const ALLOWED_PARAMETERS =
   'sort, sortOrder, limit, before[<field>], after[<field>], name, tag, filter[name], filter[tag]';
-
-const RFC3339 =
-  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+ -])(\d{2}):(\d{2}))$/;
-
-/** An RFC 3339 timestamp, split into the millisecond instant and whether digits below a millisecond were set. */
-export interface ParsedTimestamp {
-  /** The instant, truncated to the millisecond (MongoDB's date precision). */
-  date: Date;
-  /** True when the value had non-zero digits below the millisecond. */
-  subMillisecond: boolean;
-}
-
-function daysInMonth(year: number, month: number): number {
-  return new Date(Date.UTC(year, month, 0)).getUTCDate();
-}
-
-/**
- * Parses an RFC 3339 date-time (`2026-01-02T03:04:05.678Z`, `...+02:00`); null when it is not
- * one. Stricter than Date.parse, which also accepts `2026-02-30` or `Jan 2 2026`. Leap seconds
- * (`:60`) are rejected: JavaScript dates cannot represent them. A space in place of the offset's
- * `+` is read as `+`: it is what an unencoded `+` in a query string decodes to.
- */
-export function parseRfc3339(value: string): ParsedTimestamp | null {
-  const m = RFC3339.exec(value);
-  if (!m) return null;
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-  ];
-  const fraction = m[7] ?? '';
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
-  if (hour > 23 || minute > 59 || second > 59) return null;
-  let offsetMinutes = 0;
-  if (m[8] === undefined) {
-    const offsetHours = Number(m[10]);
-    const offsetMins = Number(m[11]);
-    if (offsetHours > 23 || offsetMins > 59) return null;
-    offsetMinutes = (m[9] === '-' ? -1 : 1) * (offsetHours * 60 + offsetMins);
-  }
-  const millis = Number(fraction.padEnd(3, '0').slice(0, 3));
-  const utc = new Date(0);
-  utc.setUTCFullYear(year, month - 1, day);
-  utc.setUTCHours(hour, minute, second, millis);
-  const date = new Date(utc.getTime() - offsetMinutes * 60_000);
-  if (Number.isNaN(date.getTime())) return null;
-  return { date, subMillisecond: /[1-9]/.test(fraction.slice(3)) };
-}
 
 function isSortField(value: string): value is ProjectSortField {
   return (PROJECT_SORT_FIELDS as readonly string[]).includes(value);
@@ -92,66 +44,19 @@ function isFilterKey(value: string): value is ProjectFilterKey {
   return (PROJECT_FILTER_KEYS as readonly string[]).includes(value);
 }
 
-/**
- * Reads one side (after or before) of the cursor. `greater` says whether this side keeps values
- * greater than the cursor (after + asc, before + desc) or smaller ones.
- */
-function readCursor(
-  side: 'after' | 'before',
-  raw: Record<string, string>,
-  sort: ProjectSortField | undefined,
-  greater: boolean,
-  errors: FieldError[],
-): ProjectCursor | undefined {
-  let value: Date | string | undefined;
-  let id: string | undefined;
-  let subMillisecond = false;
-  for (const [field, text] of Object.entries(raw)) {
-    const key = `${side}[${field}]`;
-    if (field === 'id') {
-      if (isObjectIdHex(text)) id = text.toLowerCase();
-      else errors.push({ field: key, message: 'must be a project id (24 hexadecimal digits)' });
-    } else if (!isSortField(field)) {
-      errors.push({
-        field: key,
-        message: `is not a cursor field; allowed: ${CURSOR_FIELDS.join(', ')}`,
-      });
-    } else if (sort !== undefined && field !== sort) {
-      errors.push({
-        field: key,
-        message: `must name the sort field (sort=${sort}); add sort=${field} to page by ${field}`,
-      });
-    } else if (TIMESTAMP_FIELDS.has(field)) {
-      const parsed = parseRfc3339(text);
-      if (parsed) {
-        value = parsed.date;
-        subMillisecond = parsed.subMillisecond;
-      } else {
-        errors.push({
-          field: key,
-          message: 'must be an RFC 3339 timestamp, e.g. 2026-01-02T03:04:05.678Z',
-        });
-      }
-    } else {
-      value = text;
-    }
-  }
-  if (id !== undefined && value === undefined) {
-    if (sort !== undefined && !errors.some((e) => e.field.startsWith(`${side}[`))) {
-      errors.push({
-        field: `${side}[id]`,
-        message: `needs ${side}[${sort}] too: the cursor is the pair (${sort}, id) of the last item seen`,
-      });
-    }
-    return undefined;
-  }
-  if (value === undefined) return undefined;
-  if (value instanceof Date && subMillisecond) {
-    // Stored dates have millisecond precision, so no stored value equals this instant (the id
-    // cannot break a tie that cannot happen) and "> v" is "> floor(v)", "< v" is "< floor(v) + 1 ms".
-    return { value: greater ? value : new Date(value.getTime() + 1) };
-  }
-  return id === undefined ? { value } : { value, id };
+/** How GET /project reads cursor values: RFC 3339 timestamps, names as text, ObjectId ids. */
+function cursorRules(sort: ProjectSortField | undefined): KeysetRules<Date | string> {
+  return {
+    sortField: sort,
+    idField: 'id',
+    sortable: PROJECT_SORT_FIELDS,
+    parseValue: (field, text, greater) =>
+      TIMESTAMP_FIELDS.has(field) ? parseTimestampCursor(text, greater) : { value: text },
+    parseId: (text) =>
+      isObjectIdHex(text)
+        ? { value: text.toLowerCase() }
+        : { error: 'must be a project id (24 hexadecimal digits)' },
+  };
 }
 
 /**
@@ -172,8 +77,9 @@ export function toProjectListSpec(query: ListQuery): ProjectListSpec {
     }
   }
   const ascending = query.sortOrder === 'asc';
-  const after = readCursor('after', query.after, sort, ascending, errors);
-  const before = readCursor('before', query.before, sort, !ascending, errors);
+  const rules = cursorRules(sort);
+  const after = readKeysetSide('after', query.after, rules, ascending, errors);
+  const before = readKeysetSide('before', query.before, rules, ascending, errors);
 
   const filters: ProjectListSpec['filters'] = {};
   for (const [key, value] of Object.entries(query.filters)) {
@@ -200,14 +106,6 @@ export function toProjectListSpec(query: ListQuery): ProjectListSpec {
   };
 }
 
-/**
- * True when the request pages backwards: a before[] cursor alone asks for the entries right
- * before it, so the scan runs against the sort order and the next link moves the before[] cursor.
- */
-export function walksBackwards(spec: ProjectListSpec): boolean {
-  return spec.before !== undefined && spec.after === undefined;
-}
-
 /** The values of an item that a follow-up cursor is built from. */
 export interface CursorSource {
   id: string;
@@ -217,9 +115,8 @@ export interface CursorSource {
 }
 
 /**
- * The `Link` header value for the next page: the same path and query parameters, with the
- * cursor replaced by the (sort value, id) of `edge`, the page's last item. When the request walks
- * backwards the link is `rel="prev"` and `edge` is the page's first item.
+ * The `Link` header value for the following page: the cursor becomes the (sort value, id) of
+ * `edge`, the page's last item, or its first when the request walks backwards (rel="prev").
  */
 export function pageLink(
   path: string,
@@ -227,14 +124,6 @@ export function pageLink(
   spec: ProjectListSpec,
   edge: CursorSource,
 ): string {
-  const backwards = walksBackwards(spec);
-  const side = backwards ? 'before' : 'after';
-  const params = new URLSearchParams();
-  for (const [key, value] of Object.entries(rawQuery)) {
-    if (key.startsWith(`${side}[`) || typeof value !== 'string') continue;
-    params.append(key, value);
-  }
-  params.append(`${side}[${spec.sort}]`, edge[spec.sort]);
-  params.append(`${side}[id]`, edge.id);
-  return `<${path}?${params.toString()}>; rel="${backwards ? 'prev' : 'next'}"`;
+  const side = walksBackwards(spec) ? 'before' : 'after';
+  return keysetLink(path, rawQuery, side, { [spec.sort]: edge[spec.sort], id: edge.id });
 }

@@ -3,7 +3,8 @@ import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model, type QueryFilter } from 'mongoose';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { isObjectIdHex } from '../common/mongo/object-id';
-import { walksBackwards, type ProjectCursor, type ProjectListSpec } from './project.list-query';
+import { walksBackwards } from '../common/pagination/keyset';
+import type { ProjectCursor, ProjectListSpec } from './project.list-query';
 import { ProjectDocument } from './project.schema';
 import type { Project, ProjectFields, ProjectOwner, ProjectPage } from './project.types';
 

@@ -4,11 +4,13 @@ import { DomainError } from '../common/errors';
 import { parseListQuery } from '../common/http/list-query';
 import type { AppConfig } from '../config';
 import type { CollectionRegistryRepository } from './collection-registry.repository';
+import { CollectionsService } from './collections.service';
 import type { ItemMatch } from './data-query';
+import { toItemChangeRequest, toItemRemovalRequest, toNewItemRequest } from './data-requests';
 import type { DataItemRepository } from './data-item.repository';
-import { DataService } from './data.service';
-import type { IndexSlotRepository } from './index-slot.repository';
-import { fieldPathProblem, isGuarded, isScalar } from './json-guard';
+import type { CreateDataItemDto, DeleteDataItemDto, UpdateDataItemDto } from './dto/data-item.dto';
+import { ItemsService } from './items.service';
+import { dataBudget, fieldPathProblem, isGuarded, isScalar } from './json-guard';
 
 const config = {
   limits: {
@@ -72,17 +74,27 @@ function setup() {
     createIndex: record('createIndex', 'created'),
     dropIndex: record('dropIndex', undefined),
   } as unknown as DataItemRepository;
-  const indexSlots = {
-    claim: record('slots.claim', 'claimed'),
-    release: record('slots.release', undefined),
-  } as unknown as IndexSlotRepository;
-  return { service: new DataService(registry, items, indexSlots, config), calls };
+  const service = new ItemsService(new CollectionsService(registry, items, config), items);
+  const budget = dataBudget(config.limits);
+  // The controller's path: the body becomes a guarded request, then the service applies the rules.
+  const api = {
+    create: (p: CustomerPrincipal, c: string, body: CreateDataItemDto) =>
+      service.create(p, c, toNewItemRequest(body, budget)),
+    update: (p: CustomerPrincipal, c: string, n: string, v: string, body: UpdateDataItemDto) =>
+      service.update(p, c, n, v, toItemChangeRequest(body, budget)),
+    remove: (p: CustomerPrincipal, c: string, n: string, v: string, body: DeleteDataItemDto) =>
+      service.remove(p, c, n, v, toItemRemovalRequest(body)),
+  };
+  return { service, api, calls };
 }
+
+/** Resolves to the request's outcome, so that a synchronous throw counts as a rejection. */
+const attempt = (run: () => Promise<unknown>): Promise<unknown> => Promise.resolve().then(run);
 
 /** What may reach the item repository: guarded documents and server-built matches. */
 function assertOnlyGuardedInput(calls: { method: string; args: unknown[] }[]): void {
   for (const { method, args } of calls) {
-    if (method.startsWith('registry.') || method.startsWith('slots.')) continue;
+    if (method.startsWith('registry.')) continue;
     for (const arg of args) {
       if (typeof arg !== 'object' || arg === null || arg instanceof Date) continue;
       if ('conditions' in arg) {
@@ -100,18 +112,18 @@ function assertOnlyGuardedInput(calls: { method: string; args: unknown[] }[]): v
   }
 }
 
-describe('DataService', () => {
+describe('ItemsService behind the request mappers', () => {
   it('passes only guard-produced items and values to the repository', async () => {
-    const { service, calls } = setup();
+    const { service, api, calls } = setup();
     const item = { a: { b: [1, 'x'] } };
-    await service
-      .createItem(sub, 'c', { item, uniqueField: 'a', authField: 'owner' })
-      .catch(() => undefined);
-    await service.createItem(root, 'c', { item });
-    await service.updateItem(sub, 'c', 'code', '5', { values: { x: 1 }, filter: { y: 'z' } });
-    await service.deleteItem(root, 'c', '_id', 'i1', { filter: { y: null } });
-    await service.listItems(sub, 'c', query({ a: '1', 'existsFilter[b]': 'true' }));
-    await service.getItem(sub, 'c', 'n.m', 'true', query({ authField: 'owner' }));
+    await attempt(() => api.create(sub, 'c', { item, uniqueField: 'a', authField: 'owner' })).catch(
+      () => undefined,
+    );
+    await api.create(root, 'c', { item });
+    await api.update(sub, 'c', 'code', '5', { values: { x: 1 }, filter: { y: 'z' } });
+    await api.remove(root, 'c', '_id', 'i1', { filter: { y: null } });
+    await service.list(sub, 'c', query({ a: '1', 'existsFilter[b]': 'true' }));
+    await service.get(sub, 'c', 'n.m', 'true', query({ authField: 'owner' }));
     const insert = calls.find((c) => c.method === 'insert');
     expect(insert?.args[2]).not.toBe(item);
     assertOnlyGuardedInput(calls);
@@ -129,38 +141,38 @@ describe('DataService', () => {
     );
     await fc.assert(
       fc.asyncProperty(hostile, fc.constantFrom(root, sub), async (value, principal) => {
-        const { service, calls } = setup();
+        const { api, calls } = setup();
         const dotted = { 'a.b': 1 };
         const attempts = [
-          () => service.createItem(principal, 'c', { item: { ok: 1, nested: value } }),
-          () => service.createItem(principal, 'c', { item: dotted }),
-          () => service.updateItem(principal, 'c', '_id', 'x', { values: { nested: value } }),
-          () => service.updateItem(principal, 'c', '_id', 'x', { values: dotted }),
-          () => service.updateItem(principal, 'c', '_id', 'x', { values: { a: 1 }, filter: value }),
-          () => service.deleteItem(principal, 'c', '_id', 'x', { filter: value }),
+          () => api.create(principal, 'c', { item: { ok: 1, nested: value } }),
+          () => api.create(principal, 'c', { item: dotted }),
+          () => api.update(principal, 'c', '_id', 'x', { values: { nested: value } }),
+          () => api.update(principal, 'c', '_id', 'x', { values: dotted }),
+          () => api.update(principal, 'c', '_id', 'x', { values: { a: 1 }, filter: value }),
+          () => api.remove(principal, 'c', '_id', 'x', { filter: value }),
         ];
-        for (const attempt of attempts) await expect(attempt()).rejects.toBeInstanceOf(DomainError);
+        for (const run of attempts) await expect(attempt(run)).rejects.toBeInstanceOf(DomainError);
         expect(calls).toEqual([]);
       }),
     );
   });
 
   it('stamps the owner value of a sub caller over the body, and only fills it in for root', async () => {
-    const { service, calls } = setup();
-    await service.createItem(sub, 'c', { item: { userId: 'other' } });
-    await service.createItem(root, 'c', { item: { userId: 'other' } });
-    await service.createItem(root, 'c', { item: {} });
+    const { api, calls } = setup();
+    await api.create(sub, 'c', { item: { userId: 'other' } });
+    await api.create(root, 'c', { item: { userId: 'other' } });
+    await api.create(root, 'c', { item: {} });
     const inserted = calls.filter((c) => c.method === 'insert').map((c) => c.args[2]);
     expect(inserted).toEqual([{ userId: 'acct' }, { userId: 'other' }, { userId: 'subj' }]);
   });
 
   it('confines every sub read, update and delete to its owner value', async () => {
-    const { service, calls } = setup();
-    await service.listItems(sub, 'c', query({ authField: 'owner' }));
-    await service.countItems(sub, 'c', query());
-    await service.getItem(sub, 'c', '_id', 'x', query());
-    await service.updateItem(sub, 'c', '_id', 'x', { values: { a: 1 } });
-    await service.deleteItem(sub, 'c', '_id', 'x', {});
+    const { service, api, calls } = setup();
+    await service.list(sub, 'c', query({ authField: 'owner' }));
+    await service.count(sub, 'c', query());
+    await service.get(sub, 'c', '_id', 'x', query());
+    await api.update(sub, 'c', '_id', 'x', { values: { a: 1 } });
+    await api.remove(sub, 'c', '_id', 'x', {});
     const scopes = calls
       .filter((c) => !c.method.startsWith('registry.'))
       .map(
@@ -172,9 +184,9 @@ describe('DataService', () => {
 
   it('counts from metadata only when the count is unconfined and unfiltered', async () => {
     const { service, calls } = setup();
-    expect(await service.countItems(root, 'c', query())).toBe(7);
-    expect(await service.countItems(root, 'c', query({ a: '1' }))).toBe(3);
-    expect(await service.countItems(sub, 'c', query())).toBe(3);
+    expect(await service.count(root, 'c', query())).toBe(7);
+    expect(await service.count(root, 'c', query({ a: '1' }))).toBe(3);
+    expect(await service.count(sub, 'c', query())).toBe(3);
     expect(calls.filter((c) => !c.method.startsWith('registry.')).map((c) => c.method)).toEqual([
       'estimatedCount',
       'count',
@@ -183,9 +195,9 @@ describe('DataService', () => {
   });
 
   it('refuses a sub caller changing its owner field', async () => {
-    const { service, calls } = setup();
+    const { api, calls } = setup();
     await expect(
-      service.updateItem(sub, 'c', '_id', 'x', { values: { userId: 'acct' } }),
+      api.update(sub, 'c', '_id', 'x', { values: { userId: 'acct' } }),
     ).rejects.toMatchObject({ code: 'FORBIDDEN' });
     expect(calls).toEqual([]);
   });
@@ -193,7 +205,7 @@ describe('DataService', () => {
   it('refuses collection names outside the pattern before any lookup', async () => {
     const { service, calls } = setup();
     for (const name of ['system.profile', '../x', 'a$b', 'a'.repeat(65), '']) {
-      await expect(service.listItems(root, name, query())).rejects.toMatchObject({
+      await expect(attempt(() => service.list(root, name, query()))).rejects.toMatchObject({
         code: 'INVALID_COLLECTION_NAME',
       });
     }

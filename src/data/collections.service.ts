@@ -1,0 +1,59 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { type CustomerPrincipal, tenantOf } from '../auth';
+import { APP_CONFIG, type AppConfig } from '../config';
+import {
+  CollectionRegistryRepository,
+  type RegisteredCollection,
+} from './collection-registry.repository';
+import { COLLECTION_NAME_PATTERN } from './data.constants';
+import { DataItemRepository, type IndexInfo } from './data-item.repository';
+import { CollectionQuotaExceededError, InvalidCollectionNameError } from './data.errors';
+
+export interface CollectionSummary {
+  name: string;
+  indexes: IndexInfo[];
+}
+
+/**
+ * The caller's collections: names, the registry that maps them to physical collections, and the
+ * collection quota. Every lookup is scoped by the caller's (tenant kind, id) and branch.
+ */
+@Injectable()
+export class CollectionsService {
+  constructor(
+    private readonly registry: CollectionRegistryRepository,
+    private readonly items: DataItemRepository,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  static checkName(name: string): void {
+    if (!COLLECTION_NAME_PATTERN.test(name)) throw new InvalidCollectionNameError();
+  }
+
+  /** The caller's collections in the request branch, sorted by name, with their indexes. */
+  async list(principal: CustomerPrincipal): Promise<CollectionSummary[]> {
+    const entries = await this.registry.listFor(tenantOf(principal), principal.branch);
+    return Promise.all(
+      entries.map(async (entry) => ({
+        name: entry.name,
+        indexes: await this.items.listIndexes(entry.physical),
+      })),
+    );
+  }
+
+  /** The caller's collection, or null when it does not exist (reads never create one). */
+  find(principal: CustomerPrincipal, name: string): Promise<RegisteredCollection | null> {
+    CollectionsService.checkName(name);
+    return this.registry.find(tenantOf(principal), principal.branch, name);
+  }
+
+  /** The caller's collection, created (registered) on first write within the quota. */
+  async findOrCreate(principal: CustomerPrincipal, name: string): Promise<RegisteredCollection> {
+    const found = await this.find(principal, name);
+    if (found) return found;
+    const max = this.config.limits.maxCollections;
+    const entry = await this.registry.register(tenantOf(principal), principal.branch, name, max);
+    if (!entry) throw new CollectionQuotaExceededError(max);
+    return entry;
+  }
+}

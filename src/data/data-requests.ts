@@ -1,0 +1,163 @@
+import { ValidationFailedError, type FieldError } from '../common/errors';
+import {
+  CLIENT_ID_PATTERN,
+  DEFAULT_OWNER_FIELD,
+  MANAGED_FIELDS,
+  MAX_INDEX_FIELDS,
+} from './data.constants';
+import type { CreateDataIndexDto } from './dto/data-index.dto';
+import type { CreateDataItemDto, DeleteDataItemDto, UpdateDataItemDto } from './dto/data-item.dto';
+import {
+  guardDocument,
+  guardFieldName,
+  guardFieldPath,
+  guardFilter,
+  isPlainObject,
+  type Guarded,
+  type JsonBudget,
+  type JsonObject,
+  type JsonScalar,
+} from './json-guard';
+
+/**
+ * The shape checks of data request bodies: what a body must look like, whoever sends it. They
+ * turn the validated DTOs into guarded commands, so the services see only guarded JSON and keep
+ * only the rules that depend on the caller and the stored data (ownership, quotas, uniqueness,
+ * ambiguity).
+ */
+
+export interface NewItemRequest {
+  /** The client's `_id`, or null: the server makes one. */
+  id: string | null;
+  /** The item without `_id`. */
+  item: Guarded<JsonObject>;
+  uniqueField: string | null;
+  ownerField: string;
+}
+
+export interface ItemChangeRequest {
+  values: Guarded<JsonObject>;
+  filter: Guarded<Record<string, JsonScalar>> | null;
+  ownerField: string;
+}
+
+export interface ItemRemovalRequest {
+  filter: Guarded<Record<string, JsonScalar>> | null;
+  ownerField: string;
+}
+
+export interface IndexRequest {
+  name: string;
+  fields: Record<string, 1 | -1>;
+  unique: boolean;
+  /** Whether the client chose the name (an unnamed index matches any index on the same fields). */
+  named: boolean;
+}
+
+/** The owner field: `authField` (body or query) if given, else `userId`; never a managed field. */
+export function ownerFieldOf(authField: string | undefined, field = 'authField'): string {
+  if (authField === undefined) return DEFAULT_OWNER_FIELD;
+  const name = guardFieldName(authField, field);
+  if (MANAGED_FIELDS.has(name))
+    throw new ValidationFailedError([{ field, message: `'${name}' cannot be the owner field` }]);
+  return name;
+}
+
+export function toNewItemRequest(body: CreateDataItemDto, budget: JsonBudget): NewItemRequest {
+  const item = guardDocument(body.item, 'item', budget);
+  const ownerField = ownerFieldOf(body.authField);
+  const uniqueField =
+    body.uniqueField === undefined ? null : guardFieldName(body.uniqueField, 'uniqueField');
+  const managed = ['_createdAt', '_updatedAt'].filter((f) => Object.hasOwn(item, f));
+  if (managed.length > 0)
+    throw new ValidationFailedError(
+      managed.map((f) => ({ field: `item.${f}`, message: 'is set by the server' })),
+    );
+  let id: string | null = null;
+  if (Object.hasOwn(item, '_id')) {
+    const given = item._id;
+    if (typeof given !== 'string' || !CLIENT_ID_PATTERN.test(given))
+      throw new ValidationFailedError([
+        { field: 'item._id', message: 'must be a string of 1-128 characters, no controls' },
+      ]);
+    id = given;
+    delete item._id;
+  }
+  return { id, item, uniqueField, ownerField };
+}
+
+function filterOf(filter: unknown): Guarded<Record<string, JsonScalar>> | null {
+  return filter === undefined || filter === null ? null : guardFilter(filter, 'filter');
+}
+
+export function toItemChangeRequest(
+  body: UpdateDataItemDto,
+  budget: JsonBudget,
+): ItemChangeRequest {
+  const values = guardDocument(body.values, 'values', budget);
+  const ownerField = ownerFieldOf(body.authField);
+  const keys = Object.keys(values);
+  if (keys.length === 0)
+    throw new ValidationFailedError([{ field: 'values', message: 'must not be empty' }]);
+  const managed = keys.filter((k) => MANAGED_FIELDS.has(k));
+  if (managed.length > 0)
+    throw new ValidationFailedError(
+      managed.map((k) => ({ field: `values.${k}`, message: 'is managed by the server' })),
+    );
+  return { values, filter: filterOf(body.filter), ownerField };
+}
+
+export function toItemRemovalRequest(body: DeleteDataItemDto): ItemRemovalRequest {
+  const ownerField = ownerFieldOf(body.authField);
+  return { filter: filterOf(body.filter), ownerField };
+}
+
+/** `{field, sort?}` or `{fields}` as one ordered key spec, named like MongoDB names it. */
+export function toIndexRequest(body: CreateDataIndexDto): IndexRequest {
+  const fields = indexFields(body);
+  const name =
+    body.name ??
+    Object.entries(fields)
+      .map(([f, d]) => `${f}_${d}`)
+      .join('_');
+  return { name, fields, unique: body.unique === true, named: body.name !== undefined };
+}
+
+function indexFields(body: CreateDataIndexDto): Record<string, 1 | -1> {
+  const hasField = body.field !== undefined;
+  const hasFields = body.fields !== undefined && body.fields !== null;
+  if (hasField === hasFields)
+    throw new ValidationFailedError([
+      { field: 'field', message: 'give either field (with sort) or fields' },
+    ]);
+  if (hasField) return { [guardFieldPath(body.field, 'field')]: body.sort === 'desc' ? -1 : 1 };
+  if (body.sort !== undefined) {
+    throw new ValidationFailedError([
+      { field: 'sort', message: 'goes with field; give directions inside fields' },
+    ]);
+  }
+  const raw = body.fields;
+  if (!isPlainObject(raw))
+    throw new ValidationFailedError([{ field: 'fields', message: 'must be a JSON object' }]);
+  const entries = Object.keys(raw);
+  if (entries.length === 0 || entries.length > MAX_INDEX_FIELDS)
+    throw new ValidationFailedError([
+      { field: 'fields', message: `must name 1 to ${MAX_INDEX_FIELDS} fields` },
+    ]);
+  const fields: Record<string, 1 | -1> = {};
+  const errors: FieldError[] = [];
+  for (const key of entries) {
+    const direction = raw[key];
+    try {
+      guardFieldPath(key, `fields.${key}`);
+    } catch (error) {
+      if (error instanceof ValidationFailedError) errors.push(...(error.errors ?? []));
+      continue;
+    }
+    if (direction !== 1 && direction !== -1)
+      errors.push({ field: `fields.${key}`, message: 'must be 1 or -1' });
+    else fields[key] = direction;
+  }
+  if (errors.length > 0) throw new ValidationFailedError(errors);
+  return fields;
+}

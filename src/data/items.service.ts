@@ -1,0 +1,254 @@
+import { Injectable } from '@nestjs/common';
+import { Types } from 'mongoose';
+import { type CustomerPrincipal, ownerValueOf } from '../auth';
+import { ForbiddenError, ValidationFailedError } from '../common/errors';
+import type { ListQuery } from '../common/http/list-query';
+import type { KeysetSide } from '../common/pagination/keyset';
+import { CollectionsService } from './collections.service';
+import {
+  bodyConditions,
+  listPlan,
+  pathCondition,
+  queryConditions,
+  TIMESTAMP_FIELDS,
+  type Condition,
+  type ItemMatch,
+  type OwnerScope,
+} from './data-query';
+import {
+  ownerFieldOf,
+  type ItemChangeRequest,
+  type ItemRemovalRequest,
+  type NewItemRequest,
+} from './data-requests';
+import { AmbiguousMatchError, DuplicateItemError, ItemNotFoundError } from './data.errors';
+import { DataItemRepository, type StoredItem } from './data-item.repository';
+import { isPlainObject, isScalar, type Guarded, type JsonScalar } from './json-guard';
+
+export interface ItemPage {
+  items: StoredItem[];
+  /** The keyset cursor of the following page, or null when this is the last one. */
+  next: { side: KeysetSide; cursor: Record<string, string> } | null;
+}
+
+function valueAt(item: StoredItem, path: string): unknown {
+  let current: unknown = item;
+  for (const segment of path.split('.')) {
+    if (!isPlainObject(current) || !Object.hasOwn(current, segment)) return undefined;
+    current = current[segment];
+  }
+  return current;
+}
+
+/**
+ * The rules of items: who owns what (authField), which items a request selects (one, none or
+ * several), and uniqueness. Requests arrive as guarded commands (data-requests.ts); the
+ * repository receives only guarded documents and server-built conditions.
+ */
+@Injectable()
+export class ItemsService {
+  constructor(
+    private readonly collections: CollectionsService,
+    private readonly items: DataItemRepository,
+  ) {}
+
+  /** Sub callers are confined to their own items; root and team callers see the namespace. */
+  private scopeOf(principal: CustomerPrincipal, ownerField: string): OwnerScope | null {
+    return principal.kind === 'sub' ? { field: ownerField, value: ownerValueOf(principal) } : null;
+  }
+
+  async create(
+    principal: CustomerPrincipal,
+    collection: string,
+    request: NewItemRequest,
+  ): Promise<StoredItem> {
+    const { item, ownerField, uniqueField } = request;
+    const id = request.id ?? new Types.ObjectId().toHexString();
+    // A sub key's items are always its own; root and team keys may file items for others.
+    if (principal.kind === 'sub' || !Object.hasOwn(item, ownerField))
+      item[ownerField] = ownerValueOf(principal);
+    const uniqueValue = uniqueField === null ? undefined : this.uniqueValue(item, id, uniqueField);
+
+    const target = await this.collections.findOrCreate(principal, collection);
+    const scope = this.scopeOf(principal, ownerField);
+    // Refuses a taken uniqueField value in the caller's scope, naming the item that holds it.
+    const refuseTakenValue = async (): Promise<void> => {
+      if (uniqueField === null || uniqueValue === undefined) return;
+      const existingId = await this.items.findIdByValue(
+        target.physical,
+        scope,
+        uniqueField,
+        uniqueValue,
+      );
+      if (existingId !== null) throw DuplicateItemError.taken(uniqueField, existingId);
+    };
+    await refuseTakenValue();
+
+    const result = await this.items.insert(target.physical, id, item, new Date());
+    if (result.ok) return result.item;
+    // A unique index refused the item: name the item it collides with when the caller may see it.
+    await refuseTakenValue();
+    if (await this.items.existsById(target.physical, id)) throw DuplicateItemError.taken('_id', id);
+    throw new DuplicateItemError('A unique index of the collection refuses the item.');
+  }
+
+  /** The value `uniqueField` names, after the owner field was stamped: present and scalar. */
+  private uniqueValue(
+    item: Guarded<Record<string, unknown>>,
+    id: string,
+    field: string,
+  ): JsonScalar {
+    if (field === '_id') return id;
+    if (!Object.hasOwn(item, field))
+      throw new ValidationFailedError([
+        { field: 'uniqueField', message: `item has no field '${field}'` },
+      ]);
+    const value = item[field];
+    if (!isScalar(value))
+      throw new ValidationFailedError([
+        { field: `item.${field}`, message: 'must be a string, number, boolean or null' },
+      ]);
+    return value;
+  }
+
+  async list(
+    principal: CustomerPrincipal,
+    collection: string,
+    query: ListQuery,
+  ): Promise<ItemPage> {
+    const match = this.queryMatch(principal, query);
+    const plan = listPlan(query);
+    const target = await this.collections.find(principal, collection);
+    if (!target) return { items: [], next: null };
+    const found = await this.items.list(target.physical, match, plan);
+    const items = found.slice(0, plan.limit);
+    if (plan.reversed) items.reverse();
+    // The cursor of the following page: the last item's, or the first's when walking backwards.
+    const edge = plan.reversed ? items[0] : items.at(-1);
+    if (found.length <= plan.limit || !edge) return { items, next: null };
+    const text = cursorText(plan.sortPath, valueAt(edge, plan.sortPath));
+    if (text === null) return { items, next: null };
+    const cursor = { [plan.sortPath]: text, ...(plan.sortPath === '_id' ? {} : { _id: edge._id }) };
+    return { items, next: { side: plan.reversed ? 'before' : 'after', cursor } };
+  }
+
+  async count(principal: CustomerPrincipal, collection: string, query: ListQuery): Promise<number> {
+    const match = this.queryMatch(principal, query);
+    const target = await this.collections.find(principal, collection);
+    if (!target) return 0;
+    if (match.scope === null && match.conditions.length === 0)
+      return this.items.estimatedCount(target.physical);
+    return this.items.count(target.physical, match);
+  }
+
+  async get(
+    principal: CustomerPrincipal,
+    collection: string,
+    indexName: string,
+    indexValue: string,
+    query: ListQuery,
+  ): Promise<StoredItem> {
+    const match = this.queryMatch(principal, query, pathCondition(indexName, indexValue));
+    const target = await this.collections.find(principal, collection);
+    if (!target) throw new ItemNotFoundError(collection);
+    // An _id names at most one item; any other field needs a second match to detect ambiguity.
+    const found = await this.items.findMatching(
+      target.physical,
+      match,
+      indexName === '_id' ? 1 : 2,
+    );
+    if (found.length > 1) throw new AmbiguousMatchError();
+    const [item] = found;
+    if (!item) throw new ItemNotFoundError(collection);
+    return item;
+  }
+
+  async update(
+    principal: CustomerPrincipal,
+    collection: string,
+    indexName: string,
+    indexValue: string,
+    request: ItemChangeRequest,
+  ): Promise<StoredItem> {
+    const { values, ownerField } = request;
+    if (principal.kind === 'sub' && Object.hasOwn(values, ownerField))
+      throw new ForbiddenError(`A sub key cannot change the owner field '${ownerField}'.`);
+    const match = this.bodyMatch(principal, ownerField, indexName, indexValue, request.filter);
+    const target = await this.collections.find(principal, collection);
+    if (!target) throw new ItemNotFoundError(collection);
+    const id = await this.singleId(target.physical, match, collection, indexName, indexValue);
+    const updated = await this.items.updateById(target.physical, id, match, values, new Date());
+    // The item stopped matching (or was deleted) between the lookup and the update.
+    if (!updated) throw new ItemNotFoundError(collection);
+    return updated;
+  }
+
+  async remove(
+    principal: CustomerPrincipal,
+    collection: string,
+    indexName: string,
+    indexValue: string,
+    request: ItemRemovalRequest,
+  ): Promise<void> {
+    const { ownerField } = request;
+    const match = this.bodyMatch(principal, ownerField, indexName, indexValue, request.filter);
+    const target = await this.collections.find(principal, collection);
+    if (!target) throw new ItemNotFoundError(collection);
+    const id = await this.singleId(target.physical, match, collection, indexName, indexValue);
+    if (!(await this.items.deleteById(target.physical, id, match)))
+      throw new ItemNotFoundError(collection);
+  }
+
+  private queryMatch(principal: CustomerPrincipal, query: ListQuery, path?: Condition): ItemMatch {
+    const ownerField = ownerFieldOf(query.params.authField);
+    const conditions = queryConditions(query);
+    return {
+      scope: this.scopeOf(principal, ownerField),
+      conditions: path ? [path, ...conditions] : conditions,
+    };
+  }
+
+  private bodyMatch(
+    principal: CustomerPrincipal,
+    ownerField: string,
+    indexName: string,
+    indexValue: string,
+    filter: ItemRemovalRequest['filter'],
+  ): ItemMatch {
+    return {
+      scope: this.scopeOf(principal, ownerField),
+      conditions: [pathCondition(indexName, indexValue), ...bodyConditions(filter)],
+    };
+  }
+
+  /**
+   * The id of the one item the match selects. An `_id` path selects at most one item, so the
+   * conditional write that follows decides alone (one query instead of two).
+   */
+  private async singleId(
+    physical: string,
+    match: ItemMatch,
+    collection: string,
+    indexName: string,
+    indexValue: string,
+  ): Promise<string> {
+    if (indexName === '_id') return indexValue;
+    const ids = await this.items.findMatchingIds(physical, match, 2);
+    if (ids.length > 1) throw new AmbiguousMatchError();
+    const [id] = ids;
+    if (id === undefined) throw new ItemNotFoundError(collection);
+    return id;
+  }
+}
+
+/** A sort value as a cursor parameter, when it reads back as the same value. */
+function cursorText(sortPath: string, value: unknown): string | null {
+  if (value instanceof Date) return TIMESTAMP_FIELDS.has(sortPath) ? value.toISOString() : null;
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  if (typeof value === 'string') {
+    if (sortPath === '_id') return value;
+    const numeric = value.trim() !== '' && Number.isFinite(Number(value));
+    return numeric ? null : value;
+  }
+  return null;
+}
