@@ -6,13 +6,14 @@ import { AdminModule } from './admin/admin.module';
 import { ApiKeyGuard } from './auth/api-key.guard';
 import { AuthModule } from './auth/auth.module';
 import { FixedWindowThrottlerStorage } from './common/http/fixed-window.storage';
-import { KeyThrottlerGuard } from './common/http/key-throttler.guard';
+import { KeyThrottlerGuard } from './auth/key-throttler.guard';
 import { ProblemFilter } from './common/errors';
 import { ConfigModule, type AppConfig } from './config';
 import { DataModule } from './data/data.module';
 import { HealthModule } from './health/health.module';
 import { MigrationsModule } from './migrations/migrations.module';
 import { ProfileModule } from './profile/profile.module';
+import { ProfileService } from './profile/profile.service';
 import { ProjectModule } from './project/project.module';
 
 /** The root module; `config.database.uri` is the resolved database (see src/database). */
@@ -41,7 +42,7 @@ export class AppModule {
         }),
         MigrationsModule,
         HealthModule,
-        AuthModule,
+        AuthModule.register({ imports: [ProfileModule], subProfiles: ProfileService }),
         AdminModule,
         ProfileModule,
         ProjectModule,

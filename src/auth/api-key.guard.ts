@@ -5,6 +5,11 @@ import { DomainError, ForbiddenError, UnauthenticatedError } from '../common/err
 import { digestApiKey } from './api-key.secret';
 import { ApiKeyService, type KeyIdentity } from './api-key.service';
 import { AuthFailureLimiter } from './auth-failure.limiter';
+import {
+  BranchMismatchError,
+  InvalidBranchError,
+  TooManyFailedAuthenticationsError,
+} from './auth.errors';
 import { ALLOWED_KINDS, IS_PUBLIC, type RequestWithPrincipal } from './auth.decorators';
 import { isValidBranch } from './branch';
 import type { PrincipalKind } from './principal';
@@ -99,27 +104,23 @@ export class ApiKeyGuard implements CanActivate {
 
 function tooManyFailures(res: Response, retryAfterSeconds: number): DomainError {
   res.setHeader('Retry-After', String(retryAfterSeconds));
-  return new DomainError(
-    'RATE_LIMITED',
-    'Too many failed authentications from this address. Retry after the time in Retry-After.',
-  );
+  return new TooManyFailedAuthenticationsError();
 }
 
 function requestBranch(req: Request, boundBranch: string | null): string {
   const header = req.headers['x-branch'];
   if (Array.isArray(header)) {
-    throw new DomainError('INVALID_BRANCH', 'Send X-Branch at most once.');
+    throw new InvalidBranchError('Send X-Branch at most once.');
   }
   if (header !== undefined && !isValidBranch(header)) {
-    throw new DomainError(
-      'INVALID_BRANCH',
+    throw new InvalidBranchError(
       "X-Branch must be '' or match ^[a-z0-9][a-z0-9._-]{0,62}$.",
-      [{ field: 'X-Branch', message: 'not a valid branch name' }],
+      'X-Branch',
     );
   }
   if (boundBranch !== null) {
     if (header !== undefined && header !== boundBranch) {
-      throw new DomainError('BRANCH_MISMATCH', `The API key is bound to branch '${boundBranch}'.`);
+      throw new BranchMismatchError(`The API key is bound to branch '${boundBranch}'.`);
     }
     return boundBranch;
   }

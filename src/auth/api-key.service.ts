@@ -1,16 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../config';
-import {
-  DomainError,
-  ForbiddenError,
-  UnauthenticatedError,
-  ValidationFailedError,
-} from '../common/errors';
-import { ProfileService } from '../profile/profile.service';
+import { ForbiddenError, UnauthenticatedError, ValidationFailedError } from '../common/errors';
 import { ApiKeyRepository, type ApiKeyRecord, type NewApiKey } from './api-key.repository';
 import { digestApiKey, digestsEqual, generateApiKey } from './api-key.secret';
+import { ApiKeyNotFoundError, SubProfileNotFoundError } from './auth.errors';
 import { branchOfNewKey, scopeOf, type KeyManager } from './key-scope';
 import type { Principal } from './principal';
+import { SUB_PROFILE_LOOKUP, type SubProfileLookup } from './sub-profiles.port';
 
 /** A principal before the request branch is applied, plus the branch its key is bound to. */
 export type KeyIdentity =
@@ -37,7 +33,7 @@ export class ApiKeyService {
 
   constructor(
     private readonly keys: ApiKeyRepository,
-    private readonly profiles: ProfileService,
+    @Inject(SUB_PROFILE_LOOKUP) private readonly profiles: SubProfileLookup,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.adminDigest = config.adminApiKey ? digestApiKey(config.adminApiKey) : null;
@@ -98,18 +94,10 @@ export class ApiKeyService {
       return this.issue({ ...base, kind: 'root', subject, branch });
     }
     const branch = branchOfNewKey(manager, request.branch, requestBranch);
-    const profile = await this.profiles.findSub({
-      subject,
-      branch,
-      clientId: request.clientId ?? '',
-      accountId: request.accountId ?? '',
-    });
-    if (!profile) {
-      throw new DomainError(
-        'PROFILE_NOT_FOUND',
-        `No sub profile with clientId ${request.clientId} and accountId ${request.accountId} in branch '${branch}'.`,
-      );
-    }
+    const clientId = request.clientId ?? '';
+    const accountId = request.accountId ?? '';
+    const profile = await this.profiles.findSub({ subject, branch, clientId, accountId });
+    if (!profile) throw new SubProfileNotFoundError(clientId, accountId, branch);
     return this.issue({
       ...base,
       kind: 'sub',
@@ -137,7 +125,7 @@ export class ApiKeyService {
         `The API key is bound to branch '${manager.boundBranch}' and may only revoke keys bound to it.`,
       );
     }
-    throw new DomainError('API_KEY_NOT_FOUND', `No API key ${id} of this user.`);
+    throw new ApiKeyNotFoundError(id);
   }
 
   private async issue(fields: Partial<NewApiKey> & Pick<NewApiKey, 'kind'>): Promise<IssuedKey> {

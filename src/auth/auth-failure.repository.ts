@@ -1,7 +1,7 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import type { Model } from 'mongoose';
-import { isDuplicateKeyError } from '../common/errors';
+import { DUPLICATE, orDuplicate } from '../common/mongo/duplicate';
 import { AuthFailureDocument } from './auth-failure.schema';
 import { slotId, slotIdRange, type SlotStore } from './auth-failure.budget';
 
@@ -23,13 +23,10 @@ export class AuthFailureRepository implements OnModuleInit {
     return {
       count: () => this.failures.countDocuments({ _id: { $gte: from, $lt: to } }).exec(),
       tryInsert: async (slot) => {
-        try {
-          await this.failures.create({ _id: slotId(address, windowStart, slot), windowEnd: end });
-          return true;
-        } catch (error) {
-          if (isDuplicateKeyError(error)) return false;
-          throw error;
-        }
+        const inserted = await orDuplicate(() =>
+          this.failures.create({ _id: slotId(address, windowStart, slot), windowEnd: end }),
+        );
+        return inserted !== DUPLICATE;
       },
     };
   }

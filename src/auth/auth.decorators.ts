@@ -14,12 +14,11 @@ import {
 } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { ProblemDto } from '../common/errors';
+import { API_KEY_SCHEME, BEARER_SCHEME } from '../common/http/openapi';
 import type { Principal, PrincipalKind } from './principal';
 
 export const IS_PUBLIC = 'auth:public';
 export const ALLOWED_KINDS = 'auth:kinds';
-export const API_KEY_SCHEME = 'apiKey';
-export const BEARER_SCHEME = 'bearer';
 
 /** Opts a route out of authentication (health checks, docs). */
 export const Public = (): MethodDecorator & ClassDecorator => SetMetadata(IS_PUBLIC, true);

@@ -1,6 +1,5 @@
-import { Module } from '@nestjs/common';
+import { Module, type DynamicModule, type ModuleMetadata, type Type } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
-import { ProfileModule } from '../profile/profile.module';
 import { ApiKeyController } from './api-key.controller';
 import { ApiKeyGuard } from './api-key.guard';
 import { ApiKeyRepository } from './api-key.repository';
@@ -9,23 +8,42 @@ import { ApiKeyService } from './api-key.service';
 import { AuthFailureLimiter } from './auth-failure.limiter';
 import { AuthFailureRepository } from './auth-failure.repository';
 import { AuthFailureDocument, AuthFailureSchema } from './auth-failure.schema';
+import { SUB_PROFILE_LOOKUP, type SubProfileLookup } from './sub-profiles.port';
 
-@Module({
-  imports: [
-    MongooseModule.forFeature([
-      { name: ApiKeyDocument.name, schema: ApiKeySchema },
-      { name: AuthFailureDocument.name, schema: AuthFailureSchema },
-    ]),
-    ProfileModule,
-  ],
-  controllers: [ApiKeyController],
-  providers: [
-    ApiKeyRepository,
-    ApiKeyService,
-    AuthFailureRepository,
-    AuthFailureLimiter,
-    ApiKeyGuard,
-  ],
-  exports: [ApiKeyService, ApiKeyGuard],
-})
-export class AuthModule {}
+export interface AuthModuleOptions {
+  /** The modules that provide `subProfiles`. */
+  imports: NonNullable<ModuleMetadata['imports']>;
+  /** The provider that answers the sub-profile port (the profile module's service). */
+  subProfiles: Type<SubProfileLookup>;
+}
+
+/**
+ * API keys, the global guard and key management. Global: every feature module's routes are
+ * guarded by it, and the operator API mints keys through ApiKeyService.
+ */
+@Module({})
+export class AuthModule {
+  static register(options: AuthModuleOptions): DynamicModule {
+    return {
+      module: AuthModule,
+      global: true,
+      imports: [
+        MongooseModule.forFeature([
+          { name: ApiKeyDocument.name, schema: ApiKeySchema },
+          { name: AuthFailureDocument.name, schema: AuthFailureSchema },
+        ]),
+        ...options.imports,
+      ],
+      controllers: [ApiKeyController],
+      providers: [
+        ApiKeyRepository,
+        ApiKeyService,
+        AuthFailureRepository,
+        AuthFailureLimiter,
+        ApiKeyGuard,
+        { provide: SUB_PROFILE_LOOKUP, useExisting: options.subProfiles },
+      ],
+      exports: [ApiKeyService, ApiKeyGuard],
+    };
+  }
+}

@@ -1,4 +1,4 @@
-import { DomainError } from '../common/errors';
+import { BranchMismatchError } from './auth.errors';
 import type { KeyScope } from './api-key.repository';
 
 /**
@@ -31,8 +31,7 @@ export function branchOfNewKey<T extends string | null>(
   const bound = manager.boundBranch;
   if (bound === null) return requested ?? otherwise;
   if (requested !== undefined && requested !== bound) {
-    throw new DomainError(
-      'BRANCH_MISMATCH',
+    throw new BranchMismatchError(
       `The API key is bound to branch '${bound}' and may only create keys bound to it.`,
       [{ field: 'branch', message: `must be '${bound}' (or absent)` }],
     );

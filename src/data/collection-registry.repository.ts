@@ -2,7 +2,7 @@ import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model } from 'mongoose';
 import type { Tenant } from '../auth';
-import { isDuplicateKeyError } from '../common/errors';
+import { DUPLICATE, orDuplicate } from '../common/mongo/duplicate';
 import { CollectionRegistryDocument } from './collection-registry.schema';
 
 export interface RegisteredCollection {
@@ -88,24 +88,24 @@ export class CollectionRegistryRepository implements OnModuleInit {
       const slot = await this.countFor(tenant, branch);
       if (slot >= max) return null;
       const _id = new Types.ObjectId();
-      try {
-        const created = await this.registry.create({
+      const created = await orDuplicate(() =>
+        this.registry.create({
           _id,
           ...CollectionRegistryRepository.scope(tenant, branch),
           name,
           slot,
           physical: `d_${_id.toHexString()}`,
-        });
+        }),
+      );
+      if (created !== DUPLICATE) {
         const entry = toEntry(created.toObject<CollectionRegistryDocument>());
         this.remember(tenant, branch, entry);
         return entry;
-      } catch (error) {
-        if (!isDuplicateKeyError(error)) throw error;
-        // The name was registered concurrently, or the slot was taken: which one is not in the
-        // error on every server, so look.
-        const existing = await this.find(tenant, branch, name);
-        if (existing) return existing;
       }
+      // The name was registered concurrently, or the slot was taken: which one is not in the
+      // error on every server, so look.
+      const existing = await this.find(tenant, branch, name);
+      if (existing) return existing;
     }
     return null;
   }

@@ -2,7 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectConnection } from '@nestjs/mongoose';
 import type { Collection, Document } from 'mongodb';
 import type { Connection } from 'mongoose';
-import { DomainError, isDuplicateKeyError } from '../common/errors';
+import { DUPLICATE, orDuplicate, type Duplicate } from '../common/mongo/duplicate';
+import { isUniqueViolation } from '../common/mongo/fallback-database';
 import { APP_CONFIG, type AppConfig } from '../config';
 import {
   toMongoFilter,
@@ -27,25 +28,14 @@ export interface IndexInfo {
   unique: boolean;
 }
 
-export type InsertResult = { ok: true; item: StoredItem } | { ok: false; duplicate: true };
-
-/** 'conflict': an index with this name or these keys and another definition exists already. */
-export type CreateIndexResult = 'created' | 'duplicates' | 'conflict';
+/**
+ * DUPLICATE: existing items violate the unique index; 'conflict': an index with this name or
+ * these keys and another definition exists already.
+ */
+export type CreateIndexResult = 'created' | Duplicate | 'conflict';
 
 /** NamespaceNotFound: the physical collection has not been created yet. */
 const NAMESPACE_NOT_FOUND = 26;
-
-/**
- * A unique index refused a write: code 11000, or FerretDB's SQLite handler, which reports
- * violations found during updates and index builds as an internal error naming the constraint.
- */
-function isUniqueViolation(error: unknown): boolean {
-  if (isDuplicateKeyError(error)) return true;
-  const e = error as { code?: unknown; message?: unknown } | null;
-  return (
-    e?.code === 1 && typeof e.message === 'string' && e.message.includes('UNIQUE constraint failed')
-  );
-}
 
 /** IndexOptionsConflict (85) and IndexKeySpecsConflict (86). */
 function isIndexConflict(error: unknown): boolean {
@@ -85,15 +75,12 @@ export class DataItemRepository {
     id: string,
     item: Guarded<JsonObject>,
     now: Date,
-  ): Promise<InsertResult> {
+  ): Promise<StoredItem | Duplicate> {
     const stored = { _id: id, ...item, _createdAt: now, _updatedAt: now } as StoredItem;
-    try {
+    return orDuplicate(async () => {
       await this.collection(physical).insertOne(stored);
-      return { ok: true, item: stored };
-    } catch (error) {
-      if (isDuplicateKeyError(error)) return { ok: false, duplicate: true };
-      throw error;
-    }
+      return stored;
+    });
   }
 
   /** The id of one item in scope whose field has exactly this value (uniqueField check). */
@@ -179,22 +166,15 @@ export class DataItemRepository {
     match: ItemMatch,
     values: Guarded<JsonObject>,
     now: Date,
-  ): Promise<StoredItem | null> {
+  ): Promise<StoredItem | null | Duplicate> {
     const idCondition: Condition = { kind: 'eq', path: '_id', anyOf: [id] };
-    try {
-      return await this.collection(physical).findOneAndUpdate(
+    return orDuplicate(() =>
+      this.collection(physical).findOneAndUpdate(
         toMongoFilter({ ...match, conditions: [idCondition, ...match.conditions] }),
         { $set: { ...values, _updatedAt: now } },
         { returnDocument: 'after', maxTimeMS: this.maxTimeMS },
-      );
-    } catch (error) {
-      if (isUniqueViolation(error))
-        throw new DomainError(
-          'DUPLICATE_ITEM',
-          'A unique index of the collection refuses the new values; nothing was changed.',
-        );
-      throw error;
-    }
+      ),
+    );
   }
 
   async deleteById(physical: string, id: string, match: ItemMatch): Promise<boolean> {
@@ -239,10 +219,10 @@ export class DataItemRepository {
       });
       return 'created';
     } catch (error) {
-      if (isUniqueViolation(error)) return 'duplicates';
+      if (isUniqueViolation(error)) return DUPLICATE;
       if (isIndexConflict(error)) return 'conflict';
       // Other servers may word it differently: look for duplicates before giving up.
-      if (unique && (await this.hasDuplicates(physical, Object.keys(fields)))) return 'duplicates';
+      if (unique && (await this.hasDuplicates(physical, Object.keys(fields)))) return DUPLICATE;
       throw error;
     }
   }

@@ -1,7 +1,7 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import type { Model } from 'mongoose';
-import { isDuplicateKeyError } from '../common/errors';
+import { DUPLICATE, orDuplicate } from '../common/mongo/duplicate';
 import { IndexSlotDocument } from './index-slot.schema';
 
 /**
@@ -54,12 +54,10 @@ export class IndexSlotRepository implements OnModuleInit {
       if (claimant === name && held.size >= max) return 'full';
       const slot = lowestFree(new Set(held.values()));
       if (slot >= limit) return 'full';
-      try {
-        await this.slots.create({ physical, name: claimant, slot });
-        if (claimant === name) return 'claimed';
-      } catch (error) {
-        if (!isDuplicateKeyError(error)) throw error;
-      }
+      const created = await orDuplicate(() =>
+        this.slots.create({ physical, name: claimant, slot }),
+      );
+      if (created !== DUPLICATE && claimant === name) return 'claimed';
     }
     return 'full';
   }

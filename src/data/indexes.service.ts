@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { CustomerPrincipal } from '../auth';
+import { DUPLICATE } from '../common/mongo/duplicate';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { CollectionsService } from './collections.service';
 import type { IndexRequest } from './data-requests';
@@ -80,7 +81,7 @@ export class IndexesService {
     }
     if (result === 'created') return { name, fields, unique };
     await releaseClaim();
-    if (result === 'duplicates') throw new UniqueIndexDuplicatesError();
+    if (result === DUPLICATE) throw new UniqueIndexDuplicatesError();
     throw new IndexConflictError(
       `An index named '${name}' or on these fields was created concurrently with another definition.`,
     );

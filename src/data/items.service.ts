@@ -3,6 +3,7 @@ import { Types } from 'mongoose';
 import { type CustomerPrincipal, ownerValueOf } from '../auth';
 import { ForbiddenError, ValidationFailedError } from '../common/errors';
 import type { ListQuery } from '../common/http/list-query';
+import { DUPLICATE } from '../common/mongo/duplicate';
 import type { KeysetSide } from '../common/pagination/keyset';
 import { CollectionsService } from './collections.service';
 import {
@@ -84,8 +85,8 @@ export class ItemsService {
     };
     await refuseTakenValue();
 
-    const result = await this.items.insert(target.physical, id, item, new Date());
-    if (result.ok) return result.item;
+    const stored = await this.items.insert(target.physical, id, item, new Date());
+    if (stored !== DUPLICATE) return stored;
     // A unique index refused the item: name the item it collides with when the caller may see it.
     await refuseTakenValue();
     if (await this.items.existsById(target.physical, id)) throw DuplicateItemError.taken('_id', id);
@@ -178,6 +179,10 @@ export class ItemsService {
     if (!target) throw new ItemNotFoundError(collection);
     const id = await this.singleId(target.physical, match, collection, indexName, indexValue);
     const updated = await this.items.updateById(target.physical, id, match, values, new Date());
+    if (updated === DUPLICATE)
+      throw new DuplicateItemError(
+        'A unique index of the collection refuses the new values; nothing was changed.',
+      );
     // The item stopped matching (or was deleted) between the lookup and the update.
     if (!updated) throw new ItemNotFoundError(collection);
     return updated;

@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../auth';
-import { DomainError, ForbiddenError, ValidationFailedError } from '../common/errors';
+import { ForbiddenError, ValidationFailedError } from '../common/errors';
 import type { ListQuery } from '../common/http/list-query';
 import { toProjectListSpec, type ProjectListSpec } from './project.list-query';
+import { ProjectNotFoundError } from './project.errors';
 import { ProjectRepository } from './project.repository';
 import type { Project, ProjectFields, ProjectOwner, ProjectPage } from './project.types';
 
@@ -19,11 +20,6 @@ export function projectOwnerOf(principal: Principal): ProjectOwner {
   }
 }
 
-function notFound(id: string): DomainError {
-  // The same answer for another owner's, another branch's and a malformed id: existence is not revealed.
-  return new DomainError('PROJECT_NOT_FOUND', `No project ${id} in this branch.`);
-}
-
 @Injectable()
 export class ProjectService {
   constructor(private readonly projects: ProjectRepository) {}
@@ -38,7 +34,7 @@ export class ProjectService {
       principal.branch,
       id,
     );
-    if (!project) throw notFound(id);
+    if (!project) throw new ProjectNotFoundError(id);
     return project;
   }
 
@@ -55,7 +51,7 @@ export class ProjectService {
       );
     }
     const project = await this.projects.updateOwned(owner, principal.branch, id, changes);
-    if (!project) throw notFound(id);
+    if (!project) throw new ProjectNotFoundError(id);
     return project;
   }
 
@@ -65,7 +61,7 @@ export class ProjectService {
       principal.branch,
       id,
     );
-    if (!deleted) throw notFound(id);
+    if (!deleted) throw new ProjectNotFoundError(id);
   }
 
   /** One page of the caller's projects in the request branch; 400 for a query the rules refuse. */

@@ -57,3 +57,24 @@ export class DatabaseUnavailableError extends DomainError {
     super('DATABASE_UNAVAILABLE', 'The database is unavailable or too slow. Retry later.');
   }
 }
+
+/** A request body of another media type than JSON. */
+export class UnsupportedMediaTypeError extends DomainError {
+  constructor(detail: string) {
+    super('UNSUPPORTED_MEDIA_TYPE', detail);
+  }
+}
+
+/** A request body in a Content-Encoding the service does not decode. */
+export class UnsupportedContentEncodingError extends DomainError {
+  constructor(detail: string) {
+    super('UNSUPPORTED_CONTENT_ENCODING', detail);
+  }
+}
+
+/** A query string the service cannot read as a whole. */
+export class InvalidQueryError extends DomainError {
+  constructor(detail: string) {
+    super('INVALID_QUERY', detail);
+  }
+}

@@ -11,7 +11,6 @@ export const ERROR_CATALOG = {
   MALFORMED_JSON: { status: HttpStatus.BAD_REQUEST, title: 'The request body is not valid JSON' },
   INVALID_BRANCH: { status: HttpStatus.BAD_REQUEST, title: 'The branch name is not valid' },
   INVALID_QUERY: { status: HttpStatus.BAD_REQUEST, title: 'The query string is not valid' },
-  INVALID_JSON_VALUE: { status: HttpStatus.BAD_REQUEST, title: 'A JSON value breaks the rules' },
   AMBIGUOUS_TARGET: { status: HttpStatus.BAD_REQUEST, title: 'The target is ambiguous' },
   INVALID_COLLECTION_NAME: {
     status: HttpStatus.BAD_REQUEST,
@@ -29,14 +28,11 @@ export const ERROR_CATALOG = {
   BRANCH_MISMATCH: { status: HttpStatus.FORBIDDEN, title: 'The branch contradicts the API key' },
   // 404
   ROUTE_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'No such route' },
-  NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The resource does not exist' },
   PROFILE_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The profile does not exist' },
   PROJECT_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The project does not exist' },
   API_KEY_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The API key does not exist' },
   ITEM_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'No item matches' },
   INDEX_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The index does not exist' },
-  // 405
-  METHOD_NOT_ALLOWED: { status: HttpStatus.METHOD_NOT_ALLOWED, title: 'The method is not allowed' },
   // 409
   CONFLICT: { status: HttpStatus.CONFLICT, title: 'The request conflicts with existing data' },
   DUPLICATE_USER: {

@@ -1,6 +1,6 @@
 import { json, type NextFunction, type Request, type Response } from 'express';
 import type { ProblemRenderer } from '../errors';
-import { DomainError } from '../errors';
+import { UnsupportedContentEncodingError, UnsupportedMediaTypeError } from '../errors';
 
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const JSON_TYPES = ['application/json', 'application/*+json'];
@@ -48,8 +48,7 @@ export function bodyMiddleware(limitBytes: number, renderer: ProblemRenderer) {
       const isJson = Boolean(req.is(JSON_TYPES));
       if (METHODS_WITH_BODY.has(req.method) && !isJson) {
         next(
-          new DomainError(
-            'UNSUPPORTED_MEDIA_TYPE',
+          new UnsupportedMediaTypeError(
             `Content-Type ${req.headers['content-type'] ?? '(none)'} is not supported; send application/json.`,
           ),
         );
@@ -58,8 +57,7 @@ export function bodyMiddleware(limitBytes: number, renderer: ProblemRenderer) {
       const encoding = contentEncodingOf(req);
       if (isJson && !SUPPORTED_CONTENT_ENCODINGS.has(encoding)) {
         next(
-          new DomainError(
-            'UNSUPPORTED_CONTENT_ENCODING',
+          new UnsupportedContentEncodingError(
             `Content-Encoding ${JSON.stringify(encoding.slice(0, 64))} is not supported; send gzip, deflate, br or no Content-Encoding.`,
           ),
         );

@@ -1,7 +1,10 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
-import { API_KEY_SCHEME, BEARER_SCHEME } from '../../auth/auth.decorators';
 import { ERROR_CATALOG } from '../errors';
+
+/** Names of the two security schemes (X-Api-Key header, Bearer token) in the document. */
+export const API_KEY_SCHEME = 'apiKey';
+export const BEARER_SCHEME = 'bearer';
 
 type Operation = NonNullable<OpenAPIObject['paths'][string]['get']>;
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;

@@ -1,8 +1,9 @@
 import type { NextFunction, Request, Response } from 'express';
 import { unescape as unescapeQuery } from 'node:querystring';
 import {
-  DomainError,
+  InvalidQueryError,
   ValidationFailedError,
+  type DomainError,
   type FieldError,
   type ProblemRenderer,
 } from '../errors';
@@ -67,8 +68,7 @@ export function queryKeyError(url: string): DomainError | null {
   if (query === '') return null;
   // Empty pairs count toward node:querystring's limit too, so count separators, not keys.
   if (query.split('&').length > MAX_QUERY_PARAMETERS) {
-    return new DomainError(
-      'INVALID_QUERY',
+    return new InvalidQueryError(
       `The query string has more than ${MAX_QUERY_PARAMETERS} parameters.`,
     );
   }

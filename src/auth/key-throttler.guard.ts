@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ThrottlerGuard } from '@nestjs/throttler';
 import type { Request } from 'express';
-import { presentedKeyDigest } from '../../auth/api-key.guard';
+import { presentedKeyDigest } from './api-key.guard';
 
 /** Rate limit per API key (its digest, never the secret); requests without a key per client IP. */
 @Injectable()
