@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { TEST_ADMIN_KEY, type TestApp } from './app';
+import { as, type KeyHolder } from './http';
 
 export interface TestUser {
   subject: string;
@@ -98,4 +99,51 @@ export async function createSubKey(
     profileId: inserted.insertedId.toHexString(),
     apiKey: res.body.apiKey,
   };
+}
+
+export interface TestApiKey {
+  /** The key's listed metadata. */
+  key: {
+    id: string;
+    name: string;
+    kind: string;
+    prefix: string;
+    branch: string | null;
+    expiresAt: string | null;
+  };
+  /** The secret, shown only once. */
+  apiKey: string;
+}
+
+/** Mints a key through the real POST /api-keys as `owner` (body: name, branch, expiresAt, …). */
+export async function createApiKey(
+  t: TestApp,
+  owner: KeyHolder,
+  body: Record<string, unknown> = {},
+): Promise<TestApiKey> {
+  const res = await as(t, owner).post('/api-keys', body).expect(200);
+  return res.body as TestApiKey;
+}
+
+export interface TestProject {
+  id: string;
+  userId: string;
+  teamId: string;
+  branch: string;
+  name: string;
+  tags: string[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** Creates a project through POST /project as `owner`, in `branch` when given. */
+export async function createProject(
+  t: TestApp,
+  owner: KeyHolder,
+  fields: { name?: string; tags?: string[] } = {},
+  branch?: string,
+): Promise<TestProject> {
+  const body = { ...fields, name: fields.name ?? `project-${suffix()}` };
+  const res = await as(t, owner).post('/project', body, { branch }).expect(200);
+  return res.body as TestProject;
 }
