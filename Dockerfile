@@ -5,6 +5,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json tsconfig.build.json nest-cli.json ./
+# Only the service: the development database and the benchmarks (tools/, bench/) stay outside.
 COPY src ./src
 RUN npm run build && npm prune --omit=dev --ignore-scripts
 

@@ -8,12 +8,12 @@ export default tseslint.config(
   {
     ignores: [
       'dist/**',
+      'dist-dev/**',
       'coverage/**',
       'node_modules/**',
       '.data/**',
       'eslint.config.mjs',
       'jest.config.js',
-      'bench/**/*.js',
       'test/support/*.js',
     ],
   },

@@ -1,5 +1,6 @@
-// Two projects: unit tests beside the code, e2e tests through HTTP against a real database
-// (started once per run by test/support/global-setup.ts, one database per test file).
+// Two projects: unit tests beside the code (the service's and the development database tool's),
+// e2e tests through HTTP against a real database (started once per run by
+// test/support/global-setup.ts, one database per test file).
 const transform = {
   '^.+\\.ts$': [
     'ts-jest',
@@ -20,7 +21,7 @@ module.exports = {
     {
       displayName: 'unit',
       rootDir: __dirname,
-      testMatch: ['<rootDir>/src/**/*.spec.ts'],
+      testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/tools/**/*.spec.ts'],
       testEnvironment: 'node',
       setupFiles: ['reflect-metadata'],
       transform,

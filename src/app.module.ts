@@ -16,7 +16,7 @@ import { ProfileModule } from './profile/profile.module';
 import { ProfileService } from './profile/profile.service';
 import { ProjectModule } from './project/project.module';
 
-/** The root module; `config.database.uri` is the resolved database (see src/database). */
+/** The root module; `config.database.uri` is the database to connect to (MONGODB_URI, or the one `npm start` hands in). */
 @Module({})
 export class AppModule {
   static forRoot(config: AppConfig & { database: { uri: string } }): DynamicModule {

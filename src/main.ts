@@ -4,11 +4,52 @@ import { APP_OPTIONS, configureApp } from './app.setup';
 import { generateApiKey } from './auth/api-key.secret';
 import { createLogger } from './common/http/logger';
 import { ConfigValidationError, loadConfig, loadDotEnvFile, type AppConfig } from './config';
-import { DatabaseUnavailableError, resolveDatabase, type ResolvedDatabase } from './database';
+
+/** A database started for this process by a development launcher; stopped after the app closes. */
+export interface StartedDatabase {
+  uri: string;
+  description: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a database from the validated settings. Only the development launcher
+ * (tools/dev-database, behind `npm start`) passes one, booting this module in its own process;
+ * on its own the service never starts a database and connects to MONGODB_URI.
+ */
+export type DatabaseStarter = (
+  settings: AppConfig['database'],
+  log: (message: string) => void,
+) => Promise<StartedDatabase>;
 
 function fail(message: string): never {
   process.stderr.write(`${message}\n`);
   process.exit(1);
+}
+
+/** The description is logged and printed; a password in MONGODB_URI must not be. */
+function redact(uri: string): string {
+  try {
+    const url = new URL(uri);
+    if (url.password) url.password = '***';
+    return url.toString();
+  } catch {
+    return uri.replace(/\/\/[^@/]*@/, '//***@');
+  }
+}
+
+function externalDatabase(uri: string | undefined): StartedDatabase {
+  // Production never gets here without it: loadConfig refuses to.
+  if (!uri) {
+    fail(
+      [
+        'MONGODB_URI is not set. `node dist/main.js` only connects to a MongoDB server:',
+        '  - set MONGODB_URI=mongodb://host:27017/ (any MongoDB 6+ server), or',
+        '  - run `npm start`, which starts a development database when MONGODB_URI is not set',
+      ].join('\n'),
+    );
+  }
+  return { uri, description: `MongoDB at ${redact(uri)}`, stop: () => Promise.resolve() };
 }
 
 function readConfig(): AppConfig {
@@ -21,7 +62,7 @@ function readConfig(): AppConfig {
   }
 }
 
-async function bootstrap(): Promise<void> {
+export async function bootstrap(startDatabase?: DatabaseStarter): Promise<void> {
   const config = readConfig();
   const log = createLogger(config);
 
@@ -30,16 +71,9 @@ async function bootstrap(): Promise<void> {
   const generatedAdminKey = config.adminApiKey ? undefined : generateApiKey().secret;
   config.adminApiKey ??= generatedAdminKey;
 
-  let database: ResolvedDatabase;
-  try {
-    database = await resolveDatabase({
-      ...config.database,
-      log: (message) => log.info(message),
-    });
-  } catch (error) {
-    if (error instanceof DatabaseUnavailableError) fail(error.message);
-    throw error;
-  }
+  const database = startDatabase
+    ? await startDatabase(config.database, (message) => log.info(message))
+    : externalDatabase(config.database.uri);
 
   const app = await NestFactory.create(
     AppModule.forRoot({ ...config, database: { ...config.database, uri: database.uri } }),
@@ -88,4 +122,5 @@ async function bootstrap(): Promise<void> {
   process.once('SIGINT', shutdown);
 }
 
-void bootstrap();
+// `node dist/main.js`; a launcher that requires this module calls bootstrap itself.
+if (require.main === module) void bootstrap();

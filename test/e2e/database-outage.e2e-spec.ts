@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config';
-import { resolveDatabase, type ResolvedDatabase } from '../../src/database';
+import { resolveDatabase, type ResolvedDatabase } from '../../tools/dev-database';
 import { createTestApp, type TestApp } from '../support/app';
 import { createUser, type TestUser } from '../support/factories';
 

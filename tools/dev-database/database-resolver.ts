@@ -24,6 +24,9 @@ export interface DatabaseResolutionOptions {
   log: (message: string) => void;
 }
 
+/** The options that come from configuration (MONGODB_URI, DATA_DIR, CACHE_DIR, EMBEDDED_DB, FERRETDB_*). */
+export type DatabaseSettings = Omit<DatabaseResolutionOptions, 'port' | 'log'>;
+
 export interface ResolvedDatabase {
   kind: DatabaseKind;
   /** Connection string without a database name path, e.g. mongodb://127.0.0.1:40123/ */

@@ -1,4 +1,3 @@
-'use strict';
 // The load scenarios, one declarative entry each. To add one, add an entry.
 //
 //   id, title, route   names in the report
@@ -8,42 +7,102 @@
 //                        'items-growth'  at every item count (10,000, 100,000 [, 1,000,000])
 //                        'items-main'    at the main item count (100,000)
 //                        'items-write'   last, at the largest item count (they add items)
-//   baseline           also run against bench/baseline.js, and report the ratio
+//   baseline           also run against bench/baseline.ts, and report the ratio
 //   request(ctx)       { method, paths, body?, verify? } built from the run's context:
 //                        paths   cycled through, one per request; `%SEQ%` in a path or body
 //                                becomes a per-request counter (0 for the probe)
 //                        verify  (probe response) => problem string or undefined; the probe is
 //                                paths[0] with %SEQ% = 0, sent once before the load
-//
-// ctx: { target ('service'|'baseline'), runTag, subject, pageLimit, pick(count, n),
-//        items: { name, size, id(i) }, projects: { count, id(i), createdAt(i) } }
-const { PAYLOAD } = require('./seed');
+import { isArray, prop, type ApiResponse } from './api';
+import { PAYLOAD, type SeededProjects } from './seed';
+
+export type TargetName = 'service' | 'baseline';
+
+/** What every scenario may use. */
+export interface BaseContext {
+  target: TargetName;
+  runTag: string;
+  subject: string;
+  pageLimit: number;
+  pick: (count: number, n: number) => number[];
+}
+
+export interface ProjectsContext extends BaseContext {
+  projects: SeededProjects;
+}
+
+export interface ItemsContext extends BaseContext {
+  items: { name: string; size: number; id: (i: number) => string };
+}
+
+export interface ScenarioRequest {
+  method: string;
+  paths: string[];
+  body?: string;
+  /** The page number a keyset scenario asks for, for the report. */
+  page?: number;
+  verify?: (res: ApiResponse) => string | undefined;
+}
+
+interface ScenarioInfo {
+  id: string;
+  title: string;
+  route: string;
+  baseline?: boolean;
+}
+
+/** A scenario's phase decides what data exists when it runs, and so what its context holds. */
+export type Scenario = ScenarioInfo &
+  (
+    | { phase: 'other'; request(ctx: BaseContext): ScenarioRequest }
+    | { phase: 'projects'; request(ctx: ProjectsContext): ScenarioRequest }
+    | {
+        phase: 'items-growth' | 'items-main' | 'items-write';
+        request(ctx: ItemsContext): ScenarioRequest;
+      }
+  );
+
+export type Phase = Scenario['phase'];
 
 const SAMPLE_PATHS = 1000;
 const enc = encodeURIComponent;
 
-function firstIdIs(field, expected) {
-  return (res) =>
-    !Array.isArray(res.body)
-      ? `expected a JSON array, got ${res.status}`
-      : res.body[0]?.[field] !== expected
-        ? `expected the page to start at ${expected}, it starts at ${res.body[0]?.[field]}`
-        : undefined;
+/** A JSON value in a problem message. */
+const show = (value: unknown): string =>
+  typeof value === 'string' ? value : (JSON.stringify(value) ?? 'undefined');
+
+function firstIdIs(field: string, expected: string): (res: ApiResponse) => string | undefined {
+  return (res) => {
+    if (!isArray(res.body)) return `expected a JSON array, got ${res.status}`;
+    const first = prop(res.body[0], field);
+    return first !== expected
+      ? `expected the page to start at ${expected}, it starts at ${show(first)}`
+      : undefined;
+  };
 }
 
-function pageOf(size, expected) {
+function pageOf(
+  size: number,
+  expected: (res: ApiResponse) => string | undefined,
+): (res: ApiResponse) => string | undefined {
   return (res) =>
-    Array.isArray(res.body) && res.body.length === size
+    isArray(res.body) && res.body.length === size
       ? expected(res)
-      : `expected ${size} entries, got ${Array.isArray(res.body) ? res.body.length : res.status}`;
+      : `expected ${size} entries, got ${isArray(res.body) ? res.body.length : res.status}`;
 }
 
 /** Page number used for "page 1,000": the last full page when there are fewer rows (smoke). */
-function deepPage(rows, limit) {
+function deepPage(rows: number, limit: number): number {
   return Math.max(2, Math.min(1000, Math.floor(rows / limit)));
 }
 
-const scenarios = [
+/** The `count` of a count response, or NaN (which compares false) when there is none. */
+function countOf(res: ApiResponse): number {
+  const count = prop(res.body, 'count');
+  return typeof count === 'number' ? count : NaN;
+}
+
+export const scenarios: Scenario[] = [
   {
     id: 'profile',
     title: 'GET /profile',
@@ -52,7 +111,8 @@ const scenarios = [
     request: ({ subject }) => ({
       method: 'GET',
       paths: ['/profile'],
-      verify: (res) => (res.body?.subject === subject ? undefined : "not the caller's profile"),
+      verify: (res) =>
+        prop(res.body, 'subject') === subject ? undefined : "not the caller's profile",
     }),
   },
   {
@@ -64,7 +124,7 @@ const scenarios = [
       method: 'GET',
       paths: ['/api-keys'],
       verify: (res) =>
-        Array.isArray(res.body) && res.body.length > 0 ? undefined : 'expected the key list',
+        isArray(res.body) && res.body.length > 0 ? undefined : 'expected the key list',
     }),
   },
   {
@@ -109,7 +169,8 @@ const scenarios = [
       return {
         method: 'GET',
         paths: ids.map((id) => `/data/${items.name}/_id/${id}`),
-        verify: (res) => (res.body?._id === ids[0] ? undefined : `expected item ${ids[0]}`),
+        verify: (res) =>
+          prop(res.body, '_id') === ids[0] ? undefined : `expected item ${show(ids[0])}`,
       };
     },
   },
@@ -123,12 +184,12 @@ const scenarios = [
       method: 'GET',
       paths: Array.from({ length: 10 }, (_, g) => `/data/${items.name}?group=g${g}&limit=50`),
       verify: (res) =>
-        Array.isArray(res.body) &&
+        isArray(res.body) &&
         res.body.length >= Math.min(50, Math.floor(items.size / 10)) &&
         res.body.length <= 50 &&
-        res.body.every((item) => item.group === 'g0')
+        res.body.every((item) => prop(item, 'group') === 'g0')
           ? undefined
-          : `expected up to 50 items of group g0, got ${Array.isArray(res.body) ? res.body.length : res.status}`,
+          : `expected up to 50 items of group g0, got ${isArray(res.body) ? res.body.length : res.status}`,
     }),
   },
   {
@@ -141,7 +202,7 @@ const scenarios = [
       method: 'GET',
       paths: [`/data/${items.name}/count`],
       verify: (res) =>
-        res.body?.count >= items.size ? undefined : `expected a count ≥ ${items.size}`,
+        countOf(res) >= items.size ? undefined : `expected a count ≥ ${items.size}`,
     }),
   },
   {
@@ -156,7 +217,9 @@ const scenarios = [
         method: 'GET',
         paths: skus.map((sku) => `/data/${items.name}/sku/${sku}`),
         verify: (res) =>
-          res.body?.sku === skus[0] ? undefined : `expected the item with sku ${skus[0]}`,
+          prop(res.body, 'sku') === skus[0]
+            ? undefined
+            : `expected the item with sku ${show(skus[0])}`,
       };
     },
   },
@@ -170,7 +233,7 @@ const scenarios = [
       method: 'GET',
       paths: Array.from({ length: 10 }, (_, g) => `/data/${items.name}/count?group=g${g}`),
       verify: (res) =>
-        res.body?.count >= Math.floor(items.size / 10)
+        countOf(res) >= Math.floor(items.size / 10)
           ? undefined
           : `expected a count ≥ ${Math.floor(items.size / 10)}`,
     }),
@@ -219,7 +282,9 @@ const scenarios = [
         paths: ids.map((id) => `/data/${items.name}/_id/${id}`),
         body: '{"values":{"qty":%SEQ%,"status":"updated"}}',
         verify: (res) =>
-          res.body?._id === ids[0] && res.body.qty === 0 ? undefined : 'expected the updated item',
+          prop(res.body, '_id') === ids[0] && prop(res.body, 'qty') === 0
+            ? undefined
+            : 'expected the updated item',
       };
     },
   },
@@ -238,12 +303,11 @@ const scenarios = [
         paths: [`/data/${items.name}`],
         body: JSON.stringify({ item }).replace('"%SEQ%"', '%SEQ%'),
         verify: (res) =>
-          res.body?.sku === sku.replace('%SEQ%', '0') && typeof res.body._id === 'string'
+          prop(res.body, 'sku') === sku.replace('%SEQ%', '0') &&
+          typeof prop(res.body, '_id') === 'string'
             ? undefined
             : 'expected the stored item',
       };
     },
   },
 ];
-
-module.exports = { scenarios, deepPage };

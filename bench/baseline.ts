@@ -1,33 +1,39 @@
-'use strict';
 // The baseline: the least a server can do to answer the same item routes. node:http and the
 // native driver on the same database and physical collection as the service, with the same
 // per-request auth cost (one indexed lookup of the key's SHA-256 digest in `api_keys`).
 // The service's throughput is reported as a ratio of this one's.
 //
-// Environment: PORT, MONGODB_URI, MONGODB_DB_NAME, BASELINE_COLLECTIONS (JSON: { <name>: {
-// physical, idType: 'string'|'objectId', ownerField, constants } }).
-const { createHash } = require('node:crypto');
-const { createServer } = require('node:http');
-const { MongoClient, ObjectId } = require('mongodb');
+// Environment: PORT, MONGODB_URI, MONGODB_DB_NAME, BASELINE_COLLECTIONS (JSON: { <name>:
+// ItemTemplate } from lib/seed.ts). Only types are imported from the harness: at run time this
+// process loads node:http and the driver, nothing else.
+import { createHash } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { MongoClient, ObjectId, type Collection, type Document, type Filter } from 'mongodb';
+import type { ItemTemplate } from './lib/seed';
 
 const BODY_LIMIT = 1024 * 1024;
 const LIST_LIMIT_DEFAULT = 50;
 const LIST_LIMIT_MAX = 500;
 const RESERVED = new Set(['authField']);
 
-const collections = JSON.parse(process.env.BASELINE_COLLECTIONS ?? '{}');
-const client = new MongoClient(process.env.MONGODB_URI);
+const collections = JSON.parse(process.env.BASELINE_COLLECTIONS ?? '{}') as Record<
+  string,
+  ItemTemplate
+>;
+const client = new MongoClient(process.env.MONGODB_URI ?? '');
 const db = client.db(process.env.MONGODB_DB_NAME);
 const apiKeys = db.collection('api_keys');
 
 class HttpError extends Error {
-  constructor(status, message) {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
     super(message);
-    this.status = status;
   }
 }
 
-function send(res, status, value) {
+function send(res: ServerResponse, status: number, value?: unknown): void {
   if (value === undefined) {
     res.writeHead(status).end();
     return;
@@ -40,23 +46,31 @@ function send(res, status, value) {
   res.end(json);
 }
 
-async function authenticate(req) {
-  let key = req.headers['x-api-key'];
+interface StoredKey {
+  kind?: string;
+  expiresAt?: Date;
+  subject?: string;
+  teamId?: string;
+}
+
+async function authenticate(req: IncomingMessage): Promise<StoredKey> {
+  // Node joins a repeated header of this kind into one string.
+  let key = req.headers['x-api-key'] as string | undefined;
   if (!key) key = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
   if (!key) throw new HttpError(401, 'no key');
   const digest = createHash('sha256').update(key, 'utf8').digest('hex');
-  const found = await apiKeys.findOne({ digest });
+  const found = await apiKeys.findOne<StoredKey>({ digest });
   if (!found || (found.expiresAt && found.expiresAt <= new Date()))
     throw new HttpError(401, 'bad key');
   if (found.kind !== 'root' && found.kind !== 'team') throw new HttpError(403, 'root or team only');
   return found;
 }
 
-function readBody(req) {
+function readBody(req: IncomingMessage): Promise<unknown> {
   return new Promise((resolve, reject) => {
-    const chunks = [];
+    const chunks: Buffer[] = [];
     let size = 0;
-    req.on('data', (chunk) => {
+    req.on('data', (chunk: Buffer) => {
       size += chunk.length;
       if (size > BODY_LIMIT) reject(new HttpError(413, 'body too large'));
       else chunks.push(chunk);
@@ -72,13 +86,21 @@ function readBody(req) {
   });
 }
 
-function collectionOf(name) {
-  const entry = collections[name];
+function propOf(body: object, key: string): unknown {
+  return (body as Record<string, unknown>)[key];
+}
+
+interface Entry extends ItemTemplate {
+  native: Collection;
+}
+
+function collectionOf(name: string | undefined): Entry | undefined {
+  const entry = name === undefined ? undefined : collections[name];
   if (!entry) return undefined;
   return { ...entry, native: db.collection(entry.physical) };
 }
 
-function idValue(entry, value) {
+function idValue(entry: Entry, value: string): ObjectId | string {
   if (entry.idType === 'objectId') {
     if (!ObjectId.isValid(value) || value.length !== 24) throw new HttpError(404, 'no such item');
     return new ObjectId(value);
@@ -87,8 +109,8 @@ function idValue(entry, value) {
 }
 
 /** Query-string equality as the SPEC has it: "5" matches "5" and 5, "true" true, "null" null. */
-function queryValue(raw) {
-  const candidates = [raw];
+function queryValue(raw: string): unknown {
+  const candidates: unknown[] = [raw];
   if (raw.trim() !== '' && Number.isFinite(Number(raw))) candidates.push(Number(raw));
   if (raw === 'true' || raw === 'false') candidates.push(raw === 'true');
   if (raw === 'null') candidates.push(null);
@@ -99,12 +121,15 @@ function queryValue(raw) {
  * List parameters as the service reads them, for the one sort the benchmark uses (`_id`, in
  * either order, default descending) and its keyset cursor after[_id] / before[_id].
  */
-function listQuery(entry, searchParams) {
-  const filter = {};
-  const range = {};
+function listQuery(
+  entry: Entry,
+  searchParams: URLSearchParams,
+): { filter: Filter<Document>; limit: number; sort: { _id: 1 | -1 } } {
+  const filter: Filter<Document> = {};
+  const range: Record<string, ObjectId | string> = {};
   let limit = LIST_LIMIT_DEFAULT;
-  let direction = -1;
-  const cursors = [];
+  let direction: 1 | -1 = -1;
+  const cursors: [1 | -1, ObjectId | string][] = [];
   for (const [key, value] of searchParams) {
     if (key === 'limit') {
       limit = Number(value);
@@ -130,8 +155,8 @@ function listQuery(entry, searchParams) {
   return { filter, limit, sort: { _id: direction } };
 }
 
-async function handle(req, res) {
-  const url = new URL(req.url, 'http://baseline');
+async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://baseline');
   if (url.pathname === '/health') return send(res, 200, { status: 'ok' });
   const segments = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
   if (segments[0] !== 'data' || segments.length < 2) throw new HttpError(404, 'no route');
@@ -150,25 +175,27 @@ async function handle(req, res) {
     // The same metadata count as the service (see DataItemRepository.estimatedCount).
     const count =
       Object.keys(filter).length === 0
-        ? (await entry.native.aggregate([{ $collStats: { count: {} } }]).toArray()).reduce(
-            (sum, shard) => sum + (shard.count ?? 0),
-            0,
-          )
+        ? (
+            await entry.native
+              .aggregate<{ count?: number }>([{ $collStats: { count: {} } }])
+              .toArray()
+          ).reduce((sum, shard) => sum + (shard.count ?? 0), 0)
         : await entry.native.countDocuments(filter);
     return send(res, 200, { count });
   }
   if (segments.length === 2 && req.method === 'POST') {
     if (!entry) throw new HttpError(404, 'unknown collection');
     const body = await readBody(req);
-    const item = body?.item;
+    const item = typeof body === 'object' && body !== null ? propOf(body, 'item') : undefined;
     if (typeof item !== 'object' || item === null || Array.isArray(item))
       throw new HttpError(400, 'item');
+    const fields = item as Record<string, unknown>;
     const now = new Date();
-    const doc = {
+    const doc: Record<string, unknown> = {
       ...entry.constants,
-      ...item,
+      ...fields,
       _id:
-        item._id ?? (entry.idType === 'objectId' ? new ObjectId() : new ObjectId().toHexString()),
+        fields._id ?? (entry.idType === 'objectId' ? new ObjectId() : new ObjectId().toHexString()),
       _createdAt: now,
       _updatedAt: now,
     };
@@ -177,22 +204,25 @@ async function handle(req, res) {
     try {
       await entry.native.insertOne(doc);
     } catch (error) {
-      if (error?.code === 11000) throw new HttpError(409, 'duplicate');
+      if (typeof error === 'object' && error !== null && 'code' in error && error.code === 11000)
+        throw new HttpError(409, 'duplicate');
       throw error;
     }
     return send(res, 200, doc);
   }
   if (segments.length === 4 && (req.method === 'GET' || req.method === 'PUT')) {
     if (!entry) throw new HttpError(404, 'no such item');
-    const [, , field, raw] = segments;
-    const filter = { [field]: field === '_id' ? idValue(entry, raw) : queryValue(raw) };
+    const [, , field = '', raw = ''] = segments;
+    const filter: Filter<Document> = {
+      [field]: field === '_id' ? idValue(entry, raw) : queryValue(raw),
+    };
     if (req.method === 'GET') {
       const item = await entry.native.findOne(filter);
       if (!item) throw new HttpError(404, 'no such item');
       return send(res, 200, item);
     }
     const body = await readBody(req);
-    const values = body?.values;
+    const values = typeof body === 'object' && body !== null ? propOf(body, 'values') : undefined;
     if (typeof values !== 'object' || values === null || Object.keys(values).length === 0) {
       throw new HttpError(400, 'values');
     }
@@ -201,10 +231,11 @@ async function handle(req, res) {
       .find(filter, { projection: { _id: 1 } })
       .limit(2)
       .toArray();
-    if (matches.length === 0) throw new HttpError(404, 'no such item');
+    const [match] = matches;
+    if (!match) throw new HttpError(404, 'no such item');
     if (matches.length > 1) throw new HttpError(409, 'ambiguous');
     const updated = await entry.native.findOneAndUpdate(
-      { _id: matches[0]._id },
+      { _id: match._id },
       { $set: { ...values, _updatedAt: new Date() } },
       { returnDocument: 'after' },
     );
@@ -214,27 +245,27 @@ async function handle(req, res) {
   throw new HttpError(404, 'no route');
 }
 
+let stopping = false;
 const server = createServer((req, res) => {
-  handle(req, res).catch((error) => {
+  handle(req, res).catch((error: unknown) => {
     if (error instanceof HttpError)
       send(res, error.status, { status: error.status, detail: error.message });
     else if (stopping) res.destroy();
     else {
-      process.stderr.write(`${error?.stack ?? String(error)}\n`);
+      process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
       send(res, 500, { status: 500 });
     }
   });
 });
 server.keepAliveTimeout = 65_000;
-let stopping = false;
 
-async function main() {
+async function main(): Promise<void> {
   await client.connect();
   const port = Number(process.env.PORT);
   server.listen(port, '127.0.0.1', () => process.stdout.write(`baseline listening on ${port}\n`));
 }
 
-function shutdown() {
+function shutdown(): void {
   stopping = true;
   server.close();
   server.closeAllConnections();
@@ -243,7 +274,7 @@ function shutdown() {
 process.once('SIGTERM', shutdown);
 process.once('SIGINT', shutdown);
 
-main().catch((error) => {
-  process.stderr.write(`${error?.stack ?? String(error)}\n`);
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
   process.exit(1);
 });

@@ -1,19 +1,20 @@
-'use strict';
 // One load scenario, run in its own process so the load generator does not share an event loop
-// (or a CPU-time measurement) with the harness. Usage: node bench/load.js <spec.json>
-// The spec: { url, connections, duration, warmup, timeout, headers, request: { method, paths, body } }.
-// `%SEQ%` in a path or body is replaced by a per-request counter (unique values for writes).
-// Prints one JSON result on stdout.
-const { readFileSync } = require('node:fs');
-const autocannon = require('autocannon');
+// (or a CPU-time measurement) with the harness. Usage: node dist-dev/bench/load.js <spec.json>
+// The spec is a LoadSpec (lib/types.ts). `%SEQ%` in a path or body is replaced by a per-request
+// counter (unique values for writes). Prints one JSON LoadResult on stdout.
+import { readFileSync } from 'node:fs';
+import autocannon from 'autocannon';
+import type { LoadResult, LoadSpec } from './lib/types';
 
-const spec = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+const specPath = process.argv[2];
+if (!specPath) throw new Error('usage: load.js <spec.json>');
+const spec = JSON.parse(readFileSync(specPath, 'utf8')) as LoadSpec;
 const { method, paths, body } = spec.request;
 let seq = 1;
 
-function nextRequest(req) {
+function nextRequest(req: autocannon.Request): autocannon.Request {
   const n = seq++;
-  const path = paths[n % paths.length].replaceAll('%SEQ%', String(n));
+  const path = (paths[n % paths.length] ?? '').replaceAll('%SEQ%', String(n));
   return {
     ...req,
     method,
@@ -22,7 +23,10 @@ function nextRequest(req) {
   };
 }
 
-function run(seconds, record) {
+function run(
+  seconds: number,
+  record?: (statusCode: number, ms: number) => void,
+): Promise<autocannon.Result> {
   return new Promise((resolve, reject) => {
     const instance = autocannon(
       {
@@ -44,17 +48,17 @@ function run(seconds, record) {
   });
 }
 
-function percentile(sorted, p) {
+function percentile(sorted: number[], p: number): number | null {
   if (sorted.length === 0) return null;
   const index = Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1);
-  return sorted[Math.max(0, index)];
+  return sorted[Math.max(0, index)] ?? null;
 }
 
-async function main() {
+async function main(): Promise<void> {
   if (spec.warmup > 0) await run(spec.warmup);
 
-  const latencies = [];
-  const statusCodes = {};
+  const latencies: number[] = [];
+  const statusCodes: Record<string, number> = {};
   const started = process.hrtime.bigint();
   const result = await run(spec.duration, (statusCode, ms) => {
     latencies.push(ms);
@@ -67,7 +71,7 @@ async function main() {
   const non2xx = Object.entries(statusCodes)
     .filter(([code]) => !code.startsWith('2'))
     .reduce((sum, [, count]) => sum + count, 0);
-  const output = {
+  const output: LoadResult = {
     responses,
     seconds,
     requestsPerSecond: responses / seconds,
@@ -75,7 +79,7 @@ async function main() {
       mean: responses ? latencies.reduce((sum, v) => sum + v, 0) / responses : null,
       p50: percentile(latencies, 50),
       p99: percentile(latencies, 99),
-      max: responses ? latencies[responses - 1] : null,
+      max: responses ? (latencies[responses - 1] ?? null) : null,
     },
     statusCodes,
     non2xx,
@@ -85,7 +89,7 @@ async function main() {
   process.stdout.write(`${JSON.stringify(output)}\n`);
 }
 
-main().catch((error) => {
+main().catch((error: unknown) => {
   process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
   process.exit(1);
 });

@@ -1,34 +1,50 @@
-'use strict';
 // Child processes of the harness (service, baseline, load generators): started through one
 // function so that every one of them is stopped on success, failure and Ctrl-C alike.
-const { spawn } = require('node:child_process');
-const { createWriteStream, readdirSync, readFileSync } = require('node:fs');
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, readdirSync, readFileSync } from 'node:fs';
 
-const children = new Set();
+export interface TrackedChild extends ChildProcess {
+  benchName: string;
+}
+
+export interface SpawnOptions {
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  logPath?: string;
+  captureStdout?: boolean;
+}
+
+const children = new Set<TrackedChild>();
 
 /** Spawns a child that stopAll() will stop; stdout/stderr go to `logPath` unless captured. */
-function spawnTracked(name, args, { env, cwd, logPath, captureStdout = false }) {
-  const child = spawn(process.execPath, args, {
-    env,
-    cwd,
-    stdio: ['ignore', captureStdout || logPath ? 'pipe' : 'ignore', logPath ? 'pipe' : 'inherit'],
-  });
-  child.benchName = name;
+export function spawnTracked(
+  name: string,
+  args: string[],
+  { env, cwd, logPath, captureStdout = false }: SpawnOptions,
+): TrackedChild {
+  const child = Object.assign(
+    spawn(process.execPath, args, {
+      env,
+      cwd,
+      stdio: ['ignore', captureStdout || logPath ? 'pipe' : 'ignore', logPath ? 'pipe' : 'inherit'],
+    }),
+    { benchName: name },
+  );
   children.add(child);
   child.once('exit', () => children.delete(child));
   if (logPath) {
     const log = createWriteStream(logPath, { flags: 'a' });
-    if (!captureStdout) child.stdout.pipe(log);
-    child.stderr.pipe(log);
+    if (!captureStdout) child.stdout?.pipe(log);
+    child.stderr?.pipe(log);
   }
   return child;
 }
 
-function exited(child) {
+function exited(child: ChildProcess): boolean {
   return child.exitCode !== null || child.signalCode !== null;
 }
 
-function waitForExit(child, timeoutMs) {
+export function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
   if (exited(child)) return Promise.resolve(true);
   return new Promise((resolve) => {
     const timer = setTimeout(() => resolve(false), timeoutMs);
@@ -40,7 +56,7 @@ function waitForExit(child, timeoutMs) {
 }
 
 /** SIGTERM (the service finishes in-flight requests), then SIGKILL after `graceMs`. */
-async function stopChild(child, graceMs = 10_000) {
+export async function stopChild(child: ChildProcess, graceMs = 10_000): Promise<void> {
   if (exited(child)) return;
   child.kill('SIGTERM');
   if (!(await waitForExit(child, graceMs))) {
@@ -49,15 +65,21 @@ async function stopChild(child, graceMs = 10_000) {
   }
 }
 
-function stopAll() {
+export function stopAll(): Promise<void[]> {
   return Promise.all([...children].map((child) => stopChild(child)));
 }
 
+export interface Memory {
+  rssKb: number;
+  hwmKb: number;
+}
+
 /** Kilobytes of VmRSS and VmHWM (peak) of a live process; undefined once it is gone. */
-function memoryOf(pid) {
+export function memoryOf(pid: number | undefined): Memory | undefined {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const field = (name) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
+    const field = (name: string): number =>
+      Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
     return { rssKb: field('VmRSS'), hwmKb: field('VmHWM') };
   } catch {
     return undefined;
@@ -68,7 +90,7 @@ function memoryOf(pid) {
  * Polls VmRSS of `pid` while a scenario runs. VmHWM is the peak over the whole life of the
  * process, so a per-scenario peak has to be sampled.
  */
-function startRssSampler(pid, intervalMs = 50) {
+export function startRssSampler(pid: number | undefined, intervalMs = 50): { stop(): number } {
   let peakKb = memoryOf(pid)?.rssKb ?? 0;
   const timer = setInterval(() => {
     const memory = memoryOf(pid);
@@ -84,10 +106,15 @@ function startRssSampler(pid, intervalMs = 50) {
   };
 }
 
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+export const sleep = (ms: number): Promise<void> =>
+  new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Resolves once GET `url` answers 200; rejects when `child` exits first or on timeout. */
-async function waitForHttpOk(url, child, timeoutMs) {
+export async function waitForHttpOk(
+  url: string,
+  child: TrackedChild,
+  timeoutMs: number,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (exited(child)) {
@@ -106,8 +133,11 @@ async function waitForHttpOk(url, child, timeoutMs) {
   throw new Error(`${url} not ready after ${timeoutMs} ms`);
 }
 
+// USER_HZ, 100 on every Linux architecture Node runs on.
+const CLOCK_TICKS = 100;
+
 /** CPU seconds (user + system) a process has used; 0 once it is gone. */
-function cpuSecondsOf(pid) {
+function cpuSecondsOf(pid: number | undefined): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // Fields after the command name, which may itself contain spaces and parentheses.
@@ -118,13 +148,10 @@ function cpuSecondsOf(pid) {
   }
 }
 
-// USER_HZ, 100 on every Linux architecture Node runs on.
-const CLOCK_TICKS = 100;
-
 /** Processes started by this one that are not tracked children (the embedded database server). */
-function untrackedChildPids() {
+export function untrackedChildPids(): number[] {
   const own = new Set([...children].map((c) => c.pid));
-  const pids = [];
+  const pids: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
@@ -144,9 +171,14 @@ function untrackedChildPids() {
  * database keep working on them; on a slow database that work would otherwise be billed to the
  * next scenario. Other processes on the machine are not looked at. Returns how long it waited.
  */
-async function waitForQuiet(pids, maxMs, busyCores = 0.1, windowMs = 250) {
+export async function waitForQuiet(
+  pids: (number | undefined)[],
+  maxMs: number,
+  busyCores = 0.1,
+  windowMs = 250,
+): Promise<{ waitedMs: number; quiet: boolean }> {
   const started = Date.now();
-  const total = () => pids.reduce((sum, pid) => sum + cpuSecondsOf(pid), 0);
+  const total = (): number => pids.reduce((sum: number, pid) => sum + cpuSecondsOf(pid), 0);
   let previous = total();
   while (Date.now() - started < maxMs) {
     await sleep(windowMs);
@@ -157,16 +189,3 @@ async function waitForQuiet(pids, maxMs, busyCores = 0.1, windowMs = 250) {
   }
   return { waitedMs: Date.now() - started, quiet: false };
 }
-
-module.exports = {
-  spawnTracked,
-  stopChild,
-  stopAll,
-  memoryOf,
-  startRssSampler,
-  waitForHttpOk,
-  waitForExit,
-  waitForQuiet,
-  untrackedChildPids,
-  sleep,
-};

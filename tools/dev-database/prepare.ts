@@ -1,21 +1,20 @@
-import 'reflect-metadata';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../config';
 import { DatabaseUnavailableError, resolveDatabase } from './database-resolver';
+import { loadDatabaseSettings } from './service';
 
 /**
- * `node dist/database/prepare.js`: resolves the database once, as `npm start` and the tests will
- * (building FerretDB on first use), then stops it. CI runs it so a first-time build is a step of
- * its own rather than part of the test timings.
+ * `node dist-dev/tools/dev-database/prepare.js`: resolves the database once, as `npm start` and
+ * the tests will (building FerretDB on first use), then stops it. CI runs it so a first-time
+ * build is a step of its own rather than part of the test timings.
  */
 async function prepare(): Promise<void> {
-  const config = loadConfig({ ...process.env, NODE_ENV: 'test' });
+  const settings = await loadDatabaseSettings();
   const dataDir = mkdtempSync(join(tmpdir(), 'pds-prepare-'));
   try {
     const database = await resolveDatabase({
-      ...config.database,
+      ...settings,
       dataDir,
       log: (message) => process.stdout.write(`${message}\n`),
     });

@@ -1,58 +1,62 @@
-#!/usr/bin/env node
-'use strict';
 // `npm run bench`: starts the built service and a baseline server on one database, seeds data,
 // drives each scenario with autocannon from a separate process, and writes BENCHMARKS.md.
 // Modes: default (short), --long, --smoke (CI: tiny data, fails on any error); --large adds
 // 1,000,000 items. See docs/benchmarks.md.
-require('reflect-metadata');
-const { randomBytes } = require('node:crypto');
-const {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} = require('node:fs');
-const os = require('node:os');
-const { join, relative, resolve } = require('node:path');
-
-if (!existsSync(join(__dirname, '..', 'dist', 'main.js'))) {
-  process.stderr.write('dist/main.js is missing: run `npm run build` (npm run bench does it).\n');
-  process.exit(1);
-}
-const { MongoClient } = require('mongodb');
-const { loadConfig } = require('../dist/config');
-const { findFreePort, resolveDatabase } = require('../dist/database');
-const { call, expectStatus, routeMissing } = require('./lib/api');
-const {
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { join, relative, resolve } from 'node:path';
+import { MongoClient, type Db } from 'mongodb';
+import {
+  findFreePort,
+  loadDatabaseSettings,
+  resolveDatabase,
+  type ResolvedDatabase,
+} from '../tools/dev-database';
+import { call, expectStatus, problemOf, routeMissing } from './lib/api';
+import { RESULTS, ROOT, SERVICE_DIST } from './lib/paths';
+import {
+  memoryOf,
   spawnTracked,
   startRssSampler,
   stopAll,
   stopChild,
-  memoryOf,
+  untrackedChildPids,
   waitForExit,
   waitForHttpOk,
   waitForQuiet,
-  untrackedChildPids,
-} = require('./lib/processes');
-const { scenarios } = require('./lib/scenarios');
-const {
+  type TrackedChild,
+} from './lib/processes';
+import { checks, markdown, summary } from './lib/report';
+import {
+  scenarios,
+  type BaseContext,
+  type ItemsContext,
+  type Phase,
+  type Scenario,
+  type ScenarioRequest,
+  type TargetName,
+} from './lib/scenarios';
+import {
+  itemId,
+  itemTemplate,
   seedItems,
   seedProjects,
   setupItems,
   setupStandInItems,
-  itemTemplate,
-  itemId,
-} = require('./lib/seed');
-const report = require('./lib/report');
+  type SeededProjects,
+} from './lib/seed';
+import type { BenchOptions, LoadResult, LoadSpec, Mode, ReportInfo, Run } from './lib/types';
 
-const ROOT = resolve(__dirname, '..');
-const RESULTS = join(__dirname, 'results');
 const ITEMS_COLLECTION = 'bench_items';
 const QUERY_TIMEOUT_MS = 60_000;
 
-const MODES = {
+type ModeSettings = Pick<
+  BenchOptions,
+  'itemSizes' | 'projects' | 'pageLimit' | 'duration' | 'warmup' | 'connections' | 'quietMaxMs'
+>;
+
+const MODES: Record<Mode, ModeSettings> = {
   smoke: {
     itemSizes: [200],
     projects: 200,
@@ -92,16 +96,16 @@ const USAGE = `Usage: npm run bench [-- options]
   --duration S, --connections N   override the mode's values
   --out FILE    where to write the Markdown report`;
 
-function parseOptions(argv) {
-  const flags = new Set();
-  const values = {};
+const VALUE_OPTIONS = ['--duration', '--connections', '--out'];
+const FLAGS = ['--smoke', '--long', '--large', '--full', '--allow-missing-routes', '--help'];
+
+function parseOptions(argv: string[]): BenchOptions {
+  const flags = new Set<string>();
+  const values: Record<string, string | undefined> = {};
   for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    if (['--duration', '--connections', '--out'].includes(arg)) values[arg.slice(2)] = argv[++i];
-    else if (
-      ['--smoke', '--long', '--large', '--full', '--allow-missing-routes', '--help'].includes(arg)
-    )
-      flags.add(arg.slice(2));
+    const arg = argv[i] ?? '';
+    if (VALUE_OPTIONS.includes(arg)) values[arg.slice(2)] = argv[++i];
+    else if (FLAGS.includes(arg)) flags.add(arg.slice(2));
     else throw new Error(`unknown option ${arg}\n${USAGE}`);
   }
   if (flags.has('help')) {
@@ -110,37 +114,42 @@ function parseOptions(argv) {
   }
   if (flags.has('smoke') && flags.has('long'))
     throw new Error('--smoke and --long exclude each other');
-  const mode = flags.has('smoke') ? 'smoke' : flags.has('long') ? 'long' : 'default';
-  const options = {
-    mode,
-    ...MODES[mode],
-    smoke: mode === 'smoke',
-    allowMissingRoutes: flags.has('allow-missing-routes'),
-  };
+  const mode: Mode = flags.has('smoke') ? 'smoke' : flags.has('long') ? 'long' : 'default';
+  const settings = { ...MODES[mode] };
   if (flags.has('large') || flags.has('full'))
-    options.itemSizes = [...options.itemSizes, 1_000_000];
-  if (values.duration) options.duration = Number(values.duration);
-  if (values.connections) options.connections = Number(values.connections);
-  if (!(options.duration > 0) || !(options.connections >= 1))
+    settings.itemSizes = [...settings.itemSizes, 1_000_000];
+  if (values.duration) settings.duration = Number(values.duration);
+  if (values.connections) settings.connections = Number(values.connections);
+  if (!(settings.duration > 0) || !(settings.connections >= 1))
     throw new Error(`bad --duration or --connections\n${USAGE}`);
-  options.mainSize = options.itemSizes.includes(100_000) ? 100_000 : options.itemSizes.at(-1);
-  options.out = values.out
-    ? resolve(values.out)
-    : options.smoke
-      ? join(RESULTS, 'smoke.md')
-      : join(ROOT, 'BENCHMARKS.md');
-  options.argsLabel = argv.length ? ` -- ${argv.join(' ')}` : '';
-  return options;
+  const smoke = mode === 'smoke';
+  return {
+    mode,
+    ...settings,
+    smoke,
+    allowMissingRoutes: flags.has('allow-missing-routes'),
+    mainSize: settings.itemSizes.includes(100_000) ? 100_000 : (settings.itemSizes.at(-1) ?? 0),
+    out: values.out
+      ? resolve(values.out)
+      : smoke
+        ? join(RESULTS, 'smoke.md')
+        : join(ROOT, 'BENCHMARKS.md'),
+    argsLabel: argv.length ? ` -- ${argv.join(' ')}` : '',
+  };
 }
 
-const log = (message) => process.stdout.write(`${message}\n`);
-const fmt = (n) => (typeof n === 'number' ? n.toFixed(2) : '—');
-const elapsed = (since) => `${((Date.now() - since) / 1000).toFixed(1)} s`;
+const log = (message: string): void => {
+  process.stdout.write(`${message}\n`);
+};
+const fmt = (n: number | null | undefined): string => (typeof n === 'number' ? n.toFixed(2) : '—');
+const elapsed = (since: number): string => `${((Date.now() - since) / 1000).toFixed(1)} s`;
+const messageOf = (error: unknown): string =>
+  error instanceof Error ? error.message : String(error);
 
 /** A fixed-seed generator: the service and the baseline are sent the same ids. */
-function pick(count, n) {
+function pick(count: number, n: number): number[] {
   let state = 0x9e3779b9 ^ n;
-  const next = () => {
+  const next = (): number => {
     state = (state + 0x6d2b79f5) | 0;
     let t = Math.imul(state ^ (state >>> 15), 1 | state);
     t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
@@ -149,7 +158,7 @@ function pick(count, n) {
   return Array.from({ length: count }, () => Math.floor(next() * n));
 }
 
-function machineInfo() {
+function machineInfo(): Pick<ReportInfo, 'cpu' | 'cores' | 'memoryGiB' | 'platform'> {
   let cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   try {
     cpu = /^model name\s*:\s*(.+)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? cpu;
@@ -164,36 +173,37 @@ function machineInfo() {
   };
 }
 
-async function databaseLabel(database, db) {
+async function databaseLabel(database: ResolvedDatabase, db: Db): Promise<string> {
   let version = 'unknown';
   try {
-    version = (await db.admin().command({ buildInfo: 1 })).version ?? version;
+    const info = await db.admin().command({ buildInfo: 1 });
+    if (typeof info.version === 'string') version = info.version;
   } catch {
     // Reported as unknown.
   }
-  if (database.kind === 'ferretdb') {
-    const ferret = /FerretDB (\S+)/.exec(database.description)?.[1] ?? '';
-    return {
-      label: `FerretDB ${ferret} with the SQLite handler (reports MongoDB ${version})`,
-      version,
-    };
+  switch (database.kind) {
+    case 'ferretdb': {
+      const ferret = /FerretDB (\S+)/.exec(database.description)?.[1] ?? '';
+      return `FerretDB ${ferret} with the SQLite handler (reports MongoDB ${version})`;
+    }
+    case 'mongodb-memory-server':
+      return `MongoDB ${version} (mongodb-memory-server)`;
+    case 'external':
+      return `MongoDB ${version} (MONGODB_URI)`;
   }
-  if (database.kind === 'mongodb-memory-server')
-    return { label: `MongoDB ${version} (mongodb-memory-server)`, version };
-  return { label: `MongoDB ${version} (MONGODB_URI)`, version };
 }
 
 /** Everything started here, for cleanup(). */
-const state = {
-  database: undefined,
-  client: undefined,
-  dbName: undefined,
-  dataDir: undefined,
-  tmp: undefined,
-};
-let cleaning;
+const state: {
+  database?: ResolvedDatabase;
+  client?: MongoClient;
+  dbName?: string;
+  dataDir?: string;
+  tmp?: string;
+} = {};
+let cleaning: Promise<void> | undefined;
 
-function cleanup() {
+function cleanup(): Promise<void> {
   cleaning ??= (async () => {
     await stopAll().catch(() => undefined);
     if (state.client) {
@@ -213,15 +223,25 @@ function cleanup() {
   return cleaning;
 }
 
-function onSignal(signal) {
+function onSignal(signal: NodeJS.Signals): void {
   log(`\n${signal}: stopping everything the benchmark started`);
   void cleanup().finally(() => process.exit(130));
 }
 
-async function startService(options, databaseUri, dbName) {
+interface Target {
+  name: TargetName;
+  url: string;
+  child: TrackedChild;
+}
+
+interface Service extends Target {
+  adminKey: string;
+}
+
+async function startService(databaseUri: string, dbName: string): Promise<Service> {
   const port = await findFreePort();
   const adminKey = randomBytes(32).toString('base64url');
-  const child = spawnTracked('service', [join(ROOT, 'dist', 'main.js')], {
+  const child = spawnTracked('service', [join(SERVICE_DIST, 'main.js')], {
     cwd: ROOT,
     logPath: join(RESULTS, 'service.log'),
     env: {
@@ -242,12 +262,16 @@ async function startService(options, databaseUri, dbName) {
   try {
     await waitForHttpOk(`${url}/health/ready`, child, 60_000);
   } catch (error) {
-    throw new Error(`${error.message} (its output: bench/results/service.log)`);
+    throw new Error(`${messageOf(error)} (its output: bench/results/service.log)`);
   }
   return { name: 'service', url, child, adminKey };
 }
 
-async function startBaseline(databaseUri, dbName, collections) {
+async function startBaseline(
+  databaseUri: string,
+  dbName: string,
+  collections: Record<string, unknown>,
+): Promise<Target> {
   const port = await findFreePort();
   const child = spawnTracked('baseline', [join(__dirname, 'baseline.js')], {
     cwd: ROOT,
@@ -265,18 +289,52 @@ async function startBaseline(databaseUri, dbName, collections) {
   return { name: 'baseline', url, child };
 }
 
+/** The harness's context: what exists so far, and the processes a run keeps busy. */
+interface HarnessContext extends Omit<BaseContext, 'target'> {
+  rootKey: string;
+  busyPids(): (number | undefined)[];
+  projects?: SeededProjects;
+  items?: ItemsContext['items'];
+}
+
+/** The request of `scenario` against `target`, and the size of the data it runs on. */
+function requestOf(
+  scenario: Scenario,
+  ctx: HarnessContext,
+  target: TargetName,
+): { request: ScenarioRequest; size: number } {
+  const base = { ...ctx, target };
+  const missing = (what: string): Error =>
+    new Error(`${scenario.id} runs before the ${what} are seeded`);
+  switch (scenario.phase) {
+    case 'other':
+      return { request: scenario.request(base), size: 0 };
+    case 'projects': {
+      const { projects } = ctx;
+      if (!projects) throw missing('projects');
+      return { request: scenario.request({ ...base, projects }), size: projects.count };
+    }
+    case 'items-growth':
+    case 'items-main':
+    case 'items-write': {
+      const { items } = ctx;
+      if (!items) throw missing('items');
+      return { request: scenario.request({ ...base, items }), size: items.size };
+    }
+  }
+}
+
 let loadRuns = 0;
 
 /** One scenario against one server: probe once, let the machine settle, then the load process. */
-async function runScenario(options, ctx, scenario, target) {
-  const request = scenario.request({ ...ctx, target: target.name });
-  const size =
-    scenario.phase === 'projects'
-      ? ctx.projects.count
-      : scenario.phase === 'other'
-        ? 0
-        : ctx.items.size;
-  const run = {
+async function runScenario(
+  options: BenchOptions,
+  ctx: HarnessContext,
+  scenario: Scenario,
+  target: Target,
+): Promise<Run> {
+  const { request, size } = requestOf(scenario, ctx, target.name);
+  const run: Run = {
     scenario: scenario.id,
     title: scenario.title,
     route: scenario.route,
@@ -288,14 +346,17 @@ async function runScenario(options, ctx, scenario, target) {
     problems: [],
   };
 
-  const probe = await call(target.url, request.method, request.paths[0].replaceAll('%SEQ%', '0'), {
-    key: ctx.rootKey,
-    rawBody: request.body?.replaceAll('%SEQ%', '0'),
-  });
+  const probe = await call(
+    target.url,
+    request.method,
+    (request.paths[0] ?? '').replaceAll('%SEQ%', '0'),
+    { key: ctx.rootKey, rawBody: request.body?.replaceAll('%SEQ%', '0') },
+  );
   if (routeMissing(probe)) return { ...run, status: 'unavailable' };
   if (probe.status < 200 || probe.status > 299) {
+    const { code, detail } = problemOf(probe);
     run.problems.push(
-      `probe answered ${probe.status} ${probe.body?.code ?? ''} ${probe.body?.detail ?? probe.text.slice(0, 200)}`.trim(),
+      `probe answered ${probe.status} ${code ?? ''} ${detail ?? probe.text.slice(0, 200)}`.trim(),
     );
   } else {
     const problem = request.verify?.(probe);
@@ -321,19 +382,17 @@ async function runScenario(options, ctx, scenario, target) {
   const quiet = await waitForQuiet(ctx.busyPids(), options.quietMaxMs);
   if (!quiet.quiet) run.notQuiet = quiet.waitedMs;
 
-  const specPath = join(state.tmp, `load-${++loadRuns}.json`);
-  writeFileSync(
-    specPath,
-    JSON.stringify({
-      url: target.url,
-      connections: options.connections,
-      duration: options.duration,
-      warmup: options.warmup,
-      timeout: 10,
-      headers: { 'x-api-key': ctx.rootKey },
-      request: { method: request.method, paths: request.paths, body: request.body },
-    }),
-  );
+  const specPath = join(state.tmp ?? '', `load-${++loadRuns}.json`);
+  const spec: LoadSpec = {
+    url: target.url,
+    connections: options.connections,
+    duration: options.duration,
+    warmup: options.warmup,
+    timeout: 10,
+    headers: { 'x-api-key': ctx.rootKey },
+    request: { method: request.method, paths: request.paths, body: request.body },
+  };
+  writeFileSync(specPath, JSON.stringify(spec));
   const load = spawnTracked('load', [join(__dirname, 'load.js'), specPath], {
     cwd: ROOT,
     captureStdout: true,
@@ -341,7 +400,7 @@ async function runScenario(options, ctx, scenario, target) {
     env: process.env,
   });
   let stdout = '';
-  load.stdout.on('data', (chunk) => (stdout += chunk));
+  load.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   const sampler = startRssSampler(target.child.pid);
   const finished = await waitForExit(load, (options.duration + options.warmup + 40) * 1000);
   run.peakRssKb = sampler.stop();
@@ -353,7 +412,7 @@ async function runScenario(options, ctx, scenario, target) {
       `the load generator failed (exit ${load.exitCode}; see bench/results/load.log)`,
     );
   } else {
-    run.result = JSON.parse(stdout.trim().split('\n').at(-1));
+    run.result = JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as LoadResult;
     if (run.result.responses === 0) {
       run.problems.push(
         `no response within ${options.duration} s (${options.connections} connections)`,
@@ -372,28 +431,32 @@ async function runScenario(options, ctx, scenario, target) {
   return run;
 }
 
-async function benchmark(options) {
+async function benchmark(options: BenchOptions): Promise<{ runs: Run[]; info: ReportInfo }> {
   const started = Date.now();
   mkdirSync(RESULTS, { recursive: true });
   for (const file of ['service.log', 'baseline.log', 'load.log'])
     rmSync(join(RESULTS, file), { force: true });
-  state.tmp = mkdtempSync(join(os.tmpdir(), 'pds-bench-'));
-  state.dataDir = join(state.tmp, 'data');
+  const tmp = mkdtempSync(join(os.tmpdir(), 'pds-bench-'));
+  state.tmp = tmp;
+  state.dataDir = join(tmp, 'data');
 
   // The database the project resolves (MONGODB_URI, else an embedded one), started once here.
-  const config = loadConfig({ ...process.env, NODE_ENV: 'test' });
-  state.database = await resolveDatabase({ ...config.database, dataDir: state.dataDir, log });
+  const settings = await loadDatabaseSettings();
+  const resolved = await resolveDatabase({ ...settings, dataDir: state.dataDir, log });
+  state.database = resolved;
   // An embedded server is a child of this process (external ones cannot be watched).
   const databasePids = untrackedChildPids();
-  state.dbName = `pds_bench_${randomBytes(4).toString('hex')}`;
-  state.client = new MongoClient(state.database.uri);
-  await state.client.connect();
-  const db = state.client.db(state.dbName);
-  const database = await databaseLabel(state.database, db);
+  const dbName = `pds_bench_${randomBytes(4).toString('hex')}`;
+  state.dbName = dbName;
+  const client = new MongoClient(resolved.uri);
+  state.client = client;
+  await client.connect();
+  const db = client.db(dbName);
+  const database = await databaseLabel(resolved, db);
 
-  const service = await startService(options, state.database.uri, state.dbName);
+  const service = await startService(resolved.uri, dbName);
   log(`service ready at ${service.url} (${elapsed(started)})`);
-  const user = expectStatus(
+  const user = expectStatus<{ profile: { subject: string }; apiKey: string }>(
     await call(service.url, 'POST', '/admin/users', {
       key: service.adminKey,
       body: { email: 'bench@example.com', subject: 'bench-user' },
@@ -401,7 +464,7 @@ async function benchmark(options) {
     200,
     'POST /admin/users',
   );
-  const ctx = {
+  const ctx: HarnessContext = {
     busyPids: () => [service.child.pid, ...databasePids],
     runTag: randomBytes(3).toString('hex'),
     subject: user.profile.subject,
@@ -409,9 +472,9 @@ async function benchmark(options) {
     pageLimit: options.pageLimit,
     pick,
   };
-  const runs = [];
-  const notes = [];
-  const run = async (phase, targets) => {
+  const runs: Run[] = [];
+  const notes: string[] = [];
+  const run = async (phase: Phase, targets: Target[]): Promise<void> => {
     for (const scenario of scenarios.filter((s) => s.phase === phase)) {
       for (const target of targets) {
         if (target.name === 'baseline' && !scenario.baseline) continue;
@@ -425,10 +488,8 @@ async function benchmark(options) {
 
   log(`\nprojects: seeding ${options.projects.toLocaleString('en-US')}`);
   const seedStart = Date.now();
-  const projects = await seedProjects(
-    { db, serviceUrl: service.url, rootKey: ctx.rootKey },
-    options.projects,
-  );
+  const seedCtx = { db, serviceUrl: service.url, rootKey: ctx.rootKey };
+  const projects = await seedProjects(seedCtx, options.projects);
   if (projects) {
     log(
       `  seeded in ${elapsed(seedStart)} (collection ${projects.collection}, ${projects.builtWith})`,
@@ -452,7 +513,6 @@ async function benchmark(options) {
   }
 
   log('\nitems');
-  const seedCtx = { db, serviceUrl: service.url, rootKey: ctx.rootKey };
   let items = await setupItems(seedCtx, ITEMS_COLLECTION);
   if (!items) {
     log('  POST /data/{c}: route not available; the baseline runs on a stand-in collection');
@@ -462,8 +522,9 @@ async function benchmark(options) {
     items = await setupStandInItems(seedCtx, ITEMS_COLLECTION, ctx.subject);
   }
   log(`  physical collection ${items.physical} (found by ${items.via})`);
-  ctx.items = { name: items.name, size: 0, id: itemId };
-  const baseline = await startBaseline(state.database.uri, state.dbName, {
+  const itemsSeen = { name: items.name, size: 0, id: itemId };
+  ctx.items = itemsSeen;
+  const baseline = await startBaseline(resolved.uri, dbName, {
     [items.name]: itemTemplate(items),
   });
   const both = [service, baseline];
@@ -472,7 +533,7 @@ async function benchmark(options) {
   for (const size of options.itemSizes) {
     const t = Date.now();
     await seedItems(seedCtx, items, size);
-    ctx.items.size = size;
+    itemsSeen.size = size;
     log(`  ${size.toLocaleString('en-US')} items (seeded in ${elapsed(t)})`);
     await run('items-growth', both);
     if (size === options.mainSize) await run('items-main', both);
@@ -480,7 +541,7 @@ async function benchmark(options) {
   await run('items-write', both);
 
   const serviceHwmKb = memoryOf(service.child.pid)?.hwmKb;
-  if (state.database.kind === 'ferretdb') {
+  if (resolved.kind === 'ferretdb') {
     notes.push(
       'FerretDB v1 with SQLite evaluates most filters, sorts and counts by scanning the collection, so every number that depends on an index is far below what MongoDB gives; set MONGODB_URI to benchmark on MongoDB.',
     );
@@ -497,7 +558,7 @@ async function benchmark(options) {
     info: {
       date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
       node: process.version,
-      database: database.label,
+      database,
       ...machineInfo(),
       mainSize: options.mainSize,
       queryTimeoutMs: QUERY_TIMEOUT_MS,
@@ -507,37 +568,43 @@ async function benchmark(options) {
   };
 }
 
-async function main() {
+async function main(): Promise<void> {
+  if (!existsSync(join(SERVICE_DIST, 'main.js'))) {
+    process.stderr.write('dist/main.js is missing: run `npm run build` (npm run bench does it).\n');
+    process.exit(1);
+  }
   const options = parseOptions(process.argv.slice(2));
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
-  let outcome;
+  let outcome: { runs: Run[]; info: ReportInfo };
   try {
     outcome = await benchmark(options);
   } finally {
     await cleanup();
   }
   const { runs, info } = outcome;
-  const writeSize = options.itemSizes.at(-1);
-  const checkList = report.checks(runs, { ...options, growthSizes: options.itemSizes, writeSize });
+  const writeSize = options.itemSizes.at(-1) ?? 0;
+  const checkList = checks(runs, { ...options, growthSizes: options.itemSizes, writeSize });
   mkdirSync(RESULTS, { recursive: true });
-  writeFileSync(options.out, report.markdown({ info, options, runs, checkList }));
+  writeFileSync(options.out, markdown({ info, options, runs, checkList }));
   writeFileSync(
     join(RESULTS, `${options.mode}.json`),
     `${JSON.stringify({ info, options, runs, checkList }, null, 2)}\n`,
   );
-  process.stdout.write(report.summary({ runs, checkList }));
+  process.stdout.write(summary({ runs, checkList }));
   log(`report: ${relative(process.cwd(), options.out) || options.out}`);
   // In smoke mode the performance checks are n/a, so this fails on errors and slow runs only.
   const failed = checkList.some((c) => c.status === 'FAIL');
   process.exit(failed ? 1 : 0);
 }
 
-main().catch(async (error) => {
+main().catch(async (error: unknown) => {
   // Configuration and database problems carry their own explanation; anything else needs the stack.
-  const expected = ['ConfigValidationError', 'DatabaseUnavailableError'].includes(error?.name);
+  const expected =
+    error instanceof Error &&
+    ['ConfigValidationError', 'DatabaseUnavailableError'].includes(error.name);
   process.stderr.write(
-    `bench failed: ${expected ? error.message : (error?.stack ?? String(error))}\n`,
+    `bench failed: ${expected ? error.message : error instanceof Error ? (error.stack ?? String(error)) : String(error)}\n`,
   );
   await cleanup();
   process.exit(1);
