@@ -1,13 +1,4 @@
-import {
-  Body,
-  Controller,
-  HttpCode,
-  HttpStatus,
-  Param,
-  ParseArrayPipe,
-  Post,
-  Put,
-} from '@nestjs/common';
+import { Body, Controller, HttpCode, HttpStatus, Param, Post, Put } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiBody,
@@ -16,9 +7,8 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import { Auth } from '../auth';
-import { ProblemDto, ValidationFailedError } from '../common/errors';
-import { ProfileDto } from '../profile/dto/profile.dto';
-import { PlanMetadataPipe } from '../profile/profile-body.pipe';
+import { ProblemDto } from '../common/errors';
+import { ProfileDto } from '../profile';
 import { AdminService } from './admin.service';
 import {
   CreatedTeamDto,
@@ -26,9 +16,8 @@ import {
   CreateTeamDto,
   CreateUserDto,
   PlanInputDto,
+  PlanListDto,
 } from './dto/admin.dto';
-
-const MAX_PLANS = 50;
 
 /** The deployment operator's API (ADMIN_API_KEY). */
 @ApiTags('admin')
@@ -63,28 +52,8 @@ export class AdminController {
   @ApiNotFoundResponse({ type: ProblemDto, description: 'No such user' })
   async setUserPlans(
     @Param('subject') subject: string,
-    @Body(
-      PlanMetadataPipe,
-      new ParseArrayPipe({ items: PlanInputDto, whitelist: true, forbidNonWhitelisted: true }),
-    )
-    plans: PlanInputDto[],
+    @Body() plans: PlanListDto,
   ): Promise<ProfileDto> {
-    if (plans.length > MAX_PLANS) {
-      throw new ValidationFailedError([{ field: '', message: `at most ${MAX_PLANS} plans` }]);
-    }
-    const invalid = plans.flatMap((p, i) =>
-      p.until < p.since ? [{ field: `${i}.until`, message: 'until must not be before since' }] : [],
-    );
-    if (invalid.length > 0) throw new ValidationFailedError(invalid);
-    const profile = await this.admin.setPlans(
-      subject,
-      plans.map((p) => ({
-        planName: p.planName,
-        since: p.since,
-        until: p.until,
-        metadata: p.metadata ?? {},
-      })),
-    );
-    return ProfileDto.from(profile);
+    return ProfileDto.from(await this.admin.setPlans(subject, plans));
   }
 }

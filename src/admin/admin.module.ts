@@ -1,16 +1,15 @@
 import { Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
-import { AuthModule } from '../auth/auth.module';
-import { ProfileModule } from '../profile/profile.module';
+import { ProfileModule } from '../profile';
 import { AdminController } from './admin.controller';
 import { AdminService } from './admin.service';
 import { TeamRepository } from './team.repository';
 import { TeamDocument, TeamSchema } from './team.schema';
 
+/** The operator API. ApiKeyService, which mints the keys, comes from the global AuthModule. */
 @Module({
   imports: [
     MongooseModule.forFeature([{ name: TeamDocument.name, schema: TeamSchema }]),
-    AuthModule,
     ProfileModule,
   ],
   controllers: [AdminController],

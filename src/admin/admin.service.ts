@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { ApiKeyService } from '../auth/api-key.service';
-import type { Plan, Profile } from '../profile/profile.types';
-import { ProfileService } from '../profile/profile.service';
+import { ProfileService, type PlanInput, type Profile } from '../profile';
 import { TeamRepository, type Team } from './team.repository';
 
 @Injectable()
@@ -25,7 +24,7 @@ export class AdminService {
     return { team, apiKey };
   }
 
-  setPlans(subject: string, plans: Plan[]): Promise<Profile> {
+  setPlans(subject: string, plans: PlanInput[]): Promise<Profile> {
     return this.profiles.setPlans(subject, plans);
   }
 }

@@ -1,5 +1,4 @@
 import fc from 'fast-check';
-import { guardRawJson } from '../common/json/raw-json-guard';
 import { ValidationFailedError } from '../common/errors';
 import {
   fieldNameProblem,
@@ -60,7 +59,8 @@ function plant(
   key: string,
   path: number[],
 ): Record<string, unknown> {
-  const copy = structuredClone(target);
+  // A JSON round trip, not structuredClone, whose objects come from another realm under jest.
+  const copy = JSON.parse(JSON.stringify(target)) as Record<string, unknown>;
   let node: Record<string, unknown> = copy;
   for (const step of path) {
     const children = Object.values(node).filter(
@@ -188,29 +188,6 @@ describe('json guard', () => {
       expect(fieldPathProblem('a.$b')).not.toBeNull();
       expect(fieldPathProblem('x'.repeat(257))).not.toBeNull();
       expect(rejects(() => guardFieldName(5, 'authField'))).toBe(true);
-    });
-  });
-
-  describe("guardRawJson (the validation pipe's first look at a body)", () => {
-    it('refuses prototype keys anywhere in a raw body', () => {
-      fc.assert(
-        fc.property(
-          validValue,
-          fc.constantFrom('__proto__', 'constructor', 'prototype'),
-          fc.array(fc.nat(), { maxLength: 6 }),
-          (value, key, path) =>
-            rejects(() => guardRawJson({ item: plant(value, key, path) }, budget)),
-        ),
-      );
-    });
-
-    it('accepts valid bodies and refuses deep ones', () => {
-      fc.assert(
-        fc.property(validValue, (value) => !rejects(() => guardRawJson({ item: value }, budget))),
-      );
-      let deep: unknown = 1;
-      for (let i = 0; i < 50_000; i += 1) deep = [deep];
-      expect(rejects(() => guardRawJson({ item: deep }, budget))).toBe(true);
     });
   });
 });

@@ -1,4 +1,4 @@
-import { isJsonObject } from './profile-json';
+import { isPlainObject } from '../common/json';
 
 /** A MongoDB update in dotted paths: `$set` values and `$unset` paths. */
 export interface DottedUpdate {
@@ -16,7 +16,7 @@ function withoutNulls(patch: Record<string, unknown>): Record<string, unknown> {
   const result: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(patch)) {
     if (value === null) continue;
-    result[key] = isJsonObject(value) ? withoutNulls(value) : value;
+    result[key] = isPlainObject(value) ? withoutNulls(value) : value;
   }
   return result;
 }
@@ -25,7 +25,7 @@ function withoutNulls(patch: Record<string, unknown>): Record<string, unknown> {
  * Applies a JSON merge patch (RFC 7386) to `target` and returns the result together with the
  * equivalent MongoDB update on the field at `path`: `null` unsets a key, an object merges into an
  * object (and replaces anything else), every other value is set. Keys must have been checked by
- * profile-json (no '.', no '$'), which is what makes the dotted paths safe. Pure: `target` is not
+ * the profile JSON rules (no '.', no '$'), which is what makes the dotted paths safe. Pure: `target` is not
  * modified.
  */
 export function mergePatch(
@@ -44,13 +44,13 @@ export function mergePatch(
         delete merged[key];
         unset.push(keyPath);
       }
-    } else if (isJsonObject(value) && isJsonObject(current)) {
+    } else if (isPlainObject(value) && isPlainObject(current)) {
       const inner = mergePatch(current, value, keyPath);
       merged[key] = inner.merged;
       Object.assign(set, inner.set);
       unset.push(...inner.unset);
     } else {
-      const replacement = isJsonObject(value) ? withoutNulls(value) : value;
+      const replacement = isPlainObject(value) ? withoutNulls(value) : value;
       merged[key] = replacement;
       set[keyPath] = replacement;
     }

@@ -1,44 +1,42 @@
+import { ValidationFailedError } from '../common/errors';
+import { checkJson, isGuarded } from '../common/json';
 import {
+  assertStoredSize,
   MAX_REPORTED_ERRORS,
-  serializedSize,
-  sizeErrors,
-  validateProfileJson,
-  type ProfileJsonRules,
+  profileJsonRules,
+  type ProfileJsonKind,
 } from './profile-json';
 
-const settings: ProfileJsonRules = { values: 'json', patch: false, maxBytes: 1024, maxDepth: 3 };
-const settingsPatch: ProfileJsonRules = { ...settings, patch: true };
-const metadataPatch: ProfileJsonRules = { ...settings, values: 'string', patch: true };
+const limits = { maxBytes: 1024, maxDepth: 3 };
+const settings: ProfileJsonKind = { values: 'json', patch: false };
+const settingsPatch: ProfileJsonKind = { values: 'json', patch: true };
+const metadataPatch: ProfileJsonKind = { values: 'string', patch: true };
 
-function fields(value: unknown, rules: ProfileJsonRules = settings): string[] {
-  return validateProfileJson(value, rules, 'settings').map((e) => e.field);
+function problems(value: unknown, kind: ProfileJsonKind = settings, path = 'settings') {
+  const result = checkJson(value, profileJsonRules(kind, limits), path);
+  return result.ok ? [] : result.errors;
 }
 
-describe('validateProfileJson', () => {
-  it('accepts objects, strings, integers and booleans within the budgets', () => {
-    expect(
-      validateProfileJson(
-        { theme: 'dark', count: -3, on: true, nested: { deeper: { x: 'y' } } },
-        settings,
-        'settings',
-      ),
-    ).toEqual([]);
+function fields(value: unknown, kind: ProfileJsonKind = settings): string[] {
+  return problems(value, kind).map((e) => e.field);
+}
+
+describe('profile JSON rules', () => {
+  it('accepts objects, strings, integers and booleans within the budgets, as a guarded copy', () => {
+    const value = { theme: 'dark', count: -3, on: true, nested: { deeper: { x: 'y' } } };
+    const result = checkJson(value, profileJsonRules(settings, limits), 'settings');
+    expect(result).toEqual({ ok: true, value });
+    expect(result.ok && result.value !== value && isGuarded(result.value)).toBe(true);
   });
 
   it('refuses a value that is not an object', () => {
     for (const value of ['x', 1, true, null, [], undefined]) {
-      expect(validateProfileJson(value, settings, 'settings')).toEqual([
-        { field: 'settings', message: 'must be a JSON object' },
-      ]);
+      expect(problems(value)).toEqual([{ field: 'settings', message: 'must be a JSON object' }]);
     }
   });
 
   it('refuses floats, unsafe integers and arrays, naming each path', () => {
-    const errors = validateProfileJson(
-      { f: 1.5, big: 2 ** 60, list: [1], ok: 2, inner: { g: 0.1 } },
-      settings,
-      'settings',
-    );
+    const errors = problems({ f: 1.5, big: 2 ** 60, list: [1], ok: 2, inner: { g: 0.1 } });
     expect(errors.map((e) => e.field).sort()).toEqual([
       'settings.big',
       'settings.f',
@@ -57,62 +55,77 @@ describe('validateProfileJson', () => {
     const value = JSON.parse(
       '{"$set":1,"a.b":1,"":1,"n\\u0000ul":1,"__proto__":{"x":1},"inner":{"constructor":1,"prototype":1}}',
     ) as unknown;
-    expect(fields(value).sort()).toEqual(
-      [
-        'settings[""]',
-        'settings["$set"]',
-        'settings["a.b"]',
-        'settings["n\\u0000ul"]',
-        'settings.__proto__',
-        'settings.inner.constructor',
-        'settings.inner.prototype',
-      ].sort(),
-    );
+    expect(problems(value)).toEqual([
+      { field: 'settings["$set"]', message: "keys must not start with '$'" },
+      { field: 'settings["a.b"]', message: "keys must not contain '.'" },
+      { field: 'settings[""]', message: 'keys must not be empty' },
+      { field: 'settings["n\\u0000ul"]', message: 'keys must not contain NUL characters' },
+      { field: 'settings.__proto__', message: "'__proto__' is a reserved key" },
+      { field: 'settings.inner.constructor', message: "'constructor' is a reserved key" },
+      { field: 'settings.inner.prototype', message: "'prototype' is a reserved key" },
+    ]);
   });
 
   it('counts the object itself as level 1 and refuses deeper nesting once', () => {
     expect(fields({ a: { b: { c: 1 } } })).toEqual([]);
-    const errors = validateProfileJson(
-      { a: { b: { c: { d: 1 } } }, x: { y: { z: {} } } },
-      settings,
-      'settings',
-    );
-    expect(errors).toHaveLength(1);
-    expect(errors[0]?.message).toBe('nesting deeper than 3 levels');
+    const errors = problems({ a: { b: { c: { d: 1 } } }, x: { y: { z: {} } } });
+    expect(errors).toEqual([{ field: 'settings.a.b.c', message: 'nesting deeper than 3 levels' }]);
+  });
+
+  it('lets a member that sits below the stored object nest less deep', () => {
+    const userMetadata = { ...settings, depthOffset: 1 };
+    expect(problems({ a: { b: 1 } }, userMetadata)).toEqual([]);
+    expect(problems({ a: { b: { c: 1 } } }, userMetadata)).toEqual([
+      { field: 'settings.a.b', message: 'nesting deeper than 2 levels' },
+    ]);
   });
 
   it('survives nesting far beyond the budget without recursing into it', () => {
     const levels = 200_000;
     const deep = JSON.parse('{"a":'.repeat(levels) + '1' + '}'.repeat(levels)) as unknown;
-    expect(validateProfileJson(deep, settings, 'settings')).toHaveLength(1);
+    expect(problems(deep)).toHaveLength(1);
   });
 
   it('refuses an object larger than the size budget', () => {
-    const errors = validateProfileJson({ text: 'x'.repeat(2000) }, settings, 'settings');
-    expect(errors).toEqual([
+    expect(problems({ text: 'x'.repeat(2000) })).toEqual([
       { field: 'settings', message: expect.stringMatching(/bytes serialized; the limit is 1024/) },
     ]);
   });
 
   it('accepts only strings (or null in a patch) in metadata', () => {
-    expect(validateProfileJson({ a: 'x', b: null }, metadataPatch, 'metadata')).toEqual([]);
-    expect(
-      validateProfileJson({ a: 1, b: true, c: {} }, metadataPatch, 'metadata')
-        .map((e) => e.field)
-        .sort(),
-    ).toEqual(['metadata.a', 'metadata.b', 'metadata.c']);
+    expect(problems({ a: 'x', b: null }, metadataPatch, 'metadata')).toEqual([]);
+    const errors = problems({ a: 1, b: true, c: {} }, metadataPatch, 'metadata');
+    expect(errors).toEqual(
+      ['metadata.a', 'metadata.b', 'metadata.c'].map((field) => ({
+        field,
+        message: 'values must be strings',
+      })),
+    );
   });
 
   it('caps the number of reported errors', () => {
     const many = Object.fromEntries(Array.from({ length: 500 }, (_, i) => [`k${i}`, 0.5]));
-    expect(validateProfileJson(many, settings, 'settings')).toHaveLength(MAX_REPORTED_ERRORS);
+    expect(problems(many)).toHaveLength(MAX_REPORTED_ERRORS);
   });
 });
 
-describe('sizeErrors', () => {
-  it('measures UTF-8 bytes of the JSON text', () => {
-    expect(serializedSize({ a: 'é' })).toBe(Buffer.byteLength('{"a":"é"}'));
-    expect(sizeErrors({ a: 'é' }, 10, 'settings')).toEqual([]);
-    expect(sizeErrors({ a: 'é' }, 9, 'settings')).toHaveLength(1);
+describe('assertStoredSize', () => {
+  it('measures UTF-8 bytes of the JSON text, per field', () => {
+    expect(() => assertStoredSize({ settings: { a: 'é' } }, 10)).not.toThrow();
+    expect(() => assertStoredSize({ settings: { a: 'é' } }, 9)).toThrow(ValidationFailedError);
+    try {
+      assertStoredSize({ settings: { a: 'é' }, metadata: { b: 'xx' } }, 9);
+    } catch (error) {
+      expect((error as ValidationFailedError).errors).toEqual([
+        {
+          field: 'settings',
+          message: 'the stored result would be 10 bytes serialized; the limit is 9',
+        },
+        {
+          field: 'metadata',
+          message: 'the stored result would be 10 bytes serialized; the limit is 9',
+        },
+      ]);
+    }
   });
 });

@@ -29,32 +29,22 @@ import {
   SubProfileQueryDto,
   UpdateProfileDto,
 } from './dto/profile-request.dto';
-import { ProfileJsonBodyPipe } from './profile-body.pipe';
-import { ProfileService, type ProfilePrincipal } from './profile.service';
-import type { NewSubProfile, ProfileUpdate } from './profile.types';
+import { ProfileService } from './profile.service';
+import type { ProfilePrincipal } from './profile-target';
+import { ProfileUpdateService } from './profile-update.service';
 
 type RootPrincipal = Extract<Principal, { kind: 'root' }>;
 
 const NOT_FOUND = 'No such profile of your subject in the request branch';
 const TARGET_400 = 'Invalid body or query, or only one of clientId and accountId';
 
-/*
- * The bodies of POST and PUT /profile carry free-form JSON, so their parameters are typed with
- * the service's input interfaces (not the DTO classes): the global ValidationPipe then skips
- * them and ProfileJsonBodyPipe checks the JSON before validating the rest against the DTO.
- */
-const CreateSubProfileBody = ProfileJsonBodyPipe(CreateSubProfileDto, {
-  userMetadata: { values: 'json', patch: false, depthOffset: 1 },
-});
-const UpdateProfileBody = ProfileJsonBodyPipe(UpdateProfileDto, {
-  settings: { values: 'json', patch: true },
-  metadata: { values: 'string', patch: true },
-});
-
 @ApiTags('profile')
 @Controller('profile')
 export class ProfileController {
-  constructor(private readonly profiles: ProfileService) {}
+  constructor(
+    private readonly profiles: ProfileService,
+    private readonly updates: ProfileUpdateService,
+  ) {}
 
   /** Reads your own profile (root key: the root profile; sub key: its sub profile), or the targeted one. */
   @Get()
@@ -73,9 +63,9 @@ export class ProfileController {
   @Get(':accountId')
   @Auth('root', 'sub')
   @ApiOkResponse({ type: ProfileDto })
-  @ApiBadRequestResponse({
+  @ApiConflictResponse({
     type: ProblemDto,
-    description: 'AMBIGUOUS_TARGET: the accountId exists under several clientIds; add clientId',
+    description: 'AMBIGUOUS_MATCH: the accountId exists under several clientIds; add clientId',
   })
   @ApiNotFoundResponse({ type: ProblemDto, description: NOT_FOUND })
   async getSubProfile(
@@ -117,7 +107,7 @@ export class ProfileController {
   })
   async createSubProfile(
     @CurrentPrincipal() principal: RootPrincipal,
-    @Body(CreateSubProfileBody) body: NewSubProfile,
+    @Body() body: CreateSubProfileDto,
   ): Promise<ProfileDto> {
     return ProfileDto.from(await this.profiles.createSubProfile(principal, body));
   }
@@ -148,9 +138,9 @@ export class ProfileController {
   async updateProfile(
     @CurrentPrincipal() principal: ProfilePrincipal,
     @Query() target: ProfileTargetQueryDto,
-    @Body(UpdateProfileBody) body: ProfileUpdate,
+    @Body() body: UpdateProfileDto,
   ): Promise<ProfileDto> {
-    return ProfileDto.from(await this.profiles.updateProfile(principal, target, body));
+    return ProfileDto.from(await this.updates.updateProfile(principal, target, body));
   }
 
   /** Adds a group (root keys, or sub keys holding admin:subject); adding a present group is a no-op. */
@@ -165,7 +155,7 @@ export class ProfileController {
     @Query() target: ProfileTargetQueryDto,
     @Body() body: ProfileGroupDto,
   ): Promise<ProfileDto> {
-    return ProfileDto.from(await this.profiles.changeGroup(principal, target, body.group, 'add'));
+    return ProfileDto.from(await this.updates.changeGroup(principal, target, body.group, 'add'));
   }
 
   /** Removes a group (root keys, or sub keys holding admin:subject); removing an absent group is a no-op. */
@@ -179,8 +169,6 @@ export class ProfileController {
     @Query() target: ProfileTargetQueryDto,
     @Body() body: ProfileGroupDto,
   ): Promise<ProfileDto> {
-    return ProfileDto.from(
-      await this.profiles.changeGroup(principal, target, body.group, 'remove'),
-    );
+    return ProfileDto.from(await this.updates.changeGroup(principal, target, body.group, 'remove'));
   }
 }

@@ -1,9 +1,13 @@
-import { Module } from '@nestjs/common';
+import { Inject, Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
-import { ProfileDocument, ProfileSchema, UserDocument, UserSchema } from './profile.schema';
+import { APP_CONFIG, type AppConfig } from '../config';
+import { FallbackWriteQueue } from '../common/mongo/fallback-database';
 import { ProfileController } from './profile.controller';
+import { profileJsonLimits, useProfileJsonLimits } from './profile-json';
 import { ProfileRepository } from './profile.repository';
+import { ProfileDocument, ProfileSchema, UserDocument, UserSchema } from './profile.schema';
 import { ProfileService } from './profile.service';
+import { ProfileUpdateService } from './profile-update.service';
 
 @Module({
   imports: [
@@ -13,7 +17,17 @@ import { ProfileService } from './profile.service';
     ]),
   ],
   controllers: [ProfileController],
-  providers: [ProfileRepository, ProfileService],
+  providers: [
+    ProfileRepository,
+    ProfileService,
+    ProfileUpdateService,
+    // One queue of writes per profile, shared by every service that writes profiles.
+    { provide: FallbackWriteQueue, useFactory: () => new FallbackWriteQueue() },
+  ],
   exports: [ProfileService],
 })
-export class ProfileModule {}
+export class ProfileModule {
+  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+    useProfileJsonLimits(profileJsonLimits(config));
+  }
+}

@@ -8,6 +8,15 @@ export interface Plan {
   metadata: Record<string, SettingsValue>;
 }
 
+/** A plan as the operator API hands it over; ProfileService.setPlans checks its metadata. */
+export interface PlanInput {
+  planName: string;
+  since: Date;
+  until: Date;
+  /** Absent: {}. Otherwise follows the rules of settings. */
+  metadata?: unknown;
+}
+
 /** A profile as the service layer sees it; root profiles have accountId = clientId = branch = ''. */
 export interface Profile {
   id: string;

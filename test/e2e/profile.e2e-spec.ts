@@ -165,8 +165,8 @@ describe('profiles', () => {
       expect(Object.keys(res.body).sort()).toEqual(PROFILE_FIELDS);
     });
 
-    it('returns 400 AMBIGUOUS_TARGET without clientId when the accountId is not unique', async () => {
-      expectProblem(await read(user, 'shared-acct'), 400, 'AMBIGUOUS_TARGET');
+    it('returns 409 AMBIGUOUS_MATCH without clientId when the accountId is not unique', async () => {
+      expectProblem(await read(user, 'shared-acct'), 409, 'AMBIGUOUS_MATCH');
     });
 
     it('picks the sub profile by clientId', async () => {

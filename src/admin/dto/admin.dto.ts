@@ -1,17 +1,19 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
+  Allow,
   IsDate,
   IsEmail,
-  IsObject,
   IsOptional,
   IsString,
   Matches,
   MaxLength,
   MinLength,
+  ValidateBy,
+  type ValidationArguments,
 } from 'class-validator';
-import { ProfileDto } from '../../profile/dto/profile.dto';
-import type { SettingsValue } from '../../profile/profile.types';
+import { JsonArrayBody } from '../../common/http/validation';
+import { ProfileDto } from '../../profile';
 
 export const SUBJECT_PATTERN = /^[A-Za-z0-9._:@|+-]{1,128}$/;
 
@@ -66,6 +68,23 @@ export class CreatedTeamDto {
   apiKey!: string;
 }
 
+export const MAX_PLANS = 50;
+
+/** A date that must not lie before the date in `property` of the same object. */
+function NotBefore(property: string): PropertyDecorator {
+  return ValidateBy({
+    name: 'notBefore',
+    validator: {
+      validate: (value: unknown, args: ValidationArguments) => {
+        const other = (args.object as Record<string, unknown>)[property];
+        return !(value instanceof Date && other instanceof Date && value < other);
+      },
+      defaultMessage: (args?: ValidationArguments) =>
+        `${args?.property ?? 'value'} must not be before ${property}`,
+    },
+  });
+}
+
 export class PlanInputDto {
   @IsString()
   @MinLength(1)
@@ -80,11 +99,16 @@ export class PlanInputDto {
 
   @Type(() => Date)
   @IsDate()
+  @NotBefore('since')
   @ApiProperty({ type: String, format: 'date-time', example: '2027-01-01T00:00:00Z' })
   until!: Date;
 
-  @IsOptional()
-  @IsObject()
+  // Follows the rules of profile settings, which ProfileService.setPlans checks.
+  @Allow()
   @ApiPropertyOptional({ type: 'object', additionalProperties: true, example: { seats: 5 } })
-  metadata?: Record<string, SettingsValue>;
+  metadata?: unknown;
 }
+
+/** The body of PUT /admin/users/{subject}/plans: a JSON array of plans. */
+@JsonArrayBody(PlanInputDto, { maxItems: MAX_PLANS, tooMany: `at most ${MAX_PLANS} plans` })
+export class PlanListDto extends Array<PlanInputDto> {}

@@ -11,7 +11,6 @@ export const ERROR_CATALOG = {
   MALFORMED_JSON: { status: HttpStatus.BAD_REQUEST, title: 'The request body is not valid JSON' },
   INVALID_BRANCH: { status: HttpStatus.BAD_REQUEST, title: 'The branch name is not valid' },
   INVALID_QUERY: { status: HttpStatus.BAD_REQUEST, title: 'The query string is not valid' },
-  AMBIGUOUS_TARGET: { status: HttpStatus.BAD_REQUEST, title: 'The target is ambiguous' },
   INVALID_COLLECTION_NAME: {
     status: HttpStatus.BAD_REQUEST,
     title: 'The collection name is not valid',
@@ -41,7 +40,8 @@ export const ERROR_CATALOG = {
   },
   PROFILE_EXISTS: { status: HttpStatus.CONFLICT, title: 'The profile exists already' },
   DUPLICATE_ITEM: { status: HttpStatus.CONFLICT, title: 'An item with this value exists already' },
-  AMBIGUOUS_MATCH: { status: HttpStatus.CONFLICT, title: 'More than one item matches' },
+  /** Data items and sub profiles alike: the request names more than one; nothing was done. */
+  AMBIGUOUS_MATCH: { status: HttpStatus.CONFLICT, title: 'More than one resource matches' },
   COLLECTION_QUOTA_EXCEEDED: {
     status: HttpStatus.CONFLICT,
     title: 'The collection quota is used up',

@@ -1,44 +1,134 @@
-import { ValidationPipe } from '@nestjs/common';
+import { ValidationPipe, type ArgumentMetadata, type Type } from '@nestjs/common';
 import type { ValidationError } from 'class-validator';
 import { ValidationFailedError, type FieldError } from '../errors';
-import { guardRawJson, type RawJsonBudget } from '../json/raw-json-guard';
+import {
+  guardJson,
+  isPlainObject,
+  JSON_CONSTRAINT,
+  jsonProblemsOf,
+  requestJsonRules,
+  type JsonBudget,
+  type JsonRules,
+} from '../json';
 
 function flatten(errors: ValidationError[], parent = ''): FieldError[] {
+  const prefix = (field: string): string => (parent ? `${parent}.${field}` : field);
   return errors.flatMap((error) => {
-    const field = parent ? `${parent}.${error.property}` : error.property;
-    const own = Object.values(error.constraints ?? {}).map((message) => ({ field, message }));
+    const field = prefix(error.property);
+    const own = Object.entries(error.constraints ?? {}).flatMap(([name, message]) =>
+      name === JSON_CONSTRAINT
+        ? jsonProblemsOf(error.target, error.property).map((p) => ({
+            ...p,
+            field: prefix(p.field),
+          }))
+        : [{ field, message }],
+    );
     return [...own, ...flatten(error.children ?? [], field)];
   });
 }
 
+type BodyShape =
+  { kind: 'object' } | { kind: 'array'; item: Type<object>; maxItems: number; tooMany: string };
+
+const bodyShapes = new WeakMap<object, BodyShape>();
+
+/**
+ * The body must be a JSON object. Without this, the pipe validates `null` as `{}` and an array as
+ * an object without properties, which suits optional bodies but not bodies with free-form members.
+ */
+export function JsonObjectBody(): ClassDecorator {
+  return (target) => {
+    bodyShapes.set(target, { kind: 'object' });
+  };
+}
+
+/**
+ * The body is a JSON array of at most `maxItems` `item` DTOs, each validated like a body of its
+ * own; problems are listed with the item's index (`0.planName`). The decorated class only names
+ * the route's body type (extend Array<item>); the pipe hands on an array of `item` instances.
+ */
+export function JsonArrayBody(
+  item: Type<object>,
+  options: { maxItems: number; tooMany: string },
+): ClassDecorator {
+  return (target) => {
+    bodyShapes.set(target, { kind: 'array', item, ...options });
+  };
+}
+
 /**
  * Nest's ValidationPipe silently deletes `__proto__`, `constructor` and `prototype` keys,
- * recursively, before validating; this one refuses them with a 400 instead (nothing a client
- * sends is dropped without a word), and checks the body's nesting and size first, so that the
- * recursive copy of class-transformer never meets hostile input.
+ * recursively, before validating. This one first checks every validated body and query with the
+ * JSON validator instead (prototype keys refused with a 400, nesting and size within the budget)
+ * and hands its guarded copy on, so class-transformer's recursive copy never meets hostile
+ * input. It also knows the body shapes above, and lists every offending field as problem
+ * `errors`, including the nested problems of JsonMember properties.
  */
 class StrictValidationPipe extends ValidationPipe {
-  constructor(private readonly budget: RawJsonBudget) {
+  private readonly requestRules: JsonRules;
+
+  constructor(budget: JsonBudget) {
     super({
       whitelist: true,
       forbidNonWhitelisted: true,
       transform: true,
-      validationError: { target: false, value: false },
+      // The target is where JsonMember leaves its problems (see flatten).
+      validationError: { target: true, value: false },
       exceptionFactory: (errors) => new ValidationFailedError(flatten(errors)),
     });
+    this.requestRules = requestJsonRules(budget);
   }
 
-  protected override stripProtoKeys(value: unknown): void {
-    guardRawJson(value, this.budget);
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if (!metadata.metatype || !this.toValidate(metadata)) return super.transform(value, metadata);
+    const guarded = guardJson(value, this.requestRules, '');
+    const shape = metadata.type === 'body' ? bodyShapes.get(metadata.metatype) : undefined;
+    if (shape?.kind === 'array') return this.transformArray(guarded, shape);
+    if (shape?.kind === 'object' && !isPlainObject(guarded)) {
+      throw new ValidationFailedError([{ field: '', message: 'the body must be a JSON object' }]);
+    }
+    return super.transform(guarded, metadata);
+  }
+
+  /** transform() has refused prototype keys already, and hands on a copy without them. */
+  protected override stripProtoKeys(): void {}
+
+  private async transformArray(
+    body: unknown,
+    shape: Extract<BodyShape, { kind: 'array' }>,
+  ): Promise<object[]> {
+    if (!Array.isArray(body)) {
+      throw new ValidationFailedError([{ field: '', message: 'the body must be a JSON array' }]);
+    }
+    if (body.length > shape.maxItems) {
+      throw new ValidationFailedError([{ field: '', message: shape.tooMany }]);
+    }
+    const items: object[] = [];
+    const errors: FieldError[] = [];
+    for (const [index, item] of body.entries()) {
+      if (!isPlainObject(item)) {
+        errors.push({ field: String(index), message: 'must be a JSON object' });
+        continue;
+      }
+      try {
+        items.push((await super.transform(item, { type: 'body', metatype: shape.item })) as object);
+      } catch (error) {
+        if (!(error instanceof ValidationFailedError)) throw error;
+        for (const e of error.errors ?? []) errors.push({ ...e, field: `${index}.${e.field}` });
+      }
+    }
+    if (errors.length > 0) throw new ValidationFailedError(errors);
+    return items;
   }
 }
 
-/** The default budget: the data API's nesting limit and a node count no legitimate body nears. */
-export const DEFAULT_RAW_JSON_BUDGET: RawJsonBudget = { maxDepth: 20, maxNodes: 100_000 };
+/**
+ * The default budget: the data API's nesting limit, and a node count (keys and values) twice the
+ * data guard's, so that this first look never refuses a body the data guard would accept.
+ */
+export const DEFAULT_RAW_JSON_BUDGET: JsonBudget = { maxDepth: 20, maxNodes: 200_000 };
 
 /** A ValidationPipe whose failures list every offending field as problem `errors`. */
-export function createValidationPipe(
-  budget: RawJsonBudget = DEFAULT_RAW_JSON_BUDGET,
-): ValidationPipe {
+export function createValidationPipe(budget: JsonBudget): ValidationPipe {
   return new StrictValidationPipe(budget);
 }

@@ -1,4 +1,5 @@
 import { isDuplicateKeyError } from '../errors';
+import { KeyedLock } from './keyed-lock';
 
 /**
  * Workarounds for FerretDB v1 with its SQLite handler, the embedded database that development
@@ -18,3 +19,12 @@ export function isUniqueViolation(error: unknown): boolean {
     e?.code === 1 && typeof e.message === 'string' && e.message.includes('UNIQUE constraint failed')
   );
 }
+
+/**
+ * Serialises read-check-write sequences per key within this process. On MongoDB a conditional
+ * update (filter on the revision read) is enough by itself; FerretDB does not re-check an
+ * update's filter at write time, so two concurrent conditional updates can both apply. Queuing
+ * them per key makes one instance exact on FerretDB too; several instances on one FerretDB can
+ * still lose an update (the README lists this among FerretDB's limits).
+ */
+export class FallbackWriteQueue extends KeyedLock {}

@@ -3,7 +3,6 @@ import {
   ArrayMaxSize,
   IsArray,
   IsEmail,
-  IsObject,
   IsOptional,
   IsString,
   IsUrl,
@@ -12,12 +11,14 @@ import {
   ValidateBy,
   ValidateIf,
 } from 'class-validator';
+import { JsonObjectBody } from '../../common/http/validation';
 import {
   MAX_GROUPS,
   PROFILE_NAME_PATTERN,
   PROFILE_NAME_RULE,
   PROFILE_TARGET_PATTERN,
 } from '../profile.constants';
+import { ProfileJson } from '../profile-json';
 import type { SettingsValue } from '../profile.types';
 
 /** A body member that is never accepted, with a message that says why. */
@@ -62,6 +63,7 @@ export class SubProfileQueryDto {
   clientId?: string;
 }
 
+@JsonObjectBody()
 export class CreateSubProfileDto {
   /** The account's id on the OAuth client's platform. */
   @IsString()
@@ -91,8 +93,7 @@ export class CreateSubProfileDto {
   groups?: string[];
 
   /** Stored as settings.userMetadata. Values: object, string, integer or boolean. */
-  @IsOptional()
-  @IsObject()
+  @ProfileJson({ values: 'json', patch: false, depthOffset: 1 })
   @ApiPropertyOptional({
     type: 'object',
     additionalProperties: true,
@@ -101,6 +102,7 @@ export class CreateSubProfileDto {
   userMetadata?: Record<string, SettingsValue>;
 }
 
+@JsonObjectBody()
 export class UpdateProfileDto {
   /** An http(s) URL, or '' (or null) to clear it. */
   @IsOptional()
@@ -119,8 +121,7 @@ export class UpdateProfileDto {
    * set to null is removed; `settings: null` clears all settings. Values: object, string, integer,
    * boolean.
    */
-  @IsOptional()
-  @IsObject()
+  @ProfileJson({ values: 'json', patch: true })
   @ApiPropertyOptional({
     type: 'object',
     additionalProperties: true,
@@ -133,8 +134,7 @@ export class UpdateProfileDto {
    * JSON merge patch of the metadata (string values; null removes a key, `metadata: null` clears
    * it). Root keys only: a sub key sending metadata gets 403.
    */
-  @IsOptional()
-  @IsObject()
+  @ProfileJson({ values: 'string', patch: true })
   @ApiPropertyOptional({
     type: 'object',
     additionalProperties: { type: 'string', nullable: true },

@@ -1,0 +1,144 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { APP_CONFIG, type AppConfig } from '../config';
+import { FallbackWriteQueue } from '../common/mongo/fallback-database';
+import { mergePatch, type DottedUpdate } from './merge-patch';
+import { ADMIN_SUBJECT_GROUP, MAX_GROUPS } from './profile.constants';
+import {
+  ConcurrentChangeError,
+  GroupChangeForbiddenError,
+  GroupLimitError,
+  MetadataForbiddenError,
+  ProfileNotFoundError,
+} from './profile.errors';
+import { assertStoredSize } from './profile-json';
+import { ProfileRepository, type ProfileKey } from './profile.repository';
+import {
+  assertOwnProfile,
+  lockKey,
+  ownKey,
+  targetKey,
+  type ProfilePrincipal,
+} from './profile-target';
+import type { Profile, ProfileTarget, ProfileUpdate } from './profile.types';
+
+/** Guarded writes retry after a concurrent change; this many attempts, then 409. */
+const WRITE_ATTEMPTS = 5;
+
+/**
+ * Changes of existing profiles: PUT /profile (avatar, settings and metadata merge patches) and
+ * the groups routes.
+ *
+ * Concurrency: on MongoDB every write below is one atomic query, and PUT /profile's
+ * read-merge-write is guarded by the revision it read. FerretDB (the embedded development and test
+ * database) rewrites whole documents without re-checking the filter, so there concurrent updates
+ * of one document, even two $inc, lose each other. Writes to one profile are therefore also
+ * queued in-process (`writes`, shared with ProfileService.setPlans), which makes a single instance
+ * correct on FerretDB too; several instances need MongoDB, where the guard and the atomic
+ * operators suffice.
+ */
+@Injectable()
+export class ProfileUpdateService {
+  private readonly maxJsonBytes: number;
+
+  constructor(
+    private readonly profiles: ProfileRepository,
+    private readonly writes: FallbackWriteQueue,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.maxJsonBytes = config.limits.profileJsonMaxBytes;
+  }
+
+  /**
+   * PUT /profile. Merging needs the current value (to know what an object patch merges into and
+   * to check the size of the result), so this reads, merges, checks, and writes with a filter on
+   * the revision it read: a concurrent write makes the filter miss and the merge is redone on the
+   * fresh profile, so no update is lost and no result can exceed the limits. The write itself is
+   * one findOneAndUpdate with dotted $set/$unset paths.
+   */
+  async updateProfile(
+    principal: ProfilePrincipal,
+    target: ProfileTarget,
+    update: ProfileUpdate,
+  ): Promise<Profile> {
+    const key = targetKey(principal, target);
+    assertOwnProfile(principal, key);
+    if (principal.kind === 'sub' && update.metadata !== undefined) {
+      throw new MetadataForbiddenError();
+    }
+    return this.writes.run(lockKey(key), () => this.mergeIntoProfile(key, update));
+  }
+
+  /**
+   * PUT/DELETE /profile/groups. Root callers, and sub callers whose own profile (read now, not
+   * from the key) holds admin:subject. Each change is one atomic query; when it changes nothing
+   * a read tells a no-op (200) from a missing profile (404) or a full group list (409).
+   */
+  async changeGroup(
+    principal: ProfilePrincipal,
+    target: ProfileTarget,
+    group: string,
+    change: 'add' | 'remove',
+  ): Promise<Profile> {
+    const key = targetKey(principal, target);
+    if (principal.kind === 'sub') {
+      const own = await this.profiles.findByKey(ownKey(principal));
+      if (!own?.groups.includes(ADMIN_SUBJECT_GROUP)) throw new GroupChangeForbiddenError();
+    }
+    return this.writes.run(lockKey(key), () => this.applyGroupChange(key, group, change));
+  }
+
+  private async mergeIntoProfile(key: ProfileKey, update: ProfileUpdate): Promise<Profile> {
+    for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
+      const snapshot = await this.profiles.findSnapshot(key);
+      if (!snapshot) throw new ProfileNotFoundError(key);
+      const write = this.planUpdate(snapshot.profile, update);
+      if (!write) return snapshot.profile;
+      const updated = await this.profiles.updateIfUnchanged(key, snapshot.revision, write);
+      if (updated) return updated;
+    }
+    throw new ConcurrentChangeError();
+  }
+
+  private async applyGroupChange(
+    key: ProfileKey,
+    group: string,
+    change: 'add' | 'remove',
+  ): Promise<Profile> {
+    for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
+      const changed =
+        change === 'add'
+          ? await this.profiles.addGroup(key, group, MAX_GROUPS)
+          : await this.profiles.removeGroup(key, group);
+      if (changed) return changed;
+      const current = await this.profiles.findByKey(key);
+      if (!current) throw new ProfileNotFoundError(key);
+      if (current.groups.includes(group) === (change === 'add')) return current;
+      if (change === 'add' && current.groups.length >= MAX_GROUPS) {
+        throw new GroupLimitError(MAX_GROUPS);
+      }
+    }
+    throw new ConcurrentChangeError();
+  }
+
+  /** The dotted update for a PUT /profile on this profile; null when there is nothing to write. */
+  private planUpdate(profile: Profile, update: ProfileUpdate): DottedUpdate | null {
+    const set: Record<string, unknown> = {};
+    const unset: string[] = [];
+    const results: Record<string, unknown> = {};
+    if (update.avatar !== undefined) set.avatar = update.avatar ?? '';
+    for (const field of ['settings', 'metadata'] as const) {
+      const patch = update[field];
+      if (patch === undefined) continue;
+      if (patch === null) {
+        if (Object.keys(profile[field]).length > 0) set[field] = {};
+        continue;
+      }
+      const result = mergePatch(profile[field], patch, field);
+      results[field] = result.merged;
+      Object.assign(set, result.set);
+      unset.push(...result.unset);
+    }
+    assertStoredSize(results, this.maxJsonBytes);
+    return Object.keys(set).length > 0 || unset.length > 0 ? { set, unset } : null;
+  }
+}
