@@ -21,8 +21,8 @@ afterAll(async () => t.close());
 
 const get = (query: string) => t.http().get(`/data/pages?${query}`).set('X-Api-Key', user.apiKey);
 const ns = (body: unknown) => (body as { n: number }[]).map((i) => i.n);
-const linkOf = (header: unknown, rel: 'next' | 'prev') =>
-  new RegExp(`<([^>]+)>; rel="${rel}"`).exec(String(header ?? ''))?.[1];
+const linkOf = (header: string | undefined, rel: 'next' | 'prev') =>
+  new RegExp(`<([^>]+)>; rel="${rel}"`).exec(header ?? '')?.[1];
 
 it('walks forwards with rel="next" links and ends without one', async () => {
   const first = await get('sort=n&sortOrder=asc&limit=3').expect(200);

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { TEST_ADMIN_KEY, type TestApp } from './app';
 import { as, type KeyHolder } from './http';
+import type { ProjectDto } from '../../src/project/dto/project.dto';
 
 export interface TestUser {
   subject: string;
@@ -125,16 +126,8 @@ export async function createApiKey(
   return res.body as TestApiKey;
 }
 
-export interface TestProject {
-  id: string;
-  userId: string;
-  teamId: string;
-  branch: string;
-  name: string;
-  tags: string[];
-  createdAt: string;
-  updatedAt: string;
-}
+/** A project as the API returns it. */
+export type TestProject = ProjectDto;
 
 /** Creates a project through POST /project as `owner`, in `branch` when given. */
 export async function createProject(
