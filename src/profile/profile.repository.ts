@@ -1,7 +1,7 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import type { Model } from 'mongoose';
-import { isDuplicateKeyError } from '../common/errors';
+import { DUPLICATE, orDuplicate, type Duplicate } from '../common/mongo/duplicate';
 import type { DottedUpdate } from './merge-patch';
 import { ProfileDocument, UserDocument } from './profile.schema';
 import type { Plan, Profile } from './profile.types';
@@ -58,15 +58,10 @@ export class ProfileRepository implements OnModuleInit {
     await Promise.all([this.profiles.init(), this.users.init()]);
   }
 
-  /** Registers a user; false when the subject or the email is taken (unique indexes decide). */
-  async insertUser(subject: string, email: string): Promise<boolean> {
-    try {
-      await this.users.create({ _id: subject, email });
-      return true;
-    } catch (error) {
-      if (isDuplicateKeyError(error)) return false;
-      throw error;
-    }
+  /** Registers a user; DUPLICATE when the subject or the email is taken (unique indexes decide). */
+  async insertUser(subject: string, email: string): Promise<void | Duplicate> {
+    const created = await orDuplicate(() => this.users.create({ _id: subject, email }));
+    return created === DUPLICATE ? DUPLICATE : undefined;
   }
 
   async deleteUser(subject: string): Promise<void> {
@@ -77,18 +72,13 @@ export class ProfileRepository implements OnModuleInit {
     return (await this.users.exists({ _id: subject }).exec()) !== null;
   }
 
-  /** Inserts a profile; null when one with the same key exists (unique index, no pre-check). */
+  /** Inserts a profile; DUPLICATE when one with the same key exists (unique index, no pre-check). */
   async insert(
     key: ProfileKey,
     fields: Partial<Omit<Profile, 'id' | 'createdAt' | 'updatedAt'>>,
-  ): Promise<Profile | null> {
-    try {
-      const created = await this.profiles.create({ ...fields, ...key });
-      return toProfile(created.toObject<ProfileDocument>());
-    } catch (error) {
-      if (isDuplicateKeyError(error)) return null;
-      throw error;
-    }
+  ): Promise<Profile | Duplicate> {
+    const created = await orDuplicate(() => this.profiles.create({ ...fields, ...key }));
+    return created === DUPLICATE ? DUPLICATE : toProfile(created.toObject<ProfileDocument>());
   }
 
   async findByKey(key: ProfileKey): Promise<Profile | null> {

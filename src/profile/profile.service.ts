@@ -4,6 +4,7 @@ import type { Principal } from '../auth';
 import { ValidationFailedError, type FieldError } from '../common/errors';
 import { checkJson } from '../common/json';
 import { APP_CONFIG, type AppConfig } from '../config';
+import { DUPLICATE } from '../common/mongo/duplicate';
 import { FallbackWriteQueue } from '../common/mongo/fallback-database';
 import {
   AmbiguousTargetError,
@@ -62,12 +63,12 @@ export class ProfileService {
    */
   async createUser(email: string, subject: string = randomUUID()): Promise<Profile> {
     const normalizedEmail = email.trim().toLowerCase();
-    if (!(await this.profiles.insertUser(subject, normalizedEmail))) {
+    if ((await this.profiles.insertUser(subject, normalizedEmail)) === DUPLICATE) {
       throw new DuplicateUserError();
     }
     try {
       const profile = await this.profiles.insert(rootKey(subject), { email: normalizedEmail });
-      if (!profile) {
+      if (profile === DUPLICATE) {
         throw new DuplicateUserError(`A root profile for subject ${subject} exists already.`);
       }
       return profile;
@@ -148,7 +149,7 @@ export class ProfileService {
       groups: [...new Set(input.groups ?? [])],
       settings,
     });
-    if (created) return created;
+    if (created !== DUPLICATE) return created;
     const existing = await this.profiles.findByKey(key);
     if (!existing) throw ConcurrentChangeError.createdAndRemoved(key);
     throw new ProfileExistsError(key, existing.id);

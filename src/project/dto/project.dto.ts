@@ -7,22 +7,25 @@ import {
   IsString,
   MaxLength,
   MinLength,
-  ValidateIf,
 } from 'class-validator';
+import { OptionalField } from '../../common/dto';
 import type { Project } from '../project.types';
 
 export const PROJECT_NAME_MAX = 200;
 export const PROJECT_TAGS_MAX = 50;
 export const PROJECT_TAG_MAX = 64;
 
-// `ValidateIf(... !== undefined)` instead of `IsOptional`: an explicit null is refused (400), not
-// silently treated as "absent".
-const unlessAbsent = ValidateIf((_object: object, value: unknown) => value !== undefined);
-
 /** Tags: optional, up to 50 distinct strings of 1–64 characters (the same rules on create and update). */
-function ProjectTags(): PropertyDecorator {
+function ProjectTags(example: string[]): PropertyDecorator {
   return applyDecorators(
-    unlessAbsent,
+    ApiProperty({
+      type: [String],
+      required: false,
+      maxItems: PROJECT_TAGS_MAX,
+      uniqueItems: true,
+      example,
+    }),
+    OptionalField(),
     IsArray(),
     ArrayMaxSize(PROJECT_TAGS_MAX),
     ArrayUnique(),
@@ -41,21 +44,14 @@ export class CreateProjectDto {
   name!: string;
 
   /** Up to 50 distinct tags of 1–64 characters; duplicates are a 400. Default []. */
-  @ProjectTags()
-  @ApiProperty({
-    type: [String],
-    required: false,
-    maxItems: PROJECT_TAGS_MAX,
-    uniqueItems: true,
-    example: ['web', 'q3'],
-  })
+  @ProjectTags(['web', 'q3'])
   tags?: string[];
 }
 
 /** The fields to change; at least one. Tags are replaced as a whole. */
 export class UpdateProjectDto {
   /** New name, 1–200 characters. */
-  @unlessAbsent
+  @OptionalField()
   @IsString()
   @MinLength(1)
   @MaxLength(PROJECT_NAME_MAX)
@@ -68,14 +64,7 @@ export class UpdateProjectDto {
   name?: string;
 
   /** New tags (replace the old ones; [] removes all): up to 50 distinct tags of 1–64 characters. */
-  @ProjectTags()
-  @ApiProperty({
-    type: [String],
-    required: false,
-    maxItems: PROJECT_TAGS_MAX,
-    uniqueItems: true,
-    example: ['web'],
-  })
+  @ProjectTags(['web'])
   tags?: string[];
 }
 
