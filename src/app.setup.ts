@@ -5,6 +5,7 @@ import type { NextFunction, Request, Response } from 'express';
 import helmet from 'helmet';
 import { ProblemRenderer } from './common/errors';
 import { bodyMiddleware } from './common/http/body';
+import { corsMiddleware, type CorsOrigins } from './common/http/cors';
 import { createLogger, PinoLoggerService, requestIdOf, requestLogger } from './common/http/logger';
 import { buildOpenApiDocument } from './common/http/openapi';
 import { queryKeyGuard } from './common/http/query-keys';
@@ -13,9 +14,14 @@ import type { AppConfig } from './config';
 
 /**
  * Everything that makes the app the app, apart from listening: main.ts and the e2e tests both
- * call this, so tests exercise the real middleware, pipes, filters and docs.
+ * call this, so tests exercise the real middleware, pipes, filters and docs. `corsOrigins`
+ * defaults to CORS_ORIGINS (unset: CORS off).
  */
-export function configureApp(app: INestApplication, config: AppConfig): INestApplication {
+export function configureApp(
+  app: INestApplication,
+  config: AppConfig,
+  corsOrigins: CorsOrigins = config.corsOrigins,
+): INestApplication {
   const http = app as NestExpressApplication;
   const logger = createLogger(config);
   http.useLogger(new PinoLoggerService(logger));
@@ -43,6 +49,9 @@ export function configureApp(app: INestApplication, config: AppConfig): INestApp
       },
     }),
   );
+  // Preflights are answered here, before the key check and the body parser.
+  const cors = corsMiddleware(corsOrigins);
+  if (cors) http.use(cors);
   const renderer = new ProblemRenderer(config.database.retryAfterSeconds);
   // Prototype-named query keys are refused on every route before any handler copies them.
   http.use(queryKeyGuard(renderer));

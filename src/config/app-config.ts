@@ -10,6 +10,8 @@ export interface AppConfig {
   host: string;
   logLevel: EnvironmentVariables['LOG_LEVEL'];
   trustProxy: boolean;
+  /** CORS_ORIGINS: '*', or the allowed origins; [] = CORS off. */
+  corsOrigins: '*' | string[];
   shutdownTimeoutMs: number;
   /** Operator key from ADMIN_API_KEY; main.ts fills in a generated one in development. */
   adminApiKey?: string;
@@ -89,6 +91,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     host: vars.HOST,
     logLevel: vars.LOG_LEVEL,
     trustProxy: vars.TRUST_PROXY,
+    corsOrigins:
+      vars.CORS_ORIGINS === '*' ? '*' : (vars.CORS_ORIGINS?.split(',').map((o) => o.trim()) ?? []),
     shutdownTimeoutMs: vars.SHUTDOWN_TIMEOUT_MS,
     adminApiKey: vars.ADMIN_API_KEY,
     database: {

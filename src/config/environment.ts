@@ -146,6 +146,14 @@ export class EnvironmentVariables {
   @Transform(({ value }: { value: unknown }) => value === true || value === 'true' || value === '1')
   TRUST_PROXY = false;
 
+  /** Browser origins allowed to call the API (CORS): `*` or a comma-separated list; unset = off. */
+  @IsOptional()
+  @Matches(/^(\*|https?:\/\/[^\s,/]+(\s*,\s*https?:\/\/[^\s,/]+)*)$/, {
+    message:
+      'CORS_ORIGINS must be * or a comma-separated list of origins (https://app.example.com)',
+  })
+  CORS_ORIGINS?: string;
+
   /** Where embedded databases keep their files (relative to the working directory). */
   @IsString()
   DATA_DIR = '.data';

@@ -125,7 +125,8 @@ export function toIndexRequest(body: CreateDataIndexDto): IndexRequest {
 
 function indexFields(body: CreateDataIndexDto): Record<string, 1 | -1> {
   const hasField = body.field !== undefined;
-  const hasFields = body.fields !== undefined && body.fields !== null;
+  // null is a value (refused below as not an object), not a way to leave `fields` out.
+  const hasFields = body.fields !== undefined;
   if (hasField === hasFields)
     throw new ValidationFailedError([
       { field: 'field', message: 'give either field (with sort) or fields' },

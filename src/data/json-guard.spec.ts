@@ -189,5 +189,27 @@ describe('json guard', () => {
       expect(fieldPathProblem('x'.repeat(257))).not.toBeNull();
       expect(rejects(() => guardFieldName(5, 'authField'))).toBe(true);
     });
+
+    it('refuses names the fallback database stores but cannot read back: ", \\, controls', () => {
+      for (const name of ['a"b', 'a\\b', 'a\nb', 'a\tb', '\u0001', 'a\u001f']) {
+        expect(fieldNameProblem(name)).toBe(`must not contain '"', '\\' or control characters`);
+        expect(fieldPathProblem(`x.${name}`)).not.toBeNull();
+      }
+      for (const name of ["it's", 'a/b', 'a\u007fb', 'ä ö', '😀']) {
+        expect(fieldNameProblem(name)).toBeNull();
+      }
+    });
+
+    it('refuses such names as item keys at any depth, naming the path', () => {
+      const check = () => guardDocument({ a: [{ 'x"y': 1 }] }, 'item');
+      expect(rejects(check)).toBe(true);
+      try {
+        check();
+      } catch (error) {
+        expect((error as ValidationFailedError).errors?.map((e) => e.field)).toEqual([
+          'item.a[0].x"y',
+        ]);
+      }
+    });
   });
 });

@@ -12,6 +12,7 @@ import {
   type JsonRules,
   type JsonScalar,
   type KeyRules,
+  UNREADABLE_KEY_CHARACTERS,
 } from '../common/json';
 
 /**
@@ -37,6 +38,7 @@ const FIELD_NAME_RULES: KeyRules = {
   reserved: new Set([...PROTOTYPE_KEYS, '_bsontype']),
   storable: true,
   maxLength: MAX_FIELD_NAME_LENGTH,
+  refusedCharacters: UNREADABLE_KEY_CHARACTERS,
 };
 
 /** Why a single field name (one segment, no dots) is not acceptable, or null when it is. */

@@ -8,6 +8,7 @@ import {
   serializedSize,
   type JsonRules,
   type KeyRules,
+  UNREADABLE_KEY_CHARACTERS,
 } from '../common/json';
 import type { AppConfig } from '../config';
 
@@ -42,7 +43,11 @@ export function profileJsonLimits(config: AppConfig): ProfileJsonLimits {
   };
 }
 
-const KEY_RULES: KeyRules = { reserved: PROTOTYPE_KEYS, storable: true };
+const KEY_RULES: KeyRules = {
+  reserved: PROTOTYPE_KEYS,
+  storable: true,
+  refusedCharacters: UNREADABLE_KEY_CHARACTERS,
+};
 
 /** The data API's wording, about keys, except where it said NUL and name. */
 function keyProblem(key: string): string | null {

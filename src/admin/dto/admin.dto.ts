@@ -1,10 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
 import {
   Allow,
-  IsDate,
   IsEmail,
-  IsOptional,
   IsString,
   Matches,
   MaxLength,
@@ -12,6 +9,7 @@ import {
   ValidateBy,
   type ValidationArguments,
 } from 'class-validator';
+import { IsRfc3339Date, OptionalField } from '../../common/dto';
 import { JsonArrayBody } from '../../common/http/validation';
 import { ProfileDto } from '../../profile';
 
@@ -24,7 +22,7 @@ export class CreateUserDto {
   email!: string;
 
   /** The user's subject (e.g. from your identity provider); generated (UUID) when absent. */
-  @IsOptional()
+  @OptionalField()
   @IsString()
   @Matches(SUBJECT_PATTERN, { message: 'subject must be 1-128 of A-Z a-z 0-9 . _ : @ | + -' })
   @ApiPropertyOptional({ example: 'auth0|5f7c8ec7c33c6c004bbafe82' })
@@ -92,13 +90,11 @@ export class PlanInputDto {
   @ApiProperty({ example: 'pro' })
   planName!: string;
 
-  @Type(() => Date)
-  @IsDate()
+  @IsRfc3339Date()
   @ApiProperty({ type: String, format: 'date-time', example: '2026-01-01T00:00:00Z' })
   since!: Date;
 
-  @Type(() => Date)
-  @IsDate()
+  @IsRfc3339Date()
   @NotBefore('since')
   @ApiProperty({ type: String, format: 'date-time', example: '2027-01-01T00:00:00Z' })
   until!: Date;

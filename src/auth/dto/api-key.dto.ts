@@ -1,26 +1,26 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsDate, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { IsRfc3339Date, OptionalField } from '../../common/dto';
 import type { ApiKeyRecord } from '../api-key.repository';
 import { BRANCH_PATTERN } from '../branch';
 
 export class CreateApiKeyDto {
   /** A label to tell keys apart. */
-  @IsOptional()
+  @OptionalField()
   @IsString()
   @MaxLength(100)
   @ApiPropertyOptional({ example: 'ci pipeline' })
   name?: string;
 
   /** With accountId: mint a sub key acting as that existing sub profile. */
-  @IsOptional()
+  @OptionalField()
   @IsString()
   @MinLength(1)
   @MaxLength(128)
   @ApiPropertyOptional({ example: 'mobile-app' })
   clientId?: string;
 
-  @IsOptional()
+  @OptionalField()
   @IsString()
   @MinLength(1)
   @MaxLength(128)
@@ -28,16 +28,15 @@ export class CreateApiKeyDto {
   accountId?: string;
 
   /** Branch to bind the key to. For sub keys: the sub profile's branch (default: the request branch). */
-  @IsOptional()
+  @OptionalField()
   @IsString()
   @Matches(BRANCH_PATTERN, { message: 'branch must match ^[a-z0-9][a-z0-9._-]{0,62}$' })
   @ApiPropertyOptional({ example: 'staging' })
   branch?: string;
 
   /** When the key stops working (RFC 3339, in the future). */
-  @IsOptional()
-  @Type(() => Date)
-  @IsDate()
+  @OptionalField()
+  @IsRfc3339Date()
   @ApiPropertyOptional({ type: String, format: 'date-time', example: '2027-01-01T00:00:00Z' })
   expiresAt?: Date;
 }

@@ -32,6 +32,11 @@ export const ERROR_CATALOG = {
   API_KEY_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The API key does not exist' },
   ITEM_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'No item matches' },
   INDEX_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The index does not exist' },
+  // 405
+  METHOD_NOT_ALLOWED: {
+    status: HttpStatus.METHOD_NOT_ALLOWED,
+    title: 'The route does not support this method',
+  },
   // 409
   CONFLICT: { status: HttpStatus.CONFLICT, title: 'The request conflicts with existing data' },
   DUPLICATE_USER: {

@@ -7,8 +7,10 @@ import {
   Logger,
   type ExceptionFilter,
 } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { APP_CONFIG, type AppConfig } from '../../config';
+import { RouteMethods } from '../http/route-methods';
 import { DomainError } from './domain-error';
 import type { ErrorCode } from './error-codes';
 import { isDatabaseUnavailable, isDuplicateKeyError } from './mongo-errors';
@@ -19,6 +21,7 @@ const CODE_BY_STATUS: Partial<Record<number, ErrorCode>> = {
   [HttpStatus.UNAUTHORIZED]: 'UNAUTHENTICATED',
   [HttpStatus.FORBIDDEN]: 'FORBIDDEN',
   [HttpStatus.NOT_FOUND]: 'ROUTE_NOT_FOUND',
+  [HttpStatus.METHOD_NOT_ALLOWED]: 'METHOD_NOT_ALLOWED',
   [HttpStatus.CONFLICT]: 'CONFLICT',
   [HttpStatus.PAYLOAD_TOO_LARGE]: 'PAYLOAD_TOO_LARGE',
   [HttpStatus.UNSUPPORTED_MEDIA_TYPE]: 'UNSUPPORTED_MEDIA_TYPE',
@@ -60,7 +63,11 @@ function hasContentEncoding(req: Request): boolean {
 export class ProblemRenderer {
   private readonly logger = new Logger('Problem');
 
-  constructor(private readonly retryAfterSeconds: number) {}
+  /** `routes`: where a 404 learns that its path exists with other methods (then 405). */
+  constructor(
+    private readonly retryAfterSeconds: number,
+    private readonly routes?: RouteMethods,
+  ) {}
 
   toProblem(error: unknown, req: Request): Problem {
     if (error instanceof DomainError) {
@@ -114,9 +121,23 @@ export class ProblemRenderer {
   }
 
   send(error: unknown, req: Request, res: Response): void {
+    const allowed = this.otherMethodsOf(error, req);
+    if (allowed) {
+      res.setHeader('Allow', allowed.join(', '));
+      const detail = `${req.method} is not allowed on ${req.path}; allowed: ${allowed.join(', ')}.`;
+      sendProblem(res, buildProblem(req, 'METHOD_NOT_ALLOWED', detail));
+      return;
+    }
     const problem = this.toProblem(error, req);
     if (problem.status === 503) res.setHeader('Retry-After', String(this.retryAfterSeconds));
     sendProblem(res, problem);
+  }
+
+  /** For a 404 whose path routes serve with other methods only: those methods. */
+  private otherMethodsOf(error: unknown, req: Request): string[] | null {
+    if (!this.routes || !(error instanceof HttpException) || error.getStatus() !== 404) return null;
+    const allowed = this.routes.allowed(req.path);
+    return allowed && !allowed.includes(req.method) ? allowed : null;
   }
 
   private bodyParserDetail(code: ErrorCode, error: unknown): string {
@@ -156,8 +177,11 @@ function describeError(error: unknown): { name?: string; message?: string } {
 export class ProblemFilter implements ExceptionFilter {
   private readonly renderer: ProblemRenderer;
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig) {
-    this.renderer = new ProblemRenderer(config.database.retryAfterSeconds);
+  constructor(@Inject(APP_CONFIG) config: AppConfig, adapterHost: HttpAdapterHost) {
+    const routes = new RouteMethods(
+      () => adapterHost.httpAdapter.getInstance<{ router?: { stack?: unknown[] } }>().router,
+    );
+    this.renderer = new ProblemRenderer(config.database.retryAfterSeconds, routes);
   }
 
   catch(error: unknown, host: ArgumentsHost): void {

@@ -255,6 +255,7 @@ describe('keyFault', () => {
     reserved: new Set([...PROTOTYPE_KEYS, '_bsontype']),
     storable: true,
     maxLength: 4,
+    refusedCharacters: { pattern: /[#]/, description: "'#'" },
   };
   const prototypeOnly: KeyRules = { reserved: PROTOTYPE_KEYS, storable: false };
 
@@ -264,6 +265,7 @@ describe('keyFault', () => {
     ['$gt', 'operator', "must not start with '$'"],
     ['a.b', 'dotted', "must not contain '.'"],
     ['a\0', 'nul', 'must not contain NUL'],
+    ['a#', 'character', "must not contain '#'"],
     ['_bsontype', 'too-long', 'must be at most 4 characters'],
     ['ok', null, null],
   ])('finds %j to be %s', (key, fault, message) => {

@@ -32,7 +32,8 @@ export function serializedSize(value: unknown): number {
 }
 
 /** What is wrong with a key; each module words it its own way. */
-export type KeyFault = 'empty' | 'too-long' | 'operator' | 'dotted' | 'nul' | 'reserved';
+export type KeyFault =
+  'empty' | 'too-long' | 'operator' | 'dotted' | 'nul' | 'character' | 'reserved';
 
 export interface KeyRules {
   /** Names refused outright, the prototype keys included. */
@@ -40,7 +41,20 @@ export interface KeyRules {
   /** Also refuse what MongoDB would read as an operator or a path: '', '$…', '.', NUL. */
   storable: boolean;
   maxLength?: number;
+  /** Characters refused anywhere in a key, and how a message names them. */
+  refusedCharacters?: { pattern: RegExp; description: string };
 }
+
+/**
+ * Key characters that MongoDB and the fallback database (FerretDB) do not both return intact:
+ * FerretDB stores names with them but then fails every read of the document's collection.
+ * Every stored JSON (data items, profile settings and metadata) refuses them.
+ */
+export const UNREADABLE_KEY_CHARACTERS = {
+  // eslint-disable-next-line no-control-regex -- control characters are what is refused
+  pattern: /["\\\u0000-\u001f]/,
+  description: `'"', '\\' or control characters`,
+};
 
 export function keyFault(key: string, rules: KeyRules): KeyFault | null {
   if (rules.storable) {
@@ -50,6 +64,7 @@ export function keyFault(key: string, rules: KeyRules): KeyFault | null {
     if (key.includes('.')) return 'dotted';
     if (key.includes('\0')) return 'nul';
   }
+  if (rules.refusedCharacters?.pattern.test(key) === true) return 'character';
   return rules.reserved.has(key) ? 'reserved' : null;
 }
 
@@ -66,6 +81,8 @@ export function describeFieldNameFault(fault: KeyFault, key: string, rules: KeyR
       return "must not contain '.'";
     case 'nul':
       return 'must not contain NUL';
+    case 'character':
+      return `must not contain ${rules.refusedCharacters?.description ?? 'this character'}`;
     case 'reserved':
       return `'${key}' is a reserved name`;
   }

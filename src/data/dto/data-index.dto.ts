@@ -1,20 +1,13 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import {
-  IsBoolean,
-  IsIn,
-  IsOptional,
-  IsString,
-  Matches,
-  MaxLength,
-  MinLength,
-} from 'class-validator';
+import { IsBoolean, IsIn, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { OptionalField } from '../../common/dto';
 
 export const INDEX_NAME_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
 
 export class CreateDataIndexDto {
   /** One field (dotted paths address nested fields); use `fields` for a compound index. */
-  @IsOptional()
+  @OptionalField()
   @IsString()
   @MinLength(1)
   @MaxLength(256)
@@ -22,13 +15,13 @@ export class CreateDataIndexDto {
   field?: string;
 
   /** Direction of `field`. */
-  @IsOptional()
+  @OptionalField()
   @IsIn(['asc', 'desc'])
   @ApiPropertyOptional({ enum: ['asc', 'desc'], default: 'asc' })
   sort?: 'asc' | 'desc';
 
   /** Compound index: field → 1 (ascending) or -1 (descending), at most 5 fields, in order. */
-  @IsOptional()
+  @OptionalField()
   @Transform(({ obj }) => (obj as Record<string, unknown>).fields)
   @ApiPropertyOptional({
     type: 'object',
@@ -38,13 +31,13 @@ export class CreateDataIndexDto {
   fields?: unknown;
 
   /** Refuse two items with the same values of the indexed fields. */
-  @IsOptional()
+  @OptionalField()
   @IsBoolean()
   @ApiPropertyOptional({ default: false })
   unique?: boolean;
 
   /** Index name; default MongoDB's (`status_1`, `userId_1__createdAt_-1`). */
-  @IsOptional()
+  @OptionalField()
   @IsString()
   @Matches(INDEX_NAME_PATTERN, {
     message: 'name must be 1-128 letters, digits, _, . or - (not starting with . or -)',

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsDefined, IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsDefined, IsString, MaxLength } from 'class-validator';
+import { OptionalField } from '../../common/dto';
 
 /**
  * Free-form JSON members are passed through untouched (class-transformer would drop own
@@ -22,14 +23,14 @@ export class CreateDataItemDto {
   item!: unknown;
 
   /** A field of `item` whose value must not exist yet in the caller's scope (409 otherwise). */
-  @IsOptional()
+  @OptionalField()
   @IsString()
   @MaxLength(256)
   @ApiPropertyOptional({ example: 'orderNumber' })
   uniqueField?: string;
 
   /** The owner field (default `userId`). */
-  @IsOptional()
+  @OptionalField()
   @IsString()
   @MaxLength(256)
   @ApiPropertyOptional({ example: 'userId', default: 'userId' })
@@ -39,7 +40,7 @@ export class CreateDataItemDto {
 /** Body of DELETE /data/{c}/{indexName}/{indexValue}; also the narrowing part of a PUT. */
 export class DeleteDataItemDto {
   /** Further equality conditions (scalar values, JSON types kept; dotted paths allowed). */
-  @IsOptional()
+  @OptionalField({ nullable: true })
   @Raw()
   @ApiPropertyOptional({
     type: 'object',
@@ -50,7 +51,7 @@ export class DeleteDataItemDto {
   filter?: unknown;
 
   /** The owner field (default `userId`). */
-  @IsOptional()
+  @OptionalField()
   @IsString()
   @MaxLength(256)
   @ApiPropertyOptional({ example: 'userId', default: 'userId' })

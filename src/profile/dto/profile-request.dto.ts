@@ -3,7 +3,6 @@ import {
   ArrayMaxSize,
   IsArray,
   IsEmail,
-  IsOptional,
   IsString,
   IsUrl,
   Matches,
@@ -11,6 +10,7 @@ import {
   ValidateBy,
   ValidateIf,
 } from 'class-validator';
+import { OptionalField } from '../../common/dto';
 import { JsonObjectBody } from '../../common/http/validation';
 import {
   MAX_GROUPS,
@@ -32,14 +32,14 @@ function Refused(message: string): PropertyDecorator {
 /** Optional target of an operation; without both, the caller's own profile. */
 export class ProfileTargetQueryDto {
   /** OAuth client of the target sub profile (with accountId). '' with accountId='' = the root profile. */
-  @IsOptional()
+  @OptionalField()
   @IsString()
   @Matches(PROFILE_TARGET_PATTERN, { message: `clientId must be ${PROFILE_NAME_RULE}, or ''` })
   @ApiPropertyOptional({ example: 'mobile-app' })
   clientId?: string;
 
   /** accountId of the target sub profile (with clientId). '' with clientId='' = the root profile. */
-  @IsOptional()
+  @OptionalField()
   @IsString()
   @Matches(PROFILE_TARGET_PATTERN, { message: `accountId must be ${PROFILE_NAME_RULE}, or ''` })
   @ApiPropertyOptional({ example: 'acct-42' })
@@ -56,7 +56,7 @@ export class SubProfileParamsDto {
 
 export class SubProfileQueryDto {
   /** OAuth client of the sub profile; needed when the accountId exists under several clients. */
-  @IsOptional()
+  @OptionalField()
   @IsString()
   @Matches(PROFILE_NAME_PATTERN, { message: `clientId must be ${PROFILE_NAME_RULE}` })
   @ApiPropertyOptional({ example: 'mobile-app' })
@@ -84,7 +84,7 @@ export class CreateSubProfileDto {
   email!: string;
 
   /** Initial groups (duplicates are merged). */
-  @IsOptional()
+  @OptionalField()
   @IsArray()
   @ArrayMaxSize(MAX_GROUPS)
   @IsString({ each: true })
@@ -105,7 +105,7 @@ export class CreateSubProfileDto {
 @JsonObjectBody()
 export class UpdateProfileDto {
   /** An http(s) URL, or '' (or null) to clear it. */
-  @IsOptional()
+  @OptionalField({ nullable: true })
   @ValidateIf((body: UpdateProfileDto) => body.avatar !== '')
   @IsString()
   @MaxLength(2048)

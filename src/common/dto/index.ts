@@ -1,0 +1,2 @@
+export * from './optional-field';
+export * from './rfc3339-date';
