@@ -16,6 +16,29 @@ import { ProfileModule } from './profile/profile.module';
 import { ProfileService } from './profile/profile.service';
 import { ProjectModule } from './project/project.module';
 
+/**
+ * Driver settings that bound every operation when the database is dead, frozen or partitioned
+ * (an open connection to a stopped process never errors by itself). The installed driver ignores
+ * `timeoutMS`, so the bound comes from server monitoring: a heartbeat every 500 ms on its own
+ * connection, timing out after half the selection timeout, marks the server unknown and
+ * interrupts every operation in flight on it; later operations then fail server selection. A
+ * slow query on a healthy server is not cut short (the heartbeat still answers), so
+ * QUERY_TIMEOUT_MS keeps its meaning; socketTimeoutMS is only a backstop above it. Retries are
+ * off because a retry would wait a whole selection timeout again; the client gets 503 with
+ * Retry-After instead.
+ */
+export function boundedDriverOptions(database: AppConfig['database']) {
+  const selection = database.serverSelectionTimeoutMs;
+  return {
+    serverSelectionTimeoutMS: selection,
+    heartbeatFrequencyMS: 500,
+    connectTimeoutMS: Math.ceil(selection / 2),
+    socketTimeoutMS: Math.max(database.queryTimeoutMs, selection) + selection,
+    retryReads: false,
+    retryWrites: false,
+  };
+}
+
 /** The root module; `config.database.uri` is the database to connect to (MONGODB_URI, or the one `npm start` hands in). */
 @Module({})
 export class AppModule {
@@ -26,7 +49,7 @@ export class AppModule {
         ConfigModule.forRoot(config),
         MongooseModule.forRoot(config.database.uri, {
           dbName: config.database.dbName,
-          serverSelectionTimeoutMS: config.database.serverSelectionTimeoutMs,
+          ...boundedDriverOptions(config.database),
           // Fail fast instead of queueing operations while disconnected: a request gets a 503
           // within the server-selection timeout rather than hanging.
           bufferCommands: false,

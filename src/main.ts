@@ -1,9 +1,11 @@
 import { NestFactory } from '@nestjs/core';
+import type { Server, ServerResponse } from 'node:http';
 import { AppModule } from './app.module';
 import { APP_OPTIONS, configureApp } from './app.setup';
 import { generateApiKey } from './auth/api-key.secret';
 import { createLogger } from './common/http/logger';
 import { ConfigValidationError, loadConfig, loadDotEnvFile, type AppConfig } from './config';
+import { ShutdownState } from './health/shutdown.state';
 
 /** A database started for this process by a development launcher; stopped after the app closes. */
 export interface StartedDatabase {
@@ -84,21 +86,27 @@ export async function bootstrap(startDatabase?: DatabaseStarter): Promise<void> 
 
   const url = (await app.getUrl()).replace('[::1]', 'localhost').replace('127.0.0.1', 'localhost');
   log.info({ url, docs: `${url}/docs`, database: database.description }, `listening on ${url}`);
-  process.stdout.write(
-    [
-      '',
-      `  Service:  ${url}`,
-      `  API docs: ${url}/docs`,
-      `  Database: ${database.description}`,
-      ...(generatedAdminKey
-        ? [
-            `  Operator key (generated for this run; set ADMIN_API_KEY to choose one): ${generatedAdminKey}`,
-          ]
-        : []),
-      '',
-    ].join('\n') + '\n',
-  );
+  // Outside development stdout is JSON lines only: the log line above is the banner there.
+  if (config.nodeEnv === 'development') {
+    process.stdout.write(
+      [
+        '',
+        `  Service:  ${url}`,
+        `  API docs: ${url}/docs`,
+        `  Database: ${database.description}`,
+        // Last, so that it is on screen when the start is done.
+        ...(generatedAdminKey
+          ? [
+              `  Operator key (generated for this run; set ADMIN_API_KEY to choose one): ${generatedAdminKey}`,
+            ]
+          : []),
+        '',
+      ].join('\n') + '\n',
+    );
+  }
 
+  const drain = drainer(app.getHttpServer() as Server);
+  const shutdownState = app.get(ShutdownState);
   let stopping = false;
   const shutdown = (signal: NodeJS.Signals): void => {
     if (stopping) return;
@@ -109,10 +117,16 @@ export async function bootstrap(startDatabase?: DatabaseStarter): Promise<void> 
       log.error('shutdown timed out, exiting');
       process.exit(1);
     }, config.shutdownTimeoutMs).unref();
-    void app
-      .close()
+    shutdownState.startDraining();
+    // HTTP first, then the app: app.close() closes the database connection, which in-flight
+    // requests still need.
+    void drain()
+      .then(() => app.close())
       .then(() => database.stop())
-      .then(() => process.exit(0))
+      .then(() => {
+        log.info('shut down');
+        process.exit(0);
+      })
       .catch((error: unknown) => {
         log.error({ err: error }, 'shutdown failed');
         process.exit(1);
@@ -120,6 +134,40 @@ export async function bootstrap(startDatabase?: DatabaseStarter): Promise<void> 
   };
   process.once('SIGTERM', shutdown);
   process.once('SIGINT', shutdown);
+}
+
+/** How often idle kept-alive connections are closed while draining. */
+const DRAIN_SWEEP_MS = 50;
+
+/**
+ * Graceful drain of the HTTP server. Until called, it only tracks open responses. When called:
+ * the listener closes (new connections are refused), every response not yet sent — the ones in
+ * flight and any request still arriving on a kept-alive connection — gets `Connection: close`,
+ * so each connection ends after its current response, and idle connections are closed as soon
+ * as they are idle. Resolves when the last connection has ended. Node's own server.close() only
+ * closes the connections idle at that moment; without the header a keep-alive client would keep
+ * sending requests for the whole shutdown timeout.
+ */
+function drainer(server: Server): () => Promise<void> {
+  const open = new Set<ServerResponse>();
+  let draining = false;
+  // Prepended, so it runs before the application sees the request.
+  server.prependListener('request', (_req, res: ServerResponse) => {
+    if (draining) res.setHeader('Connection', 'close');
+    open.add(res);
+    res.once('close', () => open.delete(res));
+  });
+  return () =>
+    new Promise<void>((resolve) => {
+      draining = true;
+      for (const res of open) if (!res.headersSent) res.setHeader('Connection', 'close');
+      const sweep = setInterval(() => server.closeIdleConnections(), DRAIN_SWEEP_MS);
+      server.close(() => {
+        clearInterval(sweep);
+        resolve();
+      });
+      server.closeIdleConnections();
+    });
 }
 
 // `node dist/main.js`; a launcher that requires this module calls bootstrap itself.

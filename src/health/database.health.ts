@@ -16,12 +16,24 @@ export class DatabaseHealthIndicator {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
+  /** Down while the process drains for shutdown, so no new traffic is routed here. */
+  draining(key: string, draining: boolean): HealthIndicatorResult {
+    const check = this.indicator.check(key);
+    return draining ? check.down('shutting down') : check.up();
+  }
+
   async ping(key: string): Promise<HealthIndicatorResult> {
     const check = this.indicator.check(key);
     const db = this.connection.db;
     if (!db) return check.down('not connected');
     try {
-      await db.command({ ping: 1 }, { timeoutMS: this.config.database.serverSelectionTimeoutMs });
+      // The client's heartbeat and selection timeouts (app.module.ts) already bound it, a frozen
+      // server included; the probe is what orchestrators act on, so it also carries the driver's
+      // abort signal as a hard bound. (The installed driver ignores `timeoutMS`.)
+      await db.command(
+        { ping: 1 },
+        { signal: AbortSignal.timeout(this.config.database.serverSelectionTimeoutMs) },
+      );
       return check.up();
     } catch {
       return check.down('ping failed');

@@ -5,6 +5,7 @@ import { SkipThrottle } from '@nestjs/throttler';
 import { Public } from '../auth';
 import { ProblemDto } from '../common/errors';
 import { DatabaseHealthIndicator } from './database.health';
+import { ShutdownState } from './shutdown.state';
 
 @ApiTags('health')
 @Controller('health')
@@ -14,6 +15,7 @@ export class HealthController {
   constructor(
     private readonly health: HealthCheckService,
     private readonly database: DatabaseHealthIndicator,
+    private readonly shutdown: ShutdownState,
   ) {}
 
   /** Liveness: the process is up and serving HTTP. Does not touch the database. */
@@ -24,12 +26,21 @@ export class HealthController {
     return this.health.check([]);
   }
 
-  /** Readiness: the database answers a ping within DB_SERVER_SELECTION_TIMEOUT_MS. */
+  /**
+   * Readiness: not shutting down, and the database answers a ping within
+   * DB_SERVER_SELECTION_TIMEOUT_MS (bounded by the driver settings in app.module.ts).
+   */
   @Get('ready')
   @HealthCheck()
   @ApiOkResponse({ description: 'Ready to serve' })
-  @ApiServiceUnavailableResponse({ type: ProblemDto, description: 'The database is not reachable' })
+  @ApiServiceUnavailableResponse({
+    type: ProblemDto,
+    description: 'The database is not reachable, or the process is shutting down',
+  })
   checkReadiness(): Promise<HealthCheckResult> {
-    return this.health.check([() => this.database.ping('database')]);
+    return this.health.check([
+      () => this.database.draining('shutdown', this.shutdown.draining),
+      () => this.database.ping('database'),
+    ]);
   }
 }

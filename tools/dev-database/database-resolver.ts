@@ -32,6 +32,8 @@ export interface ResolvedDatabase {
   /** Connection string without a database name path, e.g. mongodb://127.0.0.1:40123/ */
   uri: string;
   description: string;
+  /** The database server process when one was started here and its pid is known (FerretDB, mongod). */
+  pid?: number;
   /** Stops whatever was started (no-op for external); idempotent. */
   stop(): Promise<void>;
 }
@@ -134,6 +136,7 @@ export async function resolveDatabase(
         kind: 'mongodb-memory-server',
         uri: server.uri,
         description: `mongodb-memory-server (MongoDB ${server.version}) at ${address}, data in ${displayPath(server.dataDir)}`,
+        pid: server.pid,
         stop: () => server.stop(),
       };
     } catch (error) {
@@ -160,6 +163,7 @@ export async function resolveDatabase(
       kind: 'ferretdb',
       uri: server.uri,
       description: `FerretDB ${server.version} (SQLite) at ${address}, data in ${displayPath(server.dataDir)}`,
+      pid: server.pid,
       stop: () => server.stop(),
     };
   } catch (error) {

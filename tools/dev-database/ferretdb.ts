@@ -43,6 +43,8 @@ export interface StartedServer {
   uri: string;
   version: string;
   dataDir: string;
+  /** The server process (tests freeze it with SIGSTOP to simulate a hung database). */
+  pid?: number;
   stop(): Promise<void>;
 }
 
@@ -473,5 +475,5 @@ export async function startFerretDb(options: FerretDbOptions): Promise<StartedSe
     );
   });
   log(`database: FerretDB ${version} (SQLite) listening on ${host}:${port}`);
-  return { uri, version, dataDir, stop };
+  return { uri, version, dataDir, pid: child.pid, stop };
 }

@@ -13,6 +13,8 @@ export interface StartedMemoryServer {
   uri: string;
   version: string;
   dataDir: string;
+  /** The mongod process (tests freeze it with SIGSTOP to simulate a hung database). */
+  pid?: number;
   stop(): Promise<void>;
 }
 
@@ -114,5 +116,11 @@ export async function startMemoryServer(
     stopping ??= server.stop({ doCleanup: false }).then(() => undefined);
     return stopping;
   };
-  return { uri, version, dataDir: dbPath, stop };
+  return {
+    uri,
+    version,
+    dataDir: dbPath,
+    pid: server.instanceInfo?.instance.mongodProcess?.pid,
+    stop,
+  };
 }

@@ -10,6 +10,7 @@ describe('driver error classification', () => {
     'MongoNetworkError',
     'MongoNetworkTimeoutError',
     'MongoNotConnectedError',
+    'PoolClearedOnNetworkError',
   ])('treats %s as the database being unavailable', (name) => {
     expect(isDatabaseUnavailable(named(name))).toBe(true);
   });

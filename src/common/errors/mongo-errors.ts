@@ -9,6 +9,7 @@ const UNAVAILABLE_NAMES = new Set([
   'MongoNotConnectedError',
   'MongoTopologyClosedError',
   'MongoPoolClearedError',
+  'PoolClearedOnNetworkError',
   'MongoOperationTimeoutError',
   'MongooseServerSelectionError',
 ]);

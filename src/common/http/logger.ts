@@ -1,7 +1,11 @@
 import type { LoggerService } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import pino, { type Level, type Logger } from 'pino';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import pino, { type Level, type Logger, type LoggerOptions } from 'pino';
+import pretty from 'pino-pretty';
 import type { AppConfig } from '../../config';
 
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -21,10 +25,64 @@ export function requestIdOf(req: WithId, res: ServerResponse): string {
   return id;
 }
 
-/** The process's JSON logger. Request lines carry no headers, so API keys never reach the log. */
-export function createLogger(config: Pick<AppConfig, 'logLevel'>): Logger {
-  return pino({ level: config.logLevel });
+/**
+ * Name and version from package.json, read at run time: this file sits three levels below the
+ * root both in src/ and in dist/, and the Docker image ships package.json beside dist/.
+ */
+function readServiceIdentity(): { service: string; version: string } {
+  try {
+    const pkg = JSON.parse(
+      readFileSync(join(__dirname, '..', '..', '..', 'package.json'), 'utf8'),
+    ) as { name?: unknown; version?: unknown };
+    return {
+      service: typeof pkg.name === 'string' ? pkg.name : 'unknown',
+      version: typeof pkg.version === 'string' ? pkg.version : 'unknown',
+    };
+  } catch {
+    return { service: 'unknown', version: 'unknown' };
+  }
 }
+
+export const SERVICE_IDENTITY = readServiceIdentity();
+
+type LoggerConfig = Pick<AppConfig, 'logLevel'> & Partial<Pick<AppConfig, 'nodeEnv'>>;
+
+/**
+ * One JSON object per line, for log collectors: level as its name (`"level":"info"`), ISO time,
+ * and which service and version wrote it.
+ */
+export function loggerOptions(config: LoggerConfig): LoggerOptions {
+  return {
+    level: config.logLevel,
+    base: { pid: process.pid, hostname: hostname(), ...SERVICE_IDENTITY },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label) => ({ level: label }) },
+  };
+}
+
+/**
+ * The process's logger: JSON lines, or in development human-readable lines (pino-pretty, written
+ * synchronously so they stay in order with the start banner). Request lines carry no headers, so
+ * API keys never reach the log.
+ */
+export function createLogger(config: LoggerConfig): Logger {
+  const options = loggerOptions(config);
+  if (config.nodeEnv !== 'development') return pino(options);
+  return pino(
+    options,
+    pretty({
+      sync: true,
+      translateTime: 'SYS:HH:MM:ss.l',
+      ignore: 'pid,hostname,service,version',
+    }),
+  );
+}
+
+/**
+ * Nest's wiring lines (one per module and per route, some 50 at start) are for debugging the
+ * framework, not for operating the service: at 'log' level they would bury the start banner.
+ */
+const WIRING_CONTEXTS = new Set(['InstanceLoader', 'RoutesResolver', 'RouterExplorer']);
 
 /**
  * One log line per finished request (id, method, url, status, duration); 4xx as warn, 5xx as
@@ -59,7 +117,9 @@ export class PinoLoggerService implements LoggerService {
   constructor(private readonly logger: Logger) {}
 
   log(message: unknown, ...params: unknown[]): void {
-    this.write('info', message, params);
+    const context = params.at(-1);
+    const wiring = typeof context === 'string' && WIRING_CONTEXTS.has(context);
+    this.write(wiring ? 'debug' : 'info', message, params);
   }
 
   error(message: unknown, ...params: unknown[]): void {
