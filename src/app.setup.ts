@@ -61,11 +61,13 @@ export function configureApp(
     createValidationPipe({ ...DEFAULT_RAW_JSON_BUDGET, maxDepth: config.limits.dataMaxDepth }),
   );
 
-  const document = buildOpenApiDocument(app);
-  SwaggerModule.setup('docs', app, document, {
-    jsonDocumentUrl: 'docs-json',
-    customSiteTitle: 'API docs',
-  });
+  // A deployment may keep its API description private: then /docs* are unknown routes (404).
+  if (config.swaggerEnabled) {
+    SwaggerModule.setup('docs', app, buildOpenApiDocument(app), {
+      jsonDocumentUrl: 'docs-json',
+      customSiteTitle: 'API docs',
+    });
+  }
   return app;
 }
 

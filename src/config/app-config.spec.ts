@@ -11,6 +11,16 @@ function problemsOf(env: NodeJS.ProcessEnv): string[] {
 }
 
 describe('loadConfig', () => {
+  it.each([
+    [undefined, true],
+    ['true', true],
+    ['false', false],
+    ['0', false],
+  ])('reads SWAGGER_ENABLED=%s as %s', (value, expected) => {
+    const env = value === undefined ? {} : { SWAGGER_ENABLED: value };
+    expect(loadConfig(env).swaggerEnabled).toBe(expected);
+  });
+
   it('gives the documented defaults', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({

@@ -10,6 +10,8 @@ export interface AppConfig {
   host: string;
   logLevel: EnvironmentVariables['LOG_LEVEL'];
   trustProxy: boolean;
+  /** SWAGGER_ENABLED: whether /docs, /docs-json and /docs-yaml are served. */
+  swaggerEnabled: boolean;
   /** CORS_ORIGINS: '*', or the allowed origins; [] = CORS off. */
   corsOrigins: '*' | string[];
   shutdownTimeoutMs: number;
@@ -91,6 +93,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     host: vars.HOST,
     logLevel: vars.LOG_LEVEL,
     trustProxy: vars.TRUST_PROXY,
+    swaggerEnabled: vars.SWAGGER_ENABLED,
     corsOrigins:
       vars.CORS_ORIGINS === '*' ? '*' : (vars.CORS_ORIGINS?.split(',').map((o) => o.trim()) ?? []),
     shutdownTimeoutMs: vars.SHUTDOWN_TIMEOUT_MS,

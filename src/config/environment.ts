@@ -146,6 +146,12 @@ export class EnvironmentVariables {
   @Transform(({ value }: { value: unknown }) => value === true || value === 'true' || value === '1')
   TRUST_PROXY = false;
 
+  /** Serve Swagger UI (/docs) and the OpenAPI document (/docs-json, /docs-yaml). */
+  @Transform(
+    ({ value }: { value: unknown }) => value !== false && value !== 'false' && value !== '0',
+  )
+  SWAGGER_ENABLED = true;
+
   /** Browser origins allowed to call the API (CORS): `*` or a comma-separated list; unset = off. */
   @IsOptional()
   @Matches(/^(\*|https?:\/\/[^\s,/]+(\s*,\s*https?:\/\/[^\s,/]+)*)$/, {
