@@ -30,7 +30,7 @@ export class AdminController {
   @Post('users')
   @HttpCode(HttpStatus.OK)
   @ApiBadRequestResponse({ type: ProblemDto })
-  @ApiConflictResponse({ type: ProblemDto, description: 'Subject or email taken' })
+  @ApiConflictResponse({ type: ProblemDto, description: 'DUPLICATE_USER: subject or email taken' })
   async createUser(@Body() body: CreateUserDto): Promise<CreatedUserDto> {
     const { profile, apiKey } = await this.admin.createUser(body.email, body.subject);
     return { profile: ProfileDto.from(profile), apiKey };
@@ -49,7 +49,7 @@ export class AdminController {
   @Put('users/:subject/plans')
   @ApiBody({ type: [PlanInputDto] })
   @ApiBadRequestResponse({ type: ProblemDto })
-  @ApiNotFoundResponse({ type: ProblemDto, description: 'No such user' })
+  @ApiNotFoundResponse({ type: ProblemDto, description: 'PROFILE_NOT_FOUND: no such user' })
   async setUserPlans(
     @Param('subject') subject: string,
     @Body() plans: PlanListDto,

@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param, Post } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiNotFoundResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBadRequestResponse, ApiBody, ApiNotFoundResponse, ApiTags } from '@nestjs/swagger';
 import { ProblemDto } from '../common/errors';
 import { ApiKeyService } from './api-key.service';
 import { Auth, CurrentPrincipal } from './auth.decorators';
@@ -36,8 +36,13 @@ export class ApiKeyController {
    */
   @Post()
   @HttpCode(HttpStatus.OK)
+  // Every member is optional, and no body at all creates a root key.
+  @ApiBody({ type: CreateApiKeyDto, required: false })
   @ApiBadRequestResponse({ type: ProblemDto })
-  @ApiNotFoundResponse({ type: ProblemDto, description: 'No such sub profile' })
+  @ApiNotFoundResponse({
+    type: ProblemDto,
+    description: 'PROFILE_NOT_FOUND: no such sub profile in the branch',
+  })
   async createApiKey(
     @CurrentPrincipal() principal: RootPrincipal,
     @Body() body: CreateApiKeyDto,
@@ -52,7 +57,10 @@ export class ApiKeyController {
    */
   @Delete(':id')
   @HttpCode(HttpStatus.NO_CONTENT)
-  @ApiNotFoundResponse({ type: ProblemDto })
+  @ApiNotFoundResponse({
+    type: ProblemDto,
+    description: 'API_KEY_NOT_FOUND: no such key of the user',
+  })
   async deleteApiKey(
     @CurrentPrincipal() principal: RootPrincipal,
     @Param('id') id: string,

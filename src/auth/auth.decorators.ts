@@ -14,7 +14,7 @@ import {
 } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { ProblemDto } from '../common/errors';
-import { API_KEY_SCHEME, BEARER_SCHEME } from '../common/http/openapi';
+import { API_KEY_SCHEME, BEARER_SCHEME, BRANCH_HEADER } from '../common/http/openapi';
 import type { Principal, PrincipalKind } from './principal';
 
 export const IS_PUBLIC = 'auth:public';
@@ -34,26 +34,27 @@ export function Auth(...kinds: PrincipalKind[]): MethodDecorator & ClassDecorato
     ApiBearerAuth(BEARER_SCHEME),
     ApiUnauthorizedResponse({
       type: ProblemDto,
-      description: 'No key, or an unknown, revoked or expired key',
+      description: 'UNAUTHENTICATED: no key, or an unknown, revoked or expired key',
     }),
     ApiForbiddenResponse({
       type: ProblemDto,
-      description: `The key is not one of: ${kinds.join(', ')}`,
+      description: `FORBIDDEN: the key is not one of: ${kinds.join(', ')}`,
     }),
     ApiTooManyRequestsResponse({
       type: ProblemDto,
       description:
-        'Rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After)',
+        'RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After)',
     }),
   ];
   if (!kinds.includes('operator')) {
     decorators.push(
       ApiHeader({
-        name: 'X-Branch',
+        name: BRANCH_HEADER,
         required: false,
         description:
-          "Context branch ('' = standard). Ignored when the key is bound to a branch; a contradicting value is a 403.",
-        schema: { type: 'string', pattern: '^[a-z0-9][a-z0-9._-]{0,62}$' },
+          "Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH.",
+        // '' is the standard branch.
+        schema: { type: 'string', pattern: '^(|[a-z0-9][a-z0-9._-]{0,62})$' },
       }),
     );
   }

@@ -8,6 +8,7 @@ export const CollectionParam = () =>
   ApiParam({
     name: 'collection',
     description: `Collection name: ${COLLECTION_NAME_RULE} (per tenant and branch)`,
+    schema: { type: 'string', pattern: COLLECTION_NAME_RULE },
     example: 'orders',
   });
 
@@ -33,6 +34,7 @@ export const FilterQueries = () =>
       name: 'authField',
       required: false,
       description: 'Owner field (default userId); sub keys only ever see items they own',
+      schema: { type: 'string', maxLength: 256 },
       example: 'userId',
     }),
     ApiQuery({

@@ -35,7 +35,7 @@ import { ProfileUpdateService } from './profile-update.service';
 
 type RootPrincipal = Extract<Principal, { kind: 'root' }>;
 
-const NOT_FOUND = 'No such profile of your subject in the request branch';
+const NOT_FOUND = 'PROFILE_NOT_FOUND: no such profile of your subject in the request branch';
 const TARGET_400 = 'Invalid body or query, or only one of clientId and accountId';
 
 @ApiTags('profile')

@@ -95,10 +95,16 @@ const LIST_QUERIES = applyDecorators(
   }),
   cursorQueries('after'),
   cursorQueries('before'),
-  ApiQuery({ name: 'name', required: false, description: 'Only projects with exactly this name.' }),
-  ApiQuery({ name: 'tag', required: false, description: 'Only projects that have this tag.' }),
-  ApiQuery({ name: 'filter[name]', required: false, description: 'Same as name=.' }),
-  ApiQuery({ name: 'filter[tag]', required: false, description: 'Same as tag=.' }),
+  ...(
+    [
+      ['name', 'Only projects with exactly this name.'],
+      ['tag', 'Only projects that have this tag.'],
+      ['filter[name]', 'Same as name=.'],
+      ['filter[tag]', 'Same as tag=.'],
+    ] as const
+  ).map(([name, description]) =>
+    ApiQuery({ name, required: false, description, schema: { type: 'string' } }),
+  ),
 );
 
 @ApiTags('projects')

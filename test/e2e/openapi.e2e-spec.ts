@@ -1,6 +1,10 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
 import type { OpenAPIV3 } from 'openapi-types';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ERROR_CATALOG } from '../../src/common/errors';
 import { createTestApp, type TestApp } from '../support/app';
+import { OpenApiResponseValidator } from '../support/openapi-validator';
 
 interface ExpressLayer {
   route?: { path: string; methods: Record<string, boolean> };
@@ -22,6 +26,30 @@ function servedRoutes(t: TestApp): string[] {
   return [...new Set(routes)]
     .filter((route) => !/ \/docs/.test(route) && !route.includes('{*path}'))
     .sort();
+}
+
+const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
+
+type Operation = OpenAPIV3.OperationObject;
+
+function operationsOf(document: OpenAPIV3.Document): [string, string, Operation][] {
+  return Object.entries(document.paths).flatMap(([path, item]) =>
+    METHODS.flatMap((m) => (item?.[m] ? [[path, m, item[m]] as [string, string, Operation]] : [])),
+  );
+}
+
+function responsesOf(operation: Operation): [string, OpenAPIV3.ResponseObject][] {
+  return Object.entries(operation.responses) as [string, OpenAPIV3.ResponseObject][];
+}
+
+function parameter(operation: Operation, name: string): OpenAPIV3.ParameterObject | undefined {
+  return (operation.parameters as OpenAPIV3.ParameterObject[] | undefined)?.find(
+    (p) => p.name === name,
+  );
+}
+
+function schemaOf(document: OpenAPIV3.Document, name: string): OpenAPIV3.SchemaObject {
+  return document.components!.schemas![name] as OpenAPIV3.SchemaObject;
 }
 
 describe('OpenAPI document', () => {
@@ -90,6 +118,177 @@ describe('OpenAPI document', () => {
     expect(response.content?.['application/problem+json']?.schema).toEqual({
       $ref: '#/components/schemas/ProblemDto',
     });
+  });
+
+  it('gives every problem response examples with its own status and a code of that status', () => {
+    for (const [path, method, operation] of operationsOf(document)) {
+      for (const [status, response] of responsesOf(operation)) {
+        const media = response.content?.['application/problem+json'];
+        if (Number(status) < 400) continue;
+        expect({ path, method, status, media: !!media }).toEqual({
+          path,
+          method,
+          status,
+          media: true,
+        });
+        const examples = Object.values(media!.examples ?? {}) as {
+          value: Record<string, unknown>;
+        }[];
+        expect(examples.length).toBeGreaterThan(0);
+        for (const { value } of examples) {
+          const code = value.code as keyof typeof ERROR_CATALOG;
+          expect({ path, method, status: value.status, title: value.title }).toEqual({
+            path,
+            method,
+            status: Number(status),
+            title: ERROR_CATALOG[code].title,
+          });
+        }
+      }
+    }
+  });
+
+  it("allows X-Branch '' and documents INVALID_BRANCH and BRANCH_MISMATCH wherever it is taken", () => {
+    let count = 0;
+    for (const [, , operation] of operationsOf(document)) {
+      const branch = parameter(operation, 'X-Branch');
+      if (!branch) continue;
+      count += 1;
+      const pattern = new RegExp((branch.schema as OpenAPIV3.SchemaObject).pattern!);
+      expect(['', 'main', 'feature.x-1'].every((b) => pattern.test(b))).toBe(true);
+      expect(['Main', '-x', ' '].some((b) => pattern.test(b))).toBe(false);
+      const codes = (status: string) =>
+        Object.keys(
+          (operation.responses[status] as OpenAPIV3.ResponseObject).content![
+            'application/problem+json'
+          ]!.examples!,
+        );
+      expect(codes('400')).toContain('INVALID_BRANCH');
+      expect(codes('403')).toContain('BRANCH_MISMATCH');
+      const forbidden = (operation.responses['403'] as OpenAPIV3.ResponseObject).description;
+      expect(forbidden.split('BRANCH_MISMATCH').length).toBe(2);
+    }
+    expect(count).toBeGreaterThan(10);
+  });
+
+  it('states constraints as schema', () => {
+    const listItems = document.paths['/data/{collection}']!.get!;
+    expect(parameter(listItems, 'collection')?.schema).toMatchObject({
+      pattern: '^[A-Za-z][A-Za-z0-9_-]{0,63}$',
+    });
+    expect(schemaOf(document, 'UpdateProjectDto').minProperties).toBe(1);
+    expect(schemaOf(document, 'CreateDataIndexDto').oneOf).toHaveLength(2);
+    expect(schemaOf(document, 'CreateUserDto').properties!.subject).toMatchObject({
+      pattern: expect.any(String),
+    });
+    for (const name of ['accountId', 'clientId']) {
+      const pattern = (
+        schemaOf(document, 'CreateSubProfileDto').properties![name] as OpenAPIV3.SchemaObject
+      ).pattern!;
+      expect(new RegExp(pattern, 'u').test('acct-42')).toBe(true);
+      expect(new RegExp(pattern, 'u').test('has space')).toBe(false);
+      expect(new RegExp(pattern, 'u').test('')).toBe(false);
+    }
+    expect(schemaOf(document, 'ProfileGroupDto').properties!.group).toMatchObject({
+      pattern: expect.any(String),
+    });
+  });
+
+  it('closes every request body schema and keeps server defaults out of it', () => {
+    let bodies = 0;
+    for (const [path, method, operation] of operationsOf(document)) {
+      const body = operation.requestBody as OpenAPIV3.RequestBodyObject | undefined;
+      if (!body) continue;
+      bodies += 1;
+      const ref = body.content['application/json']!.schema as
+        OpenAPIV3.ReferenceObject | OpenAPIV3.ArraySchemaObject;
+      const target = '$ref' in ref ? ref.$ref : (ref.items as OpenAPIV3.ReferenceObject).$ref;
+      const schema = schemaOf(document, target.split('/').pop()!);
+      expect({ path, method, additionalProperties: schema.additionalProperties }).toEqual({
+        path,
+        method,
+        additionalProperties: false,
+      });
+      for (const [name, property] of Object.entries(schema.properties ?? {})) {
+        expect({ path, name, default: (property as OpenAPIV3.SchemaObject).default }).toEqual({
+          path,
+          name,
+          default: undefined,
+        });
+      }
+    }
+    expect(bodies).toBeGreaterThan(10);
+    // The one body that may be left out entirely.
+    expect(document.paths['/api-keys']!.post!.requestBody).toMatchObject({ required: false });
+    expect(schemaOf(document, 'CreateDataItemDto').required).toEqual(['item']);
+    expect(schemaOf(document, 'CreateDataIndexDto').required ?? []).toEqual([]);
+    expect(schemaOf(document, 'DataItemDto').additionalProperties).toBe(true);
+  });
+
+  it('types the free-form query parameters as strings', () => {
+    const listProjects = document.paths['/project']!.get!;
+    for (const name of ['name', 'tag', 'filter[name]', 'filter[tag]']) {
+      expect(parameter(listProjects, name)?.schema).toMatchObject({ type: 'string' });
+    }
+    expect(
+      parameter(document.paths['/data/{collection}']!.get!, 'authField')?.schema,
+    ).toMatchObject({ type: 'string' });
+  });
+
+  it('describes the opaque bearer key, the version, the server and the response headers', () => {
+    const pkg = JSON.parse(readFileSync(join(__dirname, '../../package.json'), 'utf8')) as {
+      version: string;
+    };
+    expect(document.info.version).toBe(pkg.version);
+    expect(document.servers).toEqual([{ url: '/' }]);
+    expect(document.components!.securitySchemes!.bearer).not.toHaveProperty('bearerFormat');
+    for (const [path, method, operation] of operationsOf(document)) {
+      for (const [status, response] of responsesOf(operation)) {
+        const headers = Object.keys(response.headers ?? {});
+        expect({ path, method, status, headers }).toEqual({
+          path,
+          method,
+          status,
+          headers: expect.arrayContaining([
+            'X-Request-Id',
+            ...(operation.security?.length && status === '200' ? ['X-RateLimit-Limit'] : []),
+            ...(status === '429' || status === '503' ? ['Retry-After'] : []),
+          ]),
+        });
+      }
+    }
+    for (const path of ['/project', '/data/{collection}']) {
+      expect(document.paths[path]!.get!.responses['200']).toHaveProperty('headers.Link');
+    }
+    expect(document.components!.responses!.MethodNotAllowed).toHaveProperty('headers.Allow');
+  });
+
+  it('checks responses: undocumented statuses, media types, bodies and headers are findings', () => {
+    const validator = new OpenApiResponseValidator(document);
+    const exchange = {
+      method: 'GET',
+      url: '/project/665f1c2a9b1e8a0012345678',
+      status: 200,
+      headers: {
+        'x-request-id': 'r',
+        'content-type': 'application/json',
+        'x-ratelimit-limit': '1',
+        'x-ratelimit-remaining': '0',
+        'x-ratelimit-reset': '1',
+      },
+      text: '{}',
+      body: {},
+    };
+    expect(validator.check(exchange).join()).toMatch(/must have required property/);
+    expect(validator.check({ ...exchange, status: 418 }).join()).toMatch(/status not documented/);
+    expect(validator.check({ ...exchange, status: 404 }).join()).toMatch(/Content-Type/);
+    expect(validator.check({ ...exchange, method: 'PATCH', status: 200 }).join()).toMatch(
+      /listed without this method/,
+    );
+    expect(validator.check({ ...exchange, url: '/nowhere', status: 404 }).join()).toMatch(
+      /sends no body|Content-Type/,
+    );
+    expect(validator.check({ ...exchange, url: '/docs/swagger-ui.css' })).toEqual([]);
   });
 
   it('serves Swagger UI at /docs', async () => {

@@ -4,17 +4,23 @@ import { Test } from '@nestjs/testing';
 import { randomBytes } from 'node:crypto';
 import { basename } from 'node:path';
 import type { Connection } from 'mongoose';
+import type { OpenAPIV3 } from 'openapi-types';
 import request from 'supertest';
 import { AppModule } from '../../src/app.module';
 import { APP_OPTIONS, configureApp } from '../../src/app.setup';
+import { buildOpenApiDocument } from '../../src/common/http/openapi';
 import { loadConfig, type AppConfig } from '../../src/config';
+import { OpenApiResponseValidator } from './openapi-validator';
 
 export const TEST_ADMIN_KEY = 'test-operator-key-0123456789abcdefghijklmnop';
 
 export interface TestApp {
   app: INestApplication;
   config: AppConfig;
-  /** supertest agent bound to the app's HTTP server. */
+  /**
+   * supertest agent bound to the app's HTTP server. Every response it receives is checked
+   * against the app's OpenAPI document (see checkedAgent).
+   */
   http: () => ReturnType<typeof request>;
   connection: Connection;
   close(): Promise<void>;
@@ -64,14 +70,61 @@ export async function createTestApp(
   configureApp(app, config);
   await app.init();
   const connection = app.get<Connection>(getConnectionToken());
+  let validator: OpenApiResponseValidator | undefined;
   return {
     app,
     config,
     connection,
-    http: () => request(app.getHttpServer()),
+    http: () => checkedAgent(request(app.getHttpServer()), () => (validator ??= documentOf(app))),
     close: async () => {
       await connection.dropDatabase().catch(() => undefined);
       await app.close();
     },
   };
+}
+
+/** The document the app serves (/docs-json), built the way configureApp builds it. */
+function documentOf(app: INestApplication): OpenApiResponseValidator {
+  return new OpenApiResponseValidator(buildOpenApiDocument(app) as unknown as OpenAPIV3.Document);
+}
+
+type Agent = ReturnType<typeof request>;
+type Assert = (resError: unknown, res: request.Response | undefined, fn?: AssertCallback) => void;
+type AssertCallback = (this: unknown, err: unknown, res: request.Response | undefined) => void;
+
+/**
+ * Wraps every request the agent starts so that, once the test's own expectations have passed,
+ * the response is checked against the document; a disagreement fails the request like a failed
+ * `.expect()`. The test's own failure, if any, is reported first.
+ */
+function checkedAgent(agent: Agent, validator: () => OpenApiResponseValidator): Agent {
+  const wrapped: Record<string, unknown> = { ...(agent as unknown as Record<string, unknown>) };
+  for (const [name, start] of Object.entries(agent as unknown as Record<string, unknown>)) {
+    if (typeof start !== 'function') continue;
+    wrapped[name] = (...args: unknown[]) => {
+      const test = (start as (...a: unknown[]) => request.Test).apply(agent, args);
+      const original = (test as unknown as { assert: Assert }).assert.bind(test);
+      (test as unknown as { assert: Assert }).assert = (resError, res, fn) =>
+        original(resError, res, function (this: unknown, err, checkedRes) {
+          if (!err && checkedRes) {
+            const findings = validator().check({
+              method: (test as unknown as { method: string }).method,
+              url: (test as unknown as { url: string }).url,
+              status: checkedRes.status,
+              headers: checkedRes.headers,
+              text: checkedRes.text ?? '',
+              body: checkedRes.body,
+            });
+            if (findings.length > 0) {
+              err = new Error(
+                `Response disagrees with the OpenAPI document:\n${findings.join('\n')}`,
+              );
+            }
+          }
+          fn?.call(this, err, checkedRes);
+        });
+      return test;
+    };
+  }
+  return wrapped as unknown as Agent;
 }

@@ -25,7 +25,10 @@ export class CreateUserDto {
   @OptionalField()
   @IsString()
   @Matches(SUBJECT_PATTERN, { message: 'subject must be 1-128 of A-Z a-z 0-9 . _ : @ | + -' })
-  @ApiPropertyOptional({ example: 'auth0|5f7c8ec7c33c6c004bbafe82' })
+  @ApiPropertyOptional({
+    example: 'auth0|5f7c8ec7c33c6c004bbafe82',
+    pattern: SUBJECT_PATTERN.source,
+  })
   subject?: string;
 }
 

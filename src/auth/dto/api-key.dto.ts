@@ -31,7 +31,7 @@ export class CreateApiKeyDto {
   @OptionalField()
   @IsString()
   @Matches(BRANCH_PATTERN, { message: 'branch must match ^[a-z0-9][a-z0-9._-]{0,62}$' })
-  @ApiPropertyOptional({ example: 'staging' })
+  @ApiPropertyOptional({ example: 'staging', pattern: BRANCH_PATTERN.source })
   branch?: string;
 
   /** When the key stops working (RFC 3339, in the future). */

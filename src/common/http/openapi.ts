@@ -1,60 +1,127 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
-import { ERROR_CATALOG } from '../errors';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { addStandardProblems, addStandardResponses } from './openapi-problems';
+import {
+  API_KEY_SCHEME,
+  BEARER_SCHEME,
+  HEADERS,
+  PROBLEM_SCHEMA,
+  operations,
+  type MediaType,
+  type Response,
+  type Schema,
+} from './openapi-shared';
 
-/** Names of the two security schemes (X-Api-Key header, Bearer token) in the document. */
-export const API_KEY_SCHEME = 'apiKey';
-export const BEARER_SCHEME = 'bearer';
+export { API_KEY_SCHEME, BEARER_SCHEME, BRANCH_HEADER } from './openapi-shared';
+export { problemExample, UNROUTED_RESPONSES } from './openapi-problems';
 
-type Operation = NonNullable<OpenAPIObject['paths'][string]['get']>;
-const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
-const PROBLEM_REF = '#/components/schemas/ProblemDto';
-
-function problemResponse(description: string): Operation['responses'][string] {
-  return {
-    description,
-    content: { 'application/problem+json': { schema: { $ref: PROBLEM_REF } } },
+/**
+ * Schema keywords a class-level decorator adds to the DTO's component schema, for rules the
+ * plugin cannot derive from one property (`minProperties`, `additionalProperties`).
+ */
+const schemaPatches = new Map<string, Schema>();
+export function ApiSchemaPatch(patch: Record<string, unknown>): ClassDecorator {
+  return (target) => {
+    schemaPatches.set(target.name, { ...schemaPatches.get(target.name), ...patch });
   };
 }
 
 /**
- * Adds the problems every operation can return (so no operation documents only its happy path)
- * and moves problem schemas to the application/problem+json media type the API really sends.
+ * Response headers where the service sends them: X-Request-Id on every response; the key's rate
+ * limit on every response of an authenticated operation that got past the limiter (always on
+ * success, possibly on errors); Retry-After on 429 and 503; Link on list pages.
  */
-export function addStandardProblems(document: OpenAPIObject): OpenAPIObject {
-  for (const item of Object.values(document.paths)) {
-    for (const method of METHODS) {
-      const operation = item[method];
-      if (!operation) continue;
-      const responses = operation.responses;
-      for (const response of Object.values(responses)) {
-        const content = (response as { content?: Record<string, { schema?: { $ref?: string } }> })
-          .content;
-        const json = content?.['application/json'];
-        if (content && json?.schema?.$ref === PROBLEM_REF) {
-          content['application/problem+json'] = json;
-          delete content['application/json'];
-        }
-      }
-      const standard: Record<string, string> = {
-        // Every route refuses prototype-named query keys (__proto__, constructor, prototype).
-        '400': `${ERROR_CATALOG.VALIDATION_FAILED.title} (VALIDATION_FAILED)`,
-        '500': ERROR_CATALOG.INTERNAL_ERROR.title,
-        '503': `${ERROR_CATALOG.DATABASE_UNAVAILABLE.title} (with Retry-After)`,
+function addResponseHeaders(document: OpenAPIObject): void {
+  for (const [, method, operation] of operations(document)) {
+    const secured = (operation.security ?? []).length > 0;
+    for (const [status, response] of Object.entries(
+      operation.responses as Record<string, Response>,
+    )) {
+      const success = status.startsWith('2');
+      const headers: Record<string, unknown> = {
+        ...response.headers,
+        'X-Request-Id': HEADERS.requestId,
       };
-      if (operation.requestBody) {
-        standard['400'] =
-          `${ERROR_CATALOG.VALIDATION_FAILED.title} (VALIDATION_FAILED, MALFORMED_JSON, or INVALID_CONTENT_ENCODING for a body that does not decode)`;
-        standard['413'] = ERROR_CATALOG.PAYLOAD_TOO_LARGE.title;
-        standard['415'] =
-          `${ERROR_CATALOG.UNSUPPORTED_MEDIA_TYPE.title}, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING)`;
+      if (secured && status !== '413' && status !== '415') {
+        // Body and query problems are answered before the limiter runs.
+        headers['X-RateLimit-Limit'] = HEADERS.limit(success);
+        headers['X-RateLimit-Remaining'] = HEADERS.remaining(success);
+        headers['X-RateLimit-Reset'] = HEADERS.reset(success);
       }
-      for (const [status, description] of Object.entries(standard)) {
-        responses[status] ??= problemResponse(description);
-      }
+      if (status === '429' || status === '503') headers['Retry-After'] = HEADERS.retryAfter;
+      if (status === '200' && method === 'get' && isList(response)) headers.Link = HEADERS.link;
+      response.headers = headers;
     }
   }
-  return document;
+}
+
+function isList(response: Response): boolean {
+  return response.content?.['application/json']?.schema?.type === 'array';
+}
+
+function resolve(document: OpenAPIObject, schema: Schema | undefined): Schema | undefined {
+  if (!schema) return undefined;
+  const ref = schema.$ref ?? (schema.type === 'array' ? schema.items?.$ref : undefined);
+  if (!ref?.startsWith('#/components/schemas/')) return undefined;
+  return document.components?.schemas?.[ref.slice('#/components/schemas/'.length)] as
+    Schema | undefined;
+}
+
+/**
+ * Request bodies are closed: the validation pipe refuses unknown members, so the body schemas say
+ * `additionalProperties: false`. A `default` of a body member is the server's behaviour when the
+ * member is absent, not a value clients must send; generators would make such members required,
+ * so it moves into the description.
+ */
+function closeRequestBodies(document: OpenAPIObject): void {
+  const done = new Set<Schema>();
+  for (const [, , operation] of operations(document)) {
+    const body = operation.requestBody as { content?: Record<string, MediaType> } | undefined;
+    const schema = resolve(document, body?.content?.['application/json']?.schema);
+    if (!schema || done.has(schema)) continue;
+    done.add(schema);
+    schema.additionalProperties ??= false;
+    for (const property of Object.values(schema.properties ?? {})) {
+      if (!('default' in property)) continue;
+      if (/\bdefault\b/i.test(property.description ?? '')) {
+        delete property.default;
+        continue;
+      }
+      const text = `Default: \`${JSON.stringify(property.default)}\`.`;
+      property.description = property.description ? `${property.description} ${text}` : text;
+      delete property.default;
+    }
+  }
+}
+
+function patchSchemas(document: OpenAPIObject): void {
+  const schemas = (document.components?.schemas ?? {}) as Record<string, Schema>;
+  for (const [name, patch] of schemaPatches) {
+    if (schemas[name]) Object.assign(schemas[name], patch);
+  }
+  // RFC 9457 extension members the service adds to some problems.
+  const problem = schemas[PROBLEM_SCHEMA];
+  if (problem?.properties) {
+    problem.properties.existingId = {
+      type: 'string',
+      description: 'The existing resource (PROFILE_EXISTS, DUPLICATE_ITEM)',
+      example: '665f1c2a9b1e8a0012345678',
+    };
+  }
+}
+
+/** package.json's version; the file sits three levels above this one in src/ and in dist/. */
+function packageVersion(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(join(__dirname, '../../../package.json'), 'utf8')) as {
+      version?: unknown;
+    };
+    return typeof pkg.version === 'string' ? pkg.version : '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
 }
 
 export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
@@ -71,7 +138,8 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
         '(the request id, also sent as `X-Request-Id`). `X-Branch` selects the context branch when the key is not bound to one.',
       ].join('\n'),
     )
-    .setVersion('1.0.0')
+    .setVersion(packageVersion())
+    .addServer('/')
     .addApiKey(
       { type: 'apiKey', in: 'header', name: 'X-Api-Key', description: 'API key' },
       API_KEY_SCHEME,
@@ -81,8 +149,16 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       BEARER_SCHEME,
     )
     .build();
+  // The keys are opaque random strings, not JWTs (addBearerAuth's default format).
+  const bearer = config.components?.securitySchemes?.[BEARER_SCHEME] as { bearerFormat?: string };
+  delete bearer.bearerFormat;
   const document = SwaggerModule.createDocument(app, config, {
     operationIdFactory: (_controllerKey: string, methodKey: string) => methodKey,
   });
-  return addStandardProblems(document);
+  addStandardProblems(document);
+  addResponseHeaders(document);
+  closeRequestBodies(document);
+  patchSchemas(document);
+  addStandardResponses(document);
+  return document;
 }

@@ -2,9 +2,15 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsString, Matches, MaxLength, MinLength } from 'class-validator';
 import { OptionalField } from '../../common/dto';
+import { ApiSchemaPatch } from '../../common/http/openapi';
+import { MAX_INDEX_FIELDS } from '../data.constants';
 
 export const INDEX_NAME_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
 
+/** Exactly one of `field` (with an optional `sort`) and `fields`. */
+@ApiSchemaPatch({
+  oneOf: [{ required: ['field'] }, { required: ['fields'], not: { required: ['sort'] } }],
+})
 export class CreateDataIndexDto {
   /** One field (dotted paths address nested fields); use `fields` for a compound index. */
   @OptionalField()
@@ -26,6 +32,8 @@ export class CreateDataIndexDto {
   @ApiPropertyOptional({
     type: 'object',
     additionalProperties: { type: 'integer', enum: [1, -1] },
+    minProperties: 1,
+    maxProperties: MAX_INDEX_FIELDS,
     example: { userId: 1, _createdAt: -1 },
   })
   fields?: unknown;

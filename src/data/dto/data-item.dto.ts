@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsDefined, IsString, MaxLength } from 'class-validator';
 import { OptionalField } from '../../common/dto';
+import { ApiSchemaPatch } from '../../common/http/openapi';
 
 /**
  * Free-form JSON members are passed through untouched (class-transformer would drop own
@@ -67,6 +68,7 @@ export class UpdateDataItemDto extends DeleteDataItemDto {
 }
 
 /** A stored item: its fields plus `_id` and the server-managed timestamps. */
+@ApiSchemaPatch({ additionalProperties: true })
 export class DataItemDto {
   @ApiProperty({ example: 'order-1001' })
   _id!: string;

@@ -21,6 +21,14 @@ import {
 import { ProfileJson } from '../profile-json';
 import type { SettingsValue } from '../profile.types';
 
+/**
+ * PROFILE_NAME_PATTERN and PROFILE_TARGET_PATTERN for the document: `\p{Cc}` needs the `u` flag,
+ * which many schema validators do not use, so the control range is spelled out (U+0000-U+001F,
+ * U+007F-U+009F).
+ */
+const NAME_SCHEMA_PATTERN = '^[^\\s\\x00-\\x1F\\x7F-\\x9F]{1,128}$';
+const TARGET_SCHEMA_PATTERN = '^[^\\s\\x00-\\x1F\\x7F-\\x9F]{0,128}$';
+
 /** A body member that is never accepted, with a message that says why. */
 function Refused(message: string): PropertyDecorator {
   return ValidateBy({
@@ -35,14 +43,14 @@ export class ProfileTargetQueryDto {
   @OptionalField()
   @IsString()
   @Matches(PROFILE_TARGET_PATTERN, { message: `clientId must be ${PROFILE_NAME_RULE}, or ''` })
-  @ApiPropertyOptional({ example: 'mobile-app' })
+  @ApiPropertyOptional({ example: 'mobile-app', pattern: TARGET_SCHEMA_PATTERN })
   clientId?: string;
 
   /** accountId of the target sub profile (with clientId). '' with clientId='' = the root profile. */
   @OptionalField()
   @IsString()
   @Matches(PROFILE_TARGET_PATTERN, { message: `accountId must be ${PROFILE_NAME_RULE}, or ''` })
-  @ApiPropertyOptional({ example: 'acct-42' })
+  @ApiPropertyOptional({ example: 'acct-42', pattern: TARGET_SCHEMA_PATTERN })
   accountId?: string;
 }
 
@@ -50,7 +58,7 @@ export class SubProfileParamsDto {
   /** accountId of the sub profile. */
   @IsString()
   @Matches(PROFILE_NAME_PATTERN, { message: `accountId must be ${PROFILE_NAME_RULE}` })
-  @ApiProperty({ example: 'acct-42' })
+  @ApiProperty({ example: 'acct-42', pattern: NAME_SCHEMA_PATTERN })
   accountId!: string;
 }
 
@@ -59,7 +67,7 @@ export class SubProfileQueryDto {
   @OptionalField()
   @IsString()
   @Matches(PROFILE_NAME_PATTERN, { message: `clientId must be ${PROFILE_NAME_RULE}` })
-  @ApiPropertyOptional({ example: 'mobile-app' })
+  @ApiPropertyOptional({ example: 'mobile-app', pattern: NAME_SCHEMA_PATTERN })
   clientId?: string;
 }
 
@@ -68,13 +76,13 @@ export class CreateSubProfileDto {
   /** The account's id on the OAuth client's platform. */
   @IsString()
   @Matches(PROFILE_NAME_PATTERN, { message: `accountId must be ${PROFILE_NAME_RULE}` })
-  @ApiProperty({ example: 'acct-42' })
+  @ApiProperty({ example: 'acct-42', pattern: NAME_SCHEMA_PATTERN })
   accountId!: string;
 
   /** The OAuth client the account registered or logged in through. */
   @IsString()
   @Matches(PROFILE_NAME_PATTERN, { message: `clientId must be ${PROFILE_NAME_RULE}` })
-  @ApiProperty({ example: 'mobile-app' })
+  @ApiProperty({ example: 'mobile-app', pattern: NAME_SCHEMA_PATTERN })
   clientId!: string;
 
   /** E-mail of the account (stored lower-case); cannot be changed later. */
@@ -89,7 +97,12 @@ export class CreateSubProfileDto {
   @ArrayMaxSize(MAX_GROUPS)
   @IsString({ each: true })
   @Matches(PROFILE_NAME_PATTERN, { each: true, message: `each group must be ${PROFILE_NAME_RULE}` })
-  @ApiPropertyOptional({ type: [String], example: ['beta-testers'] })
+  @ApiPropertyOptional({
+    type: [String],
+    example: ['beta-testers'],
+    maxItems: MAX_GROUPS,
+    items: { type: 'string', pattern: NAME_SCHEMA_PATTERN },
+  })
   groups?: string[];
 
   /** Stored as settings.userMetadata. Values: object, string, integer or boolean. */
@@ -160,6 +173,6 @@ export class ProfileGroupDto {
   /** Group name: 1-128 characters, no whitespace or control characters. */
   @IsString()
   @Matches(PROFILE_NAME_PATTERN, { message: `group must be ${PROFILE_NAME_RULE}` })
-  @ApiProperty({ example: 'admin:subject' })
+  @ApiProperty({ example: 'admin:subject', pattern: NAME_SCHEMA_PATTERN })
   group!: string;
 }

@@ -9,6 +9,7 @@ import {
   MinLength,
 } from 'class-validator';
 import { OptionalField } from '../../common/dto';
+import { ApiSchemaPatch } from '../../common/http/openapi';
 import type { Project } from '../project.types';
 
 export const PROJECT_NAME_MAX = 200;
@@ -49,6 +50,7 @@ export class CreateProjectDto {
 }
 
 /** The fields to change; at least one. Tags are replaced as a whole. */
+@ApiSchemaPatch({ minProperties: 1 })
 export class UpdateProjectDto {
   /** New name, 1–200 characters. */
   @OptionalField()

@@ -1,0 +1,80 @@
+import type { OpenAPIObject } from '@nestjs/swagger';
+
+/** Types, names and small builders shared by the OpenAPI document's completion steps. */
+
+/** Names of the two security schemes (X-Api-Key header, Bearer token) in the document. */
+export const API_KEY_SCHEME = 'apiKey';
+export const BEARER_SCHEME = 'bearer';
+
+/** The X-Branch header parameter; operations that take it can answer INVALID_BRANCH and BRANCH_MISMATCH. */
+export const BRANCH_HEADER = 'X-Branch';
+
+export type Operation = NonNullable<OpenAPIObject['paths'][string]['get']>;
+export type Response = Operation['responses'][string] & {
+  description: string;
+  content?: Record<string, MediaType>;
+  headers?: Record<string, unknown>;
+};
+export interface MediaType {
+  schema?: Schema;
+  example?: unknown;
+  examples?: Record<string, unknown>;
+}
+export type Schema = Record<string, unknown> & {
+  $ref?: string;
+  type?: string;
+  properties?: Record<string, Schema>;
+  required?: string[];
+  items?: Schema;
+  description?: string;
+};
+
+export const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
+export const PROBLEM_SCHEMA = 'ProblemDto';
+export const PROBLEM_REF = `#/components/schemas/${PROBLEM_SCHEMA}`;
+export const PROBLEM_MEDIA_TYPE = 'application/problem+json';
+
+export function header(
+  description: string,
+  schema: Schema,
+  required: boolean,
+): Record<string, unknown> {
+  return { description, required, schema };
+}
+
+export const HEADERS = {
+  requestId: header(
+    'The request id (echoed from the request, or generated); also the problem `traceId`',
+    { type: 'string' },
+    true,
+  ),
+  limit: (required: boolean) =>
+    header('Requests allowed per window for this key', { type: 'integer' }, required),
+  remaining: (required: boolean) =>
+    header('Requests left in the current window', { type: 'integer' }, required),
+  reset: (required: boolean) =>
+    header('Seconds until the window resets', { type: 'integer' }, required),
+  retryAfter: header('Seconds to wait before retrying', { type: 'integer', minimum: 1 }, true),
+  link: header(
+    'Next page: `<url>; rel="next"`, present when a further page exists',
+    { type: 'string' },
+    false,
+  ),
+  allow: header('The methods the path supports', { type: 'string' }, true),
+};
+
+export function problemResponse(description: string): Response {
+  return { description, content: { [PROBLEM_MEDIA_TYPE]: { schema: { $ref: PROBLEM_REF } } } };
+}
+
+export function operations(document: OpenAPIObject): [string, string, Operation][] {
+  return Object.entries(document.paths).flatMap(([path, item]) =>
+    METHODS.flatMap((method) => (item[method] ? [[path, method, item[method]] as const] : [])),
+  ) as [string, string, Operation][];
+}
+
+export function takesBranch(operation: Operation): boolean {
+  return (operation.parameters ?? []).some(
+    (p) => 'name' in p && p.in === 'header' && p.name === BRANCH_HEADER,
+  );
+}
