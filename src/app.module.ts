@@ -53,7 +53,10 @@ export class AppModule {
           // Fail fast instead of queueing operations while disconnected: a request gets a 503
           // within the server-selection timeout rather than hanging.
           bufferCommands: false,
-          autoIndex: true,
+          // Production builds indexes only in an explicit step (IndexSync: at start unless
+          // SYNC_INDEXES=false, or `npm run db:sync-indexes`), never as a side effect of a model
+          // loading: building an index on a large collection is an operation to plan.
+          autoIndex: config.nodeEnv !== 'production',
           retryAttempts: 3,
           retryDelay: 1000,
         }),

@@ -12,6 +12,8 @@ export interface AppConfig {
   trustProxy: boolean;
   /** SWAGGER_ENABLED: whether /docs, /docs-json and /docs-yaml are served. */
   swaggerEnabled: boolean;
+  /** SYNC_INDEXES: create missing indexes at start (production builds none implicitly). */
+  syncIndexes: boolean;
   /** CORS_ORIGINS: '*', or the allowed origins; [] = CORS off. */
   corsOrigins: '*' | string[];
   shutdownTimeoutMs: number;
@@ -94,6 +96,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     logLevel: vars.LOG_LEVEL,
     trustProxy: vars.TRUST_PROXY,
     swaggerEnabled: vars.SWAGGER_ENABLED,
+    syncIndexes: vars.SYNC_INDEXES,
     corsOrigins:
       vars.CORS_ORIGINS === '*' ? '*' : (vars.CORS_ORIGINS?.split(',').map((o) => o.trim()) ?? []),
     shutdownTimeoutMs: vars.SHUTDOWN_TIMEOUT_MS,

@@ -152,6 +152,15 @@ export class EnvironmentVariables {
   )
   SWAGGER_ENABLED = true;
 
+  /**
+   * Create missing indexes of the service's own collections at start. Outside production mongoose
+   * builds them as models load; in production only this step (or `npm run db:sync-indexes`) does.
+   */
+  @Transform(
+    ({ value }: { value: unknown }) => value !== false && value !== 'false' && value !== '0',
+  )
+  SYNC_INDEXES = true;
+
   /** Browser origins allowed to call the API (CORS): `*` or a comma-separated list; unset = off. */
   @IsOptional()
   @Matches(/^(\*|https?:\/\/[^\s,/]+(\s*,\s*https?:\/\/[^\s,/]+)*)$/, {
