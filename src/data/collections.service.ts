@@ -26,6 +26,7 @@ export class CollectionsService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
+  /** Collection names are checked once, where they enter: CollectionNamePipe on `{collection}`. */
   static checkName(name: string): void {
     if (!COLLECTION_NAME_PATTERN.test(name)) throw new InvalidCollectionNameError();
   }
@@ -43,7 +44,6 @@ export class CollectionsService {
 
   /** The caller's collection, or null when it does not exist (reads never create one). */
   find(principal: CustomerPrincipal, name: string): Promise<RegisteredCollection | null> {
-    CollectionsService.checkName(name);
     return this.registry.find(tenantOf(principal), principal.branch, name);
   }
 

@@ -88,7 +88,6 @@ export class IndexesService {
   }
 
   async remove(principal: CustomerPrincipal, collection: string, name: string): Promise<void> {
-    CollectionsService.checkName(collection);
     if (name === '_id_') throw new ProtectedIndexError();
     const target = await this.collections.find(principal, collection);
     const existing = target ? await this.items.listIndexes(target.physical) : [];
