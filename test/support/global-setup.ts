@@ -1,6 +1,7 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { MongoClient } from 'mongodb';
 import { loadConfig } from '../../src/config';
 import { resolveDatabase, type ResolvedDatabase } from '../../tools/dev-database';
 
@@ -21,6 +22,23 @@ export default async function globalSetup(): Promise<void> {
   });
   process.env.TEST_MONGODB_URI = database.uri;
   process.env.TEST_DATABASE_KIND = database.kind;
-  process.stdout.write(`e2e database: ${database.description}\n`);
+  process.env.TEST_DATABASE_SERVER = await serverOf(database.uri);
+  const notRun = join(mkdtempSync(join(tmpdir(), 'pds-not-run-')), 'not-run.log');
+  writeFileSync(notRun, '');
+  process.env.TEST_NOT_RUN_LOG = notRun;
+  process.stdout.write(
+    `e2e database: ${database.description} (server: ${process.env.TEST_DATABASE_SERVER})\n`,
+  );
   globalThis.__TEST_DATABASE__ = database;
+}
+
+/** FerretDB answers buildInfo with `ferretdbVersion` (v1; `ferretdb` in v2); MongoDB with neither. */
+async function serverOf(uri: string): Promise<'mongodb' | 'ferretdb'> {
+  const client = new MongoClient(uri, { serverSelectionTimeoutMS: 10_000 });
+  try {
+    const info = await client.db('admin').command({ buildInfo: 1 });
+    return 'ferretdbVersion' in info || 'ferretdb' in info ? 'ferretdb' : 'mongodb';
+  } finally {
+    await client.close();
+  }
 }

@@ -1,0 +1,158 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { Agent, request, type IncomingHttpHeaders } from 'node:http';
+import { join, resolve } from 'node:path';
+import { findFreePort } from '../../tools/dev-database';
+import { testDatabaseUri, TEST_ADMIN_KEY } from './app';
+
+/**
+ * The service as it runs in production, `node dist/main.js` in a process of its own: for tests
+ * of signals (SIGTERM, SIGKILL) and of several instances sharing one database.
+ */
+const ROOT = resolve(__dirname, '..', '..');
+export const MAIN = join(ROOT, 'dist', 'main.js');
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) newest = Math.max(newest, newestMtime(path));
+    else if (entry.name.endsWith('.ts')) newest = Math.max(newest, statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+/**
+ * CI builds dist/ before the tests; a local run builds it only when it is missing or older than
+ * the sources, so a test never runs a stale build.
+ */
+export function ensureBuilt(): void {
+  if (existsSync(MAIN) && statSync(MAIN).mtimeMs >= newestMtime(join(ROOT, 'src'))) return;
+  execFileSync(join(ROOT, 'node_modules', '.bin', 'nest'), ['build'], {
+    cwd: ROOT,
+    stdio: 'ignore',
+    timeout: 120_000,
+  });
+}
+
+export interface Reply {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+/** One HTTP request with node:http (no client-side retries, keep-alive only through `agent`). */
+export function send(
+  agent: Agent | undefined,
+  port: number,
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+  body?: unknown,
+): Promise<Reply> {
+  return new Promise((resolvePromise, reject) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path,
+        agent,
+        headers: {
+          ...headers,
+          ...(payload ? { 'Content-Type': 'application/json' } : {}),
+        },
+        timeout: 15_000,
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () =>
+          resolvePromise({ status: res.statusCode ?? 0, headers: res.headers, body: text }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('client timeout')));
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+export interface ServiceProcess {
+  port: number;
+  process: ChildProcess;
+  /** Resolves when the process exits, with its code and the time it did. */
+  exited: Promise<{ code: number | null; at: number }>;
+  stdout(): string;
+  stderr(): string;
+  /** `send` bound to this instance's port. */
+  send(
+    method: string,
+    path: string,
+    headers?: Record<string, string>,
+    body?: unknown,
+  ): Promise<Reply>;
+  /** SIGKILL unless already gone; resolves once it has exited. */
+  kill(): Promise<void>;
+}
+
+/**
+ * Starts `dist/main.js` in production mode on a free port and the test database, and waits until
+ * it answers its readiness probe. `env` overrides the defaults (e.g. MONGODB_DB_NAME: two
+ * instances given the same name share one database).
+ */
+export async function startService(
+  env: Record<string, string>,
+  readyWithinMs = 30_000,
+): Promise<ServiceProcess> {
+  ensureBuilt();
+  const port = await findFreePort();
+  const child = spawn(process.execPath, [MAIN], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH,
+      NODE_ENV: 'production',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      MONGODB_URI: testDatabaseUri(),
+      ADMIN_API_KEY: TEST_ADMIN_KEY,
+      RATE_LIMIT_MAX: '1000000',
+      AUTH_FAILURE_MAX: '1000000',
+      LOG_LEVEL: 'info',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  const exited = new Promise<{ code: number | null; at: number }>((done) =>
+    child.once('exit', (code) => done({ code, at: Date.now() })),
+  );
+  const service: ServiceProcess = {
+    port,
+    process: child,
+    exited,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    send: (method, path, headers, body) => send(undefined, port, method, path, headers, body),
+    kill: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+  };
+  const readyBy = Date.now() + readyWithinMs;
+  for (;;) {
+    const ready = await service.send('GET', '/health/ready').catch(() => undefined);
+    if (ready?.status === 200) return service;
+    if (Date.now() > readyBy || child.exitCode !== null) {
+      await service.kill();
+      throw new Error(`the service did not become ready:\n${stderr}\n${stdout.slice(-2000)}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
