@@ -1,0 +1,204 @@
+import { Logger } from '@nestjs/common';
+import type { ThrottlerStorage } from '@nestjs/throttler';
+import type { Collection } from 'mongodb';
+import type { Connection } from 'mongoose';
+import { DUPLICATE, orDuplicate, type Duplicate } from '../mongo/duplicate';
+import { claimSlot, type SlotSpace } from '../mongo/slots';
+import { fixedWindow, secondsUntil } from './fixed-window';
+
+type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
+
+/** One admitted request; nothing but its `_id` (see hitId). */
+export interface RateLimitHit {
+  _id: string;
+}
+
+export const RATE_LIMIT_COLLECTION = 'rate_limit_hits';
+
+/** Digits of a window's start (epoch ms) and of a slot number in `_id`, so ids sort as numbers. */
+const START_DIGITS = 15;
+const SLOT_DIGITS = 10;
+/** The largest limit a slot number can count to. */
+export const RATE_LIMIT_MAX_LIMIT = 10 ** SLOT_DIGITS;
+
+/** Keys the process remembers where their window stands; beyond it the oldest are forgotten. */
+const REMEMBERED_KEYS = 10_000;
+
+/** `|` separates the parts of an id, so a key is written without it (and `%` escapes itself). */
+function escapeKey(key: string): string {
+  return key.replaceAll('%', '%25').replaceAll('|', '%7C');
+}
+
+function windowPrefix(windowStart: number): string {
+  return `${String(windowStart).padStart(START_DIGITS, '0')}|`;
+}
+
+/**
+ * `_id` of the `slot`-th request admitted for `key` in the window starting at `windowStart`:
+ * `<start, 15 digits>|<key>|<slot, 10 digits>`. The window comes first so that the sweep deletes
+ * ended windows with one `_id` range; fixed widths make the highest slot of a key and window the
+ * last id of its range.
+ */
+export function hitId(windowStart: number, key: string, slot: number): string {
+  return `${windowPrefix(windowStart)}${escapeKey(key)}|${String(slot).padStart(SLOT_DIGITS, '0')}`;
+}
+
+/**
+ * The `_id` range of exactly one key's slots in one window: ids that start with
+ * `<start>|<key>|`. An escaped key has no `|`, so no other key's ids start so; `}` follows `|`.
+ */
+export function hitRange(windowStart: number, key: string): { from: string; to: string } {
+  const base = `${windowPrefix(windowStart)}${escapeKey(key)}`;
+  return { from: `${base}|`, to: `${base}}` };
+}
+
+/** Where the process believes one key's current window stands. */
+class KeyWindow {
+  /** The next slot to try: every slot below it is taken, or held by a request of this process. */
+  next = 0;
+  /** Whether `next` was read from the database in this window. */
+  known = false;
+  /** Another instance took a slot this process tried: read before every claim from now on. */
+  contended = false;
+  /** A read in flight, shared by the requests that need it. */
+  reading: Promise<void> | undefined;
+
+  constructor(readonly start: number) {}
+}
+
+/**
+ * Rate-limit counters for @nestjs/throttler in the database (RATE_LIMIT_STORE=mongo), so that all
+ * instances share one budget per key: fixed windows of RATE_LIMIT_WINDOW_MS aligned to the epoch,
+ * each admitted request one document whose `_id` names its slot (common/mongo/slots). An insert
+ * of a taken `_id` is refused atomically on MongoDB and FerretDB alike, so the count is exact
+ * where `$inc` would lose updates (FerretDB).
+ *
+ * Cost per request, in database commands: the first request of a key in a window on an instance
+ * reads the key's highest slot (on MongoDB an `_id` index seek), then inserts the next one; later requests
+ * insert only, the process counting on from what it read (1 command). When another instance
+ * took the slot an insert tried, the insert is refused, and from then on the instance reads
+ * before each insert for the rest of that window (2 commands). A request over the limit writes
+ * nothing: it costs no command once the instance knows the window is full, else one read.
+ * Ended windows are deleted once per window per instance with one `_id` range (no TTL index).
+ */
+export class MongoFixedWindowThrottlerStorage implements ThrottlerStorage {
+  private readonly logger = new Logger('RateLimit');
+  private readonly windows = new Map<string, KeyWindow>();
+  /** Start of the last window this process swept for, so it sweeps once per window. */
+  private sweptForWindow = -1;
+
+  /** `hits` is a function: the connection's database is there only once it is open. */
+  constructor(private readonly hits: () => Collection<RateLimitHit>) {}
+
+  /** The store in the database of a mongoose connection. */
+  static on(connection: Connection): MongoFixedWindowThrottlerStorage {
+    return new MongoFixedWindowThrottlerStorage(() => {
+      const db = connection.db;
+      if (!db) throw new Error('database connection is not open');
+      return db.collection<RateLimitHit>(RATE_LIMIT_COLLECTION);
+    });
+  }
+
+  async increment(key: string, ttl: number, limit: number): Promise<ThrottlerStorageRecord> {
+    const now = Date.now();
+    const window = fixedWindow(now, ttl);
+    this.sweepOnce(window.start, ttl);
+    const slot = await claimSlot(this.space(key, this.windowOf(key, window.start), limit), limit);
+    const timeToExpire = secondsUntil(window.end, now);
+    if (slot === null)
+      return {
+        totalHits: limit + 1,
+        timeToExpire,
+        isBlocked: true,
+        timeToBlockExpire: timeToExpire,
+      };
+    return { totalHits: slot + 1, timeToExpire, isBlocked: false, timeToBlockExpire: 0 };
+  }
+
+  private space(key: string, window: KeyWindow, limit: number): SlotSpace<number> {
+    return {
+      firstFree: async (refused) => {
+        if (refused !== null) {
+          window.contended = true;
+          window.next = Math.max(window.next, refused + 1);
+        }
+        if (window.next < limit && (!window.known || window.contended))
+          await this.readNext(key, window);
+        // Reserved for this request: concurrent requests of this process never try one slot twice.
+        const slot = window.next;
+        window.next += 1;
+        return slot;
+      },
+      take: (slot) => this.insert(key, window, slot),
+    };
+  }
+
+  private async insert(key: string, window: KeyWindow, slot: number): Promise<number | Duplicate> {
+    try {
+      const inserted = await orDuplicate(() =>
+        this.hits().insertOne({ _id: hitId(window.start, key, slot) }),
+      );
+      return inserted === DUPLICATE ? DUPLICATE : slot;
+    } catch (error) {
+      // The slot may be free still: the next request of this process tries it again.
+      window.next = Math.min(window.next, slot);
+      throw error;
+    }
+  }
+
+  /** Moves `next` past the highest slot taken in the database; one read for concurrent callers. */
+  private readNext(key: string, window: KeyWindow): Promise<void> {
+    window.reading ??= this.highestSlot(key, window.start)
+      .then((highest) => {
+        window.next = Math.max(window.next, highest + 1);
+        window.known = true;
+      })
+      .finally(() => {
+        window.reading = undefined;
+      });
+    return window.reading;
+  }
+
+  /** The highest slot taken for the key in the window, -1 when none. */
+  private async highestSlot(key: string, windowStart: number): Promise<number> {
+    const { from, to } = hitRange(windowStart, key);
+    const last = await this.hits().findOne(
+      { _id: { $gte: from, $lt: to } },
+      { sort: { _id: -1 }, projection: { _id: 1 } },
+    );
+    return last ? Number(last._id.slice(-SLOT_DIGITS)) : -1;
+  }
+
+  /** This process's view of the key's window; a request from an ended window gets a fresh one. */
+  private windowOf(key: string, start: number): KeyWindow {
+    const current = this.windows.get(key);
+    if (current?.start === start) return current;
+    if (current && current.start > start) return new KeyWindow(start);
+    if (!current && this.windows.size >= REMEMBERED_KEYS) this.forgetBefore(start);
+    const window = new KeyWindow(start);
+    this.windows.set(key, window);
+    return window;
+  }
+
+  /** Forgets keys of ended windows; all of them when that is not enough (they are only hints). */
+  private forgetBefore(start: number): void {
+    for (const [key, window] of this.windows) {
+      if (window.start < start) this.windows.delete(key);
+    }
+    if (this.windows.size >= REMEMBERED_KEYS) this.windows.clear();
+  }
+
+  /**
+   * Deletes windows that ended before the previous one, once per window per process, off the
+   * request's path. The previous window is kept as a margin for clocks of instances that differ.
+   */
+  private sweepOnce(windowStart: number, ttl: number): void {
+    if (windowStart <= this.sweptForWindow) return;
+    this.sweptForWindow = windowStart;
+    this.hits()
+      .deleteMany({ _id: { $lt: windowPrefix(windowStart - ttl) } })
+      .catch((error: unknown) => {
+        this.logger.warn({ err: error }, 'could not delete ended rate-limit windows');
+      });
+  }
+}

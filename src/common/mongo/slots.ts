@@ -1,0 +1,43 @@
+import { DUPLICATE, type Duplicate } from './duplicate';
+
+/**
+ * Numbered places ("slots") 0, 1, 2, … of which each can be taken once. Taking one is an insert
+ * that the database refuses when the place is taken already: a document whose `_id` names the
+ * slot (`<scope>|<n>`), or one under a unique index on (scope, slot). Both MongoDB and FerretDB
+ * decide such inserts atomically, which neither does for a counter: FerretDB applies `$inc` and
+ * filtered updates by reading, modifying and writing back, so concurrent ones are lost. Every
+ * quota and counter that must hold across instances is therefore made of slots: the collection
+ * quota, the index quota, the failed-authentication budget, the rate limit.
+ */
+export interface SlotSpace<T> {
+  /**
+   * The slot to try: every slot below it is believed taken — the number of slots when slots are
+   * never given back, the lowest free one otherwise. `refused` is the slot whose insert was just
+   * refused (null before the first attempt): a space may answer `refused + 1` from memory, or
+   * look again to skip past the slots taken meanwhile. Answers below `refused + 1` are raised.
+   */
+  firstFree(refused: number | null): Promise<number>;
+  /**
+   * Inserts the claim of `slot`. DUPLICATE when the slot is taken (the search goes on); anything
+   * else ends it and is returned — also an answer that is not a new claim, such as the entry a
+   * concurrent request registered under the same name.
+   */
+  take(slot: number): Promise<T | Duplicate>;
+}
+
+/**
+ * Takes the first free slot below `max` and returns what `take` answered for it; null when every
+ * slot below `max` is taken. Each refused insert means that another claim took that slot, and
+ * the next attempt is above it, so this ends after at most `max` inserts.
+ */
+export async function claimSlot<T>(space: SlotSpace<T>, max: number): Promise<T | null> {
+  let refused: number | null = null;
+  for (;;) {
+    const floor = refused === null ? 0 : refused + 1;
+    const slot = Math.max(floor, await space.firstFree(refused));
+    if (slot >= max) return null;
+    const result = await space.take(slot);
+    if (result !== DUPLICATE) return result;
+    refused = slot;
+  }
+}
