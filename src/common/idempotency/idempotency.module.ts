@@ -1,0 +1,42 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { APP_INTERCEPTOR } from '@nestjs/core';
+import { MongooseModule } from '@nestjs/mongoose';
+import {
+  IDEMPOTENCY_SCOPE,
+  IdempotencyInterceptor,
+  type IdempotencyScopeResolver,
+} from './idempotency.interceptor';
+import { IdempotencyRecordDocument, IdempotencyRecordSchema } from './idempotency-record.schema';
+import { IdempotencyRepository } from './idempotency.repository';
+import { IdempotencyService } from './idempotency.service';
+import { IdempotencySweeper } from './idempotency.sweeper';
+
+export interface IdempotencyModuleOptions {
+  /** Who a request's keys belong to (the composition root binds it to the auth principal). */
+  scopeOf: IdempotencyScopeResolver;
+}
+
+/**
+ * Idempotency-Key for every POST and for PUT/DELETE of projects and data items: a global
+ * interceptor, its records and their sweeper. See README "Idempotent requests".
+ */
+@Module({})
+export class IdempotencyModule {
+  static forRoot(options: IdempotencyModuleOptions): DynamicModule {
+    return {
+      module: IdempotencyModule,
+      imports: [
+        MongooseModule.forFeature([
+          { name: IdempotencyRecordDocument.name, schema: IdempotencyRecordSchema },
+        ]),
+      ],
+      providers: [
+        IdempotencyRepository,
+        IdempotencyService,
+        IdempotencySweeper,
+        { provide: IDEMPOTENCY_SCOPE, useValue: options.scopeOf },
+        { provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor },
+      ],
+    };
+  }
+}
