@@ -1,0 +1,247 @@
+"""The only failures `npm run test:contract` accepts, each with its reason.
+
+Schemathesis generates requests from the OpenAPI document and reports a request that is valid
+for the document but refused by the service as "schema-valid request rejected" (ST202). Some of
+the service's rules cannot be written in an OpenAPI 3.0 document:
+
+- rules that tie two members or parameters together (clientId needs accountId; a keyset cursor
+  must name the sort field; uniqueField must name a field of the item; a plan's until is not
+  before its since);
+- rules on the names of a free-form object's members (OpenAPI 3.0 has no propertyNames), and
+  the depth and size budgets of free-form values;
+- value rules two levels or more inside a free-form member, where Schemathesis stops following
+  the document's recursive schemas and generates any JSON;
+- rules on the clock or on the service's state (expiresAt in the future; If-Match naming
+  another version; an Idempotency-Key used before for another request).
+
+This hook drops exactly those reports and nothing else: the check must be ST202, the response
+the problem the rule produces, and for a 400 every error in it must be one listed below for that
+operation. Any other error, status or check still fails the run.
+
+Loaded by tools/contract/run.ts through SCHEMATHESIS_HOOKS. Each dropped failure is appended to
+the file named by CONTRACT_EXCLUSIONS_LOG so the runner can say which exclusion was used.
+"""
+
+import json
+import os
+import re
+from typing import NamedTuple
+
+import schemathesis
+
+
+# A NamedTuple rather than a dataclass: Schemathesis loads this file outside sys.modules, where
+# dataclasses cannot resolve the module.
+class Exclusion(NamedTuple):
+    name: str
+    # "METHOD /path" as the document lists it; None for every operation.
+    operations: tuple[str, ...] | None
+    # The problem's status and code.
+    status: int
+    code: str
+    # For VALIDATION_FAILED: regular expressions every errors[].field and errors[].message match.
+    field: str | None
+    message: str | None
+    reason: str
+
+
+PROFILE_TARGETS = ("GET /profile", "PUT /profile", "PUT /profile/groups", "DELETE /profile/groups")
+PROFILE_JSON = ("POST /profile", "PUT /profile", "PUT /admin/users/{subject}/plans")
+DATA = (
+    "GET /data/{collection}",
+    "POST /data/{collection}",
+    "GET /data/{collection}/count",
+    "GET /data/{collection}/{indexName}/{indexValue}",
+    "PUT /data/{collection}/{indexName}/{indexValue}",
+    "DELETE /data/{collection}/{indexName}/{indexValue}",
+    "POST /data/{collection}/index",
+)
+
+EXCLUSIONS: tuple[Exclusion, ...] = (
+    Exclusion(
+        name="clientId-with-accountId",
+        operations=PROFILE_TARGETS + ("POST /api-keys",),
+        status=400,
+        code="VALIDATION_FAILED",
+        field=r"^(clientId|accountId)$",
+        message=r"^clientId and accountId must (be given together|both be non-empty)",
+        reason="clientId and accountId name a sub profile together (both given, or both empty "
+        "for the root profile); each alone is valid, and OpenAPI 3.0 cannot make one member "
+        "or parameter require another.",
+    ),
+    Exclusion(
+        name="cursor-names-sort-field",
+        operations=("GET /data/{collection}", "GET /project"),
+        status=400,
+        code="VALIDATION_FAILED",
+        field=r"^(after|before)\[.*\]$",
+        message=r"^(must name the sort field|needs (after|before)\[)",
+        reason="A keyset cursor after[f]/before[f] must name the field given in `sort`, and the "
+        "id tie-breaker needs the sort field's cursor beside it; OpenAPI 3.0 cannot tie one "
+        "parameter's presence or key to another parameter.",
+    ),
+    Exclusion(
+        name="unique-field-in-item",
+        operations=("POST /data/{collection}",),
+        status=400,
+        code="VALIDATION_FAILED",
+        field=r"^uniqueField$",
+        message=r"^item has no field ",
+        reason="uniqueField must name a field present in `item`; OpenAPI 3.0 cannot tie a "
+        "member's value to the keys of another member.",
+    ),
+    Exclusion(
+        name="free-form-keys",
+        operations=DATA + PROFILE_JSON,
+        # Keys of items, values, filters and cursors; never a documented parameter or member.
+        status=400,
+        code="VALIDATION_FAILED",
+        field=r"^(?!(sort|authField|uniqueField|indexName|field|name)$)",
+        message=r"^(field (name|path) |segment |must not be empty$|is not a recognised parameter$"
+        r"|is (set|managed) by the server$|'.*' is a reserved (name|key)$|keys )",
+        reason="The names of a free-form object's members (item and values fields, filter, "
+        "existsFilter, after and before keys, compound index fields; the keys of profile "
+        "settings, metadata, userMetadata and plan metadata) follow the key rules of "
+        "docs/data.md and docs/profiles.md; OpenAPI 3.0 has no propertyNames to state a rule for the keys "
+        "of an object, so generated objects carry names the service refuses. The same rules "
+        "are in the document wherever a name is a value (authField, uniqueField, sort, field, "
+        "indexName) and are checked there.",
+    ),
+    Exclusion(
+        name="free-form-budgets",
+        operations=DATA + PROFILE_JSON,
+        status=400,
+        code="VALIDATION_FAILED",
+        field=r"^(?!(sort|authField|uniqueField|indexName|field|name)$)",
+        message=r"^((is )?nest(ed|ing) deeper than \d+ levels|is \d+ bytes serialized; the limit "
+        r"is \d+|the stored result would be \d+ bytes serialized; the limit is \d+)$",
+        reason="Free-form values are bounded in nesting depth and serialized size "
+        "(DATA_MAX_DEPTH, PROFILE_JSON_MAX_DEPTH, PROFILE_JSON_MAX_BYTES; docs/data.md, "
+        "docs/profiles.md); the document describes such values with recursive schemas, and "
+        "OpenAPI 3.0 cannot bound the depth or the serialized size of a recursive value.",
+    ),
+    Exclusion(
+        name="nested-values-beyond-generation",
+        operations=DATA + PROFILE_JSON,
+        status=400,
+        code="VALIDATION_FAILED",
+        # Two or more levels below the member: item.a.b, item.a[0], settings["a"]["b"].
+        field=r'^(\d+\.)?[A-Za-z]+(\["(?:[^"\\]|\\.)*"\]|\.[^.\[]+|\[\d+\]){2,}$',
+        message=r"^(numbers must be integers|integers must be within .*|arrays are not allowed .*"
+        r"|null is only allowed in updates|values must be strings|not a JSON value"
+        r"|must not hold an array directly inside an array .*)$",
+        reason="The document states the value rules of free-form members with recursive schemas "
+        "(ProfileJsonValue, DataValue). Schemathesis follows a recursive $ref only a little way "
+        "and generates any JSON below that, so its values two or more levels down can break "
+        "rules the document does state; at the first level they are checked like any other.",
+    ),
+    Exclusion(
+        name="plan-until-after-since",
+        operations=("PUT /admin/users/{subject}/plans",),
+        status=400,
+        code="VALIDATION_FAILED",
+        field=r"^\d+\.until$",
+        message=r"^until must not be before since$",
+        reason="A plan's until must not be before its since; OpenAPI 3.0 cannot compare two "
+        "members of one object.",
+    ),
+    Exclusion(
+        name="expiry-in-the-future",
+        operations=("POST /api-keys",),
+        status=400,
+        code="VALIDATION_FAILED",
+        field=r"^expiresAt$",
+        message=r"^expiresAt must be in the future$",
+        reason="A new key's expiresAt must be later than the time of the request; a schema "
+        "states formats and bounds, not a bound that moves with the clock.",
+    ),
+    Exclusion(
+        name="if-match-names-another-version",
+        operations=None,
+        status=412,
+        code="PRECONDITION_FAILED",
+        field=None,
+        message=None,
+        reason="A well-formed If-Match that names another version than the resource's current "
+        "one (or any version of a resource that does not exist) is refused by design; which "
+        "version is current is the resource's state, not something the request's schema can say.",
+    ),
+    Exclusion(
+        name="idempotency-key-used-before",
+        operations=None,
+        status=422,
+        code="IDEMPOTENCY_KEY_REUSED",
+        field=None,
+        message=None,
+        reason="An Idempotency-Key that an earlier, different request used is refused by design "
+        "(generated requests reuse the document's example key); whether a key was used is the "
+        "service's state, not something the request's schema can say.",
+    ),
+)
+
+
+def _label(case: schemathesis.Case) -> str:
+    return f"{case.operation.method.upper()} {case.operation.path}"
+
+
+def _problem(response: schemathesis.Response) -> dict | None:
+    try:
+        problem = response.json()
+    except ValueError:
+        return None
+    return problem if isinstance(problem, dict) else None
+
+
+def _applies(exclusion: Exclusion, label: str, problem: dict, status: int) -> bool:
+    return (
+        (exclusion.operations is None or label in exclusion.operations)
+        and exclusion.status == status
+        and exclusion.code == problem.get("code")
+    )
+
+
+def _error_matches(exclusion: Exclusion, error: object) -> bool:
+    return (
+        isinstance(error, dict)
+        and exclusion.field is not None
+        and exclusion.message is not None
+        and re.search(exclusion.field, str(error.get("field", ""))) is not None
+        and re.search(exclusion.message, str(error.get("message", ""))) is not None
+    )
+
+
+def _used(label: str, response: schemathesis.Response) -> set[str] | None:
+    """The exclusions that explain the whole response, or None when something is left over."""
+    problem = _problem(response)
+    if problem is None:
+        return None
+    applicable = [e for e in EXCLUSIONS if _applies(e, label, problem, response.status_code)]
+    for exclusion in applicable:
+        if exclusion.field is None:
+            return {exclusion.name}
+    errors = problem.get("errors")
+    if not isinstance(errors, list) or not errors:
+        return None
+    used: set[str] = set()
+    for error in errors:
+        match = next((e for e in applicable if _error_matches(e, error)), None)
+        if match is None:
+            return None
+        used.add(match.name)
+    return used
+
+
+@schemathesis.hook
+def filter_failure(context, failure, case, response) -> bool:
+    """Keep every failure except a refusal that only the rules listed above explain."""
+    if failure.code != "ST202":
+        return True
+    used = _used(_label(case), response)
+    if used is None:
+        return True
+    log = os.environ.get("CONTRACT_EXCLUSIONS_LOG")
+    if log:
+        with open(log, "a", encoding="utf-8") as file:
+            for name in sorted(used):
+                file.write(json.dumps({"exclusion": name, "operation": _label(case)}) + "\n")
+    return False
