@@ -1,0 +1,29 @@
+// `npm run test:client`: the flows of flows.ts through the typed client, against the built service
+// (dist/main.js) started on a free port with a fresh database and its own operator key.
+import { after, before, describe, it } from 'node:test';
+import { startService, type RunningService } from '../scripts/service';
+import { rootFlow, subFlow, teamFlow, type Target } from './flows';
+
+const log = (message: string): void => void process.stdout.write(`# ${message}\n`);
+
+void describe('typed client against the built service', { timeout: 180_000 }, () => {
+  let service: RunningService | undefined;
+  const target = (): Target => {
+    if (!service) throw new Error('the service did not start');
+    return service;
+  };
+
+  before(async () => {
+    service = await startService(log);
+  });
+  after(async () => {
+    await service?.stop();
+  });
+
+  void it('root: profile, projects, and data items from create to delete', () =>
+    rootFlow(target()));
+  void it('sub: a root mints a sub key; the sub edits only its own settings and data', () =>
+    subFlow(target()));
+  void it('team: the operator creates a team and its key; the team works per branch', () =>
+    teamFlow(target()));
+});
