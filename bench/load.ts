@@ -1,36 +1,62 @@
-// One load scenario, run in its own process so the load generator does not share an event loop
-// (or a CPU-time measurement) with the harness. Usage: node dist-dev/bench/load.js <spec.json>
-// The spec is a LoadSpec (lib/types.ts). `%SEQ%` in a path or body is replaced by a per-request
-// counter (unique values for writes). Prints one JSON LoadResult on stdout.
+// The load generator, run in its own process so that it does not share an event loop (or a
+// CPU-time measurement) with the harness. Usage: node dist-dev/bench/load.js <spec.json>
+// The spec is a LoadSpec (lib/types.ts): one or more variants (a server and a request), a warm-up
+// of each, then rounds in which the variants take turns (A B, B A, A B, …), so that a machine
+// getting busier or quieter weighs on every variant alike. `%SEQ%` in a path, body or
+// per-request header value is replaced by a per-variant counter (unique values for writes and
+// Idempotency-Keys). The CPU time of the server under load is read here, right around each
+// measured round, so that neither this process's start nor any waiting is billed to the
+// requests. Prints one JSON LoadOutput on stdout.
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
-import type { LoadResult, LoadSpec } from './lib/types';
+import { cpuSecondsOf, sleep } from './lib/processes';
+import type { CpuUse, LoadOutput, LoadResult, LoadSpec, LoadVariant } from './lib/types';
+
+/** Before each round, for the requests the run before abandoned at its deadline to finish. */
+const PAUSE_MS = 250;
 
 const specPath = process.argv[2];
 if (!specPath) throw new Error('usage: load.js <spec.json>');
 const spec = JSON.parse(readFileSync(specPath, 'utf8')) as LoadSpec;
-const { method, paths, body } = spec.request;
-let seq = 1;
 
-function nextRequest(req: autocannon.Request): autocannon.Request {
-  const n = seq++;
-  const path = (paths[n % paths.length] ?? '').replaceAll('%SEQ%', String(n));
+const withSeq = (template: string, n: number): string => template.replaceAll('%SEQ%', String(n));
+
+/** Builds each request of one variant; its counter runs on across the warm-up and the rounds. */
+function requests(variant: LoadVariant): (req: autocannon.Request) => autocannon.Request {
+  const { method, paths, body, headers = {} } = variant.request;
+  let seq = 1;
+  return (req) => {
+    const n = seq++;
+    const perRequest: Record<string, string> = {};
+    for (const [name, value] of Object.entries(headers)) perRequest[name] = withSeq(value, n);
+    return {
+      ...req,
+      method,
+      path: withSeq(paths[n % paths.length] ?? '', n),
+      body: body === undefined ? undefined : withSeq(body, n),
+      headers: { ...req.headers, ...perRequest },
+    };
+  };
+}
+
+function cpuNow(pid: number | undefined): CpuUse {
   return {
-    ...req,
-    method,
-    path,
-    body: body === undefined ? undefined : body.replaceAll('%SEQ%', String(n)),
+    target: cpuSecondsOf(pid),
+    database: spec.databasePids.reduce((sum, dbPid) => sum + cpuSecondsOf(dbPid), 0),
   };
 }
 
 function run(
+  variant: LoadVariant,
+  setupRequest: (req: autocannon.Request) => autocannon.Request,
   seconds: number,
   record?: (statusCode: number, ms: number) => void,
 ): Promise<autocannon.Result> {
+  const { method, paths, body } = variant.request;
   return new Promise((resolve, reject) => {
     const instance = autocannon(
       {
-        url: spec.url,
+        url: variant.url,
         connections: spec.connections,
         duration: seconds,
         timeout: spec.timeout,
@@ -38,7 +64,7 @@ function run(
           ...spec.headers,
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         },
-        requests: [{ method, path: paths[0], setupRequest: nextRequest }],
+        requests: [{ method, path: paths[0], setupRequest }],
       },
       (error, result) => (error ? reject(error) : resolve(result)),
     );
@@ -54,24 +80,28 @@ function percentile(sorted: number[], p: number): number | null {
   return sorted[Math.max(0, index)] ?? null;
 }
 
-async function main(): Promise<void> {
-  if (spec.warmup > 0) await run(spec.warmup);
-
+/** One measured round of one variant. */
+async function measure(
+  variant: LoadVariant,
+  setupRequest: (req: autocannon.Request) => autocannon.Request,
+): Promise<LoadResult> {
+  const { expectStatus } = variant.request;
+  const expected = (code: string): boolean =>
+    expectStatus === undefined ? code.startsWith('2') : code === String(expectStatus);
   const latencies: number[] = [];
   const statusCodes: Record<string, number> = {};
+  const cpuBefore = cpuNow(variant.pid);
   const started = process.hrtime.bigint();
-  const result = await run(spec.duration, (statusCode, ms) => {
+  const result = await run(variant, setupRequest, spec.seconds, (statusCode, ms) => {
     latencies.push(ms);
     statusCodes[statusCode] = (statusCodes[statusCode] ?? 0) + 1;
   });
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const cpuAfter = cpuNow(variant.pid);
 
   latencies.sort((a, b) => a - b);
   const responses = latencies.length;
-  const non2xx = Object.entries(statusCodes)
-    .filter(([code]) => !code.startsWith('2'))
-    .reduce((sum, [, count]) => sum + count, 0);
-  const output: LoadResult = {
+  return {
     responses,
     seconds,
     requestsPerSecond: responses / seconds,
@@ -82,10 +112,34 @@ async function main(): Promise<void> {
       max: responses ? (latencies[responses - 1] ?? null) : null,
     },
     statusCodes,
-    non2xx,
+    unexpected: Object.entries(statusCodes)
+      .filter(([code]) => !expected(code))
+      .reduce((sum, [, count]) => sum + count, 0),
     errors: result.errors,
     timeouts: result.timeouts,
+    cpu: {
+      target: cpuAfter.target - cpuBefore.target,
+      database: cpuAfter.database - cpuBefore.database,
+    },
   };
+}
+
+async function main(): Promise<void> {
+  const variants = spec.variants.map((variant) => ({ variant, setup: requests(variant) }));
+  if (spec.warmup > 0)
+    for (const { variant, setup } of variants) await run(variant, setup, spec.warmup);
+
+  const output: LoadOutput = { variants: variants.map(() => ({ rounds: [] })) };
+  for (let round = 1; round <= spec.rounds; round++) {
+    const order = variants.map((_, i) => i);
+    if (round % 2 === 0) order.reverse();
+    for (const i of order) {
+      const entry = variants[i];
+      if (!entry) continue;
+      await sleep(PAUSE_MS);
+      output.variants[i]?.rounds.push(await measure(entry.variant, entry.setup));
+    }
+  }
   process.stdout.write(`${JSON.stringify(output)}\n`);
 }
 

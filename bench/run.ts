@@ -1,32 +1,26 @@
 // `npm run bench`: starts the built service and a baseline server on one database, seeds data,
-// drives each scenario with autocannon from a separate process, and writes BENCHMARKS.md.
+// drives each scenario with autocannon from a separate process, compares what three features
+// cost (metrics, Idempotency-Key, conditional GET), and writes BENCHMARKS.md.
 // Modes: default (short), --long, --smoke (CI: tiny data, fails on any error); --large adds
 // 1,000,000 items. See docs/benchmarks.md.
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { join, relative, resolve } from 'node:path';
+import { join, relative } from 'node:path';
 import { MongoClient, type Db } from 'mongodb';
 import {
-  findFreePort,
   loadDatabaseSettings,
   resolveDatabase,
   type ResolvedDatabase,
 } from '../tools/dev-database';
-import { call, expectStatus, problemOf, routeMissing } from './lib/api';
-import { RESULTS, ROOT, SERVICE_DIST } from './lib/paths';
-import {
-  memoryOf,
-  spawnTracked,
-  startRssSampler,
-  stopAll,
-  stopChild,
-  untrackedChildPids,
-  waitForExit,
-  waitForHttpOk,
-  waitForQuiet,
-  type TrackedChild,
-} from './lib/processes';
+import { call, expectStatus } from './lib/api';
+import { runComparison } from './lib/compare';
+import { comparisonChecks, comparisonsMarkdown, comparisonsSummary } from './lib/compare-report';
+import { comparisons } from './lib/comparisons';
+import { probe, runLoad, sumLoads, type LoadSettings } from './lib/load-runner';
+import { parseOptions } from './lib/options';
+import { RESULTS, SERVICE_DIST } from './lib/paths';
+import { memoryOf, stopAll, stopChild, untrackedChildPids } from './lib/processes';
 import { checks, markdown, summary } from './lib/report';
 import {
   scenarios,
@@ -44,107 +38,34 @@ import {
   seedProjects,
   setupItems,
   setupStandInItems,
+  type Items,
+  type SeedContext,
   type SeededProjects,
 } from './lib/seed';
-import type { BenchOptions, LoadResult, LoadSpec, Mode, ReportInfo, Run } from './lib/types';
+import {
+  QUERY_TIMEOUT_MS,
+  startBaseline,
+  startService,
+  type ServiceOptions,
+  type Target,
+} from './lib/servers';
+import type { BenchOptions, ComparisonRun, ReportInfo, Run } from './lib/types';
 
 const ITEMS_COLLECTION = 'bench_items';
-const QUERY_TIMEOUT_MS = 60_000;
-
-type ModeSettings = Pick<
-  BenchOptions,
-  'itemSizes' | 'projects' | 'pageLimit' | 'duration' | 'warmup' | 'connections' | 'quietMaxMs'
->;
-
-const MODES: Record<Mode, ModeSettings> = {
-  smoke: {
-    itemSizes: [200],
-    projects: 200,
-    pageLimit: 10,
-    duration: 1,
-    warmup: 0,
-    connections: 4,
-    quietMaxMs: 5_000,
-  },
-  default: {
-    itemSizes: [10_000, 100_000],
-    projects: 100_000,
-    pageLimit: 100,
-    duration: 3,
-    warmup: 0,
-    connections: 10,
-    quietMaxMs: 30_000,
-  },
-  long: {
-    itemSizes: [10_000, 100_000],
-    projects: 100_000,
-    pageLimit: 100,
-    duration: 20,
-    warmup: 3,
-    connections: 10,
-    quietMaxMs: 60_000,
-  },
-};
-
-const USAGE = `Usage: npm run bench [-- options]
-  (no option)   short run, 3 s per scenario, 10 connections, writes BENCHMARKS.md
-  --long        20 s per scenario after a 3 s warm-up
-  --large       also 1,000,000 items (alias --full)
-  --smoke       tiny data, 1 s per scenario; writes bench/results/smoke.md; exits 1 on any error
-  --allow-missing-routes   report routes that answer 404 ROUTE_NOT_FOUND as "route not available"
-                           instead of failing (for a service built without some modules)
-  --duration S, --connections N   override the mode's values
-  --out FILE    where to write the Markdown report`;
-
-const VALUE_OPTIONS = ['--duration', '--connections', '--out'];
-const FLAGS = ['--smoke', '--long', '--large', '--full', '--allow-missing-routes', '--help'];
-
-function parseOptions(argv: string[]): BenchOptions {
-  const flags = new Set<string>();
-  const values: Record<string, string | undefined> = {};
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] ?? '';
-    if (VALUE_OPTIONS.includes(arg)) values[arg.slice(2)] = argv[++i];
-    else if (FLAGS.includes(arg)) flags.add(arg.slice(2));
-    else throw new Error(`unknown option ${arg}\n${USAGE}`);
-  }
-  if (flags.has('help')) {
-    process.stdout.write(`${USAGE}\n`);
-    process.exit(0);
-  }
-  if (flags.has('smoke') && flags.has('long'))
-    throw new Error('--smoke and --long exclude each other');
-  const mode: Mode = flags.has('smoke') ? 'smoke' : flags.has('long') ? 'long' : 'default';
-  const settings = { ...MODES[mode] };
-  if (flags.has('large') || flags.has('full'))
-    settings.itemSizes = [...settings.itemSizes, 1_000_000];
-  if (values.duration) settings.duration = Number(values.duration);
-  if (values.connections) settings.connections = Number(values.connections);
-  if (!(settings.duration > 0) || !(settings.connections >= 1))
-    throw new Error(`bad --duration or --connections\n${USAGE}`);
-  const smoke = mode === 'smoke';
-  return {
-    mode,
-    ...settings,
-    smoke,
-    allowMissingRoutes: flags.has('allow-missing-routes'),
-    mainSize: settings.itemSizes.includes(100_000) ? 100_000 : (settings.itemSizes.at(-1) ?? 0),
-    out: values.out
-      ? resolve(values.out)
-      : smoke
-        ? join(RESULTS, 'smoke.md')
-        : join(ROOT, 'BENCHMARKS.md'),
-    argsLabel: argv.length ? ` -- ${argv.join(' ')}` : '',
-  };
-}
+/**
+ * The comparisons' own collection, small in every mode: the features' cost does not depend on
+ * the data, and cheap lookups make many requests per round (on a scanning database, fewer items
+ * leave more of each request's time to the service).
+ */
+const FEATURES_COLLECTION = 'bench_features';
+const FEATURE_ITEMS = 200;
 
 const log = (message: string): void => {
   process.stdout.write(`${message}\n`);
 };
-const fmt = (n: number | null | undefined): string => (typeof n === 'number' ? n.toFixed(2) : '—');
+const fmt = (n: number | null | undefined, digits = 2): string =>
+  typeof n === 'number' ? n.toFixed(digits) : '—';
 const elapsed = (since: number): string => `${((Date.now() - since) / 1000).toFixed(1)} s`;
-const messageOf = (error: unknown): string =>
-  error instanceof Error ? error.message : String(error);
 
 /** A fixed-seed generator: the service and the baseline are sent the same ids. */
 function pick(count: number, n: number): number[] {
@@ -228,71 +149,11 @@ function onSignal(signal: NodeJS.Signals): void {
   void cleanup().finally(() => process.exit(130));
 }
 
-interface Target {
-  name: TargetName;
-  url: string;
-  child: TrackedChild;
-}
-
-interface Service extends Target {
-  adminKey: string;
-}
-
-async function startService(databaseUri: string, dbName: string): Promise<Service> {
-  const port = await findFreePort();
-  const adminKey = randomBytes(32).toString('base64url');
-  const child = spawnTracked('service', [join(SERVICE_DIST, 'main.js')], {
-    cwd: ROOT,
-    logPath: join(RESULTS, 'service.log'),
-    env: {
-      ...process.env,
-      NODE_ENV: 'production',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      ADMIN_API_KEY: adminKey,
-      LOG_LEVEL: 'warn',
-      RATE_LIMIT_MAX: '1000000000',
-      // Slow queries are measured, not cut off: the baseline has no time limit either.
-      QUERY_TIMEOUT_MS: String(QUERY_TIMEOUT_MS),
-      MONGODB_URI: databaseUri,
-      MONGODB_DB_NAME: dbName,
-    },
-  });
-  const url = `http://127.0.0.1:${port}`;
-  try {
-    await waitForHttpOk(`${url}/health/ready`, child, 60_000);
-  } catch (error) {
-    throw new Error(`${messageOf(error)} (its output: bench/results/service.log)`);
-  }
-  return { name: 'service', url, child, adminKey };
-}
-
-async function startBaseline(
-  databaseUri: string,
-  dbName: string,
-  collections: Record<string, unknown>,
-): Promise<Target> {
-  const port = await findFreePort();
-  const child = spawnTracked('baseline', [join(__dirname, 'baseline.js')], {
-    cwd: ROOT,
-    logPath: join(RESULTS, 'baseline.log'),
-    env: {
-      ...process.env,
-      PORT: String(port),
-      MONGODB_URI: databaseUri,
-      MONGODB_DB_NAME: dbName,
-      BASELINE_COLLECTIONS: JSON.stringify(collections),
-    },
-  });
-  const url = `http://127.0.0.1:${port}`;
-  await waitForHttpOk(`${url}/health`, child, 30_000);
-  return { name: 'baseline', url, child };
-}
-
 /** The harness's context: what exists so far, and the processes a run keeps busy. */
 interface HarnessContext extends Omit<BaseContext, 'target'> {
   rootKey: string;
-  busyPids(): (number | undefined)[];
+  /** busyPids grows as servers start. */
+  load: LoadSettings;
   projects?: SeededProjects;
   items?: ItemsContext['items'];
 }
@@ -324,8 +185,6 @@ function requestOf(
   }
 }
 
-let loadRuns = 0;
-
 /** One scenario against one server: probe once, let the machine settle, then the load process. */
 async function runScenario(
   options: BenchOptions,
@@ -346,30 +205,17 @@ async function runScenario(
     problems: [],
   };
 
-  const probe = await call(
-    target.url,
-    request.method,
-    (request.paths[0] ?? '').replaceAll('%SEQ%', '0'),
-    { key: ctx.rootKey, rawBody: request.body?.replaceAll('%SEQ%', '0') },
-  );
-  if (routeMissing(probe)) return { ...run, status: 'unavailable' };
-  if (probe.status < 200 || probe.status > 299) {
-    const { code, detail } = problemOf(probe);
-    run.problems.push(
-      `probe answered ${probe.status} ${code ?? ''} ${detail ?? probe.text.slice(0, 200)}`.trim(),
-    );
-  } else {
-    const problem = request.verify?.(probe);
-    if (problem) run.problems.push(`probe: ${problem}`);
-  }
-  run.probeMs = probe.ms;
+  const probed = await probe(target, request, ctx.rootKey);
+  if (probed.missing) return { ...run, status: 'unavailable' };
+  run.problems.push(...probed.problems);
+  run.probeMs = probed.response.ms;
   // A run says something only if every connection gets a few requests done. When one request per
   // connection, served one after another, would take more than half the run (FerretDB beyond a
   // few thousand documents), the load would mostly leave abandoned requests for the database to
   // finish during the next scenario. Such a run reports its single-request latency instead.
-  if (probe.ms * options.connections > (options.duration * 1000) / 2) {
+  if (run.probeMs * options.connections > (options.duration * 1000) / 2) {
     run.problems.push(
-      `a single request took ${fmt(probe.ms)} ms: too slow for ${options.connections} connections in ${options.duration} s, not loaded`,
+      `a single request took ${fmt(run.probeMs)} ms: too slow for ${options.connections} connections in ${options.duration} s, not loaded`,
     );
     run.status = 'failed';
     run.tooSlow = true;
@@ -379,62 +225,51 @@ async function runScenario(
     return run;
   }
 
-  const quiet = await waitForQuiet(ctx.busyPids(), options.quietMaxMs);
-  if (!quiet.quiet) run.notQuiet = quiet.waitedMs;
-
-  const specPath = join(state.tmp ?? '', `load-${++loadRuns}.json`);
-  const spec: LoadSpec = {
-    url: target.url,
-    connections: options.connections,
-    duration: options.duration,
+  const outcome = await runLoad(ctx.load, [{ target, request }], {
+    seconds: options.duration,
     warmup: options.warmup,
-    timeout: 10,
-    headers: { 'x-api-key': ctx.rootKey },
-    request: { method: request.method, paths: request.paths, body: request.body },
-  };
-  writeFileSync(specPath, JSON.stringify(spec));
-  const load = spawnTracked('load', [join(__dirname, 'load.js'), specPath], {
-    cwd: ROOT,
-    captureStdout: true,
-    logPath: join(RESULTS, 'load.log'),
-    env: process.env,
   });
-  let stdout = '';
-  load.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  const sampler = startRssSampler(target.child.pid);
-  const finished = await waitForExit(load, (options.duration + options.warmup + 40) * 1000);
-  run.peakRssKb = sampler.stop();
-  if (!finished) {
-    await stopChild(load, 2_000);
-    run.problems.push('the load generator did not finish in time');
-  } else if (load.exitCode !== 0) {
+  run.peakRssKb = outcome.peakRssKb;
+  run.notQuiet = outcome.notQuiet;
+  run.result = outcome.rounds?.[0]?.[0];
+  run.problems.push(...outcome.problems);
+  if (run.result?.responses === 0)
     run.problems.push(
-      `the load generator failed (exit ${load.exitCode}; see bench/results/load.log)`,
+      `no response within ${options.duration} s (${options.connections} connections)`,
     );
-  } else {
-    run.result = JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as LoadResult;
-    if (run.result.responses === 0) {
-      run.problems.push(
-        `no response within ${options.duration} s (${options.connections} connections)`,
-      );
-    }
-  }
   run.status = run.result && run.problems.length === 0 ? 'ok' : 'failed';
   const r = run.result;
+  const cpu = r ? sumLoads([r]) : undefined;
   log(
     `  ${target.name.padEnd(8)} ${scenario.title.padEnd(30)} ${String(size).padStart(8)}  ` +
-      (r
-        ? `${r.requestsPerSecond.toFixed(1).padStart(9)} req/s  p50 ${fmt(r.latencyMs.p50)} ms  p99 ${fmt(r.latencyMs.p99)} ms  errors ${r.non2xx + r.errors}  (single request ${fmt(run.probeMs)} ms)`
+      (r && cpu
+        ? `${r.requestsPerSecond.toFixed(1).padStart(9)} req/s  CPU ${fmt(cpu.cpuMs, 3)} ms/req  p50 ${fmt(r.latencyMs.p50)} ms  p99 ${fmt(r.latencyMs.p99)} ms  errors ${cpu.errors}  (single request ${fmt(run.probeMs)} ms)`
         : 'failed') +
       (run.problems.length ? `  ! ${run.problems.join('; ')}` : ''),
   );
   return run;
 }
 
-async function benchmark(options: BenchOptions): Promise<{ runs: Run[]; info: ReportInfo }> {
+interface Outcome {
+  runs: Run[];
+  comparisonRuns: ComparisonRun[];
+  info: ReportInfo;
+}
+
+/** The comparisons' collection (a stand-in when the build has no data routes), seeded. */
+async function setupFeatures(seedCtx: SeedContext, subject: string, size: number): Promise<Items> {
+  const features =
+    (await setupItems(seedCtx, FEATURES_COLLECTION)) ??
+    (await setupStandInItems(seedCtx, FEATURES_COLLECTION, subject));
+  await seedItems(seedCtx, features, size);
+  return features;
+}
+
+async function benchmark(options: BenchOptions): Promise<Outcome> {
   const started = Date.now();
   mkdirSync(RESULTS, { recursive: true });
-  for (const file of ['service.log', 'baseline.log', 'load.log'])
+  const logs = ['service', 'service-metrics-on', 'service-metrics-off', 'baseline', 'load'];
+  for (const file of logs.map((name) => `${name}.log`))
     rmSync(join(RESULTS, file), { force: true });
   const tmp = mkdtempSync(join(os.tmpdir(), 'pds-bench-'));
   state.tmp = tmp;
@@ -454,18 +289,27 @@ async function benchmark(options: BenchOptions): Promise<{ runs: Run[]; info: Re
   const db = client.db(dbName);
   const database = await databaseLabel(resolved, db);
 
-  const service = await startService(resolved.uri, dbName);
+  const adminKey = randomBytes(32).toString('base64url');
+  const serviceOptions = { databaseUri: resolved.uri, dbName, adminKey };
+  const service = await startService({ ...serviceOptions, name: 'service', metrics: true });
   log(`service ready at ${service.url} (${elapsed(started)})`);
   const user = expectStatus<{ profile: { subject: string }; apiKey: string }>(
     await call(service.url, 'POST', '/admin/users', {
-      key: service.adminKey,
+      key: adminKey,
       body: { email: 'bench@example.com', subject: 'bench-user' },
     }),
     200,
     'POST /admin/users',
   );
   const ctx: HarnessContext = {
-    busyPids: () => [service.child.pid, ...databasePids],
+    load: {
+      tmp,
+      connections: options.connections,
+      quietMaxMs: options.quietMaxMs,
+      key: user.apiKey,
+      busyPids: () => [service.child.pid, ...databasePids],
+      databasePids,
+    },
     runTag: randomBytes(3).toString('hex'),
     subject: user.profile.subject,
     rootKey: user.apiKey,
@@ -474,6 +318,80 @@ async function benchmark(options: BenchOptions): Promise<{ runs: Run[]; info: Re
   };
   const runs: Run[] = [];
   const notes: string[] = [];
+  const seedCtx = { db, serviceUrl: service.url, rootKey: ctx.rootKey };
+
+  log('\nitems');
+  let items = await setupItems(seedCtx, ITEMS_COLLECTION);
+  if (!items) {
+    log('  POST /data/{c}: route not available; the baseline runs on a stand-in collection');
+    notes.push(
+      'The service has no data routes in this build: the baseline ran on a stand-in collection of the same documents.',
+    );
+    items = await setupStandInItems(seedCtx, ITEMS_COLLECTION, ctx.subject);
+  }
+  log(`  physical collection ${items.physical} (found by ${items.via})`);
+  const features = await setupFeatures(seedCtx, ctx.subject, FEATURE_ITEMS);
+  const baseline = await startBaseline(resolved.uri, dbName, {
+    [items.name]: itemTemplate(items),
+    [features.name]: itemTemplate(features),
+  });
+  ctx.load.busyPids = () => [service.child.pid, baseline.child.pid, ...databasePids];
+
+  if (!options.comparisonsOnly)
+    runs.push(...(await runScenarios(options, ctx, { service, baseline, seedCtx, items })));
+  const serviceHwmKb = memoryOf(service.child.pid)?.hwmKb;
+  const comparisonRuns = await compareFeatures(options, ctx, {
+    service,
+    baseline,
+    features,
+    serviceOptions,
+  });
+
+  if (resolved.kind === 'ferretdb') {
+    notes.push(
+      'FerretDB v1 with SQLite evaluates most filters, sorts and counts by scanning the collection, so every number that depends on an index is far below what MongoDB gives; set MONGODB_URI to benchmark on MongoDB.',
+    );
+  }
+  if (resolved.kind !== 'external' && databasePids.length === 0)
+    notes.push(
+      'The database CPU time per request could not be read (no embedded server process found).',
+    );
+  const slowSettle = runs.filter((r) => r.notQuiet);
+  if (slowSettle.length) {
+    notes.push(
+      `The machine was still busy ${options.quietMaxMs / 1000} s after the previous run before: ${slowSettle.map((r) => `${r.target} ${r.title} (${r.size})`).join(', ')}.`,
+    );
+  }
+  log(`\nfinished in ${elapsed(started)}`);
+  return {
+    runs,
+    comparisonRuns,
+    info: {
+      date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+      node: process.version,
+      database,
+      ...machineInfo(),
+      mainSize: options.mainSize,
+      queryTimeoutMs: QUERY_TIMEOUT_MS,
+      serviceHwmKb,
+      rateLimitStore: process.env.RATE_LIMIT_STORE ?? 'mongo',
+      notes,
+    },
+  };
+}
+
+/** Every scenario, phase by phase, growing the data in between. */
+async function runScenarios(
+  options: BenchOptions,
+  ctx: HarnessContext,
+  {
+    service,
+    baseline,
+    seedCtx,
+    items,
+  }: { service: Target; baseline: Target; seedCtx: SeedContext; items: Items },
+): Promise<Run[]> {
+  const runs: Run[] = [];
   const run = async (phase: Phase, targets: Target[]): Promise<void> => {
     for (const scenario of scenarios.filter((s) => s.phase === phase)) {
       for (const target of targets) {
@@ -488,7 +406,6 @@ async function benchmark(options: BenchOptions): Promise<{ runs: Run[]; info: Re
 
   log(`\nprojects: seeding ${options.projects.toLocaleString('en-US')}`);
   const seedStart = Date.now();
-  const seedCtx = { db, serviceUrl: service.url, rootKey: ctx.rootKey };
   const projects = await seedProjects(seedCtx, options.projects);
   if (projects) {
     log(
@@ -513,23 +430,9 @@ async function benchmark(options: BenchOptions): Promise<{ runs: Run[]; info: Re
   }
 
   log('\nitems');
-  let items = await setupItems(seedCtx, ITEMS_COLLECTION);
-  if (!items) {
-    log('  POST /data/{c}: route not available; the baseline runs on a stand-in collection');
-    notes.push(
-      'The service has no data routes in this build: the baseline ran on a stand-in collection of the same documents.',
-    );
-    items = await setupStandInItems(seedCtx, ITEMS_COLLECTION, ctx.subject);
-  }
-  log(`  physical collection ${items.physical} (found by ${items.via})`);
   const itemsSeen = { name: items.name, size: 0, id: itemId };
   ctx.items = itemsSeen;
-  const baseline = await startBaseline(resolved.uri, dbName, {
-    [items.name]: itemTemplate(items),
-  });
   const both = [service, baseline];
-  ctx.busyPids = () => [service.child.pid, baseline.child.pid, ...databasePids];
-
   for (const size of options.itemSizes) {
     const t = Date.now();
     await seedItems(seedCtx, items, size);
@@ -539,33 +442,71 @@ async function benchmark(options: BenchOptions): Promise<{ runs: Run[]; info: Re
     if (size === options.mainSize) await run('items-main', both);
   }
   await run('items-write', both);
+  return runs;
+}
 
-  const serviceHwmKb = memoryOf(service.child.pid)?.hwmKb;
-  if (resolved.kind === 'ferretdb') {
-    notes.push(
-      'FerretDB v1 with SQLite evaluates most filters, sorts and counts by scanning the collection, so every number that depends on an index is far below what MongoDB gives; set MONGODB_URI to benchmark on MongoDB.',
-    );
+/**
+ * The feature comparisons, on their own small collection. Metrics are compared between two
+ * instances started for it, one with metrics on and one off: both fresh, so that neither has
+ * served (and been optimised by) more requests than the other. They run only now and are stopped
+ * right after, so their idle timers stay out of the rest.
+ */
+async function compareFeatures(
+  options: BenchOptions,
+  ctx: HarnessContext,
+  {
+    service,
+    baseline,
+    features,
+    serviceOptions,
+  }: {
+    service: Target;
+    baseline: Target;
+    features: Items;
+    serviceOptions: Omit<ServiceOptions, 'name' | 'metrics'>;
+  },
+): Promise<ComparisonRun[]> {
+  log(`\nfeature comparisons (${features.size.toLocaleString('en-US')} items)`);
+  // One after the other: two starts at once can stall the database past the connect timeout.
+  const metricsOn = await startService({
+    ...serviceOptions,
+    name: 'service-metrics-on',
+    metrics: true,
+  });
+  const metricsOff = await startService({
+    ...serviceOptions,
+    name: 'service-metrics-off',
+    metrics: false,
+  });
+  const busyBefore = ctx.load.busyPids;
+  ctx.load.busyPids = () => [...busyBefore(), metricsOn.child.pid, metricsOff.child.pid];
+  const results: ComparisonRun[] = [];
+  try {
+    for (const comparison of comparisons) {
+      results.push(
+        await runComparison(comparison, {
+          load: ctx.load,
+          settings: options.compare,
+          targets: {
+            service,
+            baseline,
+            'service-metrics-on': metricsOn,
+            'service-metrics-off': metricsOff,
+          },
+          ctx: {
+            ...ctx,
+            target: 'service',
+            items: { name: features.name, size: features.size, id: itemId },
+          },
+          log,
+        }),
+      );
+    }
+  } finally {
+    ctx.load.busyPids = busyBefore;
+    await Promise.all([stopChild(metricsOn.child), stopChild(metricsOff.child)]);
   }
-  const slowSettle = runs.filter((r) => r.notQuiet);
-  if (slowSettle.length) {
-    notes.push(
-      `The machine was still busy ${options.quietMaxMs / 1000} s after the previous run before: ${slowSettle.map((r) => `${r.target} ${r.title} (${r.size})`).join(', ')}.`,
-    );
-  }
-  log(`\nfinished in ${elapsed(started)}`);
-  return {
-    runs,
-    info: {
-      date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
-      node: process.version,
-      database,
-      ...machineInfo(),
-      mainSize: options.mainSize,
-      queryTimeoutMs: QUERY_TIMEOUT_MS,
-      serviceHwmKb,
-      notes,
-    },
-  };
+  return results;
 }
 
 async function main(): Promise<void> {
@@ -576,25 +517,40 @@ async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
-  let outcome: { runs: Run[]; info: ReportInfo };
+  let outcome: Outcome;
   try {
     outcome = await benchmark(options);
   } finally {
     await cleanup();
   }
-  const { runs, info } = outcome;
+  const { runs, comparisonRuns, info } = outcome;
   const writeSize = options.itemSizes.at(-1) ?? 0;
-  const checkList = checks(runs, { ...options, growthSizes: options.itemSizes, writeSize });
+  const checkList = checks(runs, comparisonRuns, {
+    ...options,
+    growthSizes: options.itemSizes,
+    writeSize,
+  });
+  const comparisonCheckList = comparisonChecks(comparisonRuns, options.smoke);
   mkdirSync(RESULTS, { recursive: true });
-  writeFileSync(options.out, markdown({ info, options, runs, checkList }));
   writeFileSync(
-    join(RESULTS, `${options.mode}.json`),
-    `${JSON.stringify({ info, options, runs, checkList }, null, 2)}\n`,
+    options.out,
+    markdown({
+      info,
+      options,
+      runs,
+      checkList,
+      comparisons: comparisonsMarkdown(comparisonRuns, comparisonCheckList),
+    }),
+  );
+  writeFileSync(
+    options.json,
+    `${JSON.stringify({ info, options, runs, comparisonRuns, checkList, comparisonCheckList }, null, 2)}\n`,
   );
   process.stdout.write(summary({ runs, checkList }));
+  process.stdout.write(comparisonsSummary(comparisonRuns, comparisonCheckList));
   log(`report: ${relative(process.cwd(), options.out) || options.out}`);
   // In smoke mode the performance checks are n/a, so this fails on errors and slow runs only.
-  const failed = checkList.some((c) => c.status === 'FAIL');
+  const failed = [...checkList, ...comparisonCheckList].some((c) => c.status === 'FAIL');
   process.exit(failed ? 1 : 0);
 }
 

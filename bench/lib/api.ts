@@ -16,6 +16,7 @@ export interface CallOptions {
   body?: unknown;
   /** Sent as it is (a scenario's body template); wins over `body`. */
   rawBody?: string;
+  headers?: Record<string, string>;
 }
 
 /** A property of a JSON object; undefined for anything else. */
@@ -43,7 +44,7 @@ export async function call(
   baseUrl: string,
   method: string,
   path: string,
-  { key, body, rawBody }: CallOptions = {},
+  { key, body, rawBody, headers = {} }: CallOptions = {},
 ): Promise<ApiResponse> {
   const payload = rawBody ?? (body === undefined ? undefined : JSON.stringify(body));
   const started = performance.now();
@@ -52,6 +53,7 @@ export async function call(
     headers: {
       ...(key ? { 'x-api-key': key } : {}),
       ...(payload === undefined ? {} : { 'content-type': 'application/json' }),
+      ...headers,
     },
     body: payload,
     signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),

@@ -136,8 +136,8 @@ export async function waitForHttpOk(
 // USER_HZ, 100 on every Linux architecture Node runs on.
 const CLOCK_TICKS = 100;
 
-/** CPU seconds (user + system) a process has used; 0 once it is gone. */
-function cpuSecondsOf(pid: number | undefined): number {
+/** CPU seconds (user + system, all its threads) a process has used; 0 once it is gone. */
+export function cpuSecondsOf(pid: number | undefined): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // Fields after the command name, which may itself contain spaces and parentheses.

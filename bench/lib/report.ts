@@ -1,5 +1,7 @@
 // Turns the runs into BENCHMARKS.md (tables per section plus the checks) and a stdout summary.
-import type { BenchOptions, Check, ReportInfo, Run } from './types';
+import { basename } from 'node:path';
+import { cpuMsPerResponse } from './load-runner';
+import type { BenchOptions, Check, ComparisonRun, ReportInfo, Run } from './types';
 
 const RATIO_MIN = 0.7;
 const GROWTH_MAX = 1.5;
@@ -9,9 +11,13 @@ const rate = (n: number): string => (n >= 100 ? int(n) : n.toFixed(1));
 const ms = (n: number | null | undefined): string =>
   n === null || n === undefined ? '—' : n < 10 ? n.toFixed(2) : n.toFixed(1);
 const mib = (kb: number | undefined): string => (kb ? (kb / 1024).toFixed(0) : '—');
+const cpuMs = (run: Run | undefined): string => {
+  const perResponse = run?.result && cpuMsPerResponse(run.result.cpu.target, run.result.responses);
+  return perResponse === undefined ? '—' : perResponse.toFixed(3);
+};
 
 function errorsOf(run: Run): number {
-  return run.result ? run.result.non2xx + run.result.errors : 0;
+  return run.result ? run.result.unexpected + run.result.errors : 0;
 }
 
 function find(runs: Run[], scenario: string, target: string, size?: number): Run | undefined {
@@ -29,13 +35,14 @@ function dataLabel(run: Run): string {
 }
 
 function serviceCells(run: Run | undefined): string[] {
-  if (!run) return ['—', '—', '—', '—', '—', '—'];
-  if (run.status === 'unavailable') return ['route not available', '—', '—', '—', '—', '—'];
-  if (!run.result) return ['failed', ms(run.probeMs), '—', '—', '—', '—'];
+  if (!run) return ['—', '—', '—', '—', '—', '—', '—'];
+  if (run.status === 'unavailable') return ['route not available', '—', '—', '—', '—', '—', '—'];
+  if (!run.result) return ['failed', '—', ms(run.probeMs), '—', '—', '—', '—'];
   const { result } = run;
   const errors = `${errorsOf(run)}${run.problems.length > 0 ? ' ⚠' : ''}`;
   return [
     rate(result.requestsPerSecond),
+    cpuMs(run),
     ms(run.probeMs),
     ms(result.latencyMs.p50),
     ms(result.latencyMs.p99),
@@ -52,22 +59,23 @@ function ratioOf(service: Run | undefined, baseline: Run | undefined): number | 
 
 function table(runs: Run[], rows: Run[]): string {
   const lines = [
-    '| Scenario | Route | Data | req/s | single ms | p50 ms | p99 ms | errors | peak RSS MiB | baseline req/s | baseline single ms | baseline p50 ms | baseline errors | ratio |',
-    '| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| Scenario | Route | Data | req/s | CPU ms/req | single ms | p50 ms | p99 ms | errors | peak RSS MiB | baseline req/s | baseline CPU ms/req | baseline single ms | baseline p50 ms | baseline errors | ratio |',
+    '| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const service of rows) {
     const baseline = find(runs, service.scenario, 'baseline', service.size);
     const ratio = ratioOf(service, baseline);
     const base = !baseline
-      ? ['—', '—', '—', '—']
+      ? ['—', '—', '—', '—', '—']
       : baseline.result
         ? [
             rate(baseline.result.requestsPerSecond),
+            cpuMs(baseline),
             ms(baseline.probeMs),
             ms(baseline.result.latencyMs.p50),
             String(errorsOf(baseline)),
           ]
-        : ['failed', ms(baseline.probeMs), '—', '—'];
+        : ['failed', '—', ms(baseline.probeMs), '—', '—'];
     lines.push(
       `| ${service.title} | \`${service.route}\` | ${dataLabel(service)} | ${serviceCells(service).join(' | ')} | ${base.join(' | ')} | ${ratio === undefined ? '—' : ratio.toFixed(2)} |`,
     );
@@ -133,6 +141,7 @@ export interface CheckOptions {
 /** Every check of the brief; in smoke mode only the error check counts (tiny data, 1 s runs). */
 export function checks(
   runs: Run[],
+  comparisonRuns: ComparisonRun[],
   { smoke, allowMissingRoutes, mainSize, growthSizes, writeSize }: CheckOptions,
 ): Check[] {
   const service = (id: string, size?: number): Run | undefined => find(runs, id, 'service', size);
@@ -189,6 +198,12 @@ export function checks(
     (r) => !r.tooSlow && (errorsOf(r) > 0 || r.problems.length > 0 || r.status === 'failed'),
   );
   const missing = runs.filter((r) => r.status === 'unavailable');
+  const variants = comparisonRuns.flatMap((c) =>
+    c.variants.map((v) => ({ ...v, title: `${c.title}: ${v.label}` })),
+  );
+  const slowVariants = variants.filter((v) => v.tooSlow);
+  const badVariants = variants.filter((v) => !v.tooSlow && v.status !== 'ok');
+  const missingFeatures = comparisonRuns.filter((c) => c.missing);
   const problems = [
     ...bad.map(
       (r) =>
@@ -201,28 +216,40 @@ export function checks(
         ].join('; '),
     ),
     ...(allowMissingRoutes ? [] : missing.map((r) => `${r.title}: route not available`)),
+    ...badVariants.map((v) => `${v.target} ${v.title}: ${v.problems.join('; ') || 'failed'}`),
+    ...(allowMissingRoutes
+      ? []
+      : missingFeatures.map((c) => `${c.title}: not available (${c.missing})`)),
   ];
+  const allowed = [
+    ...missing.map((r) => `${r.title} (route not available)`),
+    ...missingFeatures.map((c) => `${c.title} (${c.missing})`),
+  ];
+  const responses =
+    runs.reduce((sum, r) => sum + (r.result?.responses ?? 0), 0) +
+    variants.reduce((sum, v) => sum + v.rounds.reduce((n, l) => n + l.responses, 0), 0);
   const errorCheck: Check = {
-    name: '0 errors and 0 non-2xx in every run (service and baseline)',
+    name: '0 errors and 0 unexpected statuses in every run (service and baseline)',
     status: problems.length === 0 ? 'PASS' : 'FAIL',
     detail:
       problems.length === 0
-        ? `${runs.filter((r) => r.result).length} runs, ${int(runs.reduce((sum, r) => sum + (r.result?.responses ?? 0), 0))} responses` +
-          (missing.length
-            ? `; route not available (allowed): ${missing.map((r) => r.title).join(', ')}`
-            : '')
+        ? `${runs.filter((r) => r.result).length} runs and ${variants.reduce((n, v) => n + v.rounds.length, 0)} comparison rounds, ${int(responses)} responses` +
+          (allowed.length ? `; not available (allowed): ${allowed.join(', ')}` : '')
         : problems.join('<br>'),
   };
   const loadCheck: Check = {
     name: 'every scenario answered fast enough to be load-tested',
     // A smoke run's 1 s runs on tiny data say nothing about speed: a busy machine must not fail it.
-    status: slow.length === 0 ? 'PASS' : smoke ? 'n/a' : 'FAIL',
+    status: slow.length + slowVariants.length === 0 ? 'PASS' : smoke ? 'n/a' : 'FAIL',
     detail:
-      slow.length === 0
+      slow.length + slowVariants.length === 0
         ? 'all runs loaded'
-        : slow
-            .map((r) => `${r.target} ${r.title} (${dataLabel(r)}): ${r.problems.join('; ')}`)
-            .join('<br>'),
+        : [
+            ...slow.map(
+              (r) => `${r.target} ${r.title} (${dataLabel(r)}): ${r.problems.join('; ')}`,
+            ),
+            ...slowVariants.map((v) => `${v.target} ${v.title}: ${v.problems.join('; ')}`),
+          ].join('<br>'),
   };
   return [...performance, errorCheck, loadCheck];
 }
@@ -232,9 +259,11 @@ export interface Report {
   options: BenchOptions;
   runs: Run[];
   checkList: Check[];
+  /** The feature comparisons' section, in Markdown. */
+  comparisons: string;
 }
 
-export function markdown({ info, options, runs, checkList }: Report): string {
+export function markdown({ info, options, runs, checkList, comparisons }: Report): string {
   const svc = runs.filter((r) => r.target === 'service');
   const phase = (...names: Run['phase'][]): Run[] => svc.filter((r) => names.includes(r.phase));
   const vsBaseline = svc.filter(
@@ -250,7 +279,8 @@ export function markdown({ info, options, runs, checkList }: Report): string {
     `- Node.js ${info.node}; database ${info.database}`,
     `- Machine: ${info.cpu}, ${info.cores} cores, ${info.memoryGiB} GiB memory, ${info.platform}`,
     `- Load: autocannon, ${options.connections} connections, ${options.duration} s per run${options.warmup ? ` after ${options.warmup} s warm-up` : ''}, loopback; one run at a time`,
-    `- Service: \`node dist/main.js\`, NODE_ENV=production, LOG_LEVEL=warn, rate limit out of the way, QUERY_TIMEOUT_MS=${info.queryTimeoutMs}`,
+    `- Service: \`node dist/main.js\`, NODE_ENV=production, LOG_LEVEL=warn, rate limit out of the way (RATE_LIMIT_MAX=1000000000; its counters in RATE_LIMIT_STORE=${info.rateLimitStore}), QUERY_TIMEOUT_MS=${info.queryTimeoutMs}`,
+    '- `CPU ms/req`: CPU time (user + system) of the server process during the load, divided by its responses',
     ...(info.notes.length ? ['', ...info.notes.map((n) => `> ${n}`)] : []),
     '',
     '## Checks',
@@ -259,6 +289,7 @@ export function markdown({ info, options, runs, checkList }: Report): string {
     '| --- | --- | --- |',
     ...checkList.map((c) => `| ${c.name} | ${c.status} | ${c.detail} |`),
     '',
+    comparisons,
     `## Items: service vs baseline`,
     '',
     table(runs, vsBaseline),
@@ -278,7 +309,7 @@ export function markdown({ info, options, runs, checkList }: Report): string {
     '',
     table(runs, phase('other')),
     '',
-    `Peak RSS is the service's largest VmRSS, sampled every 50 ms during the run (the baseline's is in bench/results/${options.mode}.json); the service's lifetime peak (VmHWM) was ${mib(info.serviceHwmKb)} MiB. Latencies are measured per response by the load process, so they have sub-millisecond resolution.`,
+    `Peak RSS is the service's largest VmRSS, sampled every 50 ms during the run (the baseline's is in bench/results/${basename(options.json)}); the service's lifetime peak (VmHWM) was ${mib(info.serviceHwmKb)} MiB. Latencies are measured per response by the load process, so they have sub-millisecond resolution.`,
     '',
   ];
   return sections.join('\n');
@@ -287,21 +318,22 @@ export function markdown({ info, options, runs, checkList }: Report): string {
 export function summary({ runs, checkList }: Pick<Report, 'runs' | 'checkList'>): string {
   const lines = [
     '',
-    'scenario                         target    data                        req/s     p50 ms   p99 ms  errors  RSS MiB',
+    'scenario                         target    data                        req/s  CPU ms/req   p50 ms   p99 ms  errors  RSS MiB',
   ];
   for (const r of runs) {
     const cells = r.result
       ? [
           rate(r.result.requestsPerSecond),
+          cpuMs(r),
           ms(r.result.latencyMs.p50),
           ms(r.result.latencyMs.p99),
           String(errorsOf(r)),
           mib(r.peakRssKb),
         ]
-      : [r.status === 'unavailable' ? 'route not available' : 'failed', '', '', '', ''];
-    const [requests = '', p50 = '', p99 = '', errors = '', rss = ''] = cells;
+      : [r.status === 'unavailable' ? 'route not available' : 'failed', '', '', '', '', ''];
+    const [requests = '', cpu = '', p50 = '', p99 = '', errors = '', rss = ''] = cells;
     lines.push(
-      `${r.title.padEnd(32)} ${r.target.padEnd(9)} ${dataLabel(r).padEnd(27)} ${requests.padStart(8)} ${p50.padStart(9)} ${p99.padStart(8)} ${errors.padStart(7)} ${rss.padStart(8)}` +
+      `${r.title.padEnd(32)} ${r.target.padEnd(9)} ${dataLabel(r).padEnd(27)} ${requests.padStart(8)} ${cpu.padStart(11)} ${p50.padStart(8)} ${p99.padStart(8)} ${errors.padStart(7)} ${rss.padStart(8)}` +
         (r.problems.length ? `  ! ${r.problems.join('; ')}` : ''),
     );
   }

@@ -8,15 +8,21 @@
 //                        'items-main'    at the main item count (100,000)
 //                        'items-write'   last, at the largest item count (they add items)
 //   baseline           also run against bench/baseline.ts, and report the ratio
-//   request(ctx)       { method, paths, body?, verify? } built from the run's context:
-//                        paths   cycled through, one per request; `%SEQ%` in a path or body
-//                                becomes a per-request counter (0 for the probe)
+//   request(ctx)       { method, paths, body?, headers?, expectStatus?, verify? } built from the
+//                      run's context:
+//                        paths   cycled through, one per request; `%SEQ%` in a path, body or
+//                                header value becomes a per-request counter (0 for the probe)
+//                        headers sent with every request of this scenario (besides the key)
+//                        expectStatus  the one status that counts as success (default: any 2xx)
 //                        verify  (probe response) => problem string or undefined; the probe is
 //                                paths[0] with %SEQ% = 0, sent once before the load
+//
+// The feature comparisons (lib/comparisons.ts) build their requests the same way.
 import { isArray, prop, type ApiResponse } from './api';
 import { PAYLOAD, type SeededProjects } from './seed';
 
-export type TargetName = 'service' | 'baseline';
+/** `service` runs every scenario; the two metrics instances only the metrics comparison. */
+export type TargetName = 'service' | 'service-metrics-on' | 'service-metrics-off' | 'baseline';
 
 /** What every scenario may use. */
 export interface BaseContext {
@@ -39,6 +45,8 @@ export interface ScenarioRequest {
   method: string;
   paths: string[];
   body?: string;
+  headers?: Record<string, string>;
+  expectStatus?: number;
   /** The page number a keyset scenario asks for, for the report. */
   page?: number;
   verify?: (res: ApiResponse) => string | undefined;
@@ -64,7 +72,7 @@ export type Scenario = ScenarioInfo &
 
 export type Phase = Scenario['phase'];
 
-const SAMPLE_PATHS = 1000;
+export const SAMPLE_PATHS = 1000;
 const enc = encodeURIComponent;
 
 /** A JSON value in a problem message. */
@@ -100,6 +108,36 @@ function deepPage(rows: number, limit: number): number {
 function countOf(res: ApiResponse): number {
   const count = prop(res.body, 'count');
   return typeof count === 'number' ? count : NaN;
+}
+
+/** GET by `_id` of the items `indexes` in turn; the probe checks it got the first one. */
+export function itemsById(items: ItemsContext['items'], indexes: number[]): ScenarioRequest {
+  const ids = indexes.map(items.id);
+  return {
+    method: 'GET',
+    paths: ids.map((id) => `/data/${items.name}/_id/${id}`),
+    verify: (res) =>
+      prop(res.body, '_id') === ids[0] ? undefined : `expected item ${show(ids[0])}`,
+  };
+}
+
+/**
+ * POST of a new item whose `sku` is `<skuPrefix>-<n>`, n the request's counter: the prefix must
+ * be unique per server and run, or the unique index on sku would turn repeats into 409s.
+ */
+export function itemPost(items: ItemsContext['items'], skuPrefix: string): ScenarioRequest {
+  const sku = `${skuPrefix}-%SEQ%`;
+  const item = { sku, group: 'posted', n: '%SEQ%', status: 'open', payload: PAYLOAD };
+  return {
+    method: 'POST',
+    paths: [`/data/${items.name}`],
+    body: JSON.stringify({ item }).replace('"%SEQ%"', '%SEQ%'),
+    verify: (res) =>
+      prop(res.body, 'sku') === sku.replace('%SEQ%', '0') &&
+      typeof prop(res.body, '_id') === 'string'
+        ? undefined
+        : 'expected the stored item',
+  };
 }
 
 export const scenarios: Scenario[] = [
@@ -164,15 +202,7 @@ export const scenarios: Scenario[] = [
     route: 'GET /data/{c}/_id/{id}',
     phase: 'items-growth',
     baseline: true,
-    request: ({ items, pick }) => {
-      const ids = pick(SAMPLE_PATHS, items.size).map(items.id);
-      return {
-        method: 'GET',
-        paths: ids.map((id) => `/data/${items.name}/_id/${id}`),
-        verify: (res) =>
-          prop(res.body, '_id') === ids[0] ? undefined : `expected item ${show(ids[0])}`,
-      };
-    },
+    request: ({ items, pick }) => itemsById(items, pick(SAMPLE_PATHS, items.size)),
   },
   {
     id: 'item-list-filter',
@@ -294,20 +324,6 @@ export const scenarios: Scenario[] = [
     route: 'POST /data/{c}',
     phase: 'items-write',
     baseline: true,
-    request: ({ items, target, runTag }) => {
-      // Unique per request, per server and per run: the unique index on sku would turn repeats into 409s.
-      const sku = `post-${target}-${runTag}-%SEQ%`;
-      const item = { sku, group: 'posted', n: '%SEQ%', status: 'open', payload: PAYLOAD };
-      return {
-        method: 'POST',
-        paths: [`/data/${items.name}`],
-        body: JSON.stringify({ item }).replace('"%SEQ%"', '%SEQ%'),
-        verify: (res) =>
-          prop(res.body, 'sku') === sku.replace('%SEQ%', '0') &&
-          typeof prop(res.body, '_id') === 'string'
-            ? undefined
-            : 'expected the stored item',
-      };
-    },
+    request: ({ items, target, runTag }) => itemPost(items, `post-${target}-${runTag}`),
   },
 ];

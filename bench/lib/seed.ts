@@ -208,6 +208,7 @@ export interface ItemTemplate {
 
 export const itemId = (i: number): string => seededId(ITEM_EPOCH_SEC, i);
 const ITEM_EPOCH_MS = ITEM_EPOCH_SEC * 1000;
+const REVISION_EPOCH_SEC = 1_700_000_200;
 
 /** The client-visible fields of item i; `group` has 10 values, each on a tenth of the items. */
 function itemBody(i: number): Doc {
@@ -308,7 +309,7 @@ export async function setupStandInItems(
   name: string,
   subject: string,
 ): Promise<Items> {
-  const physical = 'bench_standin_items';
+  const physical = `${name}_standin`;
   const collection = db.collection<Doc>(physical);
   await collection.createIndex({ sku: 1 }, { unique: true });
   await collection.createIndex({ group: 1 });
@@ -339,9 +340,20 @@ export function itemTemplate(items: Items): ItemTemplate {
 }
 
 /**
+ * The data module's revision record `{c, n}` (src/data/item-revision.ts): `c` is made once per
+ * item and is the identity part of its ETag, so a copy gets its own instead of the sample's.
+ */
+const REVISION_FIELD = '_revision';
+
+function revisionLike(sample: unknown, i: number): unknown {
+  if (typeof sample !== 'object' || sample === null || !('c' in sample)) return sample;
+  return { ...sample, c: seededId(REVISION_EPOCH_SEC, i) };
+}
+
+/**
  * Grows the items collection to `size` documents (ids itemId(items.size) … itemId(size - 1)).
- * Each document is the sample item's stored document with _id, the body fields and the two
- * timestamps replaced; everything else the service stored (the stamped owner field, any
+ * Each document is the sample item's stored document with _id, the body fields, the two
+ * timestamps and the revision identity replaced; everything else the service stored (the stamped owner field, any
  * internal field) is copied as it is.
  */
 export async function seedItems({ db }: SeedContext, items: Items, size: number): Promise<void> {
@@ -353,6 +365,7 @@ export async function seedItems({ db }: SeedContext, items: Items, size: number)
     for (const [key, value] of Object.entries(sample)) {
       if (key === '_id') doc[key] = idLike(value, itemId(i));
       else if (key === '_createdAt' || key === '_updatedAt') doc[key] = dateLike(value, at);
+      else if (key === REVISION_FIELD) doc[key] = revisionLike(value, i);
       else if (key in body) doc[key] = body[key];
       else doc[key] = value;
     }

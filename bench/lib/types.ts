@@ -1,28 +1,68 @@
 // Records that pass between the harness, its load processes and the report.
 import type { Phase, TargetName } from './scenarios';
 
-/** What bench/load.ts is asked to do (written to a JSON file, its one argument). */
-export interface LoadSpec {
+/** One server and the request to load it with. */
+export interface LoadVariant {
   url: string;
-  connections: number;
-  duration: number;
-  warmup: number;
-  /** Seconds per request before it counts as a timeout. */
-  timeout: number;
-  headers: Record<string, string>;
-  request: { method: string; paths: string[]; body?: string };
+  request: {
+    method: string;
+    paths: string[];
+    body?: string;
+    /** Per-request headers; `%SEQ%` in a value is replaced like in paths and bodies. */
+    headers?: Record<string, string>;
+    /** The one status that counts as success; unset: any 2xx. */
+    expectStatus?: number;
+  };
+  /** The server process, whose CPU time is read right before and after each measured round. */
+  pid?: number;
 }
 
-/** What bench/load.ts prints: one JSON line on stdout. */
+/**
+ * What bench/load.ts is asked to do (written to a JSON file, its one argument): a warm-up of
+ * each variant, then `rounds` measured rounds in which the variants take turns, the order
+ * flipping every round. A scenario run is one variant and one round.
+ */
+export interface LoadSpec {
+  connections: number;
+  /** Seconds of unmeasured load per variant before the first round. */
+  warmup: number;
+  /** Seconds of load per variant and round. */
+  seconds: number;
+  rounds: number;
+  /** Seconds per request before it counts as a timeout. */
+  timeout: number;
+  /** Sent with every request, as they are. */
+  headers: Record<string, string>;
+  variants: LoadVariant[];
+  /** An embedded database server's processes, whose CPU time is read with the server's. */
+  databasePids: number[];
+}
+
+/** What bench/load.ts prints: one JSON line on stdout, the measured rounds of each variant. */
+export interface LoadOutput {
+  variants: { rounds: LoadResult[] }[];
+}
+
+/** CPU seconds (user + system) used during the measured run. */
+export interface CpuUse {
+  /** The server under load (service or baseline). */
+  target: number;
+  /** An embedded database server, when there is one (0 for an external one). */
+  database: number;
+}
+
+/** One measured run of one variant. */
 export interface LoadResult {
   responses: number;
   seconds: number;
   requestsPerSecond: number;
   latencyMs: { mean: number | null; p50: number | null; p99: number | null; max: number | null };
   statusCodes: Record<string, number>;
-  non2xx: number;
+  /** Responses with another status than the expected one (non-2xx unless the scenario names one). */
+  unexpected: number;
   errors: number;
   timeouts: number;
+  cpu: CpuUse;
 }
 
 /** One scenario against one server. */
@@ -48,6 +88,42 @@ export interface Run {
   result?: LoadResult;
 }
 
+/** One variant of a feature comparison (lib/comparisons.ts), over all its rounds. */
+export interface VariantRun {
+  variant: string;
+  label: string;
+  target: TargetName;
+  status: 'ok' | 'failed' | 'unavailable';
+  problems: string[];
+  probeMs?: number;
+  tooSlow?: boolean;
+  /** The measured rounds, in the order they ran (warm-ups are not kept). */
+  rounds: LoadResult[];
+}
+
+/** One feature comparison: its variants run alternately, round after round. */
+export interface ComparisonRun {
+  comparison: string;
+  title: string;
+  route: string;
+  /** Items in the collection it ran on. */
+  size: number;
+  /** Why the feature could not be compared (this build does not have it). */
+  missing?: string;
+  rounds: number;
+  /** Seconds of load per variant and round. */
+  seconds: number;
+  variants: VariantRun[];
+}
+
+/** How long and how often the comparisons run, per mode. */
+export interface CompareSettings {
+  rounds: number;
+  seconds: number;
+  /** Seconds of unmeasured load per variant before the first round. */
+  warmup: number;
+}
+
 export type Mode = 'smoke' | 'default' | 'long';
 
 export interface BenchOptions {
@@ -59,11 +135,16 @@ export interface BenchOptions {
   warmup: number;
   connections: number;
   quietMaxMs: number;
+  compare: CompareSettings;
   smoke: boolean;
   allowMissingRoutes: boolean;
+  /** Only the feature comparisons run. */
+  comparisonsOnly: boolean;
   /** The item count the main scenarios run at. */
   mainSize: number;
   out: string;
+  /** Where the raw numbers go (bench/results/…json). */
+  json: string;
   /** The command-line options as given, for the report's header. */
   argsLabel: string;
 }
@@ -79,6 +160,8 @@ export interface ReportInfo {
   mainSize: number;
   queryTimeoutMs: number;
   serviceHwmKb: number | undefined;
+  /** RATE_LIMIT_STORE as the service resolves it in production. */
+  rateLimitStore: string;
   notes: string[];
 }
 

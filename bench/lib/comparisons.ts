@@ -1,0 +1,264 @@
+// The feature comparisons: what metrics, Idempotency-Key and conditional GETs cost. Each one is a
+// request run in variants (feature on and off, service and baseline) that lib/compare.ts loads
+// alternately, round after round, on a small collection of its own. They are judged on the
+// server's CPU time per response: on a database that scans (FerretDB) throughput is mostly the
+// database's, while the CPU a server process spends per request is its own.
+//
+//   variants   id, label, the server it runs on, and its request (as a scenario builds one)
+//   prepare    asks the service once whether the feature is there; `missing` says why not (the
+//              comparison is then reported as not available), `etag` feeds conditional requests
+//   checks     PASS/FAIL on the totals of the variants
+import { prop, type ApiResponse } from './api';
+import type { LoadTotals } from './load-runner';
+import {
+  itemPost,
+  itemsById,
+  SAMPLE_PATHS,
+  type ItemsContext,
+  type ScenarioRequest,
+  type TargetName,
+} from './scenarios';
+import type { Check } from './types';
+
+/** Metrics may add less than this share of service CPU per request (issue: under 5 %). */
+export const METRICS_CPU_MAX = 0.05;
+/** The budget of an Idempotency-Key on a create: its record costs less than half a POST. */
+export const IDEMPOTENCY_CPU_MAX = 0.5;
+/** A 304 costs no more than a 200, within the measurement's noise. */
+export const NOT_MODIFIED_CPU_MAX = 1.05;
+
+export interface ComparisonContext extends ItemsContext {
+  /** The current ETag of the conditional GET's item, found by `prepare`. */
+  etag?: string;
+}
+
+export interface Variant {
+  id: string;
+  label: string;
+  target: TargetName;
+  request(ctx: ComparisonContext): ScenarioRequest;
+}
+
+/** A call to one of the running servers, with the bench user's key. */
+export type Ask = (
+  target: TargetName,
+  method: string,
+  path: string,
+  options?: { body?: unknown; headers?: Record<string, string> },
+) => Promise<ApiResponse>;
+
+export interface Prepared {
+  missing?: string;
+  etag?: string;
+}
+
+export interface Comparison {
+  id: string;
+  title: string;
+  route: string;
+  variants: Variant[];
+  prepare(ask: Ask, ctx: ComparisonContext): Promise<Prepared>;
+  /** Runs this many times the mode's rounds (a tight limit needs more of them). */
+  roundsFactor?: number;
+  /** `totals` of a variant id; undefined when that variant was not measured. */
+  checks(totals: (variant: string) => LoadTotals | undefined): Check[];
+}
+
+const pct = (ratio: number): string =>
+  `${ratio >= 1 ? '+' : '−'}${Math.abs((ratio - 1) * 100).toFixed(1)} %`;
+const cpu = (ms: number): string => `${ms.toFixed(3)} ms`;
+const rate = (n: number): string =>
+  n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(1);
+
+/** The q-quantile of `values` (linear between neighbours); undefined when there are none. */
+function quantile(values: number[], q: number): number | undefined {
+  const sorted = [...values].sort((a, b) => a - b);
+  if (sorted.length === 0) return undefined;
+  const at = (sorted.length - 1) * q;
+  const low = sorted[Math.floor(at)] ?? 0;
+  const high = sorted[Math.ceil(at)] ?? low;
+  return low + (high - low) * (at - Math.floor(at));
+}
+
+/**
+ * The CPU per request with the feature over without, below a limit. The ratio judged is the
+ * median of the rounds' ratios: the two sides of a round ran back to back, under nearly the same
+ * load from the rest of the machine, and the median is not moved by a round that met a burst. The
+ * throughput difference is reported, not judged, and the baseline's figures when there is one.
+ */
+function cpuRatioCheck(
+  name: string,
+  limit: number,
+  withFeature: LoadTotals | undefined,
+  without: LoadTotals | undefined,
+  baseline?: LoadTotals,
+): Check {
+  const ratios = (withFeature?.cpuMsPerRound ?? []).flatMap((a, i) => {
+    const b = without?.cpuMsPerRound[i];
+    return a && b ? [a / b] : [];
+  });
+  const ratio = quantile(ratios, 0.5);
+  if (!withFeature?.cpuMs || !without?.cpuMs || ratio === undefined)
+    return { name, status: 'n/a', detail: 'not measured' };
+  const throughput = withFeature.requestsPerSecond / (without.requestsPerSecond || NaN);
+  // The middle half of the rounds' ratios shows how far one run can be trusted.
+  const spread =
+    ratios.length > 1
+      ? `median of ${ratios.length} rounds, middle half ${pct(quantile(ratios, 0.25) ?? ratio)} … ${pct(quantile(ratios, 0.75) ?? ratio)}`
+      : '1 round';
+  return {
+    name,
+    status: ratio < limit ? 'PASS' : 'FAIL',
+    detail:
+      `CPU ${cpu(withFeature.cpuMs)} vs ${cpu(without.cpuMs)} per request; ${pct(ratio)} (${spread}; limit ${pct(limit)}); ` +
+      `${rate(withFeature.requestsPerSecond)} vs ${rate(without.requestsPerSecond)} req/s (${pct(throughput)})` +
+      (baseline?.cpuMs
+        ? `; baseline ${cpu(baseline.cpuMs)}, ${rate(baseline.requestsPerSecond)} req/s`
+        : ''),
+  };
+}
+
+/** The same items for every variant: the comparison is between servers, not between ids. */
+const byId = ({ items, pick }: ComparisonContext): ScenarioRequest =>
+  itemsById(items, pick(SAMPLE_PATHS, items.size));
+
+/** The item the conditional GETs read, in the middle of the collection. */
+const conditionalIndex = (items: ComparisonContext['items']): number => Math.floor(items.size / 2);
+
+export const comparisons: Comparison[] = [
+  {
+    id: 'metrics',
+    title: 'Metrics: GET item by _id with metrics on vs off',
+    route: 'GET /data/{c}/_id/{id}',
+    roundsFactor: 2,
+    variants: [
+      { id: 'on', label: 'metrics on', target: 'service-metrics-on', request: byId },
+      { id: 'off', label: 'metrics off', target: 'service-metrics-off', request: byId },
+    ],
+    async prepare(ask) {
+      const on = await ask('service-metrics-on', 'GET', '/metrics');
+      if (on.status !== 200 || !on.text.includes('# TYPE'))
+        return { missing: `GET /metrics answered ${on.status} with metrics on` };
+      const off = await ask('service-metrics-off', 'GET', '/metrics');
+      if (off.status === 200) return { missing: 'METRICS_ENABLED=false left /metrics on' };
+      return {};
+    },
+    checks: (totals) => [
+      cpuRatioCheck(
+        `Metrics add < ${METRICS_CPU_MAX * 100} % service CPU per GET by _id`,
+        1 + METRICS_CPU_MAX,
+        totals('on'),
+        totals('off'),
+      ),
+    ],
+  },
+  {
+    id: 'idempotency',
+    title: 'Idempotency-Key: POST an item with a unique key vs without',
+    route: 'POST /data/{c}',
+    variants: [
+      {
+        id: 'keyed',
+        label: 'with Idempotency-Key',
+        target: 'service',
+        request: ({ items, runTag }) => ({
+          ...itemPost(items, `idem-keyed-${runTag}`),
+          headers: { 'Idempotency-Key': `bench-${runTag}-%SEQ%` },
+        }),
+      },
+      {
+        id: 'plain',
+        label: 'without',
+        target: 'service',
+        request: ({ items, runTag }) => itemPost(items, `idem-plain-${runTag}`),
+      },
+      {
+        id: 'baseline',
+        label: 'baseline, without',
+        target: 'baseline',
+        request: ({ items, runTag }) => itemPost(items, `idem-baseline-${runTag}`),
+      },
+    ],
+    async prepare(ask, { items, runTag }) {
+      // The same key and body twice: the second answer must be the stored first one.
+      const key = `bench-${runTag}-probe`;
+      const body = { item: { sku: `idem-probe-${runTag}`, group: 'posted', n: 0 } };
+      const send = (): Promise<ApiResponse> =>
+        ask('service', 'POST', `/data/${items.name}`, {
+          body,
+          headers: { 'Idempotency-Key': key },
+        });
+      const first = await send();
+      if (first.status < 200 || first.status > 299)
+        return { missing: `POST with an Idempotency-Key answered ${first.status}` };
+      const repeat = await send();
+      if (repeat.headers.get('idempotent-replayed') !== 'true')
+        return {
+          missing: `a repeated Idempotency-Key answered ${repeat.status} without Idempotent-Replayed: true`,
+        };
+      if (prop(repeat.body, '_id') !== prop(first.body, '_id'))
+        return { missing: 'the replayed answer names another item than the first' };
+      return {};
+    },
+    checks: (totals) => [
+      cpuRatioCheck(
+        `Idempotency-Key adds < ${IDEMPOTENCY_CPU_MAX * 100} % service CPU per POST`,
+        1 + IDEMPOTENCY_CPU_MAX,
+        totals('keyed'),
+        totals('plain'),
+        totals('baseline'),
+      ),
+    ],
+  },
+  {
+    id: 'conditional-get',
+    title: 'Conditional GET: If-None-Match with the current ETag (304) vs plain GET (200)',
+    route: 'GET /data/{c}/_id/{id}',
+    variants: [
+      {
+        id: 'not-modified',
+        label: 'If-None-Match → 304',
+        target: 'service',
+        request: ({ items, etag = '' }) => ({
+          ...itemsById(items, [conditionalIndex(items)]),
+          headers: { 'If-None-Match': etag },
+          expectStatus: 304,
+          verify: (res: ApiResponse) =>
+            res.text === '' ? undefined : 'expected a 304 without a body',
+        }),
+      },
+      {
+        id: 'plain',
+        label: 'plain GET → 200',
+        target: 'service',
+        request: ({ items }) => itemsById(items, [conditionalIndex(items)]),
+      },
+      {
+        id: 'baseline',
+        label: 'baseline, plain GET → 200',
+        target: 'baseline',
+        request: ({ items }) => itemsById(items, [conditionalIndex(items)]),
+      },
+    ],
+    async prepare(ask, { items }) {
+      const path = `/data/${items.name}/_id/${items.id(conditionalIndex(items))}`;
+      const plain = await ask('service', 'GET', path);
+      const etag = plain.headers.get('etag');
+      if (plain.status !== 200 || !etag)
+        return { missing: `GET item answered ${plain.status} without an ETag` };
+      const conditional = await ask('service', 'GET', path, { headers: { 'If-None-Match': etag } });
+      if (conditional.status !== 304)
+        return { missing: `If-None-Match with the current ETag answered ${conditional.status}` };
+      return { etag };
+    },
+    checks: (totals) => [
+      cpuRatioCheck(
+        `A 304 costs < ${NOT_MODIFIED_CPU_MAX} × the service CPU of a 200`,
+        NOT_MODIFIED_CPU_MAX,
+        totals('not-modified'),
+        totals('plain'),
+        totals('baseline'),
+      ),
+    ],
+  },
+];

@@ -1,0 +1,126 @@
+// The command line of `npm run bench`: the modes and their settings, and the options.
+import { join, resolve } from 'node:path';
+import { RESULTS, ROOT } from './paths';
+import type { BenchOptions, Mode } from './types';
+
+type ModeSettings = Pick<
+  BenchOptions,
+  | 'itemSizes'
+  | 'projects'
+  | 'pageLimit'
+  | 'duration'
+  | 'warmup'
+  | 'connections'
+  | 'quietMaxMs'
+  | 'compare'
+>;
+
+const MODES: Record<Mode, ModeSettings> = {
+  smoke: {
+    itemSizes: [200],
+    projects: 200,
+    pageLimit: 10,
+    duration: 1,
+    warmup: 0,
+    connections: 4,
+    quietMaxMs: 5_000,
+    compare: { rounds: 1, seconds: 1, warmup: 0 },
+  },
+  default: {
+    itemSizes: [10_000, 100_000],
+    projects: 100_000,
+    pageLimit: 100,
+    duration: 3,
+    warmup: 0,
+    connections: 10,
+    quietMaxMs: 30_000,
+    compare: { rounds: 10, seconds: 1, warmup: 2 },
+  },
+  long: {
+    itemSizes: [10_000, 100_000],
+    projects: 100_000,
+    pageLimit: 100,
+    duration: 20,
+    warmup: 3,
+    connections: 10,
+    quietMaxMs: 60_000,
+    compare: { rounds: 20, seconds: 3, warmup: 3 },
+  },
+};
+
+const USAGE = `Usage: npm run bench [-- options]
+  (no option)   short run, 3 s per scenario, 10 connections; comparisons in 10 rounds of 1 s;
+                writes BENCHMARKS.md
+  --long        20 s per scenario after a 3 s warm-up; comparisons in 20 rounds of 3 s
+  --large       also 1,000,000 items (alias --full)
+  --smoke       tiny data, 1 s per scenario and comparison variant; writes bench/results/smoke.md;
+                exits 1 on any error
+  --allow-missing-routes   report routes that answer 404 ROUTE_NOT_FOUND, and features a comparison
+                           does not find (metrics, Idempotency-Key, ETag), as "not available"
+                           instead of failing (for a service built without some modules)
+  --comparisons-only   run the feature comparisons only (no scenario, no projects, no large data)
+  --duration S, --connections N, --rounds N   override the mode's values (--rounds: comparison rounds)
+  --out FILE    where to write the Markdown report (default: BENCHMARKS.md; with --smoke or
+                --comparisons-only bench/results/<smoke|comparisons-MODE>.md)`;
+
+const VALUE_OPTIONS = ['--duration', '--connections', '--rounds', '--out'];
+const FLAGS = [
+  '--smoke',
+  '--long',
+  '--large',
+  '--full',
+  '--comparisons-only',
+  '--allow-missing-routes',
+  '--help',
+];
+
+export function parseOptions(argv: string[]): BenchOptions {
+  const flags = new Set<string>();
+  const values: Record<string, string | undefined> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? '';
+    if (VALUE_OPTIONS.includes(arg)) values[arg.slice(2)] = argv[++i];
+    else if (FLAGS.includes(arg)) flags.add(arg.slice(2));
+    else throw new Error(`unknown option ${arg}\n${USAGE}`);
+  }
+  if (flags.has('help')) {
+    process.stdout.write(`${USAGE}\n`);
+    process.exit(0);
+  }
+  if (flags.has('smoke') && flags.has('long'))
+    throw new Error('--smoke and --long exclude each other');
+  const mode: Mode = flags.has('smoke') ? 'smoke' : flags.has('long') ? 'long' : 'default';
+  const settings = { ...MODES[mode] };
+  if (flags.has('large') || flags.has('full'))
+    settings.itemSizes = [...settings.itemSizes, 1_000_000];
+  if (values.duration) settings.duration = Number(values.duration);
+  if (values.connections) settings.connections = Number(values.connections);
+  if (values.rounds) settings.compare = { ...settings.compare, rounds: Number(values.rounds) };
+  if (
+    !(settings.duration > 0) ||
+    !(settings.connections >= 1) ||
+    !Number.isInteger(settings.compare.rounds) ||
+    settings.compare.rounds < 1
+  )
+    throw new Error(`bad --duration, --connections or --rounds\n${USAGE}`);
+  const smoke = mode === 'smoke';
+  const comparisonsOnly = flags.has('comparisons-only');
+  // Only a full default or --long run replaces BENCHMARKS.md and <mode>.json.
+  const partial = smoke || comparisonsOnly;
+  const name = comparisonsOnly ? `comparisons-${mode}` : mode;
+  return {
+    mode,
+    ...settings,
+    smoke,
+    allowMissingRoutes: flags.has('allow-missing-routes'),
+    comparisonsOnly,
+    mainSize: settings.itemSizes.includes(100_000) ? 100_000 : (settings.itemSizes.at(-1) ?? 0),
+    out: values.out
+      ? resolve(values.out)
+      : partial
+        ? join(RESULTS, `${name}.md`)
+        : join(ROOT, 'BENCHMARKS.md'),
+    json: join(RESULTS, `${name}.json`),
+    argsLabel: argv.length ? ` -- ${argv.join(' ')}` : '',
+  };
+}

@@ -1,0 +1,88 @@
+// The servers a benchmark puts load on: the built service (as production runs it, plus two more
+// instances with metrics on and off for the metrics comparison) and the baseline, all on one
+// database.
+import { join } from 'node:path';
+import { findFreePort } from '../../tools/dev-database';
+import { RESULTS, ROOT, SERVICE_DIST } from './paths';
+import { spawnTracked, waitForHttpOk, type TrackedChild } from './processes';
+import type { TargetName } from './scenarios';
+
+/** Slow queries are measured, not cut off: the baseline has no time limit either. */
+export const QUERY_TIMEOUT_MS = 60_000;
+
+export interface Target {
+  name: TargetName;
+  url: string;
+  child: TrackedChild;
+}
+
+export interface ServiceOptions {
+  name: Extract<TargetName, `service${string}`>;
+  databaseUri: string;
+  dbName: string;
+  adminKey: string;
+  /** METRICS_ENABLED: set explicitly, so that the caller's environment cannot switch it. */
+  metrics: boolean;
+}
+
+const messageOf = (error: unknown): string =>
+  error instanceof Error ? error.message : String(error);
+
+export async function startService({
+  name,
+  databaseUri,
+  dbName,
+  adminKey,
+  metrics,
+}: ServiceOptions): Promise<Target> {
+  const port = await findFreePort();
+  const logFile = `${name}.log`;
+  const child = spawnTracked(name, [join(SERVICE_DIST, 'main.js')], {
+    cwd: ROOT,
+    logPath: join(RESULTS, logFile),
+    env: {
+      ...process.env,
+      NODE_ENV: 'production',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      ADMIN_API_KEY: adminKey,
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_MAX: '1000000000',
+      QUERY_TIMEOUT_MS: String(QUERY_TIMEOUT_MS),
+      METRICS_ENABLED: String(metrics),
+      // Later instances find the indexes built by the first.
+      ...(name === 'service' ? {} : { SYNC_INDEXES: 'false' }),
+      MONGODB_URI: databaseUri,
+      MONGODB_DB_NAME: dbName,
+    },
+  });
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await waitForHttpOk(`${url}/health/ready`, child, 60_000);
+  } catch (error) {
+    throw new Error(`${messageOf(error)} (its output: bench/results/${logFile})`);
+  }
+  return { name, url, child };
+}
+
+export async function startBaseline(
+  databaseUri: string,
+  dbName: string,
+  collections: Record<string, unknown>,
+): Promise<Target> {
+  const port = await findFreePort();
+  const child = spawnTracked('baseline', [join(__dirname, '..', 'baseline.js')], {
+    cwd: ROOT,
+    logPath: join(RESULTS, 'baseline.log'),
+    env: {
+      ...process.env,
+      PORT: String(port),
+      MONGODB_URI: databaseUri,
+      MONGODB_DB_NAME: dbName,
+      BASELINE_COLLECTIONS: JSON.stringify(collections),
+    },
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHttpOk(`${url}/health`, child, 30_000);
+  return { name: 'baseline', url, child };
+}
