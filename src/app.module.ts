@@ -1,16 +1,21 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
-import { MongooseModule } from '@nestjs/mongoose';
+import { getConnectionToken, MongooseModule } from '@nestjs/mongoose';
 import { ThrottlerModule } from '@nestjs/throttler';
+import type { Connection } from 'mongoose';
 import { AdminModule } from './admin/admin.module';
 import { ApiKeyGuard } from './auth/api-key.guard';
 import { AuthModule } from './auth/auth.module';
 import { FixedWindowThrottlerStorage } from './common/http/fixed-window.storage';
+import { MongoFixedWindowThrottlerStorage } from './common/http/mongo-fixed-window.storage';
 import { KeyThrottlerGuard } from './auth/key-throttler.guard';
 import { ProblemFilter } from './common/errors';
+import { IdempotencyModule } from './common/idempotency';
+import { idempotencyScopeOf } from './auth/idempotency-scope';
 import { ConfigModule, type AppConfig } from './config';
 import { DataModule } from './data/data.module';
 import { HealthModule } from './health/health.module';
+import { MetricsModule, monitoredConnection, ServiceMetrics } from './metrics';
 import { MigrationsModule } from './migrations/migrations.module';
 import { ProfileModule } from './profile/profile.module';
 import { ProfileService } from './profile/profile.service';
@@ -43,6 +48,8 @@ export function boundedDriverOptions(database: AppConfig['database']) {
 @Module({})
 export class AppModule {
   static forRoot(config: AppConfig & { database: { uri: string } }): DynamicModule {
+    // One per app: the database connection feeds it from before it connects.
+    const metrics = config.metrics.enabled ? new ServiceMetrics() : undefined;
     return {
       module: AppModule,
       imports: [
@@ -59,16 +66,28 @@ export class AppModule {
           autoIndex: config.nodeEnv !== 'production',
           retryAttempts: 3,
           retryDelay: 1000,
+          ...monitoredConnection(metrics, config.metrics.databaseCommands),
         }),
-        ThrottlerModule.forRoot({
-          throttlers: [{ ttl: config.limits.rateLimitWindowMs, limit: config.limits.rateLimitMax }],
-          storage: new FixedWindowThrottlerStorage(),
-          // One budget per key across all routes (the default key is per key *and* route).
-          generateKey: (_context, tracker) => tracker,
+        ThrottlerModule.forRootAsync({
+          inject: [getConnectionToken()],
+          useFactory: (connection: Connection) => ({
+            throttlers: [
+              { ttl: config.limits.rateLimitWindowMs, limit: config.limits.rateLimitMax },
+            ],
+            // RATE_LIMIT_STORE: in the database, one budget per key shared by every instance.
+            storage:
+              config.limits.rateLimitStore === 'mongo'
+                ? MongoFixedWindowThrottlerStorage.on(connection)
+                : new FixedWindowThrottlerStorage(),
+            // One budget per key across all routes (the default key is per key *and* route).
+            generateKey: (_context, tracker) => tracker,
+          }),
         }),
         MigrationsModule,
         HealthModule,
+        MetricsModule.forRoot(metrics),
         AuthModule.register({ imports: [ProfileModule], subProfiles: ProfileService }),
+        IdempotencyModule.forRoot({ scopeOf: idempotencyScopeOf }),
         AdminModule,
         ProfileModule,
         ProjectModule,

@@ -9,8 +9,10 @@ import { corsMiddleware, type CorsOrigins } from './common/http/cors';
 import { createLogger, PinoLoggerService, requestIdOf, requestLogger } from './common/http/logger';
 import { buildOpenApiDocument } from './common/http/openapi';
 import { queryKeyGuard } from './common/http/query-keys';
+import { concretePathMethods, RouteMethods } from './common/http/route-methods';
 import { createValidationPipe, DEFAULT_RAW_JSON_BUDGET } from './common/http/validation';
 import type { AppConfig } from './config';
+import { ServiceMetrics } from './metrics';
 
 /**
  * Everything that makes the app the app, apart from listening: main.ts and the e2e tests both
@@ -29,6 +31,8 @@ export function configureApp(
   http.set('trust proxy', config.trustProxy);
   // ETags would hash every JSON response; clients of this API do not revalidate with them.
   http.set('etag', false);
+  // First, so that every answer is timed and counted, those refused before routing included.
+  if (config.metrics.enabled) http.use(app.get(ServiceMetrics).http.middleware);
   http.use((req: Request, res: Response, next: NextFunction) => {
     requestIdOf(req, res);
     next();
@@ -52,10 +56,15 @@ export function configureApp(
   // Preflights are answered here, before the key check and the body parser.
   const cors = corsMiddleware(corsOrigins);
   if (cors) http.use(cors);
-  const renderer = new ProblemRenderer(config.database.retryAfterSeconds);
+  const routes = new RouteMethods(
+    () => (http.getHttpAdapter().getInstance() as { router?: { stack?: unknown[] } }).router,
+  );
+  const renderer = new ProblemRenderer(config.database.retryAfterSeconds, routes);
   // Prototype-named query keys are refused on every route before any handler copies them.
   http.use(queryKeyGuard(renderer));
   http.use(...bodyMiddleware(config.limits.bodyBytes, renderer));
+  // GET /profile/groups is a 405, not GET /profile/{accountId}: concrete paths come first.
+  http.use(concretePathMethods(routes, renderer));
   // Bodies of every DTO route: prototype keys refused, nesting within DATA_MAX_DEPTH.
   http.useGlobalPipes(
     createValidationPipe({ ...DEFAULT_RAW_JSON_BUDGET, maxDepth: config.limits.dataMaxDepth }),

@@ -1,3 +1,5 @@
+// First: tracing, when on, must patch http, express and mongodb before they load.
+import { shutdownTracing } from './tracing';
 import { NestFactory } from '@nestjs/core';
 import type { Server, ServerResponse } from 'node:http';
 import { AppModule } from './app.module';
@@ -122,6 +124,7 @@ export async function bootstrap(startDatabase?: DatabaseStarter): Promise<void> 
     // requests still need.
     void drain()
       .then(() => app.close())
+      .then(() => shutdownTracing())
       .then(() => database.stop())
       .then(() => {
         log.info('shut down');

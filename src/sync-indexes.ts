@@ -17,7 +17,13 @@ async function run(): Promise<void> {
     process.exit(1);
   }
   const app = await NestFactory.createApplicationContext(
-    AppModule.forRoot({ ...config, syncIndexes: false, database: { ...config.database, uri } }),
+    // A one-shot step: nothing to scrape, so no metrics collected either.
+    AppModule.forRoot({
+      ...config,
+      syncIndexes: false,
+      metrics: { enabled: false, databaseCommands: false },
+      database: { ...config.database, uri },
+    }),
     { logger: ['error', 'warn'] },
   );
   const synced = await syncIndexes(app.get<Connection>(getConnectionToken()));

@@ -2,6 +2,7 @@ import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/com
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { DomainError, ForbiddenError, UnauthenticatedError } from '../common/errors';
+import { markRateLimited } from '../common/http/rate-limited';
 import { digestApiKey } from './api-key.secret';
 import { ApiKeyService, type KeyIdentity } from './api-key.service';
 import { AuthFailureLimiter } from './auth-failure.limiter';
@@ -104,6 +105,7 @@ export class ApiKeyGuard implements CanActivate {
 
 function tooManyFailures(res: Response, retryAfterSeconds: number): DomainError {
   res.setHeader('Retry-After', String(retryAfterSeconds));
+  markRateLimited(res, 'auth_failures');
   return new TooManyFailedAuthenticationsError();
 }
 

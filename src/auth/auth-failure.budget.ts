@@ -1,26 +1,8 @@
 /**
- * Pure parts of the failed-authentication budget (see AuthFailureLimiter): fixed windows, slot
- * ids, slot claiming and the in-process list of addresses known to be over budget.
+ * Pure parts of the failed-authentication budget (see AuthFailureLimiter): slot ids and the
+ * in-process list of addresses known to be over budget. Windows are the epoch-aligned fixed
+ * windows of common/http/fixed-window; slots are claimed with common/mongo/slots.
  */
-
-export interface FailureWindow {
-  start: number;
-  end: number;
-}
-
-/**
- * The fixed window `now` falls in. Windows are aligned to multiples of the window length since
- * the epoch, so every instance puts a failure in the same window without talking to the others.
- */
-export function failureWindow(now: number, windowMs: number): FailureWindow {
-  const start = Math.floor(now / windowMs) * windowMs;
-  return { start, end: start + windowMs };
-}
-
-/** Whole seconds until `end` for Retry-After; at least 1 so a client never retries at once. */
-export function secondsUntil(end: number, now: number): number {
-  return Math.max(1, Math.ceil((end - now) / 1000));
-}
 
 /**
  * `_id` of one failure: `<address>|<windowStart>|<slot>`. A client address never contains `|`
@@ -42,27 +24,6 @@ export function slotPrefix(address: string, windowStart: number): string {
 export function slotIdRange(address: string, windowStart: number): { from: string; to: string } {
   const from = slotPrefix(address, windowStart);
   return { from, to: `${from.slice(0, -1)}}` };
-}
-
-/** The storage a failure is counted in: one unique id per slot. */
-export interface SlotStore {
-  /** Slots taken so far in this address's window. */
-  count(): Promise<number>;
-  /** Takes the slot; false when it is taken already (duplicate `_id`). */
-  tryInsert(slot: number): Promise<boolean>;
-}
-
-/**
- * Counts one failure exactly without read-modify-write: start at the number of slots taken and
- * insert the first free one below `max`. The database's `_id` uniqueness decides races, so
- * concurrent failures (on any instance) each get a different slot and at most `max` succeed.
- * Returns the slot taken, or null when the budget was already used up.
- */
-export async function claimSlot(store: SlotStore, max: number): Promise<number | null> {
-  for (let slot = await store.count(); slot < max; slot += 1) {
-    if (await store.tryInsert(slot)) return slot;
-  }
-  return null;
 }
 
 /**

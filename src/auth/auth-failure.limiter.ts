@@ -1,7 +1,9 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { fixedWindow, secondsUntil } from '../common/http/fixed-window';
+import { claimSlot } from '../common/mongo/slots';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { AuthFailureRepository } from './auth-failure.repository';
-import { BlockedAddresses, claimSlot, failureWindow, secondsUntil } from './auth-failure.budget';
+import { BlockedAddresses } from './auth-failure.budget';
 
 /** Addresses remembered as over budget per process; beyond it the oldest are forgotten. */
 const BLOCKED_ADDRESSES_CAPACITY = 10_000;
@@ -44,7 +46,7 @@ export class AuthFailureLimiter {
    * budget was used up before this failure (the caller answers 429), else null (401).
    */
   async recordFailure(address: string, now = Date.now()): Promise<number | null> {
-    const window = failureWindow(now, this.windowMs);
+    const window = fixedWindow(now, this.windowMs);
     this.cleanUpOnce(window.start);
     const slot = await claimSlot(
       this.failures.slotsOf(address, window.start, window.end),

@@ -105,6 +105,54 @@ describe('loadConfig', () => {
     ]);
   });
 
+  it('keeps rate-limit counters in the database by default in production only', () => {
+    const production = {
+      NODE_ENV: 'production',
+      ADMIN_API_KEY: 'k'.repeat(32),
+      MONGODB_URI: 'mongodb://db/',
+    };
+    expect(loadConfig({}).limits.rateLimitStore).toBe('memory');
+    expect(loadConfig({ NODE_ENV: 'test' }).limits.rateLimitStore).toBe('memory');
+    expect(loadConfig(production).limits.rateLimitStore).toBe('mongo');
+    expect(loadConfig({ ...production, RATE_LIMIT_STORE: 'memory' }).limits.rateLimitStore).toBe(
+      'memory',
+    );
+    expect(loadConfig({ RATE_LIMIT_STORE: 'mongo' }).limits.rateLimitStore).toBe('mongo');
+    expect(problemsOf({ RATE_LIMIT_STORE: 'redis' })).toEqual([
+      expect.stringContaining('RATE_LIMIT_STORE'),
+    ]);
+    expect(problemsOf({ RATE_LIMIT_MAX: '1000000001' })).toEqual([
+      expect.stringContaining('RATE_LIMIT_MAX'),
+    ]);
+  });
+
+  it('reads the metrics and tracing settings', () => {
+    expect(loadConfig({})).toMatchObject({
+      metrics: { enabled: true, databaseCommands: false },
+      tracing: {},
+    });
+    expect(loadConfig({}).metrics.token).toBeUndefined();
+    expect(loadConfig({}).tracing.otlpEndpoint).toBeUndefined();
+    const config = loadConfig({
+      METRICS_ENABLED: 'false',
+      METRICS_TOKEN: 't'.repeat(16),
+      METRICS_DATABASE_COMMANDS: 'true',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+    });
+    expect(config.metrics).toEqual({
+      enabled: false,
+      token: 't'.repeat(16),
+      databaseCommands: true,
+    });
+    expect(config.tracing).toEqual({ otlpEndpoint: 'http://collector:4318' });
+    expect(problemsOf({ METRICS_TOKEN: 'short' })).toEqual([
+      'METRICS_TOKEN must be at least 16 characters',
+    ]);
+    expect(problemsOf({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toEqual([
+      'OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL',
+    ]);
+  });
+
   it('refuses a default page size above the maximum', () => {
     expect(problemsOf({ LIST_LIMIT_DEFAULT: '600' })).toEqual([
       'LIST_LIMIT_DEFAULT must not exceed LIST_LIMIT_MAX',

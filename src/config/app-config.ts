@@ -16,7 +16,21 @@ export interface AppConfig {
   syncIndexes: boolean;
   /** CORS_ORIGINS: '*', or the allowed origins; [] = CORS off. */
   corsOrigins: '*' | string[];
+  /**
+   * METRICS_ENABLED, METRICS_TOKEN, METRICS_DATABASE_COMMANDS: Prometheus metrics at /metrics,
+   * optionally behind a token, with database command metrics when asked for.
+   */
+  metrics: { enabled: boolean; token?: string; databaseCommands: boolean };
+  /** OTEL_EXPORTER_OTLP_ENDPOINT: tracing is on when set (see src/tracing.ts). */
+  tracing: { otlpEndpoint?: string };
   shutdownTimeoutMs: number;
+  /** IDEMPOTENCY_*: how Idempotency-Key responses are kept (src/common/idempotency). */
+  idempotency: {
+    ttlMs: number;
+    leaseMs: number;
+    sweepIntervalMs: number;
+    maxResponseBytes: number;
+  };
   /** Operator key from ADMIN_API_KEY; main.ts fills in a generated one in development. */
   adminApiKey?: string;
   database: {
@@ -35,6 +49,8 @@ export interface AppConfig {
     bodyBytes: number;
     rateLimitMax: number;
     rateLimitWindowMs: number;
+    /** RATE_LIMIT_STORE, resolved: mongo when NODE_ENV=production unless set. */
+    rateLimitStore: 'mongo' | 'memory';
     /** Failed authentications per client address per window, counted in the database. */
     authFailureMax: number;
     authFailureWindowMs: number;
@@ -87,6 +103,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       'MONGODB_URI is required when NODE_ENV=production (embedded databases are for development and tests)',
     );
   }
+  if (vars.IDEMPOTENCY_LEASE_MS > vars.IDEMPOTENCY_TTL_MS) {
+    problems.push('IDEMPOTENCY_LEASE_MS must not exceed IDEMPOTENCY_TTL_MS');
+  }
   if (problems.length > 0) throw new ConfigValidationError(problems);
 
   return {
@@ -99,7 +118,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     syncIndexes: vars.SYNC_INDEXES,
     corsOrigins:
       vars.CORS_ORIGINS === '*' ? '*' : (vars.CORS_ORIGINS?.split(',').map((o) => o.trim()) ?? []),
+    metrics: {
+      enabled: vars.METRICS_ENABLED,
+      token: vars.METRICS_TOKEN,
+      databaseCommands: vars.METRICS_DATABASE_COMMANDS,
+    },
+    tracing: { otlpEndpoint: vars.OTEL_EXPORTER_OTLP_ENDPOINT },
     shutdownTimeoutMs: vars.SHUTDOWN_TIMEOUT_MS,
+    idempotency: {
+      ttlMs: vars.IDEMPOTENCY_TTL_MS,
+      leaseMs: vars.IDEMPOTENCY_LEASE_MS,
+      sweepIntervalMs: vars.IDEMPOTENCY_SWEEP_INTERVAL_MS,
+      maxResponseBytes: vars.IDEMPOTENCY_MAX_RESPONSE_BYTES,
+    },
     adminApiKey: vars.ADMIN_API_KEY,
     database: {
       uri: vars.MONGODB_URI,
@@ -120,6 +151,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       bodyBytes: vars.BODY_LIMIT,
       rateLimitMax: vars.RATE_LIMIT_MAX,
       rateLimitWindowMs: vars.RATE_LIMIT_WINDOW_MS,
+      rateLimitStore:
+        vars.RATE_LIMIT_STORE ?? (vars.NODE_ENV === 'production' ? 'mongo' : 'memory'),
       authFailureMax: vars.AUTH_FAILURE_MAX,
       authFailureWindowMs: vars.AUTH_FAILURE_WINDOW_MS,
       listDefault: vars.LIST_LIMIT_DEFAULT,

@@ -51,15 +51,26 @@ export class EnvironmentVariables {
   @MaxLength(512)
   ADMIN_API_KEY?: string;
 
+  /** At most a billion: the database store numbers a window's requests with ten digits. */
   @Type(() => Number)
   @IsInt()
   @Min(1)
+  @Max(1_000_000_000)
   RATE_LIMIT_MAX = 1000;
 
   @Type(() => Number)
   @IsInt()
   @Min(100)
   RATE_LIMIT_WINDOW_MS = 60_000;
+
+  /**
+   * Where the rate-limit counters live: `mongo` (the database, one budget per key shared by all
+   * instances) or `memory` (each process counts on its own). Unset: mongo when
+   * NODE_ENV=production, memory otherwise.
+   */
+  @IsOptional()
+  @IsIn(['mongo', 'memory'])
+  RATE_LIMIT_STORE?: 'mongo' | 'memory';
 
   /** Failed authentications (unknown, revoked or expired key) per client address per window. */
   @Type(() => Number)
@@ -143,6 +154,37 @@ export class EnvironmentVariables {
   @Min(0)
   SHUTDOWN_TIMEOUT_MS = 10_000;
 
+  /** How long the response to an Idempotency-Key is kept and replayed (ms; at most 30 days). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1000)
+  @Max(30 * 86_400_000)
+  IDEMPOTENCY_TTL_MS = 86_400_000;
+
+  /**
+   * How long a request holds its Idempotency-Key while it runs (ms): repeats in that time get
+   * 409; after it (a crashed instance) the key may run again. Above the longest request.
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1000)
+  @Max(86_400_000)
+  IDEMPOTENCY_LEASE_MS = 60_000;
+
+  /** How often each instance deletes expired idempotency records (ms). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1000)
+  @Max(86_400_000)
+  IDEMPOTENCY_SWEEP_INTERVAL_MS = 60_000;
+
+  /** Largest response body kept for replay (bytes); a larger one is not kept (see README). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1024)
+  @Max(15 * 1024 * 1024)
+  IDEMPOTENCY_MAX_RESPONSE_BYTES = 2 * 1024 * 1024;
+
   @Transform(({ value }: { value: unknown }) => value === true || value === 'true' || value === '1')
   TRUST_PROXY = false;
 
@@ -168,6 +210,37 @@ export class EnvironmentVariables {
       'CORS_ORIGINS must be * or a comma-separated list of origins (https://app.example.com)',
   })
   CORS_ORIGINS?: string;
+
+  /** Serve Prometheus metrics at /metrics and collect them (false: neither, and no cost). */
+  @Transform(
+    ({ value }: { value: unknown }) => value !== false && value !== 'false' && value !== '0',
+  )
+  METRICS_ENABLED = true;
+
+  /** When set, /metrics requires `Authorization: Bearer <METRICS_TOKEN>`. */
+  @IsOptional()
+  @IsString()
+  @MinLength(16, { message: 'METRICS_TOKEN must be at least 16 characters' })
+  @MaxLength(512)
+  METRICS_TOKEN?: string;
+
+  /**
+   * Database command metrics (mongodb_command_*) from the driver's command monitoring. Off by
+   * default: the driver then builds an event for every command and decodes a second copy of
+   * every reply, which costs more CPU per request than all other metrics together.
+   */
+  @Transform(({ value }: { value: unknown }) => value === true || value === 'true' || value === '1')
+  METRICS_DATABASE_COMMANDS = false;
+
+  /**
+   * OTLP/HTTP collector (http://collector:4318): tracing is on when set, off (no SDK loaded)
+   * otherwise. The OpenTelemetry SDK reads its other OTEL_* variables itself.
+   */
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s]+$/, {
+    message: 'OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL',
+  })
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string;
 
   /** Where embedded databases keep their files (relative to the working directory). */
   @IsString()

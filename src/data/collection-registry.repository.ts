@@ -3,6 +3,7 @@ import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model } from 'mongoose';
 import type { Tenant } from '../auth';
 import { DUPLICATE, orDuplicate } from '../common/mongo/duplicate';
+import { claimSlot } from '../common/mongo/slots';
 import { CollectionRegistryDocument } from './collection-registry.schema';
 
 export interface RegisteredCollection {
@@ -75,7 +76,8 @@ export class CollectionRegistryRepository implements OnModuleInit {
    * Registers a collection in the next free slot and returns it; null when the namespace has
    * `max` collections. A unique index on the name makes concurrent first writes of one name agree
    * on one entry; a unique index on the slot makes concurrent creates of different names queue
-   * for the remaining places, so the quota is never exceeded.
+   * for the remaining places (claimSlot), so the quota is never exceeded. Collections are never
+   * removed, so the slots of a namespace are 0..n-1 and their number is the first free one.
    */
   async register(
     tenant: Tenant,
@@ -83,30 +85,33 @@ export class CollectionRegistryRepository implements OnModuleInit {
     name: string,
     max: number,
   ): Promise<RegisteredCollection | null> {
-    // Each failed attempt means another entry took a slot, so this ends within max + 1 rounds.
-    for (let round = 0; round <= max; round += 1) {
-      const slot = await this.countFor(tenant, branch);
-      if (slot >= max) return null;
-      const _id = new Types.ObjectId();
-      const created = await orDuplicate(() =>
-        this.registry.create({
-          _id,
-          ...CollectionRegistryRepository.scope(tenant, branch),
-          name,
-          slot,
-          physical: `d_${_id.toHexString()}`,
-        }),
-      );
-      if (created !== DUPLICATE) {
-        const entry = toEntry(created.toObject<CollectionRegistryDocument>());
-        this.remember(tenant, branch, entry);
-        return entry;
-      }
-      // The name was registered concurrently, or the slot was taken: which one is not in the
-      // error on every server, so look.
-      const existing = await this.find(tenant, branch, name);
-      if (existing) return existing;
-    }
-    return null;
+    const entry = await claimSlot<RegisteredCollection>(
+      {
+        firstFree: () => this.countFor(tenant, branch),
+        take: async (slot) => {
+          const _id = new Types.ObjectId();
+          const created = await orDuplicate(() =>
+            this.registry.create({
+              _id,
+              ...CollectionRegistryRepository.scope(tenant, branch),
+              name,
+              slot,
+              physical: `d_${_id.toHexString()}`,
+            }),
+          );
+          if (created === DUPLICATE) {
+            // The name was registered concurrently, or the slot was taken: which one is not in
+            // the error on every server, so look.
+            return (await this.find(tenant, branch, name)) ?? DUPLICATE;
+          }
+          const registered = toEntry(created.toObject<CollectionRegistryDocument>());
+          this.remember(tenant, branch, registered);
+          return registered;
+        },
+      },
+      max,
+    );
+    // A concurrent request may have registered this very name in the last place.
+    return entry ?? this.find(tenant, branch, name);
   }
 }

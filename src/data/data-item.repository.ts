@@ -13,13 +13,19 @@ import {
   type ListPlan,
   type OwnerScope,
 } from './data-query';
+import { REVISION_FIELD } from './data.constants';
+import { COUNT_WRITE, newRevisionRecord } from './item-revision';
 import type { Guarded, JsonObject, JsonScalar } from './json-guard';
 
-/** An item as stored: string `_id`, BSON dates for the server-managed timestamps. */
+/**
+ * An item as stored: string `_id`, BSON dates for the server-managed timestamps, and the
+ * revision record (item-revision.ts; missing on items stored before revisions existed).
+ */
 export interface StoredItem extends Document {
   _id: string;
   _createdAt: Date;
   _updatedAt: Date;
+  [REVISION_FIELD]?: { c?: string; n?: number };
 }
 
 export interface IndexInfo {
@@ -76,7 +82,13 @@ export class DataItemRepository {
     item: Guarded<JsonObject>,
     now: Date,
   ): Promise<StoredItem | Duplicate> {
-    const stored = { _id: id, ...item, _createdAt: now, _updatedAt: now } as StoredItem;
+    const stored = {
+      _id: id,
+      ...item,
+      _createdAt: now,
+      _updatedAt: now,
+      [REVISION_FIELD]: newRevisionRecord(),
+    } as StoredItem;
     return orDuplicate(async () => {
       await this.collection(physical).insertOne(stored);
       return stored;
@@ -104,6 +116,19 @@ export class DataItemRepository {
       { projection: { _id: 1 }, maxTimeMS: this.maxTimeMS },
     );
     return doc !== null;
+  }
+
+  /** The named top-level fields of one item (a uniqueField claim's holder), or null when none. */
+  async findFieldsById(
+    physical: string,
+    id: string,
+    fields: readonly string[],
+  ): Promise<Record<string, unknown> | null> {
+    const projection = Object.fromEntries(fields.map((field) => [field, 1]));
+    return this.collection(physical).findOne(
+      { _id: id },
+      { projection: { _id: 1, ...projection }, maxTimeMS: this.maxTimeMS },
+    );
   }
 
   /** Up to `limit` matching items in _id order (callers ask for 2 to detect ambiguity). */
@@ -158,7 +183,8 @@ export class DataItemRepository {
 
   /**
    * Sets values on the item with this id, only while it still matches (the match is repeated
-   * with the id, so an item that stopped matching in between is not touched). Null when none.
+   * with the id, so an item that stopped matching in between is not touched, and with its
+   * revision condition, if any), counting the write. Null when none.
    */
   async updateById(
     physical: string,
@@ -171,7 +197,7 @@ export class DataItemRepository {
     return orDuplicate(() =>
       this.collection(physical).findOneAndUpdate(
         toMongoFilter({ ...match, conditions: [idCondition, ...match.conditions] }),
-        { $set: { ...values, _updatedAt: now } },
+        { $set: { ...values, _updatedAt: now }, ...COUNT_WRITE },
         { returnDocument: 'after', maxTimeMS: this.maxTimeMS },
       ),
     );

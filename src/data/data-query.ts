@@ -31,6 +31,8 @@ export type Condition =
 export interface ItemMatch {
   scope: OwnerScope | null;
   conditions: Condition[];
+  /** A write under If-Match: the revisions it accepts (item-revision.ts builds it). */
+  revision?: Document;
 }
 
 /** What the filters run against: documents with a string `_id`. */
@@ -167,6 +169,7 @@ export function toMongoFilter(match: ItemMatch, plan?: ListPlan): ItemFilter {
   const clauses: ItemFilter[] = [];
   if (match.scope) clauses.push({ [match.scope.field]: match.scope.value });
   for (const condition of match.conditions) clauses.push(conditionFilter(condition));
+  if (match.revision) clauses.push(match.revision);
   if (plan) {
     const ascending = plan.direction === 1;
     if (plan.after) clauses.push(cursorFilter(plan.sortPath, 'after', plan.after, ascending));

@@ -5,6 +5,14 @@ export const COLLECTION_NAME_RULE = '^[A-Za-z][A-Za-z0-9_-]{0,63}$';
 /** The owner field when a request names none (`authField`). */
 export const DEFAULT_OWNER_FIELD = 'userId';
 
+/**
+ * The server's revision record in every item, `{c, n}`: `c` is made when the item is created
+ * (never reused, so a deleted and recreated item gets another ETag), `n` counts its writes. It
+ * makes the item's ETag and is never returned in item bodies; as a field name it is reserved
+ * anywhere (json-guard), so no client input can write, read or name it.
+ */
+export const REVISION_FIELD = '_revision';
+
 /** Fields the server writes; clients can neither set nor own by them. */
 export const MANAGED_FIELDS: ReadonlySet<string> = new Set(['_id', '_createdAt', '_updatedAt']);
 

@@ -28,7 +28,10 @@ import {
 import type { Request, Response } from 'express';
 import { Auth, CurrentPrincipal, type CustomerPrincipal } from '../auth';
 import { ProblemDto, ValidationFailedError } from '../common/errors';
+import { answerRead, answerWrite, IfMatchHeader } from '../common/http/conditional';
+import type { IfMatch } from '../common/http/etag';
 import { parseListQuery, type ListQuery } from '../common/http/list-query';
+import { ApiConditional } from '../common/http/openapi-conditional';
 import { keysetLink } from '../common/pagination/keyset';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { CollectionNamePipe } from './collection-name.pipe';
@@ -45,6 +48,7 @@ import {
   toItemJson,
   UpdateDataItemDto,
 } from './dto/data-item.dto';
+import { itemETag } from './item-revision';
 import { ItemsService } from './items.service';
 import { dataBudget, type JsonBudget } from './json-guard';
 
@@ -139,6 +143,7 @@ export class DataController {
   @Post(':collection')
   @HttpCode(HttpStatus.OK)
   @Auth('root', 'sub', 'team')
+  @ApiConditional('create')
   @CollectionParam()
   @ApiBody({
     type: CreateDataItemDto,
@@ -164,9 +169,11 @@ export class DataController {
     @CurrentPrincipal() principal: CustomerPrincipal,
     @Param('collection', CollectionNamePipe) collection: string,
     @Body() body: CreateDataItemDto,
+    @Res({ passthrough: true }) res: Response,
   ): Promise<DataItemDto> {
     const request = toNewItemRequest(body, this.budget);
-    return toItemJson(await this.items.create(principal, collection, request));
+    const item = await this.items.create(principal, collection, request);
+    return answerWrite(res, itemETag(item), toItemJson(item));
   }
 
   /** Counts the items that match (an unfiltered count by a root or team key reads collection metadata). */
@@ -187,6 +194,7 @@ export class DataController {
   /** Reads the one item whose field indexName equals indexValue (`_id`: the identifier). */
   @Get(':collection/:indexName/:indexValue')
   @Auth('root', 'sub', 'team')
+  @ApiConditional('read')
   @ItemParams()
   @FilterQueries()
   @ApiOkResponse({ type: DataItemDto, example: DATA_ITEM_EXAMPLE })
@@ -199,7 +207,8 @@ export class DataController {
     @Param('indexName') indexName: string,
     @Param('indexValue') indexValue: string,
     @Query() raw: Record<string, unknown>,
-  ): Promise<DataItemDto> {
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<DataItemDto | undefined> {
     const item = await this.items.get(
       principal,
       collection,
@@ -207,12 +216,13 @@ export class DataController {
       indexValue,
       this.filterQuery(raw),
     );
-    return toItemJson(item);
+    return answerRead(res, itemETag(item), () => toItemJson(item));
   }
 
   /** Sets fields of the one matching item (`$set`); nothing changes when none or several match. */
   @Put(':collection/:indexName/:indexValue')
   @Auth('root', 'sub', 'team')
+  @ApiConditional('write')
   @ItemParams()
   @ApiBody({
     type: UpdateDataItemDto,
@@ -239,16 +249,26 @@ export class DataController {
     @Param('indexName') indexName: string,
     @Param('indexValue') indexValue: string,
     @Body() body: UpdateDataItemDto,
+    @IfMatchHeader() ifMatch: IfMatch,
+    @Res({ passthrough: true }) res: Response,
   ): Promise<DataItemDto> {
     const request = toItemChangeRequest(body, this.budget);
-    const item = await this.items.update(principal, collection, indexName, indexValue, request);
-    return toItemJson(item);
+    const item = await this.items.update(
+      principal,
+      collection,
+      indexName,
+      indexValue,
+      request,
+      ifMatch,
+    );
+    return answerWrite(res, itemETag(item), toItemJson(item));
   }
 
   /** Deletes the one matching item (the body is optional). */
   @Delete(':collection/:indexName/:indexValue')
   @HttpCode(HttpStatus.NO_CONTENT)
   @Auth('root', 'sub', 'team')
+  @ApiConditional('write')
   @ItemParams()
   @ApiBody({
     type: DeleteDataItemDto,
@@ -265,8 +285,9 @@ export class DataController {
     @Param('indexName') indexName: string,
     @Param('indexValue') indexValue: string,
     @Body() body: DeleteDataItemDto,
+    @IfMatchHeader() ifMatch: IfMatch,
   ): Promise<void> {
     const request = toItemRemovalRequest(body ?? {});
-    await this.items.remove(principal, collection, indexName, indexValue, request);
+    await this.items.remove(principal, collection, indexName, indexValue, request, ifMatch);
   }
 }

@@ -10,12 +10,16 @@ import { IndexesService } from './indexes.service';
 import { ItemsService } from './items.service';
 import { IndexSlotDocument, IndexSlotSchema } from './index-slot.schema';
 import { IndexSlotRepository } from './index-slot.repository';
+import { UniqueClaimDocument, UniqueClaimSchema } from './unique-claim.schema';
+import { UniqueClaimRepository } from './unique-claim.repository';
+import { UniqueValuesService } from './unique-values.service';
 
 @Module({
   imports: [
     MongooseModule.forFeature([
       { name: CollectionRegistryDocument.name, schema: CollectionRegistrySchema },
       { name: IndexSlotDocument.name, schema: IndexSlotSchema },
+      { name: UniqueClaimDocument.name, schema: UniqueClaimSchema },
     ]),
   ],
   // The index controller first: its fixed `index` segment must not be read as an item route.
@@ -24,7 +28,9 @@ import { IndexSlotRepository } from './index-slot.repository';
     CollectionRegistryRepository,
     DataItemRepository,
     IndexSlotRepository,
+    UniqueClaimRepository,
     CollectionsService,
+    UniqueValuesService,
     ItemsService,
     IndexesService,
   ],

@@ -1,6 +1,11 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiParam, ApiQuery } from '@nestjs/swagger';
 import { COLLECTION_NAME_RULE } from './data.constants';
+import {
+  FIELD_PATH_SCHEMA_PATTERN,
+  MAX_FIELD_NAME_LENGTH,
+  OWNER_FIELD_SCHEMA_PATTERN,
+} from './json-guard';
 
 /** OpenAPI descriptions shared by the data routes. */
 
@@ -18,6 +23,11 @@ export const ItemParams = () =>
     ApiParam({
       name: 'indexName',
       description: '`_id`, or a field (dotted path) whose value selects the item',
+      schema: {
+        type: 'string',
+        pattern: FIELD_PATH_SCHEMA_PATTERN,
+        maxLength: MAX_FIELD_NAME_LENGTH,
+      },
       example: '_id',
     }),
     ApiParam({
@@ -34,7 +44,11 @@ export const FilterQueries = () =>
       name: 'authField',
       required: false,
       description: 'Owner field (default userId); sub keys only ever see items they own',
-      schema: { type: 'string', maxLength: 256 },
+      schema: {
+        type: 'string',
+        pattern: OWNER_FIELD_SCHEMA_PATTERN,
+        maxLength: MAX_FIELD_NAME_LENGTH,
+      },
       example: 'userId',
     }),
     ApiQuery({
@@ -65,7 +79,12 @@ export const ListQueries = () =>
       name: 'sort',
       required: false,
       description: 'Field (dotted path) to sort by; ties are broken by _id',
-      schema: { type: 'string', default: '_id' },
+      schema: {
+        type: 'string',
+        pattern: FIELD_PATH_SCHEMA_PATTERN,
+        maxLength: MAX_FIELD_NAME_LENGTH,
+        default: '_id',
+      },
     }),
     ApiQuery({
       name: 'sortOrder',

@@ -2,6 +2,7 @@ import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import type { Model } from 'mongoose';
 import { DUPLICATE, orDuplicate } from '../common/mongo/duplicate';
+import { claimSlot, type SlotSpace } from '../common/mongo/slots';
 import { IndexSlotDocument } from './index-slot.schema';
 
 /**
@@ -33,7 +34,8 @@ export class IndexSlotRepository implements OnModuleInit {
   /**
    * Claims a slot below `max` for `name`. `nativeNames` are the collection's indexes (without
    * `_id_`) as the server lists them now: each of them holds a slot too (indexes made before
-   * slots existed get one here), and claims without an index past STALE_CLAIM_MS are dropped.
+   * slots existed get one here, beyond the quota if need be), and claims without an index past
+   * STALE_CLAIM_MS are dropped.
    */
   async claim(
     physical: string,
@@ -43,28 +45,45 @@ export class IndexSlotRepository implements OnModuleInit {
     now = new Date(),
   ): Promise<SlotClaim> {
     const native = new Set(nativeNames);
-    // Every failed insert means another claim took the slot, so this ends within a few rounds.
-    for (let round = 0; round <= max + native.size; round += 1) {
-      const held = await this.held(physical, native, now);
-      if (held.has(name)) return 'held';
-      const unheld = [...native].filter((n) => !held.has(n));
-      // An index without a slot (made before slots existed) takes the lowest free one first.
-      const [claimant, limit] = unheld.length > 0 ? [unheld[0] as string, Infinity] : [name, max];
-      // A lowered MAX_INDEXES can leave more holders than places: then nothing new fits.
-      if (claimant === name && held.size >= max) return 'full';
-      const slot = lowestFree(new Set(held.values()));
-      if (slot >= limit) return 'full';
-      const created = await orDuplicate(() =>
-        this.slots.create({ physical, name: claimant, slot }),
-      );
-      if (created !== DUPLICATE && claimant === name) return 'claimed';
+    const held = await this.held(physical, native, now);
+    if (held.has(name)) return 'held';
+    for (const unheld of [...native].filter((n) => !held.has(n))) {
+      await claimSlot(this.space(physical, unheld, Infinity, native, now), Infinity);
     }
-    return 'full';
+    return (await claimSlot(this.space(physical, name, max, native, now), max)) ?? 'full';
   }
 
   /** Gives back the slot of an index that was not built, or was dropped. */
   async release(physical: string, name: string): Promise<void> {
     await this.slots.deleteOne({ physical, name }).exec();
+  }
+
+  /**
+   * The slots of one collection as seen by a claim for `name`. Slots are given back when an index
+   * is dropped, so a claim starts at the lowest free one. A refused insert may also mean that a
+   * concurrent request claimed the same name (unique per collection): then the index is theirs
+   * to build.
+   */
+  private space(
+    physical: string,
+    name: string,
+    max: number,
+    native: ReadonlySet<string>,
+    now: Date,
+  ): SlotSpace<SlotClaim> {
+    return {
+      firstFree: async () => {
+        const held = await this.held(physical, native, now);
+        // A lowered MAX_INDEXES can leave more holders than places: then nothing new fits.
+        return held.size >= max ? max : lowestFree(new Set(held.values()));
+      },
+      take: async (slot) => {
+        const created = await orDuplicate(() => this.slots.create({ physical, name, slot }));
+        if (created !== DUPLICATE) return 'claimed';
+        const holder = await this.slots.exists({ physical, name }).exec();
+        return holder ? 'held' : DUPLICATE;
+      },
+    };
   }
 
   /** name → slot of the collection's live claims; stale ones are deleted on the way. */

@@ -12,6 +12,8 @@ import type { DataItemRepository } from './data-item.repository';
 import type { CreateDataItemDto, DeleteDataItemDto, UpdateDataItemDto } from './dto/data-item.dto';
 import { ItemsService } from './items.service';
 import { dataBudget, fieldPathProblem, isGuarded, isScalar } from './json-guard';
+import type { UniqueClaimRepository } from './unique-claim.repository';
+import { UniqueValuesService } from './unique-values.service';
 
 const config = {
   limits: {
@@ -75,7 +77,17 @@ function setup() {
     createIndex: record('createIndex', 'created'),
     dropIndex: record('dropIndex', undefined),
   } as unknown as DataItemRepository;
-  const service = new ItemsService(new CollectionsService(registry, items, config), items);
+  // uniqueField claims always find the value free here; they are tested on a real database.
+  const claims = {
+    insert: (claim: unknown) => Promise.resolve(claim),
+    release: () => Promise.resolve(),
+    findForItem: () => Promise.resolve([]),
+  } as unknown as UniqueClaimRepository;
+  const service = new ItemsService(
+    new CollectionsService(registry, items, config),
+    items,
+    new UniqueValuesService(claims, items),
+  );
   const budget = dataBudget(config.limits);
   // The controller's path: the body becomes a guarded request, then the service applies the rules.
   const api = {

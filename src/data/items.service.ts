@@ -1,9 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import { Types } from 'mongoose';
 import { type CustomerPrincipal, ownerValueOf } from '../auth';
-import { ForbiddenError, ValidationFailedError } from '../common/errors';
+import {
+  ForbiddenError,
+  PreconditionFailedError,
+  ValidationFailedError,
+  type DomainError,
+} from '../common/errors';
+import { NO_PRECONDITION, type IfMatch } from '../common/http/etag';
 import type { ListQuery } from '../common/http/list-query';
 import { DUPLICATE } from '../common/mongo/duplicate';
+import { FallbackWriteQueue } from '../common/mongo/fallback-database';
 import type { KeysetSide } from '../common/pagination/keyset';
 import { CollectionsService } from './collections.service';
 import {
@@ -24,7 +31,16 @@ import {
 } from './data-requests';
 import { AmbiguousMatchError, DuplicateItemError, ItemNotFoundError } from './data.errors';
 import { DataItemRepository, type StoredItem } from './data-item.repository';
-import { isPlainObject, isScalar, type Guarded, type JsonScalar } from './json-guard';
+import { itemETag, revisionCondition } from './item-revision';
+import {
+  isPlainObject,
+  isScalar,
+  type Guarded,
+  type JsonObject,
+  type JsonScalar,
+} from './json-guard';
+import type { UniqueClaim } from './unique-claim.repository';
+import { UniqueValuesService } from './unique-values.service';
 
 export interface ItemPage {
   items: StoredItem[];
@@ -45,12 +61,20 @@ function valueAt(item: StoredItem, path: string): unknown {
  * The rules of items: who owns what (authField), which items a request selects (one, none or
  * several), and uniqueness. Requests arrive as guarded commands (data-requests.ts); the
  * repository receives only guarded documents and server-built conditions.
+ *
+ * Updates and deletes are one conditional write each (the match, the id, and under If-Match the
+ * revision). FerretDB does not re-check a filter at write time, so they are also queued per
+ * item in this process (`writes`): one instance then never writes over an item that stopped
+ * matching its filter or its If-Match. Several instances need MongoDB for that.
  */
 @Injectable()
 export class ItemsService {
+  private readonly writes = new FallbackWriteQueue();
+
   constructor(
     private readonly collections: CollectionsService,
     private readonly items: DataItemRepository,
+    private readonly uniqueValues: UniqueValuesService,
   ) {}
 
   /** Sub callers are confined to their own items; root and team callers see the namespace. */
@@ -85,12 +109,41 @@ export class ItemsService {
     };
     await refuseTakenValue();
 
-    const stored = await this.items.insert(target.physical, id, item, new Date());
+    // Of concurrent creates with one value, only the one holding its claim inserts. `_id` is
+    // unique by itself.
+    const claim =
+      uniqueField === null || uniqueField === '_id' || uniqueValue === undefined
+        ? null
+        : await this.uniqueValues.claim(
+            { physical: target.physical, scope, field: uniqueField, value: uniqueValue },
+            id,
+          );
+    const stored = await this.insertHolding(claim, target.physical, id, item);
     if (stored !== DUPLICATE) return stored;
     // A unique index refused the item: name the item it collides with when the caller may see it.
     await refuseTakenValue();
     if (await this.items.existsById(target.physical, id)) throw DuplicateItemError.taken('_id', id);
     throw new DuplicateItemError('A unique index of the collection refuses the item.');
+  }
+
+  /** Inserts the item holding its value's claim, if any; the claim is given back on failure. */
+  private async insertHolding(
+    claim: UniqueClaim | null,
+    physical: string,
+    id: string,
+    item: Guarded<JsonObject>,
+  ): Promise<StoredItem | typeof DUPLICATE> {
+    if (!claim) return this.items.insert(physical, id, item, new Date());
+    await this.uniqueValues.assertInsertable(claim);
+    try {
+      const stored = await this.items.insert(physical, id, item, new Date());
+      if (stored === DUPLICATE) await this.uniqueValues.release(claim);
+      return stored;
+    } catch (error) {
+      // A claim not given back now (the database is failing) expires after CLAIM_GRACE_MS.
+      await this.uniqueValues.release(claim).catch(() => undefined);
+      throw error;
+    }
   }
 
   /** The value `uniqueField` names, after the owner field was stamped: present and scalar. */
@@ -170,22 +223,27 @@ export class ItemsService {
     indexName: string,
     indexValue: string,
     request: ItemChangeRequest,
+    ifMatch: IfMatch = NO_PRECONDITION,
   ): Promise<StoredItem> {
     const { values, ownerField } = request;
     if (principal.kind === 'sub' && Object.hasOwn(values, ownerField))
       throw new ForbiddenError(`A sub key cannot change the owner field '${ownerField}'.`);
     const match = this.bodyMatch(principal, ownerField, indexName, indexValue, request.filter);
     const target = await this.collections.find(principal, collection);
-    if (!target) throw new ItemNotFoundError(collection);
-    const id = await this.singleId(target.physical, match, collection, indexName, indexValue);
-    const updated = await this.items.updateById(target.physical, id, match, values, new Date());
-    if (updated === DUPLICATE)
-      throw new DuplicateItemError(
-        'A unique index of the collection refuses the new values; nothing was changed.',
-      );
-    // The item stopped matching (or was deleted) between the lookup and the update.
-    if (!updated) throw new ItemNotFoundError(collection);
-    return updated;
+    if (!target) throw notFound(collection, ifMatch);
+    const { physical } = target;
+    const id = await this.singleId(physical, match, collection, indexName, indexValue, ifMatch);
+    return this.writes.run(writeKey(physical, id), async () => {
+      const conditional = { ...match, revision: revisionCondition(ifMatch) };
+      const updated = await this.items.updateById(physical, id, conditional, values, new Date());
+      if (updated === DUPLICATE)
+        throw new DuplicateItemError(
+          'A unique index of the collection refuses the new values; nothing was changed.',
+        );
+      // The item stopped matching (or was deleted, or moved past If-Match) since the lookup.
+      if (!updated) throw await this.notWritten(physical, id, match, collection, ifMatch);
+      return updated;
+    });
   }
 
   async remove(
@@ -194,14 +252,41 @@ export class ItemsService {
     indexName: string,
     indexValue: string,
     request: ItemRemovalRequest,
+    ifMatch: IfMatch = NO_PRECONDITION,
   ): Promise<void> {
     const { ownerField } = request;
     const match = this.bodyMatch(principal, ownerField, indexName, indexValue, request.filter);
     const target = await this.collections.find(principal, collection);
-    if (!target) throw new ItemNotFoundError(collection);
-    const id = await this.singleId(target.physical, match, collection, indexName, indexValue);
-    if (!(await this.items.deleteById(target.physical, id, match)))
-      throw new ItemNotFoundError(collection);
+    if (!target) throw notFound(collection, ifMatch);
+    const { physical } = target;
+    const id = await this.singleId(physical, match, collection, indexName, indexValue, ifMatch);
+    await this.writes.run(writeKey(physical, id), async () => {
+      const conditional = { ...match, revision: revisionCondition(ifMatch) };
+      if (!(await this.items.deleteById(physical, id, conditional)))
+        throw await this.notWritten(physical, id, match, collection, ifMatch);
+    });
+    await this.uniqueValues.releaseItem(target.physical, id);
+  }
+
+  /**
+   * Why a write found nothing: 404 without If-Match; under If-Match 412, with the ETag of the
+   * item the request selects when there still is one.
+   */
+  private async notWritten(
+    physical: string,
+    id: string,
+    match: ItemMatch,
+    collection: string,
+    ifMatch: IfMatch,
+  ): Promise<DomainError> {
+    if (ifMatch.kind === 'absent') return new ItemNotFoundError(collection);
+    const idCondition: Condition = { kind: 'eq', path: '_id', anyOf: [id] };
+    const [current] = await this.items.findMatching(
+      physical,
+      { ...match, conditions: [idCondition, ...match.conditions] },
+      1,
+    );
+    return new PreconditionFailedError(current ? itemETag(current) : null);
   }
 
   private queryMatch(principal: CustomerPrincipal, query: ListQuery, path?: Condition): ItemMatch {
@@ -236,14 +321,27 @@ export class ItemsService {
     collection: string,
     indexName: string,
     indexValue: string,
+    ifMatch: IfMatch,
   ): Promise<string> {
     if (indexName === '_id') return indexValue;
     const ids = await this.items.findMatchingIds(physical, match, 2);
     if (ids.length > 1) throw new AmbiguousMatchError();
     const [id] = ids;
-    if (id === undefined) throw new ItemNotFoundError(collection);
+    if (id === undefined) throw notFound(collection, ifMatch);
     return id;
   }
+}
+
+/** Writes of one item are queued in-process under this key (collection namespace + id). */
+function writeKey(physical: string, id: string): string {
+  return JSON.stringify([physical, id]);
+}
+
+/** No item to write: 404, or 412 under If-Match (there is no representation to match). */
+function notFound(collection: string, ifMatch: IfMatch): DomainError {
+  return ifMatch.kind === 'absent'
+    ? new ItemNotFoundError(collection)
+    : new PreconditionFailedError(null);
 }
 
 /** A sort value as a cursor parameter, when it reads back as the same value. */

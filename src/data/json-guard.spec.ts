@@ -1,8 +1,13 @@
 import fc from 'fast-check';
 import { ValidationFailedError } from '../common/errors';
+import { MANAGED_FIELDS } from './data.constants';
 import {
+  FIELD_NAME_SCHEMA_PATTERN,
+  FIELD_PATH_SCHEMA_PATTERN,
   fieldNameProblem,
   fieldPathProblem,
+  MAX_FIELD_NAME_LENGTH,
+  OWNER_FIELD_SCHEMA_PATTERN,
   guardDocument,
   guardFieldName,
   guardFieldPath,
@@ -42,12 +47,12 @@ const scalar = fc.oneof(
   fc.constant(null),
 );
 
-/** Valid JSON objects within the budget (depth ≤ 6 here). */
+/** Valid JSON objects within the budget (depth ≤ 6 here); no array directly inside an array. */
 const validValue = fc.letrec<{ value: unknown; object: Record<string, unknown> }>((tie) => ({
   value: fc.oneof(
     { depthSize: 'small', withCrossShrink: true },
     scalar,
-    fc.array(tie('value'), { maxLength: 4 }),
+    fc.array(fc.oneof(scalar, tie('object')), { maxLength: 4 }),
     tie('object'),
   ),
   object: fc.dictionary(safeKey, tie('value'), { maxKeys: 4 }),
@@ -211,5 +216,66 @@ describe('json guard', () => {
         ]);
       }
     });
+  });
+});
+
+describe('the documented field-name patterns', () => {
+  // The OpenAPI document's patterns are ECMA-262 regular expressions with Unicode semantics.
+  const nameSchema = new RegExp(FIELD_NAME_SCHEMA_PATTERN, 'u');
+  const ownerSchema = new RegExp(OWNER_FIELD_SCHEMA_PATTERN, 'u');
+  const pathSchema = new RegExp(FIELD_PATH_SCHEMA_PATTERN, 'u');
+  const pathAccepted = (path: string): boolean =>
+    pathSchema.test(path) && [...path].length <= MAX_FIELD_NAME_LENGTH;
+
+  /** Names built from the characters and words the rules are about. */
+  const name = fc
+    .array(
+      fc.oneof(
+        fc.constantFrom('.', '$', '"', '\\', '\u0000', '\u001f', '\u007f', '\u{1F600}', '_id'),
+        fc.constantFrom('__proto__', 'constructor', 'prototype', '_bsontype', '_createdAt'),
+        fc.string({ maxLength: 3 }),
+        fc.string({ minLength: 250, maxLength: 260 }),
+      ),
+      { maxLength: 4 },
+    )
+    .map((parts) => parts.join(''));
+
+  it('accept a field name exactly when the service does', () => {
+    fc.assert(
+      fc.property(name, (n) => nameSchema.test(n) === (fieldNameProblem(n) === null)),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('accept an owner field exactly when the service does', () => {
+    fc.assert(
+      fc.property(
+        name,
+        (n) => ownerSchema.test(n) === (fieldNameProblem(n) === null && !MANAGED_FIELDS.has(n)),
+      ),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('accept a dotted path exactly when the service does', () => {
+    fc.assert(
+      fc.property(name, (p) => pathAccepted(p) === (fieldPathProblem(p) === null)),
+      { numRuns: 2000 },
+    );
+  });
+
+  it.each([
+    ['a plain name', 'status', true],
+    ['a dotted path', 'a.b.c', true],
+    ['_id', '_id', true],
+    ['an empty segment', 'a..b', false],
+    ['an operator segment', 'a.$b', false],
+    ['a prototype segment', 'a.__proto__.b', false],
+    ['a segment that only starts like a reserved name', '__proto__x.b', true],
+    ['256 astral characters', '\u{1F600}'.repeat(256), true],
+    ['257 astral characters', '\u{1F600}'.repeat(257), false],
+  ])('agrees on %s', (_label, path, accepted) => {
+    expect(pathAccepted(path)).toBe(accepted);
+    expect(fieldPathProblem(path) === null).toBe(accepted);
   });
 });

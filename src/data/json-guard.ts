@@ -14,6 +14,8 @@ import {
   type KeyRules,
   UNREADABLE_KEY_CHARACTERS,
 } from '../common/json';
+import { sharedSchema, sharedSchemaRef } from '../common/http/openapi-schemas';
+import { MANAGED_FIELDS, REVISION_FIELD } from './data.constants';
 
 /**
  * The data API's configuration of the JSON validator (src/common/json) for items, values,
@@ -35,11 +37,30 @@ export function dataBudget(limits: { dataMaxDepth: number; bodyBytes: number }):
 export const MAX_FIELD_NAME_LENGTH = 256;
 
 const FIELD_NAME_RULES: KeyRules = {
-  reserved: new Set([...PROTOTYPE_KEYS, '_bsontype']),
+  // The server's revision record (data.constants) is no client field, at any depth.
+  reserved: new Set([...PROTOTYPE_KEYS, '_bsontype', REVISION_FIELD]),
   storable: true,
   maxLength: MAX_FIELD_NAME_LENGTH,
   refusedCharacters: UNREADABLE_KEY_CHARACTERS,
 };
+
+/**
+ * The rules above as JSON Schema patterns, for the OpenAPI document: a name is accepted by the
+ * service exactly when it matches (json-guard.spec.ts holds them to fieldNameProblem and
+ * fieldPathProblem). Lengths are in characters (code points), as JSON Schema counts them.
+ */
+const NAME_CHARACTER = String.raw`[^."\\\u0000-\u001F]`;
+function notAt(names: Iterable<string>, end: string): string {
+  return String.raw`(?!\$)(?!(?:${[...names].join('|')})${end})`;
+}
+const PATH_SEGMENT = `${notAt(FIELD_NAME_RULES.reserved, String.raw`(?:\.|$)`)}${NAME_CHARACTER}+`;
+
+/** One field name: authField, uniqueField. */
+export const FIELD_NAME_SCHEMA_PATTERN = `^${notAt(FIELD_NAME_RULES.reserved, '$')}${NAME_CHARACTER}{1,${MAX_FIELD_NAME_LENGTH}}$`;
+/** A field name that may own items: not one the server manages (`_id`, `_createdAt`, `_updatedAt`). */
+export const OWNER_FIELD_SCHEMA_PATTERN = `^${notAt([...FIELD_NAME_RULES.reserved, ...MANAGED_FIELDS], '$')}${NAME_CHARACTER}{1,${MAX_FIELD_NAME_LENGTH}}$`;
+/** A dotted path (sort, index fields, item routes' indexName); at most 256 characters in all. */
+export const FIELD_PATH_SCHEMA_PATTERN = String.raw`^${PATH_SEGMENT}(?:\.${PATH_SEGMENT})*$`;
 
 /** Why a single field name (one segment, no dots) is not acceptable, or null when it is. */
 export function fieldNameProblem(name: string): string | null {
@@ -50,7 +71,7 @@ export function fieldNameProblem(name: string): string | null {
 /** Why a dotted path (filter and sort keys, index fields) is not acceptable, or null. */
 export function fieldPathProblem(path: string): string | null {
   if (path.length === 0) return 'must not be empty';
-  if (path.length > MAX_FIELD_NAME_LENGTH)
+  if ([...path].length > MAX_FIELD_NAME_LENGTH)
     return `must be at most ${MAX_FIELD_NAME_LENGTH} characters`;
   for (const segment of path.split('.')) {
     const problem = fieldNameProblem(segment);
@@ -85,6 +106,31 @@ function documentKeyProblem(key: string): string | null {
 }
 
 /**
+ * Any JSON value, except an array directly inside an array: the fallback database (FerretDB)
+ * refuses to store one, and the service accepts only what MongoDB and FerretDB both store.
+ */
+function documentValueProblem(value: unknown): string | null {
+  if (Array.isArray(value) && value.some((element) => Array.isArray(element)))
+    return 'must not hold an array directly inside an array (wrap the inner one in an object)';
+  return jsonValueProblem(value);
+}
+
+/** The values documentValueProblem accepts, for the OpenAPI document. */
+export const DATA_VALUE = sharedSchema('DataValue', {
+  description: 'Any JSON value; an array holds no array directly',
+  anyOf: [sharedSchemaRef('DataElement'), { type: 'array', items: sharedSchemaRef('DataElement') }],
+});
+sharedSchema('DataElement', {
+  description: 'Any JSON value but an array',
+  anyOf: [
+    { type: 'string' },
+    { type: 'number' },
+    { type: 'boolean' },
+    { type: 'object', nullable: true, additionalProperties: DATA_VALUE },
+  ],
+});
+
+/**
  * Validates and copies a JSON object whose keys are field names (an item, or `values`).
  * Lists every key and value problem; node and character overruns stop the walk at once.
  */
@@ -95,7 +141,7 @@ export function guardDocument(
 ): Guarded<JsonObject> {
   return guardJsonObject(
     value,
-    { key: documentKeyProblem, value: jsonValueProblem, budget },
+    { key: documentKeyProblem, value: documentValueProblem, budget },
     field,
   );
 }

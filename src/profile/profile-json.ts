@@ -11,6 +11,7 @@ import {
   UNREADABLE_KEY_CHARACTERS,
 } from '../common/json';
 import type { AppConfig } from '../config';
+import { sharedSchema, sharedSchemaRef } from '../common/http/openapi-schemas';
 
 /**
  * The rules for the free-form JSON of profiles (settings, metadata, userMetadata and plan
@@ -95,6 +96,41 @@ export function profileJsonRules(kind: ProfileJsonKind, limits: ProfileJsonLimit
     tooDeep: (maxDepth) => `nesting deeper than ${maxDepth} levels`,
   };
 }
+
+const SAFE_INTEGER = {
+  type: 'integer',
+  minimum: -Number.MAX_SAFE_INTEGER,
+  maximum: Number.MAX_SAFE_INTEGER,
+};
+
+/**
+ * The values the rules above accept ('json' kind), for the OpenAPI document. The rules on keys
+ * cannot be written there: OpenAPI 3.0 has no way to constrain the names of an object's members.
+ */
+export const PROFILE_JSON_VALUE = sharedSchema('ProfileJsonValue', {
+  description: 'An object (of such values), a string, an integer or a boolean',
+  anyOf: [
+    { type: 'string' },
+    { type: 'boolean' },
+    SAFE_INTEGER,
+    { type: 'object', additionalProperties: sharedSchemaRef('ProfileJsonValue') },
+  ],
+});
+
+/** The same in a merge patch, where null (at any level) removes the key. */
+export const PROFILE_JSON_PATCH_VALUE = sharedSchema('ProfileJsonPatchValue', {
+  description: 'As ProfileJsonValue, or null to remove the key (JSON merge patch)',
+  anyOf: [
+    { type: 'string' },
+    { type: 'boolean' },
+    SAFE_INTEGER,
+    {
+      type: 'object',
+      nullable: true,
+      additionalProperties: sharedSchemaRef('ProfileJsonPatchValue'),
+    },
+  ],
+});
 
 let configuredLimits: ProfileJsonLimits | undefined;
 

@@ -1,5 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../config';
+import { PreconditionFailedError } from '../common/errors';
+import { ifMatchHolds, NO_PRECONDITION, type IfMatch } from '../common/http/etag';
 import { FallbackWriteQueue } from '../common/mongo/fallback-database';
 import { mergePatch, type DottedUpdate } from './merge-patch';
 import { ADMIN_SUBJECT_GROUP, MAX_GROUPS } from './profile.constants';
@@ -10,6 +12,7 @@ import {
   MetadataForbiddenError,
   ProfileNotFoundError,
 } from './profile.errors';
+import { profileETag } from './profile-etag';
 import { assertStoredSize } from './profile-json';
 import { ProfileRepository, type ProfileKey } from './profile.repository';
 import {
@@ -26,10 +29,10 @@ const WRITE_ATTEMPTS = 5;
 
 /**
  * Changes of existing profiles: PUT /profile (avatar, settings and metadata merge patches) and
- * the groups routes.
+ * the groups routes, each optionally conditional on the ETag the client read (If-Match).
  *
  * Concurrency: on MongoDB every write below is one atomic query, and PUT /profile's
- * read-merge-write is guarded by the revision it read. FerretDB (the embedded development and test
+ * read-merge-write and every If-Match write are guarded by the revision they read. FerretDB (the embedded development and test
  * database) rewrites whole documents without re-checking the filter, so there concurrent updates
  * of one document, even two $inc, lose each other. Writes to one profile are therefore also
  * queued in-process (`writes`, shared with ProfileService.setPlans), which makes a single instance
@@ -59,13 +62,14 @@ export class ProfileUpdateService {
     principal: ProfilePrincipal,
     target: ProfileTarget,
     update: ProfileUpdate,
+    ifMatch: IfMatch = NO_PRECONDITION,
   ): Promise<Profile> {
     const key = targetKey(principal, target);
     assertOwnProfile(principal, key);
     if (principal.kind === 'sub' && update.metadata !== undefined) {
       throw new MetadataForbiddenError();
     }
-    return this.writes.run(lockKey(key), () => this.mergeIntoProfile(key, update));
+    return this.writes.run(lockKey(key), () => this.mergeIntoProfile(key, update, ifMatch));
   }
 
   /**
@@ -78,40 +82,69 @@ export class ProfileUpdateService {
     target: ProfileTarget,
     group: string,
     change: 'add' | 'remove',
+    ifMatch: IfMatch = NO_PRECONDITION,
   ): Promise<Profile> {
     const key = targetKey(principal, target);
     if (principal.kind === 'sub') {
       const own = await this.profiles.findByKey(ownKey(principal));
       if (!own?.groups.includes(ADMIN_SUBJECT_GROUP)) throw new GroupChangeForbiddenError();
     }
-    return this.writes.run(lockKey(key), () => this.applyGroupChange(key, group, change));
+    return this.writes.run(lockKey(key), () => this.applyGroupChange(key, group, change, ifMatch));
   }
 
-  private async mergeIntoProfile(key: ProfileKey, update: ProfileUpdate): Promise<Profile> {
+  /**
+   * The profile a write starts from, after If-Match: 404 when it is missing (412 under
+   * If-Match), 412 with the current ETag when If-Match does not name it.
+   */
+  private async readForWrite(key: ProfileKey, ifMatch: IfMatch): Promise<Profile> {
+    const current = await this.profiles.findByKey(key);
+    if (!current && ifMatch.kind === 'absent') throw new ProfileNotFoundError(key);
+    const etag = current && profileETag(current);
+    if (!current || !ifMatchHolds(ifMatch, etag)) throw new PreconditionFailedError(etag);
+    return current;
+  }
+
+  /**
+   * A write that misses its revision was overtaken by another: without If-Match it is redone on
+   * the fresh profile; with If-Match the next read answers 412, since the tag moved on.
+   */
+  private async mergeIntoProfile(
+    key: ProfileKey,
+    update: ProfileUpdate,
+    ifMatch: IfMatch,
+  ): Promise<Profile> {
     for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
-      const snapshot = await this.profiles.findSnapshot(key);
-      if (!snapshot) throw new ProfileNotFoundError(key);
-      const write = this.planUpdate(snapshot.profile, update);
-      if (!write) return snapshot.profile;
-      const updated = await this.profiles.updateIfUnchanged(key, snapshot.revision, write);
+      const profile = await this.readForWrite(key, ifMatch);
+      const write = this.planUpdate(profile, update);
+      if (!write) return profile;
+      const updated = await this.profiles.updateIfUnchanged(key, profile.revision, write);
       if (updated) return updated;
     }
     throw new ConcurrentChangeError();
   }
 
+  /**
+   * Without If-Match each change is one atomic query, and a read only follows when it changed
+   * nothing. With If-Match the profile is read first and the change is conditional on the
+   * revision the client named.
+   */
   private async applyGroupChange(
     key: ProfileKey,
     group: string,
     change: 'add' | 'remove',
+    ifMatch: IfMatch,
   ): Promise<Profile> {
     for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
+      const expected =
+        ifMatch.kind === 'absent' ? undefined : (await this.readForWrite(key, ifMatch)).revision;
       const changed =
         change === 'add'
-          ? await this.profiles.addGroup(key, group, MAX_GROUPS)
-          : await this.profiles.removeGroup(key, group);
+          ? await this.profiles.addGroup(key, group, MAX_GROUPS, expected)
+          : await this.profiles.removeGroup(key, group, expected);
       if (changed) return changed;
       const current = await this.profiles.findByKey(key);
-      if (!current) throw new ProfileNotFoundError(key);
+      if (!current && ifMatch.kind === 'absent') throw new ProfileNotFoundError(key);
+      if (!current || (expected !== undefined && current.revision !== expected)) continue;
       if (current.groups.includes(group) === (change === 'add')) return current;
       if (change === 'add' && current.groups.length >= MAX_GROUPS) {
         throw new GroupLimitError(MAX_GROUPS);

@@ -9,6 +9,7 @@ import {
   Post,
   Put,
   Query,
+  Res,
 } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
@@ -18,8 +19,12 @@ import {
   ApiOkResponse,
   ApiTags,
 } from '@nestjs/swagger';
+import type { Response } from 'express';
 import { Auth, CurrentPrincipal, type Principal } from '../auth';
 import { ProblemDto } from '../common/errors';
+import { answerRead, answerWrite, IfMatchHeader } from '../common/http/conditional';
+import type { IfMatch } from '../common/http/etag';
+import { ApiConditional } from '../common/http/openapi-conditional';
 import { ProfileDto } from './dto/profile.dto';
 import {
   CreateSubProfileDto,
@@ -29,6 +34,7 @@ import {
   SubProfileQueryDto,
   UpdateProfileDto,
 } from './dto/profile-request.dto';
+import { profileETag } from './profile-etag';
 import { ProfileService } from './profile.service';
 import type { ProfilePrincipal } from './profile-target';
 import { ProfileUpdateService } from './profile-update.service';
@@ -49,19 +55,23 @@ export class ProfileController {
   /** Reads your own profile (root key: the root profile; sub key: its sub profile), or the targeted one. */
   @Get()
   @Auth('root', 'sub')
+  @ApiConditional('read')
   @ApiOkResponse({ type: ProfileDto })
   @ApiBadRequestResponse({ type: ProblemDto, description: TARGET_400 })
   @ApiNotFoundResponse({ type: ProblemDto, description: NOT_FOUND })
   async getProfile(
     @CurrentPrincipal() principal: ProfilePrincipal,
     @Query() target: ProfileTargetQueryDto,
-  ): Promise<ProfileDto> {
-    return ProfileDto.from(await this.profiles.getProfile(principal, target));
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<ProfileDto | undefined> {
+    const profile = await this.profiles.getProfile(principal, target);
+    return answerRead(res, profileETag(profile), () => ProfileDto.from(profile));
   }
 
   /** Reads a sub profile of your subject in the request branch by accountId (and clientId). */
   @Get(':accountId')
   @Auth('root', 'sub')
+  @ApiConditional('read')
   @ApiOkResponse({ type: ProfileDto })
   @ApiConflictResponse({
     type: ProblemDto,
@@ -72,16 +82,17 @@ export class ProfileController {
     @CurrentPrincipal() principal: ProfilePrincipal,
     @Param() params: SubProfileParamsDto,
     @Query() query: SubProfileQueryDto,
-  ): Promise<ProfileDto> {
-    return ProfileDto.from(
-      await this.profiles.getSubProfile(principal, params.accountId, query.clientId),
-    );
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<ProfileDto | undefined> {
+    const profile = await this.profiles.getSubProfile(principal, params.accountId, query.clientId);
+    return answerRead(res, profileETag(profile), () => ProfileDto.from(profile));
   }
 
   /** Creates a sub profile in the request branch (root keys only). */
   @Post()
   @Auth('root')
   @HttpCode(HttpStatus.OK)
+  @ApiConditional('create')
   @ApiBody({
     type: CreateSubProfileDto,
     examples: {
@@ -108,8 +119,10 @@ export class ProfileController {
   async createSubProfile(
     @CurrentPrincipal() principal: RootPrincipal,
     @Body() body: CreateSubProfileDto,
+    @Res({ passthrough: true }) res: Response,
   ): Promise<ProfileDto> {
-    return ProfileDto.from(await this.profiles.createSubProfile(principal, body));
+    const profile = await this.profiles.createSubProfile(principal, body);
+    return answerWrite(res, profileETag(profile), ProfileDto.from(profile));
   }
 
   /**
@@ -118,6 +131,7 @@ export class ProfileController {
    */
   @Put()
   @Auth('root', 'sub')
+  @ApiConditional('write')
   @ApiBody({
     type: UpdateProfileDto,
     examples: {
@@ -139,13 +153,17 @@ export class ProfileController {
     @CurrentPrincipal() principal: ProfilePrincipal,
     @Query() target: ProfileTargetQueryDto,
     @Body() body: UpdateProfileDto,
+    @IfMatchHeader() ifMatch: IfMatch,
+    @Res({ passthrough: true }) res: Response,
   ): Promise<ProfileDto> {
-    return ProfileDto.from(await this.updates.updateProfile(principal, target, body));
+    const profile = await this.updates.updateProfile(principal, target, body, ifMatch);
+    return answerWrite(res, profileETag(profile), ProfileDto.from(profile));
   }
 
   /** Adds a group (root keys, or sub keys holding admin:subject); adding a present group is a no-op. */
   @Put('groups')
   @Auth('root', 'sub')
+  @ApiConditional('write')
   @ApiOkResponse({ type: ProfileDto })
   @ApiBadRequestResponse({ type: ProblemDto, description: TARGET_400 })
   @ApiNotFoundResponse({ type: ProblemDto, description: NOT_FOUND })
@@ -154,13 +172,17 @@ export class ProfileController {
     @CurrentPrincipal() principal: ProfilePrincipal,
     @Query() target: ProfileTargetQueryDto,
     @Body() body: ProfileGroupDto,
+    @IfMatchHeader() ifMatch: IfMatch,
+    @Res({ passthrough: true }) res: Response,
   ): Promise<ProfileDto> {
-    return ProfileDto.from(await this.updates.changeGroup(principal, target, body.group, 'add'));
+    const profile = await this.updates.changeGroup(principal, target, body.group, 'add', ifMatch);
+    return answerWrite(res, profileETag(profile), ProfileDto.from(profile));
   }
 
   /** Removes a group (root keys, or sub keys holding admin:subject); removing an absent group is a no-op. */
   @Delete('groups')
   @Auth('root', 'sub')
+  @ApiConditional('write')
   @ApiOkResponse({ type: ProfileDto })
   @ApiBadRequestResponse({ type: ProblemDto, description: TARGET_400 })
   @ApiNotFoundResponse({ type: ProblemDto, description: NOT_FOUND })
@@ -168,7 +190,16 @@ export class ProfileController {
     @CurrentPrincipal() principal: ProfilePrincipal,
     @Query() target: ProfileTargetQueryDto,
     @Body() body: ProfileGroupDto,
+    @IfMatchHeader() ifMatch: IfMatch,
+    @Res({ passthrough: true }) res: Response,
   ): Promise<ProfileDto> {
-    return ProfileDto.from(await this.updates.changeGroup(principal, target, body.group, 'remove'));
+    const profile = await this.updates.changeGroup(
+      principal,
+      target,
+      body.group,
+      'remove',
+      ifMatch,
+    );
+    return answerWrite(res, profileETag(profile), ProfileDto.from(profile));
   }
 }

@@ -2,6 +2,7 @@ import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import type { Model } from 'mongoose';
 import { DUPLICATE, orDuplicate, type Duplicate } from '../common/mongo/duplicate';
+import { atRevision, nextRevision } from '../common/mongo/revision';
 import type { DottedUpdate } from './merge-patch';
 import { ProfileDocument, UserDocument } from './profile.schema';
 import type { Plan, Profile } from './profile.types';
@@ -12,12 +13,6 @@ export interface ProfileKey {
   branch: string;
   clientId: string;
   accountId: string;
-}
-
-/** A profile as read for a guarded write. */
-export interface ProfileSnapshot {
-  profile: Profile;
-  revision: number | null;
 }
 
 export function rootKey(subject: string): ProfileKey {
@@ -44,8 +39,12 @@ export function toProfile(doc: ProfileDocument): Profile {
     groups: doc.groups ?? [],
     createdAt: doc.createdAt,
     updatedAt: doc.updatedAt,
+    revision: doc.revision ?? 0,
   };
 }
+
+/** Every write of a profile moves its revision (and so its ETag) in the same update. */
+const BUMP = nextRevision('revision');
 
 @Injectable()
 export class ProfileRepository implements OnModuleInit {
@@ -86,12 +85,6 @@ export class ProfileRepository implements OnModuleInit {
     return doc ? toProfile(doc) : null;
   }
 
-  /** The profile and the revision a guarded write (updateIfUnchanged) must match. */
-  async findSnapshot(key: ProfileKey): Promise<ProfileSnapshot | null> {
-    const doc = await this.profiles.findOne(key).lean<ProfileDocument>().exec();
-    return doc ? { profile: toProfile(doc), revision: doc.revision ?? null } : null;
-  }
-
   /** Sub profiles of a subject in a branch with this accountId (one per OAuth client), at most `limit`. */
   async findByAccount(
     subject: string,
@@ -108,24 +101,23 @@ export class ProfileRepository implements OnModuleInit {
   }
 
   /**
-   * Applies a dotted-path update if the profile still has `revision` (null = never written
-   * through this path, i.e. the field is absent), bumping it. Null when the profile is gone or
-   * was changed meanwhile.
+   * Applies a dotted-path update if the profile is still at `revision` (a missing counter counts
+   * as 0), bumping it. Null when the profile is gone or was changed meanwhile.
    */
   async updateIfUnchanged(
     key: ProfileKey,
-    revision: number | null,
+    revision: number,
     update: DottedUpdate,
   ): Promise<Profile | null> {
     const doc = await this.profiles
       .findOneAndUpdate(
-        { ...key, revision },
+        { ...key, ...atRevision('revision', [revision]) },
         {
           ...(Object.keys(update.set).length > 0 ? { $set: update.set } : {}),
           ...(update.unset.length > 0
             ? { $unset: Object.fromEntries(update.unset.map((path) => [path, ''])) }
             : {}),
-          $inc: { revision: 1 },
+          ...BUMP,
         },
         { returnDocument: 'after' },
       )
@@ -136,13 +128,24 @@ export class ProfileRepository implements OnModuleInit {
 
   /**
    * Adds the group if it is absent and the profile holds fewer than `maxGroups` (one atomic
-   * query). Null when nothing changed: no such profile, group present, or profile full.
+   * query), and only at `revision` when one is given. Null when nothing changed: no such
+   * profile, group present, profile full, or another revision.
    */
-  async addGroup(key: ProfileKey, group: string, maxGroups: number): Promise<Profile | null> {
+  async addGroup(
+    key: ProfileKey,
+    group: string,
+    maxGroups: number,
+    revision?: number,
+  ): Promise<Profile | null> {
     const doc = await this.profiles
       .findOneAndUpdate(
-        { ...key, groups: { $ne: group }, [`groups.${maxGroups - 1}`]: { $exists: false } },
-        { $addToSet: { groups: group } },
+        {
+          ...key,
+          ...(revision === undefined ? {} : atRevision('revision', [revision])),
+          groups: { $ne: group },
+          [`groups.${maxGroups - 1}`]: { $exists: false },
+        },
+        { $addToSet: { groups: group }, ...BUMP },
         { returnDocument: 'after' },
       )
       .lean<ProfileDocument>()
@@ -150,15 +153,20 @@ export class ProfileRepository implements OnModuleInit {
     return doc ? toProfile(doc) : null;
   }
 
-  /** Removes the group (one atomic query). Null when nothing changed: no such profile or group. */
-  async removeGroup(key: ProfileKey, group: string): Promise<Profile | null> {
+  /**
+   * Removes the group (one atomic query), only at `revision` when one is given. Null when
+   * nothing changed: no such profile or group, or another revision.
+   */
+  async removeGroup(key: ProfileKey, group: string, revision?: number): Promise<Profile | null> {
     const doc = await this.profiles
       .findOneAndUpdate(
-        { ...key, groups: group },
-        { $pull: { groups: group } },
         {
-          returnDocument: 'after',
+          ...key,
+          ...(revision === undefined ? {} : atRevision('revision', [revision])),
+          groups: group,
         },
+        { $pull: { groups: group }, ...BUMP },
+        { returnDocument: 'after' },
       )
       .lean<ProfileDocument>()
       .exec();
@@ -167,7 +175,7 @@ export class ProfileRepository implements OnModuleInit {
 
   async setPlans(key: ProfileKey, plans: Plan[]): Promise<Profile | null> {
     const doc = await this.profiles
-      .findOneAndUpdate(key, { $set: { plans } }, { returnDocument: 'after' })
+      .findOneAndUpdate(key, { $set: { plans }, ...BUMP }, { returnDocument: 'after' })
       .lean<ProfileDocument>()
       .exec();
     return doc ? toProfile(doc) : null;

@@ -57,8 +57,10 @@ export class ProfileDocument {
   groups!: string[];
 
   /**
-   * Bumped by every settings/metadata/avatar write; PUT /profile writes only if it is unchanged
-   * since its read (optimistic concurrency; a counter, unlike updatedAt, cannot repeat).
+   * Bumped by every write of the profile, in the same update; PUT /profile writes only if it is
+   * unchanged since its read (optimistic concurrency; a counter, unlike updatedAt, cannot
+   * repeat), and with the id it makes the profile's ETag. Profiles written before it existed
+   * lack it: they count as 0.
    */
   @Prop({ default: 0 })
   revision!: number;

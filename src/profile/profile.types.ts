@@ -32,6 +32,8 @@ export interface Profile {
   groups: string[];
   createdAt: Date;
   updatedAt: Date;
+  /** Counts the writes of the profile (0 when created); with the id it makes the ETag. */
+  revision: number;
 }
 
 /** Which profile an operation acts on: without both, the caller's own (see ProfileService). */

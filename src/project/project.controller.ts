@@ -26,10 +26,14 @@ import {
 import type { Request, Response } from 'express';
 import { Auth, CurrentPrincipal, type Principal } from '../auth';
 import { ProblemDto } from '../common/errors';
+import { answerRead, answerWrite, IfMatchHeader } from '../common/http/conditional';
+import type { IfMatch } from '../common/http/etag';
 import { parseListQuery } from '../common/http/list-query';
+import { ApiConditional } from '../common/http/openapi-conditional';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { CreateProjectDto, ProjectDto, UpdateProjectDto } from './dto/project.dto';
 import { walksBackwards } from '../common/pagination/keyset';
+import { projectETag } from './project-etag';
 import { pageLink } from './project.list-query';
 import { PROJECT_SORT_FIELDS } from './project.schema';
 import { ProjectService } from './project.service';
@@ -119,17 +123,19 @@ export class ProjectController {
   /** Creates a project owned by the caller (a user or a team) in the request branch. */
   @Post()
   @HttpCode(HttpStatus.OK)
+  @ApiConditional('create')
   @ApiOkResponse({ type: ProjectDto })
   @ApiBadRequestResponse({ type: ProblemDto, description: 'Invalid name or tags' })
   async createProject(
     @CurrentPrincipal() principal: Principal,
     @Body() body: CreateProjectDto,
+    @Res({ passthrough: true }) res: Response,
   ): Promise<ProjectDto> {
     const project = await this.projects.create(principal, {
       name: body.name,
       tags: body.tags ?? [],
     });
-    return ProjectDto.from(project);
+    return answerWrite(res, projectETag(project), ProjectDto.from(project));
   }
 
   /** Lists the caller's projects in the request branch, one page at a time. */
@@ -183,18 +189,22 @@ export class ProjectController {
   /** Reads one of the caller's projects. */
   @Get(':projectId')
   @PROJECT_ID_PARAM
+  @ApiConditional('read')
   @ApiOkResponse({ type: ProjectDto })
   @NOT_FOUND
   async getProjectById(
     @CurrentPrincipal() principal: Principal,
     @Param('projectId') projectId: string,
-  ): Promise<ProjectDto> {
-    return ProjectDto.from(await this.projects.get(principal, projectId));
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<ProjectDto | undefined> {
+    const project = await this.projects.get(principal, projectId);
+    return answerRead(res, projectETag(project), () => ProjectDto.from(project));
   }
 
   /** Changes the name and/or the tags of one of the caller's projects (at least one of them). */
   @Put(':projectId')
   @PROJECT_ID_PARAM
+  @ApiConditional('write')
   @ApiOkResponse({ type: ProjectDto })
   @ApiBadRequestResponse({
     type: ProblemDto,
@@ -205,24 +215,29 @@ export class ProjectController {
     @CurrentPrincipal() principal: Principal,
     @Param('projectId') projectId: string,
     @Body() body: UpdateProjectDto,
+    @IfMatchHeader() ifMatch: IfMatch,
+    @Res({ passthrough: true }) res: Response,
   ): Promise<ProjectDto> {
     const changes = {
       ...(body.name !== undefined ? { name: body.name } : {}),
       ...(body.tags !== undefined ? { tags: body.tags } : {}),
     };
-    return ProjectDto.from(await this.projects.update(principal, projectId, changes));
+    const project = await this.projects.update(principal, projectId, changes, ifMatch);
+    return answerWrite(res, projectETag(project), ProjectDto.from(project));
   }
 
   /** Deletes one of the caller's projects. */
   @Delete(':projectId')
   @HttpCode(HttpStatus.NO_CONTENT)
   @PROJECT_ID_PARAM
+  @ApiConditional('write')
   @ApiNoContentResponse({ description: 'Deleted' })
   @NOT_FOUND
   async deleteProject(
     @CurrentPrincipal() principal: Principal,
     @Param('projectId') projectId: string,
+    @IfMatchHeader() ifMatch: IfMatch,
   ): Promise<void> {
-    await this.projects.remove(principal, projectId);
+    await this.projects.remove(principal, projectId, ifMatch);
   }
 }

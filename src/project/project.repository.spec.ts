@@ -117,6 +117,7 @@ describe('newProjectDocument and toProject', () => {
       tags: ['a'],
       createdAt: T,
       updatedAt: T,
+      revision: 0,
     });
     expect(toProject(doc)).toEqual({
       id: doc._id.toHexString(),
@@ -127,6 +128,13 @@ describe('newProjectDocument and toProject', () => {
       tags: ['a'],
       createdAt: T,
       updatedAt: T,
+      revision: 0,
     });
+  });
+
+  it('counts a project stored before revisions existed as revision 0', () => {
+    const legacy = newProjectDocument(owner, '', { name: 'P', tags: [] }, T);
+    delete legacy.revision;
+    expect(toProject(legacy).revision).toBe(0);
   });
 });

@@ -3,6 +3,7 @@ import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model, type QueryFilter } from 'mongoose';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { isObjectIdHex } from '../common/mongo/object-id';
+import { atRevision, nextRevision } from '../common/mongo/revision';
 import { walksBackwards } from '../common/pagination/keyset';
 import type { ProjectCursor, ProjectListSpec } from './project.list-query';
 import { ProjectDocument } from './project.schema';
@@ -27,6 +28,7 @@ export function newProjectDocument(
     tags: [...fields.tags],
     createdAt: now,
     updatedAt: now,
+    revision: 0,
   };
 }
 
@@ -40,6 +42,7 @@ export function toProject(doc: ProjectDocument): Project {
     tags: doc.tags ?? [],
     createdAt: doc.createdAt,
     updatedAt: doc.updatedAt,
+    revision: doc.revision ?? 0,
   };
 }
 
@@ -151,18 +154,26 @@ export class ProjectRepository implements OnModuleInit {
     return doc ? toProject(doc) : null;
   }
 
-  /** Sets the given fields and updatedAt; null when the owner has no such project in the branch. */
+  /**
+   * Sets the given fields and updatedAt and bumps the revision, only at one of `revisions` when
+   * they are given (If-Match). Null when the owner has no such project in the branch at them.
+   */
   async updateOwned(
     owner: ProjectOwner,
     branch: string,
     id: string,
     changes: Partial<ProjectFields>,
+    revisions?: readonly number[],
   ): Promise<Project | null> {
     if (!isObjectIdHex(id)) return null;
     const doc = await this.projects
       .findOneAndUpdate(
-        { ...scopeFilter(owner, branch), _id: new Types.ObjectId(id) },
-        { $set: { ...changes, updatedAt: new Date() } },
+        {
+          ...scopeFilter(owner, branch),
+          _id: new Types.ObjectId(id),
+          ...(revisions ? atRevision('revision', revisions) : {}),
+        },
+        { $set: { ...changes, updatedAt: new Date() }, ...nextRevision('revision') },
         { returnDocument: 'after', maxTimeMS: this.maxTimeMs },
       )
       .lean<ProjectDocument>()
@@ -170,11 +181,23 @@ export class ProjectRepository implements OnModuleInit {
     return doc ? toProject(doc) : null;
   }
 
-  /** False when the owner has no such project in the branch. */
-  async deleteOwned(owner: ProjectOwner, branch: string, id: string): Promise<boolean> {
+  /**
+   * False when the owner has no such project in the branch (at one of `revisions`, when they are
+   * given).
+   */
+  async deleteOwned(
+    owner: ProjectOwner,
+    branch: string,
+    id: string,
+    revisions?: readonly number[],
+  ): Promise<boolean> {
     if (!isObjectIdHex(id)) return false;
     const result = await this.projects
-      .deleteOne({ ...scopeFilter(owner, branch), _id: new Types.ObjectId(id) })
+      .deleteOne({
+        ...scopeFilter(owner, branch),
+        _id: new Types.ObjectId(id),
+        ...(revisions ? atRevision('revision', revisions) : {}),
+      })
       .exec();
     return result.deletedCount === 1;
   }

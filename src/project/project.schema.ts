@@ -33,6 +33,14 @@ export class ProjectDocument {
 
   @Prop({ type: Date, required: true })
   updatedAt!: Date;
+
+  /**
+   * Counts the writes of the project (0 when created), bumped in the same update as each
+   * change; with the id it makes the ETag, and If-Match writes filter on it. Projects created
+   * before it existed lack it and count as 0.
+   */
+  @Prop({ type: Number, default: 0 })
+  revision?: number;
 }
 
 export const ProjectSchema = SchemaFactory.createForClass(ProjectDocument);

@@ -1,7 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../auth';
-import { ForbiddenError, ValidationFailedError } from '../common/errors';
+import {
+  ForbiddenError,
+  PreconditionFailedError,
+  ValidationFailedError,
+  type DomainError,
+} from '../common/errors';
+import { NO_PRECONDITION, revisionsOf, type IfMatch } from '../common/http/etag';
 import type { ListQuery } from '../common/http/list-query';
+import { FallbackWriteQueue } from '../common/mongo/fallback-database';
+import { projectETag } from './project-etag';
 import { toProjectListSpec, type ProjectListSpec } from './project.list-query';
 import { ProjectNotFoundError } from './project.errors';
 import { ProjectRepository } from './project.repository';
@@ -20,8 +28,21 @@ export function projectOwnerOf(principal: Principal): ProjectOwner {
   }
 }
 
+/** Writes of one project are queued in-process under this key (see FallbackWriteQueue). */
+function writeKey(id: string): string {
+  return `projects|${id}`;
+}
+
+/**
+ * Projects of the caller. Updates and deletes are one query each, conditional on the revisions
+ * If-Match names (when it names any); on FerretDB, which does not re-check a filter at write
+ * time, they are also queued per project in this process, so concurrent If-Match writes on one
+ * instance cannot both pass.
+ */
 @Injectable()
 export class ProjectService {
+  private readonly writes = new FallbackWriteQueue();
+
   constructor(private readonly projects: ProjectRepository) {}
 
   async create(principal: Principal, fields: ProjectFields): Promise<Project> {
@@ -42,6 +63,7 @@ export class ProjectService {
     principal: Principal,
     id: string,
     changes: Partial<ProjectFields>,
+    ifMatch: IfMatch = NO_PRECONDITION,
   ): Promise<Project> {
     const owner = projectOwnerOf(principal);
     if (changes.name === undefined && changes.tags === undefined) {
@@ -50,18 +72,46 @@ export class ProjectService {
         'The body must change at least one of name, tags.',
       );
     }
-    const project = await this.projects.updateOwned(owner, principal.branch, id, changes);
-    if (!project) throw new ProjectNotFoundError(id);
-    return project;
+    return this.writes.run(writeKey(id), async () => {
+      const revisions = revisionsOf(ifMatch, id);
+      const project = await this.projects.updateOwned(
+        owner,
+        principal.branch,
+        id,
+        changes,
+        revisions,
+      );
+      if (project) return project;
+      throw await this.notWritten(principal, id, ifMatch);
+    });
   }
 
-  async remove(principal: Principal, id: string): Promise<void> {
-    const deleted = await this.projects.deleteOwned(
+  async remove(
+    principal: Principal,
+    id: string,
+    ifMatch: IfMatch = NO_PRECONDITION,
+  ): Promise<void> {
+    const owner = projectOwnerOf(principal);
+    await this.writes.run(writeKey(id), async () => {
+      const revisions = revisionsOf(ifMatch, id);
+      if (await this.projects.deleteOwned(owner, principal.branch, id, revisions)) return;
+      throw await this.notWritten(principal, id, ifMatch);
+    });
+  }
+
+  /** Why a conditional write found nothing: 404 without If-Match, else 412 with the current tag. */
+  private async notWritten(
+    principal: Principal,
+    id: string,
+    ifMatch: IfMatch,
+  ): Promise<DomainError> {
+    if (ifMatch.kind === 'absent') return new ProjectNotFoundError(id);
+    const current = await this.projects.findOwnedById(
       projectOwnerOf(principal),
       principal.branch,
       id,
     );
-    if (!deleted) throw new ProjectNotFoundError(id);
+    return new PreconditionFailedError(current && projectETag(current));
   }
 
   /** One page of the caller's projects in the request branch; 400 for a query the rules refuse. */

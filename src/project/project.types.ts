@@ -8,6 +8,8 @@ export interface Project {
   tags: string[];
   createdAt: Date;
   updatedAt: Date;
+  /** Counts the writes of the project (0 when created); with the id it makes the ETag. */
+  revision: number;
 }
 
 /**

@@ -259,3 +259,81 @@ describe('a known path with another method', () => {
     await t.http().head('/health').expect(200);
   });
 });
+
+describe('found by the contract run (npm run test:contract)', () => {
+  it.each([
+    ['post', '/api-keys', 'null'],
+    ['delete', '/data/notes/_id/x', 'null'],
+    ['post', '/api-keys', '5'],
+    ['delete', '/data/notes/_id/x', '"x"'],
+  ] as const)(
+    'returns 400 for a %s %s body of %s instead of treating it as absent',
+    async (method, path, json) => {
+      const res = await as(t, user).raw(method, path, json);
+      expectProblem(res, 400, 'VALIDATION_FAILED');
+      expect(res.body.errors).toEqual([{ field: '', message: 'the body must be a JSON object' }]);
+    },
+  );
+
+  it('still accepts an optional body left out', async () => {
+    await as(t, user).post('/api-keys').expect(200);
+    await as(t, user).delete('/data/notes/_id/missing').expect(404);
+  });
+
+  it('answers GET /profile/groups with 405, not as the sub profile "groups"', async () => {
+    const res = await as(t, user).get('/profile/groups');
+    expectProblem(res, 405, 'METHOD_NOT_ALLOWED');
+    expect(res.headers.allow).toBe('DELETE, PUT');
+    const options = await t.http().options('/profile/groups').set('X-Api-Key', user.apiKey);
+    expect(options.status).toBe(405);
+    expect(options.headers.allow).toBe('DELETE, PUT');
+  });
+
+  it('keeps serving GET /profile/{accountId} for other names', async () => {
+    expectProblem(await as(t, user).get('/profile/nobody'), 404, 'PROFILE_NOT_FOUND');
+  });
+
+  it.each(['ftp://example.com/a.png', 'https://exa mple.com/a.png', 'https://-x.com/', 'a:b'])(
+    'refuses the avatar %j, which the documented pattern refuses too',
+    async (avatar) => {
+      expectInvalid(await as(t, user).put('/profile', { avatar }), 'avatar');
+    },
+  );
+
+  it.each([
+    [{ a: [[1]] }, 'item.a'],
+    [{ a: { b: [1, ['x']] } }, 'item.a.b'],
+    [{ a: [{ b: [[]] }] }, 'item.a[0].b'],
+  ])('returns 400, not 500, for an array directly inside an array: %j', async (item, field) => {
+    expectInvalid(await as(t, user).post('/data/nested', { item }), field);
+  });
+
+  it('returns 400, not 500, for nested arrays in PUT values', async () => {
+    await as(t, user)
+      .post('/data/nested', { item: { _id: 'n1', a: 1 } })
+      .expect(200);
+    expectInvalid(
+      await as(t, user).put('/data/nested/_id/n1', { values: { a: [[1], 2] } }),
+      'values.a',
+    );
+  });
+
+  it('still stores arrays of objects holding arrays', async () => {
+    const res = await as(t, user)
+      .post('/data/nested', { item: { a: [{ b: [1, 2] }, 'x'] } })
+      .expect(200);
+    expect(res.body.a).toEqual([{ b: [1, 2] }, 'x']);
+  });
+
+  it('counts field-name lengths in characters, as the document does', async () => {
+    const astral = '\u{1F600}'.repeat(200);
+    await as(t, user)
+      .post('/data/lengths', { item: { [astral]: 1 }, authField: astral })
+      .expect(200);
+    const tooLong = '\u{1F600}'.repeat(257);
+    expectInvalid(
+      await as(t, user).post('/data/lengths', { item: { a: 1 }, authField: tooLong }),
+      'authField',
+    );
+  });
+});

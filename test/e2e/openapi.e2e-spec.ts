@@ -10,7 +10,7 @@ interface ExpressLayer {
   route?: { path: string; methods: Record<string, boolean> };
 }
 
-/** Every route Express really serves, as "METHOD /path/{param}", apart from the docs themselves. */
+/** Every route Express really serves, as "METHOD /path/{param}", apart from the docs and /metrics. */
 function servedRoutes(t: TestApp): string[] {
   const express = t.app.getHttpAdapter().getInstance() as { router: { stack: ExpressLayer[] } };
   const routes = express.router.stack.flatMap((layer) =>
@@ -24,7 +24,7 @@ function servedRoutes(t: TestApp): string[] {
   // Nest mounts module middleware as routes too: on a catch-all path, or on the paths of the
   // controllers it serves, which the Set folds into their endpoints.
   return [...new Set(routes)]
-    .filter((route) => !/ \/docs/.test(route) && !route.includes('{*path}'))
+    .filter((route) => !/ \/(docs|metrics)/.test(route) && !route.includes('{*path}'))
     .sort();
 }
 

@@ -28,10 +28,14 @@ const TRACKED_HEADERS = [
   'retry-after',
   'link',
   'allow',
+  'etag',
 ];
 
-/** Swagger UI and the document itself are served beside the API, not described by it. */
-const UNDOCUMENTED_PATHS = /^\/docs(-json|-yaml)?(\/|$)/;
+/**
+ * Swagger UI, the document itself and the Prometheus metrics (the operator's, with their own
+ * token) are served beside the API, not described by it.
+ */
+const UNDOCUMENTED_PATHS = /^\/(docs(-json|-yaml)?|metrics)(\/|$)/;
 
 type Method = 'get' | 'put' | 'post' | 'delete' | 'patch';
 
@@ -136,7 +140,11 @@ export class OpenApiResponseValidator {
 
     const lookup = method === 'head' ? 'get' : method;
     const candidates = this.routes.filter((r) => r.regex.test(path));
-    const route = candidates.find((r) => r.item[lookup as Method]);
+    // As OpenAPI matches paths: the most concrete ones first (GET /profile/groups is not
+    // GET /profile/{accountId}).
+    const route = candidates
+      .filter((r) => r.literals === candidates[0]?.literals)
+      .find((r) => r.item[lookup as Method]);
     const where = `${exchange.method.toUpperCase()} ${path} → ${exchange.status}`;
     if (!route) {
       // 405 only where the path is listed; Express answers a method it has no route for at all

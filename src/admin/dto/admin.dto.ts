@@ -10,6 +10,7 @@ import {
   type ValidationArguments,
 } from 'class-validator';
 import { IsRfc3339Date, OptionalField } from '../../common/dto';
+import { sharedSchemaRef } from '../../common/http/openapi-schemas';
 import { JsonArrayBody } from '../../common/http/validation';
 import { ProfileDto } from '../../profile';
 
@@ -102,9 +103,14 @@ export class PlanInputDto {
   @ApiProperty({ type: String, format: 'date-time', example: '2027-01-01T00:00:00Z' })
   until!: Date;
 
-  // Follows the rules of profile settings, which ProfileService.setPlans checks.
+  // Follows the rules of profile settings, which ProfileService.setPlans checks; the profile
+  // module registers their schema (profile-json.ts).
   @Allow()
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, example: { seats: 5 } })
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: sharedSchemaRef('ProfileJsonValue'),
+    example: { seats: 5 },
+  })
   metadata?: unknown;
 }
 

@@ -26,6 +26,11 @@ export class DomainError extends Error {
   get status(): number {
     return ERROR_CATALOG[this.code].status;
   }
+
+  /** Response headers the problem carries (e.g. the current ETag of a 412). */
+  get headers(): Record<string, string> {
+    return {};
+  }
 }
 
 export class ValidationFailedError extends DomainError {

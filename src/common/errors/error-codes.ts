@@ -20,6 +20,10 @@ export const ERROR_CATALOG = {
     status: HttpStatus.BAD_REQUEST,
     title: 'The request body could not be decoded',
   },
+  INVALID_IDEMPOTENCY_KEY: {
+    status: HttpStatus.BAD_REQUEST,
+    title: 'The Idempotency-Key header is not valid',
+  },
   // 401
   UNAUTHENTICATED: { status: HttpStatus.UNAUTHORIZED, title: 'A valid API key is required' },
   // 403
@@ -55,6 +59,20 @@ export const ERROR_CATALOG = {
   INDEX_CONFLICT: {
     status: HttpStatus.CONFLICT,
     title: 'The index conflicts with an existing one',
+  },
+  IDEMPOTENCY_IN_PROGRESS: {
+    status: HttpStatus.CONFLICT,
+    title: 'A request with this Idempotency-Key is still running',
+  },
+  // 412
+  PRECONDITION_FAILED: {
+    status: HttpStatus.PRECONDITION_FAILED,
+    title: 'The If-Match precondition does not hold',
+  },
+  // 422
+  IDEMPOTENCY_KEY_REUSED: {
+    status: HttpStatus.UNPROCESSABLE_ENTITY,
+    title: 'The Idempotency-Key was used for another request',
   },
   // 413, 415, 429
   PAYLOAD_TOO_LARGE: {

@@ -2,5 +2,6 @@ export * from './domain-error';
 export * from './error-codes';
 export * from './problem';
 export * from './problem.dto';
+export * from './precondition-failed';
 export * from './mongo-errors';
 export { ProblemFilter, ProblemRenderer } from './problem.filter';

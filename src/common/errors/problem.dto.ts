@@ -32,7 +32,8 @@ export class ProblemDto {
 
   @ApiProperty({
     example: '5f0c6c1e-3b9f-4d4e-9a43-2b1f0e6d7a11',
-    description: 'Request id (also in X-Request-Id)',
+    description:
+      'Request id (also in X-Request-Id); the W3C trace id instead when the service traces requests (OpenTelemetry)',
   })
   traceId!: string;
 

@@ -130,6 +130,9 @@ export class ProblemRenderer {
     }
     const problem = this.toProblem(error, req);
     if (problem.status === 503) res.setHeader('Retry-After', String(this.retryAfterSeconds));
+    if (error instanceof DomainError) {
+      for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+    }
     sendProblem(res, problem);
   }
 

@@ -17,9 +17,13 @@ export interface Problem {
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
-/** The request id that pino-http assigned (echoed from X-Request-Id or generated). */
+/**
+ * The request's trace id when tracing is on, else its request id (echoed from X-Request-Id or
+ * generated); requestIdOf in common/http/logger.ts sets both.
+ */
 export function traceIdOf(req: Request): string {
-  const id = (req as Request & { id?: unknown }).id;
+  const { id, traceId } = req as Request & { id?: unknown; traceId?: unknown };
+  if (typeof traceId === 'string') return traceId;
   return typeof id === 'string' || typeof id === 'number' ? String(id) : '';
 }
 

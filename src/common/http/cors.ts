@@ -4,7 +4,7 @@ import type { RequestHandler } from 'express';
 /** '*' (any origin), or the origins allowed to call the API from a browser; [] = CORS off. */
 export type CorsOrigins = '*' | readonly string[];
 
-/** Response headers a browser client may read: caching, paging, tracing and rate limits. */
+/** Response headers a browser client may read: caching, paging, tracing, rate limits, replays. */
 export const CORS_EXPOSED_HEADERS = [
   'ETag',
   'Link',
@@ -13,6 +13,7 @@ export const CORS_EXPOSED_HEADERS = [
   'X-RateLimit-Limit',
   'X-RateLimit-Remaining',
   'X-RateLimit-Reset',
+  'Idempotent-Replayed',
 ];
 
 /** Request headers the API reads. */

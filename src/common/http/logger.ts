@@ -7,14 +7,17 @@ import { join } from 'node:path';
 import pino, { type Level, type Logger, type LoggerOptions } from 'pino';
 import pretty from 'pino-pretty';
 import type { AppConfig } from '../../config';
+import { activeTraceId } from './trace-id';
 
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
-type WithId = IncomingMessage & { id?: unknown };
+type WithId = IncomingMessage & { id?: unknown; traceId?: string };
 
 /**
  * Echoes a well-formed X-Request-Id, otherwise generates one; either way it is sent back.
- * Runs first (see configureApp) so that even body-parser errors carry the id as traceId.
+ * Runs first (see configureApp) so that even body-parser errors carry the id as traceId. With
+ * tracing on it also keeps the request's trace id (the HTTP server span is active here), which
+ * then is the traceId of problems and log lines instead.
  */
 export function requestIdOf(req: WithId, res: ServerResponse): string {
   if (typeof req.id === 'string') return req.id;
@@ -22,6 +25,8 @@ export function requestIdOf(req: WithId, res: ServerResponse): string {
   const id = typeof header === 'string' && REQUEST_ID_PATTERN.test(header) ? header : randomUUID();
   res.setHeader('X-Request-Id', id);
   req.id = id;
+  const traceId = activeTraceId();
+  if (traceId) req.traceId = traceId;
   return id;
 }
 
@@ -100,7 +105,12 @@ export function requestLogger(logger: Logger) {
       if (!logger.isLevelEnabled(level) || url.startsWith('/health')) return;
       const responseTime = Number(process.hrtime.bigint() - started) / 1e6;
       logger[level](
-        { req: { id: req.id, method: req.method, url }, res: { statusCode: status }, responseTime },
+        {
+          req: { id: req.id, method: req.method, url },
+          res: { statusCode: status },
+          responseTime,
+          ...(req.traceId ? { traceId: req.traceId } : {}),
+        },
         'request completed',
       );
     });

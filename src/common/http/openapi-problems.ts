@@ -34,6 +34,8 @@ const EXAMPLE_DETAIL: Partial<Record<ErrorCode, string>> = {
   INVALID_BRANCH: "X-Branch must be '' or match ^[a-z0-9][a-z0-9._-]{0,62}$.",
   BRANCH_MISMATCH: 'The key is bound to branch staging; X-Branch names another.',
   RATE_LIMITED: 'Too many requests for this API key. Retry after the time in Retry-After.',
+  PRECONDITION_FAILED:
+    'The resource is at ETag "665f1c2a9b1e8a0012345678.4", which If-Match does not name; nothing was changed. Read it again and retry.',
   INTERNAL_ERROR: 'An unexpected error occurred. Quote traceId 5f0c6c1e-… when reporting it.',
   DATABASE_UNAVAILABLE: 'The database is unavailable or too slow. Retry later.',
 };

@@ -44,7 +44,7 @@ export function header(
 
 export const HEADERS = {
   requestId: header(
-    'The request id (echoed from the request, or generated); also the problem `traceId`',
+    'The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id)',
     { type: 'string' },
     true,
   ),

@@ -2,7 +2,11 @@ import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { addLinks } from './openapi-links';
+import { addSharedSchemas } from './openapi-schemas';
+import { addConditionalRequests } from './openapi-conditional';
 import { addStandardProblems, addStandardResponses } from './openapi-problems';
+import { addIdempotencyKeys } from '../idempotency/idempotency.openapi';
 import {
   API_KEY_SCHEME,
   BEARER_SCHEME,
@@ -135,7 +139,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
         '(ADMIN_API_KEY) creates users and teams under `/admin`; users manage their keys under `/api-keys`.',
         '',
         'Every error is an RFC 9457 problem (`application/problem+json`) with a stable `code` and a `traceId`',
-        '(the request id, also sent as `X-Request-Id`). `X-Branch` selects the context branch when the key is not bound to one.',
+        '(the request id, also sent as `X-Request-Id`; the W3C trace id when the service traces requests). `X-Branch` selects the context branch when the key is not bound to one.',
       ].join('\n'),
     )
     .setVersion(packageVersion())
@@ -155,8 +159,12 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   const document = SwaggerModule.createDocument(app, config, {
     operationIdFactory: (_controllerKey: string, methodKey: string) => methodKey,
   });
+  addConditionalRequests(document);
   addStandardProblems(document);
+  addIdempotencyKeys(document);
   addResponseHeaders(document);
+  addLinks(document);
+  addSharedSchemas(document);
   closeRequestBodies(document);
   patchSchemas(document);
   addStandardResponses(document);

@@ -1,18 +1,31 @@
+import { NotFoundException } from '@nestjs/common';
+import type { NextFunction, Request, Response } from 'express';
+import type { ProblemRenderer } from '../errors';
+
 /**
  * Which methods the registered routes serve at a path, read from the Express router. A request
  * that no route answers reaches Nest's not-found handler; when its path belongs to a route, the
  * answer is 405 with `Allow` rather than 404.
+ *
+ * As in OpenAPI, a concrete path comes before a templated one that also matches it: at
+ * /profile/groups only the routes of /profile/groups count, not GET /profile/{accountId}.
  */
 
 /** The parts of an Express 5 router layer read here (router 2.x). */
 interface RouterLayer {
   matchers?: ((path: string) => unknown)[];
-  route?: { methods: Record<string, boolean | undefined> };
+  route?: { path?: unknown; methods: Record<string, boolean | undefined> };
 }
 
 interface RouteEntry {
   matchers: ((path: string) => unknown)[];
   methods: string[];
+  /** A path without parameters. */
+  concrete: boolean;
+}
+
+function matches(entry: RouteEntry, path: string): boolean {
+  return entry.matchers.some((match) => match(path) !== false);
 }
 
 export class RouteMethods {
@@ -27,28 +40,61 @@ export class RouteMethods {
    */
   allowed(path: string): string[] | null {
     const methods = new Set<string>();
-    for (const entry of this.table()) {
-      if (entry.matchers.some((match) => match(path) !== false)) {
-        for (const method of entry.methods) methods.add(method);
-      }
+    const matching = this.table().filter((entry) => matches(entry, path));
+    const concrete = matching.filter((entry) => entry.concrete);
+    for (const entry of concrete.length > 0 ? concrete : matching) {
+      for (const method of entry.methods) methods.add(method);
     }
     if (methods.size === 0) return null;
     if (methods.has('GET')) methods.add('HEAD');
     return [...methods].sort();
   }
 
+  /**
+   * Whether the router would hand this request to a templated route although the concrete path
+   * it names does not serve the method (GET /profile/groups is not GET /profile/{accountId}).
+   */
+  shadowed(path: string, method: string): boolean {
+    this.table();
+    if (!this.shadowing.some((entry) => matches(entry, path))) return false;
+    return !(this.allowed(path) ?? []).includes(method);
+  }
+
+  /** Concrete routes that a templated route also matches; usually none or a few. */
+  private shadowing: RouteEntry[] = [];
+
   private table(): RouteEntry[] {
     if (this.entries) return this.entries;
-    const entries: RouteEntry[] = [];
+    const entries: (RouteEntry & { path: unknown })[] = [];
     for (const layer of (this.router()?.stack ?? []) as RouterLayer[]) {
       if (!layer.route || !layer.matchers) continue;
       const methods = Object.keys(layer.route.methods)
         .filter((m) => m !== '_all' && layer.route?.methods[m] === true)
         .map((m) => m.toUpperCase());
-      entries.push({ matchers: layer.matchers, methods });
+      const path = layer.route.path;
+      const concrete = typeof path === 'string' && !/[:*{(]/.test(path);
+      entries.push({ matchers: layer.matchers, methods, concrete, path });
     }
     // An empty table means the app has not initialised yet: read the router again next time.
-    if (entries.length > 0) this.entries = entries;
+    if (entries.length > 0) {
+      this.entries = entries;
+      this.shadowing = entries.filter(
+        (entry) =>
+          entry.concrete &&
+          entries.some((other) => !other.concrete && matches(other, entry.path as string)),
+      );
+    }
     return entries;
   }
+}
+
+/**
+ * Before routing: 405 with `Allow` for a method the concrete path does not serve, where the
+ * router alone would have handed the request to a templated route.
+ */
+export function concretePathMethods(routes: RouteMethods, renderer: ProblemRenderer) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    if (routes.shadowed(req.path, req.method)) renderer.send(new NotFoundException(), req, res);
+    else next();
+  };
 }

@@ -33,8 +33,9 @@ type BodyShape =
 const bodyShapes = new WeakMap<object, BodyShape>();
 
 /**
- * The body must be a JSON object. Without this, the pipe validates `null` as `{}` and an array as
- * an object without properties, which suits optional bodies but not bodies with free-form members.
+ * The body is required. Any body that is sent must be a JSON object (the pipe would otherwise
+ * validate `null` as `{}`, and an array as an object without properties); with this decorator a
+ * missing body is refused too.
  */
 export function JsonObjectBody(): ClassDecorator {
   return (target) => {
@@ -84,7 +85,9 @@ class StrictValidationPipe extends ValidationPipe {
     const guarded = guardJson(value, this.requestRules, '');
     const shape = metadata.type === 'body' ? bodyShapes.get(metadata.metatype) : undefined;
     if (shape?.kind === 'array') return this.transformArray(guarded, shape);
-    if (shape?.kind === 'object' && !isPlainObject(guarded)) {
+    // A body the client sent (even `null`) must be an object; only an absent body is left out.
+    const sent = metadata.type === 'body' && value !== undefined;
+    if ((shape?.kind === 'object' || sent) && !isPlainObject(guarded)) {
       throw new ValidationFailedError([{ field: '', message: 'the body must be a JSON object' }]);
     }
     return super.transform(guarded, metadata);

@@ -59,7 +59,8 @@ export const UNREADABLE_KEY_CHARACTERS = {
 export function keyFault(key: string, rules: KeyRules): KeyFault | null {
   if (rules.storable) {
     if (key.length === 0) return 'empty';
-    if (rules.maxLength !== undefined && key.length > rules.maxLength) return 'too-long';
+    // Characters (code points), as the OpenAPI document's maxLength counts them.
+    if (rules.maxLength !== undefined && [...key].length > rules.maxLength) return 'too-long';
     if (key.startsWith('$')) return 'operator';
     if (key.includes('.')) return 'dotted';
     if (key.includes('\0')) return 'nul';

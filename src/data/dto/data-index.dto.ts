@@ -4,12 +4,24 @@ import { IsBoolean, IsIn, IsString, Matches, MaxLength, MinLength } from 'class-
 import { OptionalField } from '../../common/dto';
 import { ApiSchemaPatch } from '../../common/http/openapi';
 import { MAX_INDEX_FIELDS } from '../data.constants';
+import { FIELD_PATH_SCHEMA_PATTERN } from '../json-guard';
 
 export const INDEX_NAME_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
 
-/** Exactly one of `field` (with an optional `sort`) and `fields`. */
+/**
+ * Exactly one of `field` (with an optional `sort`) and `fields`. Each branch names its member
+ * under `properties` too (adding no constraint): generated clients type a `required` member only
+ * when the branch lists it, and would otherwise accept `{}`.
+ */
 @ApiSchemaPatch({
-  oneOf: [{ required: ['field'] }, { required: ['fields'], not: { required: ['sort'] } }],
+  oneOf: [
+    { required: ['field'], properties: { field: {} }, not: { required: ['fields'] } },
+    {
+      required: ['fields'],
+      properties: { fields: {} },
+      not: { anyOf: [{ required: ['field'] }, { required: ['sort'] }] },
+    },
+  ],
 })
 export class CreateDataIndexDto {
   /** One field (dotted paths address nested fields); use `fields` for a compound index. */
@@ -17,7 +29,7 @@ export class CreateDataIndexDto {
   @IsString()
   @MinLength(1)
   @MaxLength(256)
-  @ApiPropertyOptional({ example: 'status' })
+  @ApiPropertyOptional({ example: 'status', pattern: FIELD_PATH_SCHEMA_PATTERN })
   field?: string;
 
   /** Direction of `field`. */
@@ -50,7 +62,7 @@ export class CreateDataIndexDto {
   @Matches(INDEX_NAME_PATTERN, {
     message: 'name must be 1-128 letters, digits, _, . or - (not starting with . or -)',
   })
-  @ApiPropertyOptional({ example: 'status_1' })
+  @ApiPropertyOptional({ example: 'status_1', pattern: INDEX_NAME_PATTERN.source })
   name?: string;
 }
 
@@ -58,7 +70,8 @@ export class DeleteDataIndexDto {
   @IsString()
   @MinLength(1)
   @MaxLength(128)
-  @ApiProperty({ example: 'status_1' })
+  // The _id index cannot be removed (400 PROTECTED_INDEX).
+  @ApiProperty({ example: 'status_1', not: { enum: ['_id_'] } })
   name!: string;
 }
 

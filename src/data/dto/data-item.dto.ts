@@ -3,6 +3,8 @@ import { Transform } from 'class-transformer';
 import { IsDefined, IsString, MaxLength } from 'class-validator';
 import { OptionalField } from '../../common/dto';
 import { ApiSchemaPatch } from '../../common/http/openapi';
+import { REVISION_FIELD } from '../data.constants';
+import { DATA_VALUE, FIELD_NAME_SCHEMA_PATTERN, OWNER_FIELD_SCHEMA_PATTERN } from '../json-guard';
 
 /**
  * Free-form JSON members are passed through untouched (class-transformer would drop own
@@ -13,12 +15,15 @@ const Raw = () => Transform(({ obj, key }) => (obj as Record<string, unknown>)[k
 const ITEM_EXAMPLE = { _id: 'order-1001', userId: 'auth0|ada', total: 42.5, status: 'open' };
 
 export class CreateDataItemDto {
-  /** The item: a JSON object. `_id` (string) is optional; `_createdAt`/`_updatedAt` are the server's. */
+  /**
+   * The item: a JSON object. `_id` (string) is optional; `_createdAt`/`_updatedAt` are the
+   * server's; `_revision` is reserved (at any depth).
+   */
   @IsDefined()
   @Raw()
   @ApiProperty({
     type: 'object',
-    additionalProperties: true,
+    additionalProperties: DATA_VALUE,
     example: { _id: 'order-1001', total: 42.5, status: 'open' },
   })
   item!: unknown;
@@ -27,14 +32,18 @@ export class CreateDataItemDto {
   @OptionalField()
   @IsString()
   @MaxLength(256)
-  @ApiPropertyOptional({ example: 'orderNumber' })
+  @ApiPropertyOptional({ example: 'orderNumber', pattern: FIELD_NAME_SCHEMA_PATTERN })
   uniqueField?: string;
 
   /** The owner field (default `userId`). */
   @OptionalField()
   @IsString()
   @MaxLength(256)
-  @ApiPropertyOptional({ example: 'userId', default: 'userId' })
+  @ApiPropertyOptional({
+    example: 'userId',
+    default: 'userId',
+    pattern: OWNER_FIELD_SCHEMA_PATTERN,
+  })
   authField?: string;
 }
 
@@ -45,7 +54,11 @@ export class DeleteDataItemDto {
   @Raw()
   @ApiPropertyOptional({
     type: 'object',
-    additionalProperties: { oneOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }] },
+    // Scalars; null matches a field that holds null.
+    additionalProperties: {
+      oneOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }],
+      nullable: true,
+    },
     nullable: true,
     example: { status: 'cancelled' },
   })
@@ -55,20 +68,39 @@ export class DeleteDataItemDto {
   @OptionalField()
   @IsString()
   @MaxLength(256)
-  @ApiPropertyOptional({ example: 'userId', default: 'userId' })
+  @ApiPropertyOptional({
+    example: 'userId',
+    default: 'userId',
+    pattern: OWNER_FIELD_SCHEMA_PATTERN,
+  })
   authField?: string;
 }
 
 export class UpdateDataItemDto extends DeleteDataItemDto {
-  /** Field → new value (`$set`); `null` stores null. Not `_id`, `_createdAt`, `_updatedAt`. */
+  /**
+   * Field → new value (`$set`); `null` stores null. Not `_id`, `_createdAt`, `_updatedAt`;
+   * `_revision` is reserved (at any depth).
+   */
   @IsDefined()
   @Raw()
-  @ApiProperty({ type: 'object', additionalProperties: true, example: { status: 'paid' } })
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: DATA_VALUE,
+    minProperties: 1,
+    example: { status: 'paid' },
+  })
   values!: unknown;
 }
 
-/** A stored item: its fields plus `_id` and the server-managed timestamps. */
-@ApiSchemaPatch({ additionalProperties: true })
+/**
+ * A stored item: its fields plus `_id` and the server-managed timestamps. The server's revision
+ * record (`_revision`) is never part of it: the item's ETag carries it.
+ */
+@ApiSchemaPatch({
+  additionalProperties: true,
+  not: { required: [REVISION_FIELD] },
+  description: `An item: the client's fields plus \`_id\`, \`_createdAt\` and \`_updatedAt\`. The server's revision record (\`${REVISION_FIELD}\`, a reserved field name) is never returned; the ETag header of single-item responses carries it.`,
+})
 export class DataItemDto {
   @ApiProperty({ example: 'order-1001' })
   _id!: string;
@@ -93,10 +125,12 @@ export class DataCountDto {
   count!: number;
 }
 
-/** Items as JSON: the stored BSON timestamps become RFC 3339 strings. */
+/** Items as JSON: the stored BSON timestamps become RFC 3339 strings; the revision stays inside. */
 export function toItemJson(item: { _id: string; _createdAt: Date; _updatedAt: Date }): DataItemDto {
+  const fields: typeof item & { [REVISION_FIELD]?: unknown } = { ...item };
+  delete fields[REVISION_FIELD];
   return {
-    ...item,
+    ...fields,
     _createdAt: item._createdAt instanceof Date ? item._createdAt.toISOString() : item._createdAt,
     _updatedAt: item._updatedAt instanceof Date ? item._updatedAt.toISOString() : item._updatedAt,
   };

@@ -4,11 +4,9 @@ import {
   IsArray,
   IsEmail,
   IsString,
-  IsUrl,
   Matches,
   MaxLength,
   ValidateBy,
-  ValidateIf,
 } from 'class-validator';
 import { OptionalField } from '../../common/dto';
 import { JsonObjectBody } from '../../common/http/validation';
@@ -18,7 +16,7 @@ import {
   PROFILE_NAME_RULE,
   PROFILE_TARGET_PATTERN,
 } from '../profile.constants';
-import { ProfileJson } from '../profile-json';
+import { PROFILE_JSON_PATCH_VALUE, PROFILE_JSON_VALUE, ProfileJson } from '../profile-json';
 import type { SettingsValue } from '../profile.types';
 
 /**
@@ -28,6 +26,15 @@ import type { SettingsValue } from '../profile.types';
  */
 const NAME_SCHEMA_PATTERN = '^[^\\s\\x00-\\x1F\\x7F-\\x9F]{1,128}$';
 const TARGET_SCHEMA_PATTERN = '^[^\\s\\x00-\\x1F\\x7F-\\x9F]{0,128}$';
+
+/**
+ * Avatars: '' or an http(s) URL with a DNS name or IPv4 host, an optional port, then printable
+ * ASCII. One pattern is both the rule and its documentation, so that what the document calls a
+ * valid avatar is exactly what is accepted.
+ */
+const AVATAR_LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
+const AVATAR_SCHEMA_PATTERN = `^(?:|https?://${AVATAR_LABEL}(?:\\.${AVATAR_LABEL})*(?::[0-9]{1,5})?(?:[/?#][!-~]*)?)$`;
+const AVATAR_PATTERN = new RegExp(AVATAR_SCHEMA_PATTERN);
 
 /** A body member that is never accepted, with a message that says why. */
 function Refused(message: string): PropertyDecorator {
@@ -109,7 +116,7 @@ export class CreateSubProfileDto {
   @ProfileJson({ values: 'json', patch: false, depthOffset: 1 })
   @ApiPropertyOptional({
     type: 'object',
-    additionalProperties: true,
+    additionalProperties: PROFILE_JSON_VALUE,
     example: { locale: 'en-GB', onboarding: { step: 2 } },
   })
   userMetadata?: Record<string, SettingsValue>;
@@ -119,14 +126,15 @@ export class CreateSubProfileDto {
 export class UpdateProfileDto {
   /** An http(s) URL, or '' (or null) to clear it. */
   @OptionalField({ nullable: true })
-  @ValidateIf((body: UpdateProfileDto) => body.avatar !== '')
   @IsString()
   @MaxLength(2048)
-  @IsUrl(
-    { protocols: ['http', 'https'], require_protocol: true, require_tld: false },
-    { message: "avatar must be an http(s) URL or ''" },
-  )
-  @ApiPropertyOptional({ type: String, nullable: true, example: 'https://example.com/me.png' })
+  @Matches(AVATAR_PATTERN, { message: "avatar must be an http(s) URL or ''" })
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    pattern: AVATAR_SCHEMA_PATTERN,
+    example: 'https://example.com/me.png',
+  })
   avatar?: string | null;
 
   /**
@@ -137,7 +145,7 @@ export class UpdateProfileDto {
   @ProfileJson({ values: 'json', patch: true })
   @ApiPropertyOptional({
     type: 'object',
-    additionalProperties: true,
+    additionalProperties: PROFILE_JSON_PATCH_VALUE,
     nullable: true,
     example: { theme: 'dark', notifications: { email: false }, legacy: null },
   })

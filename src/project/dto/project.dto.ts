@@ -24,6 +24,7 @@ function ProjectTags(example: string[]): PropertyDecorator {
       required: false,
       maxItems: PROJECT_TAGS_MAX,
       uniqueItems: true,
+      items: { type: 'string', minLength: 1, maxLength: PROJECT_TAG_MAX },
       example,
     }),
     OptionalField(),
