@@ -10,6 +10,7 @@ import { AppModule } from '../../src/app.module';
 import { APP_OPTIONS, configureApp } from '../../src/app.setup';
 import { buildOpenApiDocument } from '../../src/common/http/openapi';
 import { loadConfig, type AppConfig } from '../../src/config';
+import { recordMetricSeries } from './metric-series';
 import { OpenApiResponseValidator } from './openapi-validator';
 
 export const TEST_ADMIN_KEY = 'test-operator-key-0123456789abcdefghijklmnop';
@@ -77,6 +78,7 @@ export async function createTestApp(
     connection,
     http: () => checkedAgent(request(app.getHttpServer()), () => (validator ??= documentOf(app))),
     close: async () => {
+      await recordMetricSeries(app);
       await connection.dropDatabase().catch(() => undefined);
       await app.close();
     },

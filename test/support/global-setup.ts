@@ -26,6 +26,9 @@ export default async function globalSetup(): Promise<void> {
   const notRun = join(mkdtempSync(join(tmpdir(), 'pds-not-run-')), 'not-run.log');
   writeFileSync(notRun, '');
   process.env.TEST_NOT_RUN_LOG = notRun;
+  const series = join(mkdtempSync(join(tmpdir(), 'pds-series-')), 'series.log');
+  writeFileSync(series, '');
+  process.env.TEST_METRIC_SERIES_LOG = series;
   process.stdout.write(
     `e2e database: ${database.description} (server: ${process.env.TEST_DATABASE_SERVER})\n`,
   );

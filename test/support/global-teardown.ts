@@ -1,8 +1,21 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { countRecordedSeries, MAX_SERIES } from './metric-series';
 
 export default async function globalTeardown(): Promise<void> {
   await globalThis.__TEST_DATABASE__?.stop();
   reportNotRun();
+  checkMetricSeries();
+}
+
+/** The metrics of every app of the run together stay under MAX_SERIES (see metric-series.ts). */
+function checkMetricSeries(): void {
+  const series = countRecordedSeries();
+  if (series === undefined) return;
+  process.stdout.write(
+    `\nMetric series exposed after the e2e run: ${series} (limit ${MAX_SERIES})\n`,
+  );
+  if (series >= MAX_SERIES)
+    throw new Error(`the e2e run left ${series} metric series, over the ${MAX_SERIES} bound`);
 }
 
 /** Prints the MongoDB-only guarantees this run did not assert (see database-server.ts). */
