@@ -18,7 +18,7 @@ export default async function globalSetup(): Promise<void> {
   const database = await resolveDatabase({
     ...config.database,
     dataDir: mkdtempSync(join(tmpdir(), 'pds-test-')),
-    log: (message) => process.stdout.write(`${message}\n`),
+    log: (message) => process.stderr.write(`${message}\n`),
   });
   process.env.TEST_MONGODB_URI = database.uri;
   process.env.TEST_DATABASE_KIND = database.kind;
@@ -29,7 +29,7 @@ export default async function globalSetup(): Promise<void> {
   const series = join(mkdtempSync(join(tmpdir(), 'pds-series-')), 'series.log');
   writeFileSync(series, '');
   process.env.TEST_METRIC_SERIES_LOG = series;
-  process.stdout.write(
+  process.stderr.write(
     `e2e database: ${database.description} (server: ${process.env.TEST_DATABASE_SERVER})\n`,
   );
   globalThis.__TEST_DATABASE__ = database;

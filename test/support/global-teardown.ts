@@ -11,20 +11,23 @@ export default async function globalTeardown(): Promise<void> {
 function checkMetricSeries(): void {
   const series = countRecordedSeries();
   if (series === undefined) return;
-  process.stdout.write(
+  process.stderr.write(
     `\nMetric series exposed after the e2e run: ${series} (limit ${MAX_SERIES})\n`,
   );
   if (series >= MAX_SERIES)
     throw new Error(`the e2e run left ${series} metric series, over the ${MAX_SERIES} bound`);
 }
 
-/** Prints the MongoDB-only guarantees this run did not assert (see database-server.ts). */
+/**
+ * Prints the MongoDB-only guarantees this run did not assert (see database-server.ts), on stderr
+ * beside jest's own report, so it shows wherever the results do (CI keeps stdout for --json).
+ */
 function reportNotRun(): void {
   const log = process.env.TEST_NOT_RUN_LOG;
   if (!log || !existsSync(log)) return;
   const lines = [...new Set(readFileSync(log, 'utf8').split('\n').filter(Boolean))];
   if (lines.length === 0) return;
-  process.stdout.write(
+  process.stderr.write(
     `\nNot asserted on ${process.env.TEST_DATABASE_SERVER} (these guarantees need MongoDB):\n` +
       lines.map((line) => `  - ${line}\n`).join(''),
   );
