@@ -17,8 +17,8 @@ beforeAll(async () => {
   user = await createUser(a);
 });
 afterAll(async () => {
-  await b.app.close();
-  await a.close();
+  await b?.app.close();
+  await a?.close();
 });
 
 const createIndex = (app: TestApp, collection: string, body: object) =>

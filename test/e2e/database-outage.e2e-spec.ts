@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config';
-import { resolveDatabase, type ResolvedDatabase } from '../../tools/dev-database';
+import { findFreePort, resolveDatabase, type ResolvedDatabase } from '../../tools/dev-database';
 import { createTestApp, type TestApp } from '../support/app';
 import { createUser, type TestUser } from '../support/factories';
 
@@ -30,7 +30,9 @@ describe('database outage', () => {
   }
 
   beforeAll(async () => {
-    port = 20000 + Math.floor(Math.random() * 20000);
+    // A port the OS reports free (a guessed one can be an ephemeral port in use); the restart
+    // below binds it again.
+    port = await findFreePort();
     database = await startDatabase();
     t = await createTestApp(__filename, {
       MONGODB_URI: database.uri,
@@ -39,9 +41,13 @@ describe('database outage', () => {
     user = await createUser(t);
   });
 
+  // A failed start must not leave the database server running (it would keep jest alive).
   afterAll(async () => {
-    await t.close();
-    await database.stop();
+    try {
+      await t?.close();
+    } finally {
+      await database?.stop();
+    }
   });
 
   it('answers 503 with Retry-After within 5 s while the database is down, then recovers by itself', async () => {
