@@ -59,6 +59,13 @@ export interface AppConfig {
     maxCollections: number;
     maxIndexes: number;
     dataMaxDepth: number;
+    /** Conditions in one data filter (query string or body), and values in one `in`/`nin`. */
+    filterMaxConditions: number;
+    filterMaxInValues: number;
+    /** Groups one data aggregate answers with before it says it was cut. */
+    aggregateMaxGroups: number;
+    /** Items in one bulk create. */
+    bulkMaxItems: number;
     profileJsonMaxBytes: number;
     profileJsonMaxDepth: number;
   };
@@ -160,6 +167,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       maxCollections: vars.MAX_COLLECTIONS,
       maxIndexes: vars.MAX_INDEXES,
       dataMaxDepth: vars.DATA_MAX_DEPTH,
+      filterMaxConditions: vars.FILTER_MAX_CONDITIONS,
+      filterMaxInValues: vars.FILTER_MAX_IN_VALUES,
+      aggregateMaxGroups: vars.AGGREGATE_MAX_GROUPS,
+      bulkMaxItems: vars.BULK_MAX_ITEMS,
       profileJsonMaxBytes: vars.PROFILE_JSON_MAX_BYTES,
       profileJsonMaxDepth: vars.PROFILE_JSON_MAX_DEPTH,
     },

@@ -140,6 +140,30 @@ export class EnvironmentVariables {
 
   @Type(() => Number)
   @IsInt()
+  @Min(1)
+  @Max(1000)
+  FILTER_MAX_CONDITIONS = 20;
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(10_000)
+  FILTER_MAX_IN_VALUES = 100;
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(100_000)
+  AGGREGATE_MAX_GROUPS = 1000;
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(10_000)
+  BULK_MAX_ITEMS = 500;
+
+  @Type(() => Number)
+  @IsInt()
   @Min(1024)
   PROFILE_JSON_MAX_BYTES = 64 * 1024;
 
