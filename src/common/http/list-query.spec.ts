@@ -17,11 +17,13 @@ describe('parseListQuery', () => {
   it('applies the defaults', () => {
     expect(parseListQuery({}, options)).toEqual({
       sortOrder: 'desc',
+      sortOrderGiven: false,
       limit: 50,
       before: {},
       after: {},
       filters: {},
       exists: {},
+      operators: [],
       params: {},
     });
   });
@@ -45,13 +47,40 @@ describe('parseListQuery', () => {
     expect(query).toEqual({
       sort: 'name',
       sortOrder: 'asc',
+      sortOrderGiven: true,
       limit: 500,
       after: { name: 'b', id: 'x' },
       before: { createdAt: '2026-01-01T00:00:00Z' },
       filters: { tag: 'red', name: 'n' },
       exists: { email: false },
+      operators: [],
       params: { authField: 'ownerId' },
     });
+  });
+
+  it('reads operator parameters only where the route takes them; in/nin may repeat', () => {
+    const withOperators = { ...options, operators: { repeatable: ['in', 'nin'] } };
+    const query = parseListQuery(
+      {
+        'filter[total][gte]': '10',
+        'status[in]': ['a,b', 'c'],
+        'name[$ne]': 'x',
+        'after[total]': '5',
+      },
+      withOperators,
+    );
+    expect(query.operators).toEqual([
+      { path: 'total', op: 'gte', values: ['10'], param: 'filter[total][gte]' },
+      { path: 'status', op: 'in', values: ['a,b', 'c'], param: 'status[in]' },
+      { path: 'name', op: '$ne', values: ['x'], param: 'name[$ne]' },
+    ]);
+    expect(query.after).toEqual({ total: '5' });
+    expect(errorsOf(() => parseListQuery({ 'total[gte]': ['1', '2'] }, withOperators))).toEqual([
+      { field: 'total[gte]', message: 'must be given once' },
+    ]);
+    expect(errorsOf(() => parseListQuery({ 'filter[total][gte]': '1' }, options))).toEqual([
+      { field: 'filter[total][gte]', message: 'is not a recognised parameter' },
+    ]);
   });
 
   it.each(['0', '501', 'abc', '1.5', '-1', ''])('rejects limit=%p', (limit) => {

@@ -7,6 +7,8 @@ export type SortOrder = 'asc' | 'desc';
 export interface ListQuery {
   sort?: string;
   sortOrder: SortOrder;
+  /** Whether sortOrder was given (a multi-field sort names its directions itself). */
+  sortOrderGiven: boolean;
   limit: number;
   /** before[field]=value */
   before: Record<string, string>;
@@ -16,8 +18,19 @@ export interface ListQuery {
   filters: Record<string, string>;
   /** existsFilter[k]=true|false */
   exists: Record<string, boolean>;
+  /** filter[k][op]=v and k[op]=v, when the route takes operators; in/nin may repeat. */
+  operators: OperatorParam[];
   /** Other named parameters the route accepts (e.g. authField). */
   params: Record<string, string>;
+}
+
+export interface OperatorParam {
+  path: string;
+  op: string;
+  /** One value, or the values of a repeated parameter. */
+  values: string[];
+  /** The parameter as written, for errors. */
+  param: string;
 }
 
 export interface ListQueryOptions {
@@ -27,9 +40,15 @@ export interface ListQueryOptions {
   params?: readonly string[];
   /** Whether existsFilter[k] is accepted. */
   allowExists?: boolean;
+  /**
+   * Whether `filter[k][op]=v` and `k[op]=v` are read as operator conditions (the operator name
+   * is checked by the route); parameters ending in one of `repeatable`'s operators may repeat.
+   */
+  operators?: { repeatable: readonly string[] };
 }
 
 const BRACKET_KEY = /^(before|after|filter|existsFilter)\[([^[\]]+)\]$/;
+const OPERATOR_KEY = /^(?:filter\[([^[\]]+)\]|([^[\]]+))\[([^[\]]+)\]$/;
 const RESERVED = new Set(['sort', 'sortOrder', 'limit']);
 
 /** A record without a prototype: any key, `__proto__` included, is an ordinary own property. */
@@ -39,8 +58,9 @@ function record<T>(): Record<string, T> {
 
 /**
  * Parses a flat query object (Express 5's "simple" parser: values are strings or string arrays,
- * never objects). Bracket keys are recognised only in the four forms above, so `name[$ne]=x`
- * cannot become an operator: it is a 400. Keys with a `__proto__`, `constructor` or `prototype`
+ * never objects). Bracket keys are recognised only in the four forms above and, where the route
+ * takes operators, as `filter[k][op]`/`k[op]`, whose operator names the route checks against
+ * its own list: `name[$ne]=x` never becomes a MongoDB operator, it is a 400. Keys with a `__proto__`, `constructor` or `prototype`
  * segment are refused here as well as in front of the routes: assigning `__proto__` to a plain
  * object is a no-op, which would drop the filter without a word. The result's records have no
  * prototype, so nothing that reads them can reach Object.prototype. Every problem is reported
@@ -50,11 +70,13 @@ export function parseListQuery(raw: Record<string, unknown>, options: ListQueryO
   const errors: FieldError[] = [];
   const result: ListQuery = {
     sortOrder: 'desc',
+    sortOrderGiven: false,
     limit: options.limitDefault,
     before: record(),
     after: record(),
     filters: record(),
     exists: record(),
+    operators: [],
     params: record(),
   };
   const named = new Set(options.params ?? []);
@@ -65,6 +87,18 @@ export function parseListQuery(raw: Record<string, unknown>, options: ListQueryO
       errors.push(prototypeProblem);
       continue;
     }
+    const operator = options.operators && !BRACKET_KEY.test(key) ? OPERATOR_KEY.exec(key) : null;
+    if (operator) {
+      const [, filterPath, barePath, op] = operator as unknown as [string, string, string, string];
+      const values = typeof value === 'string' ? [value] : value;
+      const repeatable = options.operators?.repeatable.includes(op) ?? false;
+      if (!Array.isArray(values) || !values.every((v) => typeof v === 'string'))
+        errors.push({ field: key, message: 'must be a plain value' });
+      else if (values.length > 1 && !repeatable)
+        errors.push({ field: key, message: 'must be given once' });
+      else result.operators.push({ path: filterPath ?? barePath, op, values, param: key });
+      continue;
+    }
     if (typeof value !== 'string') {
       errors.push({ field: key, message: 'must be given once, as a plain value' });
       continue;
@@ -72,6 +106,7 @@ export function parseListQuery(raw: Record<string, unknown>, options: ListQueryO
     if (key === 'sort') {
       result.sort = value;
     } else if (key === 'sortOrder') {
+      result.sortOrderGiven = true;
       if (value === 'asc' || value === 'desc') result.sortOrder = value;
       else errors.push({ field: key, message: "must be 'asc' or 'desc'" });
     } else if (key === 'limit') {

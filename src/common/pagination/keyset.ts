@@ -138,8 +138,10 @@ export function keysetLink(
 ): string {
   const params = new URLSearchParams();
   for (const [key, value] of Object.entries(rawQuery)) {
-    if (key.startsWith(`${side}[`) || typeof value !== 'string') continue;
-    params.append(key, value);
+    if (key.startsWith(`${side}[`)) continue;
+    // A repeated parameter (`status[in]=a&status[in]=b`) is repeated in the link as well.
+    for (const each of Array.isArray(value) ? value : [value])
+      if (typeof each === 'string') params.append(key, each);
   }
   for (const [field, value] of Object.entries(cursor)) params.append(`${side}[${field}]`, value);
   return `<${path}?${params.toString()}>; rel="${side === 'before' ? 'prev' : 'next'}"`;
