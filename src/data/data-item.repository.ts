@@ -5,14 +5,9 @@ import type { Connection } from 'mongoose';
 import { DUPLICATE, orDuplicate, type Duplicate } from '../common/mongo/duplicate';
 import { isUniqueViolation } from '../common/mongo/fallback-database';
 import { APP_CONFIG, type AppConfig } from '../config';
-import {
-  toMongoFilter,
-  toMongoSort,
-  type Condition,
-  type ItemMatch,
-  type ListPlan,
-  type OwnerScope,
-} from './data-query';
+import { toMongoFilter, type Condition, type ItemMatch, type OwnerScope } from './data-query';
+import { toMongoSort, type ListPlan } from './list-plan';
+import { toMongoProjection, type Projection } from './projection';
 import { REVISION_FIELD } from './data.constants';
 import { COUNT_WRITE, newRevisionRecord } from './item-revision';
 import type { Guarded, JsonObject, JsonScalar } from './json-guard';
@@ -134,9 +129,14 @@ export class DataItemRepository {
   /** Up to `limit` matching items in _id order (callers ask for 2 to detect ambiguity). */
   // No sort in the two lookups below: callers only ask whether 0, 1 or more items match, and an
   // unsorted limited find lets the server stop at the first matches.
-  async findMatching(physical: string, match: ItemMatch, limit: number): Promise<StoredItem[]> {
+  async findMatching(
+    physical: string,
+    match: ItemMatch,
+    limit: number,
+    projection: Projection | null = null,
+  ): Promise<StoredItem[]> {
     return this.collection(physical)
-      .find(toMongoFilter(match))
+      .find(toMongoFilter(match), projection ? { projection: toMongoProjection(projection) } : {})
       .limit(limit)
       .maxTimeMS(this.maxTimeMS)
       .toArray();
@@ -153,9 +153,17 @@ export class DataItemRepository {
   }
 
   /** One page of a list; asks for one more than the limit so the caller knows if more follow. */
-  async list(physical: string, match: ItemMatch, plan: ListPlan): Promise<StoredItem[]> {
+  async list(
+    physical: string,
+    match: ItemMatch,
+    plan: ListPlan,
+    projection: Projection | null = null,
+  ): Promise<StoredItem[]> {
     return this.collection(physical)
-      .find(toMongoFilter(match, plan))
+      .find(
+        toMongoFilter(match, plan),
+        projection ? { projection: toMongoProjection(projection) } : {},
+      )
       .sort(toMongoSort(plan))
       .limit(plan.limit + 1)
       .maxTimeMS(this.maxTimeMS)

@@ -5,18 +5,25 @@ import {
   MANAGED_FIELDS,
   MAX_INDEX_FIELDS,
 } from './data.constants';
+import type { ListQuery } from '../common/http/list-query';
+import {
+  bodyFilterConditions,
+  queryConditions,
+  type Condition,
+  type FilterLimits,
+} from './filter-operators';
+import { listPlan, type ListPlan } from './list-plan';
+import { parseProjection, type Projection } from './projection';
 import type { CreateDataIndexDto } from './dto/data-index.dto';
 import type { CreateDataItemDto, DeleteDataItemDto, UpdateDataItemDto } from './dto/data-item.dto';
 import {
   guardDocument,
   guardFieldName,
   guardFieldPath,
-  guardFilter,
   isPlainObject,
   type Guarded,
   type JsonBudget,
   type JsonObject,
-  type JsonScalar,
 } from './json-guard';
 
 /**
@@ -37,13 +44,26 @@ export interface NewItemRequest {
 
 export interface ItemChangeRequest {
   values: Guarded<JsonObject>;
-  filter: Guarded<Record<string, JsonScalar>> | null;
+  /** The body `filter`'s conditions (none when it is absent). */
+  conditions: Condition[];
   ownerField: string;
 }
 
 export interface ItemRemovalRequest {
-  filter: Guarded<Record<string, JsonScalar>> | null;
+  conditions: Condition[];
   ownerField: string;
+}
+
+/** What a read selects: the owner field (for sub callers' scope) and the client's conditions. */
+export interface ItemQuery {
+  ownerField: string;
+  conditions: Condition[];
+}
+
+/** A list: the selection, its order, page and cursors, and the fields to return. */
+export interface ItemListQuery extends ItemQuery {
+  plan: ListPlan;
+  projection: Projection | null;
 }
 
 export interface IndexRequest {
@@ -61,6 +81,23 @@ export function ownerFieldOf(authField: string | undefined, field = 'authField')
   if (MANAGED_FIELDS.has(name))
     throw new ValidationFailedError([{ field, message: `'${name}' cannot be the owner field` }]);
   return name;
+}
+
+/** A count's (or a single read's) query string: filters only. */
+export function toItemQuery(query: ListQuery, limits: FilterLimits): ItemQuery {
+  return {
+    ownerField: ownerFieldOf(query.params.authField),
+    conditions: queryConditions(query, limits),
+  };
+}
+
+/** A list's query string. */
+export function toItemListQuery(query: ListQuery, limits: FilterLimits): ItemListQuery {
+  return {
+    ...toItemQuery(query, limits),
+    plan: listPlan(query),
+    projection: parseProjection(query.params.fields),
+  };
 }
 
 export function toNewItemRequest(body: CreateDataItemDto, budget: JsonBudget): NewItemRequest {
@@ -86,13 +123,10 @@ export function toNewItemRequest(body: CreateDataItemDto, budget: JsonBudget): N
   return { id, item, uniqueField, ownerField };
 }
 
-function filterOf(filter: unknown): Guarded<Record<string, JsonScalar>> | null {
-  return filter === undefined || filter === null ? null : guardFilter(filter, 'filter');
-}
-
 export function toItemChangeRequest(
   body: UpdateDataItemDto,
   budget: JsonBudget,
+  limits: FilterLimits,
 ): ItemChangeRequest {
   const values = guardDocument(body.values, 'values', budget);
   const ownerField = ownerFieldOf(body.authField);
@@ -104,12 +138,15 @@ export function toItemChangeRequest(
     throw new ValidationFailedError(
       managed.map((k) => ({ field: `values.${k}`, message: 'is managed by the server' })),
     );
-  return { values, filter: filterOf(body.filter), ownerField };
+  return { values, conditions: bodyFilterConditions(body.filter, 'filter', limits), ownerField };
 }
 
-export function toItemRemovalRequest(body: DeleteDataItemDto): ItemRemovalRequest {
+export function toItemRemovalRequest(
+  body: DeleteDataItemDto,
+  limits: FilterLimits,
+): ItemRemovalRequest {
   const ownerField = ownerFieldOf(body.authField);
-  return { filter: filterOf(body.filter), ownerField };
+  return { conditions: bodyFilterConditions(body.filter, 'filter', limits), ownerField };
 }
 
 /** `{field, sort?}` or `{fields}` as one ordered key spec, named like MongoDB names it. */

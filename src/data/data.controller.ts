@@ -36,8 +36,20 @@ import { keysetLink } from '../common/pagination/keyset';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { CollectionNamePipe } from './collection-name.pipe';
 import { CollectionsService } from './collections.service';
-import { toItemChangeRequest, toItemRemovalRequest, toNewItemRequest } from './data-requests';
-import { CollectionParam, FilterQueries, ItemParams, ListQueries } from './data.openapi';
+import {
+  toItemChangeRequest,
+  toItemListQuery,
+  toItemQuery,
+  toItemRemovalRequest,
+  toNewItemRequest,
+} from './data-requests';
+import {
+  CollectionParam,
+  FieldsQuery,
+  FilterQueries,
+  ItemParams,
+  ListQueries,
+} from './data.openapi';
 import { DataCollectionDto } from './dto/data-index.dto';
 import {
   CreateDataItemDto,
@@ -45,20 +57,29 @@ import {
   DataCountDto,
   DataItemDto,
   DeleteDataItemDto,
+  ProjectedDataItemDto,
   toItemJson,
   UpdateDataItemDto,
 } from './dto/data-item.dto';
+import { filterLimits, type FilterLimits } from './filter-operators';
 import { itemETag } from './item-revision';
+import { parseProjection, projectedETag } from './projection';
 import { ItemsService } from './items.service';
 import { dataBudget, type JsonBudget } from './json-guard';
+
+/** A read answers whole items, or projected ones when the request names `fields`. */
+const ITEM_OR_PROJECTION = {
+  anyOf: [{ $ref: getSchemaPath(DataItemDto) }, { $ref: getSchemaPath(ProjectedDataItemDto) }],
+};
 
 const LIST_ONLY = /^(sort|sortOrder|limit|before\[.*\]|after\[.*\])$/;
 
 @ApiTags('data')
-@ApiExtraModels(DataItemDto)
+@ApiExtraModels(DataItemDto, ProjectedDataItemDto)
 @Controller('data')
 export class DataController {
   private readonly budget: JsonBudget;
+  private readonly filterLimits: FilterLimits;
 
   constructor(
     private readonly collections: CollectionsService,
@@ -66,23 +87,30 @@ export class DataController {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.budget = dataBudget(config.limits);
+    this.filterLimits = filterLimits(config.limits);
   }
 
   private listQuery(raw: Record<string, unknown>): ListQuery {
     return parseListQuery(raw, {
       limitDefault: this.config.limits.listDefault,
       limitMax: this.config.limits.listMax,
-      params: ['authField'],
+      params: ['authField', 'fields'],
       allowExists: true,
+      operators: { repeatable: ['in', 'nin'] },
     });
   }
 
-  /** Count and single-item routes take filters only; paging parameters would be ignored, so they are refused. */
-  private filterQuery(raw: Record<string, unknown>): ListQuery {
-    const paging = Object.keys(raw).filter((key) => LIST_ONLY.test(key));
-    if (paging.length > 0)
+  /**
+   * Count and single-item routes take filters only (and a single item `fields`); paging
+   * parameters would be ignored, so they are refused.
+   */
+  private filterQuery(raw: Record<string, unknown>, takesFields: boolean): ListQuery {
+    const refused = Object.keys(raw).filter(
+      (key) => LIST_ONLY.test(key) || (!takesFields && key === 'fields'),
+    );
+    if (refused.length > 0)
       throw new ValidationFailedError(
-        paging.map((field) => ({ field, message: 'is only accepted by GET /data/{collection}' })),
+        refused.map((field) => ({ field, message: 'is only accepted by GET /data/{collection}' })),
       );
     return this.listQuery(raw);
   }
@@ -114,8 +142,9 @@ export class DataController {
   @CollectionParam()
   @ListQueries()
   @ApiOkResponse({
-    description: 'Items; `Link: <…>; rel="next"` when a further page exists',
-    schema: { type: 'array', items: { $ref: getSchemaPath(DataItemDto) } },
+    description:
+      'Items (projected ones with `fields`); `Link: <…>; rel="next"` when a further page exists',
+    schema: { type: 'array', items: ITEM_OR_PROJECTION },
     example: [DATA_ITEM_EXAMPLE],
   })
   @ApiNoContentResponse({ description: 'Nothing matches (or the collection does not exist)' })
@@ -127,7 +156,8 @@ export class DataController {
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ): Promise<DataItemDto[] | undefined> {
-    const page = await this.items.list(principal, collection, this.listQuery(raw));
+    const query = toItemListQuery(this.listQuery(raw), this.filterLimits);
+    const page = await this.items.list(principal, collection, query);
     if (page.items.length === 0) {
       res.status(HttpStatus.NO_CONTENT);
       return undefined;
@@ -136,7 +166,7 @@ export class DataController {
       const path = (req.originalUrl ?? req.url).split('?')[0] ?? '';
       res.setHeader('Link', keysetLink(path, raw, page.next.side, page.next.cursor));
     }
-    return page.items.map(toItemJson);
+    return page.items.map((item) => toItemJson(item));
   }
 
   /** Stores an item; stamps the owner field and the timestamps. */
@@ -188,7 +218,8 @@ export class DataController {
     @Param('collection', CollectionNamePipe) collection: string,
     @Query() raw: Record<string, unknown>,
   ): Promise<DataCountDto> {
-    return { count: await this.items.count(principal, collection, this.filterQuery(raw)) };
+    const query = toItemQuery(this.filterQuery(raw, false), this.filterLimits);
+    return { count: await this.items.count(principal, collection, query) };
   }
 
   /** Reads the one item whose field indexName equals indexValue (`_id`: the identifier). */
@@ -197,7 +228,12 @@ export class DataController {
   @ApiConditional('read')
   @ItemParams()
   @FilterQueries()
-  @ApiOkResponse({ type: DataItemDto, example: DATA_ITEM_EXAMPLE })
+  @FieldsQuery()
+  @ApiOkResponse({
+    description: 'The item (projected with `fields`)',
+    schema: ITEM_OR_PROJECTION,
+    example: DATA_ITEM_EXAMPLE,
+  })
   @ApiBadRequestResponse({ type: ProblemDto })
   @ApiNotFoundResponse({ type: ProblemDto, description: 'ITEM_NOT_FOUND' })
   @ApiConflictResponse({ type: ProblemDto, description: 'AMBIGUOUS_MATCH: more than one matches' })
@@ -209,14 +245,17 @@ export class DataController {
     @Query() raw: Record<string, unknown>,
     @Res({ passthrough: true }) res: Response,
   ): Promise<DataItemDto | undefined> {
+    const query = this.filterQuery(raw, true);
+    const projection = parseProjection(query.params.fields);
     const item = await this.items.get(
       principal,
       collection,
       indexName,
       indexValue,
-      this.filterQuery(raw),
+      toItemQuery(query, this.filterLimits),
+      projection,
     );
-    return answerRead(res, itemETag(item), () => toItemJson(item));
+    return answerRead(res, projectedETag(itemETag(item), projection), () => toItemJson(item));
   }
 
   /** Sets fields of the one matching item (`$set`); nothing changes when none or several match. */
@@ -252,7 +291,7 @@ export class DataController {
     @IfMatchHeader() ifMatch: IfMatch,
     @Res({ passthrough: true }) res: Response,
   ): Promise<DataItemDto> {
-    const request = toItemChangeRequest(body, this.budget);
+    const request = toItemChangeRequest(body, this.budget, this.filterLimits);
     const item = await this.items.update(
       principal,
       collection,
@@ -287,7 +326,7 @@ export class DataController {
     @Body() body: DeleteDataItemDto,
     @IfMatchHeader() ifMatch: IfMatch,
   ): Promise<void> {
-    const request = toItemRemovalRequest(body ?? {});
+    const request = toItemRemovalRequest(body ?? {}, this.filterLimits);
     await this.items.remove(principal, collection, indexName, indexValue, request, ifMatch);
   }
 }

@@ -1,13 +1,44 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiParam, ApiQuery } from '@nestjs/swagger';
+import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { COLLECTION_NAME_RULE } from './data.constants';
+import { MAX_PREFIX_LENGTH, PREFIX_SCHEMA_PATTERN } from './filter-operators';
+import { MAX_PROJECTION_FIELDS } from './projection';
 import {
+  FIELDS_SCHEMA_PATTERN,
   FIELD_PATH_SCHEMA_PATTERN,
+  SORT_SCHEMA_PATTERN,
   MAX_FIELD_NAME_LENGTH,
   OWNER_FIELD_SCHEMA_PATTERN,
 } from './json-guard';
 
 /** OpenAPI descriptions shared by the data routes. */
+
+const OPERAND: SchemaObject = { type: 'string' };
+
+/** The operators of one field in a query string: `filter[k][op]=v`. */
+const FILTER_OPERATORS_SCHEMA: SchemaObject = {
+  type: 'object',
+  properties: {
+    eq: OPERAND,
+    ne: OPERAND,
+    gt: OPERAND,
+    gte: OPERAND,
+    lt: OPERAND,
+    lte: OPERAND,
+    in: { type: 'string', minLength: 1, description: 'Comma-separated values' },
+    nin: { type: 'string', minLength: 1, description: 'Comma-separated values' },
+    exists: { type: 'string', enum: ['true', 'false'] },
+    prefix: {
+      type: 'string',
+      minLength: 1,
+      maxLength: MAX_PREFIX_LENGTH,
+      pattern: PREFIX_SCHEMA_PATTERN,
+    },
+  },
+  additionalProperties: false,
+  minProperties: 1,
+};
 
 export const CollectionParam = () =>
   ApiParam({
@@ -56,10 +87,20 @@ export const FilterQueries = () =>
       required: false,
       style: 'deepObject',
       explode: true,
-      schema: { type: 'object', additionalProperties: { type: 'string' } },
+      schema: {
+        type: 'object',
+        additionalProperties: { oneOf: [{ type: 'string' }, FILTER_OPERATORS_SCHEMA] },
+      },
       description:
-        'Equality filters `filter[k]=v`, also written `k=v` (dotted paths allowed). "5" matches "5" and 5, "true" true, "null" null.',
-      example: { status: 'open' },
+        'Conditions on fields (dotted paths), `$and`-ed: `filter[k]=v` (also `k=v`) is equality, ' +
+        '`filter[k][op]=v` (also `k[op]=v`) applies an operator: eq, ne, gt, gte, lt, lte, in, ' +
+        'nin, exists, prefix. Equality values match their string and the number, boolean or ' +
+        'null they spell ("5" matches "5" and 5); a range value that spells a number compares ' +
+        'with numbers, any other with strings; `_createdAt`/`_updatedAt` take RFC 3339 ' +
+        'timestamps. `in`/`nin` take a comma-separated list or repeated parameters (one value ' +
+        'each). At most FILTER_MAX_CONDITIONS conditions (default 20) and FILTER_MAX_IN_VALUES ' +
+        'values per list (default 100). See docs/data.md.',
+      example: { status: 'open', total: { gte: '100' } },
     }),
     ApiQuery({
       name: 'existsFilter',
@@ -72,23 +113,44 @@ export const FilterQueries = () =>
     }),
   );
 
+/** `fields`: the projection of a list or a single item. */
+export const FieldsQuery = () =>
+  ApiQuery({
+    name: 'fields',
+    required: false,
+    description:
+      'Fields to return (`fields=total,customer.name`), or, each with `-`, fields to leave out ' +
+      '(`fields=-notes`); `_id` is always returned, unknown fields are absent. Listed fields ' +
+      `must not overlap (\`a\` and \`a.b\`); at most ${MAX_PROJECTION_FIELDS}. A projected item's ` +
+      "ETag differs from the whole item's: send the whole item's ETag in If-Match.",
+    schema: { type: 'string', pattern: FIELDS_SCHEMA_PATTERN },
+    example: 'total,status',
+  });
+
 export const ListQueries = () =>
   applyDecorators(
     FilterQueries(),
+    FieldsQuery(),
     ApiQuery({
       name: 'sort',
       required: false,
-      description: 'Field (dotted path) to sort by; ties are broken by _id',
+      description:
+        'Fields (dotted paths) to sort by, comma-separated; `-` makes a field descending, no sign ' +
+        'ascending (`sort=status,-total`). A single field without a sign follows sortOrder. Ties ' +
+        'are broken by _id (in the direction of the last field); at most 5 fields.',
       schema: {
         type: 'string',
-        pattern: FIELD_PATH_SCHEMA_PATTERN,
-        maxLength: MAX_FIELD_NAME_LENGTH,
+        pattern: SORT_SCHEMA_PATTERN,
+        maxLength: 5 * (MAX_FIELD_NAME_LENGTH + 2),
         default: '_id',
       },
+      example: 'status,-total',
     }),
     ApiQuery({
       name: 'sortOrder',
       required: false,
+      description:
+        'Direction of a single unsigned sort field; refused with a signed or multi-field sort',
       schema: { type: 'string', enum: ['asc', 'desc'], default: 'desc' },
     }),
     ApiQuery({
@@ -103,7 +165,7 @@ export const ListQueries = () =>
       explode: true,
       schema: { type: 'object', additionalProperties: { type: 'string' } },
       description:
-        'Keyset cursor `after[<sort field>]=v` (+ `after[_id]=<id>` as tie-breaker): items after v in the sort order. Numbers compare as numbers, _createdAt/_updatedAt as RFC 3339 dates.',
+        'Keyset cursor: `after[<sort field>]=v` for every sort field (+ `after[_id]=<id>` as tie-breaker): items after that position in the sort order. Numbers compare as numbers, _createdAt/_updatedAt as RFC 3339 dates. The `Link` header of a page carries the next cursor.',
       example: { total: '40', _id: '665f1c2a9b1e8a0012345679' },
     }),
     ApiQuery({
@@ -112,6 +174,7 @@ export const ListQueries = () =>
       style: 'deepObject',
       explode: true,
       schema: { type: 'object', additionalProperties: { type: 'string' } },
-      description: '`before[<sort field>]=v` (+ `before[_id]`): items before v in the sort order',
+      description:
+        '`before[<sort field>]=v` for every sort field (+ `before[_id]`): items before that position in the sort order',
     }),
   );

@@ -7,7 +7,12 @@ import type { CollectionRegistryRepository } from './collection-registry.reposit
 import { CollectionNamePipe } from './collection-name.pipe';
 import { CollectionsService } from './collections.service';
 import type { ItemMatch } from './data-query';
-import { toItemChangeRequest, toItemRemovalRequest, toNewItemRequest } from './data-requests';
+import {
+  toItemChangeRequest,
+  toItemListQuery,
+  toItemRemovalRequest,
+  toNewItemRequest,
+} from './data-requests';
 import type { DataItemRepository } from './data-item.repository';
 import type { CreateDataItemDto, DeleteDataItemDto, UpdateDataItemDto } from './dto/data-item.dto';
 import { ItemsService } from './items.service';
@@ -42,8 +47,18 @@ const sub: CustomerPrincipal = {
   boundBranch: '',
 };
 
+const limits = { maxConditions: 20, maxInValues: 100 };
 const query = (q: Record<string, string> = {}) =>
-  parseListQuery(q, { limitDefault: 50, limitMax: 500, params: ['authField'], allowExists: true });
+  toItemListQuery(
+    parseListQuery(q, {
+      limitDefault: 50,
+      limitMax: 500,
+      params: ['authField', 'fields'],
+      allowExists: true,
+      operators: { repeatable: ['in', 'nin'] },
+    }),
+    limits,
+  );
 
 /** Every repository call, with its arguments. */
 function setup() {
@@ -94,9 +109,9 @@ function setup() {
     create: (p: CustomerPrincipal, c: string, body: CreateDataItemDto) =>
       service.create(p, c, toNewItemRequest(body, budget)),
     update: (p: CustomerPrincipal, c: string, n: string, v: string, body: UpdateDataItemDto) =>
-      service.update(p, c, n, v, toItemChangeRequest(body, budget)),
+      service.update(p, c, n, v, toItemChangeRequest(body, budget, limits)),
     remove: (p: CustomerPrincipal, c: string, n: string, v: string, body: DeleteDataItemDto) =>
-      service.remove(p, c, n, v, toItemRemovalRequest(body)),
+      service.remove(p, c, n, v, toItemRemovalRequest(body, limits)),
   };
   return { service, api, calls };
 }
@@ -115,7 +130,8 @@ function assertOnlyGuardedInput(calls: { method: string; args: unknown[] }[]): v
         for (const condition of match.conditions) {
           expect(fieldPathProblem(condition.path)).toBeNull();
           if (condition.kind === 'eq') expect(condition.anyOf.every(isScalar)).toBe(true);
-          else expect(typeof condition.exists).toBe('boolean');
+          else if (condition.kind === 'exists') expect(typeof condition.exists).toBe('boolean');
+          else throw new Error(`unexpected condition ${condition.kind}`);
         }
         if (match.scope) expect(fieldPathProblem(match.scope.field)).toBeNull();
       } else if (method === 'insert' || method === 'updateById') {

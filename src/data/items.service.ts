@@ -8,30 +8,29 @@ import {
   type DomainError,
 } from '../common/errors';
 import { NO_PRECONDITION, type IfMatch } from '../common/http/etag';
-import type { ListQuery } from '../common/http/list-query';
 import { DUPLICATE } from '../common/mongo/duplicate';
 import { FallbackWriteQueue } from '../common/mongo/fallback-database';
 import type { KeysetSide } from '../common/pagination/keyset';
 import { CollectionsService } from './collections.service';
 import {
-  bodyConditions,
-  listPlan,
   pathCondition,
-  queryConditions,
   TIMESTAMP_FIELDS,
   type Condition,
   type ItemMatch,
   type OwnerScope,
 } from './data-query';
 import {
-  ownerFieldOf,
   type ItemChangeRequest,
+  type ItemListQuery,
+  type ItemQuery,
   type ItemRemovalRequest,
   type NewItemRequest,
 } from './data-requests';
 import { AmbiguousMatchError, DuplicateItemError, ItemNotFoundError } from './data.errors';
 import { DataItemRepository, type StoredItem } from './data-item.repository';
 import { itemETag, revisionCondition } from './item-revision';
+import { orderPaths } from './list-plan';
+import { projects, type Projection } from './projection';
 import {
   isPlainObject,
   isScalar,
@@ -48,7 +47,7 @@ export interface ItemPage {
   next: { side: KeysetSide; cursor: Record<string, string> } | null;
 }
 
-function valueAt(item: StoredItem, path: string): unknown {
+function valueAt(item: Record<string, unknown>, path: string): unknown {
   let current: unknown = item;
   for (const segment of path.split('.')) {
     if (!isPlainObject(current) || !Object.hasOwn(current, segment)) return undefined;
@@ -168,25 +167,33 @@ export class ItemsService {
   async list(
     principal: CustomerPrincipal,
     collection: string,
-    query: ListQuery,
+    query: ItemListQuery,
   ): Promise<ItemPage> {
+    const { plan, projection } = query;
     const match = this.queryMatch(principal, query);
-    const plan = listPlan(query);
     const target = await this.collections.find(principal, collection);
     if (!target) return { items: [], next: null };
-    const found = await this.items.list(target.physical, match, plan);
+    const found = await this.items.list(target.physical, match, plan, projection);
     const items = found.slice(0, plan.limit);
     if (plan.reversed) items.reverse();
     // The cursor of the following page: the last item's, or the first's when walking backwards.
     const edge = plan.reversed ? items[0] : items.at(-1);
     if (found.length <= plan.limit || !edge) return { items, next: null };
-    const text = cursorText(plan.sortPath, valueAt(edge, plan.sortPath));
-    if (text === null) return { items, next: null };
-    const cursor = { [plan.sortPath]: text, ...(plan.sortPath === '_id' ? {} : { _id: edge._id }) };
+    const paths = orderPaths(plan);
+    // A sort field the projection leaves out is read from the edge item alone.
+    const source = paths.every((path) => projects(projection, path))
+      ? edge
+      : await this.items.findFieldsById(target.physical, edge._id, paths);
+    const cursor: Record<string, string> = {};
+    for (const path of paths) {
+      const text = source ? cursorText(path, valueAt(source, path)) : null;
+      if (text === null) return { items, next: null };
+      cursor[path] = text;
+    }
     return { items, next: { side: plan.reversed ? 'before' : 'after', cursor } };
   }
 
-  async count(principal: CustomerPrincipal, collection: string, query: ListQuery): Promise<number> {
+  async count(principal: CustomerPrincipal, collection: string, query: ItemQuery): Promise<number> {
     const match = this.queryMatch(principal, query);
     const target = await this.collections.find(principal, collection);
     if (!target) return 0;
@@ -200,7 +207,8 @@ export class ItemsService {
     collection: string,
     indexName: string,
     indexValue: string,
-    query: ListQuery,
+    query: ItemQuery,
+    projection: Projection | null = null,
   ): Promise<StoredItem> {
     const match = this.queryMatch(principal, query, pathCondition(indexName, indexValue));
     const target = await this.collections.find(principal, collection);
@@ -210,6 +218,7 @@ export class ItemsService {
       target.physical,
       match,
       indexName === '_id' ? 1 : 2,
+      projection,
     );
     if (found.length > 1) throw new AmbiguousMatchError();
     const [item] = found;
@@ -228,7 +237,7 @@ export class ItemsService {
     const { values, ownerField } = request;
     if (principal.kind === 'sub' && Object.hasOwn(values, ownerField))
       throw new ForbiddenError(`A sub key cannot change the owner field '${ownerField}'.`);
-    const match = this.bodyMatch(principal, ownerField, indexName, indexValue, request.filter);
+    const match = this.bodyMatch(principal, ownerField, indexName, indexValue, request.conditions);
     const target = await this.collections.find(principal, collection);
     if (!target) throw notFound(collection, ifMatch);
     const { physical } = target;
@@ -255,7 +264,7 @@ export class ItemsService {
     ifMatch: IfMatch = NO_PRECONDITION,
   ): Promise<void> {
     const { ownerField } = request;
-    const match = this.bodyMatch(principal, ownerField, indexName, indexValue, request.filter);
+    const match = this.bodyMatch(principal, ownerField, indexName, indexValue, request.conditions);
     const target = await this.collections.find(principal, collection);
     if (!target) throw notFound(collection, ifMatch);
     const { physical } = target;
@@ -289,12 +298,10 @@ export class ItemsService {
     return new PreconditionFailedError(current ? itemETag(current) : null);
   }
 
-  private queryMatch(principal: CustomerPrincipal, query: ListQuery, path?: Condition): ItemMatch {
-    const ownerField = ownerFieldOf(query.params.authField);
-    const conditions = queryConditions(query);
+  private queryMatch(principal: CustomerPrincipal, query: ItemQuery, path?: Condition): ItemMatch {
     return {
-      scope: this.scopeOf(principal, ownerField),
-      conditions: path ? [path, ...conditions] : conditions,
+      scope: this.scopeOf(principal, query.ownerField),
+      conditions: path ? [path, ...query.conditions] : query.conditions,
     };
   }
 
@@ -303,11 +310,11 @@ export class ItemsService {
     ownerField: string,
     indexName: string,
     indexValue: string,
-    filter: ItemRemovalRequest['filter'],
+    conditions: Condition[],
   ): ItemMatch {
     return {
       scope: this.scopeOf(principal, ownerField),
-      conditions: [pathCondition(indexName, indexValue), ...bodyConditions(filter)],
+      conditions: [pathCondition(indexName, indexValue), ...conditions],
     };
   }
 

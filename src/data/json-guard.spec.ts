@@ -1,9 +1,12 @@
 import fc from 'fast-check';
-import { ValidationFailedError } from '../common/errors';
+import { ValidationFailedError, type FieldError } from '../common/errors';
+import type { ListQuery } from '../common/http/list-query';
 import { MANAGED_FIELDS } from './data.constants';
 import {
   FIELD_NAME_SCHEMA_PATTERN,
   FIELD_PATH_SCHEMA_PATTERN,
+  FIELDS_SCHEMA_PATTERN,
+  SORT_SCHEMA_PATTERN,
   fieldNameProblem,
   fieldPathProblem,
   MAX_FIELD_NAME_LENGTH,
@@ -15,6 +18,8 @@ import {
   isGuarded,
   type JsonBudget,
 } from './json-guard';
+import { sortKeys } from './list-plan';
+import { parseProjection } from './projection';
 
 const budget: JsonBudget = { maxDepth: 20, maxNodes: 10_000, maxChars: 1_000_000 };
 
@@ -151,19 +156,21 @@ describe('json guard', () => {
   });
 
   describe('guardFilter', () => {
-    it('accepts scalar values under dotted paths', () => {
-      const filter = guardFilter({ 'a.b': 1, c: 'x', d: null, e: false }, 'filter');
-      expect(filter).toEqual({ 'a.b': 1, c: 'x', d: null, e: false });
+    it('accepts scalar values and operator objects under dotted paths', () => {
+      const filter = guardFilter(
+        { 'a.b': 1, c: 'x', d: null, e: { gte: 1, in: [1, 'x'] } },
+        'filter',
+      );
+      expect(filter).toEqual({ 'a.b': 1, c: 'x', d: null, e: { gte: 1, in: [1, 'x'] } });
       expect(isGuarded(filter)).toBe(true);
     });
 
-    it('refuses any object or array value (so no operator can pass)', () => {
+    it('refuses a $ key below a field as well (so no MongoDB operator can pass)', () => {
       fc.assert(
-        fc.property(
-          safeKey,
-          fc.oneof(validValue, fc.array(scalar, { minLength: 0, maxLength: 3 })),
-          (key, value) => rejects(() => guardFilter({ [key]: value }, 'filter')),
-        ),
+        fc.property(safeKey, fc.string({ maxLength: 8 }), scalar, (key, op, value) => {
+          const filter = JSON.parse(JSON.stringify({ [key]: { [`$${op}`]: value } })) as unknown;
+          return rejects(() => guardFilter(filter, 'filter'));
+        }),
       );
     });
 
@@ -278,4 +285,40 @@ describe('the documented field-name patterns', () => {
     expect(pathAccepted(path)).toBe(accepted);
     expect(fieldPathProblem(path) === null).toBe(accepted);
   });
+
+  // A request the pattern refuses must be one the service refuses too (a fuzzer sends such
+  // values as invalid data); what the pattern cannot say (repeats, overlaps, lengths) is refused
+  // by the service alone.
+  const listed = fc
+    .array(fc.tuple(fc.boolean(), name), { minLength: 1, maxLength: 6 })
+    .map((parts) => parts.map(([minus, n]) => (minus ? `-${n}` : n)).join(','));
+  const sortSchema = new RegExp(SORT_SCHEMA_PATTERN, 'u');
+  const fieldsSchema = new RegExp(FIELDS_SCHEMA_PATTERN, 'u');
+  const accepts = (fn: () => unknown): boolean => !rejects(fn);
+
+  it('cover every sort the service accepts', () => {
+    fc.assert(
+      fc.property(listed, fc.constantFrom(...listedSamples), (generated, sample) =>
+        [generated, sample].every((sort) => {
+          const errors: FieldError[] = [];
+          sortKeys({ sort, sortOrderGiven: false, sortOrder: 'desc' } as ListQuery, errors);
+          return errors.length > 0 || sortSchema.test(sort);
+        }),
+      ),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('cover every projection the service accepts', () => {
+    fc.assert(
+      fc.property(listed, fc.constantFrom(...listedSamples), (generated, sample) =>
+        [generated, sample].every(
+          (fields) => !accepts(() => parseProjection(fields)) || fieldsSchema.test(fields),
+        ),
+      ),
+      { numRuns: 2000 },
+    );
+  });
 });
+
+const listedSamples = ['a', '-a', 'a,-b.c', '--a', '-a,--b', 'a,b,c,d,e', 'x.y,z', '-_id', '_id'];

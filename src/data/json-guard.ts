@@ -2,7 +2,6 @@ import { ValidationFailedError } from '../common/errors';
 import {
   describeFieldNameFault,
   guardJsonObject,
-  isScalar,
   jsonValueProblem,
   keyFault,
   PROTOTYPE_KEYS,
@@ -10,7 +9,6 @@ import {
   type JsonBudget,
   type JsonObject,
   type JsonRules,
-  type JsonScalar,
   type KeyRules,
   UNREADABLE_KEY_CHARACTERS,
 } from '../common/json';
@@ -61,6 +59,14 @@ export const FIELD_NAME_SCHEMA_PATTERN = `^${notAt(FIELD_NAME_RULES.reserved, '$
 export const OWNER_FIELD_SCHEMA_PATTERN = `^${notAt([...FIELD_NAME_RULES.reserved, ...MANAGED_FIELDS], '$')}${NAME_CHARACTER}{1,${MAX_FIELD_NAME_LENGTH}}$`;
 /** A dotted path (sort, index fields, item routes' indexName); at most 256 characters in all. */
 export const FIELD_PATH_SCHEMA_PATTERN = String.raw`^${PATH_SEGMENT}(?:\.${PATH_SEGMENT})*$`;
+
+/** A path inside a comma-separated list (sort, fields): no comma in it. */
+const LISTED_SEGMENT = `${notAt(FIELD_NAME_RULES.reserved, String.raw`(?:[.,]|$)`)}${String.raw`[^.,"\\\u0000-\u001F]`}+`;
+const LISTED_PATH = String.raw`${LISTED_SEGMENT}(?:\.${LISTED_SEGMENT})*`;
+/** `sort`: paths, each optionally with `-`, at most five. */
+export const SORT_SCHEMA_PATTERN = `^-?${LISTED_PATH}(?:,-?${LISTED_PATH}){0,4}$`;
+/** `fields`: paths to include (none starting with `-`), or paths each with `-` to exclude. */
+export const FIELDS_SCHEMA_PATTERN = `^(?:(?!-)${LISTED_PATH}(?:,(?!-)${LISTED_PATH})*|-${LISTED_PATH}(?:,-${LISTED_PATH})*)$`;
 
 /** Why a single field name (one segment, no dots) is not acceptable, or null when it is. */
 export function fieldNameProblem(name: string): string | null {
@@ -146,21 +152,22 @@ export function guardDocument(
   );
 }
 
-/** Keys are dotted paths; values are scalars only (objects and arrays would be operators). */
+/**
+ * Keys are dotted paths at the top and operator names below (both must be acceptable field
+ * names, so no `$` key gets through); values are JSON. Which shapes mean what is decided by
+ * filter-operators.ts, which refuses everything else.
+ */
 const FILTER_RULES = {
   key: (key) => {
     const problem = fieldPathProblem(key);
     return problem && `field path ${problem}`;
   },
-  value: (value) =>
-    isScalar(value) ? null : 'must be a string, number, boolean or null (equality only)',
-  budget: { maxDepth: 1, maxKeys: 100 },
+  value: jsonValueProblem,
+  // filter → field → operators → an in/nin list → its values
+  budget: { maxDepth: 4, maxKeys: 100, maxNodes: 10_000 },
 } satisfies JsonRules;
 
-/**
- * Validates and copies an equality filter: keys are dotted paths, values scalars only, so no `$`
- * operator can get through.
- */
-export function guardFilter(value: unknown, field: string): Guarded<Record<string, JsonScalar>> {
-  return guardJsonObject(value, FILTER_RULES, field) as Guarded<Record<string, JsonScalar>>;
+/** Validates and copies a body filter: `{"<path>": value | {"<operator>": value}}`. */
+export function guardFilter(value: unknown, field: string): Guarded<JsonObject> {
+  return guardJsonObject(value, FILTER_RULES, field);
 }

@@ -75,10 +75,37 @@ EXCLUSIONS: tuple[Exclusion, ...] = (
         status=400,
         code="VALIDATION_FAILED",
         field=r"^(after|before)\[.*\]$",
-        message=r"^(must name the sort field|needs (after|before)\[)",
+        message=r"^(must name (the|a) sort field|needs (after|before)\[|needs a value: the cursor )",
         reason="A keyset cursor after[f]/before[f] must name the field given in `sort`, and the "
         "id tie-breaker needs the sort field's cursor beside it; OpenAPI 3.0 cannot tie one "
         "parameter's presence or key to another parameter.",
+    ),
+    Exclusion(
+        name="sort-and-fields-lists",
+        operations=("GET /data/{collection}", "GET /data/{collection}/{indexName}/{indexValue}"),
+        status=400,
+        code="VALIDATION_FAILED",
+        field=r"^(sort|sortOrder|fields)$",
+        message=r"^(names '.*' twice|_id is unique: no field can follow it|'.*' overlaps another "
+        r"listed field|_id is always returned|must name at most \d+ fields|field path must be at "
+        r"most \d+ characters|goes with a single unsigned sort field.*)$",
+        reason="The paths of `sort` and `fields` must differ and not overlap, `_id` ends a sort, "
+        "each path has at most 256 characters, and sortOrder goes with a single unsigned sort "
+        "field; the document states the paths' form with a pattern, and a pattern cannot compare "
+        "the items of a list with each other, count characters per item, or tie two parameters.",
+    ),
+    Exclusion(
+        name="filter-operands",
+        operations=DATA,
+        status=400,
+        code="VALIDATION_FAILED",
+        field=r"^(filter(\[.*\]|\..*)?|_createdAt|_updatedAt)$",
+        message=r"^(must be an RFC 3339 timestamp.*|has \d+ conditions; at most \d+ are allowed"
+        r"|must list at most \d+ values)$",
+        reason="Conditions on _createdAt/_updatedAt take RFC 3339 timestamps, and a filter holds "
+        "at most FILTER_MAX_CONDITIONS conditions over all its fields; the filter's fields are "
+        "free-form keys, and OpenAPI 3.0 can neither give one key's value its own format nor "
+        "count the operators of all keys together.",
     ),
     Exclusion(
         name="unique-field-in-item",

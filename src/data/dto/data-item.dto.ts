@@ -3,7 +3,9 @@ import { Transform } from 'class-transformer';
 import { IsDefined, IsString, MaxLength } from 'class-validator';
 import { OptionalField } from '../../common/dto';
 import { ApiSchemaPatch } from '../../common/http/openapi';
+import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { REVISION_FIELD } from '../data.constants';
+import { MAX_PREFIX_LENGTH, PREFIX_SCHEMA_PATTERN } from '../filter-operators';
 import { DATA_VALUE, FIELD_NAME_SCHEMA_PATTERN, OWNER_FIELD_SCHEMA_PATTERN } from '../json-guard';
 
 /**
@@ -11,6 +13,51 @@ import { DATA_VALUE, FIELD_NAME_SCHEMA_PATTERN, OWNER_FIELD_SCHEMA_PATTERN } fro
  * `__proto__` keys and rebuild objects), so the data guard sees exactly what the client sent.
  */
 const Raw = () => Transform(({ obj, key }) => (obj as Record<string, unknown>)[key]);
+
+const SCALAR: SchemaObject = {
+  anyOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }],
+  nullable: true,
+};
+const RANGE_OPERAND: SchemaObject = { anyOf: [{ type: 'string' }, { type: 'number' }] };
+const VALUE_LIST: SchemaObject = {
+  type: 'array',
+  items: SCALAR,
+  minItems: 1,
+  maxItems: 100,
+  description: 'At most FILTER_MAX_IN_VALUES values (default 100)',
+};
+
+/** One field's condition in a body filter: a value (equality) or operators. */
+const BODY_FILTER_CONDITION: SchemaObject = {
+  anyOf: [
+    { type: 'string' },
+    { type: 'number' },
+    { type: 'boolean' },
+    {
+      type: 'object',
+      properties: {
+        eq: SCALAR,
+        ne: SCALAR,
+        gt: RANGE_OPERAND,
+        gte: RANGE_OPERAND,
+        lt: RANGE_OPERAND,
+        lte: RANGE_OPERAND,
+        in: VALUE_LIST,
+        nin: VALUE_LIST,
+        exists: { type: 'boolean' },
+        prefix: {
+          type: 'string',
+          minLength: 1,
+          maxLength: MAX_PREFIX_LENGTH,
+          pattern: PREFIX_SCHEMA_PATTERN,
+        },
+      },
+      additionalProperties: false,
+      minProperties: 1,
+    },
+  ],
+  nullable: true,
+};
 
 const ITEM_EXAMPLE = { _id: 'order-1001', userId: 'auth0|ada', total: 42.5, status: 'open' };
 
@@ -49,18 +96,17 @@ export class CreateDataItemDto {
 
 /** Body of DELETE /data/{c}/{indexName}/{indexValue}; also the narrowing part of a PUT. */
 export class DeleteDataItemDto {
-  /** Further equality conditions (scalar values, JSON types kept; dotted paths allowed). */
+  /**
+   * Further conditions on fields (dotted paths), `$and`-ed: a value is equality (JSON types
+   * kept; null matches a field that holds null); an object applies operators (names without `$`).
+   */
   @OptionalField({ nullable: true })
   @Raw()
   @ApiPropertyOptional({
     type: 'object',
-    // Scalars; null matches a field that holds null.
-    additionalProperties: {
-      oneOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }],
-      nullable: true,
-    },
+    additionalProperties: BODY_FILTER_CONDITION,
     nullable: true,
-    example: { status: 'cancelled' },
+    example: { status: 'cancelled', total: { lt: 10 } },
   })
   filter?: unknown;
 
@@ -110,6 +156,29 @@ export class DataItemDto {
 
   @ApiProperty({ format: 'date-time', example: '2026-01-05T10:00:00.000Z' })
   _updatedAt!: string;
+
+  [field: string]: unknown;
+}
+
+/**
+ * An item read with `fields`: `_id` and the fields the projection keeps; the timestamps only
+ * when it keeps them.
+ */
+@ApiSchemaPatch({
+  additionalProperties: true,
+  not: { required: [REVISION_FIELD] },
+  description:
+    'An item read with `fields`: `_id` and the projected fields (`_createdAt`/`_updatedAt` only when projected).',
+})
+export class ProjectedDataItemDto {
+  @ApiProperty({ example: 'order-1001' })
+  _id!: string;
+
+  @ApiPropertyOptional({ format: 'date-time', example: '2026-01-05T10:00:00.000Z' })
+  _createdAt?: string;
+
+  @ApiPropertyOptional({ format: 'date-time', example: '2026-01-05T10:00:00.000Z' })
+  _updatedAt?: string;
 
   [field: string]: unknown;
 }
