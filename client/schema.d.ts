@@ -587,13 +587,37 @@ export interface components {
        */
       authField?: string;
       /**
-       * @description Further equality conditions (scalar values, JSON types kept; dotted paths allowed).
+       * @description Further conditions on fields (dotted paths), `$and`-ed: a value is equality (JSON types
+       *     kept; null matches a field that holds null); an object applies operators (names without `$`).
        * @example {
-       *       "status": "cancelled"
+       *       "status": "cancelled",
+       *       "total": {
+       *         "lt": 10
+       *       }
        *     }
        */
       filter?: {
-        [key: string]: (string | number | boolean) | null;
+        [key: string]:
+          | (
+              | string
+              | number
+              | boolean
+              | {
+                  eq?: (string | number | boolean) | null;
+                  exists?: boolean;
+                  gt?: string | number;
+                  gte?: string | number;
+                  /** @description At most FILTER_MAX_IN_VALUES values (default 100) */
+                  in?: ((string | number | boolean) | null)[];
+                  lt?: string | number;
+                  lte?: string | number;
+                  ne?: (string | number | boolean) | null;
+                  /** @description At most FILTER_MAX_IN_VALUES values (default 100) */
+                  nin?: ((string | number | boolean) | null)[];
+                  prefix?: string;
+                }
+            )
+          | null;
       } | null;
     };
     FieldErrorDto: {
@@ -838,6 +862,23 @@ export interface components {
        */
       userId: string;
     };
+    /** @description An item read with `fields`: `_id` and the projected fields (`_createdAt`/`_updatedAt` only when projected). */
+    ProjectedDataItemDto: {
+      /**
+       * Format: date-time
+       * @example 2026-01-05T10:00:00.000Z
+       */
+      _createdAt?: string;
+      /** @example order-1001 */
+      _id: string;
+      /**
+       * Format: date-time
+       * @example 2026-01-05T10:00:00.000Z
+       */
+      _updatedAt?: string;
+    } & {
+      [key: string]: unknown;
+    };
     TeamDto: {
       /** Format: date-time */
       createdAt: string;
@@ -853,13 +894,37 @@ export interface components {
        */
       authField?: string;
       /**
-       * @description Further equality conditions (scalar values, JSON types kept; dotted paths allowed).
+       * @description Further conditions on fields (dotted paths), `$and`-ed: a value is equality (JSON types
+       *     kept; null matches a field that holds null); an object applies operators (names without `$`).
        * @example {
-       *       "status": "cancelled"
+       *       "status": "cancelled",
+       *       "total": {
+       *         "lt": 10
+       *       }
        *     }
        */
       filter?: {
-        [key: string]: (string | number | boolean) | null;
+        [key: string]:
+          | (
+              | string
+              | number
+              | boolean
+              | {
+                  eq?: (string | number | boolean) | null;
+                  exists?: boolean;
+                  gt?: string | number;
+                  gte?: string | number;
+                  /** @description At most FILTER_MAX_IN_VALUES values (default 100) */
+                  in?: ((string | number | boolean) | null)[];
+                  lt?: string | number;
+                  lte?: string | number;
+                  ne?: (string | number | boolean) | null;
+                  /** @description At most FILTER_MAX_IN_VALUES values (default 100) */
+                  nin?: ((string | number | boolean) | null)[];
+                  prefix?: string;
+                }
+            )
+          | null;
       } | null;
       /**
        * @description Field → new value (`$set`); `null` stores null. Not `_id`, `_createdAt`, `_updatedAt`;
@@ -2273,23 +2338,42 @@ export interface operations {
       query?: {
         /** @description Owner field (default userId); sub keys only ever see items they own */
         authField?: string;
-        /** @description Equality filters `filter[k]=v`, also written `k=v` (dotted paths allowed). "5" matches "5" and 5, "true" true, "null" null. */
+        /** @description Conditions on fields (dotted paths), `$and`-ed: `filter[k]=v` (also `k=v`) is equality, `filter[k][op]=v` (also `k[op]=v`) applies an operator: eq, ne, gt, gte, lt, lte, in, nin, exists, prefix. Equality values match their string and the number, boolean or null they spell ("5" matches "5" and 5); a range value that spells a number compares with numbers, any other with strings; `_createdAt`/`_updatedAt` take RFC 3339 timestamps. `in`/`nin` take a comma-separated list or repeated parameters (one value each). At most FILTER_MAX_CONDITIONS conditions (default 20) and FILTER_MAX_IN_VALUES values per list (default 100). See docs/data.md. */
         filter?: {
-          [key: string]: string;
+          [key: string]:
+            | string
+            | {
+                eq?: string;
+                /** @enum {string} */
+                exists?: 'true' | 'false';
+                gt?: string;
+                gte?: string;
+                /** @description Comma-separated values */
+                in?: string;
+                lt?: string;
+                lte?: string;
+                ne?: string;
+                /** @description Comma-separated values */
+                nin?: string;
+                prefix?: string;
+              };
         };
         /** @description `existsFilter[k]=true|false`: the field is present or absent */
         existsFilter?: {
           [key: string]: 'true' | 'false';
         };
-        /** @description Field (dotted path) to sort by; ties are broken by _id */
+        /** @description Fields to return (`fields=total,customer.name`), or, each with `-`, fields to leave out (`fields=-notes`); `_id` is always returned, unknown fields are absent. Listed fields must not overlap (`a` and `a.b`); at most 100. A projected item's ETag differs from the whole item's: send the whole item's ETag in If-Match. */
+        fields?: string;
+        /** @description Fields (dotted paths) to sort by, comma-separated; `-` makes a field descending, no sign ascending (`sort=status,-total`). A single field without a sign follows sortOrder. Ties are broken by _id (in the direction of the last field); at most 5 fields. */
         sort?: string;
+        /** @description Direction of a single unsigned sort field; refused with a signed or multi-field sort */
         sortOrder?: 'asc' | 'desc';
         limit?: number;
-        /** @description Keyset cursor `after[<sort field>]=v` (+ `after[_id]=<id>` as tie-breaker): items after v in the sort order. Numbers compare as numbers, _createdAt/_updatedAt as RFC 3339 dates. */
+        /** @description Keyset cursor: `after[<sort field>]=v` for every sort field (+ `after[_id]=<id>` as tie-breaker): items after that position in the sort order. Numbers compare as numbers, _createdAt/_updatedAt as RFC 3339 dates. The `Link` header of a page carries the next cursor. */
         after?: {
           [key: string]: string;
         };
-        /** @description `before[<sort field>]=v` (+ `before[_id]`): items before v in the sort order */
+        /** @description `before[<sort field>]=v` for every sort field (+ `before[_id]`): items before that position in the sort order */
         before?: {
           [key: string]: string;
         };
@@ -2306,7 +2390,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description Items; `Link: <…>; rel="next"` when a further page exists */
+      /** @description Items (projected ones with `fields`); `Link: <…>; rel="next"` when a further page exists */
       200: {
         headers: {
           /** @description Next page: `<url>; rel="next"`, present when a further page exists */
@@ -2334,7 +2418,9 @@ export interface operations {
            *       }
            *     ]
            */
-          'application/json': components['schemas']['DataItemDto'][];
+          'application/json': (
+            components['schemas']['DataItemDto'] | components['schemas']['ProjectedDataItemDto']
+          )[];
         };
       };
       /** @description Nothing matches (or the collection does not exist) */
@@ -2693,9 +2779,25 @@ export interface operations {
       query?: {
         /** @description Owner field (default userId); sub keys only ever see items they own */
         authField?: string;
-        /** @description Equality filters `filter[k]=v`, also written `k=v` (dotted paths allowed). "5" matches "5" and 5, "true" true, "null" null. */
+        /** @description Conditions on fields (dotted paths), `$and`-ed: `filter[k]=v` (also `k=v`) is equality, `filter[k][op]=v` (also `k[op]=v`) applies an operator: eq, ne, gt, gte, lt, lte, in, nin, exists, prefix. Equality values match their string and the number, boolean or null they spell ("5" matches "5" and 5); a range value that spells a number compares with numbers, any other with strings; `_createdAt`/`_updatedAt` take RFC 3339 timestamps. `in`/`nin` take a comma-separated list or repeated parameters (one value each). At most FILTER_MAX_CONDITIONS conditions (default 20) and FILTER_MAX_IN_VALUES values per list (default 100). See docs/data.md. */
         filter?: {
-          [key: string]: string;
+          [key: string]:
+            | string
+            | {
+                eq?: string;
+                /** @enum {string} */
+                exists?: 'true' | 'false';
+                gt?: string;
+                gte?: string;
+                /** @description Comma-separated values */
+                in?: string;
+                lt?: string;
+                lte?: string;
+                ne?: string;
+                /** @description Comma-separated values */
+                nin?: string;
+                prefix?: string;
+              };
         };
         /** @description `existsFilter[k]=true|false`: the field is present or absent */
         existsFilter?: {
@@ -3406,11 +3508,29 @@ export interface operations {
   getDataItem: {
     parameters: {
       query?: {
+        /** @description Fields to return (`fields=total,customer.name`), or, each with `-`, fields to leave out (`fields=-notes`); `_id` is always returned, unknown fields are absent. Listed fields must not overlap (`a` and `a.b`); at most 100. A projected item's ETag differs from the whole item's: send the whole item's ETag in If-Match. */
+        fields?: string;
         /** @description Owner field (default userId); sub keys only ever see items they own */
         authField?: string;
-        /** @description Equality filters `filter[k]=v`, also written `k=v` (dotted paths allowed). "5" matches "5" and 5, "true" true, "null" null. */
+        /** @description Conditions on fields (dotted paths), `$and`-ed: `filter[k]=v` (also `k=v`) is equality, `filter[k][op]=v` (also `k[op]=v`) applies an operator: eq, ne, gt, gte, lt, lte, in, nin, exists, prefix. Equality values match their string and the number, boolean or null they spell ("5" matches "5" and 5); a range value that spells a number compares with numbers, any other with strings; `_createdAt`/`_updatedAt` take RFC 3339 timestamps. `in`/`nin` take a comma-separated list or repeated parameters (one value each). At most FILTER_MAX_CONDITIONS conditions (default 20) and FILTER_MAX_IN_VALUES values per list (default 100). See docs/data.md. */
         filter?: {
-          [key: string]: string;
+          [key: string]:
+            | string
+            | {
+                eq?: string;
+                /** @enum {string} */
+                exists?: 'true' | 'false';
+                gt?: string;
+                gte?: string;
+                /** @description Comma-separated values */
+                in?: string;
+                lt?: string;
+                lte?: string;
+                ne?: string;
+                /** @description Comma-separated values */
+                nin?: string;
+                prefix?: string;
+              };
         };
         /** @description `existsFilter[k]=true|false`: the field is present or absent */
         existsFilter?: {
@@ -3438,6 +3558,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
+      /** @description The item (projected with `fields`) */
       200: {
         headers: {
           /** @description The representation's entity tag: a strong tag `"<identity>.<revision>"` that changes with every write and never repeats for another representation */
@@ -3463,7 +3584,8 @@ export interface operations {
            *       "userId": "auth0|ada"
            *     }
            */
-          'application/json': components['schemas']['DataItemDto'];
+          'application/json':
+            components['schemas']['DataItemDto'] | components['schemas']['ProjectedDataItemDto'];
         };
       };
       /** @description Not Modified: If-None-Match names the current ETag; no body */

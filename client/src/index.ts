@@ -40,8 +40,28 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   return createClient<paths>({
     baseUrl: options.baseUrl.replace(/\/+$/, ''),
     headers,
+    querySerializer: serializeQuery,
     ...(options.fetch ? { fetch: options.fetch } : {}),
   });
+}
+
+/**
+ * The query string as the service reads it: objects (deepObject parameters) become
+ * `name[key]=v` and, one level down, `name[key][operator]=v` (`filter: {total: {gte: '10'}}`);
+ * arrays repeat the parameter. openapi-fetch's own serializer stops at the first level.
+ */
+export function serializeQuery(query: Record<string, unknown>): string {
+  const params = new URLSearchParams();
+  const add = (name: string, value: unknown): void => {
+    if (value === undefined || value === null) return;
+    if (Array.isArray(value)) for (const each of value) add(name, each);
+    else if (typeof value === 'object')
+      for (const [key, inner] of Object.entries(value)) add(`${name}[${key}]`, inner);
+    else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
+      params.append(name, String(value));
+  };
+  for (const [name, value] of Object.entries(query)) add(name, value);
+  return params.toString();
 }
 
 /** A failed call, thrown by `unwrap`: the status and, when the service sent one, its problem. */

@@ -165,6 +165,20 @@ export async function rootFlow(target: Target): Promise<void> {
     listed?.map((item) => item.text),
     ['hello, world', 'second'],
   );
+  // Operators, a projection and a multi-field sort, typed by the document.
+  const open = await unwrap(
+    api.GET('/data/{collection}', {
+      params: {
+        path: collection,
+        query: {
+          filter: { text: { prefix: 'hello' }, done: { in: 'false,true' } },
+          fields: 'text',
+          sort: 'done,-text',
+        },
+      },
+    }),
+  );
+  assert.deepEqual(open, [{ _id: note._id, text: 'hello, world' }]);
   const collections = await unwrap(api.GET('/data'));
   assert.deepEqual(
     collections.map((c) => c.name),
