@@ -289,8 +289,14 @@ describe('the documented field-name patterns', () => {
   // A request the pattern refuses must be one the service refuses too (a fuzzer sends such
   // values as invalid data); what the pattern cannot say (repeats, overlaps, lengths) is refused
   // by the service alone.
+  const spaced = fc.oneof(
+    name,
+    fc
+      .tuple(fc.constantFrom(' ', '\u00a0', '\u3000', '\ufeff'), name, fc.boolean())
+      .map(([space, n, before]) => (before ? `${space}${n}` : `${n}${space}`)),
+  );
   const listed = fc
-    .array(fc.tuple(fc.boolean(), name), { minLength: 1, maxLength: 6 })
+    .array(fc.tuple(fc.boolean(), spaced), { minLength: 1, maxLength: 6 })
     .map((parts) => parts.map(([minus, n]) => (minus ? `-${n}` : n)).join(','));
   const sortSchema = new RegExp(SORT_SCHEMA_PATTERN, 'u');
   const fieldsSchema = new RegExp(FIELDS_SCHEMA_PATTERN, 'u');
@@ -309,6 +315,15 @@ describe('the documented field-name patterns', () => {
     );
   });
 
+  it('refuse, with the service, a segment that starts or ends with a space', () => {
+    for (const text of [' a', 'a ', 'x.\u00a0a', 'a.b\u3000']) {
+      expect(sortSchema.test(text)).toBe(false);
+      expect(fieldsSchema.test(text)).toBe(false);
+      expect(rejects(() => parseProjection(text))).toBe(true);
+    }
+    expect(sortSchema.test('a b')).toBe(true);
+  });
+
   it('cover every projection the service accepts', () => {
     fc.assert(
       fc.property(listed, fc.constantFrom(...listedSamples), (generated, sample) =>
@@ -321,4 +336,16 @@ describe('the documented field-name patterns', () => {
   });
 });
 
-const listedSamples = ['a', '-a', 'a,-b.c', '--a', '-a,--b', 'a,b,c,d,e', 'x.y,z', '-_id', '_id'];
+const listedSamples = [
+  'a',
+  '-a',
+  'a,-b.c',
+  '--a',
+  '-a,--b',
+  'a,b,c,d,e',
+  'x.y,z',
+  '-_id',
+  '_id',
+  'a b',
+  'x.\ufeffa',
+];

@@ -60,8 +60,26 @@ export const OWNER_FIELD_SCHEMA_PATTERN = `^${notAt([...FIELD_NAME_RULES.reserve
 /** A dotted path (sort, index fields, item routes' indexName); at most 256 characters in all. */
 export const FIELD_PATH_SCHEMA_PATTERN = String.raw`^${PATH_SEGMENT}(?:\.${PATH_SEGMENT})*$`;
 
-/** A path inside a comma-separated list (sort, fields): no comma in it. */
-const LISTED_SEGMENT = `${notAt(FIELD_NAME_RULES.reserved, String.raw`(?:[.,]|$)`)}${String.raw`[^.,"\\\u0000-\u001F]`}+`;
+/**
+ * White space a database may trim from the ends of a sort or projection path segment (FerretDB
+ * refuses such segments there, MongoDB does not): Go's unicode.IsSpace without the controls,
+ * which no field name holds anyway.
+ */
+const EDGE_SPACE = String.raw`\u0020\u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000`;
+const EDGE_SPACE_RE = new RegExp(`^[${EDGE_SPACE}]|[${EDGE_SPACE}]$`, 'u');
+
+/** Why a sort or projection path is not acceptable, or null: a field path whose segments do not start or end with a space. */
+export function orderPathProblem(path: string): string | null {
+  const problem = fieldPathProblem(path);
+  if (problem) return problem;
+  const spaced = path.split('.').find((segment) => EDGE_SPACE_RE.test(segment));
+  return spaced === undefined ? null : `segment '${spaced}' must not start or end with a space`;
+}
+
+/** A path inside a comma-separated list (sort, fields): no comma, no space at a segment's ends. */
+const LISTED_CHARACTER = String.raw`[^.,"\\\u0000-\u001F]`;
+const LISTED_EDGE = String.raw`[^.,"\\\u0000-\u001F${EDGE_SPACE}]`;
+const LISTED_SEGMENT = `${notAt(FIELD_NAME_RULES.reserved, String.raw`(?:[.,]|$)`)}${LISTED_EDGE}(?:${LISTED_CHARACTER}*${LISTED_EDGE})?`;
 const LISTED_PATH = String.raw`${LISTED_SEGMENT}(?:\.${LISTED_SEGMENT})*`;
 /** `sort`: paths, each optionally with `-`, at most five. */
 export const SORT_SCHEMA_PATTERN = `^-?${LISTED_PATH}(?:,-?${LISTED_PATH}){0,4}$`;

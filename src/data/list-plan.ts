@@ -4,7 +4,7 @@ import type { ListQuery } from '../common/http/list-query';
 import { keepsGreater, parseTimestampCursor, type KeysetSide } from '../common/pagination/keyset';
 import { MAX_INDEX_FIELDS } from './data.constants';
 import { NUMBER, TIMESTAMP_FIELDS } from './filter-operators';
-import { fieldPathProblem } from './json-guard';
+import { orderPathProblem } from './json-guard';
 
 /**
  * The order, page size and keyset cursors of an item list. A list is sorted by one or more
@@ -63,7 +63,7 @@ export function sortKeys(query: ListQuery, errors: FieldError[]): SortKey[] {
   for (const part of parts) {
     const descending = part.startsWith('-');
     const path = descending ? part.slice(1) : part;
-    const problem = fieldPathProblem(path);
+    const problem = orderPathProblem(path);
     if (problem) errors.push({ field: 'sort', message: `field path ${problem}` });
     else if (keys.some((key) => key.path === path))
       errors.push({ field: 'sort', message: `names '${path}' twice` });

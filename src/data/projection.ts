@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Document } from 'mongodb';
 import { ValidationFailedError, type FieldError } from '../common/errors';
 import { REVISION_FIELD } from './data.constants';
-import { fieldPathProblem } from './json-guard';
+import { orderPathProblem } from './json-guard';
 
 /**
  * `fields=a,b.c` (only these, plus `_id`) or `fields=-a,-b` (all but these). The server keeps
@@ -37,7 +37,7 @@ export function parseProjection(text: string | undefined): Projection | null {
   const paths: string[] = [];
   for (const part of parts) {
     const path = part.startsWith('-') ? part.slice(1) : part;
-    const problem = fieldPathProblem(path);
+    const problem = orderPathProblem(path);
     if (problem) errors.push({ field: 'fields', message: `field path ${problem}` });
     else if (mode === 'exclude' && path === '_id')
       errors.push({ field: 'fields', message: '_id is always returned' });

@@ -232,8 +232,9 @@ def _error_matches(exclusion: Exclusion, error: object) -> bool:
         isinstance(error, dict)
         and exclusion.field is not None
         and exclusion.message is not None
-        and re.search(exclusion.field, str(error.get("field", ""))) is not None
-        and re.search(exclusion.message, str(error.get("message", ""))) is not None
+        # DOTALL: a generated key or value may hold a line break, which `.` must match too.
+        and re.search(exclusion.field, str(error.get("field", "")), re.DOTALL) is not None
+        and re.search(exclusion.message, str(error.get("message", "")), re.DOTALL) is not None
     )
 
 
