@@ -160,6 +160,39 @@ describe.each(CASES)('filter[%s][%s]=%s', (field, op, raw) => {
   });
 });
 
+/** A query-string case as a body filter: the same condition with JSON-typed operands. */
+function bodyOperand(op: string, raw: string): unknown {
+  const typed = (v: string): unknown => (v === 'null' ? null : /^\d+$/.test(v) ? Number(v) : v);
+  if (op === 'in' || op === 'nin') return raw.split(',').map(typed);
+  if (op === 'exists') return raw === 'true';
+  return op === 'prefix' ? raw : typed(raw);
+}
+
+describe.each(CASES)('a body filter {%s: {%s: %s}} from a sub key', (field, op, raw) => {
+  it("never updates or deletes another owner's item", async () => {
+    const filter = { [field]: { [op]: bodyOperand(op, raw) } };
+    const foreign = items.filter((i) => i.userId === subB.accountId);
+    // The other owner's items this condition selects, or any of them when it selects none.
+    const target = foreign.find(predicate(field, op, raw)) ?? foreign[0];
+    const id = target?._id ?? '';
+    await t
+      .http()
+      .put(`/data/orders/_id/${id}`)
+      .set('X-Api-Key', subA.apiKey)
+      .send({ values: { hijacked: true }, filter })
+      .expect(404);
+    await t
+      .http()
+      .delete(`/data/orders/_id/${id}`)
+      .set('X-Api-Key', subA.apiKey)
+      .send({ filter })
+      .expect(404);
+    const still = await t.http().get(`/data/orders/_id/${id}`).set('X-Api-Key', user.apiKey);
+    expect(still.status).toBe(200);
+    expect(still.body).not.toHaveProperty('hijacked');
+  });
+});
+
 describe('operators in detail', () => {
   it('takes a value holding a comma as a repeated in parameter, and keeps it in the Link', async () => {
     const res = await list(
