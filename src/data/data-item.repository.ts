@@ -275,4 +275,44 @@ export class DataItemRepository {
   async dropIndex(physical: string, name: string): Promise<void> {
     await this.collection(physical).dropIndex(name);
   }
+
+  /** Runs a pipeline the service built (aggregate.ts); the client never supplies a stage. */
+  async aggregate(physical: string, pipeline: Document[]): Promise<Document[]> {
+    return this.collection(physical).aggregate(pipeline, { maxTimeMS: this.maxTimeMS }).toArray();
+  }
+
+  /** The database's plan for a list's query (`executionStats`): what the query would do. */
+  async explainList(
+    physical: string,
+    match: ItemMatch,
+    plan: ListPlan,
+    projection: Projection | null,
+  ): Promise<Document> {
+    return this.collection(physical)
+      .find(
+        toMongoFilter(match, plan),
+        projection ? { projection: toMongoProjection(projection) } : {},
+      )
+      .sort(toMongoSort(plan))
+      .limit(plan.limit + 1)
+      .maxTimeMS(this.maxTimeMS)
+      .explain('executionStats');
+  }
+
+  /** The matching items' group and value fields, in group-key order (for groupInProcess). */
+  scanGroups(
+    physical: string,
+    match: ItemMatch,
+    groupBy: string,
+    field: string,
+  ): AsyncIterable<Document> {
+    // One path inside the other ("a" and "a.b") would be a projection collision: keep the outer.
+    const [outer, inner] = groupBy.length <= field.length ? [groupBy, field] : [field, groupBy];
+    const paths = inner === outer || inner.startsWith(`${outer}.`) ? [outer] : [groupBy, field];
+    const projection = { _id: 0, ...Object.fromEntries(paths.map((path) => [path, 1])) };
+    return this.collection(physical)
+      .find(toMongoFilter(match), { projection })
+      .sort({ [groupBy]: 1 })
+      .maxTimeMS(this.maxTimeMS);
+  }
 }

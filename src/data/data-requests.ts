@@ -5,7 +5,7 @@ import {
   MANAGED_FIELDS,
   MAX_INDEX_FIELDS,
 } from './data.constants';
-import type { ListQuery } from '../common/http/list-query';
+import { parseListQuery, type ListQuery } from '../common/http/list-query';
 import {
   bodyFilterConditions,
   queryConditions,
@@ -81,6 +81,45 @@ export function ownerFieldOf(authField: string | undefined, field = 'authField')
   if (MANAGED_FIELDS.has(name))
     throw new ValidationFailedError([{ field, message: `'${name}' cannot be the owner field` }]);
   return name;
+}
+
+/** Parameters that only a list reads (its order, page and cursors). */
+const PAGING = /^(sort|sortOrder|limit|before\[.*\]|after\[.*\])$/;
+
+/**
+ * A data route's query string: filters with operators, `authField`, the list parameters and the
+ * route's own `params`. A route that is not a list names what it refuses (`paging`, `fields`):
+ * parameters it would ignore are a 400, not silently dropped.
+ */
+export function parseDataQuery(
+  raw: Record<string, unknown>,
+  limits: { listDefault: number; listMax: number },
+  route: {
+    params?: readonly string[];
+    refuse?: { paging: boolean; fields: boolean };
+    only?: string;
+  },
+): ListQuery {
+  const { refuse } = route;
+  if (refuse) {
+    const refused = Object.keys(raw).filter(
+      (key) => (refuse.paging && PAGING.test(key)) || (refuse.fields && key === 'fields'),
+    );
+    if (refused.length > 0)
+      throw new ValidationFailedError(
+        refused.map((field) => ({
+          field,
+          message: `is only accepted by ${route.only ?? 'GET /data/{collection}'}`,
+        })),
+      );
+  }
+  return parseListQuery(raw, {
+    limitDefault: limits.listDefault,
+    limitMax: limits.listMax,
+    params: ['authField', 'fields', ...(route.params ?? [])],
+    allowExists: true,
+    operators: { repeatable: ['in', 'nin'] },
+  });
 }
 
 /** A count's (or a single read's) query string: filters only. */

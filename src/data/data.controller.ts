@@ -27,16 +27,17 @@ import {
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { Auth, CurrentPrincipal, type CustomerPrincipal } from '../auth';
-import { ProblemDto, ValidationFailedError } from '../common/errors';
+import { ProblemDto } from '../common/errors';
 import { answerRead, answerWrite, IfMatchHeader } from '../common/http/conditional';
 import type { IfMatch } from '../common/http/etag';
-import { parseListQuery, type ListQuery } from '../common/http/list-query';
+import type { ListQuery } from '../common/http/list-query';
 import { ApiConditional } from '../common/http/openapi-conditional';
 import { keysetLink } from '../common/pagination/keyset';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { CollectionNamePipe } from './collection-name.pipe';
 import { CollectionsService } from './collections.service';
 import {
+  parseDataQuery,
   toItemChangeRequest,
   toItemListQuery,
   toItemQuery,
@@ -72,8 +73,6 @@ const ITEM_OR_PROJECTION = {
   anyOf: [{ $ref: getSchemaPath(DataItemDto) }, { $ref: getSchemaPath(ProjectedDataItemDto) }],
 };
 
-const LIST_ONLY = /^(sort|sortOrder|limit|before\[.*\]|after\[.*\])$/;
-
 @ApiTags('data')
 @ApiExtraModels(DataItemDto, ProjectedDataItemDto)
 @Controller('data')
@@ -91,13 +90,7 @@ export class DataController {
   }
 
   private listQuery(raw: Record<string, unknown>): ListQuery {
-    return parseListQuery(raw, {
-      limitDefault: this.config.limits.listDefault,
-      limitMax: this.config.limits.listMax,
-      params: ['authField', 'fields'],
-      allowExists: true,
-      operators: { repeatable: ['in', 'nin'] },
-    });
+    return parseDataQuery(raw, this.config.limits, {});
   }
 
   /**
@@ -105,14 +98,9 @@ export class DataController {
    * parameters would be ignored, so they are refused.
    */
   private filterQuery(raw: Record<string, unknown>, takesFields: boolean): ListQuery {
-    const refused = Object.keys(raw).filter(
-      (key) => LIST_ONLY.test(key) || (!takesFields && key === 'fields'),
-    );
-    if (refused.length > 0)
-      throw new ValidationFailedError(
-        refused.map((field) => ({ field, message: 'is only accepted by GET /data/{collection}' })),
-      );
-    return this.listQuery(raw);
+    return parseDataQuery(raw, this.config.limits, {
+      refuse: { paging: true, fields: !takesFields },
+    });
   }
 
   /** Lists the caller's collections in the request branch (sorted by name) with their indexes. */

@@ -2,11 +2,13 @@ import { Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
 import { CollectionRegistryDocument, CollectionRegistrySchema } from './collection-registry.schema';
 import { CollectionRegistryRepository } from './collection-registry.repository';
+import { DataAnalysisController } from './data-analysis.controller';
 import { DataIndexController } from './data-index.controller';
 import { DataItemRepository } from './data-item.repository';
 import { DataController } from './data.controller';
 import { CollectionsService } from './collections.service';
 import { IndexesService } from './indexes.service';
+import { ItemAnalysisService } from './item-analysis.service';
 import { ItemsService } from './items.service';
 import { IndexSlotDocument, IndexSlotSchema } from './index-slot.schema';
 import { IndexSlotRepository } from './index-slot.repository';
@@ -23,7 +25,7 @@ import { UniqueValuesService } from './unique-values.service';
     ]),
   ],
   // The index controller first: its fixed `index` segment must not be read as an item route.
-  controllers: [DataIndexController, DataController],
+  controllers: [DataIndexController, DataAnalysisController, DataController],
   providers: [
     CollectionRegistryRepository,
     DataItemRepository,
@@ -32,6 +34,7 @@ import { UniqueValuesService } from './unique-values.service';
     CollectionsService,
     UniqueValuesService,
     ItemsService,
+    ItemAnalysisService,
     IndexesService,
   ],
 })

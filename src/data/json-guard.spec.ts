@@ -10,7 +10,9 @@ import {
   fieldNameProblem,
   fieldPathProblem,
   MAX_FIELD_NAME_LENGTH,
+  ORDER_PATH_SCHEMA_PATTERN,
   OWNER_FIELD_SCHEMA_PATTERN,
+  orderPathProblem,
   guardDocument,
   guardFieldName,
   guardFieldPath,
@@ -310,6 +312,19 @@ describe('the documented field-name patterns', () => {
           sortKeys({ sort, sortOrderGiven: false, sortOrder: 'desc' } as ListQuery, errors);
           return errors.length > 0 || sortSchema.test(sort);
         }),
+      ),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('accept an aggregate path exactly when the service does', () => {
+    const orderSchema = new RegExp(ORDER_PATH_SCHEMA_PATTERN, 'u');
+    fc.assert(
+      fc.property(
+        spaced,
+        (p) =>
+          (orderSchema.test(p) && [...p].length <= MAX_FIELD_NAME_LENGTH) ===
+          (orderPathProblem(p) === null),
       ),
       { numRuns: 2000 },
     );

@@ -76,6 +76,11 @@ export function orderPathProblem(path: string): string | null {
   return spaced === undefined ? null : `segment '${spaced}' must not start or end with a space`;
 }
 
+const EDGE_CHARACTER = String.raw`[^."\\\u0000-\u001F${EDGE_SPACE}]`;
+const ORDER_SEGMENT = `${notAt(FIELD_NAME_RULES.reserved, String.raw`(?:\.|$)`)}${EDGE_CHARACTER}(?:${NAME_CHARACTER}*${EDGE_CHARACTER})?`;
+/** A path orderPathProblem accepts (aggregate groupBy and field); at most 256 characters. */
+export const ORDER_PATH_SCHEMA_PATTERN = String.raw`^${ORDER_SEGMENT}(?:\.${ORDER_SEGMENT})*$`;
+
 /** A path inside a comma-separated list (sort, fields): no comma, no space at a segment's ends. */
 const LISTED_CHARACTER = String.raw`[^.,"\\\u0000-\u001F]`;
 const LISTED_EDGE = String.raw`[^.,"\\\u0000-\u001F${EDGE_SPACE}]`;
