@@ -315,4 +315,40 @@ export class DataItemRepository {
       .sort({ [groupBy]: 1 })
       .maxTimeMS(this.maxTimeMS);
   }
+
+  /** Sets values on every matching item, counting each one's write (multi-item PUT). */
+  async updateMatching(
+    physical: string,
+    match: ItemMatch,
+    values: Guarded<JsonObject>,
+    now: Date,
+  ): Promise<{ matched: number; modified: number } | Duplicate> {
+    return orDuplicate(async () => {
+      const result = await this.collection(physical).updateMany(
+        toMongoFilter(match),
+        { $set: { ...values, _updatedAt: now }, ...COUNT_WRITE },
+        { maxTimeMS: this.maxTimeMS },
+      );
+      return { matched: result.matchedCount, modified: result.modifiedCount };
+    });
+  }
+
+  /** Deletes the items with these ids that still match; how many went. */
+  async deleteMatchingIds(physical: string, match: ItemMatch, ids: string[]): Promise<number> {
+    const idCondition: Condition = { kind: 'eq', path: '_id', anyOf: ids };
+    const result = await this.collection(physical).deleteMany(
+      toMongoFilter({ ...match, conditions: [idCondition, ...match.conditions] }),
+      { maxTimeMS: this.maxTimeMS },
+    );
+    return result.deletedCount;
+  }
+
+  /** Which of these ids name stored items. */
+  async existingIds(physical: string, ids: string[]): Promise<Set<string>> {
+    const docs = await this.collection(physical)
+      .find({ _id: { $in: ids } }, { projection: { _id: 1 } })
+      .maxTimeMS(this.maxTimeMS)
+      .toArray();
+    return new Set(docs.map((doc) => doc._id));
+  }
 }

@@ -1,4 +1,4 @@
-import { ValidationFailedError, type FieldError } from '../common/errors';
+import { DomainError, ValidationFailedError, type FieldError } from '../common/errors';
 import {
   CLIENT_ID_PATTERN,
   DEFAULT_OWNER_FIELD,
@@ -15,7 +15,13 @@ import {
 import { listPlan, type ListPlan } from './list-plan';
 import { parseProjection, type Projection } from './projection';
 import type { CreateDataIndexDto } from './dto/data-index.dto';
+import type {
+  BulkCreateDataItemsDto,
+  DeleteDataItemsDto,
+  UpdateDataItemsDto,
+} from './dto/data-batch.dto';
 import type { CreateDataItemDto, DeleteDataItemDto, UpdateDataItemDto } from './dto/data-item.dto';
+import type { BulkItemInput } from './item-batches.service';
 import {
   guardDocument,
   guardFieldName,
@@ -237,4 +243,77 @@ function indexFields(body: CreateDataIndexDto): Record<string, 1 | -1> {
   }
   if (errors.length > 0) throw new ValidationFailedError(errors);
   return fields;
+}
+
+/** The body `filter` of PUT and DELETE /data/{c}: required, with at least one condition. */
+function requiredFilter(filter: unknown, limits: FilterLimits): Condition[] {
+  if (filter === undefined || filter === null)
+    throw new ValidationFailedError([
+      {
+        field: 'filter',
+        message: 'is required: the items to write are the ones it selects (at least one condition)',
+      },
+    ]);
+  const conditions = bodyFilterConditions(filter, 'filter', limits);
+  if (conditions.length === 0)
+    throw new ValidationFailedError([
+      { field: 'filter', message: 'must hold at least one condition' },
+    ]);
+  return conditions;
+}
+
+/** PUT /data/{c}: the single-item change request, with the filter required. */
+export function toItemsChangeRequest(
+  body: UpdateDataItemsDto,
+  budget: JsonBudget,
+  limits: FilterLimits,
+): ItemChangeRequest & { multi: boolean } {
+  const conditions = requiredFilter(body.filter, limits);
+  const change = toItemChangeRequest(
+    { values: body.values, authField: body.authField },
+    budget,
+    limits,
+  );
+  return { ...change, conditions, multi: body.multi === true };
+}
+
+/** DELETE /data/{c}: the filter required (a DELETE without one would mean the whole collection). */
+export function toItemsRemovalRequest(
+  body: DeleteDataItemsDto | undefined,
+  limits: FilterLimits,
+): ItemRemovalRequest & { multi: boolean } {
+  const conditions = requiredFilter(body?.filter, limits);
+  return { ownerField: ownerFieldOf(body?.authField), conditions, multi: body?.multi === true };
+}
+
+/**
+ * POST /data/{c}/bulk: each item checked like a lone POST's; an item's problem is its own result,
+ * not the request's. The list itself must hold 1 to `maxItems` items.
+ */
+export function toBulkInputs(
+  body: BulkCreateDataItemsDto,
+  budget: JsonBudget,
+  maxItems: number,
+): BulkItemInput[] {
+  const { items } = body;
+  if (!Array.isArray(items) || items.length === 0 || items.length > maxItems)
+    throw new ValidationFailedError([
+      { field: 'items', message: `must be an array of 1 to ${maxItems} items` },
+    ]);
+  // The shared parts are checked once: a wrong authField or uniqueField is the request's fault.
+  ownerFieldOf(body.authField);
+  if (body.uniqueField !== undefined) guardFieldName(body.uniqueField, 'uniqueField');
+  return items.map((item): BulkItemInput => {
+    try {
+      return {
+        request: toNewItemRequest(
+          { item, uniqueField: body.uniqueField, authField: body.authField },
+          budget,
+        ),
+      };
+    } catch (error) {
+      if (error instanceof DomainError) return { refused: error };
+      throw error;
+    }
+  });
 }

@@ -3,12 +3,14 @@ import { MongooseModule } from '@nestjs/mongoose';
 import { CollectionRegistryDocument, CollectionRegistrySchema } from './collection-registry.schema';
 import { CollectionRegistryRepository } from './collection-registry.repository';
 import { DataAnalysisController } from './data-analysis.controller';
+import { DataBatchController } from './data-batch.controller';
 import { DataIndexController } from './data-index.controller';
 import { DataItemRepository } from './data-item.repository';
 import { DataController } from './data.controller';
 import { CollectionsService } from './collections.service';
 import { IndexesService } from './indexes.service';
 import { ItemAnalysisService } from './item-analysis.service';
+import { ItemBatchesService } from './item-batches.service';
 import { ItemsService } from './items.service';
 import { IndexSlotDocument, IndexSlotSchema } from './index-slot.schema';
 import { IndexSlotRepository } from './index-slot.repository';
@@ -25,7 +27,7 @@ import { UniqueValuesService } from './unique-values.service';
     ]),
   ],
   // The index controller first: its fixed `index` segment must not be read as an item route.
-  controllers: [DataIndexController, DataAnalysisController, DataController],
+  controllers: [DataIndexController, DataAnalysisController, DataBatchController, DataController],
   providers: [
     CollectionRegistryRepository,
     DataItemRepository,
@@ -35,6 +37,7 @@ import { UniqueValuesService } from './unique-values.service';
     UniqueValuesService,
     ItemsService,
     ItemAnalysisService,
+    ItemBatchesService,
     IndexesService,
   ],
 })

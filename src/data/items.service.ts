@@ -41,6 +41,9 @@ import {
 import type { UniqueClaim } from './unique-claim.repository';
 import { UniqueValuesService } from './unique-values.service';
 
+/** The item a single-item write addresses: a route's `{indexName}/{indexValue}`, or none (the body filter alone). */
+type ItemAddress = { indexName: string; indexValue: string } | null;
+
 export interface ItemPage {
   items: StoredItem[];
   /** The keyset cursor of the following page, or null when this is the last one. */
@@ -234,14 +237,33 @@ export class ItemsService {
     request: ItemChangeRequest,
     ifMatch: IfMatch = NO_PRECONDITION,
   ): Promise<StoredItem> {
+    return this.updateOne(principal, collection, { indexName, indexValue }, request, ifMatch);
+  }
+
+  /** PUT /data/{c} without multi: the one item the body filter selects. */
+  async updateWhere(
+    principal: CustomerPrincipal,
+    collection: string,
+    request: ItemChangeRequest,
+    ifMatch: IfMatch = NO_PRECONDITION,
+  ): Promise<StoredItem> {
+    return this.updateOne(principal, collection, null, request, ifMatch);
+  }
+
+  private async updateOne(
+    principal: CustomerPrincipal,
+    collection: string,
+    address: ItemAddress,
+    request: ItemChangeRequest,
+    ifMatch: IfMatch,
+  ): Promise<StoredItem> {
     const { values, ownerField } = request;
-    if (principal.kind === 'sub' && Object.hasOwn(values, ownerField))
-      throw new ForbiddenError(`A sub key cannot change the owner field '${ownerField}'.`);
-    const match = this.bodyMatch(principal, ownerField, indexName, indexValue, request.conditions);
+    assertOwnerFieldKept(principal, values, ownerField);
+    const match = this.bodyMatch(principal, ownerField, address, request.conditions);
     const target = await this.collections.find(principal, collection);
     if (!target) throw notFound(collection, ifMatch);
     const { physical } = target;
-    const id = await this.singleId(physical, match, collection, indexName, indexValue, ifMatch);
+    const id = await this.singleId(physical, match, collection, address, ifMatch);
     return this.writes.run(writeKey(physical, id), async () => {
       const conditional = { ...match, revision: revisionCondition(ifMatch) };
       const updated = await this.items.updateById(physical, id, conditional, values, new Date());
@@ -263,12 +285,32 @@ export class ItemsService {
     request: ItemRemovalRequest,
     ifMatch: IfMatch = NO_PRECONDITION,
   ): Promise<void> {
+    await this.removeOne(principal, collection, { indexName, indexValue }, request, ifMatch);
+  }
+
+  /** DELETE /data/{c} without multi: the one item the body filter selects. */
+  async removeWhere(
+    principal: CustomerPrincipal,
+    collection: string,
+    request: ItemRemovalRequest,
+    ifMatch: IfMatch = NO_PRECONDITION,
+  ): Promise<void> {
+    await this.removeOne(principal, collection, null, request, ifMatch);
+  }
+
+  private async removeOne(
+    principal: CustomerPrincipal,
+    collection: string,
+    address: ItemAddress,
+    request: ItemRemovalRequest,
+    ifMatch: IfMatch,
+  ): Promise<void> {
     const { ownerField } = request;
-    const match = this.bodyMatch(principal, ownerField, indexName, indexValue, request.conditions);
+    const match = this.bodyMatch(principal, ownerField, address, request.conditions);
     const target = await this.collections.find(principal, collection);
     if (!target) throw notFound(collection, ifMatch);
     const { physical } = target;
-    const id = await this.singleId(physical, match, collection, indexName, indexValue, ifMatch);
+    const id = await this.singleId(physical, match, collection, address, ifMatch);
     await this.writes.run(writeKey(physical, id), async () => {
       const conditional = { ...match, revision: revisionCondition(ifMatch) };
       if (!(await this.items.deleteById(physical, id, conditional)))
@@ -308,14 +350,11 @@ export class ItemsService {
   private bodyMatch(
     principal: CustomerPrincipal,
     ownerField: string,
-    indexName: string,
-    indexValue: string,
+    address: ItemAddress,
     conditions: Condition[],
   ): ItemMatch {
-    return {
-      scope: this.scopeOf(principal, ownerField),
-      conditions: [pathCondition(indexName, indexValue), ...conditions],
-    };
+    const path = address ? [pathCondition(address.indexName, address.indexValue)] : [];
+    return { scope: this.scopeOf(principal, ownerField), conditions: [...path, ...conditions] };
   }
 
   /**
@@ -326,17 +365,26 @@ export class ItemsService {
     physical: string,
     match: ItemMatch,
     collection: string,
-    indexName: string,
-    indexValue: string,
+    address: ItemAddress,
     ifMatch: IfMatch,
   ): Promise<string> {
-    if (indexName === '_id') return indexValue;
+    if (address?.indexName === '_id') return address.indexValue;
     const ids = await this.items.findMatchingIds(physical, match, 2);
     if (ids.length > 1) throw new AmbiguousMatchError();
     const [id] = ids;
     if (id === undefined) throw notFound(collection, ifMatch);
     return id;
   }
+}
+
+/** A sub key never changes the field that makes its items its own. */
+export function assertOwnerFieldKept(
+  principal: CustomerPrincipal,
+  values: Record<string, unknown>,
+  ownerField: string,
+): void {
+  if (principal.kind === 'sub' && Object.hasOwn(values, ownerField))
+    throw new ForbiddenError(`A sub key cannot change the owner field '${ownerField}'.`);
 }
 
 /** Writes of one item are queued in-process under this key (collection namespace + id). */

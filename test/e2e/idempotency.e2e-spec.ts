@@ -423,6 +423,8 @@ describe('Idempotency-Key', () => {
         'delete /project/{projectId}',
         'put /data/{collection}/{indexName}/{indexValue}',
         'delete /data/{collection}/{indexName}/{indexValue}',
+        'put /data/{collection}',
+        'delete /data/{collection}',
       ].sort(),
     );
   });

@@ -11,10 +11,12 @@ import { header, operations, problemResponse, type Response } from './openapi-sh
 
 /**
  * `read`: a single-resource GET (ETag, If-None-Match → 304). `write`: a PUT or DELETE that
- * evaluates If-Match (→ 412) and answers with the new representation's ETag. `create`: a POST
- * whose response carries the new resource's ETag.
+ * evaluates If-Match (→ 412) and answers with the new representation's ETag. `selective-write`:
+ * a write that addresses one resource or, on request, many: If-Match as for `write`, and an ETag
+ * only when the answer is one representation. `create`: a POST whose response carries the new
+ * resource's ETag.
  */
-export type ConditionalKind = 'read' | 'write' | 'create';
+export type ConditionalKind = 'read' | 'write' | 'selective-write' | 'create';
 
 const EXTENSION = 'x-conditional';
 
@@ -74,13 +76,14 @@ export function addConditionalRequests(document: OpenAPIObject): void {
       // Every success that carries the representation carries its tag (not a DELETE's 204).
       // (A new object: decorators may share one response object between operations.)
       if (status.startsWith('2') && response.content) {
-        responses[status] = { ...response, headers: { ...response.headers, ETag: ETAG(true) } };
+        const etag = ETAG(kind !== 'selective-write');
+        responses[status] = { ...response, headers: { ...response.headers, ETag: etag } };
       }
     }
     if (kind === 'read') {
       operation.parameters = [...(operation.parameters ?? []), IF_NONE_MATCH];
       responses['304'] = structuredClone(NOT_MODIFIED);
-    } else if (kind === 'write') {
+    } else if (kind === 'write' || kind === 'selective-write') {
       operation.parameters = [...(operation.parameters ?? []), IF_MATCH];
       responses['412'] = preconditionFailed();
     }

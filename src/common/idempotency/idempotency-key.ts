@@ -47,10 +47,11 @@ export function parseIdempotencyKey(value: string | string[]): string {
   return key;
 }
 
-/** PUT and DELETE operations that take a key (as OpenAPI paths); every POST takes one. */
+/** PUT and DELETE operations that take a key (as OpenAPI paths); every POST takes one. A multi-item write is kept like any other: its retry answers the first counts. */
 const KEYED_UPDATES: ReadonlySet<string> = new Set([
   '/project/{projectId}',
   '/data/{collection}/{indexName}/{indexValue}',
+  '/data/{collection}',
 ]);
 
 /**

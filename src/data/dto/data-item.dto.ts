@@ -12,7 +12,7 @@ import { DATA_VALUE, FIELD_NAME_SCHEMA_PATTERN, OWNER_FIELD_SCHEMA_PATTERN } fro
  * Free-form JSON members are passed through untouched (class-transformer would drop own
  * `__proto__` keys and rebuild objects), so the data guard sees exactly what the client sent.
  */
-const Raw = () => Transform(({ obj, key }) => (obj as Record<string, unknown>)[key]);
+export const Raw = () => Transform(({ obj, key }) => (obj as Record<string, unknown>)[key]);
 
 const SCALAR: SchemaObject = {
   anyOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }],
@@ -28,7 +28,7 @@ const VALUE_LIST: SchemaObject = {
 };
 
 /** One field's condition in a body filter: a value (equality) or operators. */
-const BODY_FILTER_CONDITION: SchemaObject = {
+export const BODY_FILTER_CONDITION: SchemaObject = {
   anyOf: [
     { type: 'string' },
     { type: 'number' },

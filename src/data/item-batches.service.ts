@@ -1,0 +1,159 @@
+import { Injectable } from '@nestjs/common';
+import { type CustomerPrincipal, ownerValueOf } from '../auth';
+import { DatabaseUnavailableError, DomainError, isDatabaseUnavailable } from '../common/errors';
+import { DUPLICATE } from '../common/mongo/duplicate';
+import { CollectionsService } from './collections.service';
+import type { ItemMatch } from './data-query';
+import type { ItemChangeRequest, ItemRemovalRequest, NewItemRequest } from './data-requests';
+import { DuplicateItemError } from './data.errors';
+import { DataItemRepository } from './data-item.repository';
+import { assertOwnerFieldKept, ItemsService } from './items.service';
+import { UniqueValuesService } from './unique-values.service';
+
+/** One item's outcome in a bulk create: its index in the request and what a lone POST would have answered. */
+export type BulkItemResult =
+  | { index: number; status: number; _id: string }
+  | { index: number; status: number; error: BulkItemError };
+
+export interface BulkItemError {
+  code: string;
+  detail: string;
+  errors?: { field: string; message: string }[];
+  [extension: string]: unknown;
+}
+
+/** A bulk create's item: its guarded request, or why it was refused before any write. */
+export type BulkItemInput = { request: NewItemRequest } | { refused: DomainError };
+
+/** Items created at once by one bulk request; bounded so one request cannot hold many connections. */
+const BULK_CONCURRENCY = 8;
+
+/** Ids read and deleted per round of a multi-item delete. */
+const DELETE_BATCH = 500;
+
+function errorOf(error: DomainError): BulkItemError {
+  return {
+    code: error.code,
+    detail: error.message,
+    ...(error.errors ? { errors: error.errors } : {}),
+    ...(error.extensions ?? {}),
+  };
+}
+
+/**
+ * Writes of many items per request: bulk creates (each item under exactly the rules of a lone
+ * POST, one item's failure not stopping the others) and filtered multi-item updates and deletes
+ * (the owner scope of sub keys applies, as everywhere).
+ */
+@Injectable()
+export class ItemBatchesService {
+  constructor(
+    private readonly collections: CollectionsService,
+    private readonly items: DataItemRepository,
+    private readonly single: ItemsService,
+    private readonly uniqueValues: UniqueValuesService,
+  ) {}
+
+  private scopeOf(principal: CustomerPrincipal, ownerField: string): ItemMatch['scope'] {
+    return principal.kind === 'sub' ? { field: ownerField, value: ownerValueOf(principal) } : null;
+  }
+
+  async createMany(
+    principal: CustomerPrincipal,
+    collection: string,
+    inputs: BulkItemInput[],
+  ): Promise<BulkItemResult[]> {
+    const results: BulkItemResult[] = new Array<BulkItemResult>(inputs.length);
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < inputs.length) {
+        const index = next++;
+        const input = inputs[index] as BulkItemInput;
+        results[index] = await this.createOne(principal, collection, index, input);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(BULK_CONCURRENCY, inputs.length) }, worker));
+    // The database failed every item: that is the request's answer (503 with Retry-After).
+    if (results.every((r) => r.status === 503)) throw new DatabaseUnavailableError();
+    return results;
+  }
+
+  private async createOne(
+    principal: CustomerPrincipal,
+    collection: string,
+    index: number,
+    input: BulkItemInput,
+  ): Promise<BulkItemResult> {
+    if ('refused' in input)
+      return { index, status: input.refused.status, error: errorOf(input.refused) };
+    try {
+      const item = await this.single.create(principal, collection, input.request);
+      return { index, status: 200, _id: item._id };
+    } catch (error) {
+      if (error instanceof DomainError)
+        return { index, status: error.status, error: errorOf(error) };
+      if (isDatabaseUnavailable(error)) {
+        const unavailable = new DatabaseUnavailableError();
+        return { index, status: unavailable.status, error: errorOf(unavailable) };
+      }
+      throw error;
+    }
+  }
+
+  async updateMany(
+    principal: CustomerPrincipal,
+    collection: string,
+    request: ItemChangeRequest,
+  ): Promise<{ matched: number; modified: number }> {
+    assertOwnerFieldKept(principal, request.values, request.ownerField);
+    const match = {
+      scope: this.scopeOf(principal, request.ownerField),
+      conditions: request.conditions,
+    };
+    const target = await this.collections.find(principal, collection);
+    if (!target) return { matched: 0, modified: 0 };
+    const result = await this.items.updateMatching(
+      target.physical,
+      match,
+      request.values,
+      new Date(),
+    );
+    if (result === DUPLICATE)
+      throw new DuplicateItemError(
+        'A unique index of the collection refuses the new values of a matching item; the items written before it keep their new values (MongoDB writes them one by one).',
+      );
+    return result;
+  }
+
+  /**
+   * Deletes in rounds: the ids of up to DELETE_BATCH matching items, then those of them that still
+   * match. uniqueField claims are given back for the ids that are gone, and only for those: an
+   * item that stopped matching in between keeps its value's claim.
+   */
+  async deleteMany(
+    principal: CustomerPrincipal,
+    collection: string,
+    request: ItemRemovalRequest,
+  ): Promise<{ deleted: number }> {
+    const match = {
+      scope: this.scopeOf(principal, request.ownerField),
+      conditions: request.conditions,
+    };
+    const target = await this.collections.find(principal, collection);
+    if (!target) return { deleted: 0 };
+    const { physical } = target;
+    let deleted = 0;
+    for (;;) {
+      const ids = await this.items.findMatchingIds(physical, match, DELETE_BATCH);
+      if (ids.length === 0) break;
+      const count = await this.items.deleteMatchingIds(physical, match, ids);
+      deleted += count;
+      const remaining = await this.items.existingIds(physical, ids);
+      for (const id of ids)
+        if (!remaining.has(id)) await this.uniqueValues.releaseItem(physical, id);
+      // Nothing went although the ids matched a moment ago: they changed since; stop here.
+      if (count === 0 || ids.length < DELETE_BATCH) break;
+    }
+    return { deleted };
+  }
+}
