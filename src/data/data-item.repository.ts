@@ -351,4 +351,26 @@ export class DataItemRepository {
       .toArray();
     return new Set(docs.map((doc) => doc._id));
   }
+
+  /**
+   * Sets one field (a dotted path) of the item with this id to a guarded value (`holder.value`),
+   * only while it still matches, counting the write. Null when none.
+   */
+  async setFieldById(
+    physical: string,
+    id: string,
+    match: ItemMatch,
+    path: string,
+    holder: Guarded<JsonObject>,
+    now: Date,
+  ): Promise<StoredItem | null | Duplicate> {
+    const idCondition: Condition = { kind: 'eq', path: '_id', anyOf: [id] };
+    return orDuplicate(() =>
+      this.collection(physical).findOneAndUpdate(
+        toMongoFilter({ ...match, conditions: [idCondition, ...match.conditions] }),
+        { $set: { [path]: holder.value, _updatedAt: now }, ...COUNT_WRITE },
+        { returnDocument: 'after', maxTimeMS: this.maxTimeMS },
+      ),
+    );
+  }
 }

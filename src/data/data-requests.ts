@@ -46,6 +46,8 @@ export interface NewItemRequest {
   item: Guarded<JsonObject>;
   uniqueField: string | null;
   ownerField: string;
+  /** `return`: a taken uniqueField value answers the item holding it (find-or-create). */
+  onConflict: 'error' | 'return';
 }
 
 export interface ItemChangeRequest {
@@ -165,7 +167,12 @@ export function toNewItemRequest(body: CreateDataItemDto, budget: JsonBudget): N
     id = given;
     delete item._id;
   }
-  return { id, item, uniqueField, ownerField };
+  const onConflict = body.onConflict ?? 'error';
+  if (onConflict === 'return' && uniqueField === null)
+    throw new ValidationFailedError([
+      { field: 'onConflict', message: "'return' needs uniqueField: the value that finds the item" },
+    ]);
+  return { id, item, uniqueField, ownerField, onConflict };
 }
 
 export function toItemChangeRequest(

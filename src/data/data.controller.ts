@@ -69,6 +69,9 @@ import { ItemsService } from './items.service';
 import { dataBudget, type JsonBudget } from './json-guard';
 
 /** A read answers whole items, or projected ones when the request names `fields`. */
+/** Whether a find-or-create created its item. */
+const ITEM_CREATED_HEADER = 'X-Item-Created';
+
 const ITEM_OR_PROJECTION = {
   anyOf: [{ $ref: getSchemaPath(DataItemDto) }, { $ref: getSchemaPath(ProjectedDataItemDto) }],
 };
@@ -174,9 +177,27 @@ export class DataController {
           authField: 'ownerId',
         },
       },
+      findOrCreate: {
+        value: {
+          item: { orderNumber: 'A-1001', total: 42.5 },
+          uniqueField: 'orderNumber',
+          onConflict: 'return',
+        },
+      },
     },
   })
-  @ApiOkResponse({ type: DataItemDto, example: DATA_ITEM_EXAMPLE })
+  @ApiOkResponse({
+    type: DataItemDto,
+    example: DATA_ITEM_EXAMPLE,
+    headers: {
+      [ITEM_CREATED_HEADER]: {
+        description:
+          'With onConflict "return": `true` when the item was created, `false` when the answer is the existing item that holds the uniqueField value',
+        schema: { type: 'string', enum: ['true', 'false'] },
+        required: false,
+      },
+    },
+  })
   @ApiBadRequestResponse({ type: ProblemDto, description: 'Bad name, item, field name or depth' })
   @ApiConflictResponse({
     type: ProblemDto,
@@ -190,6 +211,11 @@ export class DataController {
     @Res({ passthrough: true }) res: Response,
   ): Promise<DataItemDto> {
     const request = toNewItemRequest(body, this.budget);
+    if (request.onConflict === 'return') {
+      const { item, created } = await this.items.findOrCreate(principal, collection, request);
+      res.setHeader(ITEM_CREATED_HEADER, String(created));
+      return answerWrite(res, itemETag(item), toItemJson(item));
+    }
     const item = await this.items.create(principal, collection, request);
     return answerWrite(res, itemETag(item), toItemJson(item));
   }

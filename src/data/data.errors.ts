@@ -91,3 +91,24 @@ export class ProtectedIndexError extends DomainError {
     super('PROTECTED_INDEX', 'The _id_ index cannot be removed.');
   }
 }
+
+export class ElementNotFoundError extends DomainError {
+  constructor(field: string) {
+    super('ELEMENT_NOT_FOUND', `No element of the array '${field}' matches.`);
+  }
+}
+
+export class NotAnArrayError extends DomainError {
+  constructor(field: string) {
+    super('NOT_AN_ARRAY', `The item's field '${field}' holds something other than an array.`);
+  }
+}
+
+export class WriteConflictError extends DomainError {
+  constructor() {
+    super(
+      'WRITE_CONFLICT',
+      'The item kept changing while the request ran; nothing was written. Retry.',
+    );
+  }
+}

@@ -3,6 +3,7 @@ import { MongooseModule } from '@nestjs/mongoose';
 import { CollectionRegistryDocument, CollectionRegistrySchema } from './collection-registry.schema';
 import { CollectionRegistryRepository } from './collection-registry.repository';
 import { DataAnalysisController } from './data-analysis.controller';
+import { DataArraysController } from './data-arrays.controller';
 import { DataBatchController } from './data-batch.controller';
 import { DataIndexController } from './data-index.controller';
 import { DataItemRepository } from './data-item.repository';
@@ -27,7 +28,13 @@ import { UniqueValuesService } from './unique-values.service';
     ]),
   ],
   // The index controller first: its fixed `index` segment must not be read as an item route.
-  controllers: [DataIndexController, DataAnalysisController, DataBatchController, DataController],
+  controllers: [
+    DataIndexController,
+    DataAnalysisController,
+    DataBatchController,
+    DataArraysController,
+    DataController,
+  ],
   providers: [
     CollectionRegistryRepository,
     DataItemRepository,

@@ -7,7 +7,7 @@ import {
   ValidationFailedError,
   type DomainError,
 } from '../common/errors';
-import { NO_PRECONDITION, type IfMatch } from '../common/http/etag';
+import { ifMatchHolds, NO_PRECONDITION, type IfMatch } from '../common/http/etag';
 import { DUPLICATE } from '../common/mongo/duplicate';
 import { FallbackWriteQueue } from '../common/mongo/fallback-database';
 import type { KeysetSide } from '../common/pagination/keyset';
@@ -26,7 +26,12 @@ import {
   type ItemRemovalRequest,
   type NewItemRequest,
 } from './data-requests';
-import { AmbiguousMatchError, DuplicateItemError, ItemNotFoundError } from './data.errors';
+import {
+  AmbiguousMatchError,
+  DuplicateItemError,
+  ItemNotFoundError,
+  WriteConflictError,
+} from './data.errors';
 import { DataItemRepository, type StoredItem } from './data-item.repository';
 import { itemETag, revisionCondition } from './item-revision';
 import { orderPaths } from './list-plan';
@@ -126,6 +131,41 @@ export class ItemsService {
     await refuseTakenValue();
     if (await this.items.existsById(target.physical, id)) throw DuplicateItemError.taken('_id', id);
     throw new DuplicateItemError('A unique index of the collection refuses the item.');
+  }
+
+  /**
+   * Find-or-create (`onConflict: "return"`): creates the item, or answers the item in the caller's
+   * scope that holds its uniqueField value. The value's claim decides between concurrent requests,
+   * so exactly one creates; the others wait for its item to be readable.
+   */
+  async findOrCreate(
+    principal: CustomerPrincipal,
+    collection: string,
+    request: NewItemRequest,
+  ): Promise<{ item: StoredItem; created: boolean }> {
+    for (let round = 0; round < FIND_ROUNDS; round += 1) {
+      let existingId: unknown;
+      let refusal: unknown;
+      try {
+        return { item: await this.create(principal, collection, request), created: true };
+      } catch (error) {
+        existingId = error instanceof DuplicateItemError ? error.extensions?.existingId : undefined;
+        if (typeof existingId !== 'string') throw error;
+        refusal = error;
+      }
+      const target = await this.collections.find(principal, collection);
+      const scope = this.scopeOf(principal, request.ownerField);
+      const idCondition: Condition = { kind: 'eq', path: '_id', anyOf: [existingId] };
+      const [existing] = target
+        ? await this.items.findMatching(target.physical, { scope, conditions: [idCondition] }, 1)
+        : [];
+      if (existing) return { item: existing, created: false };
+      // The client's own _id is taken outside the caller's scope: nothing to return.
+      if (existingId === request.id) throw refusal;
+      // The holder is still being inserted by a concurrent request, or just went: look again.
+      await new Promise((resolve) => setTimeout(resolve, FIND_WAIT_MS * (round + 1)));
+    }
+    throw new WriteConflictError();
   }
 
   /** Inserts the item holding its value's claim, if any; the claim is given back on failure. */
@@ -320,6 +360,56 @@ export class ItemsService {
   }
 
   /**
+   * A change computed from the item itself (array operations): the one item the route selects is
+   * read, `change` gives the guarded value (`{value}`) to set at `path`, and the write goes through only at
+   * the revision read — a change in between (another instance) means reading again.
+   */
+  async modifyOne(
+    principal: CustomerPrincipal,
+    collection: string,
+    address: { indexName: string; indexValue: string },
+    ownerField: string,
+    path: string,
+    change: (item: StoredItem) => Guarded<JsonObject>,
+    ifMatch: IfMatch = NO_PRECONDITION,
+  ): Promise<StoredItem> {
+    assertOwnerFieldKept(principal, { [path.split('.')[0] as string]: true }, ownerField);
+    const match = this.bodyMatch(principal, ownerField, address, []);
+    const target = await this.collections.find(principal, collection);
+    if (!target) throw notFound(collection, ifMatch);
+    const { physical } = target;
+    const id = await this.singleId(physical, match, collection, address, ifMatch);
+    const byId: ItemMatch = {
+      ...match,
+      conditions: [{ kind: 'eq', path: '_id', anyOf: [id] }, ...match.conditions],
+    };
+    return this.writes.run(writeKey(physical, id), async () => {
+      for (let round = 0; round < MODIFY_ROUNDS; round += 1) {
+        const [current] = await this.items.findMatching(physical, byId, 1);
+        if (!current) throw notFound(collection, ifMatch);
+        const etag = itemETag(current);
+        if (!ifMatchHolds(ifMatch, etag)) throw new PreconditionFailedError(etag);
+        const holder = change(current);
+        const atRead = { ...match, revision: revisionCondition(tagOf(etag)) };
+        const updated = await this.items.setFieldById(
+          physical,
+          id,
+          atRead,
+          path,
+          holder,
+          new Date(),
+        );
+        if (updated === DUPLICATE)
+          throw new DuplicateItemError(
+            'A unique index of the collection refuses the new value; nothing was changed.',
+          );
+        if (updated) return updated;
+      }
+      throw new WriteConflictError();
+    });
+  }
+
+  /**
    * Why a write found nothing: 404 without If-Match; under If-Match 412, with the ETag of the
    * item the request selects when there still is one.
    */
@@ -375,6 +465,18 @@ export class ItemsService {
     if (id === undefined) throw notFound(collection, ifMatch);
     return id;
   }
+}
+
+/** How often find-or-create looks for the item holding the value, waiting longer each time. */
+const FIND_ROUNDS = 5;
+const FIND_WAIT_MS = 25;
+
+/** Reads of an item that a concurrent write keeps moving before a change computed from it gives up. */
+const MODIFY_ROUNDS = 3;
+
+/** If-Match naming exactly the tag read. */
+function tagOf(etag: string): IfMatch {
+  return { kind: 'tags', opaques: [etag.slice(1, -1)] };
 }
 
 /** A sub key never changes the field that makes its items its own. */

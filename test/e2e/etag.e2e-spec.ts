@@ -552,6 +552,7 @@ describe('the OpenAPI document', () => {
       'deleteDataItem',
       'deleteDataItems',
       'deleteProject',
+      'modifyDataItemArray',
       'removeProfileGroup',
       'updateDataItem',
       'updateDataItems',

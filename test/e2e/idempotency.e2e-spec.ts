@@ -425,6 +425,7 @@ describe('Idempotency-Key', () => {
         'delete /data/{collection}/{indexName}/{indexValue}',
         'put /data/{collection}',
         'delete /data/{collection}',
+        'patch /data/{collection}/{indexName}/{indexValue}',
       ].sort(),
     );
   });

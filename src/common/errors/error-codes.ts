@@ -36,6 +36,7 @@ export const ERROR_CATALOG = {
   API_KEY_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The API key does not exist' },
   ITEM_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'No item matches' },
   INDEX_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The index does not exist' },
+  ELEMENT_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'No array element matches' },
   // 405
   METHOD_NOT_ALLOWED: {
     status: HttpStatus.METHOD_NOT_ALLOWED,
@@ -51,6 +52,11 @@ export const ERROR_CATALOG = {
   DUPLICATE_ITEM: { status: HttpStatus.CONFLICT, title: 'An item with this value exists already' },
   /** Data items and sub profiles alike: the request names more than one; nothing was done. */
   AMBIGUOUS_MATCH: { status: HttpStatus.CONFLICT, title: 'More than one resource matches' },
+  NOT_AN_ARRAY: { status: HttpStatus.CONFLICT, title: 'The field does not hold an array' },
+  WRITE_CONFLICT: {
+    status: HttpStatus.CONFLICT,
+    title: 'The resource kept changing while the request ran',
+  },
   COLLECTION_QUOTA_EXCEEDED: {
     status: HttpStatus.CONFLICT,
     title: 'The collection quota is used up',

@@ -4,7 +4,7 @@ import type { RequestHandler } from 'express';
 /** '*' (any origin), or the origins allowed to call the API from a browser; [] = CORS off. */
 export type CorsOrigins = '*' | readonly string[];
 
-/** Response headers a browser client may read: caching, paging, tracing, rate limits, replays. */
+/** Response headers a browser client may read: caching, paging, tracing, rate limits, replays, find-or-create. */
 export const CORS_EXPOSED_HEADERS = [
   'ETag',
   'Link',
@@ -14,6 +14,7 @@ export const CORS_EXPOSED_HEADERS = [
   'X-RateLimit-Remaining',
   'X-RateLimit-Reset',
   'Idempotent-Replayed',
+  'X-Item-Created',
 ];
 
 /** Request headers the API reads. */

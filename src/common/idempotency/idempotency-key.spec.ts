@@ -85,6 +85,7 @@ describe('takesIdempotencyKey', () => {
     ['DELETE', '/api-keys/{id}', false],
     ['GET', '/project/{projectId}', false],
     ['PATCH', '/project/{projectId}', false],
+    ['PATCH', '/data/{collection}/{indexName}/{indexValue}', true],
   ])('%s %s → %s', (method, path, expected) => {
     expect(takesIdempotencyKey(method, path)).toBe(expected);
   });

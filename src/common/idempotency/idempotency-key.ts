@@ -54,14 +54,18 @@ const KEYED_UPDATES: ReadonlySet<string> = new Set([
   '/data/{collection}',
 ]);
 
+/** PATCH operations that take a key: array operations, which a repeat would apply twice. */
+const KEYED_PATCHES: ReadonlySet<string> = new Set(['/data/{collection}/{indexName}/{indexValue}']);
+
 /**
- * Whether an operation takes Idempotency-Key: every POST, and PUT and DELETE of projects and data
- * items. The OpenAPI document and the interceptor both ask this, so they cannot disagree. Other
+ * Whether an operation takes Idempotency-Key: every POST, PUT and DELETE of projects and data
+ * items, and PATCH (array operations) of data items. The OpenAPI document and the interceptor both ask this, so they cannot disagree. Other
  * operations ignore the header: they are reads, or writes that a repeat leaves as they were.
  */
 export function takesIdempotencyKey(method: string, path: string): boolean {
   const verb = method.toUpperCase();
   if (verb === 'POST') return true;
+  if (verb === 'PATCH') return KEYED_PATCHES.has(path);
   return (verb === 'PUT' || verb === 'DELETE') && KEYED_UPDATES.has(path);
 }
 

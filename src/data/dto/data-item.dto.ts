@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsDefined, IsString, MaxLength } from 'class-validator';
+import { IsDefined, IsIn, IsString, MaxLength } from 'class-validator';
 import { OptionalField } from '../../common/dto';
 import { ApiSchemaPatch } from '../../common/http/openapi';
 import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
@@ -92,6 +92,15 @@ export class CreateDataItemDto {
     pattern: OWNER_FIELD_SCHEMA_PATTERN,
   })
   authField?: string;
+
+  /**
+   * With uniqueField: `error` (default) answers 409 when the value is taken; `return` answers 200
+   * with the item that holds it (find-or-create), `X-Item-Created: false`.
+   */
+  @OptionalField()
+  @IsIn(['error', 'return'])
+  @ApiPropertyOptional({ enum: ['error', 'return'], default: 'error' })
+  onConflict?: 'error' | 'return';
 }
 
 /** Body of DELETE /data/{c}/{indexName}/{indexValue}; also the narrowing part of a PUT. */
