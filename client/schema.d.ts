@@ -123,9 +123,55 @@ export interface paths {
     };
     /** Lists items (keyset pagination); 204 without a body when nothing matches. */
     get: operations['listDataItems'];
-    put?: never;
+    /**
+     * Sets fields of the items the filter selects: with `multi: true` every one (`{matched,
+     *     modified}`), otherwise exactly one (the item; 404 when none, 409 when several).
+     */
+    put: operations['updateDataItems'];
     /** Stores an item; stamps the owner field and the timestamps. */
     post: operations['createDataItem'];
+    /**
+     * Deletes the items the filter selects: with `multi: true` every one (200 `{deleted}`),
+     *     otherwise exactly one (204; 404 when none, 409 when several). A body with a `filter` is
+     *     required.
+     */
+    delete: operations['deleteDataItems'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/data/{collection}/aggregate': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Groups the matching items by one field and counts them, or sums, averages, or compares another field. */
+    get: operations['aggregateDataItems'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/data/{collection}/bulk': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Creates many items, each under the rules of POST /data/{collection}; one item's failure does
+     *     not stop the others (unordered). 200 with one result per item.
+     */
+    post: operations['bulkCreateDataItems'];
     delete?: never;
     options?: never;
     head?: never;
@@ -141,6 +187,23 @@ export interface paths {
     };
     /** Counts the items that match (an unfiltered count by a root or team key reads collection metadata). */
     get: operations['countDataItems'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/data/{collection}/explain': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** What the list with these parameters does on the database, and the index that would serve it. */
+    get: operations['explainDataItems'];
     put?: never;
     post?: never;
     delete?: never;
@@ -184,7 +247,12 @@ export interface paths {
     delete: operations['deleteDataItem'];
     options?: never;
     head?: never;
-    patch?: never;
+    /**
+     * Applies one array operation to the one item the route selects (the selection and owner rules
+     *     of PUT): push a value, set fields of the first element that matches, or remove an element
+     *     by position or every element that matches.
+     */
+    patch: operations['modifyDataItemArray'];
     trace?: never;
   };
   '/health': {
@@ -330,6 +398,21 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
   schemas: {
+    AggregateGroupDto: {
+      /** @description A stored value (string, number, boolean, null; timestamps as RFC 3339) */
+      key: (string | number | boolean | Record<string, never> | unknown[]) | null;
+      /** @description A stored value (string, number, boolean, null; timestamps as RFC 3339) */
+      value: (string | number | boolean | Record<string, never> | unknown[]) | null;
+    };
+    AggregateResultDto: {
+      /** @description One entry per distinct groupBy value, in ascending key order. */
+      groups: components['schemas']['AggregateGroupDto'][];
+      /**
+       * @description True when more groups exist than AGGREGATE_MAX_GROUPS (default 1,000): the answer holds the first ones.
+       * @example false
+       */
+      truncated: boolean;
+    };
     ApiKeyDto: {
       /** @example  */
       accountId: string;
@@ -355,6 +438,75 @@ export interface components {
        * @example pds_Xy3kQ9ab
        */
       prefix: string;
+    };
+    BulkCreateDataItemsDto: {
+      /**
+       * @description The owner field (default `userId`).
+       * @example userId
+       */
+      authField?: string;
+      /**
+       * @description The items, each as `item` of POST /data/{collection}; 1 to BULK_MAX_ITEMS (default 500).
+       * @example [
+       *       {
+       *         "_id": "order-1001",
+       *         "orderNumber": "A-1001",
+       *         "total": 42.5
+       *       },
+       *       {
+       *         "orderNumber": "A-1002",
+       *         "total": 7
+       *       }
+       *     ]
+       */
+      items: {
+        [key: string]: components['schemas']['DataValue'];
+      }[];
+      /**
+       * @description As in POST /data/{collection}, for every item.
+       * @example orderNumber
+       */
+      uniqueField?: string;
+    };
+    BulkCreateResultDto: {
+      /** @example 1 */
+      created: number;
+      /** @example 1 */
+      failed: number;
+      /** @description One result per item, in the order of `items`. */
+      results: components['schemas']['BulkItemResultDto'][];
+    };
+    /** @description The problem the item would have got alone: its code, detail, errors and extensions (e.g. a DUPLICATE_ITEM's existingId) */
+    BulkItemErrorDto: {
+      /** @example DUPLICATE_ITEM */
+      code: string;
+      /** @example An item with this value of 'orderNumber' already exists. */
+      detail: string;
+      errors?: {
+        field: string;
+        message: string;
+      }[];
+    } & {
+      [key: string]: unknown;
+    };
+    BulkItemResultDto: {
+      /**
+       * @description The created item's id (status 200).
+       * @example order-1001
+       */
+      _id?: string;
+      /** @description Why the item was not created (any other status); a problem's code, detail, errors and extensions such as existingId. */
+      error?: components['schemas']['BulkItemErrorDto'];
+      /**
+       * @description The item's position in `items`.
+       * @example 0
+       */
+      index: number;
+      /**
+       * @description What POST /data/{collection} would have answered for this item alone: 200, or the error's status.
+       * @example 200
+       */
+      status: number;
     };
     CreateApiKeyDto: {
       /** @example acct-42 */
@@ -435,6 +587,12 @@ export interface components {
       item: {
         [key: string]: components['schemas']['DataValue'];
       };
+      /**
+       * @description With uniqueField: `error` (default) answers 409 when the value is taken; `return` answers 200
+       *     with the item that holds it (find-or-create), `X-Item-Created: false`.
+       * @enum {string}
+       */
+      onConflict?: 'error' | 'return';
       /**
        * @description A field of `item` whose value must not exist yet in the caller's scope (409 otherwise).
        * @example orderNumber
@@ -525,6 +683,65 @@ export interface components {
       apiKey: string;
       profile: components['schemas']['ProfileDto'];
     };
+    /** @description Exactly one of push, updateElement, removeElement; optionally authField */
+    DataArrayOperation: {
+      authField?: string;
+      /** @description Appends `value` to the array (an absent field becomes a one-element array) */
+      push?: {
+        /**
+         * @description The array field (dotted path); not _id, _createdAt or _updatedAt
+         * @example lines
+         */
+        field: string;
+        value: components['schemas']['DataElement'];
+      };
+      /** @description Removes the element at `position` (from 0), or every element `match` selects */
+      removeElement?:
+        | {
+            /**
+             * @description The array field (dotted path); not _id, _createdAt or _updatedAt
+             * @example lines
+             */
+            field: string;
+            position: number;
+          }
+        | {
+            /**
+             * @description The array field (dotted path); not _id, _createdAt or _updatedAt
+             * @example lines
+             */
+            field: string;
+            /**
+             * @description Fields an element must equal (an element is a JSON object)
+             * @example {
+             *       "sku": "A-1"
+             *     }
+             */
+            match: {
+              [key: string]: (string | number | boolean) | null;
+            };
+          };
+      /** @description Sets `values` on the first element that `match` selects */
+      updateElement?: {
+        /**
+         * @description The array field (dotted path); not _id, _createdAt or _updatedAt
+         * @example lines
+         */
+        field: string;
+        /**
+         * @description Fields an element must equal (an element is a JSON object)
+         * @example {
+         *       "sku": "A-1"
+         *     }
+         */
+        match: {
+          [key: string]: (string | number | boolean) | null;
+        };
+        values: {
+          [key: string]: components['schemas']['DataValue'];
+        };
+      };
+    } & (unknown | unknown | unknown);
     DataCollectionDto: {
       /** @description The collection's indexes, `_id_` included. */
       indexes: components['schemas']['DataIndexDto'][];
@@ -620,6 +837,74 @@ export interface components {
           | null;
       } | null;
     };
+    DeleteDataItemsDto: {
+      /**
+       * @description The owner field (default `userId`).
+       * @example userId
+       */
+      authField?: string;
+      /**
+       * @description The items to delete: conditions like the `filter` of DELETE /data/{c}/{indexName}/{indexValue};
+       *     at least one.
+       * @example {
+       *       "status": "cancelled",
+       *       "total": {
+       *         "lt": 10
+       *       }
+       *     }
+       */
+      filter: {
+        [key: string]:
+          | (
+              | string
+              | number
+              | boolean
+              | {
+                  eq?: (string | number | boolean) | null;
+                  exists?: boolean;
+                  gt?: string | number;
+                  gte?: string | number;
+                  /** @description At most FILTER_MAX_IN_VALUES values (default 100) */
+                  in?: ((string | number | boolean) | null)[];
+                  lt?: string | number;
+                  lte?: string | number;
+                  ne?: (string | number | boolean) | null;
+                  /** @description At most FILTER_MAX_IN_VALUES values (default 100) */
+                  nin?: ((string | number | boolean) | null)[];
+                  prefix?: string;
+                }
+            )
+          | null;
+      };
+      /**
+       * @description true: every matching item; absent or false: exactly one (404 when none, 409 when several). Default: `false`.
+       * @example true
+       */
+      multi?: boolean;
+    };
+    DeleteManyResultDto: {
+      /** @example 12 */
+      deleted: number;
+    };
+    ExplainResultDto: {
+      /**
+       * @description Documents the database read to answer (MongoDB only).
+       * @example 12
+       */
+      docsExamined?: number;
+      /**
+       * @description The index the plan reads; null when it scans the collection; "unknown" when the database's explain output is not MongoDB's.
+       * @example status_1__createdAt_-1
+       */
+      indexUsed: string | null;
+      /**
+       * @description The plan's first stage (IXSCAN, COLLSCAN, FETCH, SORT, LIMIT, …; EOF for a collection that does not exist), or "unknown".
+       * @example LIMIT
+       */
+      stage: string;
+      /** @description The index that would serve the query (equality fields, then sort, then ranges), when none does or the database does not say. */
+      suggestion?: components['schemas']['IndexSuggestionDto'];
+    };
     FieldErrorDto: {
       /**
        * @description Path of the offending input: a body path (`item.a.b`), a query key or a header name.
@@ -628,6 +913,19 @@ export interface components {
       field: string;
       /** @example name must be shorter than or equal to 200 characters */
       message: string;
+    };
+    IndexSuggestionDto: {
+      /**
+       * @description Field → direction, in the body format of POST /data/{collection}/index.
+       * @example {
+       *       "_createdAt": -1,
+       *       "status": 1,
+       *       "total": 1
+       *     }
+       */
+      fields: {
+        [key: string]: 1 | -1;
+      };
     };
     IssuedApiKeyDto: {
       /**
@@ -704,12 +1002,15 @@ export interface components {
         | 'API_KEY_NOT_FOUND'
         | 'ITEM_NOT_FOUND'
         | 'INDEX_NOT_FOUND'
+        | 'ELEMENT_NOT_FOUND'
         | 'METHOD_NOT_ALLOWED'
         | 'CONFLICT'
         | 'DUPLICATE_USER'
         | 'PROFILE_EXISTS'
         | 'DUPLICATE_ITEM'
         | 'AMBIGUOUS_MATCH'
+        | 'NOT_AN_ARRAY'
+        | 'WRITE_CONFLICT'
         | 'COLLECTION_QUOTA_EXCEEDED'
         | 'INDEX_QUOTA_EXCEEDED'
         | 'INDEX_CONFLICT'
@@ -936,6 +1237,66 @@ export interface components {
       values: {
         [key: string]: components['schemas']['DataValue'];
       };
+    };
+    UpdateDataItemsDto: {
+      /**
+       * @description The owner field (default `userId`).
+       * @example userId
+       */
+      authField?: string;
+      /**
+       * @description The items to delete: conditions like the `filter` of DELETE /data/{c}/{indexName}/{indexValue};
+       *     at least one.
+       * @example {
+       *       "status": "cancelled",
+       *       "total": {
+       *         "lt": 10
+       *       }
+       *     }
+       */
+      filter: {
+        [key: string]:
+          | (
+              | string
+              | number
+              | boolean
+              | {
+                  eq?: (string | number | boolean) | null;
+                  exists?: boolean;
+                  gt?: string | number;
+                  gte?: string | number;
+                  /** @description At most FILTER_MAX_IN_VALUES values (default 100) */
+                  in?: ((string | number | boolean) | null)[];
+                  lt?: string | number;
+                  lte?: string | number;
+                  ne?: (string | number | boolean) | null;
+                  /** @description At most FILTER_MAX_IN_VALUES values (default 100) */
+                  nin?: ((string | number | boolean) | null)[];
+                  prefix?: string;
+                }
+            )
+          | null;
+      };
+      /**
+       * @description true: every matching item; absent or false: exactly one (404 when none, 409 when several). Default: `false`.
+       * @example true
+       */
+      multi?: boolean;
+      /**
+       * @description Field → new value (`$set`), as in PUT /data/{c}/{indexName}/{indexValue}.
+       * @example {
+       *       "status": "archived"
+       *     }
+       */
+      values: {
+        [key: string]: components['schemas']['DataValue'];
+      };
+    };
+    UpdateManyResultDto: {
+      /** @example 12 */
+      matched: number;
+      /** @example 12 */
+      modified: number;
     };
     UpdateProfileDto: {
       /**
@@ -2546,6 +2907,277 @@ export interface operations {
       };
     };
   };
+  updateDataItems: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
+        'X-Branch'?: string;
+        /**
+         * @description Write only if the resource is still at this ETag (or one of a list; strong comparison). `*`: only if it exists. Otherwise 412 with the current ETag, and nothing is changed. If-None-Match on a write is a 400.
+         * @example "665f1c2a9b1e8a0012345678.3"
+         */
+        'If-Match'?: string;
+        /**
+         * @description A key the client chooses for this request (a UUID is a good one): a retry with the same key, method, path, query, If-Match and body gets the first response again, with `Idempotent-Replayed: true`, and nothing is done again. Keys belong to the principal (user, sub profile, team or operator) and the branch. A response below 500 is kept for IDEMPOTENCY_TTL_MS (24 hours by default); after a 5xx the key may be used again. The same key for another request → 422 IDEMPOTENCY_KEY_REUSED; while the first request still runs → 409 IDEMPOTENCY_IN_PROGRESS with Retry-After. 1-255 visible ASCII characters without `"` and `\`, optionally in double quotes (the same key); otherwise 400 INVALID_IDEMPOTENCY_KEY.
+         * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+         */
+        'Idempotency-Key'?: string;
+      };
+      path: {
+        /** @description Collection name: ^[A-Za-z][A-Za-z0-9_-]{0,63}$ (per tenant and branch) */
+        collection: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['UpdateDataItemsDto'];
+      };
+    };
+    responses: {
+      /** @description multi: true → `{matched, modified}`; otherwise the updated item (with its ETag) */
+      200: {
+        headers: {
+          /** @description The representation's entity tag: a strong tag `"<identity>.<revision>"` that changes with every write and never repeats for another representation */
+          ETag?: string;
+          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining': number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset': number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "matched": 12,
+           *       "modified": 12
+           *     }
+           */
+          'application/json':
+            components['schemas']['UpdateManyResultDto'] | components['schemas']['DataItemDto'];
+        };
+      };
+      /** @description No filter, an empty one, or bad values; INVALID_BRANCH: X-Branch is not a valid branch name; INVALID_IDEMPOTENCY_KEY: Idempotency-Key is malformed */
+      400: {
+        headers: {
+          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description A sub key tried to change the owner field; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      403: {
+        headers: {
+          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description ITEM_NOT_FOUND (without multi) */
+      404: {
+        headers: {
+          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description AMBIGUOUS_MATCH (without multi); DUPLICATE_ITEM: a unique index refuses the values; IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry after Retry-After for its response */
+      409: {
+        headers: {
+          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The If-Match precondition does not hold (PRECONDITION_FAILED): the resource is at another ETag than If-Match names (the current one is sent in ETag), or it does not exist (no ETag) */
+      412: {
+        headers: {
+          /** @description The representation's entity tag: a strong tag `"<identity>.<revision>"` that changes with every write and never repeats for another representation */
+          ETag?: string;
+          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The request body is too large (PAYLOAD_TOO_LARGE) */
+      413: {
+        headers: {
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The request body must be application/json, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
+      415: {
+        headers: {
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The Idempotency-Key was used for another request; IDEMPOTENCY_KEY_REUSED: this Idempotency-Key was used for a different request */
+      422: {
+        headers: {
+          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Internal server error (INTERNAL_ERROR) */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
   createDataItem: {
     parameters: {
       query?: never;
@@ -2576,6 +3208,8 @@ export interface operations {
           ETag: string;
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description With onConflict "return": `true` when the item was created, `false` when the answer is the existing item that holds the uniqueField value */
+          'X-Item-Created'?: 'true' | 'false';
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit': number;
           /** @description Requests left in the current window */
@@ -2774,6 +3408,712 @@ export interface operations {
       };
     };
   };
+  deleteDataItems: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
+        'X-Branch'?: string;
+        /**
+         * @description Write only if the resource is still at this ETag (or one of a list; strong comparison). `*`: only if it exists. Otherwise 412 with the current ETag, and nothing is changed. If-None-Match on a write is a 400.
+         * @example "665f1c2a9b1e8a0012345678.3"
+         */
+        'If-Match'?: string;
+        /**
+         * @description A key the client chooses for this request (a UUID is a good one): a retry with the same key, method, path, query, If-Match and body gets the first response again, with `Idempotent-Replayed: true`, and nothing is done again. Keys belong to the principal (user, sub profile, team or operator) and the branch. A response below 500 is kept for IDEMPOTENCY_TTL_MS (24 hours by default); after a 5xx the key may be used again. The same key for another request → 422 IDEMPOTENCY_KEY_REUSED; while the first request still runs → 409 IDEMPOTENCY_IN_PROGRESS with Retry-After. 1-255 visible ASCII characters without `"` and `\`, optionally in double quotes (the same key); otherwise 400 INVALID_IDEMPOTENCY_KEY.
+         * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+         */
+        'Idempotency-Key'?: string;
+      };
+      path: {
+        /** @description Collection name: ^[A-Za-z][A-Za-z0-9_-]{0,63}$ (per tenant and branch) */
+        collection: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['DeleteDataItemsDto'];
+      };
+    };
+    responses: {
+      /** @description multi: true → how many were deleted */
+      200: {
+        headers: {
+          /** @description The representation's entity tag: a strong tag `"<identity>.<revision>"` that changes with every write and never repeats for another representation */
+          ETag?: string;
+          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining': number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset': number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DeleteManyResultDto'];
+        };
+      };
+      /** @description Without multi: the one item was deleted */
+      204: {
+        headers: {
+          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining': number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset': number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description No filter or an empty one; INVALID_BRANCH: X-Branch is not a valid branch name; INVALID_IDEMPOTENCY_KEY: Idempotency-Key is malformed */
+      400: {
+        headers: {
+          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      403: {
+        headers: {
+          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description ITEM_NOT_FOUND (without multi) */
+      404: {
+        headers: {
+          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description AMBIGUOUS_MATCH (without multi); IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry after Retry-After for its response */
+      409: {
+        headers: {
+          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The If-Match precondition does not hold (PRECONDITION_FAILED): the resource is at another ETag than If-Match names (the current one is sent in ETag), or it does not exist (no ETag) */
+      412: {
+        headers: {
+          /** @description The representation's entity tag: a strong tag `"<identity>.<revision>"` that changes with every write and never repeats for another representation */
+          ETag?: string;
+          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The request body is too large (PAYLOAD_TOO_LARGE) */
+      413: {
+        headers: {
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The request body must be application/json, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
+      415: {
+        headers: {
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The Idempotency-Key was used for another request; IDEMPOTENCY_KEY_REUSED: this Idempotency-Key was used for a different request */
+      422: {
+        headers: {
+          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Internal server error (INTERNAL_ERROR) */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  aggregateDataItems: {
+    parameters: {
+      query: {
+        /** @description The field sum, avg, min and max read (required for them, refused with count) */
+        field?: string;
+        /** @description count (default), or sum, avg, min, max of `field`; sum and avg read numbers only */
+        op?: 'count' | 'sum' | 'avg' | 'min' | 'max';
+        /** @description Field (dotted path) whose values form the groups; items without it form the group null */
+        groupBy: string;
+        /** @description Owner field (default userId); sub keys only ever see items they own */
+        authField?: string;
+        /** @description Conditions on fields (dotted paths), `$and`-ed: `filter[k]=v` (also `k=v`) is equality, `filter[k][op]=v` (also `k[op]=v`) applies an operator: eq, ne, gt, gte, lt, lte, in, nin, exists, prefix. Equality values match their string and the number, boolean or null they spell ("5" matches "5" and 5); a range value that spells a number compares with numbers, any other with strings; `_createdAt`/`_updatedAt` take RFC 3339 timestamps. `in`/`nin` take a comma-separated list or repeated parameters (one value each). At most FILTER_MAX_CONDITIONS conditions (default 20) and FILTER_MAX_IN_VALUES values per list (default 100). See docs/data.md. */
+        filter?: {
+          [key: string]:
+            | string
+            | {
+                eq?: string;
+                /** @enum {string} */
+                exists?: 'true' | 'false';
+                gt?: string;
+                gte?: string;
+                /** @description Comma-separated values */
+                in?: string;
+                lt?: string;
+                lte?: string;
+                ne?: string;
+                /** @description Comma-separated values */
+                nin?: string;
+                prefix?: string;
+              };
+        };
+        /** @description `existsFilter[k]=true|false`: the field is present or absent */
+        existsFilter?: {
+          [key: string]: 'true' | 'false';
+        };
+      };
+      header?: {
+        /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
+        'X-Branch'?: string;
+      };
+      path: {
+        /** @description Collection name: ^[A-Za-z][A-Za-z0-9_-]{0,63}$ (per tenant and branch) */
+        collection: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining': number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset': number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "groups": [
+           *         {
+           *           "key": "open",
+           *           "value": 3
+           *         },
+           *         {
+           *           "key": "paid",
+           *           "value": 12
+           *         }
+           *       ],
+           *       "truncated": false
+           *     }
+           */
+          'application/json': components['schemas']['AggregateResultDto'];
+        };
+      };
+      /** @description ; INVALID_BRANCH: X-Branch is not a valid branch name */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Internal server error (INTERNAL_ERROR) */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  bulkCreateDataItems: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
+        'X-Branch'?: string;
+        /**
+         * @description A key the client chooses for this request (a UUID is a good one): a retry with the same key, method, path, query, If-Match and body gets the first response again, with `Idempotent-Replayed: true`, and nothing is done again. Keys belong to the principal (user, sub profile, team or operator) and the branch. A response below 500 is kept for IDEMPOTENCY_TTL_MS (24 hours by default); after a 5xx the key may be used again. The same key for another request → 422 IDEMPOTENCY_KEY_REUSED; while the first request still runs → 409 IDEMPOTENCY_IN_PROGRESS with Retry-After. 1-255 visible ASCII characters without `"` and `\`, optionally in double quotes (the same key); otherwise 400 INVALID_IDEMPOTENCY_KEY.
+         * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+         */
+        'Idempotency-Key'?: string;
+      };
+      path: {
+        /** @description Collection name: ^[A-Za-z][A-Za-z0-9_-]{0,63}$ (per tenant and branch) */
+        collection: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['BulkCreateDataItemsDto'];
+      };
+    };
+    responses: {
+      200: {
+        headers: {
+          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining': number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset': number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "created": 1,
+           *       "failed": 1,
+           *       "results": [
+           *         {
+           *           "_id": "665f1c2a9b1e8a0012345679",
+           *           "index": 0,
+           *           "status": 200
+           *         },
+           *         {
+           *           "error": {
+           *             "code": "DUPLICATE_ITEM",
+           *             "detail": "An item with this value of 'orderNumber' already exists.",
+           *             "existingId": "665f1c2a9b1e8a0012345678"
+           *           },
+           *           "index": 1,
+           *           "status": 409
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': components['schemas']['BulkCreateResultDto'];
+        };
+      };
+      /** @description No items, too many, or a bad uniqueField/authField; INVALID_BRANCH: X-Branch is not a valid branch name; INVALID_IDEMPOTENCY_KEY: Idempotency-Key is malformed */
+      400: {
+        headers: {
+          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      403: {
+        headers: {
+          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description A request with this Idempotency-Key is still running; IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry after Retry-After for its response */
+      409: {
+        headers: {
+          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The request body is too large (PAYLOAD_TOO_LARGE) */
+      413: {
+        headers: {
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The request body must be application/json, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
+      415: {
+        headers: {
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The Idempotency-Key was used for another request; IDEMPOTENCY_KEY_REUSED: this Idempotency-Key was used for a different request */
+      422: {
+        headers: {
+          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Internal server error (INTERNAL_ERROR) */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
   countDataItems: {
     parameters: {
       query?: {
@@ -2830,6 +4170,201 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['DataCountDto'];
+        };
+      };
+      /** @description ; INVALID_BRANCH: X-Branch is not a valid branch name */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Internal server error (INTERNAL_ERROR) */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  explainDataItems: {
+    parameters: {
+      query?: {
+        /** @description Owner field (default userId); sub keys only ever see items they own */
+        authField?: string;
+        /** @description Conditions on fields (dotted paths), `$and`-ed: `filter[k]=v` (also `k=v`) is equality, `filter[k][op]=v` (also `k[op]=v`) applies an operator: eq, ne, gt, gte, lt, lte, in, nin, exists, prefix. Equality values match their string and the number, boolean or null they spell ("5" matches "5" and 5); a range value that spells a number compares with numbers, any other with strings; `_createdAt`/`_updatedAt` take RFC 3339 timestamps. `in`/`nin` take a comma-separated list or repeated parameters (one value each). At most FILTER_MAX_CONDITIONS conditions (default 20) and FILTER_MAX_IN_VALUES values per list (default 100). See docs/data.md. */
+        filter?: {
+          [key: string]:
+            | string
+            | {
+                eq?: string;
+                /** @enum {string} */
+                exists?: 'true' | 'false';
+                gt?: string;
+                gte?: string;
+                /** @description Comma-separated values */
+                in?: string;
+                lt?: string;
+                lte?: string;
+                ne?: string;
+                /** @description Comma-separated values */
+                nin?: string;
+                prefix?: string;
+              };
+        };
+        /** @description `existsFilter[k]=true|false`: the field is present or absent */
+        existsFilter?: {
+          [key: string]: 'true' | 'false';
+        };
+        /** @description Fields to return (`fields=total,customer.name`), or, each with `-`, fields to leave out (`fields=-notes`); `_id` is always returned, unknown fields are absent. Listed fields must not overlap (`a` and `a.b`); at most 100. A projected item's ETag differs from the whole item's: send the whole item's ETag in If-Match. */
+        fields?: string;
+        /** @description Fields (dotted paths) to sort by, comma-separated; `-` makes a field descending, no sign ascending (`sort=status,-total`). A single field without a sign follows sortOrder. Ties are broken by _id (in the direction of the last field); at most 5 fields. */
+        sort?: string;
+        /** @description Direction of a single unsigned sort field; refused with a signed or multi-field sort */
+        sortOrder?: 'asc' | 'desc';
+        limit?: number;
+        /** @description Keyset cursor: `after[<sort field>]=v` for every sort field (+ `after[_id]=<id>` as tie-breaker): items after that position in the sort order. Numbers compare as numbers, _createdAt/_updatedAt as RFC 3339 dates. The `Link` header of a page carries the next cursor. */
+        after?: {
+          [key: string]: string;
+        };
+        /** @description `before[<sort field>]=v` for every sort field (+ `before[_id]`): items before that position in the sort order */
+        before?: {
+          [key: string]: string;
+        };
+      };
+      header?: {
+        /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
+        'X-Branch'?: string;
+      };
+      path: {
+        /** @description Collection name: ^[A-Za-z][A-Za-z0-9_-]{0,63}$ (per tenant and branch) */
+        collection: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining': number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset': number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "docsExamined": 5000,
+           *       "indexUsed": null,
+           *       "stage": "SORT",
+           *       "suggestion": {
+           *         "fields": {
+           *           "_createdAt": -1,
+           *           "status": 1,
+           *           "total": 1
+           *         }
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ExplainResultDto'];
         };
       };
       /** @description ; INVALID_BRANCH: X-Branch is not a valid branch name */
@@ -4153,6 +5688,283 @@ export interface operations {
         };
       };
       /** @description AMBIGUOUS_MATCH: more than one matches; IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry after Retry-After for its response */
+      409: {
+        headers: {
+          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The If-Match precondition does not hold (PRECONDITION_FAILED): the resource is at another ETag than If-Match names (the current one is sent in ETag), or it does not exist (no ETag) */
+      412: {
+        headers: {
+          /** @description The representation's entity tag: a strong tag `"<identity>.<revision>"` that changes with every write and never repeats for another representation */
+          ETag?: string;
+          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The request body is too large (PAYLOAD_TOO_LARGE) */
+      413: {
+        headers: {
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The request body must be application/json, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
+      415: {
+        headers: {
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The Idempotency-Key was used for another request; IDEMPOTENCY_KEY_REUSED: this Idempotency-Key was used for a different request */
+      422: {
+        headers: {
+          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Internal server error (INTERNAL_ERROR) */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  modifyDataItemArray: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
+        'X-Branch'?: string;
+        /**
+         * @description Write only if the resource is still at this ETag (or one of a list; strong comparison). `*`: only if it exists. Otherwise 412 with the current ETag, and nothing is changed. If-None-Match on a write is a 400.
+         * @example "665f1c2a9b1e8a0012345678.3"
+         */
+        'If-Match'?: string;
+        /**
+         * @description A key the client chooses for this request (a UUID is a good one): a retry with the same key, method, path, query, If-Match and body gets the first response again, with `Idempotent-Replayed: true`, and nothing is done again. Keys belong to the principal (user, sub profile, team or operator) and the branch. A response below 500 is kept for IDEMPOTENCY_TTL_MS (24 hours by default); after a 5xx the key may be used again. The same key for another request → 422 IDEMPOTENCY_KEY_REUSED; while the first request still runs → 409 IDEMPOTENCY_IN_PROGRESS with Retry-After. 1-255 visible ASCII characters without `"` and `\`, optionally in double quotes (the same key); otherwise 400 INVALID_IDEMPOTENCY_KEY.
+         * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+         */
+        'Idempotency-Key'?: string;
+      };
+      path: {
+        /** @description Collection name: ^[A-Za-z][A-Za-z0-9_-]{0,63}$ (per tenant and branch) */
+        collection: string;
+        /** @description `_id`, or a field (dotted path) whose value selects the item */
+        indexName: string;
+        /** @description The value; for fields "5" matches "5" and 5, "true" true, "null" null (URL-encode it) */
+        indexValue: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['DataArrayOperation'];
+      };
+    };
+    responses: {
+      200: {
+        headers: {
+          /** @description The representation's entity tag: a strong tag `"<identity>.<revision>"` that changes with every write and never repeats for another representation */
+          ETag: string;
+          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining': number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset': number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "_createdAt": "2026-01-05T10:00:00.000Z",
+           *       "_id": "order-1001",
+           *       "_updatedAt": "2026-01-05T10:00:00.000Z",
+           *       "status": "open",
+           *       "total": 42.5,
+           *       "userId": "auth0|ada"
+           *     }
+           */
+          'application/json': components['schemas']['DataItemDto'];
+        };
+      };
+      /** @description Not exactly one operation, or a bad one; INVALID_BRANCH: X-Branch is not a valid branch name; INVALID_IDEMPOTENCY_KEY: Idempotency-Key is malformed */
+      400: {
+        headers: {
+          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description A sub key tried to change the owner field; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      403: {
+        headers: {
+          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description ITEM_NOT_FOUND; ELEMENT_NOT_FOUND: no element matches, or no such position */
+      404: {
+        headers: {
+          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description AMBIGUOUS_MATCH; NOT_AN_ARRAY: the field holds something else; WRITE_CONFLICT: the item kept changing; DUPLICATE_ITEM; IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry after Retry-After for its response */
       409: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */

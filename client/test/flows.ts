@@ -179,10 +179,57 @@ export async function rootFlow(target: Target): Promise<void> {
     }),
   );
   assert.deepEqual(open, [{ _id: note._id, text: 'hello, world' }]);
+  // Bulk writes, an array operation and an aggregate, in a collection of their own.
+  const tasks = { collection: 'tasks' };
+  const created = await unwrap(
+    api.POST('/data/{collection}/bulk', {
+      params: { path: tasks },
+      body: {
+        items: [{ _id: 't1', state: 'open', tags: [] }, { state: 'done' }, { _createdAt: 'x' }],
+      },
+    }),
+  );
+  assert.deepEqual(
+    created.results.map((r) => r.status),
+    [200, 200, 400],
+  );
+  const tagged = await unwrap(
+    api.PATCH('/data/{collection}/{indexName}/{indexValue}', {
+      params: { path: { ...tasks, indexName: '_id', indexValue: 't1' } },
+      body: { push: { field: 'tags', value: 'urgent' } },
+    }),
+  );
+  assert.deepEqual(tagged.tags, ['urgent']);
+  const states = await unwrap(
+    api.GET('/data/{collection}/aggregate', {
+      params: { path: tasks, query: { groupBy: 'state', op: 'count' } },
+    }),
+  );
+  assert.deepEqual(states.groups, [
+    { key: 'done', value: 1 },
+    { key: 'open', value: 1 },
+  ]);
+  const closed = await unwrap(
+    api.PUT('/data/{collection}', {
+      params: { path: tasks },
+      body: {
+        filter: { state: { in: ['open', 'done'] } },
+        values: { state: 'closed' },
+        multi: true,
+      },
+    }),
+  );
+  assert.deepEqual(closed, { matched: 2, modified: 2 });
+  await unwrap(
+    api.DELETE('/data/{collection}', {
+      params: { path: tasks },
+      body: { filter: { state: 'closed' }, multi: true },
+    }),
+  );
   const collections = await unwrap(api.GET('/data'));
   assert.deepEqual(
     collections.map((c) => c.name),
-    ['notes'],
+    ['notes', 'tasks'],
   );
   const deleted = await api.DELETE('/data/{collection}/{indexName}/{indexValue}', {
     params: { path: { ...collection, indexName: '_id', indexValue: note._id } },

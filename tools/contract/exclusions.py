@@ -55,6 +55,12 @@ DATA = (
     "PUT /data/{collection}/{indexName}/{indexValue}",
     "DELETE /data/{collection}/{indexName}/{indexValue}",
     "POST /data/{collection}/index",
+    "POST /data/{collection}/bulk",
+    "PUT /data/{collection}",
+    "DELETE /data/{collection}",
+    "PATCH /data/{collection}/{indexName}/{indexValue}",
+    "GET /data/{collection}/aggregate",
+    "GET /data/{collection}/explain",
 )
 
 EXCLUSIONS: tuple[Exclusion, ...] = (
@@ -71,7 +77,7 @@ EXCLUSIONS: tuple[Exclusion, ...] = (
     ),
     Exclusion(
         name="cursor-names-sort-field",
-        operations=("GET /data/{collection}", "GET /project"),
+        operations=("GET /data/{collection}", "GET /data/{collection}/explain", "GET /project"),
         status=400,
         code="VALIDATION_FAILED",
         field=r"^(after|before)\[.*\]$",
@@ -82,7 +88,11 @@ EXCLUSIONS: tuple[Exclusion, ...] = (
     ),
     Exclusion(
         name="sort-and-fields-lists",
-        operations=("GET /data/{collection}", "GET /data/{collection}/{indexName}/{indexValue}"),
+        operations=(
+            "GET /data/{collection}",
+            "GET /data/{collection}/{indexName}/{indexValue}",
+            "GET /data/{collection}/explain",
+        ),
         status=400,
         code="VALIDATION_FAILED",
         field=r"^(sort|sortOrder|fields)$",
