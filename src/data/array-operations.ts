@@ -3,8 +3,8 @@ import { MANAGED_FIELDS } from './data.constants';
 import { ElementNotFoundError, NotAnArrayError } from './data.errors';
 import {
   guardDocument,
-  guardFieldPath,
   isPlainObject,
+  orderPathProblem,
   isScalar,
   type JsonBudget,
   type JsonObject,
@@ -31,9 +31,12 @@ function fail(field: string, message: string): never {
   throw new ValidationFailedError([{ field, message }]);
 }
 
-/** The target field: a dotted path, not one the server manages. */
+/** The target field: a dotted path (no space at a segment's ends), not one the server manages. */
 function arrayField(value: unknown, at: string): string {
-  const field = guardFieldPath(value, at);
+  if (typeof value !== 'string') fail(at, 'must be a string');
+  const problem = orderPathProblem(value);
+  if (problem) fail(at, `field path ${problem}`);
+  const field = value;
   if (MANAGED_FIELDS.has(field.split('.')[0] as string))
     fail(at, `'${field}' is managed by the server`);
   return field;
@@ -90,10 +93,15 @@ export function parseArrayOperation(
   };
 }
 
+/**
+ * The value at `path`; undefined when the path ends early. A path that runs through something
+ * other than an object (an array, a string) cannot hold the array: 409.
+ */
 function valueAt(item: Record<string, unknown>, path: string): unknown {
   let current: unknown = item;
   for (const segment of path.split('.')) {
-    if (!isPlainObject(current)) return undefined;
+    if (current === undefined) return undefined;
+    if (!isPlainObject(current)) throw new NotAnArrayError(path);
     current = current[segment];
   }
   return current;

@@ -6,8 +6,8 @@ import { sharedSchema, sharedSchemaRef } from '../../common/http/openapi-schemas
 import { MANAGED_FIELDS } from '../data.constants';
 import {
   DATA_VALUE,
-  FIELD_PATH_SCHEMA_PATTERN,
   MAX_FIELD_NAME_LENGTH,
+  ORDER_PATH_SCHEMA_PATTERN,
   OWNER_FIELD_SCHEMA_PATTERN,
 } from '../json-guard';
 import { Raw } from './data-item.dto';
@@ -15,7 +15,7 @@ import { Raw } from './data-item.dto';
 /** A field path that is not one of the server's fields. */
 const ARRAY_FIELD: Schema = {
   type: 'string',
-  pattern: `^(?!(?:${[...MANAGED_FIELDS].join('|')})(?:\\.|$))${FIELD_PATH_SCHEMA_PATTERN.slice(1)}`,
+  pattern: `^(?!(?:${[...MANAGED_FIELDS].join('|')})(?:\\.|$))${ORDER_PATH_SCHEMA_PATTERN.slice(1)}`,
   maxLength: MAX_FIELD_NAME_LENGTH,
   description: 'The array field (dotted path); not _id, _createdAt or _updatedAt',
   example: 'lines',
