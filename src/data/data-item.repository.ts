@@ -201,11 +201,21 @@ export class DataItemRepository {
     values: Guarded<JsonObject>,
     now: Date,
   ): Promise<StoredItem | null | Duplicate> {
+    return this.setById(physical, id, match, { ...values, _updatedAt: now });
+  }
+
+  /** `$set` on the item with this id while it still matches, counting the write. */
+  private async setById(
+    physical: string,
+    id: string,
+    match: ItemMatch,
+    set: Document,
+  ): Promise<StoredItem | null | Duplicate> {
     const idCondition: Condition = { kind: 'eq', path: '_id', anyOf: [id] };
     return orDuplicate(() =>
       this.collection(physical).findOneAndUpdate(
         toMongoFilter({ ...match, conditions: [idCondition, ...match.conditions] }),
-        { $set: { ...values, _updatedAt: now }, ...COUNT_WRITE },
+        { $set: set, ...COUNT_WRITE },
         { returnDocument: 'after', maxTimeMS: this.maxTimeMS },
       ),
     );
@@ -364,13 +374,6 @@ export class DataItemRepository {
     holder: Guarded<JsonObject>,
     now: Date,
   ): Promise<StoredItem | null | Duplicate> {
-    const idCondition: Condition = { kind: 'eq', path: '_id', anyOf: [id] };
-    return orDuplicate(() =>
-      this.collection(physical).findOneAndUpdate(
-        toMongoFilter({ ...match, conditions: [idCondition, ...match.conditions] }),
-        { $set: { [path]: holder.value, _updatedAt: now }, ...COUNT_WRITE },
-        { returnDocument: 'after', maxTimeMS: this.maxTimeMS },
-      ),
-    );
+    return this.setById(physical, id, match, { [path]: holder.value, _updatedAt: now });
   }
 }

@@ -1,9 +1,7 @@
 import { createTestApp, type TestApp } from '../support/app';
 import { mongoOnly } from '../support/database-server';
 import {
-  createSubKey,
-  createTeam,
-  createUser,
+  createTenants,
   type TestSubProfile,
   type TestTeam,
   type TestUser,
@@ -25,9 +23,7 @@ const orders: Order[] = [];
 
 beforeAll(async () => {
   t = await createTestApp(__filename, { AGGREGATE_MAX_GROUPS: String(MAX_GROUPS) });
-  user = await createUser(t);
-  sub = await createSubKey(t, user);
-  team = await createTeam(t);
+  ({ user, subA: sub, team } = await createTenants(t));
   const statuses = ['open', 'paid', 'void'];
   for (let i = 0; i < 12; i += 1) {
     const order: Order = {

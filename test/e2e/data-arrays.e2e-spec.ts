@@ -1,8 +1,6 @@
 import { createTestApp, type TestApp } from '../support/app';
 import {
-  createSubKey,
-  createTeam,
-  createUser,
+  createTenants,
   type TestSubProfile,
   type TestTeam,
   type TestUser,
@@ -20,10 +18,7 @@ let team: TestTeam;
 
 beforeAll(async () => {
   t = await createTestApp(__filename);
-  user = await createUser(t);
-  sub = await createSubKey(t, user);
-  other = await createSubKey(t, user);
-  team = await createTeam(t);
+  ({ user, subA: sub, subB: other, team } = await createTenants(t));
 });
 afterAll(async () => t.close());
 

@@ -1,8 +1,6 @@
 import { createTestApp, type TestApp } from '../support/app';
 import {
-  createSubKey,
-  createTeam,
-  createUser,
+  createTenants,
   type TestSubProfile,
   type TestTeam,
   type TestUser,
@@ -23,10 +21,7 @@ const BULK_MAX = 10;
 
 beforeAll(async () => {
   t = await createTestApp(__filename, { BULK_MAX_ITEMS: String(BULK_MAX) });
-  user = await createUser(t);
-  subA = await createSubKey(t, user);
-  subB = await createSubKey(t, user);
-  team = await createTeam(t);
+  ({ user, subA, subB, team } = await createTenants(t));
 });
 afterAll(async () => t.close());
 

@@ -1,9 +1,7 @@
 import fc from 'fast-check';
 import { createTestApp, type TestApp } from '../support/app';
 import {
-  createSubKey,
-  createTeam,
-  createUser,
+  createTenants,
   type TestSubProfile,
   type TestTeam,
   type TestUser,
@@ -27,10 +25,7 @@ const items: Item[] = [];
 
 beforeAll(async () => {
   t = await createTestApp(__filename);
-  user = await createUser(t);
-  subA = await createSubKey(t, user);
-  subB = await createSubKey(t, user);
-  team = await createTeam(t);
+  ({ user, subA, subB, team } = await createTenants(t));
   const owners = [user.subject, subA.accountId, subB.accountId];
   for (let i = 0; i < 30; i += 1) {
     const item: Item = {

@@ -140,3 +140,21 @@ export async function createProject(
   const res = await as(t, owner).post('/project', body, { branch }).expect(200);
   return res.body as TestProject;
 }
+
+/** Who the data isolation tests act as: a user, two of its sub profiles, and a team. */
+export interface TestTenants {
+  user: TestUser;
+  subA: TestSubProfile;
+  subB: TestSubProfile;
+  team: TestTeam;
+}
+
+export async function createTenants(t: TestApp): Promise<TestTenants> {
+  const user = await createUser(t);
+  return {
+    user,
+    subA: await createSubKey(t, user),
+    subB: await createSubKey(t, user),
+    team: await createTeam(t),
+  };
+}
