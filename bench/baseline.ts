@@ -144,6 +144,14 @@ function listQuery(
       cursors.push([key.startsWith('after') ? 1 : -1, idValue(entry, value)]);
     } else if (RESERVED.has(key)) {
       // authField: the benchmark's root caller is not confined.
+    } else if (RANGE_KEY.test(key)) {
+      // A numeric range, the one operator form the benchmark sends: n[gte]=…&n[lt]=….
+      const [, field = '', op = ''] = RANGE_KEY.exec(key) ?? [];
+      const bound = Number(value);
+      if (!Number.isFinite(bound)) throw new HttpError(400, key);
+      const current: unknown = filter[field];
+      const bounds = typeof current === 'object' && current !== null ? (current as Document) : {};
+      filter[field] = { ...bounds, [`$${op}`]: bound };
     } else {
       const field = /^filter\[(.+)\]$/.exec(key)?.[1] ?? key;
       filter[field] = queryValue(value);
@@ -153,6 +161,36 @@ function listQuery(
   for (const [side, id] of cursors) range[side * direction > 0 ? '$gt' : '$lt'] = id;
   if (cursors.length > 0) filter._id = range;
   return { filter, limit, sort: { _id: direction } };
+}
+
+const RANGE_KEY = /^(?:filter\[)?([^[\]]+?)\]?\[(gt|gte|lt|lte)\]$/;
+const AGGREGATE_PARAMS = new Set(['groupBy', 'op', 'field']);
+const MAX_GROUPS = 1000;
+
+/** GET /data/{c}/aggregate?groupBy=…&op=count|sum&field=…: the service's pipeline, no checks. */
+async function aggregate(entry: Entry, searchParams: URLSearchParams): Promise<unknown> {
+  const params = new URLSearchParams(
+    [...searchParams].filter(([key]) => !AGGREGATE_PARAMS.has(key)),
+  );
+  const { filter } = listQuery(entry, params);
+  const groupBy = searchParams.get('groupBy') ?? '';
+  const op = searchParams.get('op') ?? 'count';
+  const accumulator =
+    op === 'count' ? { $sum: 1 } : { [`$${op}`]: `$${searchParams.get('field')}` };
+  const rows = await entry.native
+    .aggregate([
+      { $match: filter },
+      { $group: { _id: `$${groupBy}`, value: accumulator } },
+      { $sort: { _id: 1 } },
+      { $limit: MAX_GROUPS + 1 },
+    ])
+    .toArray();
+  return {
+    groups: rows
+      .slice(0, MAX_GROUPS)
+      .map((row) => ({ key: (row._id as unknown) ?? null, value: row.value as unknown })),
+    truncated: rows.length > MAX_GROUPS,
+  };
 }
 
 async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -168,6 +206,10 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     const { filter, limit, sort } = listQuery(entry, url.searchParams);
     const items = await entry.native.find(filter).sort(sort).limit(limit).toArray();
     return items.length === 0 ? send(res, 204) : send(res, 200, items);
+  }
+  if (segments.length === 3 && segments[2] === 'aggregate' && req.method === 'GET') {
+    if (!entry) return send(res, 200, { groups: [], truncated: false });
+    return send(res, 200, await aggregate(entry, url.searchParams));
   }
   if (segments.length === 3 && segments[2] === 'count' && req.method === 'GET') {
     if (!entry) return send(res, 200, { count: 0 });

@@ -269,6 +269,47 @@ export const scenarios: Scenario[] = [
     }),
   },
   {
+    id: 'item-list-range',
+    title: 'List items in a numeric range',
+    route: 'GET /data/{c}?n[gte]=…&n[lt]=…&limit=50',
+    phase: 'items-main',
+    baseline: true,
+    request: ({ items, pick }) => {
+      const starts = pick(SAMPLE_PATHS, Math.max(1, items.size - 50));
+      const first = starts[0] ?? 0;
+      return {
+        method: 'GET',
+        paths: starts.map((n) => `/data/${items.name}?n[gte]=${n}&n[lt]=${n + 50}&limit=50`),
+        verify: (res) =>
+          isArray(res.body) &&
+          res.body.length === 50 &&
+          res.body.every((item) => {
+            const n = prop(item, 'n');
+            return typeof n === 'number' && n >= first && n < first + 50;
+          })
+            ? undefined
+            : `expected the 50 items with ${first} ≤ n < ${first + 50}`,
+      };
+    },
+  },
+  {
+    id: 'item-aggregate',
+    title: 'Sum a field per group',
+    route: 'GET /data/{c}/aggregate?groupBy=group&op=sum&field=n',
+    phase: 'items-main',
+    baseline: true,
+    request: ({ items }) => ({
+      method: 'GET',
+      paths: [`/data/${items.name}/aggregate?groupBy=group&op=sum&field=n`],
+      verify: (res) => {
+        const groups = prop(res.body, 'groups');
+        return isArray(groups) && groups.length === 10 && prop(groups[0], 'key') === 'g0'
+          ? undefined
+          : `expected 10 groups g0…g9, got ${show(groups)}`;
+      },
+    }),
+  },
+  {
     id: 'items-page-1',
     title: 'Items keyset page 1',
     route: 'GET /data/{c}?sort=_id&sortOrder=asc&limit=L',
