@@ -147,11 +147,19 @@ describe.each(CASES)('filter[%s][%s]=%s', (field, op, raw) => {
     expect(idsOf(short.body)).toEqual(want);
   });
 
-  it('confines a sub key to its own items', async () => {
+  it('confines a sub key to its own items: lists, counts and aggregates', async () => {
     const want = expected(subA.accountId, predicate(field, op, raw));
     const res = await list(subA.apiKey, query);
     expect(idsOf(res.body)).toEqual(want);
     expect((await count(subA.apiKey, query).expect(200)).body).toEqual({ count: want.length });
+    const groups = await t
+      .http()
+      .get(`/data/orders/aggregate?groupBy=userId&${query}`)
+      .set('X-Api-Key', subA.apiKey)
+      .expect(200);
+    expect(groups.body.groups).toEqual(
+      want.length === 0 ? [] : [{ key: subA.accountId, value: want.length }],
+    );
   });
 });
 
@@ -164,6 +172,22 @@ function bodyOperand(op: string, raw: string): unknown {
 }
 
 describe.each(CASES)('a body filter {%s: {%s: %s}} from a sub key', (field, op, raw) => {
+  it('updates with multi exactly its own matching items', async () => {
+    const filter = { [field]: { [op]: bodyOperand(op, raw) } };
+    const res = await t
+      .http()
+      .put('/data/orders')
+      .set('X-Api-Key', subA.apiKey)
+      .send({ filter, values: { seenBy: subA.accountId }, multi: true })
+      .expect(200);
+    const want = expected(subA.accountId, predicate(field, op, raw));
+    expect(res.body.matched).toBe(want.length);
+    const seen = await list(user.apiKey, `seenBy=${encodeURIComponent(subA.accountId)}`);
+    // Every item it ever marked is its own (earlier cases marked others of its own).
+    for (const id of idsOf(seen.body))
+      expect(items.find((i) => i._id === id)?.userId).toBe(subA.accountId);
+  });
+
   it("never updates or deletes another owner's item", async () => {
     const filter = { [field]: { [op]: bodyOperand(op, raw) } };
     const foreign = items.filter((i) => i.userId === subB.accountId);
@@ -346,6 +370,47 @@ describe('random filters', () => {
         },
       ),
       { numRuns: 60, seed: 1313 },
+    );
+  });
+
+  it('answer hostile body filters with 400 or a result, never a server error', async () => {
+    const operand = fc.oneof(
+      fc.jsonValue({ maxDepth: 2 }),
+      fc.constantFrom('$where', { $gt: 1 }, [null], '\u0000', 'a'.repeat(2000)),
+    );
+    const condition = fc.oneof(
+      operand,
+      fc.dictionary(
+        fc.oneof(
+          fc.constantFrom(...'eq ne gt gte lt lte in nin exists prefix $gt $regex'.split(' ')),
+          fc.string({ maxLength: 6 }),
+        ),
+        operand,
+        { maxKeys: 3 },
+      ),
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.dictionary(
+          fc.oneof(
+            fc.constantFrom('total', 'status', '_createdAt', '$or'),
+            fc.string({ maxLength: 8 }),
+          ),
+          condition,
+          { maxKeys: 3 },
+        ),
+        fc.boolean(),
+        async (filter, multi) => {
+          const res = await t
+            .http()
+            .delete('/data/orders')
+            .set('X-Api-Key', subB.apiKey)
+            // An impossible extra condition: whatever the filter, nothing is deleted.
+            .send({ filter: { ...filter, _id: { in: ['none'] } }, multi });
+          expect([200, 204, 400, 404, 409]).toContain(res.status);
+        },
+      ),
+      { numRuns: 150, seed: 3939 },
     );
   });
 
