@@ -292,6 +292,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/me': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Every kind of key may ask; nothing here is secret to the key that asks. */
+    get: operations['getMe'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/profile': {
     parameters: {
       query?: never;
@@ -935,6 +952,61 @@ export interface components {
       apiKey: string;
       key: components['schemas']['ApiKeyDto'];
     };
+    MeDto: {
+      /** @example acct-42 */
+      accountId?: string;
+      /**
+       * @description The branch the key is bound to; null when it is not bound (the branch comes from X-Branch).
+       * @example null
+       */
+      boundBranch: string | null;
+      /**
+       * @description The request branch ('' = the standard branch).
+       * @example
+       */
+      branch: string;
+      /**
+       * @description The sub profile acted as (sub keys).
+       * @example web-app
+       */
+      clientId?: string;
+      /** @description The key itself; null for the operator key, which is configuration, not a stored key. */
+      key: components['schemas']['MeKeyDto'] | null;
+      /**
+       * @example root
+       * @enum {string}
+       */
+      kind: 'root' | 'sub' | 'team' | 'operator';
+      /** @example 665f1c2a9b1e8a0012345679 */
+      profileId?: string;
+      quota: components['schemas']['QuotaDto'];
+      /**
+       * @description The user (root and sub keys).
+       * @example auth0|ada
+       */
+      subject?: string;
+      /**
+       * @description The team (team keys).
+       * @example 665f1c2a9b1e8a0012345670
+       */
+      teamId?: string;
+    };
+    MeKeyDto: {
+      /**
+       * Format: date-time
+       * @example null
+       */
+      expiresAt: string | null;
+      /** @example 665f1c2a9b1e8a0012345678 */
+      id: string;
+      /** @example ci */
+      name: string;
+      /**
+       * @description The key's first characters, as listed by GET /api-keys.
+       * @example pds_a1b2c3
+       */
+      prefix: string;
+    };
     PlanDto: {
       /**
        * @example {
@@ -1179,6 +1251,28 @@ export interface components {
       _updatedAt?: string;
     } & {
       [key: string]: unknown;
+    };
+    QuotaDto: {
+      /** @description Data collections of the caller's namespace in the request branch (MAX_COLLECTIONS); null for the operator, who has none. */
+      collections: components['schemas']['QuotaUseDto'] | null;
+      /**
+       * @description Indexes per collection besides _id (MAX_INDEXES).
+       * @example 20
+       */
+      indexesPerCollection: number;
+      /**
+       * @description Requests per key per rate-limit window (RATE_LIMIT_MAX, RATE_LIMIT_WINDOW_MS).
+       * @example 1000
+       */
+      requestsPerWindow: number;
+      /** @example 60000 */
+      windowMs: number;
+    };
+    QuotaUseDto: {
+      /** @example 100 */
+      limit: number;
+      /** @example 3 */
+      used: number;
     };
     TeamDto: {
       /** Format: date-time */
@@ -6298,6 +6392,165 @@ export interface operations {
         headers: {
           /** @description Seconds to wait before retrying */
           'Retry-After': number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  getMe: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining': number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset': number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "accountId": "acct-42",
+           *       "boundBranch": "",
+           *       "branch": "",
+           *       "clientId": "web-app",
+           *       "key": {
+           *         "expiresAt": null,
+           *         "id": "665f1c2a9b1e8a0012345678",
+           *         "name": "",
+           *         "prefix": "pds_a1b2c3"
+           *       },
+           *       "kind": "sub",
+           *       "profileId": "665f1c2a9b1e8a0012345679",
+           *       "quota": {
+           *         "collections": {
+           *           "limit": 100,
+           *           "used": 3
+           *         },
+           *         "indexesPerCollection": 20,
+           *         "requestsPerWindow": 1000,
+           *         "windowMs": 60000
+           *       },
+           *       "subject": "auth0|ada"
+           *     }
+           */
+          'application/json': components['schemas']['MeDto'];
+        };
+      };
+      /** @description The request is not valid (VALIDATION_FAILED) */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description FORBIDDEN: the key is not one of: root, sub, team, operator */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Internal server error (INTERNAL_ERROR) */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
           /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
           'X-Request-Id': string;
           [name: string]: unknown;

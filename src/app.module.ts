@@ -14,6 +14,7 @@ import { IdempotencyModule } from './common/idempotency';
 import { idempotencyScopeOf } from './auth/idempotency-scope';
 import { ConfigModule, type AppConfig } from './config';
 import { DataModule } from './data/data.module';
+import { MeModule } from './me/me.module';
 import { HealthModule } from './health/health.module';
 import { MetricsModule, monitoredConnection, ServiceMetrics } from './metrics';
 import { MigrationsModule } from './migrations/migrations.module';
@@ -92,6 +93,7 @@ export class AppModule {
         ProfileModule,
         ProjectModule,
         DataModule,
+        MeModule,
       ],
       providers: [
         // Guards run in this order: the rate limit first (it also limits bad keys), then auth.

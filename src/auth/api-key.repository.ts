@@ -78,6 +78,12 @@ export class ApiKeyRepository implements OnModuleInit {
     return result.deletedCount === 1;
   }
 
+  async findById(id: string): Promise<ApiKeyRecord | null> {
+    if (!isObjectIdHex(id)) return null;
+    const doc = await this.keys.findById(id).lean<ApiKeyDocument>().exec();
+    return doc ? toRecord(doc) : null;
+  }
+
   /** Whether the user has a key with this id, in any branch. */
   async existsForSubject(subject: string, id: string): Promise<boolean> {
     if (!isObjectIdHex(id)) return false;

@@ -109,6 +109,11 @@ export class ApiKeyService {
     });
   }
 
+  /** The key a request authenticated with (its record, digest included: callers pick what to show). */
+  findById(id: string): Promise<ApiKeyRecord | null> {
+    return this.keys.findById(id);
+  }
+
   /** The user's keys; for a manager bound to a branch only the keys bound to that branch. */
   list(manager: KeyManager): Promise<ApiKeyRecord[]> {
     return this.keys.listInScope(scopeOf(manager));

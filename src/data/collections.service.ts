@@ -42,6 +42,12 @@ export class CollectionsService {
     );
   }
 
+  /** The collection quota of the caller's namespace in the request branch. */
+  async quota(principal: CustomerPrincipal): Promise<{ used: number; limit: number }> {
+    const used = await this.registry.countFor(tenantOf(principal), principal.branch);
+    return { used, limit: this.config.limits.maxCollections };
+  }
+
   /** The caller's collection, or null when it does not exist (reads never create one). */
   find(principal: CustomerPrincipal, name: string): Promise<RegisteredCollection | null> {
     return this.registry.find(tenantOf(principal), principal.branch, name);

@@ -47,5 +47,7 @@ import { UniqueValuesService } from './unique-values.service';
     ItemBatchesService,
     IndexesService,
   ],
+  // GET /me reports the collection quota.
+  exports: [CollectionsService],
 })
 export class DataModule {}

@@ -39,16 +39,16 @@ interface PrincipalRun {
 
 /** Root runs last: it may delete what the others address (the sub key's items are its own). */
 const RUNS: readonly PrincipalRun[] = [
-  { kind: 'operator', paths: '^/(admin|health)(/|$)', maxExamples: 40 },
-  { kind: 'team', paths: '^/(project|data)(/|$)', maxExamples: 20 },
+  { kind: 'operator', paths: '^/(admin|health|me)(/|$)', maxExamples: 40 },
+  { kind: 'team', paths: '^/(project|data|me)(/|$)', maxExamples: 20 },
   {
     kind: 'sub',
-    paths: '^/(profile|data)(/|$)',
+    paths: '^/(profile|data|me)(/|$)',
     // Sub profiles are created, and indexes managed, by root and team keys only.
     notOperations: ['createSubProfile', 'listDataIndexes', 'createDataIndex', 'deleteDataIndex'],
     maxExamples: 20,
   },
-  { kind: 'root', paths: '^/(profile|project|data|api-keys)(/|$)', maxExamples: 40 },
+  { kind: 'root', paths: '^/(profile|project|data|api-keys|me)(/|$)', maxExamples: 40 },
 ];
 
 const USAGE = `Usage: npm run test:contract [-- options]

@@ -1,0 +1,82 @@
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
+
+export class MeKeyDto {
+  @ApiProperty({ example: '665f1c2a9b1e8a0012345678' })
+  id!: string;
+
+  /** The key's first characters, as listed by GET /api-keys. */
+  @ApiProperty({ example: 'pds_a1b2c3' })
+  prefix!: string;
+
+  @ApiProperty({ example: 'ci' })
+  name!: string;
+
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, example: null })
+  expiresAt!: string | null;
+}
+
+export class QuotaUseDto {
+  @ApiProperty({ example: 3 })
+  used!: number;
+
+  @ApiProperty({ example: 100 })
+  limit!: number;
+}
+
+@ApiExtraModels(QuotaUseDto)
+export class QuotaDto {
+  /** Data collections of the caller's namespace in the request branch (MAX_COLLECTIONS); null for the operator, who has none. */
+  @ApiProperty({ nullable: true, allOf: [{ $ref: getSchemaPath(QuotaUseDto) }] })
+  collections!: QuotaUseDto | null;
+
+  /** Indexes per collection besides _id (MAX_INDEXES). */
+  @ApiProperty({ example: 20 })
+  indexesPerCollection!: number;
+
+  /** Requests per key per rate-limit window (RATE_LIMIT_MAX, RATE_LIMIT_WINDOW_MS). */
+  @ApiProperty({ example: 1000 })
+  requestsPerWindow!: number;
+
+  @ApiProperty({ example: 60000 })
+  windowMs!: number;
+}
+
+/** Who the request's key acts as, in which branch, with which key and quota. */
+@ApiExtraModels(MeKeyDto)
+export class MeDto {
+  @ApiProperty({ enum: ['root', 'sub', 'team', 'operator'], example: 'root' })
+  kind!: 'root' | 'sub' | 'team' | 'operator';
+
+  /** The user (root and sub keys). */
+  @ApiPropertyOptional({ example: 'auth0|ada' })
+  subject?: string;
+
+  /** The sub profile acted as (sub keys). */
+  @ApiPropertyOptional({ example: 'web-app' })
+  clientId?: string;
+
+  @ApiPropertyOptional({ example: 'acct-42' })
+  accountId?: string;
+
+  @ApiPropertyOptional({ example: '665f1c2a9b1e8a0012345679' })
+  profileId?: string;
+
+  /** The team (team keys). */
+  @ApiPropertyOptional({ example: '665f1c2a9b1e8a0012345670' })
+  teamId?: string;
+
+  /** The request branch ('' = the standard branch). */
+  @ApiProperty({ example: '' })
+  branch!: string;
+
+  /** The branch the key is bound to; null when it is not bound (the branch comes from X-Branch). */
+  @ApiProperty({ type: String, nullable: true, example: null })
+  boundBranch!: string | null;
+
+  /** The key itself; null for the operator key, which is configuration, not a stored key. */
+  @ApiProperty({ nullable: true, allOf: [{ $ref: getSchemaPath(MeKeyDto) }] })
+  key!: MeKeyDto | null;
+
+  @ApiProperty({ type: QuotaDto })
+  quota!: QuotaDto;
+}
