@@ -84,6 +84,12 @@ export class ApiKeyRepository implements OnModuleInit {
     return doc ? toRecord(doc) : null;
   }
 
+  /** Deletes every key that acts as this sub profile; how many there were. */
+  async deleteForProfile(subject: string, profileId: string): Promise<number> {
+    const result = await this.keys.deleteMany({ subject, kind: 'sub', profileId }).exec();
+    return result.deletedCount;
+  }
+
   /** Whether the user has a key with this id, in any branch. */
   async existsForSubject(subject: string, id: string): Promise<boolean> {
     if (!isObjectIdHex(id)) return false;

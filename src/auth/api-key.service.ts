@@ -114,6 +114,11 @@ export class ApiKeyService {
     return this.keys.findById(id);
   }
 
+  /** Revokes every key acting as a sub profile (the profile is being deleted). */
+  async revokeForSubProfile(subject: string, profileId: string): Promise<void> {
+    await this.keys.deleteForProfile(subject, profileId);
+  }
+
   /** The user's keys; for a manager bound to a branch only the keys bound to that branch. */
   list(manager: KeyManager): Promise<ApiKeyRecord[]> {
     return this.keys.listInScope(scopeOf(manager));

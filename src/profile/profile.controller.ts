@@ -15,6 +15,7 @@ import {
   ApiBadRequestResponse,
   ApiBody,
   ApiConflictResponse,
+  ApiNoContentResponse,
   ApiNotFoundResponse,
   ApiOkResponse,
   ApiTags,
@@ -35,6 +36,7 @@ import {
   UpdateProfileDto,
 } from './dto/profile-request.dto';
 import { profileETag } from './profile-etag';
+import { ProfileDeletionService } from './profile-deletion.service';
 import { ProfileService } from './profile.service';
 import type { ProfilePrincipal } from './profile-target';
 import { ProfileUpdateService } from './profile-update.service';
@@ -50,6 +52,7 @@ export class ProfileController {
   constructor(
     private readonly profiles: ProfileService,
     private readonly updates: ProfileUpdateService,
+    private readonly deletion: ProfileDeletionService,
   ) {}
 
   /** Reads your own profile (root key: the root profile; sub key: its sub profile), or the targeted one. */
@@ -201,5 +204,27 @@ export class ProfileController {
       ifMatch,
     );
     return answerWrite(res, profileETag(profile), ProfileDto.from(profile));
+  }
+
+  /**
+   * Deletes a sub profile of your subject in the request branch (root keys only) and revokes
+   * every key acting as it; the items it owned stay, owned by its accountId. Without clientId
+   * the accountId must be unique among the sub profiles (else 409).
+   */
+  @Delete(':accountId')
+  @Auth('root')
+  @HttpCode(HttpStatus.NO_CONTENT)
+  @ApiNoContentResponse({ description: 'Deleted; its keys no longer work' })
+  @ApiConflictResponse({
+    type: ProblemDto,
+    description: 'AMBIGUOUS_MATCH: the accountId exists under several clientIds; add clientId',
+  })
+  @ApiNotFoundResponse({ type: ProblemDto, description: NOT_FOUND })
+  async deleteSubProfile(
+    @CurrentPrincipal() principal: RootPrincipal,
+    @Param() params: SubProfileParamsDto,
+    @Query() query: SubProfileQueryDto,
+  ): Promise<void> {
+    await this.deletion.deleteSubProfile(principal, params.accountId, query.clientId);
   }
 }

@@ -85,3 +85,11 @@ export class GroupChangeForbiddenError extends ForbiddenError {
     );
   }
 }
+
+export class SubProfileListForbiddenError extends ForbiddenError {
+  constructor() {
+    super(
+      `Sub profiles can be listed with a root key, or a sub key whose profile holds the group '${ADMIN_SUBJECT_GROUP}'.`,
+    );
+  }
+}

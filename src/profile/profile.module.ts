@@ -3,11 +3,13 @@ import { MongooseModule } from '@nestjs/mongoose';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { FallbackWriteQueue } from '../common/mongo/fallback-database';
 import { ProfileController } from './profile.controller';
+import { ProfilesController } from './profiles.controller';
 import { profileJsonLimits, useProfileJsonLimits } from './profile-json';
 import { ProfileRepository } from './profile.repository';
 import { ProfileDocument, ProfileSchema, UserDocument, UserSchema } from './profile.schema';
 import { ProfileService } from './profile.service';
 import { ProfileUpdateService } from './profile-update.service';
+import { ProfileDeletionService } from './profile-deletion.service';
 
 @Module({
   imports: [
@@ -16,11 +18,12 @@ import { ProfileUpdateService } from './profile-update.service';
       { name: UserDocument.name, schema: UserSchema },
     ]),
   ],
-  controllers: [ProfileController],
+  controllers: [ProfileController, ProfilesController],
   providers: [
     ProfileRepository,
     ProfileService,
     ProfileUpdateService,
+    ProfileDeletionService,
     // One queue of writes per profile, shared by every service that writes profiles.
     { provide: FallbackWriteQueue, useFactory: () => new FallbackWriteQueue() },
   ],

@@ -1,6 +1,6 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
-import type { Model } from 'mongoose';
+import { Types, type Model } from 'mongoose';
 import { DUPLICATE, orDuplicate, type Duplicate } from '../common/mongo/duplicate';
 import { atRevision, nextRevision } from '../common/mongo/revision';
 import type { DottedUpdate } from './merge-patch';
@@ -80,9 +80,38 @@ export class ProfileRepository implements OnModuleInit {
     return created === DUPLICATE ? DUPLICATE : toProfile(created.toObject<ProfileDocument>());
   }
 
+  /** Deletes the profile; false when there is none. */
+  async deleteByKey(key: ProfileKey): Promise<boolean> {
+    const result = await this.profiles.deleteOne(key).exec();
+    return result.deletedCount === 1;
+  }
+
   async findByKey(key: ProfileKey): Promise<Profile | null> {
     const doc = await this.profiles.findOne(key).lean<ProfileDocument>().exec();
     return doc ? toProfile(doc) : null;
+  }
+
+  /**
+   * Sub profiles of a subject in a branch in creation (`_id`) order, after `afterId`, optionally
+   * of one OAuth client; at most `limit`. Root profiles (clientId '') are not sub profiles.
+   */
+  async listSubs(
+    subject: string,
+    branch: string,
+    options: { clientId?: string; afterId?: string; limit: number },
+  ): Promise<Profile[]> {
+    const docs = await this.profiles
+      .find({
+        subject,
+        branch,
+        clientId: options.clientId ?? { $ne: '' },
+        ...(options.afterId ? { _id: { $gt: new Types.ObjectId(options.afterId) } } : {}),
+      })
+      .sort({ _id: 1 })
+      .limit(options.limit)
+      .lean<ProfileDocument[]>()
+      .exec();
+    return docs.map(toProfile);
   }
 
   /** Sub profiles of a subject in a branch with this accountId (one per OAuth client), at most `limit`. */

@@ -13,8 +13,10 @@ import {
   OnlyOwnProfileError,
   ProfileExistsError,
   ProfileNotFoundError,
+  SubProfileListForbiddenError,
   UserNotFoundError,
 } from './profile.errors';
+import { ADMIN_SUBJECT_GROUP } from './profile.constants';
 import {
   assertStoredSize,
   profileJsonLimits,
@@ -153,6 +155,26 @@ export class ProfileService {
     const existing = await this.profiles.findByKey(key);
     if (!existing) throw ConcurrentChangeError.createdAndRemoved(key);
     throw new ProfileExistsError(key, existing.id);
+  }
+
+  /**
+   * GET /profiles: the caller's subject's sub profiles in the request branch, for root keys and
+   * sub keys whose own profile (read now) holds admin:subject. One past the page is read to
+   * tell whether another page follows.
+   */
+  async listSubProfiles(
+    principal: ProfilePrincipal,
+    page: { clientId?: string; afterId?: string; limit: number },
+  ): Promise<{ profiles: Profile[]; more: boolean }> {
+    if (principal.kind === 'sub') {
+      const own = await this.profiles.findByKey(ownKey(principal));
+      if (!own?.groups.includes(ADMIN_SUBJECT_GROUP)) throw new SubProfileListForbiddenError();
+    }
+    const found = await this.profiles.listSubs(principal.subject, principal.branch, {
+      ...page,
+      limit: page.limit + 1,
+    });
+    return { profiles: found.slice(0, page.limit), more: found.length > page.limit };
   }
 
   private async findOrThrow(key: ProfileKey): Promise<Profile> {

@@ -43,12 +43,12 @@ const RUNS: readonly PrincipalRun[] = [
   { kind: 'team', paths: '^/(project|data|me)(/|$)', maxExamples: 20 },
   {
     kind: 'sub',
-    paths: '^/(profile|data|me)(/|$)',
+    paths: '^/(profile|profiles|data|me)(/|$)',
     // Sub profiles are created, and indexes managed, by root and team keys only.
     notOperations: ['createSubProfile', 'listDataIndexes', 'createDataIndex', 'deleteDataIndex'],
     maxExamples: 20,
   },
-  { kind: 'root', paths: '^/(profile|project|data|api-keys|me)(/|$)', maxExamples: 40 },
+  { kind: 'root', paths: '^/(profile|profiles|project|data|api-keys|me)(/|$)', maxExamples: 40 },
 ];
 
 const USAGE = `Usage: npm run test:contract [-- options]

@@ -24,7 +24,7 @@ import type { SettingsValue } from '../profile.types';
  * which many schema validators do not use, so the control range is spelled out (U+0000-U+001F,
  * U+007F-U+009F).
  */
-const NAME_SCHEMA_PATTERN = '^[^\\s\\x00-\\x1F\\x7F-\\x9F]{1,128}$';
+export const NAME_SCHEMA_PATTERN = '^[^\\s\\x00-\\x1F\\x7F-\\x9F]{1,128}$';
 const TARGET_SCHEMA_PATTERN = '^[^\\s\\x00-\\x1F\\x7F-\\x9F]{0,128}$';
 
 /**
