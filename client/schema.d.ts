@@ -360,6 +360,31 @@ export interface paths {
     get: operations['getSubProfile'];
     put?: never;
     post?: never;
+    /**
+     * Deletes a sub profile of your subject in the request branch (root keys only) and revokes
+     *     every key acting as it; the items it owned stay, owned by its accountId. Without clientId
+     *     the accountId must be unique among the sub profiles (else 409).
+     */
+    delete: operations['deleteSubProfile'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/profiles': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Lists your subject's sub profiles in the request branch in creation order (root keys, or
+     *     sub keys whose profile holds admin:subject); `Link: <…>; rel="next"` while more follow.
+     */
+    get: operations['listSubProfiles'];
+    put?: never;
+    post?: never;
     delete?: never;
     options?: never;
     head?: never;
@@ -7750,6 +7775,328 @@ export interface operations {
       };
       /** @description AMBIGUOUS_MATCH: the accountId exists under several clientIds; add clientId */
       409: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Internal server error (INTERNAL_ERROR) */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  deleteSubProfile: {
+    parameters: {
+      query?: {
+        /** @description OAuth client of the sub profile; needed when the accountId exists under several clients. */
+        clientId?: string;
+      };
+      header?: {
+        /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
+        'X-Branch'?: string;
+      };
+      path: {
+        /** @description accountId of the sub profile. */
+        accountId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Deleted; its keys no longer work */
+      204: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining': number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset': number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description The request is not valid (VALIDATION_FAILED); INVALID_BRANCH: X-Branch is not a valid branch name */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description FORBIDDEN: the key is not one of: root; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description PROFILE_NOT_FOUND: no such profile of your subject in the request branch */
+      404: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description AMBIGUOUS_MATCH: the accountId exists under several clientIds; add clientId */
+      409: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Internal server error (INTERNAL_ERROR) */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  listSubProfiles: {
+    parameters: {
+      query?: {
+        /** @description Keyset cursor `after[id]=<profile id>`: the profiles created after that one */
+        after?: {
+          id?: string;
+        };
+        limit?: number;
+        /** @description Only the sub profiles of this OAuth client */
+        clientId?: string;
+      };
+      header?: {
+        /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
+        'X-Branch'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page; `Link` names the next one */
+      200: {
+        headers: {
+          /** @description Next page: `<url>; rel="next"`, present when a further page exists */
+          Link?: string;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining': number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset': number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ProfileDto'][];
+        };
+      };
+      /** @description ; INVALID_BRANCH: X-Branch is not a valid branch name */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description FORBIDDEN: the key is not one of: root, sub; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      403: {
         headers: {
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
