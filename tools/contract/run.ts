@@ -44,8 +44,14 @@ const RUNS: readonly PrincipalRun[] = [
   {
     kind: 'sub',
     paths: '^/(profile|profiles|data|me)(/|$)',
-    // Sub profiles are created, and indexes managed, by root and team keys only.
-    notOperations: ['createSubProfile', 'listDataIndexes', 'createDataIndex', 'deleteDataIndex'],
+    // Sub profiles are created and deleted, and indexes managed, by root and team keys only.
+    notOperations: [
+      'createSubProfile',
+      'deleteSubProfile',
+      'listDataIndexes',
+      'createDataIndex',
+      'deleteDataIndex',
+    ],
     maxExamples: 20,
   },
   { kind: 'root', paths: '^/(profile|profiles|project|data|api-keys|me)(/|$)', maxExamples: 40 },
