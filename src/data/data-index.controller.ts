@@ -13,7 +13,12 @@ import { ProblemDto } from '../common/errors';
 import { CollectionNamePipe } from './collection-name.pipe';
 import { toIndexRequest } from './data-requests';
 import { CollectionParam } from './data.openapi';
-import { CreateDataIndexDto, DataIndexDto, DeleteDataIndexDto } from './dto/data-index.dto';
+import {
+  CreateDataIndexDto,
+  DataCollectionStatsDto,
+  DataIndexDto,
+  DeleteDataIndexDto,
+} from './dto/data-index.dto';
 import { IndexesService } from './indexes.service';
 
 /** Native indexes of a tenant collection; root and team keys only. */
@@ -39,6 +44,22 @@ export class DataIndexController {
     @Param('collection', CollectionNamePipe) collection: string,
   ): Promise<DataIndexDto[]> {
     return this.indexes.list(principal, collection);
+  }
+
+  /** Items, indexes and data size of a collection, from the database's statistics (no scan). */
+  @Get(':collection/stats')
+  @CollectionParam()
+  @ApiOkResponse({
+    type: DataCollectionStatsDto,
+    example: { count: 1250, indexes: 3, sizeBytes: 524288 },
+  })
+  @ApiBadRequestResponse({ type: ProblemDto, description: 'Bad collection name' })
+  @ApiNotFoundResponse({ type: ProblemDto, description: 'COLLECTION_NOT_FOUND' })
+  async getDataCollectionStats(
+    @CurrentPrincipal() principal: CustomerPrincipal,
+    @Param('collection', CollectionNamePipe) collection: string,
+  ): Promise<DataCollectionStatsDto> {
+    return this.indexes.stats(principal, collection);
   }
 
   /** Creates an index (creating the collection if needed); the same index again is a no-op. */

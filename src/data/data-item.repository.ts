@@ -190,6 +190,26 @@ export class DataItemRepository {
   }
 
   /**
+   * Collection statistics (`$collStats`, one result per shard, summed): the item count and the
+   * data size from the database's own bookkeeping, without a scan.
+   */
+  async stats(physical: string): Promise<{ count: number; sizeBytes: number }> {
+    const shards = await this.collection(physical)
+      .aggregate<{ count?: number; storageStats?: { size?: number } }>(
+        [{ $collStats: { count: {}, storageStats: {} } }],
+        { maxTimeMS: this.maxTimeMS },
+      )
+      .toArray();
+    let count = 0;
+    let sizeBytes = 0;
+    for (const shard of shards) {
+      count += shard.count ?? 0;
+      sizeBytes += shard.storageStats?.size ?? 0;
+    }
+    return { count, sizeBytes };
+  }
+
+  /**
    * Sets values on the item with this id, only while it still matches (the match is repeated
    * with the id, so an item that stopped matching in between is not touched, and with its
    * revision condition, if any), counting the write. Null when none.

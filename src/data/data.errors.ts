@@ -112,3 +112,9 @@ export class WriteConflictError extends DomainError {
     );
   }
 }
+
+export class CollectionNotFoundError extends DomainError {
+  constructor(collection: string) {
+    super('COLLECTION_NOT_FOUND', `The collection '${collection}' does not exist in this branch.`);
+  }
+}

@@ -5,6 +5,7 @@ import { APP_CONFIG, type AppConfig } from '../config';
 import { CollectionsService } from './collections.service';
 import type { IndexRequest } from './data-requests';
 import {
+  CollectionNotFoundError,
   IndexConflictError,
   IndexNotFoundError,
   IndexQuotaExceededError,
@@ -36,6 +37,20 @@ export class IndexesService {
   async list(principal: CustomerPrincipal, collection: string): Promise<IndexInfo[]> {
     const target = await this.collections.find(principal, collection);
     return target ? this.items.listIndexes(target.physical) : [];
+  }
+
+  /** GET /data/{c}/stats: items, indexes and data size of the collection; 404 when it does not exist. */
+  async stats(
+    principal: CustomerPrincipal,
+    collection: string,
+  ): Promise<{ count: number; indexes: number; sizeBytes: number }> {
+    const target = await this.collections.find(principal, collection);
+    if (!target) throw new CollectionNotFoundError(collection);
+    const [stats, indexes] = await Promise.all([
+      this.items.stats(target.physical),
+      this.items.listIndexes(target.physical),
+    ]);
+    return { count: stats.count, indexes: indexes.length, sizeBytes: stats.sizeBytes };
   }
 
   /**

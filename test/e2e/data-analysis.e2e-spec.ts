@@ -227,3 +227,26 @@ describe('explain', () => {
     },
   );
 });
+
+describe('GET /data/{c}/stats', () => {
+  it("counts the namespace's items and indexes without a scan, per tenant", async () => {
+    const res = await t.http().get('/data/orders/stats').set('X-Api-Key', user.apiKey).expect(200);
+    const indexes = await t.http().get('/data/orders/index').set('X-Api-Key', user.apiKey);
+    expect(res.body).toEqual({
+      count: orders.length + 1,
+      indexes: (indexes.body as unknown[]).length,
+      sizeBytes: expect.any(Number),
+    });
+    expect(res.body.sizeBytes).toBeGreaterThan(0);
+    const teams = await t.http().get('/data/orders/stats').set('X-Api-Key', team.apiKey);
+    expect(teams.body).toMatchObject({ count: 3, indexes: 1 });
+  });
+
+  it('is for root and team keys, and a 404 for a collection that does not exist', async () => {
+    const sub403 = await t.http().get('/data/orders/stats').set('X-Api-Key', sub.apiKey);
+    expect(sub403.status).toBe(403);
+    const missing = await t.http().get('/data/nothing/stats').set('X-Api-Key', user.apiKey);
+    expect(missing.status).toBe(404);
+    expect(missing.body.code).toBe('COLLECTION_NOT_FOUND');
+  });
+});

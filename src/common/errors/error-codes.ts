@@ -36,6 +36,7 @@ export const ERROR_CATALOG = {
   API_KEY_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The API key does not exist' },
   ITEM_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'No item matches' },
   INDEX_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The index does not exist' },
+  COLLECTION_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The collection does not exist' },
   ELEMENT_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'No array element matches' },
   // 405
   METHOD_NOT_ALLOWED: {

@@ -98,3 +98,17 @@ export class DataCollectionDto {
   @ApiProperty({ type: [DataIndexDto] })
   indexes!: DataIndexDto[];
 }
+
+export class DataCollectionStatsDto {
+  /** Items, from the collection's statistics (no scan); MongoDB may lag after an unclean shutdown. */
+  @ApiProperty({ example: 1250 })
+  count!: number;
+
+  /** Indexes, `_id_` included. */
+  @ApiProperty({ example: 3 })
+  indexes!: number;
+
+  /** Size of the items as the database accounts it (uncompressed BSON on MongoDB). */
+  @ApiProperty({ example: 524288 })
+  sizeBytes!: number;
+}
