@@ -231,6 +231,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/data/{collection}/stats': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Items, indexes and data size of a collection, from the database's statistics (no scan). */
+    get: operations['getDataCollectionStats'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/data/{collection}/{indexName}/{indexValue}': {
     parameters: {
       query?: never;
@@ -790,6 +807,23 @@ export interface components {
       /** @example orders */
       name: string;
     };
+    DataCollectionStatsDto: {
+      /**
+       * @description Items, from the collection's statistics (no scan); MongoDB may lag after an unclean shutdown.
+       * @example 1250
+       */
+      count: number;
+      /**
+       * @description Indexes, `_id_` included.
+       * @example 3
+       */
+      indexes: number;
+      /**
+       * @description Size of the items as the database accounts it (uncompressed BSON on MongoDB).
+       * @example 524288
+       */
+      sizeBytes: number;
+    };
     DataCountDto: {
       /** @example 12 */
       count: number;
@@ -1099,6 +1133,7 @@ export interface components {
         | 'API_KEY_NOT_FOUND'
         | 'ITEM_NOT_FOUND'
         | 'INDEX_NOT_FOUND'
+        | 'COLLECTION_NOT_FOUND'
         | 'ELEMENT_NOT_FOUND'
         | 'METHOD_NOT_ALLOWED'
         | 'CONFLICT'
@@ -5094,6 +5129,169 @@ export interface operations {
       /** @description The request body must be application/json, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
       415: {
         headers: {
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Internal server error (INTERNAL_ERROR) */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  getDataCollectionStats: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
+        'X-Branch'?: string;
+      };
+      path: {
+        /** @description Collection name: ^[A-Za-z][A-Za-z0-9_-]{0,63}$ (per tenant and branch) */
+        collection: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining': number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset': number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "count": 1250,
+           *       "indexes": 3,
+           *       "sizeBytes": 524288
+           *     }
+           */
+          'application/json': components['schemas']['DataCollectionStatsDto'];
+        };
+      };
+      /** @description Bad collection name; INVALID_BRANCH: X-Branch is not a valid branch name */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description COLLECTION_NOT_FOUND */
+      404: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
           /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
           'X-Request-Id': string;
           [name: string]: unknown;
