@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectConnection } from '@nestjs/mongoose';
-import type { Collection, Document } from 'mongodb';
+import type { Collection, Document, FindCursor } from 'mongodb';
 import type { Connection } from 'mongoose';
 import { DUPLICATE, orDuplicate, type Duplicate } from '../common/mongo/duplicate';
 import { isUniqueViolation } from '../common/mongo/fallback-database';
@@ -159,6 +159,16 @@ export class DataItemRepository {
     plan: ListPlan,
     projection: Projection | null = null,
   ): Promise<StoredItem[]> {
+    return this.listCursor(physical, match, plan, projection).toArray();
+  }
+
+  /** The find of a list page; explain runs the very same one. */
+  private listCursor(
+    physical: string,
+    match: ItemMatch,
+    plan: ListPlan,
+    projection: Projection | null,
+  ): FindCursor<StoredItem> {
     return this.collection(physical)
       .find(
         toMongoFilter(match, plan),
@@ -166,8 +176,7 @@ export class DataItemRepository {
       )
       .sort(toMongoSort(plan))
       .limit(plan.limit + 1)
-      .maxTimeMS(this.maxTimeMS)
-      .toArray();
+      .maxTimeMS(this.maxTimeMS);
   }
 
   async count(physical: string, match: ItemMatch): Promise<number> {
@@ -318,15 +327,7 @@ export class DataItemRepository {
     plan: ListPlan,
     projection: Projection | null,
   ): Promise<Document> {
-    return this.collection(physical)
-      .find(
-        toMongoFilter(match, plan),
-        projection ? { projection: toMongoProjection(projection) } : {},
-      )
-      .sort(toMongoSort(plan))
-      .limit(plan.limit + 1)
-      .maxTimeMS(this.maxTimeMS)
-      .explain('executionStats');
+    return this.listCursor(physical, match, plan, projection).explain('executionStats');
   }
 
   /** The matching items' group and value fields, in group-key order (for groupInProcess). */

@@ -16,6 +16,14 @@ import {
 
 const OPERAND: SchemaObject = { type: 'string' };
 
+/** A `prefix` operand, in query strings and body filters alike. */
+export const PREFIX_OPERAND: SchemaObject = {
+  type: 'string',
+  minLength: 1,
+  maxLength: MAX_PREFIX_LENGTH,
+  pattern: PREFIX_SCHEMA_PATTERN,
+};
+
 /** The operators of one field in a query string: `filter[k][op]=v`. */
 const FILTER_OPERATORS_SCHEMA: SchemaObject = {
   type: 'object',
@@ -29,12 +37,7 @@ const FILTER_OPERATORS_SCHEMA: SchemaObject = {
     in: { type: 'string', minLength: 1, description: 'Comma-separated values' },
     nin: { type: 'string', minLength: 1, description: 'Comma-separated values' },
     exists: { type: 'string', enum: ['true', 'false'] },
-    prefix: {
-      type: 'string',
-      minLength: 1,
-      maxLength: MAX_PREFIX_LENGTH,
-      pattern: PREFIX_SCHEMA_PATTERN,
-    },
+    prefix: PREFIX_OPERAND,
   },
   additionalProperties: false,
   minProperties: 1,

@@ -2,14 +2,8 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsDefined, IsString, MaxLength } from 'class-validator';
 import { OptionalField } from '../../common/dto';
 import { ApiSchemaPatch } from '../../common/http/openapi';
-import { DATA_VALUE, FIELD_NAME_SCHEMA_PATTERN, OWNER_FIELD_SCHEMA_PATTERN } from '../json-guard';
-import { BODY_FILTER_CONDITION, Raw } from './data-item.dto';
-
-const AUTH_FIELD = {
-  example: 'userId',
-  default: 'userId',
-  pattern: OWNER_FIELD_SCHEMA_PATTERN,
-} as const;
+import { DATA_VALUE, FIELD_NAME_SCHEMA_PATTERN } from '../json-guard';
+import { AuthFieldProperty, BODY_FILTER_CONDITION, Raw } from './data-item.dto';
 
 /** Body of POST /data/{c}/bulk. */
 export class BulkCreateDataItemsDto {
@@ -36,10 +30,7 @@ export class BulkCreateDataItemsDto {
   uniqueField?: string;
 
   /** The owner field (default `userId`). */
-  @OptionalField()
-  @IsString()
-  @MaxLength(256)
-  @ApiPropertyOptional(AUTH_FIELD)
+  @AuthFieldProperty()
   authField?: string;
 }
 
@@ -119,10 +110,7 @@ export class DeleteDataItemsDto {
   multi?: boolean;
 
   /** The owner field (default `userId`). */
-  @OptionalField()
-  @IsString()
-  @MaxLength(256)
-  @ApiPropertyOptional(AUTH_FIELD)
+  @AuthFieldProperty()
   authField?: string;
 }
 

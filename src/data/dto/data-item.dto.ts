@@ -1,3 +1,4 @@
+import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsDefined, IsIn, IsString, MaxLength } from 'class-validator';
@@ -5,13 +6,28 @@ import { OptionalField } from '../../common/dto';
 import { ApiSchemaPatch } from '../../common/http/openapi';
 import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { REVISION_FIELD } from '../data.constants';
-import { MAX_PREFIX_LENGTH, PREFIX_SCHEMA_PATTERN } from '../filter-operators';
+import { PREFIX_OPERAND } from '../data.openapi';
 import { DATA_VALUE, FIELD_NAME_SCHEMA_PATTERN, OWNER_FIELD_SCHEMA_PATTERN } from '../json-guard';
 
 /**
  * Free-form JSON members are passed through untouched (class-transformer would drop own
  * `__proto__` keys and rebuild objects), so the data guard sees exactly what the client sent.
  */
+/** `authField` of a data body: a field name that is not the server's (default `userId`). */
+export const AuthFieldProperty = () =>
+  applyDecorators(
+    OptionalField(),
+    IsString(),
+    MaxLength(256),
+    ApiPropertyOptional({
+      example: 'userId',
+      default: 'userId',
+      pattern: OWNER_FIELD_SCHEMA_PATTERN,
+      // Stated explicitly: the swagger plugin reads @MaxLength only on the property itself.
+      maxLength: 256,
+    }),
+  );
+
 export const Raw = () => Transform(({ obj, key }) => (obj as Record<string, unknown>)[key]);
 
 const SCALAR: SchemaObject = {
@@ -45,12 +61,7 @@ export const BODY_FILTER_CONDITION: SchemaObject = {
         in: VALUE_LIST,
         nin: VALUE_LIST,
         exists: { type: 'boolean' },
-        prefix: {
-          type: 'string',
-          minLength: 1,
-          maxLength: MAX_PREFIX_LENGTH,
-          pattern: PREFIX_SCHEMA_PATTERN,
-        },
+        prefix: PREFIX_OPERAND,
       },
       additionalProperties: false,
       minProperties: 1,
@@ -83,14 +94,7 @@ export class CreateDataItemDto {
   uniqueField?: string;
 
   /** The owner field (default `userId`). */
-  @OptionalField()
-  @IsString()
-  @MaxLength(256)
-  @ApiPropertyOptional({
-    example: 'userId',
-    default: 'userId',
-    pattern: OWNER_FIELD_SCHEMA_PATTERN,
-  })
+  @AuthFieldProperty()
   authField?: string;
 
   /**
@@ -120,14 +124,7 @@ export class DeleteDataItemDto {
   filter?: unknown;
 
   /** The owner field (default `userId`). */
-  @OptionalField()
-  @IsString()
-  @MaxLength(256)
-  @ApiPropertyOptional({
-    example: 'userId',
-    default: 'userId',
-    pattern: OWNER_FIELD_SCHEMA_PATTERN,
-  })
+  @AuthFieldProperty()
   authField?: string;
 }
 
