@@ -44,10 +44,12 @@ const RUNS: readonly PrincipalRun[] = [
   {
     kind: 'sub',
     paths: '^/(profile|profiles|data|me)(/|$)',
-    // Sub profiles are created and deleted, and indexes managed, by root and team keys only.
+    // Sub profiles are created and deleted, and indexes and collection statistics read, by root
+    // and team keys only.
     notOperations: [
       'createSubProfile',
       'deleteSubProfile',
+      'getDataCollectionStats',
       'listDataIndexes',
       'createDataIndex',
       'deleteDataIndex',
