@@ -1,6 +1,6 @@
 import type { Document } from 'mongodb';
 import { ValidationFailedError, type FieldError } from '../common/errors';
-import { orderPathProblem } from './json-guard';
+import { orderPathProblem, valueAtPath } from './json-guard';
 
 /**
  * Grouped counts and sums (`GET /data/{c}/aggregate`): one `$group` over one field, with one
@@ -89,15 +89,6 @@ export function toAggregateResult(rows: Document[], maxGroups: number): Aggregat
   };
 }
 
-function valueAt(doc: Document, path: string): unknown {
-  let current: unknown = doc;
-  for (const segment of path.split('.')) {
-    if (typeof current !== 'object' || current === null || Array.isArray(current)) return undefined;
-    current = (current as Document)[segment];
-  }
-  return current;
-}
-
 /**
  * The groups of avg, min and max computed from the matching items themselves, read in group-key
  * order, for a database without those accumulators (FerretDB has only $sum and $count). It stops
@@ -110,14 +101,14 @@ export async function groupInProcess(
 ): Promise<Document[]> {
   const rows: { _id: unknown; sum: number; n: number; best: number | null }[] = [];
   for await (const doc of docs) {
-    const key = valueAt(doc, request.groupBy) ?? null;
+    const key = valueAtPath(doc, request.groupBy) ?? null;
     let row = rows.at(-1);
     if (!row || !sameKey(row._id, key)) {
       if (rows.length > maxGroups) break;
       row = { _id: key, sum: 0, n: 0, best: null };
       rows.push(row);
     }
-    const value = valueAt(doc, request.field ?? '');
+    const value = valueAtPath(doc, request.field ?? '');
     if (typeof value !== 'number') continue;
     row.sum += value;
     row.n += 1;

@@ -63,7 +63,12 @@ export const MAX_PREFIX_LENGTH = 1024;
 /** The prefix rule as a JSON Schema pattern (lengths are stated beside it). */
 export const PREFIX_SCHEMA_PATTERN = '^[^\\u0000]+$';
 export const TIMESTAMP_FIELDS: ReadonlySet<string> = new Set(['_createdAt', '_updatedAt']);
-export const NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/;
+const NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/;
+
+/** The number a query-string value spells (`-1.5`, `100`; not `007` or `0x10`), or null. */
+export function spelledNumber(raw: string): number | null {
+  return NUMBER.test(raw) && Number.isFinite(Number(raw)) ? Number(raw) : null;
+}
 
 export function isOperator(name: string): name is Operator {
   return OPERATOR_SET.has(name);
@@ -72,7 +77,8 @@ export function isOperator(name: string): name is Operator {
 /** A query-string value matches itself as a string, or the number, boolean or null it spells. */
 export function coerceQueryValue(raw: string): JsonScalar[] {
   const values: JsonScalar[] = [raw];
-  if (NUMBER.test(raw) && Number.isFinite(Number(raw))) values.push(Number(raw));
+  const number = spelledNumber(raw);
+  if (number !== null) values.push(number);
   else if (raw === 'true') values.push(true);
   else if (raw === 'false') values.push(false);
   else if (raw === 'null') values.push(null);
@@ -175,7 +181,7 @@ function unknownOperator(op: string): string {
 
 /** A range operand in a query string: a value that spells a number is a number, else a string. */
 function queryRangeValue(raw: string): string | number {
-  return NUMBER.test(raw) && Number.isFinite(Number(raw)) ? Number(raw) : raw;
+  return spelledNumber(raw) ?? raw;
 }
 
 /**

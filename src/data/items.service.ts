@@ -37,7 +37,7 @@ import { itemETag, revisionCondition } from './item-revision';
 import { orderPaths } from './list-plan';
 import { projects, type Projection } from './projection';
 import {
-  isPlainObject,
+  valueAtPath,
   isScalar,
   type Guarded,
   type JsonObject,
@@ -53,15 +53,6 @@ export interface ItemPage {
   items: StoredItem[];
   /** The keyset cursor of the following page, or null when this is the last one. */
   next: { side: KeysetSide; cursor: Record<string, string> } | null;
-}
-
-function valueAt(item: Record<string, unknown>, path: string): unknown {
-  let current: unknown = item;
-  for (const segment of path.split('.')) {
-    if (!isPlainObject(current) || !Object.hasOwn(current, segment)) return undefined;
-    current = current[segment];
-  }
-  return current;
 }
 
 /**
@@ -229,7 +220,7 @@ export class ItemsService {
       : await this.items.findFieldsById(target.physical, edge._id, paths);
     const cursor: Record<string, string> = {};
     for (const path of paths) {
-      const text = source ? cursorText(path, valueAt(source, path)) : null;
+      const text = source ? cursorText(path, valueAtPath(source, path)) : null;
       if (text === null) return { items, next: null };
       cursor[path] = text;
     }

@@ -1,6 +1,7 @@
 import { ValidationFailedError } from '../common/errors';
 import {
   describeFieldNameFault,
+  isPlainObject,
   guardJsonObject,
   jsonValueProblem,
   keyFault,
@@ -29,6 +30,16 @@ export const DEFAULT_BUDGET: JsonBudget = { maxDepth: 20, maxNodes: 100_000, max
 /** The budget of data request bodies: configured depth, body size as the character budget. */
 export function dataBudget(limits: { dataMaxDepth: number; bodyBytes: number }): JsonBudget {
   return { maxDepth: limits.dataMaxDepth, maxNodes: 100_000, maxChars: limits.bodyBytes };
+}
+
+/** The value at a dotted path of a document; undefined when the path leaves its objects. */
+export function valueAtPath(doc: Record<string, unknown>, path: string): unknown {
+  let current: unknown = doc;
+  for (const segment of path.split('.')) {
+    if (!isPlainObject(current) || !Object.hasOwn(current, segment)) return undefined;
+    current = current[segment];
+  }
+  return current;
 }
 
 /** Longest field name or dotted path accepted. */

@@ -3,7 +3,7 @@ import { ValidationFailedError, type FieldError } from '../common/errors';
 import type { ListQuery } from '../common/http/list-query';
 import { keepsGreater, parseTimestampCursor, type KeysetSide } from '../common/pagination/keyset';
 import { MAX_INDEX_FIELDS } from './data.constants';
-import { NUMBER, TIMESTAMP_FIELDS } from './filter-operators';
+import { spelledNumber, TIMESTAMP_FIELDS } from './filter-operators';
 import { orderPathProblem } from './json-guard';
 
 /**
@@ -95,7 +95,7 @@ function readCursorValue(
 ): { value: CursorValue; inexact?: boolean } | { error: string } {
   if (TIMESTAMP_FIELDS.has(path)) return parseTimestampCursor(text, greater);
   if (path === '_id') return { value: text };
-  return { value: NUMBER.test(text) && Number.isFinite(Number(text)) ? Number(text) : text };
+  return { value: spelledNumber(text) ?? text };
 }
 
 function readCursor(
