@@ -45,6 +45,13 @@ export interface AppConfig {
     ferretdbVersion: string;
     ferretdbBin?: string;
   };
+  /** Collection drops and erasures (docs/data.md, docs/profiles.md). */
+  lifecycle: {
+    registryCacheMs: number;
+    dropGraceMs: number;
+    erasureLeaseMs: number;
+    pollMs: number;
+  };
   limits: {
     bodyBytes: number;
     rateLimitMax: number;
@@ -113,6 +120,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (vars.IDEMPOTENCY_LEASE_MS > vars.IDEMPOTENCY_TTL_MS) {
     problems.push('IDEMPOTENCY_LEASE_MS must not exceed IDEMPOTENCY_TTL_MS');
   }
+  if (vars.COLLECTION_DROP_GRACE_MS <= vars.REGISTRY_CACHE_MS) {
+    problems.push('COLLECTION_DROP_GRACE_MS must exceed REGISTRY_CACHE_MS');
+  }
   if (problems.length > 0) throw new ConfigValidationError(problems);
 
   return {
@@ -137,6 +147,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       leaseMs: vars.IDEMPOTENCY_LEASE_MS,
       sweepIntervalMs: vars.IDEMPOTENCY_SWEEP_INTERVAL_MS,
       maxResponseBytes: vars.IDEMPOTENCY_MAX_RESPONSE_BYTES,
+    },
+    lifecycle: {
+      registryCacheMs: vars.REGISTRY_CACHE_MS,
+      dropGraceMs: vars.COLLECTION_DROP_GRACE_MS,
+      erasureLeaseMs: vars.ERASURE_LEASE_MS,
+      pollMs: vars.LIFECYCLE_POLL_MS,
     },
     adminApiKey: vars.ADMIN_API_KEY,
     database: {

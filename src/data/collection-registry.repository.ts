@@ -1,32 +1,49 @@
-import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model } from 'mongoose';
 import type { Tenant } from '../auth';
 import { DUPLICATE, orDuplicate } from '../common/mongo/duplicate';
-import { claimSlot } from '../common/mongo/slots';
+import { claimSlot, lowestFree } from '../common/mongo/slots';
+import { APP_CONFIG, type AppConfig } from '../config';
 import { CollectionRegistryDocument } from './collection-registry.schema';
 
 export interface RegisteredCollection {
+  /** The registry entry's id; the native collection is `d_<id>`. */
+  id: string;
   name: string;
   physical: string;
   createdAt: Date;
 }
 
-/** Registry entries never change once written, so a positive cache is always right. */
+/** Entries an instance keeps in memory at most (each for REGISTRY_CACHE_MS). */
 const CACHE_LIMIT = 10_000;
 
 function toEntry(doc: CollectionRegistryDocument): RegisteredCollection {
-  return { name: doc.name, physical: doc.physical, createdAt: doc.createdAt };
+  return {
+    id: doc._id.toHexString(),
+    name: doc.name,
+    physical: doc.physical,
+    createdAt: doc.createdAt,
+  };
 }
 
 @Injectable()
 export class CollectionRegistryRepository implements OnModuleInit {
-  private readonly cache = new Map<string, RegisteredCollection>();
+  /**
+   * Entries read lately, with the time they stop being trusted. An entry changes only by going
+   * (a drop): the instance that drops forgets it at once, every other one within
+   * REGISTRY_CACHE_MS — which is why a drop keeps its tombstone longer than that.
+   */
+  private readonly cache = new Map<string, { entry: RegisteredCollection; until: number }>();
+  private readonly cacheMs: number;
 
   constructor(
     @InjectModel(CollectionRegistryDocument.name)
     private readonly registry: Model<CollectionRegistryDocument>,
-  ) {}
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.cacheMs = config.lifecycle.registryCacheMs;
+  }
 
   async onModuleInit(): Promise<void> {
     await this.registry.init();
@@ -42,13 +59,25 @@ export class CollectionRegistryRepository implements OnModuleInit {
   }
 
   private remember(tenant: Tenant, branch: string, entry: RegisteredCollection): void {
+    if (this.cacheMs === 0) return;
     if (this.cache.size >= CACHE_LIMIT) this.cache.clear();
-    this.cache.set(CollectionRegistryRepository.key(tenant, branch, entry.name), entry);
+    this.cache.set(CollectionRegistryRepository.key(tenant, branch, entry.name), {
+      entry,
+      until: Date.now() + this.cacheMs,
+    });
   }
 
-  async find(tenant: Tenant, branch: string, name: string): Promise<RegisteredCollection | null> {
-    const cached = this.cache.get(CollectionRegistryRepository.key(tenant, branch, name));
-    if (cached) return cached;
+  /** The entry of a name; `fresh` reads the registry, not this instance's cache. */
+  async find(
+    tenant: Tenant,
+    branch: string,
+    name: string,
+    { fresh = false } = {},
+  ): Promise<RegisteredCollection | null> {
+    const key = CollectionRegistryRepository.key(tenant, branch, name);
+    const cached = this.cache.get(key);
+    if (!fresh && cached && cached.until > Date.now()) return cached.entry;
+    if (cached) this.cache.delete(key);
     const doc = await this.registry
       .findOne({ ...CollectionRegistryRepository.scope(tenant, branch), name })
       .lean<CollectionRegistryDocument>()
@@ -72,12 +101,36 @@ export class CollectionRegistryRepository implements OnModuleInit {
     return docs.map(toEntry);
   }
 
+  /** Every collection of a tenant, in every branch (an erasure drops them all). */
+  async listInEveryBranch(tenant: Tenant): Promise<(RegisteredCollection & { branch: string })[]> {
+    const docs = await this.registry
+      .find({ tenantKind: tenant.kind, tenant: tenant.id })
+      .lean<CollectionRegistryDocument[]>()
+      .exec();
+    return docs.map((doc) => ({ ...toEntry(doc), branch: doc.branch }));
+  }
+
   /**
-   * Registers a collection in the next free slot and returns it; null when the namespace has
+   * Removes an entry (its tombstone is written already) and forgets it here; false when it was
+   * gone. Requests that read it before still hold it; the tombstone outlives them.
+   */
+  async remove(tenant: Tenant, branch: string, entry: RegisteredCollection): Promise<boolean> {
+    this.cache.delete(CollectionRegistryRepository.key(tenant, branch, entry.name));
+    const result = await this.registry.deleteOne({ _id: new Types.ObjectId(entry.id) }).exec();
+    return result.deletedCount === 1;
+  }
+
+  /** Removes an entry by id, whoever's it is: a tombstone's reaper finishing a drop. */
+  async removeById(id: Types.ObjectId): Promise<void> {
+    await this.registry.deleteOne({ _id: id }).exec();
+  }
+
+  /**
+   * Registers a collection in the lowest free slot and returns it; null when the namespace has
    * `max` collections. A unique index on the name makes concurrent first writes of one name agree
    * on one entry; a unique index on the slot makes concurrent creates of different names queue
-   * for the remaining places (claimSlot), so the quota is never exceeded. Collections are never
-   * removed, so the slots of a namespace are 0..n-1 and their number is the first free one.
+   * for the remaining places (claimSlot), so the quota is never exceeded. A drop gives its slot
+   * back, so the first free slot is looked up, not counted.
    */
   async register(
     tenant: Tenant,
@@ -85,19 +138,21 @@ export class CollectionRegistryRepository implements OnModuleInit {
     name: string,
     max: number,
   ): Promise<RegisteredCollection | null> {
+    const scope = CollectionRegistryRepository.scope(tenant, branch);
     const entry = await claimSlot<RegisteredCollection>(
       {
-        firstFree: () => this.countFor(tenant, branch),
+        firstFree: async () => {
+          const docs = await this.registry
+            .find(scope)
+            .select({ slot: 1 })
+            .lean<{ slot: number }[]>()
+            .exec();
+          return lowestFree(new Set(docs.map((d) => d.slot)));
+        },
         take: async (slot) => {
           const _id = new Types.ObjectId();
           const created = await orDuplicate(() =>
-            this.registry.create({
-              _id,
-              ...CollectionRegistryRepository.scope(tenant, branch),
-              name,
-              slot,
-              physical: `d_${_id.toHexString()}`,
-            }),
+            this.registry.create({ _id, ...scope, name, slot, physical: `d_${_id.toHexString()}` }),
           );
           if (created === DUPLICATE) {
             // The name was registered concurrently, or the slot was taken: which one is not in

@@ -36,9 +36,9 @@ export class CollectionRegistryDocument {
   physical!: string;
 
   /**
-   * Position of the collection in its namespace (0, 1, …). Unique per namespace, and collections
-   * are never removed, so the slots of a namespace are exactly 0..n-1 and a slot below the quota
-   * is a place in the quota: concurrent creates cannot exceed it.
+   * Position of the collection in its namespace (0, 1, …), below the quota. Unique per namespace,
+   * so a slot is a place in the quota and concurrent creates cannot exceed it; a drop gives its
+   * slot back.
    */
   @Prop({ required: true })
   slot!: number;

@@ -5,9 +5,14 @@ import {
   CollectionRegistryRepository,
   type RegisteredCollection,
 } from './collection-registry.repository';
+import { CollectionDropsService } from './collection-drops.service';
 import { COLLECTION_NAME_PATTERN } from './data.constants';
 import { DataItemRepository, type IndexInfo } from './data-item.repository';
-import { CollectionQuotaExceededError, InvalidCollectionNameError } from './data.errors';
+import {
+  CollectionNotFoundError,
+  CollectionQuotaExceededError,
+  InvalidCollectionNameError,
+} from './data.errors';
 
 export interface CollectionSummary {
   name: string;
@@ -23,6 +28,7 @@ export class CollectionsService {
   constructor(
     private readonly registry: CollectionRegistryRepository,
     private readonly items: DataItemRepository,
+    private readonly drops: CollectionDropsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -61,5 +67,14 @@ export class CollectionsService {
     const entry = await this.registry.register(tenantOf(principal), principal.branch, name, max);
     if (!entry) throw new CollectionQuotaExceededError(max);
     return entry;
+  }
+
+  /**
+   * Drops the caller's collection: its items, indexes and registry entry; its quota slot is free
+   * at once (CollectionDropsService says how a racing write is handled). 404 when there is none.
+   */
+  async drop(principal: CustomerPrincipal, name: string): Promise<void> {
+    if (!(await this.drops.drop(tenantOf(principal), principal.branch, name)))
+      throw new CollectionNotFoundError(name);
   }
 }

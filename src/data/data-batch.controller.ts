@@ -24,12 +24,13 @@ import {
 } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Auth, CurrentPrincipal, type CustomerPrincipal } from '../auth';
-import { ProblemDto, ValidationFailedError } from '../common/errors';
+import { ForbiddenError, ProblemDto, ValidationFailedError } from '../common/errors';
 import { answerWrite, IfMatchHeader } from '../common/http/conditional';
 import type { IfMatch } from '../common/http/etag';
 import { ApiConditional } from '../common/http/openapi-conditional';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { CollectionNamePipe } from './collection-name.pipe';
+import { CollectionsService } from './collections.service';
 import { toBulkInputs, toItemsChangeRequest, toItemsRemovalRequest } from './data-requests';
 import { CollectionParam } from './data.openapi';
 import {
@@ -67,6 +68,7 @@ export class DataBatchController {
   constructor(
     private readonly batches: ItemBatchesService,
     private readonly items: ItemsService,
+    private readonly collections: CollectionsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.budget = dataBudget(config.limits);
@@ -184,38 +186,71 @@ export class DataBatchController {
   }
 
   /**
-   * Deletes the items the filter selects: with `multi: true` every one (200 `{deleted}`),
-   * otherwise exactly one (204; 404 when none, 409 when several). A body with a `filter` is
-   * required.
+   * With a body: deletes the items its `filter` selects — with `multi: true` every one (200
+   * `{deleted}`), otherwise exactly one (204; 404 when none, 409 when several). Without a body:
+   * drops the whole collection, its items and indexes, and frees its quota slot (root and team
+   * keys; 204, 404 when there is no such collection). A body without `filter` is a 400, so a
+   * filtered delete gone wrong never drops the collection.
    */
   @Delete(':collection')
   @ApiConditional('selective-write')
   @CollectionParam()
   @ApiBody({
     type: DeleteDataItemsDto,
+    required: false,
+    description: 'The items to delete. Without a body the collection itself is dropped.',
     examples: {
       many: { value: { filter: { status: 'void' }, multi: true } },
       one: { value: { filter: { orderNumber: 'A-1001' } } },
     },
   })
   @ApiOkResponse({ type: DeleteManyResultDto, description: 'multi: true → how many were deleted' })
-  @ApiNoContentResponse({ description: 'Without multi: the one item was deleted' })
-  @ApiBadRequestResponse({ type: ProblemDto, description: 'No filter or an empty one' })
-  @ApiNotFoundResponse({ type: ProblemDto, description: 'ITEM_NOT_FOUND (without multi)' })
+  @ApiNoContentResponse({
+    description:
+      'Without multi: the one item was deleted; without a body: the collection was dropped',
+  })
+  @ApiBadRequestResponse({
+    type: ProblemDto,
+    description: 'A body without filter, or an empty one; If-Match on a drop',
+  })
+  @ApiForbiddenResponse({ type: ProblemDto, description: 'A sub key tried to drop the collection' })
+  @ApiNotFoundResponse({
+    type: ProblemDto,
+    description: 'ITEM_NOT_FOUND (without multi); COLLECTION_NOT_FOUND (drop)',
+  })
   @ApiConflictResponse({ type: ProblemDto, description: 'AMBIGUOUS_MATCH (without multi)' })
   async deleteDataItems(
     @CurrentPrincipal() principal: CustomerPrincipal,
     @Param('collection', CollectionNamePipe) collection: string,
+    // Typed without `| undefined`, or the validation pipe would not know the DTO (metadata).
     @Body() body: DeleteDataItemsDto,
     @IfMatchHeader() ifMatch: IfMatch,
     @Res({ passthrough: true }) res: Response,
   ): Promise<DeleteManyResultDto | undefined> {
-    // A DELETE may come without a body at all (toItemsRemovalRequest takes undefined).
-    const request = toItemsRemovalRequest(body, this.filterLimits);
-    refuseIfMatch(ifMatch, request.multi);
-    if (request.multi) return this.batches.deleteMany(principal, collection, request);
-    await this.items.removeWhere(principal, collection, request, ifMatch);
+    // AbsentBodyAllowed: the pipe passes an absent body on as undefined.
+    if ((body as DeleteDataItemsDto | undefined) === undefined) {
+      await this.dropCollection(principal, collection, ifMatch);
+    } else {
+      const request = toItemsRemovalRequest(body, this.filterLimits);
+      refuseIfMatch(ifMatch, request.multi);
+      if (request.multi) return this.batches.deleteMany(principal, collection, request);
+      await this.items.removeWhere(principal, collection, request, ifMatch);
+    }
     res.status(HttpStatus.NO_CONTENT);
     return undefined;
+  }
+
+  private async dropCollection(
+    principal: CustomerPrincipal,
+    collection: string,
+    ifMatch: IfMatch,
+  ): Promise<void> {
+    if (principal.kind === 'sub')
+      throw new ForbiddenError('A sub key may not drop a collection; root and team keys may.');
+    if (ifMatch.kind !== 'absent')
+      throw new ValidationFailedError([
+        { field: 'If-Match', message: 'goes with a single-item write, not with a drop' },
+      ]);
+    await this.collections.drop(principal, collection);
   }
 }

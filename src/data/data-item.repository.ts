@@ -185,6 +185,15 @@ export class DataItemRepository {
     });
   }
 
+  /** Drops a native collection with its indexes; a collection that is not there is no error. */
+  async dropCollection(physical: string): Promise<void> {
+    try {
+      await this.collection(physical).drop();
+    } catch (error) {
+      if (!isNamespaceNotFound(error)) throw error;
+    }
+  }
+
   /**
    * Count from collection metadata (no scan): for unconfined, unfiltered counts only. `$collStats`
    * rather than estimatedDocumentCount: both read metadata on MongoDB, but FerretDB answers the

@@ -284,13 +284,13 @@ export function toItemsChangeRequest(
   return { ...change, conditions, multi: body.multi === true };
 }
 
-/** DELETE /data/{c}: the filter required (a DELETE without one would mean the whole collection). */
+/** DELETE /data/{c} with a body: the filter required (no body at all is a drop). */
 export function toItemsRemovalRequest(
-  body: DeleteDataItemsDto | undefined,
+  body: DeleteDataItemsDto,
   limits: FilterLimits,
 ): ItemRemovalRequest & { multi: boolean } {
-  const conditions = requiredFilter(body?.filter, limits);
-  return { ownerField: ownerFieldOf(body?.authField), conditions, multi: body?.multi === true };
+  const conditions = requiredFilter(body.filter, limits);
+  return { ownerField: ownerFieldOf(body.authField), conditions, multi: body.multi === true };
 }
 
 /**

@@ -1,5 +1,7 @@
 import { Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
+import { CollectionDropDocument, CollectionDropSchema } from './collection-drop.schema';
+import { CollectionDropsService } from './collection-drops.service';
 import { CollectionRegistryDocument, CollectionRegistrySchema } from './collection-registry.schema';
 import { CollectionRegistryRepository } from './collection-registry.repository';
 import { DataAnalysisController } from './data-analysis.controller';
@@ -23,6 +25,7 @@ import { UniqueValuesService } from './unique-values.service';
   imports: [
     MongooseModule.forFeature([
       { name: CollectionRegistryDocument.name, schema: CollectionRegistrySchema },
+      { name: CollectionDropDocument.name, schema: CollectionDropSchema },
       { name: IndexSlotDocument.name, schema: IndexSlotSchema },
       { name: UniqueClaimDocument.name, schema: UniqueClaimSchema },
     ]),
@@ -41,6 +44,7 @@ import { UniqueValuesService } from './unique-values.service';
     IndexSlotRepository,
     UniqueClaimRepository,
     CollectionsService,
+    CollectionDropsService,
     UniqueValuesService,
     ItemsService,
     ItemAnalysisService,

@@ -2,7 +2,7 @@ import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import type { Model } from 'mongoose';
 import { DUPLICATE, orDuplicate } from '../common/mongo/duplicate';
-import { claimSlot, type SlotSpace } from '../common/mongo/slots';
+import { claimSlot, lowestFree, type SlotSpace } from '../common/mongo/slots';
 import { IndexSlotDocument } from './index-slot.schema';
 
 /**
@@ -51,6 +51,11 @@ export class IndexSlotRepository implements OnModuleInit {
       await claimSlot(this.space(physical, unheld, Infinity, native, now), Infinity);
     }
     return (await claimSlot(this.space(physical, name, max, native, now), max)) ?? 'full';
+  }
+
+  /** Deletes every slot of a dropped collection. */
+  async deleteForCollection(physical: string): Promise<void> {
+    await this.slots.deleteMany({ physical }).exec();
   }
 
   /** Gives back the slot of an index that was not built, or was dropped. */
@@ -107,10 +112,4 @@ export class IndexSlotRepository implements OnModuleInit {
     }
     return held;
   }
-}
-
-function lowestFree(taken: ReadonlySet<number>): number {
-  let slot = 0;
-  while (taken.has(slot)) slot += 1;
-  return slot;
 }

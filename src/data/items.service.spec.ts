@@ -5,6 +5,7 @@ import { parseListQuery } from '../common/http/list-query';
 import type { AppConfig } from '../config';
 import type { CollectionRegistryRepository } from './collection-registry.repository';
 import { CollectionNamePipe } from './collection-name.pipe';
+import type { CollectionDropsService } from './collection-drops.service';
 import { CollectionsService } from './collections.service';
 import type { ItemMatch } from './data-query';
 import {
@@ -99,7 +100,8 @@ function setup() {
     findForItem: () => Promise.resolve([]),
   } as unknown as UniqueClaimRepository;
   const service = new ItemsService(
-    new CollectionsService(registry, items, config),
+    // Drops are tested on a real database (data-collections e2e).
+    new CollectionsService(registry, items, {} as CollectionDropsService, config),
     items,
     new UniqueValuesService(claims, items),
   );

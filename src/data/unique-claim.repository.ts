@@ -71,4 +71,9 @@ export class UniqueClaimRepository implements OnModuleInit {
       await this.claims.deleteOne({ _id: claim.key, token: claim.token }).exec();
     });
   }
+
+  /** Deletes every claim of a dropped collection. */
+  async deleteForCollection(physical: string): Promise<void> {
+    await this.claims.deleteMany({ physical }).exec();
+  }
 }

@@ -28,7 +28,9 @@ function flatten(errors: ValidationError[], parent = ''): FieldError[] {
 }
 
 type BodyShape =
-  { kind: 'object' } | { kind: 'array'; item: Type<object>; maxItems: number; tooMany: string };
+  | { kind: 'object' }
+  | { kind: 'absent-allowed' }
+  | { kind: 'array'; item: Type<object>; maxItems: number; tooMany: string };
 
 const bodyShapes = new WeakMap<object, BodyShape>();
 
@@ -40,6 +42,17 @@ const bodyShapes = new WeakMap<object, BodyShape>();
 export function JsonObjectBody(): ClassDecorator {
   return (target) => {
     bodyShapes.set(target, { kind: 'object' });
+  };
+}
+
+/**
+ * The body may be left out, and then means something of its own: the handler gets `undefined`
+ * instead of an empty DTO (DELETE /data/{c} without a body drops the collection). A body that is
+ * sent is validated as usual, so a sent body never falls back to the bodiless meaning.
+ */
+export function AbsentBodyAllowed(): ClassDecorator {
+  return (target) => {
+    bodyShapes.set(target, { kind: 'absent-allowed' });
   };
 }
 
@@ -82,8 +95,9 @@ class StrictValidationPipe extends ValidationPipe {
 
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     if (!metadata.metatype || !this.toValidate(metadata)) return super.transform(value, metadata);
-    const guarded = guardJson(value, this.requestRules, '');
     const shape = metadata.type === 'body' ? bodyShapes.get(metadata.metatype) : undefined;
+    if (shape?.kind === 'absent-allowed' && value === undefined) return undefined;
+    const guarded = guardJson(value, this.requestRules, '');
     if (shape?.kind === 'array') return this.transformArray(guarded, shape);
     // A body the client sent (even `null`) must be an object; only an absent body is left out.
     const sent = metadata.type === 'body' && value !== undefined;

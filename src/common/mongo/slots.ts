@@ -41,3 +41,10 @@ export async function claimSlot<T>(space: SlotSpace<T>, max: number): Promise<T 
     refused = slot;
   }
 }
+
+/** The lowest slot not in `taken`: where a claim starts in a space whose slots are given back. */
+export function lowestFree(taken: ReadonlySet<number>): number {
+  let slot = 0;
+  while (taken.has(slot)) slot += 1;
+  return slot;
+}

@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsDefined, IsString, MaxLength } from 'class-validator';
 import { OptionalField } from '../../common/dto';
 import { ApiSchemaPatch } from '../../common/http/openapi';
+import { AbsentBodyAllowed } from '../../common/http/validation';
 import { DATA_VALUE, FIELD_NAME_SCHEMA_PATTERN } from '../json-guard';
 import { AuthFieldProperty, BODY_FILTER_CONDITION, Raw } from './data-item.dto';
 
@@ -88,6 +89,7 @@ export class BulkCreateResultDto {
 }
 
 /** Body of DELETE /data/{c}. */
+@AbsentBodyAllowed()
 export class DeleteDataItemsDto {
   /**
    * The items to delete: conditions like the `filter` of DELETE /data/{c}/{indexName}/{indexValue};

@@ -1,0 +1,24 @@
+import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
+import type { Types } from 'mongoose';
+
+/**
+ * The tombstone of a dropped collection, written before its registry entry goes. While it lasts
+ * (COLLECTION_DROP_GRACE_MS) every instance drops the native collection again, so a write that
+ * looked the entry up before the drop and lands after it cannot leave a collection that no entry
+ * names. It holds no tenant or collection name: after an account's erasure nothing names the
+ * account, tombstones included.
+ */
+@Schema({ collection: 'data_collection_drops', versionKey: false })
+export class CollectionDropDocument {
+  /** The `_id` of the registry entry that was dropped. */
+  _id!: Types.ObjectId;
+
+  /** The native collection (`d_<registry id>`). */
+  @Prop({ required: true })
+  physical!: string;
+
+  @Prop({ type: Date, required: true })
+  droppedAt!: Date;
+}
+
+export const CollectionDropSchema = SchemaFactory.createForClass(CollectionDropDocument);
