@@ -90,6 +90,19 @@ export class ApiKeyRepository implements OnModuleInit {
     return result.deletedCount;
   }
 
+  /** Deletes every key of a user (root and sub keys) or of a team; how many there were. */
+  async deleteAllOf(owner: { subject: string } | { teamId: string }): Promise<number> {
+    const id = 'subject' in owner ? owner.subject : owner.teamId;
+    // An empty id would name every key of the other kind.
+    if (id === '') throw new Error('deleteAllOf needs a subject or a team id');
+    const filter =
+      'subject' in owner
+        ? { subject: owner.subject }
+        : { kind: 'team' as const, teamId: owner.teamId };
+    const result = await this.keys.deleteMany(filter).exec();
+    return result.deletedCount;
+  }
+
   /** Whether the user has a key with this id, in any branch. */
   async existsForSubject(subject: string, id: string): Promise<boolean> {
     if (!isObjectIdHex(id)) return false;

@@ -119,6 +119,11 @@ export class ApiKeyService {
     await this.keys.deleteForProfile(subject, profileId);
   }
 
+  /** Revokes every key of a user (root and sub keys, every branch) or of a team: an erasure. */
+  async revokeAllOf(owner: { subject: string } | { teamId: string }): Promise<void> {
+    await this.keys.deleteAllOf(owner);
+  }
+
   /** The user's keys; for a manager bound to a branch only the keys bound to that branch. */
   list(manager: KeyManager): Promise<ApiKeyRecord[]> {
     return this.keys.listInScope(scopeOf(manager));

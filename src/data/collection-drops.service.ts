@@ -76,10 +76,16 @@ export class CollectionDropsService implements OnApplicationBootstrap, OnModuleD
     return entry !== null && this.dropEntry(tenant, branch, entry);
   }
 
-  /** Drops every collection of a tenant in every branch; how many there were. */
-  async dropAll(tenant: Tenant): Promise<number> {
+  /**
+   * Drops every collection of a tenant in every branch (an erasure), calling `dropped` after
+   * each; how many there were.
+   */
+  async dropAll(tenant: Tenant, dropped: () => Promise<void> = async () => {}): Promise<number> {
     const entries = await this.registry.listInEveryBranch(tenant);
-    for (const entry of entries) await this.dropEntry(tenant, entry.branch, entry);
+    for (const entry of entries) {
+      await this.dropEntry(tenant, entry.branch, entry);
+      await dropped();
+    }
     return entries.length;
   }
 

@@ -39,13 +39,18 @@ export class CollectionsService {
 
   /** The caller's collections in the request branch, sorted by name, with their indexes. */
   async list(principal: CustomerPrincipal): Promise<CollectionSummary[]> {
-    const entries = await this.registry.listFor(tenantOf(principal), principal.branch);
+    const entries = await this.registered(principal);
     return Promise.all(
       entries.map(async (entry) => ({
         name: entry.name,
         indexes: await this.items.listIndexes(entry.physical),
       })),
     );
+  }
+
+  /** The registry entries of the caller's namespace in the request branch. */
+  registered(principal: CustomerPrincipal): Promise<RegisteredCollection[]> {
+    return this.registry.listFor(tenantOf(principal), principal.branch);
   }
 
   /** The collection quota of the caller's namespace in the request branch. */

@@ -51,7 +51,7 @@ import { UniqueValuesService } from './unique-values.service';
     ItemBatchesService,
     IndexesService,
   ],
-  // GET /me reports the collection quota.
-  exports: [CollectionsService],
+  // GET /me reports the collection quota; erasures drop collections and purge owned items.
+  exports: [CollectionsService, CollectionDropsService, ItemBatchesService],
 })
 export class DataModule {}

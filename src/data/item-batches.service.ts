@@ -141,7 +141,28 @@ export class ItemBatchesService {
     };
     const target = await this.collections.find(principal, collection);
     if (!target) return { deleted: 0 };
-    const { physical } = target;
+    return { deleted: await this.deleteMatching(target.physical, match) };
+  }
+
+  /**
+   * Deletes, in every collection of the caller's namespace in the request branch, the items whose
+   * `ownerField` (checked by ownerFieldOf) holds `owner` (a deleted sub profile's accountId);
+   * how many went.
+   */
+  async deleteOwnedEverywhere(
+    principal: CustomerPrincipal,
+    ownerField: string,
+    owner: string,
+  ): Promise<number> {
+    const match: ItemMatch = { scope: { field: ownerField, value: owner }, conditions: [] };
+    let deleted = 0;
+    for (const entry of await this.collections.registered(principal))
+      deleted += await this.deleteMatching(entry.physical, match);
+    return deleted;
+  }
+
+  /** Deletes the matching items in rounds of ids, giving back the claims of those that went. */
+  private async deleteMatching(physical: string, match: ItemMatch): Promise<number> {
     let deleted = 0;
     for (;;) {
       const ids = await this.items.findMatchingIds(physical, match, DELETE_BATCH);
@@ -154,6 +175,6 @@ export class ItemBatchesService {
       // Nothing went although the ids matched a moment ago: they changed since; stop here.
       if (count === 0 || ids.length < DELETE_BATCH) break;
     }
-    return { deleted };
+    return deleted;
   }
 }

@@ -22,7 +22,7 @@ import {
 } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Auth, CurrentPrincipal, type Principal } from '../auth';
-import { ProblemDto } from '../common/errors';
+import { ProblemDto, ValidationFailedError } from '../common/errors';
 import { answerRead, answerWrite, IfMatchHeader } from '../common/http/conditional';
 import type { IfMatch } from '../common/http/etag';
 import { ApiConditional } from '../common/http/openapi-conditional';
@@ -32,6 +32,7 @@ import {
   ProfileGroupDto,
   ProfileTargetQueryDto,
   SubProfileParamsDto,
+  SubProfileDeletionQueryDto,
   SubProfileQueryDto,
   UpdateProfileDto,
 } from './dto/profile-request.dto';
@@ -208,13 +209,28 @@ export class ProfileController {
 
   /**
    * Deletes a sub profile of your subject in the request branch (root keys only) and revokes
-   * every key acting as it; the items it owned stay, owned by its accountId. Without clientId
-   * the accountId must be unique among the sub profiles (else 409).
+   * every key acting as it. The items it owned stay, owned by its accountId, unless
+   * `purgeData=true`: then the items whose owner field (`authField`, default `userId`) holds its
+   * accountId are deleted in every collection of the namespace in that branch, before the
+   * profile. Without clientId the accountId must be unique among the sub profiles (else 409).
    */
   @Delete(':accountId')
   @Auth('root')
   @HttpCode(HttpStatus.NO_CONTENT)
-  @ApiNoContentResponse({ description: 'Deleted; its keys no longer work' })
+  @ApiNoContentResponse({
+    description:
+      'Deleted; its keys no longer work. With purgeData, `X-Items-Deleted` says how many items went.',
+    headers: {
+      'X-Items-Deleted': {
+        description: 'With purgeData=true: the number of items deleted',
+        schema: { type: 'integer', minimum: 0 },
+      },
+    },
+  })
+  @ApiBadRequestResponse({
+    type: ProblemDto,
+    description: 'A bad clientId, purgeData or authField',
+  })
   @ApiConflictResponse({
     type: ProblemDto,
     description: 'AMBIGUOUS_MATCH: the accountId exists under several clientIds; add clientId',
@@ -223,8 +239,19 @@ export class ProfileController {
   async deleteSubProfile(
     @CurrentPrincipal() principal: RootPrincipal,
     @Param() params: SubProfileParamsDto,
-    @Query() query: SubProfileQueryDto,
+    @Query() query: SubProfileDeletionQueryDto,
+    @Res({ passthrough: true }) res: Response,
   ): Promise<void> {
-    await this.deletion.deleteSubProfile(principal, params.accountId, query.clientId);
+    if (query.purgeData !== 'true' && query.authField !== undefined)
+      throw new ValidationFailedError([
+        { field: 'authField', message: 'goes with purgeData=true' },
+      ]);
+    const { itemsDeleted } = await this.deletion.deleteSubProfile(
+      principal,
+      params.accountId,
+      query.clientId,
+      query.purgeData === 'true' ? { kind: 'purge', authField: query.authField } : { kind: 'keep' },
+    );
+    if (query.purgeData === 'true') res.setHeader('X-Items-Deleted', String(itemsDeleted));
   }
 }

@@ -2,6 +2,7 @@ import { Inject, Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { FallbackWriteQueue } from '../common/mongo/fallback-database';
+import { DataModule } from '../data/data.module';
 import { ProfileController } from './profile.controller';
 import { ProfilesController } from './profiles.controller';
 import { profileJsonLimits, useProfileJsonLimits } from './profile-json';
@@ -17,6 +18,8 @@ import { ProfileDeletionService } from './profile-deletion.service';
       { name: ProfileDocument.name, schema: ProfileSchema },
       { name: UserDocument.name, schema: UserSchema },
     ]),
+    // Deleting a sub profile with purgeData deletes the items it owned.
+    DataModule,
   ],
   controllers: [ProfileController, ProfilesController],
   providers: [

@@ -67,6 +67,11 @@ export class ProfileRepository implements OnModuleInit {
     await this.users.deleteOne({ _id: subject }).exec();
   }
 
+  /** Deletes every profile of a subject, root and sub, in every branch. */
+  async deleteAllOfSubject(subject: string): Promise<void> {
+    await this.profiles.deleteMany({ subject }).exec();
+  }
+
   async userExists(subject: string): Promise<boolean> {
     return (await this.users.exists({ _id: subject }).exec()) !== null;
   }

@@ -80,6 +80,20 @@ export class ProfileService {
     }
   }
 
+  /** Whether a user with this subject is registered. */
+  userExists(subject: string): Promise<boolean> {
+    return this.profiles.userExists(subject);
+  }
+
+  /**
+   * Erases a user's profiles (root and sub, every branch), then the user registration: the last
+   * step of an account erasure, so the subject stays taken until everything else is gone.
+   */
+  async eraseUser(subject: string): Promise<void> {
+    await this.profiles.deleteAllOfSubject(subject);
+    await this.profiles.deleteUser(subject);
+  }
+
   async getRoot(subject: string): Promise<Profile> {
     const profile = await this.profiles.findByKey(rootKey(subject));
     if (!profile) throw new UserNotFoundError(subject);

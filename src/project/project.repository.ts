@@ -202,6 +202,14 @@ export class ProjectRepository implements OnModuleInit {
     return result.deletedCount === 1;
   }
 
+  /** Deletes every project of the owner in every branch (an erasure); how many there were. */
+  async deleteAllOwned(owner: ProjectOwner): Promise<number> {
+    const result = await this.projects
+      .deleteMany({ userId: owner.userId, teamId: owner.teamId })
+      .exec();
+    return result.deletedCount;
+  }
+
   /** One page of the owner's projects in the branch, in the requested order. */
   async listOwned(
     owner: ProjectOwner,

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { Principal } from '../auth';
+import type { Principal, Tenant } from '../auth';
 import {
   ForbiddenError,
   PreconditionFailedError,
@@ -44,6 +44,13 @@ export class ProjectService {
   private readonly writes = new FallbackWriteQueue();
 
   constructor(private readonly projects: ProjectRepository) {}
+
+  /** Deletes every project of a user or a team, in every branch: part of an erasure. */
+  async deleteAllOf(tenant: Tenant): Promise<void> {
+    await this.projects.deleteAllOwned(
+      tenant.kind === 'user' ? { userId: tenant.id, teamId: '' } : { userId: '', teamId: tenant.id },
+    );
+  }
 
   async create(principal: Principal, fields: ProjectFields): Promise<Project> {
     return this.projects.insert(projectOwnerOf(principal), principal.branch, fields);

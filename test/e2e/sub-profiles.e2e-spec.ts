@@ -140,6 +140,101 @@ describe('DELETE /profile/{accountId}', () => {
     );
   });
 
+  it('with purgeData=true deletes the items it owned in every collection of its branch', async () => {
+    const doomed = await createSubKey(t, user, { clientId: 'web', accountId: 'acct-purge' });
+    const keeper = await createSubKey(t, user, { clientId: 'web', accountId: 'acct-keep' });
+    const staging = await createSubKey(t, user, {
+      clientId: 'web',
+      accountId: 'acct-purge',
+      branch: 'staging',
+    });
+    const write = (key: string, collection: string, item: object, branch = '') =>
+      t
+        .http()
+        .post(`/data/${collection}`)
+        .set('X-Api-Key', key)
+        .set('X-Branch', branch)
+        .send({ item })
+        .expect(200);
+    await write(doomed.apiKey, 'purge-a', { _id: 'a1' });
+    await write(doomed.apiKey, 'purge-a', { _id: 'a2' });
+    await write(doomed.apiKey, 'purge-b', { _id: 'b1' });
+    await write(keeper.apiKey, 'purge-a', { _id: 'k1' });
+    // The same accountId in another branch, and an item filed under another owner field.
+    await write(staging.apiKey, 'purge-a', { _id: 's1' }, 'staging');
+    await write(user.apiKey, 'purge-b', { _id: 'r1', ownerId: 'acct-purge' });
+
+    const res = await t
+      .http()
+      .delete('/profile/acct-purge')
+      .query({ clientId: 'web', purgeData: 'true' })
+      .set('X-Api-Key', user.apiKey)
+      .expect(204);
+    expect(res.headers['x-items-deleted']).toBe('3');
+
+    const ids = async (collection: string, branch = '') =>
+      (
+        (
+          await t
+            .http()
+            .get(`/data/${collection}`)
+            .set('X-Api-Key', user.apiKey)
+            .set('X-Branch', branch)
+        ).body as { _id: string }[]
+      ).map((i) => i._id);
+    expect(await ids('purge-a')).toEqual(['k1']);
+    expect(await ids('purge-b')).toEqual(['r1']);
+    expect(await ids('purge-a', 'staging')).toEqual(['s1']);
+    expectProblem(
+      await t.http().get('/profile').set('X-Api-Key', doomed.apiKey),
+      401,
+      'UNAUTHENTICATED',
+    );
+  });
+
+  it('purges by the named authField', async () => {
+    const doomed = await createSubKey(t, user, { clientId: 'web', accountId: 'acct-field' });
+    await t
+      .http()
+      .post('/data/by-field')
+      .set('X-Api-Key', doomed.apiKey)
+      .send({ item: { _id: 'f1' }, authField: 'ownerId' })
+      .expect(200);
+    await t
+      .http()
+      .post('/data/by-field')
+      .set('X-Api-Key', doomed.apiKey)
+      .send({ item: { _id: 'f2' } })
+      .expect(200);
+    const res = await t
+      .http()
+      .delete('/profile/acct-field')
+      .query({ clientId: 'web', purgeData: 'true', authField: 'ownerId' })
+      .set('X-Api-Key', user.apiKey)
+      .expect(204);
+    expect(res.headers['x-items-deleted']).toBe('1');
+    const left = await t.http().get('/data/by-field').set('X-Api-Key', user.apiKey).expect(200);
+    expect((left.body as { _id: string }[]).map((i) => i._id)).toEqual(['f2']);
+  });
+
+  it('refuses a bad purgeData or authField before deleting anything', async () => {
+    const sub = await createSubKey(t, user, { clientId: 'web', accountId: 'acct-bad' });
+    for (const query of [
+      { purgeData: 'yes' },
+      { purgeData: 'true', authField: '$where' },
+      { purgeData: 'true', authField: '_createdAt' },
+      { authField: 'ownerId' },
+    ]) {
+      const res = await t
+        .http()
+        .delete('/profile/acct-bad')
+        .query({ clientId: 'web', ...query })
+        .set('X-Api-Key', user.apiKey);
+      expectProblem(res, 400, 'VALIDATION_FAILED');
+    }
+    await t.http().get('/profile').set('X-Api-Key', sub.apiKey).expect(200);
+  });
+
   it('is for root keys only', async () => {
     const sub = subs[0] as TestSubProfile;
     expectProblem(

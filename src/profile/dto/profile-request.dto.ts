@@ -3,12 +3,14 @@ import {
   ArrayMaxSize,
   IsArray,
   IsEmail,
+  IsIn,
   IsString,
   Matches,
   MaxLength,
   ValidateBy,
 } from 'class-validator';
 import { OptionalField } from '../../common/dto';
+import { OWNER_FIELD_SCHEMA_PATTERN } from '../../data/json-guard';
 import { JsonObjectBody } from '../../common/http/validation';
 import {
   MAX_GROUPS,
@@ -76,6 +78,29 @@ export class SubProfileQueryDto {
   @Matches(PROFILE_NAME_PATTERN, { message: `clientId must be ${PROFILE_NAME_RULE}` })
   @ApiPropertyOptional({ example: 'mobile-app', pattern: NAME_SCHEMA_PATTERN })
   clientId?: string;
+}
+
+export class SubProfileDeletionQueryDto extends SubProfileQueryDto {
+  /**
+   * `true`: also delete the items the sub profile owned — those whose owner field holds its
+   * accountId — in every collection of the namespace in the request branch. Default: they stay.
+   */
+  @OptionalField()
+  @IsIn(['true', 'false'], { message: 'purgeData must be true or false' })
+  @ApiPropertyOptional({ enum: ['true', 'false'], default: 'false' })
+  purgeData?: 'true' | 'false';
+
+  /** With purgeData: the owner field of the items (default `userId`), as on the data routes. */
+  @OptionalField()
+  @IsString()
+  @MaxLength(256)
+  @ApiPropertyOptional({
+    example: 'userId',
+    default: 'userId',
+    pattern: OWNER_FIELD_SCHEMA_PATTERN,
+    maxLength: 256,
+  })
+  authField?: string;
 }
 
 @JsonObjectBody()
