@@ -21,6 +21,8 @@ import { MigrationsModule } from './migrations/migrations.module';
 import { ProfileModule } from './profile/profile.module';
 import { ProfileService } from './profile/profile.service';
 import { ProjectModule } from './project/project.module';
+import { LifecycleModule } from './lifecycle/lifecycle.module';
+import { TeamModule, TeamService } from './team';
 
 /**
  * Driver settings that bound every operation when the database is dead, frozen or partitioned
@@ -87,13 +89,20 @@ export class AppModule {
         MigrationsModule,
         HealthModule,
         MetricsModule.forRoot(metrics),
-        AuthModule.register({ imports: [ProfileModule], subProfiles: ProfileService }),
+        AuthModule.register({
+          imports: [ProfileModule, TeamModule],
+          subProfiles: ProfileService,
+          teamMemberships: TeamService,
+        }),
         IdempotencyModule.forRoot({ scopeOf: idempotencyScopeOf }),
         AdminModule,
         ProfileModule,
         ProjectModule,
         DataModule,
         MeModule,
+        TeamModule,
+        // After ProfileModule: its DELETE /profile sits beside /profile/{accountId} and /groups.
+        LifecycleModule,
       ],
       providers: [
         // Guards run in this order: the rate limit first (it also limits bad keys), then auth.

@@ -1,18 +1,16 @@
 import { Module } from '@nestjs/common';
-import { MongooseModule } from '@nestjs/mongoose';
+import { DataModule } from '../data/data.module';
 import { ProfileModule } from '../profile';
+import { TeamModule } from '../team';
+import { AdminTeamsController } from './admin-teams.controller';
+import { AdminUsersController } from './admin-users.controller';
 import { AdminController } from './admin.controller';
 import { AdminService } from './admin.service';
-import { TeamRepository } from './team.repository';
-import { TeamDocument, TeamSchema } from './team.schema';
 
 /** The operator API. ApiKeyService, which mints the keys, comes from the global AuthModule. */
 @Module({
-  imports: [
-    MongooseModule.forFeature([{ name: TeamDocument.name, schema: TeamSchema }]),
-    ProfileModule,
-  ],
-  controllers: [AdminController],
-  providers: [AdminService, TeamRepository],
+  imports: [ProfileModule, TeamModule, DataModule],
+  controllers: [AdminController, AdminTeamsController, AdminUsersController],
+  providers: [AdminService],
 })
 export class AdminModule {}

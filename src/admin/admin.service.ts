@@ -1,15 +1,14 @@
 import { Injectable } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
 import { ApiKeyService } from '../auth/api-key.service';
 import { ProfileService, type PlanInput, type Profile } from '../profile';
-import { TeamRepository, type Team } from './team.repository';
+import { TeamService, type Team } from '../team';
 
 @Injectable()
 export class AdminService {
   constructor(
     private readonly profiles: ProfileService,
     private readonly keys: ApiKeyService,
-    private readonly teams: TeamRepository,
+    private readonly teams: TeamService,
   ) {}
 
   async createUser(email: string, subject?: string): Promise<{ profile: Profile; apiKey: string }> {
@@ -19,7 +18,7 @@ export class AdminService {
   }
 
   async createTeam(name: string): Promise<{ team: Team; apiKey: string }> {
-    const team = await this.teams.insert(randomUUID(), name);
+    const team = await this.teams.create(name);
     const { apiKey } = await this.keys.issueTeamKey(team.id);
     return { team, apiKey };
   }

@@ -1,4 +1,4 @@
-import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { DomainError, ForbiddenError, UnauthenticatedError } from '../common/errors';
@@ -9,11 +9,17 @@ import { AuthFailureLimiter } from './auth-failure.limiter';
 import {
   BranchMismatchError,
   InvalidBranchError,
+  InvalidTeamHeaderError,
   TooManyFailedAuthenticationsError,
 } from './auth.errors';
 import { ALLOWED_KINDS, IS_PUBLIC, type RequestWithPrincipal } from './auth.decorators';
 import { isValidBranch } from './branch';
-import type { PrincipalKind } from './principal';
+import type { Principal, PrincipalKind } from './principal';
+import {
+  TEAM_ID_PATTERN,
+  TEAM_MEMBERSHIP_LOOKUP,
+  type TeamMembershipLookup,
+} from './team-memberships.port';
 
 /** Reads the key from X-Api-Key, or from `Authorization: Bearer <key>`. */
 export function presentedKey(req: Request): string | undefined {
@@ -52,6 +58,7 @@ export class ApiKeyGuard implements CanActivate {
     private readonly reflector: Reflector,
     private readonly keys: ApiKeyService,
     private readonly failures: AuthFailureLimiter,
+    @Inject(TEAM_MEMBERSHIP_LOOKUP) private readonly teams: TeamMembershipLookup,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -63,11 +70,9 @@ export class ApiKeyGuard implements CanActivate {
     // Without a key nothing is guessed: a plain 401, limited by the per-address rate limit only.
     const digest = presentedKeyDigest(req);
     if (!digest) throw new UnauthenticatedError();
-    const { principal, boundBranch } = await this.authenticate(
-      req,
-      http.getResponse<Response>(),
-      digest,
-    );
+    const identity = await this.authenticate(req, http.getResponse<Response>(), digest);
+    const { boundBranch } = identity;
+    const principal = await this.actingFor(req, identity.principal);
 
     const allowed =
       this.reflector.getAllAndOverride<PrincipalKind[] | undefined>(ALLOWED_KINDS, targets) ?? [];
@@ -81,6 +86,30 @@ export class ApiKeyGuard implements CanActivate {
 
     req.principal = { ...principal, branch: requestBranch(req, boundBranch) };
     return true;
+  }
+
+  /**
+   * With `X-Team: <teamId>` a member's root key acts for the team, exactly as a team key of the
+   * same branch binding would; anything else with X-Team is refused. Membership is read on every
+   * such request, so a removal takes effect at once.
+   */
+  private async actingFor(req: Request, principal: Principal): Promise<Principal> {
+    const header = req.headers['x-team'];
+    if (header === undefined) return principal;
+    if (Array.isArray(header)) throw new InvalidTeamHeaderError('must be sent at most once');
+    if (!TEAM_ID_PATTERN.test(header)) throw new InvalidTeamHeaderError('must be a team id (UUID)');
+    if (principal.kind !== 'root')
+      throw new ForbiddenError('X-Team is for root keys of team members.');
+    if ((await this.teams.roleOf(header, principal.subject)) === null)
+      throw new ForbiddenError(`You are not a member of team ${header}.`);
+    return {
+      kind: 'team',
+      keyId: principal.keyId,
+      teamId: header,
+      branch: principal.branch,
+      boundBranch: principal.boundBranch,
+      actingSubject: principal.subject,
+    };
   }
 
   /**

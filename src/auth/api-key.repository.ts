@@ -103,6 +103,22 @@ export class ApiKeyRepository implements OnModuleInit {
     return result.deletedCount;
   }
 
+  async listForTeam(teamId: string): Promise<ApiKeyRecord[]> {
+    const docs = await this.keys
+      .find({ kind: 'team', teamId })
+      .sort({ createdAt: 1 })
+      .lean<ApiKeyDocument[]>()
+      .exec();
+    return docs.map(toRecord);
+  }
+
+  /** Deletes a team key of the team; false when the team has no such key. */
+  async deleteForTeam(teamId: string, id: string): Promise<boolean> {
+    if (!isObjectIdHex(id) || teamId === '') return false;
+    const result = await this.keys.deleteOne({ _id: id, kind: 'team', teamId }).exec();
+    return result.deletedCount === 1;
+  }
+
   /** Whether the user has a key with this id, in any branch. */
   async existsForSubject(subject: string, id: string): Promise<boolean> {
     if (!isObjectIdHex(id)) return false;

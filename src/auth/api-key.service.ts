@@ -63,6 +63,32 @@ export class ApiKeyService {
   }
 
   /**
+   * A further key of a team (an admin member asks): optionally named, bound to a branch and
+   * expiring, like a root key from POST /api-keys.
+   */
+  async createForTeam(
+    teamId: string,
+    request: Pick<CreateKeyRequest, 'name' | 'branch' | 'expiresAt'>,
+  ): Promise<IssuedKey> {
+    refusePastExpiry(request.expiresAt);
+    return this.issue({
+      kind: 'team',
+      teamId,
+      name: request.name ?? '',
+      branch: request.branch ?? null,
+      expiresAt: request.expiresAt ?? null,
+    });
+  }
+
+  listForTeam(teamId: string): Promise<ApiKeyRecord[]> {
+    return this.keys.listForTeam(teamId);
+  }
+
+  async revokeForTeam(teamId: string, id: string): Promise<void> {
+    if (!(await this.keys.deleteForTeam(teamId, id))) throw new ApiKeyNotFoundError(id);
+  }
+
+  /**
    * POST /api-keys: a root key, or with clientId + accountId a sub key acting as that existing
    * sub profile (bound to the profile's branch). A manager bound to a branch mints only keys
    * bound to it, and sub keys only for sub profiles in it.
@@ -73,11 +99,7 @@ export class ApiKeyService {
     request: CreateKeyRequest,
   ): Promise<IssuedKey> {
     const { subject } = manager;
-    if (request.expiresAt && request.expiresAt.getTime() <= Date.now()) {
-      throw new ValidationFailedError([
-        { field: 'expiresAt', message: 'expiresAt must be in the future' },
-      ]);
-    }
+    refusePastExpiry(request.expiresAt);
     const hasClient = request.clientId !== undefined;
     const hasAccount = request.accountId !== undefined;
     if (hasClient !== hasAccount) {
@@ -159,6 +181,14 @@ export class ApiKeyService {
       prefix: generated.prefix,
     });
     return { key, apiKey: generated.secret };
+  }
+}
+
+function refusePastExpiry(expiresAt: Date | undefined): void {
+  if (expiresAt && expiresAt.getTime() <= Date.now()) {
+    throw new ValidationFailedError([
+      { field: 'expiresAt', message: 'expiresAt must be in the future' },
+    ]);
   }
 }
 

@@ -14,8 +14,9 @@ import {
 } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { ProblemDto } from '../common/errors';
-import { API_KEY_SCHEME, BEARER_SCHEME, BRANCH_HEADER } from '../common/http/openapi';
+import { API_KEY_SCHEME, BEARER_SCHEME, BRANCH_HEADER, TEAM_HEADER } from '../common/http/openapi';
 import type { Principal, PrincipalKind } from './principal';
+import { TEAM_ID_PATTERN } from './team-memberships.port';
 
 export const IS_PUBLIC = 'auth:public';
 export const ALLOWED_KINDS = 'auth:kinds';
@@ -55,6 +56,17 @@ export function Auth(...kinds: PrincipalKind[]): MethodDecorator & ClassDecorato
           "Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH.",
         // '' is the standard branch.
         schema: { type: 'string', pattern: '^(|[a-z0-9][a-z0-9._-]{0,62})$' },
+      }),
+    );
+  }
+  if (kinds.includes('team')) {
+    decorators.push(
+      ApiHeader({
+        name: TEAM_HEADER,
+        required: false,
+        description:
+          "With a root key of a member of the team: act for the team, as the team's key would. Not a member (or no such team) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN; not a team id, or sent twice → 400 VALIDATION_FAILED.",
+        schema: { type: 'string', pattern: TEAM_ID_PATTERN.source },
       }),
     );
   }

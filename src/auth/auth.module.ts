@@ -9,12 +9,15 @@ import { AuthFailureLimiter } from './auth-failure.limiter';
 import { AuthFailureRepository } from './auth-failure.repository';
 import { AuthFailureDocument, AuthFailureSchema } from './auth-failure.schema';
 import { SUB_PROFILE_LOOKUP, type SubProfileLookup } from './sub-profiles.port';
+import { TEAM_MEMBERSHIP_LOOKUP, type TeamMembershipLookup } from './team-memberships.port';
 
 export interface AuthModuleOptions {
-  /** The modules that provide `subProfiles`. */
+  /** The modules that provide `subProfiles` and `teamMemberships`. */
   imports: NonNullable<ModuleMetadata['imports']>;
   /** The provider that answers the sub-profile port (the profile module's service). */
   subProfiles: Type<SubProfileLookup>;
+  /** The provider that answers the team-membership port (the team module's service). */
+  teamMemberships: Type<TeamMembershipLookup>;
 }
 
 /**
@@ -42,6 +45,7 @@ export class AuthModule {
         AuthFailureLimiter,
         ApiKeyGuard,
         { provide: SUB_PROFILE_LOOKUP, useExisting: options.subProfiles },
+        { provide: TEAM_MEMBERSHIP_LOOKUP, useExisting: options.teamMemberships },
       ],
       exports: [ApiKeyService, ApiKeyGuard],
     };

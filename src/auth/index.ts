@@ -1,3 +1,4 @@
 export * from './auth.decorators';
 export * from './principal';
 export { isValidBranch, BRANCH_PATTERN } from './branch';
+export { TEAM_ID_PATTERN } from './team-memberships.port';

@@ -15,7 +15,15 @@ export type Principal =
       branch: string;
       boundBranch: string | null;
     }
-  | { kind: 'team'; keyId: string; teamId: string; branch: string; boundBranch: string | null }
+  | {
+      kind: 'team';
+      keyId: string;
+      teamId: string;
+      branch: string;
+      boundBranch: string | null;
+      /** A member's root key acting for the team (X-Team): the member's subject. */
+      actingSubject?: string;
+    }
   | { kind: 'operator'; branch: string };
 
 export type PrincipalKind = Principal['kind'];

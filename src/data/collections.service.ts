@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { type CustomerPrincipal, tenantOf } from '../auth';
+import { type CustomerPrincipal, type Tenant, tenantOf } from '../auth';
 import { APP_CONFIG, type AppConfig } from '../config';
 import {
   CollectionRegistryRepository,
@@ -54,8 +54,13 @@ export class CollectionsService {
   }
 
   /** The collection quota of the caller's namespace in the request branch. */
-  async quota(principal: CustomerPrincipal): Promise<{ used: number; limit: number }> {
-    const used = await this.registry.countFor(tenantOf(principal), principal.branch);
+  quota(principal: CustomerPrincipal): Promise<{ used: number; limit: number }> {
+    return this.quotaOf(tenantOf(principal), principal.branch);
+  }
+
+  /** The collection quota of a namespace in a branch (operator reads). */
+  async quotaOf(tenant: Tenant, branch: string): Promise<{ used: number; limit: number }> {
+    const used = await this.registry.countFor(tenant, branch);
     return { used, limit: this.config.limits.maxCollections };
   }
 

@@ -70,7 +70,14 @@ export class MeController {
           ...base,
         };
       case 'team':
-        return { kind: 'team', teamId: principal.teamId, ...base };
+        return {
+          kind: 'team',
+          teamId: principal.teamId,
+          ...(principal.actingSubject !== undefined
+            ? { actingSubject: principal.actingSubject }
+            : {}),
+          ...base,
+        };
     }
   }
 }

@@ -61,9 +61,13 @@ export class MeDto {
   @ApiPropertyOptional({ example: '665f1c2a9b1e8a0012345679' })
   profileId?: string;
 
-  /** The team (team keys). */
+  /** The team (team keys, and member root keys acting with X-Team). */
   @ApiPropertyOptional({ example: '665f1c2a9b1e8a0012345670' })
   teamId?: string;
+
+  /** A member's root key acting for the team (X-Team): the member's subject. */
+  @ApiPropertyOptional({ example: 'auth0|ada' })
+  actingSubject?: string;
 
   /** The request branch ('' = the standard branch). */
   @ApiProperty({ example: '' })

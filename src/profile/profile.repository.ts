@@ -67,6 +67,24 @@ export class ProfileRepository implements OnModuleInit {
     await this.users.deleteOne({ _id: subject }).exec();
   }
 
+  /** One page of registered users by subject, optionally with one email; at most `limit`. */
+  async listUsers(options: {
+    limit: number;
+    afterSubject?: string;
+    email?: string;
+  }): Promise<{ subject: string; email: string; createdAt: Date }[]> {
+    const docs = await this.users
+      .find({
+        ...(options.afterSubject !== undefined ? { _id: { $gt: options.afterSubject } } : {}),
+        ...(options.email !== undefined ? { email: options.email } : {}),
+      })
+      .sort({ _id: 1 })
+      .limit(options.limit)
+      .lean<UserDocument[]>()
+      .exec();
+    return docs.map((doc) => ({ subject: doc._id, email: doc.email, createdAt: doc.createdAt }));
+  }
+
   /** Deletes every profile of a subject, root and sub, in every branch. */
   async deleteAllOfSubject(subject: string): Promise<void> {
     await this.profiles.deleteMany({ subject }).exec();

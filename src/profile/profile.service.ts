@@ -80,6 +80,14 @@ export class ProfileService {
     }
   }
 
+  /** Registered users by subject (operator API); the email filter is matched as stored (lower case). */
+  listUsers(options: { limit: number; afterSubject?: string; email?: string }) {
+    return this.profiles.listUsers({
+      ...options,
+      ...(options.email !== undefined ? { email: options.email.trim().toLowerCase() } : {}),
+    });
+  }
+
   /** Whether a user with this subject is registered. */
   userExists(subject: string): Promise<boolean> {
     return this.profiles.userExists(subject);

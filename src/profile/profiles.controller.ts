@@ -2,10 +2,9 @@ import { Controller, Get, Inject, Query, Req, Res } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiOkResponse, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { Auth, CurrentPrincipal } from '../auth';
-import { ProblemDto, ValidationFailedError, type FieldError } from '../common/errors';
-import { parseListQuery } from '../common/http/list-query';
+import { ProblemDto, ValidationFailedError } from '../common/errors';
 import { isObjectIdHex } from '../common/mongo/object-id';
-import { keysetLink } from '../common/pagination/keyset';
+import { linkNextPage, parseKeysetPage } from '../common/pagination/keyset-page';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { ProfileDto } from './dto/profile.dto';
 import { NAME_SCHEMA_PATTERN } from './dto/profile-request.dto';
@@ -62,37 +61,25 @@ export class ProfilesController {
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ): Promise<ProfileDto[]> {
-    const query = parseListQuery(raw, {
+    const page = parseKeysetPage(raw, {
       limitDefault: this.config.limits.listDefault,
       limitMax: this.config.limits.listMax,
+      cursor: { field: 'id', valid: isObjectIdHex, rule: '<profile id>' },
       params: ['clientId'],
+      order: 'sub profiles are listed in creation order',
     });
-    const errors: FieldError[] = [];
-    for (const key of Object.keys(raw).filter((k) => /^(sort|sortOrder|before\[|filter\[)/.test(k)))
-      errors.push({
-        field: key,
-        message: 'is not supported: sub profiles are listed in creation order',
-      });
-    for (const field of Object.keys(query.filters))
-      if (!errors.some((e) => e.field === field))
-        errors.push({ field, message: 'is not a recognised parameter' });
-    for (const [field, value] of Object.entries(query.after))
-      if (field !== 'id' || !isObjectIdHex(value))
-        errors.push({ field: `after[${field}]`, message: 'the cursor is after[id]=<profile id>' });
-    const { clientId } = query.params;
+    const { clientId } = page.params;
     if (clientId !== undefined && !PROFILE_NAME_PATTERN.test(clientId))
-      errors.push({ field: 'clientId', message: `must be ${PROFILE_NAME_RULE}` });
-    if (errors.length > 0) throw new ValidationFailedError(errors);
+      throw new ValidationFailedError([
+        { field: 'clientId', message: `must be ${PROFILE_NAME_RULE}` },
+      ]);
     const { profiles, more } = await this.profiles.listSubProfiles(principal, {
-      limit: query.limit,
+      limit: page.limit,
       ...(clientId !== undefined ? { clientId } : {}),
-      ...(query.after.id !== undefined ? { afterId: query.after.id } : {}),
+      ...(page.after !== undefined ? { afterId: page.after } : {}),
     });
     const last = profiles.at(-1);
-    if (more && last) {
-      const path = (req.originalUrl ?? req.url).split('?')[0] ?? '';
-      res.setHeader('Link', keysetLink(path, raw, 'after', { id: last.id }));
-    }
+    linkNextPage(req, res, raw, more && last ? { id: last.id } : undefined);
     return profiles.map((profile) => ProfileDto.from(profile));
   }
 }

@@ -48,7 +48,9 @@ export class ProjectService {
   /** Deletes every project of a user or a team, in every branch: part of an erasure. */
   async deleteAllOf(tenant: Tenant): Promise<void> {
     await this.projects.deleteAllOwned(
-      tenant.kind === 'user' ? { userId: tenant.id, teamId: '' } : { userId: '', teamId: tenant.id },
+      tenant.kind === 'user'
+        ? { userId: tenant.id, teamId: '' }
+        : { userId: '', teamId: tenant.id },
     );
   }
 

@@ -49,6 +49,22 @@ export async function createTeam(t: TestApp, name = `team-${suffix()}`): Promise
   return { teamId: res.body.team.id, apiKey: res.body.apiKey };
 }
 
+/** Makes `user` a member of `team` with `role` through the operator's PUT; returns the membership. */
+export async function addTeamMember(
+  t: TestApp,
+  team: Pick<TestTeam, 'teamId'>,
+  user: Pick<TestUser, 'subject'>,
+  role: 'admin' | 'member' = 'member',
+): Promise<{ subject: string; role: string; createdAt: string }> {
+  const res = await t
+    .http()
+    .put(`/admin/teams/${team.teamId}/members/${encodeURIComponent(user.subject)}`)
+    .set('X-Api-Key', TEST_ADMIN_KEY)
+    .send({ role })
+    .expect(200);
+  return res.body as { subject: string; role: string; createdAt: string };
+}
+
 export interface TestSubProfile {
   subject: string;
   clientId: string;

@@ -238,6 +238,28 @@ EXCLUSIONS: tuple[Exclusion, ...] = (
         "version is current is the resource's state, not something the request's schema can say.",
     ),
     Exclusion(
+        name="erasure-confirmation",
+        operations=("DELETE /profile",),
+        status=400,
+        code="VALIDATION_FAILED",
+        field=r"^confirm$",
+        message=r"^must be your subject, to confirm the erasure$",
+        reason="DELETE /profile erases the caller's account only when `confirm` is the caller's "
+        "own subject: a value fixed by the key that sends the request, which a schema cannot "
+        "name.",
+    ),
+    Exclusion(
+        name="auth-field-with-purge",
+        operations=("DELETE /profile/{accountId}",),
+        status=400,
+        code="VALIDATION_FAILED",
+        field=r"^authField$",
+        message=r"^goes with purgeData=true$",
+        reason="authField names the owner field of the items purgeData=true deletes; without "
+        "purgeData it would mean nothing, and OpenAPI 3.0 cannot make one parameter require "
+        "another's value.",
+    ),
+    Exclusion(
         name="idempotency-key-used-before",
         operations=None,
         status=422,

@@ -44,11 +44,12 @@ const RUNS: readonly PrincipalRun[] = [
   {
     kind: 'sub',
     paths: '^/(profile|profiles|data|me)(/|$)',
-    // Sub profiles are created and deleted, and indexes and collection statistics read, by root
-    // and team keys only.
+    // Sub profiles are created and deleted, accounts erased, and indexes and collection
+    // statistics read, by root and team keys only.
     notOperations: [
       'createSubProfile',
       'deleteSubProfile',
+      'eraseOwnAccount',
       'getDataCollectionStats',
       'listDataIndexes',
       'createDataIndex',
@@ -56,7 +57,11 @@ const RUNS: readonly PrincipalRun[] = [
     ],
     maxExamples: 20,
   },
-  { kind: 'root', paths: '^/(profile|profiles|project|data|api-keys|me)(/|$)', maxExamples: 40 },
+  {
+    kind: 'root',
+    paths: '^/(profile|profiles|project|data|api-keys|teams|me)(/|$)',
+    maxExamples: 40,
+  },
 ];
 
 const USAGE = `Usage: npm run test:contract [-- options]

@@ -12,7 +12,9 @@ import {
 import { IsRfc3339Date, OptionalField } from '../../common/dto';
 import { sharedSchemaRef } from '../../common/http/openapi-schemas';
 import { JsonArrayBody } from '../../common/http/validation';
+import { ApiKeyDto } from '../../auth/dto/api-key.dto';
 import { ProfileDto } from '../../profile';
+import { MyTeamDto } from '../../team';
 
 export const SUBJECT_PATTERN = /^[A-Za-z0-9._:@|+-]{1,128}$/;
 
@@ -117,3 +119,43 @@ export class PlanInputDto {
 /** The body of PUT /admin/users/{subject}/plans: a JSON array of plans. */
 @JsonArrayBody(PlanInputDto, { maxItems: MAX_PLANS, tooMany: `at most ${MAX_PLANS} plans` })
 export class PlanListDto extends Array<PlanInputDto> {}
+
+export class UserSummaryDto {
+  @ApiProperty({ example: 'auth0|5f7c8ec7c33c6c004bbafe82' })
+  subject!: string;
+
+  @ApiProperty({ example: 'ada@example.com' })
+  email!: string;
+
+  @ApiProperty({ format: 'date-time' })
+  createdAt!: string;
+}
+
+export class CollectionQuotaDto {
+  @ApiProperty({ minimum: 0, example: 3 })
+  used!: number;
+
+  @ApiProperty({ minimum: 1, example: 100 })
+  limit!: number;
+}
+
+export class UserQuotaDto {
+  /** Collections of the user's namespace in the standard branch (''). */
+  @ApiProperty({ type: CollectionQuotaDto })
+  collections!: CollectionQuotaDto;
+}
+
+export class UserDetailDto {
+  @ApiProperty({ type: ProfileDto })
+  profile!: ProfileDto;
+
+  /** Every key of the user (root and sub, every branch); never a secret. */
+  @ApiProperty({ type: [ApiKeyDto] })
+  keys!: ApiKeyDto[];
+
+  @ApiProperty({ type: [MyTeamDto] })
+  teams!: MyTeamDto[];
+
+  @ApiProperty({ type: UserQuotaDto })
+  quota!: UserQuotaDto;
+}

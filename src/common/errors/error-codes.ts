@@ -38,6 +38,9 @@ export const ERROR_CATALOG = {
   INDEX_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The index does not exist' },
   COLLECTION_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The collection does not exist' },
   ELEMENT_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'No array element matches' },
+  ERASURE_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The erasure does not exist' },
+  TEAM_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The team does not exist' },
+  MEMBER_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'No such member of the team' },
   // 405
   METHOD_NOT_ALLOWED: {
     status: HttpStatus.METHOD_NOT_ALLOWED,

@@ -24,6 +24,7 @@ export const CORS_ALLOWED_HEADERS = [
   'Content-Type',
   'Content-Encoding',
   'X-Branch',
+  'X-Team',
   'X-Request-Id',
   'If-Match',
   'If-None-Match',

@@ -8,6 +8,7 @@ export const BEARER_SCHEME = 'bearer';
 
 /** The X-Branch header parameter; operations that take it can answer INVALID_BRANCH and BRANCH_MISMATCH. */
 export const BRANCH_HEADER = 'X-Branch';
+export const TEAM_HEADER = 'X-Team';
 
 export type Operation = NonNullable<OpenAPIObject['paths'][string]['get']>;
 export type Response = Operation['responses'][string] & {

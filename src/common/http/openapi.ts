@@ -18,7 +18,7 @@ import {
   type Schema,
 } from './openapi-shared';
 
-export { API_KEY_SCHEME, BEARER_SCHEME, BRANCH_HEADER } from './openapi-shared';
+export { API_KEY_SCHEME, BEARER_SCHEME, BRANCH_HEADER, TEAM_HEADER } from './openapi-shared';
 export { problemExample, UNROUTED_RESPONSES } from './openapi-problems';
 
 /**

@@ -1,0 +1,117 @@
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  HttpStatus,
+  Inject,
+  Param,
+  Put,
+  Query,
+  Req,
+  Res,
+} from '@nestjs/common';
+import {
+  ApiBadRequestResponse,
+  ApiNoContentResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiQuery,
+  ApiTags,
+} from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import { Auth, TEAM_ID_PATTERN } from '../auth';
+import { ProblemDto } from '../common/errors';
+import { linkNextPage, parseKeysetPage } from '../common/pagination/keyset-page';
+import { APP_CONFIG, type AppConfig } from '../config';
+import { PutTeamMemberDto, TeamDetailDto, TeamMemberDto, TeamService } from '../team';
+import { TeamDto } from './dto/admin.dto';
+
+/** The operator's view of teams and their members. */
+@ApiTags('admin')
+@Controller('admin/teams')
+@Auth('operator')
+export class AdminTeamsController {
+  constructor(
+    private readonly teams: TeamService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /** Every team, by id; `Link: <…>; rel="next"` while more follow. */
+  @Get()
+  @ApiQuery({
+    name: 'limit',
+    required: false,
+    schema: { type: 'integer', minimum: 1, maximum: 500, default: 50 },
+  })
+  @ApiQuery({
+    name: 'after',
+    required: false,
+    style: 'deepObject',
+    explode: true,
+    description: 'Keyset cursor `after[id]=<team id>`: the teams after that one',
+    schema: {
+      type: 'object',
+      properties: { id: { type: 'string', pattern: TEAM_ID_PATTERN.source } },
+      additionalProperties: false,
+    },
+  })
+  @ApiOkResponse({ type: [TeamDto], description: 'A page; `Link` names the next one' })
+  @ApiBadRequestResponse({ type: ProblemDto })
+  async listTeams(
+    @Query() raw: Record<string, unknown>,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<TeamDto[]> {
+    const page = parseKeysetPage(raw, {
+      limitDefault: this.config.limits.listDefault,
+      limitMax: this.config.limits.listMax,
+      cursor: { field: 'id', valid: (v) => TEAM_ID_PATTERN.test(v), rule: '<team id>' },
+      order: 'teams are listed by id',
+    });
+    const { teams, more } = await this.teams.list({
+      limit: page.limit,
+      ...(page.after !== undefined ? { afterId: page.after } : {}),
+    });
+    const last = teams.at(-1);
+    linkNextPage(req, res, raw, more && last ? { id: last.id } : undefined);
+    return teams.map((team) => ({ ...team, createdAt: team.createdAt.toISOString() }));
+  }
+
+  /** A team with its members. */
+  @Get(':id')
+  @ApiOkResponse({ type: TeamDetailDto })
+  @ApiNotFoundResponse({ type: ProblemDto, description: 'TEAM_NOT_FOUND' })
+  async getTeam(@Param('id') id: string): Promise<TeamDetailDto> {
+    return TeamDetailDto.from(await this.teams.get(id));
+  }
+
+  /** Makes a user a member of the team, or changes its role. */
+  @Put(':id/members/:subject')
+  @ApiOkResponse({ type: TeamMemberDto })
+  @ApiBadRequestResponse({ type: ProblemDto })
+  @ApiNotFoundResponse({
+    type: ProblemDto,
+    description: 'TEAM_NOT_FOUND; PROFILE_NOT_FOUND: no such user',
+  })
+  async putTeamMember(
+    @Param('id') id: string,
+    @Param('subject') subject: string,
+    @Body() body: PutTeamMemberDto,
+  ): Promise<TeamMemberDto> {
+    return TeamMemberDto.from(await this.teams.putMember(id, subject, body.role));
+  }
+
+  /** Removes a member: its root keys stop acting for the team with the next request. */
+  @Delete(':id/members/:subject')
+  @HttpCode(HttpStatus.NO_CONTENT)
+  @ApiNoContentResponse({ description: 'Removed' })
+  @ApiNotFoundResponse({ type: ProblemDto, description: 'TEAM_NOT_FOUND; MEMBER_NOT_FOUND' })
+  async deleteTeamMember(
+    @Param('id') id: string,
+    @Param('subject') subject: string,
+  ): Promise<void> {
+    await this.teams.removeMember(id, subject);
+  }
+}

@@ -1,0 +1,65 @@
+import type { Request, Response } from 'express';
+import { ValidationFailedError, type FieldError } from '../errors';
+import { parseListQuery } from '../http/list-query';
+import { keysetLink } from './keyset';
+
+/** A list in one fixed order, paged by `limit` and one cursor `after[<cursor>]`. */
+export interface KeysetPageOptions {
+  limitDefault: number;
+  limitMax: number;
+  /** The cursor's field (`after[id]`), and what a valid value looks like. */
+  cursor: { field: string; valid: (value: string) => boolean; rule: string };
+  /** Further named parameters the route takes (filters such as `clientId`). */
+  params?: readonly string[];
+  /** Says why sort, before[…] and filter[…] are refused (the order is fixed). */
+  order: string;
+}
+
+export interface KeysetPage {
+  limit: number;
+  after?: string;
+  params: Record<string, string>;
+}
+
+/**
+ * Reads a fixed-order list's query: `limit`, `after[<cursor>]` and the named `params`; a sort,
+ * another cursor or any other parameter is a 400 naming it.
+ */
+export function parseKeysetPage(
+  raw: Record<string, unknown>,
+  options: KeysetPageOptions,
+): KeysetPage {
+  const query = parseListQuery(raw, {
+    limitDefault: options.limitDefault,
+    limitMax: options.limitMax,
+    params: options.params ?? [],
+  });
+  const errors: FieldError[] = [];
+  for (const key of Object.keys(raw).filter((k) => /^(sort|sortOrder|before\[|filter\[)/.test(k)))
+    errors.push({ field: key, message: `is not supported: ${options.order}` });
+  for (const field of Object.keys(query.filters))
+    if (!errors.some((e) => e.field === field))
+      errors.push({ field, message: 'is not a recognised parameter' });
+  const { field: cursor } = options.cursor;
+  for (const [field, value] of Object.entries(query.after))
+    if (field !== cursor || !options.cursor.valid(value))
+      errors.push({
+        field: `after[${field}]`,
+        message: `the cursor is after[${cursor}]=${options.cursor.rule}`,
+      });
+  if (errors.length > 0) throw new ValidationFailedError(errors);
+  const after = query.after[cursor];
+  return { limit: query.limit, params: query.params, ...(after !== undefined ? { after } : {}) };
+}
+
+/** Sets `Link: <…>; rel="next"` when another page follows `last`. */
+export function linkNextPage(
+  req: Request,
+  res: Response,
+  raw: Record<string, unknown>,
+  cursor: Record<string, string> | undefined,
+): void {
+  if (!cursor) return;
+  const path = (req.originalUrl ?? req.url).split('?')[0] ?? '';
+  res.setHeader('Link', keysetLink(path, raw, 'after', cursor));
+}

@@ -1,0 +1,81 @@
+import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { InjectModel } from '@nestjs/mongoose';
+import type { Model } from 'mongoose';
+import { orDuplicate } from '../common/mongo/duplicate';
+import { TeamMembershipDocument, type TeamRole } from './team-membership.schema';
+
+export interface TeamMembership {
+  teamId: string;
+  subject: string;
+  role: TeamRole;
+  createdAt: Date;
+}
+
+function toMembership(doc: TeamMembershipDocument): TeamMembership {
+  return { teamId: doc.teamId, subject: doc.subject, role: doc.role, createdAt: doc.createdAt };
+}
+
+@Injectable()
+export class TeamMembershipRepository implements OnModuleInit {
+  constructor(
+    @InjectModel(TeamMembershipDocument.name)
+    private readonly members: Model<TeamMembershipDocument>,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    await this.members.init();
+  }
+
+  async find(teamId: string, subject: string): Promise<TeamMembership | null> {
+    const doc = await this.members
+      .findOne({ teamId, subject })
+      .lean<TeamMembershipDocument>()
+      .exec();
+    return doc ? toMembership(doc) : null;
+  }
+
+  /**
+   * Makes `subject` a member with `role`: an insert (the unique index decides between concurrent
+   * ones), else a role change of the membership that is there.
+   */
+  async put(teamId: string, subject: string, role: TeamRole): Promise<TeamMembership> {
+    await orDuplicate(() => this.members.create({ teamId, subject, role }));
+    const doc = await this.members
+      .findOneAndUpdate({ teamId, subject }, { $set: { role } }, { returnDocument: 'after' })
+      .lean<TeamMembershipDocument>()
+      .exec();
+    if (!doc) return this.put(teamId, subject, role);
+    return toMembership(doc);
+  }
+
+  /** False when there was no such membership. */
+  async remove(teamId: string, subject: string): Promise<boolean> {
+    return (await this.members.deleteOne({ teamId, subject }).exec()).deletedCount === 1;
+  }
+
+  async listForTeam(teamId: string): Promise<TeamMembership[]> {
+    const docs = await this.members
+      .find({ teamId })
+      .sort({ createdAt: 1, _id: 1 })
+      .lean<TeamMembershipDocument[]>()
+      .exec();
+    return docs.map(toMembership);
+  }
+
+  async listForSubject(subject: string): Promise<TeamMembership[]> {
+    const docs = await this.members
+      .find({ subject })
+      .sort({ teamId: 1 })
+      .lean<TeamMembershipDocument[]>()
+      .exec();
+    return docs.map(toMembership);
+  }
+
+  async deleteForSubject(subject: string): Promise<void> {
+    await this.members.deleteMany({ subject }).exec();
+  }
+
+  async deleteForTeam(teamId: string): Promise<void> {
+    await this.members.deleteMany({ teamId }).exec();
+  }
+}

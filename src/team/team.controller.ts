@@ -1,0 +1,94 @@
+import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param, Post } from '@nestjs/common';
+import {
+  ApiBadRequestResponse,
+  ApiBody,
+  ApiNoContentResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiTags,
+} from '@nestjs/swagger';
+import { Auth, CurrentPrincipal, type Principal } from '../auth';
+import { ApiKeyService } from '../auth/api-key.service';
+import { ApiKeyDto, IssuedApiKeyDto } from '../auth/dto/api-key.dto';
+import { ForbiddenError, ProblemDto } from '../common/errors';
+import { CreateTeamApiKeyDto, MyTeamDto } from './dto/team.dto';
+import { TeamService } from './team.service';
+
+type RootPrincipal = Extract<Principal, { kind: 'root' }>;
+
+const NOT_A_TEAM = 'TEAM_NOT_FOUND: no such team, or you are not a member of it';
+
+/**
+ * A member's view of its teams, and team key management by `admin` members. A root key bound to
+ * a branch manages no team keys: an unbound team key would reach beyond its branch.
+ */
+@ApiTags('teams')
+@Controller('teams')
+@Auth('root')
+export class TeamController {
+  constructor(
+    private readonly teams: TeamService,
+    private readonly keys: ApiKeyService,
+  ) {}
+
+  /** The teams you belong to, with your role in each (act for one with `X-Team: <teamId>`). */
+  @Get()
+  @ApiOkResponse({ type: [MyTeamDto] })
+  async listMyTeams(@CurrentPrincipal() principal: RootPrincipal): Promise<MyTeamDto[]> {
+    return (await this.teams.teamsOf(principal.subject)).map((team) => MyTeamDto.from(team));
+  }
+
+  /** The team's keys, never their secrets (admin members). */
+  @Get(':id/api-keys')
+  @ApiOkResponse({ type: [ApiKeyDto] })
+  @ApiNotFoundResponse({ type: ProblemDto, description: NOT_A_TEAM })
+  async listTeamApiKeys(
+    @CurrentPrincipal() principal: RootPrincipal,
+    @Param('id') id: string,
+  ): Promise<ApiKeyDto[]> {
+    await this.assertManager(principal, id);
+    return (await this.keys.listForTeam(id)).map((key) => ApiKeyDto.from(key));
+  }
+
+  /** Mints a key of the team (admin members); the secret is shown once. */
+  @Post(':id/api-keys')
+  @HttpCode(HttpStatus.OK)
+  @ApiBody({ type: CreateTeamApiKeyDto, required: false })
+  @ApiOkResponse({ type: IssuedApiKeyDto })
+  @ApiBadRequestResponse({ type: ProblemDto })
+  @ApiNotFoundResponse({ type: ProblemDto, description: NOT_A_TEAM })
+  async createTeamApiKey(
+    @CurrentPrincipal() principal: RootPrincipal,
+    @Param('id') id: string,
+    @Body() body: CreateTeamApiKeyDto,
+  ): Promise<IssuedApiKeyDto> {
+    await this.assertManager(principal, id);
+    const issued = await this.keys.createForTeam(id, body);
+    return { key: ApiKeyDto.from(issued.key), apiKey: issued.apiKey };
+  }
+
+  /** Revokes a key of the team at once (admin members). */
+  @Delete(':id/api-keys/:keyId')
+  @HttpCode(HttpStatus.NO_CONTENT)
+  @ApiNoContentResponse({ description: 'Revoked' })
+  @ApiNotFoundResponse({
+    type: ProblemDto,
+    description: `${NOT_A_TEAM}; API_KEY_NOT_FOUND: no such key of the team`,
+  })
+  async deleteTeamApiKey(
+    @CurrentPrincipal() principal: RootPrincipal,
+    @Param('id') id: string,
+    @Param('keyId') keyId: string,
+  ): Promise<void> {
+    await this.assertManager(principal, id);
+    await this.keys.revokeForTeam(id, keyId);
+  }
+
+  private async assertManager(principal: RootPrincipal, teamId: string): Promise<void> {
+    if (principal.boundBranch !== null)
+      throw new ForbiddenError(
+        `The API key is bound to branch '${principal.boundBranch}'; team keys are managed with an unbound root key.`,
+      );
+    await this.teams.assertAdmin(teamId, principal.subject);
+  }
+}

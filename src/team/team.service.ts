@@ -1,0 +1,82 @@
+import { Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import type { TeamMembershipLookup } from '../auth/team-memberships.port';
+import { ForbiddenError } from '../common/errors';
+import { ProfileService } from '../profile';
+import { TeamMembershipRepository, type TeamMembership } from './team-membership.repository';
+import type { TeamRole } from './team-membership.schema';
+import { TeamRepository, type Team } from './team.repository';
+import { MemberNotFoundError, TeamNotFoundError } from './team.errors';
+
+export interface TeamWithMembers extends Team {
+  members: TeamMembership[];
+}
+
+export interface MyTeam {
+  teamId: string;
+  name: string;
+  role: TeamRole;
+}
+
+/** Teams and their members. Also answers auth's membership port (X-Team). */
+@Injectable()
+export class TeamService implements TeamMembershipLookup {
+  constructor(
+    private readonly teams: TeamRepository,
+    private readonly members: TeamMembershipRepository,
+    private readonly profiles: ProfileService,
+  ) {}
+
+  create(name: string): Promise<Team> {
+    return this.teams.insert(randomUUID(), name);
+  }
+
+  async roleOf(teamId: string, subject: string): Promise<TeamRole | null> {
+    return (await this.members.find(teamId, subject))?.role ?? null;
+  }
+
+  list(page: { limit: number; afterId?: string }): Promise<{ teams: Team[]; more: boolean }> {
+    return this.teams.listPage(page);
+  }
+
+  async get(id: string): Promise<TeamWithMembers> {
+    const team = await this.teams.findById(id);
+    if (!team) throw new TeamNotFoundError(id);
+    return { ...team, members: await this.members.listForTeam(id) };
+  }
+
+  /** Adds a user to the team or changes its role (operator). */
+  async putMember(teamId: string, subject: string, role: TeamRole): Promise<TeamMembership> {
+    if (!(await this.teams.exists(teamId))) throw new TeamNotFoundError(teamId);
+    // The root profile must exist: memberships of nobody would outlive every erasure.
+    await this.profiles.getRoot(subject);
+    return this.members.put(teamId, subject, role);
+  }
+
+  async removeMember(teamId: string, subject: string): Promise<void> {
+    if (!(await this.teams.exists(teamId))) throw new TeamNotFoundError(teamId);
+    if (!(await this.members.remove(teamId, subject)))
+      throw new MemberNotFoundError(teamId, subject);
+  }
+
+  /** The teams a user belongs to, with its role in each. */
+  async teamsOf(subject: string): Promise<MyTeam[]> {
+    const memberships = await this.members.listForSubject(subject);
+    const teams = await this.teams.findByIds(memberships.map((m) => m.teamId));
+    return memberships.flatMap((m) => {
+      const team = teams.get(m.teamId);
+      return team ? [{ teamId: m.teamId, name: team.name, role: m.role }] : [];
+    });
+  }
+
+  /**
+   * Checks that `subject` is an admin member of the team: a non-member learns nothing (404, as
+   * if there were no such team), a `member` gets 403.
+   */
+  async assertAdmin(teamId: string, subject: string): Promise<void> {
+    const role = await this.roleOf(teamId, subject);
+    if (role === null) throw new TeamNotFoundError(teamId);
+    if (role !== 'admin')
+      throw new ForbiddenError(`Only admin members manage the keys of team ${teamId}.`);
+  }
+}
