@@ -9,7 +9,6 @@ import { AuthFailureLimiter } from './auth-failure.limiter';
 import {
   BranchMismatchError,
   InvalidBranchError,
-  InvalidTeamHeaderError,
   TooManyFailedAuthenticationsError,
 } from './auth.errors';
 import { ALLOWED_KINDS, IS_PUBLIC, type RequestWithPrincipal } from './auth.decorators';
@@ -94,14 +93,17 @@ export class ApiKeyGuard implements CanActivate {
    * such request, so a removal takes effect at once.
    */
   private async actingFor(req: Request, principal: Principal): Promise<Principal> {
-    const header = req.headers['x-team'];
-    if (header === undefined) return principal;
-    if (Array.isArray(header)) throw new InvalidTeamHeaderError('must be sent at most once');
-    if (!TEAM_ID_PATTERN.test(header)) throw new InvalidTeamHeaderError('must be a team id (UUID)');
+    const sent = req.headers['x-team'];
+    if (sent === undefined) return principal;
+    // Node joins a repeated X-Team into one value; a string array is not expected, but typed.
+    const header = Array.isArray(sent) ? sent.join(', ') : sent;
     if (principal.kind !== 'root')
       throw new ForbiddenError('X-Team is for root keys of team members.');
-    if ((await this.teams.roleOf(header, principal.subject)) === null)
-      throw new ForbiddenError(`You are not a member of team ${header}.`);
+    // Whatever does not name a team of the caller's — a malformed id included (a repeated
+    // header arrives joined, which is malformed) — is the same refusal: not a member.
+    const member =
+      TEAM_ID_PATTERN.test(header) && (await this.teams.roleOf(header, principal.subject)) !== null;
+    if (!member) throw new ForbiddenError(`You are not a member of team ${header}.`);
     return {
       kind: 'team',
       keyId: principal.keyId,

@@ -65,7 +65,7 @@ export function Auth(...kinds: PrincipalKind[]): MethodDecorator & ClassDecorato
         name: TEAM_HEADER,
         required: false,
         description:
-          "With a root key of a member of the team: act for the team, as the team's key would. Not a member (or no such team) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN; not a team id, or sent twice → 400 VALIDATION_FAILED.",
+          "With a root key of a member of the team: act for the team, as the team's key would. A value that names no team of the caller's (not a member, no such team, not a team id) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN.",
         schema: { type: 'string', pattern: TEAM_ID_PATTERN.source },
       }),
     );

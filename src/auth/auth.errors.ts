@@ -44,10 +44,3 @@ export class SubProfileNotFoundError extends DomainError {
     );
   }
 }
-
-/** X-Team that is not one team id, sent once. */
-export class InvalidTeamHeaderError extends DomainError {
-  constructor(message: string) {
-    super('VALIDATION_FAILED', `X-Team ${message}.`, [{ field: 'X-Team', message }]);
-  }
-}

@@ -34,7 +34,7 @@ describe('CORS_ORIGINS with a list of origins', () => {
     const res = await preflight(t, ALLOWED).expect(204);
     expect(res.headers['access-control-allow-origin']).toBe(ALLOWED);
     expect(headerList(res.headers['access-control-allow-methods'])).toEqual(
-      expect.arrayContaining(['get', 'post', 'put', 'delete']),
+      expect.arrayContaining(['get', 'head', 'post', 'put', 'patch', 'delete']),
     );
     expect(headerList(res.headers['access-control-allow-headers'])).toEqual(
       expect.arrayContaining(
@@ -43,6 +43,7 @@ describe('CORS_ORIGINS with a list of origins', () => {
           'Authorization',
           'Content-Type',
           'X-Branch',
+          'X-Team',
           'If-Match',
           'If-None-Match',
           'Idempotency-Key',
@@ -71,6 +72,9 @@ describe('CORS_ORIGINS with a list of origins', () => {
           'X-RateLimit-Limit',
           'X-RateLimit-Remaining',
           'X-RateLimit-Reset',
+          'X-Item-Created',
+          'X-Items-Deleted',
+          'Location',
         ].map((h) => h.toLowerCase()),
       ),
     );

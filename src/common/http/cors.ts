@@ -4,7 +4,10 @@ import type { RequestHandler } from 'express';
 /** '*' (any origin), or the origins allowed to call the API from a browser; [] = CORS off. */
 export type CorsOrigins = '*' | readonly string[];
 
-/** Response headers a browser client may read: caching, paging, tracing, rate limits, replays, find-or-create. */
+/**
+ * Response headers a browser client may read: caching, paging, tracing, rate limits, replays,
+ * find-or-create, purges and where an accepted erasure is followed.
+ */
 export const CORS_EXPOSED_HEADERS = [
   'ETag',
   'Link',
@@ -15,6 +18,8 @@ export const CORS_EXPOSED_HEADERS = [
   'X-RateLimit-Reset',
   'Idempotent-Replayed',
   'X-Item-Created',
+  'X-Items-Deleted',
+  'Location',
 ];
 
 /** Request headers the API reads. */
@@ -47,7 +52,8 @@ export function corsMiddleware(origins: CorsOrigins): RequestHandler | null {
             const known = origin !== undefined && allowed.has(origin.toLowerCase());
             callback(null, known ? origin : false);
           },
-    methods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'],
+    // Every method a route has (PATCH: array operations on data items).
+    methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
     allowedHeaders: CORS_ALLOWED_HEADERS,
     exposedHeaders: CORS_EXPOSED_HEADERS,
     // Browsers cap this (Chrome: 2 hours); 10 minutes keeps a configuration change visible soon.
