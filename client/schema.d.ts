@@ -4327,7 +4327,7 @@ export interface operations {
       header?: {
         /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
         'X-Branch'?: string;
-        /** @description With a root key of a member of the team: act for the team, as the team's key would. Not a member (or no such team) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN; not a team id, or sent twice → 400 VALIDATION_FAILED. */
+        /** @description With a root key of a member of the team: act for the team, as the team's key would. A value that names no team of the caller's (not a member, no such team, not a team id) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN. */
         'X-Team'?: string;
       };
       path?: never;
@@ -4532,7 +4532,7 @@ export interface operations {
       header?: {
         /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
         'X-Branch'?: string;
-        /** @description With a root key of a member of the team: act for the team, as the team's key would. Not a member (or no such team) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN; not a team id, or sent twice → 400 VALIDATION_FAILED. */
+        /** @description With a root key of a member of the team: act for the team, as the team's key would. A value that names no team of the caller's (not a member, no such team, not a team id) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN. */
         'X-Team'?: string;
       };
       path: {
@@ -4705,7 +4705,7 @@ export interface operations {
       header?: {
         /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
         'X-Branch'?: string;
-        /** @description With a root key of a member of the team: act for the team, as the team's key would. Not a member (or no such team) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN; not a team id, or sent twice → 400 VALIDATION_FAILED. */
+        /** @description With a root key of a member of the team: act for the team, as the team's key would. A value that names no team of the caller's (not a member, no such team, not a team id) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN. */
         'X-Team'?: string;
         /**
          * @description Write only if the resource is still at this ETag (or one of a list; strong comparison). `*`: only if it exists. Otherwise 412 with the current ETag, and nothing is changed. If-None-Match on a write is a 400.
@@ -4978,7 +4978,7 @@ export interface operations {
       header?: {
         /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
         'X-Branch'?: string;
-        /** @description With a root key of a member of the team: act for the team, as the team's key would. Not a member (or no such team) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN; not a team id, or sent twice → 400 VALIDATION_FAILED. */
+        /** @description With a root key of a member of the team: act for the team, as the team's key would. A value that names no team of the caller's (not a member, no such team, not a team id) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN. */
         'X-Team'?: string;
         /**
          * @description A key the client chooses for this request (a UUID is a good one): a retry with the same key, method, path, query, If-Match and body gets the first response again, with `Idempotent-Replayed: true`, and nothing is done again. Keys belong to the principal (user, sub profile, team or operator) and the branch. A response below 500 is kept for IDEMPOTENCY_TTL_MS (24 hours by default); after a 5xx the key may be used again. The same key for another request → 422 IDEMPOTENCY_KEY_REUSED; while the first request still runs → 409 IDEMPOTENCY_IN_PROGRESS with Retry-After. 1-255 visible ASCII characters without `"` and `\`, optionally in double quotes (the same key); otherwise 400 INVALID_IDEMPOTENCY_KEY.
@@ -5210,7 +5210,7 @@ export interface operations {
       header?: {
         /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
         'X-Branch'?: string;
-        /** @description With a root key of a member of the team: act for the team, as the team's key would. Not a member (or no such team) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN; not a team id, or sent twice → 400 VALIDATION_FAILED. */
+        /** @description With a root key of a member of the team: act for the team, as the team's key would. A value that names no team of the caller's (not a member, no such team, not a team id) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN. */
         'X-Team'?: string;
         /**
          * @description Write only if the resource is still at this ETag (or one of a list; strong comparison). `*`: only if it exists. Otherwise 412 with the current ETag, and nothing is changed. If-None-Match on a write is a 400.
@@ -5527,7 +5527,7 @@ export interface operations {
       header?: {
         /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
         'X-Branch'?: string;
-        /** @description With a root key of a member of the team: act for the team, as the team's key would. Not a member (or no such team) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN; not a team id, or sent twice → 400 VALIDATION_FAILED. */
+        /** @description With a root key of a member of the team: act for the team, as the team's key would. A value that names no team of the caller's (not a member, no such team, not a team id) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN. */
         'X-Team'?: string;
       };
       path: {
@@ -5683,7 +5683,7 @@ export interface operations {
       header?: {
         /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
         'X-Branch'?: string;
-        /** @description With a root key of a member of the team: act for the team, as the team's key would. Not a member (or no such team) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN; not a team id, or sent twice → 400 VALIDATION_FAILED. */
+        /** @description With a root key of a member of the team: act for the team, as the team's key would. A value that names no team of the caller's (not a member, no such team, not a team id) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN. */
         'X-Team'?: string;
         /**
          * @description A key the client chooses for this request (a UUID is a good one): a retry with the same key, method, path, query, If-Match and body gets the first response again, with `Idempotent-Replayed: true`, and nothing is done again. Keys belong to the principal (user, sub profile, team or operator) and the branch. A response below 500 is kept for IDEMPOTENCY_TTL_MS (24 hours by default); after a 5xx the key may be used again. The same key for another request → 422 IDEMPOTENCY_KEY_REUSED; while the first request still runs → 409 IDEMPOTENCY_IN_PROGRESS with Retry-After. 1-255 visible ASCII characters without `"` and `\`, optionally in double quotes (the same key); otherwise 400 INVALID_IDEMPOTENCY_KEY.
@@ -5950,7 +5950,7 @@ export interface operations {
       header?: {
         /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
         'X-Branch'?: string;
-        /** @description With a root key of a member of the team: act for the team, as the team's key would. Not a member (or no such team) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN; not a team id, or sent twice → 400 VALIDATION_FAILED. */
+        /** @description With a root key of a member of the team: act for the team, as the team's key would. A value that names no team of the caller's (not a member, no such team, not a team id) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN. */
         'X-Team'?: string;
       };
       path: {
@@ -6133,7 +6133,7 @@ export interface operations {
       header?: {
         /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
         'X-Branch'?: string;
-        /** @description With a root key of a member of the team: act for the team, as the team's key would. Not a member (or no such team) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN; not a team id, or sent twice → 400 VALIDATION_FAILED. */
+        /** @description With a root key of a member of the team: act for the team, as the team's key would. A value that names no team of the caller's (not a member, no such team, not a team id) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN. */
         'X-Team'?: string;
       };
       path: {
@@ -6288,7 +6288,7 @@ export interface operations {
       header?: {
         /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
         'X-Branch'?: string;
-        /** @description With a root key of a member of the team: act for the team, as the team's key would. Not a member (or no such team) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN; not a team id, or sent twice → 400 VALIDATION_FAILED. */
+        /** @description With a root key of a member of the team: act for the team, as the team's key would. A value that names no team of the caller's (not a member, no such team, not a team id) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN. */
         'X-Team'?: string;
       };
       path: {
@@ -6449,7 +6449,7 @@ export interface operations {
       header?: {
         /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
         'X-Branch'?: string;
-        /** @description With a root key of a member of the team: act for the team, as the team's key would. Not a member (or no such team) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN; not a team id, or sent twice → 400 VALIDATION_FAILED. */
+        /** @description With a root key of a member of the team: act for the team, as the team's key would. A value that names no team of the caller's (not a member, no such team, not a team id) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN. */
         'X-Team'?: string;
         /**
          * @description A key the client chooses for this request (a UUID is a good one): a retry with the same key, method, path, query, If-Match and body gets the first response again, with `Idempotent-Replayed: true`, and nothing is done again. Keys belong to the principal (user, sub profile, team or operator) and the branch. A response below 500 is kept for IDEMPOTENCY_TTL_MS (24 hours by default); after a 5xx the key may be used again. The same key for another request → 422 IDEMPOTENCY_KEY_REUSED; while the first request still runs → 409 IDEMPOTENCY_IN_PROGRESS with Retry-After. 1-255 visible ASCII characters without `"` and `\`, optionally in double quotes (the same key); otherwise 400 INVALID_IDEMPOTENCY_KEY.
@@ -6676,7 +6676,7 @@ export interface operations {
       header?: {
         /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
         'X-Branch'?: string;
-        /** @description With a root key of a member of the team: act for the team, as the team's key would. Not a member (or no such team) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN; not a team id, or sent twice → 400 VALIDATION_FAILED. */
+        /** @description With a root key of a member of the team: act for the team, as the team's key would. A value that names no team of the caller's (not a member, no such team, not a team id) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN. */
         'X-Team'?: string;
       };
       path: {
@@ -6859,7 +6859,7 @@ export interface operations {
       header?: {
         /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
         'X-Branch'?: string;
-        /** @description With a root key of a member of the team: act for the team, as the team's key would. Not a member (or no such team) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN; not a team id, or sent twice → 400 VALIDATION_FAILED. */
+        /** @description With a root key of a member of the team: act for the team, as the team's key would. A value that names no team of the caller's (not a member, no such team, not a team id) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN. */
         'X-Team'?: string;
       };
       path: {
@@ -7053,7 +7053,7 @@ export interface operations {
       header?: {
         /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
         'X-Branch'?: string;
-        /** @description With a root key of a member of the team: act for the team, as the team's key would. Not a member (or no such team) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN; not a team id, or sent twice → 400 VALIDATION_FAILED. */
+        /** @description With a root key of a member of the team: act for the team, as the team's key would. A value that names no team of the caller's (not a member, no such team, not a team id) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN. */
         'X-Team'?: string;
         /**
          * @description An ETag read earlier (or a list of them, or `*`): when one names the current representation (weak comparison, `W/` ignored) the answer is 304 without a body.
@@ -7268,7 +7268,7 @@ export interface operations {
       header?: {
         /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
         'X-Branch'?: string;
-        /** @description With a root key of a member of the team: act for the team, as the team's key would. Not a member (or no such team) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN; not a team id, or sent twice → 400 VALIDATION_FAILED. */
+        /** @description With a root key of a member of the team: act for the team, as the team's key would. A value that names no team of the caller's (not a member, no such team, not a team id) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN. */
         'X-Team'?: string;
         /**
          * @description Write only if the resource is still at this ETag (or one of a list; strong comparison). `*`: only if it exists. Otherwise 412 with the current ETag, and nothing is changed. If-None-Match on a write is a 400.
@@ -7551,7 +7551,7 @@ export interface operations {
       header?: {
         /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
         'X-Branch'?: string;
-        /** @description With a root key of a member of the team: act for the team, as the team's key would. Not a member (or no such team) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN; not a team id, or sent twice → 400 VALIDATION_FAILED. */
+        /** @description With a root key of a member of the team: act for the team, as the team's key would. A value that names no team of the caller's (not a member, no such team, not a team id) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN. */
         'X-Team'?: string;
         /**
          * @description Write only if the resource is still at this ETag (or one of a list; strong comparison). `*`: only if it exists. Otherwise 412 with the current ETag, and nothing is changed. If-None-Match on a write is a 400.
@@ -7817,7 +7817,7 @@ export interface operations {
       header?: {
         /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
         'X-Branch'?: string;
-        /** @description With a root key of a member of the team: act for the team, as the team's key would. Not a member (or no such team) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN; not a team id, or sent twice → 400 VALIDATION_FAILED. */
+        /** @description With a root key of a member of the team: act for the team, as the team's key would. A value that names no team of the caller's (not a member, no such team, not a team id) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN. */
         'X-Team'?: string;
         /**
          * @description Write only if the resource is still at this ETag (or one of a list; strong comparison). `*`: only if it exists. Otherwise 412 with the current ETag, and nothing is changed. If-None-Match on a write is a 400.
@@ -8298,7 +8298,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description With a root key of a member of the team: act for the team, as the team's key would. Not a member (or no such team) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN; not a team id, or sent twice → 400 VALIDATION_FAILED. */
+        /** @description With a root key of a member of the team: act for the team, as the team's key would. A value that names no team of the caller's (not a member, no such team, not a team id) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN. */
         'X-Team'?: string;
       };
       path?: never;
@@ -10250,7 +10250,7 @@ export interface operations {
       header?: {
         /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
         'X-Branch'?: string;
-        /** @description With a root key of a member of the team: act for the team, as the team's key would. Not a member (or no such team) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN; not a team id, or sent twice → 400 VALIDATION_FAILED. */
+        /** @description With a root key of a member of the team: act for the team, as the team's key would. A value that names no team of the caller's (not a member, no such team, not a team id) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN. */
         'X-Team'?: string;
       };
       path?: never;
@@ -10391,7 +10391,7 @@ export interface operations {
       header?: {
         /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
         'X-Branch'?: string;
-        /** @description With a root key of a member of the team: act for the team, as the team's key would. Not a member (or no such team) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN; not a team id, or sent twice → 400 VALIDATION_FAILED. */
+        /** @description With a root key of a member of the team: act for the team, as the team's key would. A value that names no team of the caller's (not a member, no such team, not a team id) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN. */
         'X-Team'?: string;
         /**
          * @description A key the client chooses for this request (a UUID is a good one): a retry with the same key, method, path, query, If-Match and body gets the first response again, with `Idempotent-Replayed: true`, and nothing is done again. Keys belong to the principal (user, sub profile, team or operator) and the branch. A response below 500 is kept for IDEMPOTENCY_TTL_MS (24 hours by default); after a 5xx the key may be used again. The same key for another request → 422 IDEMPOTENCY_KEY_REUSED; while the first request still runs → 409 IDEMPOTENCY_IN_PROGRESS with Retry-After. 1-255 visible ASCII characters without `"` and `\`, optionally in double quotes (the same key); otherwise 400 INVALID_IDEMPOTENCY_KEY.
@@ -10608,7 +10608,7 @@ export interface operations {
       header?: {
         /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
         'X-Branch'?: string;
-        /** @description With a root key of a member of the team: act for the team, as the team's key would. Not a member (or no such team) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN; not a team id, or sent twice → 400 VALIDATION_FAILED. */
+        /** @description With a root key of a member of the team: act for the team, as the team's key would. A value that names no team of the caller's (not a member, no such team, not a team id) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN. */
         'X-Team'?: string;
         /**
          * @description An ETag read earlier (or a list of them, or `*`): when one names the current representation (weak comparison, `W/` ignored) the answer is 304 without a body.
@@ -10790,7 +10790,7 @@ export interface operations {
       header?: {
         /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
         'X-Branch'?: string;
-        /** @description With a root key of a member of the team: act for the team, as the team's key would. Not a member (or no such team) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN; not a team id, or sent twice → 400 VALIDATION_FAILED. */
+        /** @description With a root key of a member of the team: act for the team, as the team's key would. A value that names no team of the caller's (not a member, no such team, not a team id) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN. */
         'X-Team'?: string;
         /**
          * @description Write only if the resource is still at this ETag (or one of a list; strong comparison). `*`: only if it exists. Otherwise 412 with the current ETag, and nothing is changed. If-None-Match on a write is a 400.
@@ -11055,7 +11055,7 @@ export interface operations {
       header?: {
         /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
         'X-Branch'?: string;
-        /** @description With a root key of a member of the team: act for the team, as the team's key would. Not a member (or no such team) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN; not a team id, or sent twice → 400 VALIDATION_FAILED. */
+        /** @description With a root key of a member of the team: act for the team, as the team's key would. A value that names no team of the caller's (not a member, no such team, not a team id) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN. */
         'X-Team'?: string;
         /**
          * @description Write only if the resource is still at this ETag (or one of a list; strong comparison). `*`: only if it exists. Otherwise 412 with the current ETag, and nothing is changed. If-None-Match on a write is a 400.
