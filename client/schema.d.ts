@@ -1975,11 +1975,11 @@ export interface operations {
   listTeams: {
     parameters: {
       query?: {
-        /** @description Keyset cursor `after[id]=<team id>`: the teams after that one */
+        limit?: number;
+        /** @description Keyset cursor `after[id]=…`: the teams after that one */
         after?: {
           id?: string;
         };
-        limit?: number;
       };
       header?: never;
       path?: never;
@@ -2964,11 +2964,12 @@ export interface operations {
   listUsers: {
     parameters: {
       query?: {
-        /** @description Keyset cursor `after[subject]=<subject>`: the users after that one */
+        limit?: number;
+        /** @description Keyset cursor `after[subject]=…`: the users after that one */
         after?: {
           subject?: string;
         };
-        limit?: number;
+        /** @description Only the user with this email (case does not matter) */
         email?: string;
       };
       header?: never;
@@ -10069,11 +10070,11 @@ export interface operations {
   listSubProfiles: {
     parameters: {
       query?: {
-        /** @description Keyset cursor `after[id]=<profile id>`: the profiles created after that one */
+        limit?: number;
+        /** @description Keyset cursor `after[id]=…`: the profiles created after that one */
         after?: {
           id?: string;
         };
-        limit?: number;
         /** @description Only the sub profiles of this OAuth client */
         clientId?: string;
       };

@@ -17,13 +17,12 @@ import {
   ApiNoContentResponse,
   ApiNotFoundResponse,
   ApiOkResponse,
-  ApiQuery,
   ApiTags,
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { Auth, TEAM_ID_PATTERN } from '../auth';
 import { ProblemDto } from '../common/errors';
-import { linkNextPage, parseKeysetPage } from '../common/pagination/keyset-page';
+import { ApiKeysetPage, linkNextPage, parseKeysetPage } from '../common/pagination/keyset-page';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { PutTeamMemberDto, TeamDetailDto, TeamMemberDto, TeamService } from '../team';
 import { TeamDto } from './dto/admin.dto';
@@ -40,23 +39,7 @@ export class AdminTeamsController {
 
   /** Every team, by id; `Link: <…>; rel="next"` while more follow. */
   @Get()
-  @ApiQuery({
-    name: 'limit',
-    required: false,
-    schema: { type: 'integer', minimum: 1, maximum: 500, default: 50 },
-  })
-  @ApiQuery({
-    name: 'after',
-    required: false,
-    style: 'deepObject',
-    explode: true,
-    description: 'Keyset cursor `after[id]=<team id>`: the teams after that one',
-    schema: {
-      type: 'object',
-      properties: { id: { type: 'string', pattern: TEAM_ID_PATTERN.source } },
-      additionalProperties: false,
-    },
-  })
+  @ApiKeysetPage('id', TEAM_ID_PATTERN.source, 'the teams after that one')
   @ApiOkResponse({ type: [TeamDto], description: 'A page; `Link` names the next one' })
   @ApiBadRequestResponse({ type: ProblemDto })
   async listTeams(

@@ -11,7 +11,7 @@ import { Auth } from '../auth';
 import { ApiKeyService } from '../auth/api-key.service';
 import { ApiKeyDto } from '../auth/dto/api-key.dto';
 import { ProblemDto, ValidationFailedError } from '../common/errors';
-import { linkNextPage, parseKeysetPage } from '../common/pagination/keyset-page';
+import { ApiKeysetPage, linkNextPage, parseKeysetPage } from '../common/pagination/keyset-page';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { CollectionsService } from '../data/collections.service';
 import { ProfileDto, ProfileService } from '../profile';
@@ -33,24 +33,13 @@ export class AdminUsersController {
 
   /** Every registered user, by subject; `email=` finds one by email. */
   @Get()
-  @ApiQuery({ name: 'email', required: false, schema: { type: 'string', maxLength: 254 } })
   @ApiQuery({
-    name: 'limit',
+    name: 'email',
     required: false,
-    schema: { type: 'integer', minimum: 1, maximum: 500, default: 50 },
+    description: 'Only the user with this email (case does not matter)',
+    schema: { type: 'string', minLength: 1, maxLength: 254 },
   })
-  @ApiQuery({
-    name: 'after',
-    required: false,
-    style: 'deepObject',
-    explode: true,
-    description: 'Keyset cursor `after[subject]=<subject>`: the users after that one',
-    schema: {
-      type: 'object',
-      properties: { subject: { type: 'string', pattern: SUBJECT_PATTERN.source } },
-      additionalProperties: false,
-    },
-  })
+  @ApiKeysetPage('subject', SUBJECT_PATTERN.source, 'the users after that one')
   @ApiOkResponse({ type: [UserSummaryDto], description: 'A page; `Link` names the next one' })
   @ApiBadRequestResponse({ type: ProblemDto })
   async listUsers(

@@ -4,7 +4,7 @@ import type { Request, Response } from 'express';
 import { Auth, CurrentPrincipal } from '../auth';
 import { ProblemDto, ValidationFailedError } from '../common/errors';
 import { isObjectIdHex } from '../common/mongo/object-id';
-import { linkNextPage, parseKeysetPage } from '../common/pagination/keyset-page';
+import { ApiKeysetPage, linkNextPage, parseKeysetPage } from '../common/pagination/keyset-page';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { ProfileDto } from './dto/profile.dto';
 import { NAME_SCHEMA_PATTERN } from './dto/profile-request.dto';
@@ -36,23 +36,7 @@ export class ProfilesController {
     description: 'Only the sub profiles of this OAuth client',
     schema: { type: 'string', pattern: NAME_SCHEMA_PATTERN },
   })
-  @ApiQuery({
-    name: 'limit',
-    required: false,
-    schema: { type: 'integer', minimum: 1, maximum: 500, default: 50 },
-  })
-  @ApiQuery({
-    name: 'after',
-    required: false,
-    style: 'deepObject',
-    explode: true,
-    description: 'Keyset cursor `after[id]=<profile id>`: the profiles created after that one',
-    schema: {
-      type: 'object',
-      properties: { id: { type: 'string', pattern: '^[0-9a-f]{24}$' } },
-      additionalProperties: false,
-    },
-  })
+  @ApiKeysetPage('id', '^[0-9a-f]{24}$', 'the profiles created after that one')
   @ApiOkResponse({ type: [ProfileDto], description: 'A page; `Link` names the next one' })
   @ApiBadRequestResponse({ type: ProblemDto })
   async listSubProfiles(

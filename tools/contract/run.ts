@@ -143,6 +143,7 @@ function runSchemathesis(
   schemathesis: Schemathesis,
   service: RunningService,
   principals: Principals,
+  teamId: string,
   run: PrincipalRun,
   work: string,
 ): Promise<RunResult> {
@@ -177,6 +178,8 @@ function runSchemathesis(
       env: {
         ...process.env,
         CONTRACT_API_KEY: principals[run.kind],
+        CONTRACT_PRINCIPAL: run.kind,
+        CONTRACT_TEAM_ID: teamId,
         SCHEMATHESIS_HOOKS: join(CONFIG_DIR, 'exclusions.py'),
         CONTRACT_EXCLUSIONS_LOG: exclusionsLog,
       },
@@ -229,11 +232,11 @@ async function main(): Promise<boolean> {
   });
   state.service = service;
   log(`service: ${service.url} on ${state.database.description}`);
-  const principals = await seed(service.url, service.adminKey);
+  const { principals, teamId } = await seed(service.url, service.adminKey);
 
   const results: RunResult[] = [];
   for (const run of options.runs) {
-    const result = await runSchemathesis(schemathesis, service, principals, run, work);
+    const result = await runSchemathesis(schemathesis, service, principals, teamId, run, work);
     if (state.interrupted) return false;
     results.push(result);
   }

@@ -68,8 +68,14 @@ interface IssuedKey {
   apiKey: string;
 }
 
-/** A root user with a sub profile and plans, a team, and for each a project, items and an index. */
-export async function seed(url: string, operatorKey: string): Promise<Principals> {
+/**
+ * A root user with a sub profile and plans, a team with the root user as admin member, and for
+ * each a project, items and an index. The team id is what the root run sends as X-Team.
+ */
+export async function seed(
+  url: string,
+  operatorKey: string,
+): Promise<{ principals: Principals; teamId: string }> {
   const { subject, email, clientId, accountId, collection, indexedField, itemIds } = SEED;
   const root = (
     await expectOk<IssuedKey>(url, operatorKey, 'POST', '/admin/users', { email, subject })
@@ -77,9 +83,18 @@ export async function seed(url: string, operatorKey: string): Promise<Principals
   await expectOk(url, operatorKey, 'PUT', `/admin/users/${subject}/plans`, [
     { planName: 'pro', since: '2026-01-01T00:00:00Z', until: '2027-01-01T00:00:00Z' },
   ]);
-  const team = (
-    await expectOk<IssuedKey>(url, operatorKey, 'POST', '/admin/teams', { name: 'Contract team' })
-  ).apiKey;
+  const created = await expectOk<IssuedKey & { team: { id: string } }>(
+    url,
+    operatorKey,
+    'POST',
+    '/admin/teams',
+    { name: 'Contract team' },
+  );
+  const team = created.apiKey;
+  const teamId = created.team.id;
+  await expectOk(url, operatorKey, 'PUT', `/admin/teams/${teamId}/members/${subject}`, {
+    role: 'admin',
+  });
 
   await expectOk(url, root, 'POST', '/profile', {
     clientId,
@@ -110,5 +125,5 @@ export async function seed(url: string, operatorKey: string): Promise<Principals
   await expectOk(url, sub, 'POST', `/data/${collection}`, {
     item: { _id: itemIds.sub, text: 'mine', [indexedField]: 2 },
   });
-  return { operator: operatorKey, root, team, sub };
+  return { principals: { operator: operatorKey, root, team, sub }, teamId };
 }

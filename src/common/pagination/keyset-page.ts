@@ -1,3 +1,5 @@
+import { applyDecorators } from '@nestjs/common';
+import { ApiQuery } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { ValidationFailedError, type FieldError } from '../errors';
 import { parseListQuery } from '../http/list-query';
@@ -62,4 +64,31 @@ export function linkNextPage(
   if (!cursor) return;
   const path = (req.originalUrl ?? req.url).split('?')[0] ?? '';
   res.setHeader('Link', keysetLink(path, raw, 'after', cursor));
+}
+
+/** Documents a fixed-order list's `limit` and its cursor `after[<field>]` (values matching `pattern`). */
+export function ApiKeysetPage(
+  field: string,
+  pattern: string,
+  description: string,
+): MethodDecorator {
+  return applyDecorators(
+    ApiQuery({
+      name: 'limit',
+      required: false,
+      schema: { type: 'integer', minimum: 1, maximum: 500, default: 50 },
+    }),
+    ApiQuery({
+      name: 'after',
+      required: false,
+      style: 'deepObject',
+      explode: true,
+      description: `Keyset cursor \`after[${field}]=…\`: ${description}`,
+      schema: {
+        type: 'object',
+        properties: { [field]: { type: 'string', pattern } },
+        additionalProperties: false,
+      },
+    }),
+  );
 }
