@@ -350,6 +350,46 @@ export interface paths {
     patch: operations['modifyDataItemArray'];
     trace?: never;
   };
+  '/events': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A page of events after `after`, oldest first, with the cursor of the next page. With
+     *     `wait`, an empty page is held until an event arrives (or `wait` seconds pass).
+     */
+    get: operations['listEvents'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/events/stream': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Server-Sent Events: every event after `Last-Event-ID` (or `after`; neither: from now), then
+     *     each new one as it happens; a comment line every EVENTS_HEARTBEAT_MS while quiet.
+     */
+    get: operations['streamEvents'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/health': {
     parameters: {
       query?: never;
@@ -1157,6 +1197,50 @@ export interface components {
        */
       stepsDone: ('keys' | 'memberships' | 'projects' | 'collections' | 'owner')[];
     };
+    EventActorDto: {
+      /**
+       * @description The subject, accountId or team id (a member's subject when it acted with X-Team).
+       * @example auth0|ada
+       */
+      id: string;
+      /** @enum {string} */
+      kind: 'root' | 'sub' | 'team' | 'operator';
+    };
+    EventDto: {
+      actor: components['schemas']['EventActorDto'];
+      /** Format: date-time */
+      at: string;
+      /** @example  */
+      branch: string;
+      /** @example orders */
+      collection?: string;
+      /** @description The resource after the change (as GET answers it); absent for deletions. */
+      data?: {
+        [key: string]: unknown;
+      };
+      /**
+       * @description Ordered within the namespace (tenant and branch): the cursor of `after` and Last-Event-ID.
+       * @example 1043
+       */
+      id: string;
+      /**
+       * @description The item's `_id`, the project's or profile's id, or the collection's name.
+       * @example 6740a1f3c2b4e5d6f7a8b9c0
+       */
+      key: string;
+      /** @enum {string} */
+      resource: 'item' | 'project' | 'profile' | 'collection';
+      /** @enum {string} */
+      type: 'created' | 'updated' | 'deleted';
+    };
+    EventPageDto: {
+      events: components['schemas']['EventDto'][];
+      /**
+       * @description The cursor for the next page: `after=<next>`.
+       * @example 1043
+       */
+      next: string;
+    };
     ExplainResultDto: {
       /**
        * @description Documents the database read to answer (MongoDB only).
@@ -1343,9 +1427,11 @@ export interface components {
         | 'INDEX_NOT_FOUND'
         | 'COLLECTION_NOT_FOUND'
         | 'ELEMENT_NOT_FOUND'
+        | 'WEBHOOK_NOT_FOUND'
         | 'ERASURE_NOT_FOUND'
         | 'TEAM_NOT_FOUND'
         | 'MEMBER_NOT_FOUND'
+        | 'CURSOR_EXPIRED'
         | 'METHOD_NOT_ALLOWED'
         | 'CONFLICT'
         | 'DUPLICATE_USER'
@@ -8020,6 +8106,336 @@ export interface operations {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Internal server error (INTERNAL_ERROR) */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  listEvents: {
+    parameters: {
+      query?: {
+        /** @description The cursor: events after this one (`next` of the previous page, or an event's `id`). */
+        after?: string;
+        /** @description Only the events of this data collection (items, and the collection itself). */
+        collection?: string;
+        type?: 'created' | 'updated' | 'deleted';
+        resource?: 'item' | 'project' | 'profile' | 'collection';
+        limit?: string;
+        /** @description Long poll: with no event to answer, wait up to this many seconds (0–30) for one. */
+        wait?: string;
+      };
+      header?: {
+        /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
+        'X-Branch'?: string;
+        /** @description With a root key of a member of the team: act for the team, as the team's key would. A value that names no team of the caller's (not a member, no such team, not a team id) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN. */
+        'X-Team'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining': number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset': number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['EventPageDto'];
+        };
+      };
+      /** @description The request is not valid (VALIDATION_FAILED); INVALID_BRANCH: X-Branch is not a valid branch name */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description CURSOR_EXPIRED: the cursor is older than EVENTS_RETENTION_MS; resync */
+      410: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Internal server error (INTERNAL_ERROR) */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  streamEvents: {
+    parameters: {
+      query?: {
+        /** @description The cursor: events after this one (`next` of the previous page, or an event's `id`). */
+        after?: string;
+        /** @description Only the events of this data collection (items, and the collection itself). */
+        collection?: string;
+        type?: 'created' | 'updated' | 'deleted';
+        resource?: 'item' | 'project' | 'profile' | 'collection';
+      };
+      header?: {
+        /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
+        'X-Branch'?: string;
+        /** @description With a root key of a member of the team: act for the team, as the team's key would. A value that names no team of the caller's (not a member, no such team, not a team id) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN. */
+        'X-Team'?: string;
+        /** @description Resume after this event (what EventSource sends when it reconnects) */
+        'Last-Event-ID'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description text/event-stream: `id: <event id>`, `event: <type>`, `data: <event JSON>` per event */
+      200: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining': number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset': number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'text/event-stream': string;
+        };
+      };
+      /** @description The request is not valid (VALIDATION_FAILED); INVALID_BRANCH: X-Branch is not a valid branch name */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description CURSOR_EXPIRED: the cursor is older than EVENTS_RETENTION_MS; resync */
+      410: {
+        headers: {
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */

@@ -21,6 +21,7 @@ import { MigrationsModule } from './migrations/migrations.module';
 import { ProfileModule } from './profile/profile.module';
 import { ProfileService } from './profile/profile.service';
 import { ProjectModule } from './project/project.module';
+import { EventsModule } from './events';
 import { LifecycleModule } from './lifecycle/lifecycle.module';
 import { TeamModule, TeamService } from './team';
 
@@ -101,6 +102,7 @@ export class AppModule {
         DataModule,
         MeModule,
         TeamModule,
+        EventsModule,
         // After ProfileModule: its DELETE /profile sits beside /profile/{accountId} and /groups.
         LifecycleModule,
       ],

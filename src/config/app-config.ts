@@ -45,6 +45,14 @@ export interface AppConfig {
     ferretdbVersion: string;
     ferretdbBin?: string;
   };
+  /** The change feed (docs/events.md). */
+  events: {
+    enabled: boolean;
+    retentionMs: number;
+    pollMs: number;
+    intentGraceMs: number;
+    heartbeatMs: number;
+  };
   /** Collection drops and erasures (docs/data.md, docs/profiles.md). */
   lifecycle: {
     registryCacheMs: number;
@@ -147,6 +155,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       leaseMs: vars.IDEMPOTENCY_LEASE_MS,
       sweepIntervalMs: vars.IDEMPOTENCY_SWEEP_INTERVAL_MS,
       maxResponseBytes: vars.IDEMPOTENCY_MAX_RESPONSE_BYTES,
+    },
+    events: {
+      enabled: vars.EVENTS_ENABLED,
+      retentionMs: vars.EVENTS_RETENTION_MS,
+      pollMs: vars.EVENTS_POLL_MS,
+      intentGraceMs: vars.EVENTS_INTENT_GRACE_MS,
+      heartbeatMs: vars.EVENTS_HEARTBEAT_MS,
     },
     lifecycle: {
       registryCacheMs: vars.REGISTRY_CACHE_MS,

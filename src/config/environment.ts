@@ -248,6 +248,46 @@ export class EnvironmentVariables {
   @Max(3_600_000)
   LIFECYCLE_POLL_MS = 5_000;
 
+  /** Record a change feed (GET /events, webhooks); off: writes cost no feed commands. */
+  @Transform(
+    ({ value }: { value: unknown }) => value !== false && value !== 'false' && value !== '0',
+  )
+  EVENTS_ENABLED = true;
+
+  /** How long events are kept (ms); a cursor older than that → 410. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1000)
+  @Max(366 * 86_400_000)
+  EVENTS_RETENTION_MS = 7 * 86_400_000;
+
+  /**
+   * How often each instance looks for changes made through other instances for its waiting
+   * readers (long polls, streams), and sweeps the feed (ms).
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(20)
+  @Max(60_000)
+  EVENTS_POLL_MS = 500;
+
+  /**
+   * How old a write's recorded intent must be before the reconciler records its events itself
+   * (the writer died between the change and its event). Above the longest request (ms).
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(100)
+  @Max(3_600_000)
+  EVENTS_INTENT_GRACE_MS = 60_000;
+
+  /** Comment lines a stream sends while quiet, so proxies keep it open (ms). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(100)
+  @Max(300_000)
+  EVENTS_HEARTBEAT_MS = 15_000;
+
   @Transform(({ value }: { value: unknown }) => value === true || value === 'true' || value === '1')
   TRUST_PROXY = false;
 

@@ -137,9 +137,9 @@ export class CollectionRegistryRepository implements OnModuleInit {
     branch: string,
     name: string,
     max: number,
-  ): Promise<RegisteredCollection | null> {
+  ): Promise<(RegisteredCollection & { created?: true }) | null> {
     const scope = CollectionRegistryRepository.scope(tenant, branch);
-    const entry = await claimSlot<RegisteredCollection>(
+    const entry = await claimSlot<RegisteredCollection & { created?: true }>(
       {
         firstFree: async () => {
           const docs = await this.registry
@@ -161,7 +161,7 @@ export class CollectionRegistryRepository implements OnModuleInit {
           }
           const registered = toEntry(created.toObject<CollectionRegistryDocument>());
           this.remember(tenant, branch, registered);
-          return registered;
+          return { ...registered, created: true };
         },
       },
       max,

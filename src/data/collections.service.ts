@@ -6,6 +6,7 @@ import {
   type RegisteredCollection,
 } from './collection-registry.repository';
 import { CollectionDropsService } from './collection-drops.service';
+import { ItemEvents } from './item-events';
 import { COLLECTION_NAME_PATTERN } from './data.constants';
 import { DataItemRepository, type IndexInfo } from './data-item.repository';
 import {
@@ -29,6 +30,7 @@ export class CollectionsService {
     private readonly registry: CollectionRegistryRepository,
     private readonly items: DataItemRepository,
     private readonly drops: CollectionDropsService,
+    private readonly events: ItemEvents,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -74,8 +76,16 @@ export class CollectionsService {
     const found = await this.find(principal, name);
     if (found) return found;
     const max = this.config.limits.maxCollections;
-    const entry = await this.registry.register(tenantOf(principal), principal.branch, name, max);
-    if (!entry) throw new CollectionQuotaExceededError(max);
+    const entry = await this.events.collectionCreated(principal, name, async () => {
+      const registered = await this.registry.register(
+        tenantOf(principal),
+        principal.branch,
+        name,
+        max,
+      );
+      if (!registered) throw new CollectionQuotaExceededError(max);
+      return registered;
+    });
     return entry;
   }
 
@@ -84,7 +94,9 @@ export class CollectionsService {
    * at once (CollectionDropsService says how a racing write is handled). 404 when there is none.
    */
   async drop(principal: CustomerPrincipal, name: string): Promise<void> {
-    if (!(await this.drops.drop(tenantOf(principal), principal.branch, name)))
-      throw new CollectionNotFoundError(name);
+    const dropped = await this.events.collectionDropped(principal, name, () =>
+      this.drops.drop(tenantOf(principal), principal.branch, name),
+    );
+    if (!dropped) throw new CollectionNotFoundError(name);
   }
 }

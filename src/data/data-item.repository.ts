@@ -143,9 +143,17 @@ export class DataItemRepository {
   }
 
   /** Ids of up to `limit` matching items (update and delete resolve their single target first). */
-  async findMatchingIds(physical: string, match: ItemMatch, limit: number): Promise<string[]> {
+  async findMatchingIds(
+    physical: string,
+    match: ItemMatch,
+    limit: number,
+    { inIdOrder = false } = {},
+  ): Promise<string[]> {
     const docs = await this.collection(physical)
-      .find(toMongoFilter(match), { projection: { _id: 1 } })
+      .find(toMongoFilter(match), {
+        projection: { _id: 1 },
+        ...(inIdOrder ? { sort: { _id: 1 } } : {}),
+      })
       .limit(limit)
       .maxTimeMS(this.maxTimeMS)
       .toArray();

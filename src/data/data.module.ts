@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
+import { EventsModule } from '../events';
 import { CollectionDropDocument, CollectionDropSchema } from './collection-drop.schema';
 import { CollectionDropsService } from './collection-drops.service';
 import { CollectionRegistryDocument, CollectionRegistrySchema } from './collection-registry.schema';
@@ -12,6 +13,7 @@ import { DataItemRepository } from './data-item.repository';
 import { DataController } from './data.controller';
 import { CollectionsService } from './collections.service';
 import { IndexesService } from './indexes.service';
+import { ItemEvents } from './item-events';
 import { ItemAnalysisService } from './item-analysis.service';
 import { ItemBatchesService } from './item-batches.service';
 import { ItemsService } from './items.service';
@@ -23,6 +25,8 @@ import { UniqueValuesService } from './unique-values.service';
 
 @Module({
   imports: [
+    // Item and collection changes go to the change feed.
+    EventsModule,
     MongooseModule.forFeature([
       { name: CollectionRegistryDocument.name, schema: CollectionRegistrySchema },
       { name: CollectionDropDocument.name, schema: CollectionDropSchema },
@@ -46,6 +50,7 @@ import { UniqueValuesService } from './unique-values.service';
     CollectionsService,
     CollectionDropsService,
     UniqueValuesService,
+    ItemEvents,
     ItemsService,
     ItemAnalysisService,
     ItemBatchesService,

@@ -8,6 +8,7 @@ import type { ItemChangeRequest, ItemRemovalRequest, NewItemRequest } from './da
 import { DuplicateItemError } from './data.errors';
 import { DataItemRepository } from './data-item.repository';
 import { assertOwnerFieldKept, ItemsService } from './items.service';
+import { ItemEvents } from './item-events';
 import { UniqueValuesService } from './unique-values.service';
 
 /** One item's outcome in a bulk create: its index in the request and what a lone POST would have answered. */
@@ -28,8 +29,8 @@ export type BulkItemInput = { request: NewItemRequest } | { refused: DomainError
 /** Items created at once by one bulk request; bounded so one request cannot hold many connections. */
 const BULK_CONCURRENCY = 8;
 
-/** Ids read and deleted per round of a multi-item delete. */
-const DELETE_BATCH = 500;
+/** Ids read and written per round of a multi-item update or delete. */
+const BATCH = 500;
 
 function errorOf(error: DomainError): BulkItemError {
   return {
@@ -52,6 +53,7 @@ export class ItemBatchesService {
     private readonly items: DataItemRepository,
     private readonly single: ItemsService,
     private readonly uniqueValues: UniqueValuesService,
+    private readonly itemEvents: ItemEvents,
   ) {}
 
   private scopeOf(principal: CustomerPrincipal, ownerField: string): ItemMatch['scope'] {
@@ -112,12 +114,10 @@ export class ItemBatchesService {
     };
     const target = await this.collections.find(principal, collection);
     if (!target) return { matched: 0, modified: 0 };
-    const result = await this.items.updateMatching(
-      target.physical,
-      match,
-      request.values,
-      new Date(),
-    );
+    const now = new Date();
+    const result = this.itemEvents.enabled
+      ? await this.updateInRounds(principal, collection, target.physical, match, request, now)
+      : await this.items.updateMatching(target.physical, match, request.values, now);
     if (result === DUPLICATE)
       throw new DuplicateItemError(
         'A unique index of the collection refuses the new values of a matching item; the items written before it keep their new values (MongoDB writes them one by one).',
@@ -126,7 +126,59 @@ export class ItemBatchesService {
   }
 
   /**
-   * Deletes in rounds: the ids of up to DELETE_BATCH matching items, then those of them that still
+   * With the change feed on, a multi-item update goes in rounds of ids in `_id` order, so that
+   * each round's intent names its items and its events carry each item as written.
+   */
+  private async updateInRounds(
+    principal: CustomerPrincipal,
+    collection: string,
+    physical: string,
+    match: ItemMatch,
+    request: ItemChangeRequest,
+    now: Date,
+  ): Promise<{ matched: number; modified: number } | typeof DUPLICATE> {
+    let matched = 0;
+    let modified = 0;
+    let after: string | null = null;
+    for (;;) {
+      const round: ItemMatch = {
+        ...match,
+        conditions:
+          after === null
+            ? match.conditions
+            : [...match.conditions, { kind: 'range', path: '_id', op: 'gt', value: after }],
+      };
+      const ids = await this.items.findMatchingIds(physical, round, BATCH, { inIdOrder: true });
+      if (ids.length === 0) break;
+      after = ids.at(-1) ?? null;
+      const byIds: ItemMatch = {
+        ...match,
+        conditions: [{ kind: 'eq', path: '_id', anyOf: ids }, ...match.conditions],
+      };
+      type Outcome = { matched: number; modified: number } | typeof DUPLICATE;
+      // Set by the write below (a closure: the compiler cannot see it assigned).
+      let outcome = DUPLICATE as Outcome;
+      await this.itemEvents.updated(principal, collection, ids, request.ownerField, async () => {
+        outcome = await this.items.updateMatching(physical, byIds, request.values, now);
+        // The items this round wrote: those that carry its time now (read by id alone: the new
+        // values may no longer match the filter).
+        const written = await this.items.findMatching(
+          physical,
+          { scope: match.scope, conditions: [{ kind: 'eq', path: '_id', anyOf: ids }] },
+          ids.length,
+        );
+        return written.filter((item) => item._updatedAt.getTime() === now.getTime());
+      });
+      if (outcome === DUPLICATE) return DUPLICATE;
+      matched += outcome.matched;
+      modified += outcome.modified;
+      if (ids.length < BATCH) break;
+    }
+    return { matched, modified };
+  }
+
+  /**
+   * Deletes in rounds: the ids of up to BATCH matching items, then those of them that still
    * match. uniqueField claims are given back for the ids that are gone, and only for those: an
    * item that stopped matching in between keeps its value's claim.
    */
@@ -141,7 +193,15 @@ export class ItemBatchesService {
     };
     const target = await this.collections.find(principal, collection);
     if (!target) return { deleted: 0 };
-    return { deleted: await this.deleteMatching(target.physical, match) };
+    return {
+      deleted: await this.deleteMatching(
+        principal,
+        collection,
+        target.physical,
+        match,
+        request.ownerField,
+      ),
+    };
   }
 
   /**
@@ -157,23 +217,44 @@ export class ItemBatchesService {
     const match: ItemMatch = { scope: { field: ownerField, value: owner }, conditions: [] };
     let deleted = 0;
     for (const entry of await this.collections.registered(principal))
-      deleted += await this.deleteMatching(entry.physical, match);
+      deleted += await this.deleteMatching(
+        principal,
+        entry.name,
+        entry.physical,
+        match,
+        ownerField,
+      );
     return deleted;
   }
 
   /** Deletes the matching items in rounds of ids, giving back the claims of those that went. */
-  private async deleteMatching(physical: string, match: ItemMatch): Promise<number> {
+  private async deleteMatching(
+    principal: CustomerPrincipal,
+    collection: string,
+    physical: string,
+    match: ItemMatch,
+    ownerField: string,
+  ): Promise<number> {
     let deleted = 0;
     for (;;) {
-      const ids = await this.items.findMatchingIds(physical, match, DELETE_BATCH);
+      const ids = await this.items.findMatchingIds(physical, match, BATCH);
       if (ids.length === 0) break;
-      const count = await this.items.deleteMatchingIds(physical, match, ids);
-      deleted += count;
-      const remaining = await this.items.existingIds(physical, ids);
-      for (const id of ids)
-        if (!remaining.has(id)) await this.uniqueValues.releaseItem(physical, id);
+      const gone = await this.itemEvents.deleted(
+        principal,
+        collection,
+        physical,
+        ids,
+        ownerField,
+        async () => {
+          await this.items.deleteMatchingIds(physical, match, ids);
+          const remaining = await this.items.existingIds(physical, ids);
+          return ids.filter((id) => !remaining.has(id));
+        },
+      );
+      deleted += gone.length;
+      for (const id of gone) await this.uniqueValues.releaseItem(physical, id);
       // Nothing went although the ids matched a moment ago: they changed since; stop here.
-      if (count === 0 || ids.length < DELETE_BATCH) break;
+      if (gone.length === 0 || ids.length < BATCH) break;
     }
     return deleted;
   }

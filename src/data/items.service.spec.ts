@@ -6,6 +6,7 @@ import type { AppConfig } from '../config';
 import type { CollectionRegistryRepository } from './collection-registry.repository';
 import { CollectionNamePipe } from './collection-name.pipe';
 import type { CollectionDropsService } from './collection-drops.service';
+import type { ItemEvents } from './item-events';
 import { CollectionsService } from './collections.service';
 import type { ItemMatch } from './data-query';
 import {
@@ -99,11 +100,33 @@ function setup() {
     release: () => Promise.resolve(),
     findForItem: () => Promise.resolve([]),
   } as unknown as UniqueClaimRepository;
+  const passThroughEvents = {
+    created: (_p: unknown, _c: unknown, _i: unknown, _o: unknown, write: () => unknown) => write(),
+    updated: (_p: unknown, _c: unknown, _i: unknown, _o: unknown, write: () => unknown) => write(),
+    deleted: (
+      _p: unknown,
+      _c: unknown,
+      _ph: unknown,
+      _i: unknown,
+      _o: unknown,
+      write: () => unknown,
+    ) => write(),
+  } as unknown as ItemEvents;
   const service = new ItemsService(
     // Drops are tested on a real database (data-collections e2e).
-    new CollectionsService(registry, items, {} as CollectionDropsService, config),
+    new CollectionsService(
+      registry,
+      items,
+      {} as CollectionDropsService,
+      {
+        collectionCreated: (_p: unknown, _n: unknown, write: () => unknown) => write(),
+      } as unknown as ItemEvents,
+      config,
+    ),
     items,
     new UniqueValuesService(claims, items),
+    // The feed is off here: writes go straight through (events are tested on a real database).
+    passThroughEvents,
   );
   const budget = dataBudget(config.limits);
   // The controller's path: the body becomes a guarded request, then the service applies the rules.

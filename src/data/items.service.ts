@@ -44,6 +44,7 @@ import {
   type JsonScalar,
 } from './json-guard';
 import type { UniqueClaim } from './unique-claim.repository';
+import { ItemEvents } from './item-events';
 import { UniqueValuesService } from './unique-values.service';
 
 /** The item a single-item write addresses: a route's `{indexName}/{indexValue}`, or none (the body filter alone). */
@@ -73,6 +74,7 @@ export class ItemsService {
     private readonly collections: CollectionsService,
     private readonly items: DataItemRepository,
     private readonly uniqueValues: UniqueValuesService,
+    private readonly itemEvents: ItemEvents,
   ) {}
 
   /** Sub callers are confined to their own items; root and team callers see the namespace. */
@@ -116,7 +118,9 @@ export class ItemsService {
             { physical: target.physical, scope, field: uniqueField, value: uniqueValue },
             id,
           );
-    const stored = await this.insertHolding(claim, target.physical, id, item);
+    const stored = await this.itemEvents.created(principal, collection, id, ownerField, () =>
+      this.insertHolding(claim, target.physical, id, item),
+    );
     if (stored !== DUPLICATE) return stored;
     // A unique index refused the item: name the item it collides with when the caller may see it.
     await refuseTakenValue();
@@ -295,17 +299,19 @@ export class ItemsService {
     if (!target) throw notFound(collection, ifMatch);
     const { physical } = target;
     const id = await this.singleId(physical, match, collection, address, ifMatch);
-    return this.writes.run(writeKey(physical, id), async () => {
-      const conditional = { ...match, revision: revisionCondition(ifMatch) };
-      const updated = await this.items.updateById(physical, id, conditional, values, new Date());
-      if (updated === DUPLICATE)
-        throw new DuplicateItemError(
-          'A unique index of the collection refuses the new values; nothing was changed.',
-        );
-      // The item stopped matching (or was deleted, or moved past If-Match) since the lookup.
-      if (!updated) throw await this.notWritten(physical, id, match, collection, ifMatch);
-      return updated;
-    });
+    return this.writes.run(writeKey(physical, id), () =>
+      this.itemEvents.updated(principal, collection, [id], ownerField, async () => {
+        const conditional = { ...match, revision: revisionCondition(ifMatch) };
+        const updated = await this.items.updateById(physical, id, conditional, values, new Date());
+        if (updated === DUPLICATE)
+          throw new DuplicateItemError(
+            'A unique index of the collection refuses the new values; nothing was changed.',
+          );
+        // The item stopped matching (or was deleted, or moved past If-Match) since the lookup.
+        if (!updated) throw await this.notWritten(physical, id, match, collection, ifMatch);
+        return updated;
+      }),
+    );
   }
 
   async remove(
@@ -342,11 +348,14 @@ export class ItemsService {
     if (!target) throw notFound(collection, ifMatch);
     const { physical } = target;
     const id = await this.singleId(physical, match, collection, address, ifMatch);
-    await this.writes.run(writeKey(physical, id), async () => {
-      const conditional = { ...match, revision: revisionCondition(ifMatch) };
-      if (!(await this.items.deleteById(physical, id, conditional)))
-        throw await this.notWritten(physical, id, match, collection, ifMatch);
-    });
+    await this.writes.run(writeKey(physical, id), () =>
+      this.itemEvents.deleted(principal, collection, physical, [id], ownerField, async () => {
+        const conditional = { ...match, revision: revisionCondition(ifMatch) };
+        if (!(await this.items.deleteById(physical, id, conditional)))
+          throw await this.notWritten(physical, id, match, collection, ifMatch);
+        return [id];
+      }),
+    );
     await this.uniqueValues.releaseItem(target.physical, id);
   }
 
@@ -382,19 +391,29 @@ export class ItemsService {
         if (!ifMatchHolds(ifMatch, etag)) throw new PreconditionFailedError(etag);
         const holder = change(current);
         const atRead = { ...match, revision: revisionCondition(tagOf(etag)) };
-        const updated = await this.items.setFieldById(
-          physical,
-          id,
-          atRead,
-          path,
-          holder,
-          new Date(),
+        const updated = await this.itemEvents.updated(
+          principal,
+          collection,
+          [id],
+          ownerField,
+          async () => {
+            const written = await this.items.setFieldById(
+              physical,
+              id,
+              atRead,
+              path,
+              holder,
+              new Date(),
+            );
+            if (written === DUPLICATE)
+              throw new DuplicateItemError(
+                'A unique index of the collection refuses the new value; nothing was changed.',
+              );
+            // Not written at this revision: nothing changed, and no event.
+            return written === null ? [] : [written];
+          },
         );
-        if (updated === DUPLICATE)
-          throw new DuplicateItemError(
-            'A unique index of the collection refuses the new value; nothing was changed.',
-          );
-        if (updated) return updated;
+        if (updated[0]) return updated[0];
       }
       throw new WriteConflictError();
     });

@@ -15,6 +15,7 @@ import { isObjectIdHex } from '../common/mongo/object-id';
 import { RepeatingTask } from '../common/scheduling/repeating-task';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { CollectionDropsService } from '../data/collection-drops.service';
+import { EventsService } from '../events';
 import { ProfileService } from '../profile';
 import { ProjectService } from '../project/project.service';
 import { TeamMembershipRepository } from '../team/team-membership.repository';
@@ -81,6 +82,7 @@ export class ErasureService implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly collections: CollectionDropsService,
     private readonly teams: TeamRepository,
     private readonly memberships: TeamMembershipRepository,
+    private readonly events: EventsService,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.leaseMs = config.lifecycle.erasureLeaseMs;
@@ -237,6 +239,8 @@ export class ErasureService implements OnApplicationBootstrap, OnModuleDestroy {
         // project); what a request made in the meantime goes now.
         for (const again of ['keys', 'memberships', 'projects'] as const)
           await this.runStep(doc, again);
+        // Its change feed names it in every event.
+        await this.events.eraseTenant(tenant);
         return;
     }
   }

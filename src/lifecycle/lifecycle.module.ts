@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
 import { DataModule } from '../data/data.module';
+import { EventsModule } from '../events';
 import { ProfileModule } from '../profile';
 import { ProjectModule } from '../project/project.module';
 import { TeamModule } from '../team/team.module';
@@ -16,6 +17,7 @@ import { ErasureService } from './erasure.service';
   imports: [
     MongooseModule.forFeature([{ name: ErasureDocument.name, schema: ErasureSchema }]),
     DataModule,
+    EventsModule,
     ProfileModule,
     ProjectModule,
     TeamModule,

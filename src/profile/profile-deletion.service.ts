@@ -3,6 +3,7 @@ import type { Principal } from '../auth';
 import { ApiKeyService } from '../auth/api-key.service';
 import { ownerFieldOf } from '../data/data-requests';
 import { ItemBatchesService } from '../data/item-batches.service';
+import { profileActorOf, ProfileEvents } from './profile-events';
 import { ProfileRepository } from './profile.repository';
 import { ProfileService } from './profile.service';
 
@@ -24,6 +25,7 @@ export class ProfileDeletionService {
     private readonly repository: ProfileRepository,
     private readonly keys: ApiKeyService,
     private readonly items: ItemBatchesService,
+    private readonly profileEvents: ProfileEvents,
   ) {}
 
   /** Deletes the sub profile; with `purge` also its items, and answers how many went. */
@@ -45,12 +47,20 @@ export class ProfileDeletionService {
             ownerField,
             profile.accountId,
           );
-    await this.repository.deleteByKey({
-      subject: profile.subject,
-      branch: profile.branch,
-      clientId: profile.clientId,
-      accountId: profile.accountId,
-    });
+    await this.profileEvents.record(
+      profileActorOf(principal),
+      { subject: profile.subject, branch: profile.branch, id: profile.id },
+      'deleted',
+      async () => {
+        await this.repository.deleteByKey({
+          subject: profile.subject,
+          branch: profile.branch,
+          clientId: profile.clientId,
+          accountId: profile.accountId,
+        });
+        return null;
+      },
+    );
     return { itemsDeleted };
   }
 }

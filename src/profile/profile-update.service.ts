@@ -13,6 +13,7 @@ import {
   ProfileNotFoundError,
 } from './profile.errors';
 import { profileETag } from './profile-etag';
+import { profileActorOf, ProfileEvents } from './profile-events';
 import { assertStoredSize } from './profile-json';
 import { ProfileRepository, type ProfileKey } from './profile.repository';
 import {
@@ -46,6 +47,7 @@ export class ProfileUpdateService {
   constructor(
     private readonly profiles: ProfileRepository,
     private readonly writes: FallbackWriteQueue,
+    private readonly profileEvents: ProfileEvents,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.maxJsonBytes = config.limits.profileJsonMaxBytes;
@@ -69,7 +71,9 @@ export class ProfileUpdateService {
     if (principal.kind === 'sub' && update.metadata !== undefined) {
       throw new MetadataForbiddenError();
     }
-    return this.writes.run(lockKey(key), () => this.mergeIntoProfile(key, update, ifMatch));
+    return this.writes.run(lockKey(key), () =>
+      this.mergeIntoProfile(principal, key, update, ifMatch),
+    );
   }
 
   /**
@@ -89,7 +93,9 @@ export class ProfileUpdateService {
       const own = await this.profiles.findByKey(ownKey(principal));
       if (!own?.groups.includes(ADMIN_SUBJECT_GROUP)) throw new GroupChangeForbiddenError();
     }
-    return this.writes.run(lockKey(key), () => this.applyGroupChange(key, group, change, ifMatch));
+    return this.writes.run(lockKey(key), () =>
+      this.applyGroupChange(principal, key, group, change, ifMatch),
+    );
   }
 
   /**
@@ -109,6 +115,7 @@ export class ProfileUpdateService {
    * the fresh profile; with If-Match the next read answers 412, since the tag moved on.
    */
   private async mergeIntoProfile(
+    principal: ProfilePrincipal,
     key: ProfileKey,
     update: ProfileUpdate,
     ifMatch: IfMatch,
@@ -117,7 +124,12 @@ export class ProfileUpdateService {
       const profile = await this.readForWrite(key, ifMatch);
       const write = this.planUpdate(profile, update);
       if (!write) return profile;
-      const updated = await this.profiles.updateIfUnchanged(key, profile.revision, write);
+      const updated = await this.profileEvents.record(
+        profileActorOf(principal),
+        { subject: key.subject, branch: key.branch, id: profile.id },
+        'updated',
+        () => this.profiles.updateIfUnchanged(key, profile.revision, write),
+      );
       if (updated) return updated;
     }
     throw new ConcurrentChangeError();
@@ -129,18 +141,30 @@ export class ProfileUpdateService {
    * revision the client named.
    */
   private async applyGroupChange(
+    principal: ProfilePrincipal,
     key: ProfileKey,
     group: string,
     change: 'add' | 'remove',
     ifMatch: IfMatch,
   ): Promise<Profile> {
+    // The feed names the profile by id: with the feed on, it is read first.
+    const id = this.profileEvents.enabled ? (await this.profiles.findByKey(key))?.id : undefined;
     for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
       const expected =
         ifMatch.kind === 'absent' ? undefined : (await this.readForWrite(key, ifMatch)).revision;
-      const changed =
+      const apply = (): Promise<Profile | null> =>
         change === 'add'
-          ? await this.profiles.addGroup(key, group, MAX_GROUPS, expected)
-          : await this.profiles.removeGroup(key, group, expected);
+          ? this.profiles.addGroup(key, group, MAX_GROUPS, expected)
+          : this.profiles.removeGroup(key, group, expected);
+      const changed =
+        id === undefined
+          ? await apply()
+          : await this.profileEvents.record(
+              profileActorOf(principal),
+              { subject: key.subject, branch: key.branch, id },
+              'updated',
+              apply,
+            );
       if (changed) return changed;
       const current = await this.profiles.findByKey(key);
       if (!current && ifMatch.kind === 'absent') throw new ProfileNotFoundError(key);

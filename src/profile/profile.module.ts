@@ -3,6 +3,7 @@ import { MongooseModule } from '@nestjs/mongoose';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { FallbackWriteQueue } from '../common/mongo/fallback-database';
 import { DataModule } from '../data/data.module';
+import { EventsModule } from '../events';
 import { ProfileController } from './profile.controller';
 import { ProfilesController } from './profiles.controller';
 import { profileJsonLimits, useProfileJsonLimits } from './profile-json';
@@ -11,6 +12,7 @@ import { ProfileDocument, ProfileSchema, UserDocument, UserSchema } from './prof
 import { ProfileService } from './profile.service';
 import { ProfileUpdateService } from './profile-update.service';
 import { ProfileDeletionService } from './profile-deletion.service';
+import { ProfileEvents } from './profile-events';
 
 @Module({
   imports: [
@@ -20,6 +22,8 @@ import { ProfileDeletionService } from './profile-deletion.service';
     ]),
     // Deleting a sub profile with purgeData deletes the items it owned.
     DataModule,
+    // Profile changes go to the change feed.
+    EventsModule,
   ],
   controllers: [ProfileController, ProfilesController],
   providers: [
@@ -27,6 +31,7 @@ import { ProfileDeletionService } from './profile-deletion.service';
     ProfileService,
     ProfileUpdateService,
     ProfileDeletionService,
+    ProfileEvents,
     // One queue of writes per profile, shared by every service that writes profiles.
     { provide: FallbackWriteQueue, useFactory: () => new FallbackWriteQueue() },
   ],

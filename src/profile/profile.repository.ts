@@ -98,9 +98,15 @@ export class ProfileRepository implements OnModuleInit {
   async insert(
     key: ProfileKey,
     fields: Partial<Omit<Profile, 'id' | 'createdAt' | 'updatedAt'>>,
+    id = new Types.ObjectId(),
   ): Promise<Profile | Duplicate> {
-    const created = await orDuplicate(() => this.profiles.create({ ...fields, ...key }));
+    const created = await orDuplicate(() => this.profiles.create({ ...fields, ...key, _id: id }));
     return created === DUPLICATE ? DUPLICATE : toProfile(created.toObject<ProfileDocument>());
+  }
+
+  async findById(id: string): Promise<Profile | null> {
+    const doc = await this.profiles.findById(id).lean<ProfileDocument>().exec();
+    return doc ? toProfile(doc) : null;
   }
 
   /** Deletes the profile; false when there is none. */

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { Types } from 'mongoose';
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../auth';
 import { ValidationFailedError, type FieldError } from '../common/errors';
@@ -17,6 +18,7 @@ import {
   UserNotFoundError,
 } from './profile.errors';
 import { ADMIN_SUBJECT_GROUP } from './profile.constants';
+import { profileActorOf, ProfileEvents } from './profile-events';
 import {
   assertStoredSize,
   profileJsonLimits,
@@ -54,6 +56,7 @@ export class ProfileService {
   constructor(
     private readonly profiles: ProfileRepository,
     private readonly writes: FallbackWriteQueue,
+    private readonly profileEvents: ProfileEvents,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.limits = profileJsonLimits(config);
@@ -117,7 +120,16 @@ export class ProfileService {
   async setPlans(subject: string, input: PlanInput[]): Promise<Profile> {
     const plans = this.checkPlans(input);
     const key = rootKey(subject);
-    const profile = await this.writes.run(lockKey(key), () => this.profiles.setPlans(key, plans));
+    const current = await this.profiles.findByKey(key);
+    if (!current) throw new UserNotFoundError(subject);
+    const profile = await this.writes.run(lockKey(key), () =>
+      this.profileEvents.record(
+        profileActorOf('operator'),
+        { subject, branch: '', id: current.id },
+        'updated',
+        () => this.profiles.setPlans(key, plans),
+      ),
+    );
     if (!profile) throw new UserNotFoundError(subject);
     return profile;
   }
@@ -168,12 +180,25 @@ export class ProfileService {
     const settings: Record<string, SettingsValue> =
       input.userMetadata === undefined ? {} : { userMetadata: input.userMetadata };
     assertStoredSize({ userMetadata: settings }, this.limits.maxBytes);
-    const created = await this.profiles.insert(key, {
-      email: input.email.trim().toLowerCase(),
-      groups: [...new Set(input.groups ?? [])],
-      settings,
-    });
-    if (created !== DUPLICATE) return created;
+    const id = new Types.ObjectId();
+    const created = await this.profileEvents.record(
+      profileActorOf(principal),
+      { subject: key.subject, branch: key.branch, id: id.toHexString() },
+      'created',
+      async () => {
+        const inserted = await this.profiles.insert(
+          key,
+          {
+            email: input.email.trim().toLowerCase(),
+            groups: [...new Set(input.groups ?? [])],
+            settings,
+          },
+          id,
+        );
+        return inserted === DUPLICATE ? null : inserted;
+      },
+    );
+    if (created !== null) return created;
     const existing = await this.profiles.findByKey(key);
     if (!existing) throw ConcurrentChangeError.createdAndRemoved(key);
     throw new ProfileExistsError(key, existing.id);

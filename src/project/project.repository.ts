@@ -138,8 +138,13 @@ export class ProjectRepository implements OnModuleInit {
     await this.projects.init();
   }
 
-  async insert(owner: ProjectOwner, branch: string, fields: ProjectFields): Promise<Project> {
-    const doc = newProjectDocument(owner, branch, fields);
+  async insert(
+    owner: ProjectOwner,
+    branch: string,
+    fields: ProjectFields,
+    id = new Types.ObjectId(),
+  ): Promise<Project> {
+    const doc = { ...newProjectDocument(owner, branch, fields), _id: id };
     await this.projects.collection.insertOne(doc);
     return toProject(doc);
   }

@@ -1,4 +1,5 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { Types } from 'mongoose';
 import type { Principal, Tenant } from '../auth';
 import {
   ForbiddenError,
@@ -9,6 +10,8 @@ import {
 import { NO_PRECONDITION, revisionsOf, type IfMatch } from '../common/http/etag';
 import type { ListQuery } from '../common/http/list-query';
 import { FallbackWriteQueue } from '../common/mongo/fallback-database';
+import { changeScopeOf, EventsService } from '../events';
+import { ProjectDto } from './dto/project.dto';
 import { projectETag } from './project-etag';
 import { toProjectListSpec, type ProjectListSpec } from './project.list-query';
 import { ProjectNotFoundError } from './project.errors';
@@ -28,6 +31,17 @@ export function projectOwnerOf(principal: Principal): ProjectOwner {
   }
 }
 
+function ownerOfTenant(tenant: Tenant): ProjectOwner {
+  return tenant.kind === 'user'
+    ? { userId: tenant.id, teamId: '' }
+    : { userId: '', teamId: tenant.id };
+}
+
+/** A project as the feed carries it: the JSON GET /project/{id} answers. */
+function projectData(project: Project): Record<string, unknown> {
+  return { ...ProjectDto.from(project) };
+}
+
 /** Writes of one project are queued in-process under this key (see FallbackWriteQueue). */
 function writeKey(id: string): string {
   return `projects|${id}`;
@@ -40,10 +54,45 @@ function writeKey(id: string): string {
  * instance cannot both pass.
  */
 @Injectable()
-export class ProjectService {
+export class ProjectService implements OnModuleInit {
   private readonly writes = new FallbackWriteQueue();
 
-  constructor(private readonly projects: ProjectRepository) {}
+  constructor(
+    private readonly projects: ProjectRepository,
+    private readonly events: EventsService,
+  ) {}
+
+  onModuleInit(): void {
+    this.events.registerLookup('project', async ({ tenant, branch }, change) => {
+      const owner = ownerOfTenant(tenant);
+      const project = await this.projects.findOwnedById(owner, branch, change.key);
+      return project ? { owner: null, data: projectData(project) } : null;
+    });
+  }
+
+  /** Records a write of one project in the change feed (the data: the project as written). */
+  private recorded<T extends Project | null>(
+    principal: Principal,
+    type: 'created' | 'updated' | 'deleted',
+    id: string,
+    write: () => Promise<T>,
+  ): Promise<T> {
+    if (principal.kind === 'operator' || principal.kind === 'sub') return write();
+    return this.events.record(
+      changeScopeOf(principal),
+      [{ resource: 'project', type, key: id }],
+      write,
+      (project) => [
+        {
+          resource: 'project',
+          type,
+          key: id,
+          owner: null,
+          data: project === null ? null : projectData(project),
+        },
+      ],
+    );
+  }
 
   /** Deletes every project of a user or a team, in every branch: part of an erasure. */
   async deleteAllOf(tenant: Tenant): Promise<void> {
@@ -55,7 +104,11 @@ export class ProjectService {
   }
 
   async create(principal: Principal, fields: ProjectFields): Promise<Project> {
-    return this.projects.insert(projectOwnerOf(principal), principal.branch, fields);
+    const owner = projectOwnerOf(principal);
+    const id = new Types.ObjectId();
+    return this.recorded(principal, 'created', id.toHexString(), () =>
+      this.projects.insert(owner, principal.branch, fields, id),
+    );
   }
 
   async get(principal: Principal, id: string): Promise<Project> {
@@ -81,18 +134,20 @@ export class ProjectService {
         'The body must change at least one of name, tags.',
       );
     }
-    return this.writes.run(writeKey(id), async () => {
-      const revisions = revisionsOf(ifMatch, id);
-      const project = await this.projects.updateOwned(
-        owner,
-        principal.branch,
-        id,
-        changes,
-        revisions,
-      );
-      if (project) return project;
-      throw await this.notWritten(principal, id, ifMatch);
-    });
+    return this.writes.run(writeKey(id), () =>
+      this.recorded(principal, 'updated', id, async () => {
+        const revisions = revisionsOf(ifMatch, id);
+        const project = await this.projects.updateOwned(
+          owner,
+          principal.branch,
+          id,
+          changes,
+          revisions,
+        );
+        if (project) return project;
+        throw await this.notWritten(principal, id, ifMatch);
+      }),
+    );
   }
 
   async remove(
@@ -101,11 +156,13 @@ export class ProjectService {
     ifMatch: IfMatch = NO_PRECONDITION,
   ): Promise<void> {
     const owner = projectOwnerOf(principal);
-    await this.writes.run(writeKey(id), async () => {
-      const revisions = revisionsOf(ifMatch, id);
-      if (await this.projects.deleteOwned(owner, principal.branch, id, revisions)) return;
-      throw await this.notWritten(principal, id, ifMatch);
-    });
+    await this.writes.run(writeKey(id), () =>
+      this.recorded(principal, 'deleted', id, async () => {
+        const revisions = revisionsOf(ifMatch, id);
+        if (await this.projects.deleteOwned(owner, principal.branch, id, revisions)) return null;
+        throw await this.notWritten(principal, id, ifMatch);
+      }),
+    );
   }
 
   /** Why a conditional write found nothing: 404 without If-Match, else 412 with the current tag. */

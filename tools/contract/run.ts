@@ -43,16 +43,23 @@ interface PrincipalRun {
  * names are in the dictionaries), after which the other principals' keys no longer work.
  */
 const RUNS: readonly PrincipalRun[] = [
-  { kind: 'team', paths: '^/(project|data|me)(/|$)', maxExamples: 20 },
+  {
+    kind: 'team',
+    paths: '^/(project|data|events|me)(/|$)',
+    // An event stream never ends by itself: tested end to end (events.e2e-spec.ts).
+    notOperations: ['streamEvents'],
+    maxExamples: 20,
+  },
   {
     kind: 'sub',
-    paths: '^/(profile|profiles|data|me)(/|$)',
+    paths: '^/(profile|profiles|data|events|me)(/|$)',
     // Sub profiles are created and deleted, accounts erased, and indexes and collection
     // statistics read, by root and team keys only.
     notOperations: [
       'createSubProfile',
       'deleteSubProfile',
       'eraseOwnAccount',
+      'streamEvents',
       'getDataCollectionStats',
       'listDataIndexes',
       'createDataIndex',
@@ -62,7 +69,8 @@ const RUNS: readonly PrincipalRun[] = [
   },
   {
     kind: 'root',
-    paths: '^/(profile|profiles|project|data|api-keys|teams|me)(/|$)',
+    paths: '^/(profile|profiles|project|data|api-keys|teams|events|me)(/|$)',
+    notOperations: ['streamEvents'],
     maxExamples: 40,
   },
   { kind: 'operator', paths: '^/(admin|health|me)(/|$)', maxExamples: 40 },

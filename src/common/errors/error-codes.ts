@@ -38,9 +38,15 @@ export const ERROR_CATALOG = {
   INDEX_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The index does not exist' },
   COLLECTION_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The collection does not exist' },
   ELEMENT_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'No array element matches' },
+  WEBHOOK_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The webhook does not exist' },
   ERASURE_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The erasure does not exist' },
   TEAM_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The team does not exist' },
   MEMBER_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'No such member of the team' },
+  // 410
+  CURSOR_EXPIRED: {
+    status: HttpStatus.GONE,
+    title: 'The cursor is older than the events kept; resynchronise',
+  },
   // 405
   METHOD_NOT_ALLOWED: {
     status: HttpStatus.METHOD_NOT_ALLOWED,

@@ -1,0 +1,78 @@
+import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
+import { Schema as MongooseSchema, type Types } from 'mongoose';
+
+export const EVENT_TYPES = ['created', 'updated', 'deleted'] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+export const EVENT_RESOURCES = ['item', 'project', 'profile', 'collection'] as const;
+export type EventResource = (typeof EVENT_RESOURCES)[number];
+
+/** Who made a change: the principal kind and its identity (subject, accountId, team id). */
+export interface EventActor {
+  kind: 'root' | 'sub' | 'team' | 'operator';
+  id: string;
+}
+
+/**
+ * One acknowledged change in a namespace's feed. `seq` numbers the changes of one namespace
+ * (tenant kind, tenant, branch) 1, 2, 3, … under a unique index: each is an insert of the next
+ * number, so events become visible in their order and a reader that has seen n never misses a
+ * later event with a smaller number.
+ */
+// `collection` is a field of the event (the data collection), read and written only through
+// queries and lean documents, never as a document's `collection` property: the warning is moot.
+@Schema({ collection: 'events', versionKey: false, suppressReservedKeysWarning: true })
+export class EventDocument {
+  _id!: Types.ObjectId;
+
+  @Prop({ type: String, required: true, enum: ['user', 'team'] })
+  tenantKind!: 'user' | 'team';
+
+  @Prop({ required: true })
+  tenant!: string;
+
+  @Prop({ type: String, default: '' })
+  branch!: string;
+
+  @Prop({ required: true })
+  seq!: number;
+
+  @Prop({ type: String, required: true, enum: EVENT_TYPES })
+  type!: EventType;
+
+  @Prop({ type: String, required: true, enum: EVENT_RESOURCES })
+  resource!: EventResource;
+
+  /** The data collection, for item and collection events. */
+  @Prop({ type: String })
+  collection?: string;
+
+  /** The item's `_id`, the project's or profile's id, or the collection's name. */
+  @Prop({ required: true })
+  key!: string;
+
+  @Prop({ type: Date, required: true })
+  at!: Date;
+
+  @Prop({ type: MongooseSchema.Types.Mixed, required: true })
+  actor!: EventActor;
+
+  /**
+   * Whose it is, for sub keys' visibility: an item's owner value (its owner field at the write),
+   * a profile's id. Null when the change has no owner within the namespace.
+   */
+  @Prop({ type: String, default: null })
+  owner!: string | null;
+
+  /** The resource after the change (created, updated); null for deletions. */
+  @Prop({ type: MongooseSchema.Types.Mixed, default: null })
+  data!: Record<string, unknown> | null;
+}
+
+export const EventSchema = SchemaFactory.createForClass(EventDocument);
+// The order of a namespace's feed, and what makes each number taken once.
+EventSchema.index(
+  { tenantKind: 1, tenant: 1, branch: 1, seq: 1 },
+  { unique: true, name: 'namespace_seq' },
+);
+// Retention deletes by age.
+EventSchema.index({ at: 1 }, { name: 'at' });

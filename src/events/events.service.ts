@@ -1,0 +1,376 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
+import { InjectModel } from '@nestjs/mongoose';
+import type { Model, QueryFilter } from 'mongoose';
+import type { CustomerPrincipal, Tenant } from '../auth';
+import { tenantOf } from '../auth';
+import { DomainError } from '../common/errors';
+import { DUPLICATE, orDuplicate } from '../common/mongo/duplicate';
+import { claimSlot } from '../common/mongo/slots';
+import { RepeatingTask } from '../common/scheduling/repeating-task';
+import { APP_CONFIG, type AppConfig } from '../config';
+import { EventHub, type EventWaiter } from './event-hub';
+import { EventIntentDocument, type PlannedChange } from './event-intent.schema';
+import { EventDocument, type EventActor, type EventResource, type EventType } from './event.schema';
+import { CursorExpiredError } from './events.errors';
+
+/** Where a change happened and who made it. */
+export interface ChangeScope {
+  tenant: Tenant;
+  branch: string;
+  actor: EventActor;
+}
+
+/** A change as recorded: what was planned, with its owner and the resource after it. */
+export interface RecordedChange extends PlannedChange {
+  owner: string | null;
+  data: Record<string, unknown> | null;
+}
+
+/**
+ * What the module that owns a resource answers the reconciler: the resource as it is now (null
+ * when it does not exist), with its owner.
+ */
+export type ResourceLookup = (
+  scope: { tenant: Tenant; branch: string },
+  change: PlannedChange,
+) => Promise<{ owner: string | null; data: Record<string, unknown> } | null>;
+
+export interface EventQuery {
+  after: number;
+  limit: number;
+  collection?: string;
+  type?: EventType;
+  resource?: EventResource;
+}
+
+export interface FeedEvent {
+  seq: number;
+  type: EventType;
+  resource: EventResource;
+  collection?: string;
+  key: string;
+  branch: string;
+  at: Date;
+  actor: EventActor;
+  data: Record<string, unknown> | null;
+}
+
+/** Events and intents one sweep handles at most; the next sweep takes the rest. */
+const SWEEP_BATCH = 500;
+
+export function actorOf(principal: CustomerPrincipal): EventActor {
+  switch (principal.kind) {
+    case 'root':
+      return { kind: 'root', id: principal.subject };
+    case 'sub':
+      return { kind: 'sub', id: principal.accountId };
+    case 'team':
+      return { kind: 'team', id: principal.actingSubject ?? principal.teamId };
+  }
+}
+
+export function changeScopeOf(principal: CustomerPrincipal): ChangeScope {
+  return { tenant: tenantOf(principal), branch: principal.branch, actor: actorOf(principal) };
+}
+
+function namespaceKey(tenant: Tenant, branch: string): string {
+  return `${tenant.kind}\u0000${tenant.id}\u0000${branch}`;
+}
+
+function namespaceFilter(tenant: Tenant, branch: string) {
+  return { tenantKind: tenant.kind, tenant: tenant.id, branch };
+}
+
+/**
+ * The change feed of every namespace (docs/events.md). A write goes through `record`: its intent
+ * is inserted first, then the write runs, then its events are appended and the intent deleted.
+ * A process that dies in between leaves the intent, and the reconciler (every instance, every
+ * EVENTS_POLL_MS) records what the database shows happened once the intent is older than
+ * EVENTS_INTENT_GRACE_MS. So every acknowledged change has its event — at least once.
+ */
+@Injectable()
+export class EventsService implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger('Events');
+  private readonly lookups = new Map<EventResource, ResourceLookup>();
+  /** Open streams and long polls, ended when the module stops (they would hold the server). */
+  private readonly open = new Set<() => void>();
+  private readonly hub: EventHub;
+  private readonly sweeper: RepeatingTask;
+  readonly enabled: boolean;
+  readonly heartbeatMs: number;
+  private readonly retentionMs: number;
+  private readonly intentGraceMs: number;
+
+  constructor(
+    @InjectModel(EventDocument.name) private readonly events: Model<EventDocument>,
+    @InjectModel(EventIntentDocument.name) private readonly intents: Model<EventIntentDocument>,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.enabled = config.events.enabled;
+    this.heartbeatMs = config.events.heartbeatMs;
+    this.retentionMs = config.events.retentionMs;
+    this.intentGraceMs = config.events.intentGraceMs;
+    this.hub = new EventHub(config.events.pollMs, (namespace) => {
+      const [kind, id, branch] = namespace.split('\u0000') as ['user' | 'team', string, string];
+      return this.latest({ kind, id }, branch);
+    });
+    this.sweeper = new RepeatingTask(
+      config.events.pollMs,
+      async () => {
+        await this.reconcile();
+        await this.expire();
+      },
+      (error) => this.logger.warn({ err: error }, 'could not sweep the event feed'),
+    );
+  }
+
+  onApplicationBootstrap(): void {
+    if (!this.enabled) return;
+    this.hub.start();
+    this.sweeper.start();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    for (const end of [...this.open]) end();
+    await this.hub.stop();
+    await this.sweeper.stop();
+  }
+
+  /** Calls `end` when the module stops; returns the unregister. */
+  whileOpen(end: () => void): () => void {
+    this.open.add(end);
+    return () => this.open.delete(end);
+  }
+
+  /** The module that owns `resource` tells the reconciler what exists. */
+  registerLookup(resource: EventResource, lookup: ResourceLookup): void {
+    this.lookups.set(resource, lookup);
+  }
+
+  /**
+   * Runs a write with its events: the intent first, then `write`, then the events `outcome`
+   * names. A write refused by a rule (a DomainError) changed nothing and leaves no intent; any
+   * other failure leaves it to the reconciler. Once the write succeeded its answer stands: if
+   * the events cannot be appended now, the reconciler appends them.
+   */
+  async record<T>(
+    scope: ChangeScope,
+    planned: PlannedChange[],
+    write: () => Promise<T>,
+    outcome: (result: T) => RecordedChange[],
+  ): Promise<T> {
+    if (!this.enabled || planned.length === 0) return write();
+    const intent = await this.intents.create({
+      ...namespaceFilter(scope.tenant, scope.branch),
+      actor: scope.actor,
+      changes: planned,
+      createdAt: new Date(),
+    });
+    let result: T;
+    try {
+      result = await write();
+    } catch (error) {
+      if (error instanceof DomainError)
+        await this.intents
+          .deleteOne({ _id: intent._id })
+          .exec()
+          .catch(() => undefined);
+      throw error;
+    }
+    try {
+      await this.append(scope, outcome(result));
+      await this.intents.deleteOne({ _id: intent._id }).exec();
+    } catch (error) {
+      this.logger.warn({ err: error }, 'events left to the reconciler');
+    }
+    return result;
+  }
+
+  /** Appends changes that need no intent (the change is its own record, e.g. a drop's tombstone). */
+  async append(scope: ChangeScope, changes: RecordedChange[]): Promise<void> {
+    if (!this.enabled || changes.length === 0) return;
+    let latest = 0;
+    for (const change of changes) latest = await this.appendOne(scope, change);
+    this.hub.notify(namespaceKey(scope.tenant, scope.branch), latest);
+  }
+
+  private async appendOne(scope: ChangeScope, change: RecordedChange): Promise<number> {
+    const ns = namespaceFilter(scope.tenant, scope.branch);
+    const at = new Date();
+    const seq = await claimSlot<number>(
+      {
+        firstFree: async (refused) =>
+          refused === null ? (await this.latest(scope.tenant, scope.branch)) + 1 : refused + 1,
+        take: async (slot) => {
+          const created = await orDuplicate(() =>
+            this.events.create({
+              ...ns,
+              seq: slot,
+              type: change.type,
+              resource: change.resource,
+              ...(change.collection !== undefined ? { collection: change.collection } : {}),
+              key: change.key,
+              at,
+              actor: scope.actor,
+              owner: change.owner,
+              data: change.data,
+            }),
+          );
+          return created === DUPLICATE ? DUPLICATE : slot;
+        },
+      },
+      Number.MAX_SAFE_INTEGER,
+    );
+    if (seq === null) throw new Error('the event feed is full');
+    return seq;
+  }
+
+  /** The newest event number of a namespace; 0 before its first event. */
+  async latest(tenant: Tenant, branch: string): Promise<number> {
+    const [newest] = await this.events
+      .find(namespaceFilter(tenant, branch))
+      .sort({ seq: -1 })
+      .limit(1)
+      .select({ seq: 1 })
+      .lean<{ seq: number }[]>()
+      .exec();
+    return newest?.seq ?? 0;
+  }
+
+  /**
+   * The events after `query.after` that the principal may see, in order. A cursor older than
+   * the oldest kept event (retention deleted some after it) → 410: the reader must resync.
+   */
+  async read(principal: CustomerPrincipal, query: EventQuery): Promise<FeedEvent[]> {
+    const tenant = tenantOf(principal);
+    const ns = namespaceFilter(tenant, principal.branch);
+    if (query.after > 0) {
+      const [oldest] = await this.events
+        .find(ns)
+        .sort({ seq: 1 })
+        .limit(1)
+        .select({ seq: 1 })
+        .lean<{ seq: number }[]>()
+        .exec();
+      if (oldest && oldest.seq > query.after + 1) throw new CursorExpiredError(query.after);
+    }
+    const filter: QueryFilter<EventDocument> = {
+      ...ns,
+      seq: { $gt: query.after },
+      ...(query.collection !== undefined ? { collection: query.collection } : {}),
+      ...(query.type !== undefined ? { type: query.type } : {}),
+      ...(query.resource !== undefined ? { resource: query.resource } : {}),
+      ...visibleTo(principal),
+    };
+    const docs = await this.events
+      .find(filter)
+      .sort({ seq: 1 })
+      .limit(query.limit)
+      .lean<EventDocument[]>()
+      .exec();
+    return docs.map((doc) => ({
+      seq: doc.seq,
+      type: doc.type,
+      resource: doc.resource,
+      ...(doc.collection !== undefined ? { collection: doc.collection } : {}),
+      key: doc.key,
+      branch: doc.branch,
+      at: doc.at,
+      actor: doc.actor,
+      data: doc.data,
+    }));
+  }
+
+  /** Wakes `waiter` when the principal's namespace may have events beyond `waiter.seen`. */
+  subscribe(principal: CustomerPrincipal, waiter: EventWaiter): () => void {
+    return this.hub.subscribe(namespaceKey(tenantOf(principal), principal.branch), waiter);
+  }
+
+  /** Deletes a tenant's events and intents in every branch (an erasure). */
+  async eraseTenant(tenant: Tenant): Promise<void> {
+    const filter = { tenantKind: tenant.kind, tenant: tenant.id };
+    await this.intents.deleteMany(filter).exec();
+    await this.events.deleteMany(filter).exec();
+  }
+
+  /** One sweep now: reconcile abandoned intents, then apply retention. */
+  sweep(): Promise<void> {
+    return this.sweeper.runNow();
+  }
+
+  private async reconcile(): Promise<void> {
+    const before = new Date(Date.now() - this.intentGraceMs);
+    const abandoned = await this.intents
+      .find({ createdAt: { $lt: before } })
+      .sort({ createdAt: 1 })
+      .limit(SWEEP_BATCH)
+      .lean<EventIntentDocument[]>()
+      .exec();
+    for (const intent of abandoned) {
+      const tenant: Tenant = { kind: intent.tenantKind, id: intent.tenant };
+      const scope: ChangeScope = { tenant, branch: intent.branch, actor: intent.actor };
+      const happened: RecordedChange[] = [];
+      for (const change of intent.changes) {
+        const lookup = this.lookups.get(change.resource);
+        if (!lookup) continue;
+        const now = await lookup({ tenant, branch: intent.branch }, change);
+        // What the database shows: a created or updated resource that exists, a deleted one
+        // that does not. Anything else did not happen (or was undone since).
+        if (change.type === 'deleted' && now === null)
+          happened.push({ ...change, owner: null, data: null });
+        else if (change.type !== 'deleted' && now !== null)
+          happened.push({ ...change, owner: now.owner, data: now.data });
+      }
+      await this.append(scope, happened);
+      await this.intents.deleteOne({ _id: intent._id }).exec();
+    }
+  }
+
+  /** Deletes events past retention, keeping each namespace's newest (it carries the numbering). */
+  private async expire(): Promise<void> {
+    const cutoff = new Date(Date.now() - this.retentionMs);
+    const old = await this.events
+      .find({ at: { $lt: cutoff } })
+      .limit(SWEEP_BATCH)
+      .select({ tenantKind: 1, tenant: 1, branch: 1 })
+      .lean<Pick<EventDocument, 'tenantKind' | 'tenant' | 'branch'>[]>()
+      .exec();
+    const namespaces = new Map(
+      old.map((doc) => [
+        namespaceKey({ kind: doc.tenantKind, id: doc.tenant }, doc.branch),
+        { kind: doc.tenantKind, id: doc.tenant, branch: doc.branch },
+      ]),
+    );
+    for (const { kind, id, branch } of namespaces.values()) {
+      const newest = await this.latest({ kind, id }, branch);
+      await this.events
+        .deleteMany({
+          ...namespaceFilter({ kind, id }, branch),
+          at: { $lt: cutoff },
+          seq: { $lt: newest },
+        })
+        .exec();
+    }
+  }
+}
+
+/**
+ * What a principal may see of its namespace's feed: root and team keys all of it; a sub key the
+ * items it owns, the collections, and its own profile (never projects, never other owners).
+ */
+function visibleTo(principal: CustomerPrincipal): QueryFilter<EventDocument> {
+  if (principal.kind !== 'sub') return {};
+  return {
+    $or: [
+      { resource: 'item', owner: principal.accountId },
+      { resource: 'collection' },
+      { resource: 'profile', owner: principal.profileId },
+    ],
+  };
+}
