@@ -22,6 +22,7 @@ import { ProfileModule } from './profile/profile.module';
 import { ProfileService } from './profile/profile.service';
 import { ProjectModule } from './project/project.module';
 import { EventsModule } from './events';
+import { WebhooksModule } from './webhooks/webhooks.module';
 import { LifecycleModule } from './lifecycle/lifecycle.module';
 import { TeamModule, TeamService } from './team';
 
@@ -103,6 +104,7 @@ export class AppModule {
         MeModule,
         TeamModule,
         EventsModule,
+        WebhooksModule,
         // After ProfileModule: its DELETE /profile sits beside /profile/{accountId} and /groups.
         LifecycleModule,
       ],

@@ -53,6 +53,14 @@ export interface AppConfig {
     intentGraceMs: number;
     heartbeatMs: number;
   };
+  /** Webhook deliveries (docs/events.md). */
+  webhooks: {
+    allowPrivate: boolean;
+    timeoutMs: number;
+    retryBaseMs: number;
+    retryWindowMs: number;
+    max: number;
+  };
   /** Collection drops and erasures (docs/data.md, docs/profiles.md). */
   lifecycle: {
     registryCacheMs: number;
@@ -162,6 +170,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       pollMs: vars.EVENTS_POLL_MS,
       intentGraceMs: vars.EVENTS_INTENT_GRACE_MS,
       heartbeatMs: vars.EVENTS_HEARTBEAT_MS,
+    },
+    webhooks: {
+      allowPrivate: vars.WEBHOOK_ALLOW_PRIVATE,
+      timeoutMs: vars.WEBHOOK_TIMEOUT_MS,
+      retryBaseMs: vars.WEBHOOK_RETRY_BASE_MS,
+      retryWindowMs: vars.WEBHOOK_RETRY_WINDOW_MS,
+      max: vars.WEBHOOK_MAX,
     },
     lifecycle: {
       registryCacheMs: vars.REGISTRY_CACHE_MS,

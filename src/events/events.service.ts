@@ -248,8 +248,17 @@ export class EventsService implements OnApplicationBootstrap, OnModuleDestroy {
    * the oldest kept event (retention deleted some after it) → 410: the reader must resync.
    */
   async read(principal: CustomerPrincipal, query: EventQuery): Promise<FeedEvent[]> {
-    const tenant = tenantOf(principal);
-    const ns = namespaceFilter(tenant, principal.branch);
+    return this.readNamespace(tenantOf(principal), principal.branch, query, visibleTo(principal));
+  }
+
+  /** The events of a namespace after `query.after` (a webhook reads all of them). */
+  async readNamespace(
+    tenant: Tenant,
+    branch: string,
+    query: EventQuery,
+    visible: QueryFilter<EventDocument> = {},
+  ): Promise<FeedEvent[]> {
+    const ns = namespaceFilter(tenant, branch);
     if (query.after > 0) {
       const [oldest] = await this.events
         .find(ns)
@@ -266,7 +275,7 @@ export class EventsService implements OnApplicationBootstrap, OnModuleDestroy {
       ...(query.collection !== undefined ? { collection: query.collection } : {}),
       ...(query.type !== undefined ? { type: query.type } : {}),
       ...(query.resource !== undefined ? { resource: query.resource } : {}),
-      ...visibleTo(principal),
+      ...visible,
     };
     const docs = await this.events
       .find(filter)

@@ -20,6 +20,7 @@ import { ProfileService } from '../profile';
 import { ProjectService } from '../project/project.service';
 import { TeamMembershipRepository } from '../team/team-membership.repository';
 import { TeamRepository } from '../team/team.repository';
+import { WebhooksService } from '../webhooks/webhooks.service';
 import { ErasureNotFoundError, ErasureTargetNotFoundError } from './lifecycle.errors';
 import { ErasureDocument, type ErasureKind } from './erasure.schema';
 
@@ -83,6 +84,7 @@ export class ErasureService implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly teams: TeamRepository,
     private readonly memberships: TeamMembershipRepository,
     private readonly events: EventsService,
+    private readonly webhooks: WebhooksService,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.leaseMs = config.lifecycle.erasureLeaseMs;
@@ -239,7 +241,8 @@ export class ErasureService implements OnApplicationBootstrap, OnModuleDestroy {
         // project); what a request made in the meantime goes now.
         for (const again of ['keys', 'memberships', 'projects'] as const)
           await this.runStep(doc, again);
-        // Its change feed names it in every event.
+        // Its change feed names it in every event, its webhooks and deliveries too.
+        await this.webhooks.eraseTenant(tenant);
         await this.events.eraseTenant(tenant);
         return;
     }

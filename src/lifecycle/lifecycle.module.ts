@@ -5,6 +5,7 @@ import { EventsModule } from '../events';
 import { ProfileModule } from '../profile';
 import { ProjectModule } from '../project/project.module';
 import { TeamModule } from '../team/team.module';
+import { WebhooksModule } from '../webhooks/webhooks.module';
 import { AccountErasureController, ErasureController } from './erasure.controller';
 import { ErasureDocument, ErasureSchema } from './erasure.schema';
 import { ErasureService } from './erasure.service';
@@ -21,6 +22,7 @@ import { ErasureService } from './erasure.service';
     ProfileModule,
     ProjectModule,
     TeamModule,
+    WebhooksModule,
   ],
   controllers: [ErasureController, AccountErasureController],
   providers: [ErasureService],

@@ -389,3 +389,43 @@ describe('GET /events/stream', () => {
     expect((service as unknown as { hub: { waiting: number } }).hub.waiting).toBe(before);
   });
 });
+
+describe('retention', () => {
+  it('drops events older than EVENTS_RETENTION_MS, keeps the numbering, and answers old cursors 410', async () => {
+    const short = await createTestApp(__filename, { ...ENV, EVENTS_RETENTION_MS: '1000' });
+    try {
+      const owner = await createUser(short);
+      for (const id of ['r1', 'r2', 'r3'])
+        await short
+          .http()
+          .post('/data/kept')
+          .set('X-Api-Key', owner.apiKey)
+          .send({ item: { _id: id } })
+          .expect(200);
+      const before = await feed(short, owner.apiKey, 'limit=500');
+      expect(before.events.map((e) => e.id)).toEqual(['1', '2', '3', '4']);
+      await new Promise((r) => setTimeout(r, 1200));
+      const { EventsService } = await import('../../src/events');
+      await short.app.get(EventsService).sweep();
+
+      expectProblem(
+        await short.http().get('/events?after=1').set('X-Api-Key', owner.apiKey),
+        410,
+        'CURSOR_EXPIRED',
+      );
+      // The newest event stays: the numbering goes on from it.
+      expect((await feed(short, owner.apiKey, 'after=0')).events.map((e) => e.id)).toEqual(['4']);
+      await feed(short, owner.apiKey, 'after=3');
+      await short
+        .http()
+        .post('/data/kept')
+        .set('X-Api-Key', owner.apiKey)
+        .send({ item: { _id: 'r4' } })
+        .expect(200);
+      const after = await feed(short, owner.apiKey, 'after=4');
+      expect(after.events.map((e) => [e.id, e.key])).toEqual([['5', 'r4']]);
+    } finally {
+      await short.close();
+    }
+  });
+});

@@ -67,6 +67,10 @@ export const ERROR_CATALOG = {
     status: HttpStatus.CONFLICT,
     title: 'The resource kept changing while the request ran',
   },
+  WEBHOOK_QUOTA_EXCEEDED: {
+    status: HttpStatus.CONFLICT,
+    title: 'The webhook quota is used up',
+  },
   COLLECTION_QUOTA_EXCEEDED: {
     status: HttpStatus.CONFLICT,
     title: 'The collection quota is used up',
