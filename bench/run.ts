@@ -17,6 +17,7 @@ import { call, expectStatus } from './lib/api';
 import { runComparison } from './lib/compare';
 import { comparisonChecks, comparisonsMarkdown, comparisonsSummary } from './lib/compare-report';
 import { comparisons } from './lib/comparisons';
+import { fanOutMarkdown, sseFanOut, type FanOutResult } from './lib/sse-fanout';
 import { probe, runLoad, sumLoads, type LoadSettings } from './lib/load-runner';
 import { parseOptions } from './lib/options';
 import { RESULTS, SERVICE_DIST } from './lib/paths';
@@ -253,6 +254,7 @@ async function runScenario(
 interface Outcome {
   runs: Run[];
   comparisonRuns: ComparisonRun[];
+  fanOut?: FanOutResult;
   info: ReportInfo;
 }
 
@@ -268,7 +270,14 @@ async function setupFeatures(seedCtx: SeedContext, subject: string, size: number
 async function benchmark(options: BenchOptions): Promise<Outcome> {
   const started = Date.now();
   mkdirSync(RESULTS, { recursive: true });
-  const logs = ['service', 'service-metrics-on', 'service-metrics-off', 'baseline', 'load'];
+  const logs = [
+    'service',
+    'service-metrics-on',
+    'service-metrics-off',
+    'service-events-off',
+    'baseline',
+    'load',
+  ];
   for (const file of logs.map((name) => `${name}.log`))
     rmSync(join(RESULTS, file), { force: true });
   const tmp = mkdtempSync(join(os.tmpdir(), 'pds-bench-'));
@@ -347,6 +356,15 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
     serviceOptions,
   });
 
+  const fanOutSize = options.smoke
+    ? { clients: 10, events: 20, timeoutMs: 30_000 }
+    : { clients: 100, events: 100, timeoutMs: 120_000 };
+  log(`\nchange feed fan-out: ${fanOutSize.clients} SSE clients, ${fanOutSize.events} events`);
+  const fanOut = await sseFanOut(service, ctx.rootKey, fanOutSize);
+  log(
+    `  ${fanOut.deliveredPerSecond} events/s delivered in ${fanOut.seconds} s; RSS ${fanOut.rssIdleMiB} → ${fanOut.rssWithClientsMiB} → ${fanOut.rssAfterMiB} MiB`,
+  );
+
   if (resolved.kind === 'ferretdb') {
     notes.push(
       'FerretDB v1 with SQLite evaluates most filters, sorts and counts by scanning the collection, so every number that depends on an index is far below what MongoDB gives; set MONGODB_URI to benchmark on MongoDB.',
@@ -366,6 +384,7 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
   return {
     runs,
     comparisonRuns,
+    fanOut,
     info: {
       date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
       node: process.version,
@@ -478,8 +497,19 @@ async function compareFeatures(
     name: 'service-metrics-off',
     metrics: false,
   });
+  const eventsOff = await startService({
+    ...serviceOptions,
+    name: 'service-events-off',
+    metrics: true,
+    events: false,
+  });
   const busyBefore = ctx.load.busyPids;
-  ctx.load.busyPids = () => [...busyBefore(), metricsOn.child.pid, metricsOff.child.pid];
+  ctx.load.busyPids = () => [
+    ...busyBefore(),
+    metricsOn.child.pid,
+    metricsOff.child.pid,
+    eventsOff.child.pid,
+  ];
   const results: ComparisonRun[] = [];
   try {
     for (const comparison of comparisons) {
@@ -492,6 +522,7 @@ async function compareFeatures(
             baseline,
             'service-metrics-on': metricsOn,
             'service-metrics-off': metricsOff,
+            'service-events-off': eventsOff,
           },
           ctx: {
             ...ctx,
@@ -504,7 +535,11 @@ async function compareFeatures(
     }
   } finally {
     ctx.load.busyPids = busyBefore;
-    await Promise.all([stopChild(metricsOn.child), stopChild(metricsOff.child)]);
+    await Promise.all([
+      stopChild(metricsOn.child),
+      stopChild(metricsOff.child),
+      stopChild(eventsOff.child),
+    ]);
   }
   return results;
 }
@@ -523,7 +558,7 @@ async function main(): Promise<void> {
   } finally {
     await cleanup();
   }
-  const { runs, comparisonRuns, info } = outcome;
+  const { runs, comparisonRuns, fanOut, info } = outcome;
   const writeSize = options.itemSizes.at(-1) ?? 0;
   const checkList = checks(runs, comparisonRuns, {
     ...options,
@@ -539,12 +574,13 @@ async function main(): Promise<void> {
       options,
       runs,
       checkList,
-      comparisons: comparisonsMarkdown(comparisonRuns, comparisonCheckList),
+      comparisons:
+        comparisonsMarkdown(comparisonRuns, comparisonCheckList) + fanOutMarkdown(fanOut),
     }),
   );
   writeFileSync(
     options.json,
-    `${JSON.stringify({ info, options, runs, comparisonRuns, checkList, comparisonCheckList }, null, 2)}\n`,
+    `${JSON.stringify({ info, options, runs, comparisonRuns, fanOut, checkList, comparisonCheckList }, null, 2)}\n`,
   );
   process.stdout.write(summary({ runs, checkList }));
   process.stdout.write(comparisonsSummary(comparisonRuns, comparisonCheckList));

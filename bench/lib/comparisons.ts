@@ -24,6 +24,11 @@ import type { Check } from './types';
 export const METRICS_CPU_MAX = 0.05;
 /** The budget of an Idempotency-Key on a create: its record costs less than half a POST. */
 export const IDEMPOTENCY_CPU_MAX = 0.5;
+/**
+ * The change feed's budget on a create: its intent (insert, delete) and its events (a read of the
+ * newest id and an insert each) may at most double the service's CPU per POST.
+ */
+export const EVENTS_CPU_MAX = 1.0;
 /** A 304 costs no more than a 200, within the measurement's noise. */
 export const NOT_MODIFIED_CPU_MAX = 1.05;
 
@@ -207,6 +212,38 @@ export const comparisons: Comparison[] = [
         totals('keyed'),
         totals('plain'),
         totals('baseline'),
+      ),
+    ],
+  },
+  {
+    id: 'events',
+    title: 'Change feed: POST an item with the feed on vs off',
+    route: 'POST /data/{c}',
+    variants: [
+      {
+        id: 'on',
+        label: 'feed on',
+        target: 'service',
+        request: ({ items, runTag }) => itemPost(items, `feed-on-${runTag}`),
+      },
+      {
+        id: 'off',
+        label: 'feed off',
+        target: 'service-events-off',
+        request: ({ items, runTag }) => itemPost(items, `feed-off-${runTag}`),
+      },
+    ],
+    async prepare(ask) {
+      const on = await ask('service', 'GET', '/events?limit=1');
+      if (on.status !== 200) return { missing: `GET /events answered ${on.status}` };
+      return {};
+    },
+    checks: (totals) => [
+      cpuRatioCheck(
+        `The change feed adds < ${EVENTS_CPU_MAX * 100} % service CPU per POST`,
+        1 + EVENTS_CPU_MAX,
+        totals('on'),
+        totals('off'),
       ),
     ],
   },

@@ -22,7 +22,8 @@ import { isArray, prop, type ApiResponse } from './api';
 import { PAYLOAD, type SeededProjects } from './seed';
 
 /** `service` runs every scenario; the two metrics instances only the metrics comparison. */
-export type TargetName = 'service' | 'service-metrics-on' | 'service-metrics-off' | 'baseline';
+export type TargetName =
+  'service' | 'service-metrics-on' | 'service-metrics-off' | 'service-events-off' | 'baseline';
 
 /** What every scenario may use. */
 export interface BaseContext {

@@ -23,6 +23,8 @@ export interface ServiceOptions {
   adminKey: string;
   /** METRICS_ENABLED: set explicitly, so that the caller's environment cannot switch it. */
   metrics: boolean;
+  /** EVENTS_ENABLED (default on). */
+  events?: boolean;
 }
 
 const messageOf = (error: unknown): string =>
@@ -34,6 +36,7 @@ export async function startService({
   dbName,
   adminKey,
   metrics,
+  events = true,
 }: ServiceOptions): Promise<Target> {
   const port = await findFreePort();
   const logFile = `${name}.log`;
@@ -50,6 +53,7 @@ export async function startService({
       RATE_LIMIT_MAX: '1000000000',
       QUERY_TIMEOUT_MS: String(QUERY_TIMEOUT_MS),
       METRICS_ENABLED: String(metrics),
+      EVENTS_ENABLED: String(events),
       // Later instances find the indexes built by the first.
       ...(name === 'service' ? {} : { SYNC_INDEXES: 'false' }),
       MONGODB_URI: databaseUri,

@@ -232,6 +232,10 @@ export class WebhooksService implements OnApplicationBootstrap, OnModuleDestroy 
       this.claims.create({ _id: claimId, createdAt: new Date() }),
     );
     if (claimed === DUPLICATE) return;
+    // Read again under the claim: another instance may have finished this attempt already.
+    const current = await this.deliveries.findById(delivery._id).lean<DeliveryDocument>().exec();
+    if (current?.status !== 'pending' || current.attempts.length !== delivery.attempts.length)
+      return;
     await this.deliveries
       .updateOne({ _id: delivery._id }, { $set: { leaseUntil: new Date(Date.now() + leaseMs) } })
       .exec();
@@ -258,7 +262,8 @@ export class WebhooksService implements OnApplicationBootstrap, OnModuleDestroy 
         },
       )
       .exec();
-    await this.claims.deleteOne({ _id: claimId }).exec();
+    // The claim stays (swept after the retry window): deleting it would let an instance that
+    // read the delivery as due before this attempt claim the same attempt again.
     await this.recordHealth(webhook, ok);
   }
 

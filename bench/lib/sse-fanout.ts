@@ -1,0 +1,99 @@
+// Change feed fan-out: N Server-Sent Events clients on one namespace, M items posted; how many
+// events per second reach the clients altogether, and what the clients cost the service in memory.
+import { Agent, request } from 'node:http';
+import { call } from './api';
+import { memoryOf } from './processes';
+import type { Target } from './servers';
+
+export interface FanOutResult {
+  clients: number;
+  events: number;
+  /** From the first POST until every client had every event. */
+  seconds: number;
+  /** Events delivered over all clients per second. */
+  deliveredPerSecond: number;
+  rssIdleMiB: number;
+  rssWithClientsMiB: number;
+  rssAfterMiB: number;
+  /** Clients that did not get every event within the time limit. */
+  incomplete: number;
+}
+
+const mib = (kb: number | undefined): number => Math.round(((kb ?? 0) / 1024) * 10) / 10;
+
+export async function sseFanOut(
+  service: Target,
+  key: string,
+  options: { clients: number; events: number; timeoutMs: number },
+): Promise<FanOutResult> {
+  const url = new URL(service.url);
+  const collection = `fanout${Date.now()}`;
+  const rssIdle = memoryOf(service.child.pid)?.rssKb;
+  const agent = new Agent({ keepAlive: true, maxSockets: options.clients + 1 });
+  const counts = new Array<number>(options.clients).fill(0);
+  const closers: (() => void)[] = [];
+  // Opened ten at a time: the measure is delivery, not a thundering herd of connects.
+  const open = (i: number): Promise<void> =>
+    new Promise<void>((resolve, reject) => {
+      const req = request(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: `/events/stream?collection=${collection}&resource=item`,
+          headers: { 'x-api-key': key },
+          agent,
+        },
+        (res) => {
+          if (res.statusCode !== 200) reject(new Error(`stream answered ${res.statusCode}`));
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => {
+            counts[i] = (counts[i] ?? 0) + (chunk.match(/^event: /gm)?.length ?? 0);
+          });
+          resolve();
+        },
+      );
+      req.on('error', (error) => (closers.length ? undefined : reject(error)));
+      req.end();
+      closers.push(() => req.destroy());
+    });
+  for (let first = 0; first < options.clients; first += 10)
+    await Promise.all(counts.slice(first, first + 10).map((_, offset) => open(first + offset)));
+  await new Promise((r) => setTimeout(r, 300));
+  const rssWithClients = memoryOf(service.child.pid)?.rssKb;
+
+  const started = performance.now();
+  for (let n = 0; n < options.events; n += 1)
+    await call(service.url, 'POST', `/data/${collection}`, { key, body: { item: { n } } });
+  const deadline = Date.now() + options.timeoutMs;
+  while (counts.some((c) => c < options.events) && Date.now() < deadline)
+    await new Promise((r) => setTimeout(r, 20));
+  const seconds = (performance.now() - started) / 1000;
+  const delivered = counts.reduce((sum, c) => sum + Math.min(c, options.events), 0);
+  const rssAfter = memoryOf(service.child.pid)?.rssKb;
+  for (const close of closers) close();
+  agent.destroy();
+  return {
+    clients: options.clients,
+    events: options.events,
+    seconds: Math.round(seconds * 100) / 100,
+    deliveredPerSecond: Math.round(delivered / seconds),
+    rssIdleMiB: mib(rssIdle),
+    rssWithClientsMiB: mib(rssWithClients),
+    rssAfterMiB: mib(rssAfter),
+    incomplete: counts.filter((c) => c < options.events).length,
+  };
+}
+
+export function fanOutMarkdown(result: FanOutResult | undefined): string {
+  if (!result) return '';
+  return [
+    '## Change feed: Server-Sent Events fan-out',
+    '',
+    `${result.clients} clients stream one namespace (\`GET /events/stream\`) while ${result.events} items are posted one after the other; the time runs from the first POST until every client has every event.`,
+    '',
+    '| clients | events | seconds | events delivered/s (all clients) | RSS idle | RSS with clients | RSS after | clients short of events |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
+    `| ${result.clients} | ${result.events} | ${result.seconds} | ${result.deliveredPerSecond.toLocaleString('en-US')} | ${result.rssIdleMiB} MiB | ${result.rssWithClientsMiB} MiB | ${result.rssAfterMiB} MiB | ${result.incomplete} |`,
+    '',
+  ].join('\n');
+}
