@@ -50,6 +50,7 @@ export interface AppConfig {
     enabled: boolean;
     retentionMs: number;
     pollMs: number;
+    sweepMs: number;
     intentGraceMs: number;
     heartbeatMs: number;
   };
@@ -168,6 +169,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       enabled: vars.EVENTS_ENABLED,
       retentionMs: vars.EVENTS_RETENTION_MS,
       pollMs: vars.EVENTS_POLL_MS,
+      sweepMs: vars.EVENTS_SWEEP_MS,
       intentGraceMs: vars.EVENTS_INTENT_GRACE_MS,
       heartbeatMs: vars.EVENTS_HEARTBEAT_MS,
     },

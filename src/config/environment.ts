@@ -263,13 +263,24 @@ export class EnvironmentVariables {
 
   /**
    * How often each instance looks for changes made through other instances for its waiting
-   * readers (long polls, streams), and sweeps the feed (ms).
+   * readers (long polls, streams) and for webhook deliveries to make (ms).
    */
   @Type(() => Number)
   @IsInt()
   @Min(20)
   @Max(60_000)
   EVENTS_POLL_MS = 500;
+
+  /**
+   * How often each instance reconciles abandoned intents and deletes events past retention (ms).
+   * Both read the feed's collections; on a database that scans them this is the feed's
+   * background cost.
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(50)
+  @Max(3_600_000)
+  EVENTS_SWEEP_MS = 10_000;
 
   /**
    * How old a write's recorded intent must be before the reconciler records its events itself

@@ -94,7 +94,7 @@ function namespaceFilter(tenant: Tenant, branch: string) {
  * The change feed of every namespace (docs/events.md). A write goes through `record`: its intent
  * is inserted first, then the write runs, then its events are appended and the intent deleted.
  * A process that dies in between leaves the intent, and the reconciler (every instance, every
- * EVENTS_POLL_MS) records what the database shows happened once the intent is older than
+ * EVENTS_SWEEP_MS) records what the database shows happened once the intent is older than
  * EVENTS_INTENT_GRACE_MS. So every acknowledged change has its event — at least once.
  */
 @Injectable()
@@ -126,7 +126,7 @@ export class EventsService implements OnApplicationBootstrap, OnModuleDestroy {
       return this.latest({ kind, id }, branch);
     });
     this.sweeper = new RepeatingTask(
-      config.events.pollMs,
+      config.events.sweepMs,
       async () => {
         await this.reconcile();
         await this.expire();

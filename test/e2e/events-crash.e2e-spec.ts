@@ -9,7 +9,12 @@ import { send, startService, type ServiceProcess } from '../support/service-proc
  * the feed is compared with every write that was answered 200.
  */
 const WRITERS = 8;
-const ENV = { EVENTS_INTENT_GRACE_MS: '500', EVENTS_POLL_MS: '100', LOG_LEVEL: 'warn' };
+const ENV = {
+  EVENTS_INTENT_GRACE_MS: '500',
+  EVENTS_POLL_MS: '100',
+  EVENTS_SWEEP_MS: '100',
+  LOG_LEVEL: 'warn',
+};
 let service: ServiceProcess | undefined;
 
 afterAll(async () => {

@@ -245,7 +245,7 @@ describe('sub keys', () => {
     ];
   });
 
-  it('see only the events of the items they own, and the collections', async () => {
+  it('see only the events of the items they own, in pages and in their stream', async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(
@@ -302,6 +302,24 @@ describe('sub keys', () => {
             expect(seen.every((e) => e.data === undefined || e.data.userId === sub.accountId)).toBe(
               true,
             );
+            // The sub key's stream holds the same events, and nothing else.
+            const stream = await SseClient.open(
+              portA,
+              `/events/stream?after=${start}&resource=item`,
+              { 'X-Api-Key': sub.apiKey },
+            );
+            try {
+              const streamed = owned.length === 0 ? [] : await stream.waitFor(owned.length);
+              await new Promise((r) => setTimeout(r, 150));
+              expect(stream.events.map((e) => e.id)).toEqual(owned.map((e) => e.id));
+              expect(
+                streamed.every(
+                  (e) => ownerOfItem.get((JSON.parse(e.data) as Ev).key) === sub.accountId,
+                ),
+              ).toBe(true);
+            } finally {
+              stream.close();
+            }
           }
         },
       ),
