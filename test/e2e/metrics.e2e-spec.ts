@@ -41,7 +41,15 @@ describe('GET /metrics', () => {
   let client: Client;
 
   beforeAll(async () => {
-    t = await createTestApp(__filename, { METRICS_DATABASE_COMMANDS: 'true' });
+    t = await createTestApp(__filename, {
+      METRICS_DATABASE_COMMANDS: 'true',
+      // The background work of every instance (the feed's hub and sweeps, webhook deliveries,
+      // drop and erasure sweeps) checks connections out on its own schedule; pushed out past
+      // this file's run, the pool gauges read between requests show the requests' own use.
+      EVENTS_POLL_MS: '60000',
+      EVENTS_SWEEP_MS: '60000',
+      LIFECYCLE_POLL_MS: '60000',
+    });
     user = await createUser(t);
     client = as(t, user);
   });
