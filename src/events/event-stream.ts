@@ -3,7 +3,8 @@ import type { Request, Response } from 'express';
 import { tenantOf, type CustomerPrincipal } from '../auth';
 import type { ShutdownState } from '../health/shutdown.state';
 import { EventDto } from './dto/events.dto';
-import type { EventQuery, EventsService, FeedEvent } from './events.service';
+import type { EventQuery, FeedEvent } from './event-scope';
+import type { EventsService } from './events.service';
 
 /** Events read per round while a stream catches up. */
 const PAGE = 500;
@@ -76,7 +77,10 @@ export class EventStream {
       do {
         this.again = false;
         for (;;) {
-          const page = await this.events.read(this.principal, this.queryAfter(this.cursor, PAGE));
+          const page = await this.events.read(this.principal, {
+            ...this.queryAfter(this.cursor, PAGE),
+            checkExpiry: false,
+          });
           if (this.closed) return;
           this.write(res, page);
           if (page.length < PAGE) break;

@@ -5,7 +5,8 @@ import { Auth, CurrentPrincipal, tenantOf, type CustomerPrincipal } from '../aut
 import { ProblemDto, ValidationFailedError } from '../common/errors';
 import { ShutdownState } from '../health/shutdown.state';
 import { EventDto, EventPageDto, EventsPageQueryDto, EventsQueryDto } from './dto/events.dto';
-import { EventsService, type EventQuery } from './events.service';
+import type { EventQuery } from './event-scope';
+import { EventsService } from './events.service';
 import { EventStream } from './event-stream';
 
 const DEFAULT_LIMIT = 100;
@@ -50,8 +51,10 @@ export class EventsController {
     const q = eventQuery(query, after, Number(query.limit ?? DEFAULT_LIMIT));
     const deadline = Date.now() + Number(query.wait ?? 0) * 1000;
     for (;;) {
-      // The newest event before the read: a wait then starts from what the read has covered.
-      const seen = await this.events.latest(tenantOf(principal), principal.branch);
+      // The newest event before the read: a wait then starts from what the read has covered
+      // (read only when the request may wait).
+      const seen =
+        deadline > Date.now() ? await this.events.latest(tenantOf(principal), principal.branch) : 0;
       const events = await this.events.read(principal, q);
       const remaining = deadline - Date.now();
       if (events.length > 0 || remaining <= 0 || this.shutdown.draining)

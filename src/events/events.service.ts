@@ -7,88 +7,30 @@ import {
 } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model, type QueryFilter } from 'mongoose';
-import type { CustomerPrincipal, Tenant } from '../auth';
-import { tenantOf } from '../auth';
+import { tenantOf, type CustomerPrincipal, type Tenant } from '../auth';
 import { DomainError } from '../common/errors';
 import { DUPLICATE, orDuplicate } from '../common/mongo/duplicate';
 import { claimSlot } from '../common/mongo/slots';
 import { RepeatingTask } from '../common/scheduling/repeating-task';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { EventHub, type EventWaiter } from './event-hub';
+import { EventSweep } from './event-sweep';
 import { EventIntentDocument, type PlannedChange } from './event-intent.schema';
-import { EventDocument, type EventActor, type EventResource, type EventType } from './event.schema';
+import {
+  namespaceFilter,
+  namespaceKey,
+  visibleTo,
+  type ChangeScope,
+  type EventQuery,
+  type FeedEvent,
+  type RecordedChange,
+  type ResourceLookup,
+} from './event-scope';
+import { EventDocument, type EventResource } from './event.schema';
 import { CursorExpiredError } from './events.errors';
-
-/** Where a change happened and who made it. */
-export interface ChangeScope {
-  tenant: Tenant;
-  branch: string;
-  actor: EventActor;
-}
-
-/** A change as recorded: what was planned, with its owner and the resource after it. */
-export interface RecordedChange extends PlannedChange {
-  owner: string | null;
-  data: Record<string, unknown> | null;
-}
-
-/**
- * What the module that owns a resource answers the reconciler: the resource as it is now (null
- * when it does not exist), with its owner.
- */
-export type ResourceLookup = (
-  scope: { tenant: Tenant; branch: string },
-  change: PlannedChange,
-) => Promise<{ owner: string | null; data: Record<string, unknown> } | null>;
-
-export interface EventQuery {
-  after: number;
-  limit: number;
-  collection?: string;
-  type?: EventType;
-  resource?: EventResource;
-}
-
-export interface FeedEvent {
-  seq: number;
-  type: EventType;
-  resource: EventResource;
-  collection?: string;
-  key: string;
-  branch: string;
-  at: Date;
-  actor: EventActor;
-  data: Record<string, unknown> | null;
-}
 
 /** Namespaces whose newest event number an instance remembers (see appendOne). */
 const HEADS_CACHED = 10_000;
-
-/** Events and intents one sweep handles at most; the next sweep takes the rest. */
-const SWEEP_BATCH = 500;
-
-export function actorOf(principal: CustomerPrincipal): EventActor {
-  switch (principal.kind) {
-    case 'root':
-      return { kind: 'root', id: principal.subject };
-    case 'sub':
-      return { kind: 'sub', id: principal.accountId };
-    case 'team':
-      return { kind: 'team', id: principal.actingSubject ?? principal.teamId };
-  }
-}
-
-export function changeScopeOf(principal: CustomerPrincipal): ChangeScope {
-  return { tenant: tenantOf(principal), branch: principal.branch, actor: actorOf(principal) };
-}
-
-function namespaceKey(tenant: Tenant, branch: string): string {
-  return `${tenant.kind}\u0000${tenant.id}\u0000${branch}`;
-}
-
-function namespaceFilter(tenant: Tenant, branch: string) {
-  return { tenantKind: tenant.kind, tenant: tenant.id, branch };
-}
 
 /**
  * The change feed of every namespace (docs/events.md). A write goes through `record`: its intent
@@ -109,8 +51,6 @@ export class EventsService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly sweeper: RepeatingTask;
   readonly enabled: boolean;
   readonly heartbeatMs: number;
-  private readonly retentionMs: number;
-  private readonly intentGraceMs: number;
 
   constructor(
     @InjectModel(EventDocument.name) private readonly events: Model<EventDocument>,
@@ -119,18 +59,18 @@ export class EventsService implements OnApplicationBootstrap, OnModuleDestroy {
   ) {
     this.enabled = config.events.enabled;
     this.heartbeatMs = config.events.heartbeatMs;
-    this.retentionMs = config.events.retentionMs;
-    this.intentGraceMs = config.events.intentGraceMs;
     this.hub = new EventHub(config.events.pollMs, (namespace) => {
       const [kind, id, branch] = namespace.split('\u0000') as ['user' | 'team', string, string];
       return this.latest({ kind, id }, branch);
     });
+    const sweep = new EventSweep(this.events, this.intents, config.events, {
+      append: (scope, changes) => this.append(scope, changes),
+      latest: (tenant, branch) => this.latest(tenant, branch),
+      lookup: (resource) => this.lookups.get(resource),
+    });
     this.sweeper = new RepeatingTask(
       config.events.sweepMs,
-      async () => {
-        await this.reconcile();
-        await this.expire();
-      },
+      () => sweep.run(),
       (error) => this.logger.warn({ err: error }, 'could not sweep the event feed'),
     );
   }
@@ -276,7 +216,7 @@ export class EventsService implements OnApplicationBootstrap, OnModuleDestroy {
     visible: QueryFilter<EventDocument> = {},
   ): Promise<FeedEvent[]> {
     const ns = namespaceFilter(tenant, branch);
-    if (query.after > 0) {
+    if (query.after > 0 && query.checkExpiry !== false) {
       const [oldest] = await this.events
         .find(ns)
         .sort({ seq: 1 })
@@ -329,74 +269,4 @@ export class EventsService implements OnApplicationBootstrap, OnModuleDestroy {
   sweep(): Promise<void> {
     return this.sweeper.runNow();
   }
-
-  private async reconcile(): Promise<void> {
-    const before = new Date(Date.now() - this.intentGraceMs);
-    const abandoned = await this.intents
-      .find({ createdAt: { $lt: before } })
-      .sort({ createdAt: 1 })
-      .limit(SWEEP_BATCH)
-      .lean<EventIntentDocument[]>()
-      .exec();
-    for (const intent of abandoned) {
-      const tenant: Tenant = { kind: intent.tenantKind, id: intent.tenant };
-      const scope: ChangeScope = { tenant, branch: intent.branch, actor: intent.actor };
-      const happened: RecordedChange[] = [];
-      for (const change of intent.changes) {
-        const lookup = this.lookups.get(change.resource);
-        if (!lookup) continue;
-        const now = await lookup({ tenant, branch: intent.branch }, change);
-        // What the database shows: a created or updated resource that exists, a deleted one
-        // that does not. Anything else did not happen (or was undone since).
-        if (change.type === 'deleted' && now === null)
-          happened.push({ ...change, owner: null, data: null });
-        else if (change.type !== 'deleted' && now !== null)
-          happened.push({ ...change, owner: now.owner, data: now.data });
-      }
-      await this.append(scope, happened);
-      await this.intents.deleteOne({ _id: intent._id }).exec();
-    }
-  }
-
-  /** Deletes events past retention, keeping each namespace's newest (it carries the numbering). */
-  private async expire(): Promise<void> {
-    const cutoff = new Date(Date.now() - this.retentionMs);
-    const old = await this.events
-      .find({ at: { $lt: cutoff } })
-      .limit(SWEEP_BATCH)
-      .select({ tenantKind: 1, tenant: 1, branch: 1 })
-      .lean<Pick<EventDocument, 'tenantKind' | 'tenant' | 'branch'>[]>()
-      .exec();
-    const namespaces = new Map(
-      old.map((doc) => [
-        namespaceKey({ kind: doc.tenantKind, id: doc.tenant }, doc.branch),
-        { kind: doc.tenantKind, id: doc.tenant, branch: doc.branch },
-      ]),
-    );
-    for (const { kind, id, branch } of namespaces.values()) {
-      const newest = await this.latest({ kind, id }, branch);
-      await this.events
-        .deleteMany({
-          ...namespaceFilter({ kind, id }, branch),
-          at: { $lt: cutoff },
-          seq: { $lt: newest },
-        })
-        .exec();
-    }
-  }
-}
-
-/**
- * What a principal may see of its namespace's feed: root and team keys all of it; a sub key the
- * items it owns, the collections, and its own profile (never projects, never other owners).
- */
-function visibleTo(principal: CustomerPrincipal): QueryFilter<EventDocument> {
-  if (principal.kind !== 'sub') return {};
-  return {
-    $or: [
-      { resource: 'item', owner: principal.accountId },
-      { resource: 'collection' },
-      { resource: 'profile', owner: principal.profileId },
-    ],
-  };
 }

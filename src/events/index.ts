@@ -1,11 +1,11 @@
 /** What other modules may use of the change feed. */
 export { EventsModule } from './events.module';
+export { EventsService } from './events.service';
 export {
-  EventsService,
   actorOf,
   changeScopeOf,
   type ChangeScope,
   type RecordedChange,
   type ResourceLookup,
-} from './events.service';
+} from './event-scope';
 export type { PlannedChange } from './event-intent.schema';

@@ -120,15 +120,18 @@ export class ProfileService {
   async setPlans(subject: string, input: PlanInput[]): Promise<Profile> {
     const plans = this.checkPlans(input);
     const key = rootKey(subject);
-    const current = await this.profiles.findByKey(key);
-    if (!current) throw new UserNotFoundError(subject);
+    // The feed names the profile by id: with the feed on, it is read first.
+    const id = this.profileEvents.enabled ? (await this.profiles.findByKey(key))?.id : undefined;
+    const write = () => this.profiles.setPlans(key, plans);
     const profile = await this.writes.run(lockKey(key), () =>
-      this.profileEvents.record(
-        profileActorOf('operator'),
-        { subject, branch: '', id: current.id },
-        'updated',
-        () => this.profiles.setPlans(key, plans),
-      ),
+      id === undefined
+        ? write()
+        : this.profileEvents.record(
+            profileActorOf('operator'),
+            { subject, branch: '', id },
+            'updated',
+            write,
+          ),
     );
     if (!profile) throw new UserNotFoundError(subject);
     return profile;

@@ -7,8 +7,6 @@ import {
 } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model } from 'mongoose';
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import { tenantOf, type CustomerPrincipal, type Tenant } from '../auth';
 import { ValidationFailedError } from '../common/errors';
 import { DUPLICATE, orDuplicate } from '../common/mongo/duplicate';
@@ -18,14 +16,10 @@ import { APP_CONFIG, type AppConfig } from '../config';
 import { EventDto } from '../events/dto/events.dto';
 import type { EventType } from '../events/event.schema';
 import { EventsService } from '../events';
-import { guardedLookup, resolveProblem, urlProblem } from './webhook-url';
-import { isWebhookSecret, newWebhookSecret, signedHeaders } from './webhook-signature';
-import {
-  AttemptClaimDocument,
-  DeliveryDocument,
-  WebhookDocument,
-  type DeliveryAttempt,
-} from './webhook.schema';
+import { postDelivery } from './webhook-sender';
+import { resolveProblem, urlProblem } from './webhook-url';
+import { isWebhookSecret, newWebhookSecret } from './webhook-signature';
+import { AttemptClaimDocument, DeliveryDocument, WebhookDocument } from './webhook.schema';
 import { WebhookNotFoundError, WebhookQuotaExceededError } from './webhooks.errors';
 
 export interface NewWebhook {
@@ -40,8 +34,6 @@ const FAN_OUT_BATCH = 200;
 const SEND_BATCH = 20;
 /** The longest retry delay. */
 const MAX_RETRY_MS = 3_600_000;
-/** Kept of an endpoint's answer, for GET /webhooks/{id}/deliveries. */
-const ERROR_CHARS = 300;
 
 function namespaceOf(principal: CustomerPrincipal) {
   const tenant = tenantOf(principal);
@@ -244,7 +236,7 @@ export class WebhooksService implements OnApplicationBootstrap, OnModuleDestroy 
       await this.deliveries.updateOne({ _id: delivery._id }, { $set: { status: 'failed' } }).exec();
       return;
     }
-    const attempt = await this.post(webhook, delivery);
+    const attempt = await postDelivery(webhook, delivery, this.settings);
     const ok = attempt.status !== undefined && attempt.status >= 200 && attempt.status < 300;
     const tries = delivery.attempts.length + 1;
     const expired = Date.now() - delivery.createdAt.getTime() >= this.settings.retryWindowMs;
@@ -285,40 +277,5 @@ export class WebhooksService implements OnApplicationBootstrap, OnModuleDestroy 
       )
       .exec();
     if (disable) this.logger.warn({ webhook: webhook._id.toHexString() }, 'webhook disabled');
-  }
-
-  private post(webhook: WebhookDocument, delivery: DeliveryDocument): Promise<DeliveryAttempt> {
-    const started = Date.now();
-    const url = new URL(webhook.url);
-    const headers = {
-      'Content-Type': 'application/json',
-      'User-Agent': 'profile-data-service-webhooks',
-      ...signedHeaders(webhook.secret, `msg_${delivery._id}`, delivery.payload),
-    };
-    return new Promise((resolve) => {
-      const done = (outcome: { status?: number; error?: string }): void =>
-        resolve({ at: new Date(started), durationMs: Date.now() - started, ...outcome });
-      const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-      const req = send(
-        url,
-        {
-          method: 'POST',
-          headers,
-          timeout: this.settings.timeoutMs,
-          lookup: guardedLookup(this.settings.allowPrivate),
-        },
-        (res) => {
-          // Redirects are not followed: a 3xx is a failed attempt (it could lead anywhere).
-          res.resume();
-          res.on('end', () => done({ status: res.statusCode ?? 0 }));
-          res.on('error', (error) => done({ error: error.message.slice(0, ERROR_CHARS) }));
-        },
-      );
-      req.on('timeout', () =>
-        req.destroy(new Error(`no answer within ${this.settings.timeoutMs} ms`)),
-      );
-      req.on('error', (error) => done({ error: error.message.slice(0, ERROR_CHARS) }));
-      req.end(delivery.payload);
-    });
   }
 }

@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsString, Matches } from 'class-validator';
 import { OptionalField } from '../../common/dto';
 import { EVENT_RESOURCES, EVENT_TYPES, type EventResource, type EventType } from '../event.schema';
-import type { FeedEvent } from '../events.service';
+import type { FeedEvent } from '../event-scope';
 
 const COUNT = /^(0|[1-9][0-9]{0,14})$/;
 const COLLECTION = '^[A-Za-z][A-Za-z0-9_-]{0,63}$';

@@ -1,0 +1,91 @@
+import type { QueryFilter } from 'mongoose';
+import { tenantOf, type CustomerPrincipal, type Tenant } from '../auth';
+import type { PlannedChange } from './event-intent.schema';
+import type { EventActor, EventDocument, EventResource, EventType } from './event.schema';
+
+// The feed's vocabulary: scopes, queries and events, and who may see what.
+
+/** Where a change happened and who made it. */
+export interface ChangeScope {
+  tenant: Tenant;
+  branch: string;
+  actor: EventActor;
+}
+
+/** A change as recorded: what was planned, with its owner and the resource after it. */
+export interface RecordedChange extends PlannedChange {
+  owner: string | null;
+  data: Record<string, unknown> | null;
+}
+
+/**
+ * What the module that owns a resource answers the reconciler: the resource as it is now (null
+ * when it does not exist), with its owner.
+ */
+export type ResourceLookup = (
+  scope: { tenant: Tenant; branch: string },
+  change: PlannedChange,
+) => Promise<{ owner: string | null; data: Record<string, unknown> } | null>;
+
+export interface EventQuery {
+  after: number;
+  limit: number;
+  collection?: string;
+  type?: EventType;
+  resource?: EventResource;
+  /**
+   * Whether the cursor is checked against retention (410 when older than the oldest event
+   * kept). A stream checks once, when it opens; its later cursors are its own progress.
+   */
+  checkExpiry?: boolean;
+}
+
+export interface FeedEvent {
+  seq: number;
+  type: EventType;
+  resource: EventResource;
+  collection?: string;
+  key: string;
+  branch: string;
+  at: Date;
+  actor: EventActor;
+  data: Record<string, unknown> | null;
+}
+
+export function actorOf(principal: CustomerPrincipal): EventActor {
+  switch (principal.kind) {
+    case 'root':
+      return { kind: 'root', id: principal.subject };
+    case 'sub':
+      return { kind: 'sub', id: principal.accountId };
+    case 'team':
+      return { kind: 'team', id: principal.actingSubject ?? principal.teamId };
+  }
+}
+
+export function changeScopeOf(principal: CustomerPrincipal): ChangeScope {
+  return { tenant: tenantOf(principal), branch: principal.branch, actor: actorOf(principal) };
+}
+
+export function namespaceKey(tenant: Tenant, branch: string): string {
+  return `${tenant.kind}\u0000${tenant.id}\u0000${branch}`;
+}
+
+export function namespaceFilter(tenant: Tenant, branch: string) {
+  return { tenantKind: tenant.kind, tenant: tenant.id, branch };
+}
+
+/**
+ * What a principal may see of its namespace's feed: root and team keys all of it; a sub key the
+ * items it owns, the collections, and its own profile (never projects, never other owners).
+ */
+export function visibleTo(principal: CustomerPrincipal): QueryFilter<EventDocument> {
+  if (principal.kind !== 'sub') return {};
+  return {
+    $or: [
+      { resource: 'item', owner: principal.accountId },
+      { resource: 'collection' },
+      { resource: 'profile', owner: principal.profileId },
+    ],
+  };
+}
