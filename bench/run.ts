@@ -349,12 +349,9 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
   if (!options.comparisonsOnly)
     runs.push(...(await runScenarios(options, ctx, { service, baseline, seedCtx, items })));
   const serviceHwmKb = memoryOf(service.child.pid)?.hwmKb;
-  const comparisonRuns = await compareFeatures(options, ctx, {
-    service,
-    baseline,
-    features,
-    serviceOptions,
-  });
+  const comparisonRuns = options.fanOutOnly
+    ? []
+    : await compareFeatures(options, ctx, { service, baseline, features, serviceOptions });
 
   const fanOutSize = options.smoke
     ? { clients: 10, events: 20, timeoutMs: 30_000 }

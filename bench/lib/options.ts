@@ -58,10 +58,13 @@ const USAGE = `Usage: npm run bench [-- options]
   --allow-missing-routes   report routes that answer 404 ROUTE_NOT_FOUND, and features a comparison
                            does not find (metrics, Idempotency-Key, ETag), as "not available"
                            instead of failing (for a service built without some modules)
-  --comparisons-only   run the feature comparisons only (no scenario, no projects, no large data)
+  --comparisons-only   run the feature comparisons and the SSE fan-out only (no scenario, no
+                       projects, no large data)
+  --fan-out-only       run the SSE fan-out only
   --duration S, --connections N, --rounds N   override the mode's values (--rounds: comparison rounds)
-  --out FILE    where to write the Markdown report (default: BENCHMARKS.md; with --smoke or
-                --comparisons-only bench/results/<smoke|comparisons-MODE>.md)`;
+  --out FILE    where to write the Markdown report (default: BENCHMARKS.md; with --smoke,
+                --comparisons-only or --fan-out-only
+                bench/results/<smoke|comparisons-MODE|fan-out-MODE>.md)`;
 
 const VALUE_OPTIONS = ['--duration', '--connections', '--rounds', '--out'];
 const FLAGS = [
@@ -70,6 +73,7 @@ const FLAGS = [
   '--large',
   '--full',
   '--comparisons-only',
+  '--fan-out-only',
   '--allow-missing-routes',
   '--help',
 ];
@@ -104,16 +108,18 @@ export function parseOptions(argv: string[]): BenchOptions {
   )
     throw new Error(`bad --duration, --connections or --rounds\n${USAGE}`);
   const smoke = mode === 'smoke';
-  const comparisonsOnly = flags.has('comparisons-only');
+  const fanOutOnly = flags.has('fan-out-only');
+  const comparisonsOnly = flags.has('comparisons-only') || fanOutOnly;
   // Only a full default or --long run replaces BENCHMARKS.md and <mode>.json.
   const partial = smoke || comparisonsOnly;
-  const name = comparisonsOnly ? `comparisons-${mode}` : mode;
+  const name = fanOutOnly ? `fan-out-${mode}` : comparisonsOnly ? `comparisons-${mode}` : mode;
   return {
     mode,
     ...settings,
     smoke,
     allowMissingRoutes: flags.has('allow-missing-routes'),
     comparisonsOnly,
+    fanOutOnly,
     mainSize: settings.itemSizes.includes(100_000) ? 100_000 : (settings.itemSizes.at(-1) ?? 0),
     out: values.out
       ? resolve(values.out)

@@ -140,6 +140,8 @@ export interface BenchOptions {
   allowMissingRoutes: boolean;
   /** Only the feature comparisons run. */
   comparisonsOnly: boolean;
+  /** Only the SSE fan-out (implies comparisonsOnly's data). */
+  fanOutOnly: boolean;
   /** The item count the main scenarios run at. */
   mainSize: number;
   out: string;

@@ -1,4 +1,5 @@
 import type { QueryFilter } from 'mongoose';
+import sift from 'sift';
 import { tenantOf, type CustomerPrincipal, type Tenant } from '../auth';
 import type { PlannedChange } from './event-intent.schema';
 import type { EventActor, EventDocument, EventResource, EventType } from './event.schema';
@@ -33,6 +34,8 @@ export interface EventQuery {
   collection?: string;
   type?: EventType;
   resource?: EventResource;
+  /** Only events up to this number (a reader catching up to a tail). */
+  through?: number;
   /**
    * Whether the cursor is checked against retention (410 when older than the oldest event
    * kept). A stream checks once, when it opens; its later cursors are its own progress.
@@ -49,6 +52,8 @@ export interface FeedEvent {
   branch: string;
   at: Date;
   actor: EventActor;
+  /** The item's owner value or the profile's id (what a sub key's visibility looks at). */
+  owner: string | null;
   data: Record<string, unknown> | null;
 }
 
@@ -75,6 +80,15 @@ export function namespaceFilter(tenant: Tenant, branch: string) {
   return { tenantKind: tenant.kind, tenant: tenant.id, branch };
 }
 
+/** The events a query's filters select (beyond its cursor). */
+export function queryFilter(query: EventQuery): QueryFilter<EventDocument> {
+  return {
+    ...(query.collection !== undefined ? { collection: query.collection } : {}),
+    ...(query.type !== undefined ? { type: query.type } : {}),
+    ...(query.resource !== undefined ? { resource: query.resource } : {}),
+  };
+}
+
 /**
  * What a principal may see of its namespace's feed: root and team keys all of it; a sub key the
  * items it owns, the collections, and its own profile (never projects, never other owners).
@@ -88,4 +102,16 @@ export function visibleTo(principal: CustomerPrincipal): QueryFilter<EventDocume
       { resource: 'profile', owner: principal.profileId },
     ],
   };
+}
+
+/**
+ * The same selection as `queryFilter(query)` with `visibleTo(principal)`, tested in memory on
+ * an event already read (a stream taking its events from a shared read of the feed): one
+ * definition of visibility, evaluated by the database or here.
+ */
+export function eventMatcher(
+  principal: CustomerPrincipal,
+  query: EventQuery,
+): (event: FeedEvent) => boolean {
+  return sift<FeedEvent>({ ...queryFilter(query), ...visibleTo(principal) } as never);
 }

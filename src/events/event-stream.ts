@@ -1,36 +1,39 @@
 import { Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { tenantOf, type CustomerPrincipal } from '../auth';
+import type { CustomerPrincipal } from '../auth';
 import type { ShutdownState } from '../health/shutdown.state';
 import { EventDto } from './dto/events.dto';
-import type { EventQuery, FeedEvent } from './event-scope';
+import { eventMatcher, type EventQuery, type FeedEvent } from './event-scope';
+import type { TailReader } from './event-tail';
 import type { EventsService } from './events.service';
 
-/** Events read per round while a stream catches up. */
-const PAGE = 500;
-
 /**
- * One Server-Sent Events response: the events after the cursor, then each new one when the hub
- * wakes the stream; heartbeats while quiet. Everything it holds (the hub subscription, the
- * timer, the drain listener) goes when the client disconnects or the process drains.
+ * One Server-Sent Events response: the events after the cursor, then each new one, taken from
+ * the namespace's tail (one read of the feed per change, whatever the number of streams);
+ * heartbeats while quiet. Everything it holds (its place in the tail, the timer, the drain
+ * listener) goes when the client disconnects or the process drains.
  */
-export class EventStream {
+export class EventStream implements TailReader {
   private readonly logger = new Logger('EventStream');
-  private cursor = 0;
-  private pumping: Promise<void> | null = null;
-  private again = false;
+  private readonly matches: (event: FeedEvent) => boolean;
+  private res: Response | null = null;
+  private readonly stops: (() => void)[] = [];
   private closed = false;
+  scanned = 0;
 
   constructor(
     private readonly events: EventsService,
     private readonly shutdown: ShutdownState,
     private readonly principal: CustomerPrincipal,
-    private readonly queryAfter: (cursor: number, limit: number) => EventQuery,
+    private readonly query: Omit<EventQuery, 'after' | 'limit'>,
     private readonly heartbeatMs: number,
-  ) {}
+  ) {
+    this.matches = eventMatcher(principal, { ...query, after: 0, limit: 0 });
+  }
 
-  async run(req: Request, res: Response, after: number, first: FeedEvent[]): Promise<void> {
-    this.cursor = after;
+  run(req: Request, res: Response, after: number): void {
+    this.res = res;
+    this.scanned = after;
     res.status(200);
     res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
     res.setHeader('Cache-Control', 'no-store');
@@ -38,70 +41,51 @@ export class EventStream {
     res.flushHeaders();
     // EventSource reconnects after this long when the stream ends.
     res.write('retry: 2000\n\n');
-    this.write(res, first);
 
-    const waiter = {
-      seen: after,
-      wake: (latest: number) => {
-        waiter.seen = Math.max(waiter.seen, latest);
-        this.pump(res);
-      },
-    };
-    const stops: (() => void)[] = [];
-    const close = (): void => {
-      if (this.closed) return;
-      this.closed = true;
-      for (const stop of stops) stop();
-      if (!res.writableEnded) res.end();
-    };
-    stops.push(this.events.subscribe(this.principal, waiter));
+    const close = (): void => this.close();
+    const stops = this.stops;
     const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), this.heartbeatMs);
     stops.push(() => clearInterval(heartbeat));
     stops.push(this.shutdown.onDrain(close));
     stops.push(this.events.whileOpen(close));
     req.once('close', close);
     res.once('close', close);
-    // What happened between the first read and the subscription.
-    waiter.seen = await this.events.latest(tenantOf(this.principal), this.principal.branch);
-    this.pump(res);
+    stops.push(this.events.follow(this.principal, this));
   }
 
-  /** Reads and sends what is new; a wake during a round runs one more round. */
-  private pump(res: Response): void {
-    if (this.closed) return;
-    if (this.pumping) {
-      this.again = true;
-      return;
-    }
-    this.pumping = (async () => {
-      do {
-        this.again = false;
-        for (;;) {
-          const page = await this.events.read(this.principal, {
-            ...this.queryAfter(this.cursor, PAGE),
-            checkExpiry: false,
-          });
-          if (this.closed) return;
-          this.write(res, page);
-          if (page.length < PAGE) break;
-        }
-      } while (this.again && !this.closed);
-    })()
-      .catch((error: unknown) => {
-        // The client reconnects with Last-Event-ID and loses nothing.
-        this.logger.warn({ err: error }, 'event stream ended by an error');
-        if (!res.writableEnded) res.end();
-      })
-      .finally(() => {
-        this.pumping = null;
-      });
+  wants(event: FeedEvent): boolean {
+    return this.matches(event);
   }
 
-  private write(res: Response, events: FeedEvent[]): void {
+  readOwn(after: number, through: number, limit: number): Promise<FeedEvent[]> {
+    return this.events.read(this.principal, {
+      ...this.query,
+      after,
+      through,
+      limit,
+      checkExpiry: false,
+    });
+  }
+
+  send(events: FeedEvent[]): void {
+    const res = this.res;
+    if (this.closed || !res) return;
     for (const event of events) {
       const dto = EventDto.from(event);
       res.write(`id: ${dto.id}\nevent: ${dto.type}\ndata: ${JSON.stringify(dto)}\n\n`);
-      this.cursor = event.seq;
     }
+  }
+
+  fail(error: unknown): void {
+    // The client reconnects with Last-Event-ID and loses nothing.
+    this.logger.warn({ err: error }, 'event stream ended by an error');
+    this.close();
+  }
+
+  private close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const stop of this.stops) stop();
+    if (this.res && !this.res.writableEnded) this.res.end();
   }
 }

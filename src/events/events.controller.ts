@@ -99,15 +99,15 @@ export class EventsController {
       from !== undefined
         ? Number(from)
         : await this.events.latest(tenantOf(principal), principal.branch);
-    // The first page is read before the stream opens: an expired cursor is still a 410.
-    const first = await this.events.read(principal, eventQuery(query, after, 500));
-    await new EventStream(
+    // Checked before the stream opens: an expired cursor is still a 410.
+    await this.events.checkCursor(tenantOf(principal), principal.branch, after);
+    new EventStream(
       this.events,
       this.shutdown,
       principal,
-      (cursor, limit) => eventQuery(query, cursor, limit),
+      eventQuery(query, 0, 0),
       this.events.heartbeatMs,
-    ).run(req, res, after, first);
+    ).run(req, res, after);
   }
 
   private waitBeyond(principal: CustomerPrincipal, seen: number, ms: number): Promise<void> {

@@ -14,11 +14,13 @@ import { claimSlot } from '../common/mongo/slots';
 import { RepeatingTask } from '../common/scheduling/repeating-task';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { EventHub, type EventWaiter } from './event-hub';
+import { NamespaceTail, type TailReader } from './event-tail';
 import { EventSweep } from './event-sweep';
 import { EventIntentDocument, type PlannedChange } from './event-intent.schema';
 import {
   namespaceFilter,
   namespaceKey,
+  queryFilter,
   visibleTo,
   type ChangeScope,
   type EventQuery,
@@ -45,6 +47,8 @@ export class EventsService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly lookups = new Map<EventResource, ResourceLookup>();
   /** namespace → the newest event number this instance appended. */
   private readonly heads = new Map<string, number>();
+  /** namespace → the shared read of the streams that follow it. */
+  private readonly tails = new Map<string, { tail: NamespaceTail; unsubscribe: () => void }>();
   /** Open streams and long polls, ended when the module stops (they would hold the server). */
   private readonly open = new Set<() => void>();
   private readonly hub: EventHub;
@@ -216,22 +220,11 @@ export class EventsService implements OnApplicationBootstrap, OnModuleDestroy {
     visible: QueryFilter<EventDocument> = {},
   ): Promise<FeedEvent[]> {
     const ns = namespaceFilter(tenant, branch);
-    if (query.after > 0 && query.checkExpiry !== false) {
-      const [oldest] = await this.events
-        .find(ns)
-        .sort({ seq: 1 })
-        .limit(1)
-        .select({ seq: 1 })
-        .lean<{ seq: number }[]>()
-        .exec();
-      if (oldest && oldest.seq > query.after + 1) throw new CursorExpiredError(query.after);
-    }
+    if (query.checkExpiry !== false) await this.checkCursor(tenant, branch, query.after);
     const filter: QueryFilter<EventDocument> = {
       ...ns,
-      seq: { $gt: query.after },
-      ...(query.collection !== undefined ? { collection: query.collection } : {}),
-      ...(query.type !== undefined ? { type: query.type } : {}),
-      ...(query.resource !== undefined ? { resource: query.resource } : {}),
+      seq: { $gt: query.after, ...(query.through !== undefined ? { $lte: query.through } : {}) },
+      ...queryFilter(query),
       ...visible,
     };
     const docs = await this.events
@@ -249,8 +242,59 @@ export class EventsService implements OnApplicationBootstrap, OnModuleDestroy {
       branch: doc.branch,
       at: doc.at,
       actor: doc.actor,
+      owner: doc.owner,
       data: doc.data,
     }));
+  }
+
+  /** 410 when `after` is older than the oldest event the namespace keeps. */
+  async checkCursor(tenant: Tenant, branch: string, after: number): Promise<void> {
+    if (after === 0) return;
+    const [oldest] = await this.events
+      .find(namespaceFilter(tenant, branch))
+      .sort({ seq: 1 })
+      .limit(1)
+      .select({ seq: 1 })
+      .lean<{ seq: number }[]>()
+      .exec();
+    if (oldest && oldest.seq > after + 1) throw new CursorExpiredError(after);
+  }
+
+  /**
+   * Follows the principal's namespace: `reader` is handed its events from its `scanned` on,
+   * through the namespace's tail (one read of the feed per change for all its streams).
+   * Returns the unfollow.
+   */
+  follow(principal: CustomerPrincipal, reader: TailReader): () => void {
+    const tenant = tenantOf(principal);
+    const key = namespaceKey(tenant, principal.branch);
+    let followed = this.tails.get(key);
+    if (!followed) {
+      const tail = new NamespaceTail(
+        {
+          latest: () => this.latest(tenant, principal.branch),
+          readAll: (after, limit) =>
+            this.readNamespace(tenant, principal.branch, { after, limit, checkExpiry: false }),
+        },
+        (error) => this.logger.warn({ err: error }, 'could not read the event feed for streams'),
+      );
+      const unsubscribe = this.hub.subscribe(key, {
+        get seen() {
+          return tail.seen;
+        },
+        wake: () => tail.wake(),
+      });
+      followed = { tail, unsubscribe };
+      this.tails.set(key, followed);
+    }
+    const { tail, unsubscribe } = followed;
+    tail.add(reader);
+    return () => {
+      tail.remove(reader);
+      if (tail.size > 0 || this.tails.get(key)?.tail !== tail) return;
+      unsubscribe();
+      this.tails.delete(key);
+    };
   }
 
   /** Wakes `waiter` when the principal's namespace may have events beyond `waiter.seen`. */

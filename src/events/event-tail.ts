@@ -1,0 +1,123 @@
+import type { FeedEvent } from './event-scope';
+
+/** Events read per round, by the tail and by a reader catching up. */
+export const TAIL_PAGE = 500;
+
+/** One stream following a namespace's feed through its tail. */
+export interface TailReader {
+  /** The newest event number this reader has passed (sent, or not its to see). */
+  scanned: number;
+  /** Whether the reader is sent this event (its filters and its principal's visibility). */
+  wants(event: FeedEvent): boolean;
+  /** The events it wants in (after, through], oldest first, at most `limit` (its own query). */
+  readOwn(after: number, through: number, limit: number): Promise<FeedEvent[]>;
+  send(events: FeedEvent[]): void;
+  /** Its own read failed: the reader ends (the client resumes with Last-Event-ID). */
+  fail(error: unknown): void;
+}
+
+export interface TailSource {
+  latest(): Promise<number>;
+  /** Every event of the namespace after `after`, oldest first, at most `limit`. */
+  readAll(after: number, limit: number): Promise<FeedEvent[]>;
+}
+
+/**
+ * The streams of one namespace share one read of its feed per wake: the tail reads the events
+ * beyond its position once and hands every reader the ones it wants, so 100 streams on a
+ * namespace cost one query per change instead of 100. A reader that joins behind the tail (a
+ * resume, or one that joined during a round) first reads its own events up to the tail's
+ * position; from there it takes the shared pages. Rounds never overlap, so every reader gets
+ * its events once and in order.
+ */
+export class NamespaceTail {
+  private readonly readers = new Set<TailReader>();
+  /** Every reader at or beyond it has been handed every event up to here. */
+  private position: number | null = null;
+  private round: Promise<void> | null = null;
+  private again = false;
+
+  constructor(
+    private readonly source: TailSource,
+    private readonly onError: (error: unknown) => void,
+  ) {}
+
+  /** The newest event number the tail has read (0 before its first round). */
+  get seen(): number {
+    return this.position ?? 0;
+  }
+
+  get size(): number {
+    return this.readers.size;
+  }
+
+  add(reader: TailReader): void {
+    this.readers.add(reader);
+    this.wake();
+  }
+
+  remove(reader: TailReader): void {
+    this.readers.delete(reader);
+  }
+
+  /** Runs a round; a wake during one runs one more after it. */
+  wake(): void {
+    if (this.round) {
+      this.again = true;
+      return;
+    }
+    this.round = (async () => {
+      do {
+        this.again = false;
+        await this.run().catch(this.onError);
+      } while (this.again && this.readers.size > 0);
+    })().finally(() => {
+      this.round = null;
+    });
+  }
+
+  /** Resolves when the current round (if any) is over. */
+  async settled(): Promise<void> {
+    while (this.round) await this.round;
+  }
+
+  private async run(): Promise<void> {
+    let position = this.position ?? (await this.source.latest());
+    this.position = position;
+    await Promise.all(
+      [...this.readers]
+        .filter((reader) => reader.scanned < position)
+        .map((reader) => this.catchUp(reader, position)),
+    );
+    for (;;) {
+      const from = position;
+      const page = await this.source.readAll(from, TAIL_PAGE);
+      if (page.length === 0) return;
+      const through: number = page.at(-1)?.seq ?? from;
+      for (const reader of this.readers) {
+        // A reader still behind `from` joined during this round: the next one catches it up.
+        if (reader.scanned < from) continue;
+        const wanted = page.filter((event) => event.seq > reader.scanned && reader.wants(event));
+        reader.scanned = Math.max(reader.scanned, through);
+        if (wanted.length > 0) reader.send(wanted);
+      }
+      position = through;
+      this.position = through;
+      if (page.length < TAIL_PAGE) return;
+    }
+  }
+
+  private async catchUp(reader: TailReader, through: number): Promise<void> {
+    try {
+      while (reader.scanned < through && this.readers.has(reader)) {
+        const page = await reader.readOwn(reader.scanned, through, TAIL_PAGE);
+        if (!this.readers.has(reader)) return;
+        reader.scanned = page.length < TAIL_PAGE ? through : (page.at(-1)?.seq ?? through);
+        if (page.length > 0) reader.send(page);
+      }
+    } catch (error) {
+      this.readers.delete(reader);
+      reader.fail(error);
+    }
+  }
+}
