@@ -33,6 +33,8 @@ export interface AppConfig {
   };
   /** Operator key from ADMIN_API_KEY; main.ts fills in a generated one in development. */
   adminApiKey?: string;
+  /** API keys an instance keeps after a lookup (README, security). */
+  apiKeyCache: { ttlMs: number; max: number };
   database: {
     uri?: string;
     dbName: string;
@@ -65,6 +67,7 @@ export interface AppConfig {
   /** Collection drops and erasures (docs/data.md, docs/profiles.md). */
   lifecycle: {
     registryCacheMs: number;
+    registryCacheSize: number;
     dropGraceMs: number;
     erasureLeaseMs: number;
     pollMs: number;
@@ -182,11 +185,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     },
     lifecycle: {
       registryCacheMs: vars.REGISTRY_CACHE_MS,
+      registryCacheSize: vars.REGISTRY_CACHE_SIZE,
       dropGraceMs: vars.COLLECTION_DROP_GRACE_MS,
       erasureLeaseMs: vars.ERASURE_LEASE_MS,
       pollMs: vars.LIFECYCLE_POLL_MS,
     },
     adminApiKey: vars.ADMIN_API_KEY,
+    apiKeyCache: { ttlMs: vars.API_KEY_CACHE_MS, max: vars.API_KEY_CACHE_SIZE },
     database: {
       uri: vars.MONGODB_URI,
       dbName: vars.MONGODB_DB_NAME,

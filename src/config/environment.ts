@@ -220,6 +220,31 @@ export class EnvironmentVariables {
   @Max(600_000)
   REGISTRY_CACHE_MS = 5_000;
 
+  /** Registry entries an instance keeps in memory at most (the least recently used go first). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  REGISTRY_CACHE_SIZE = 10_000;
+
+  /**
+   * How long an instance trusts an API key it looked up (ms; 0: look every key up on every
+   * request). A key revoked through another instance still works here for at most this long; the
+   * instance that revokes it forgets it at once, and expiry is checked on every request.
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(60_000)
+  API_KEY_CACHE_MS = 5_000;
+
+  /** API keys an instance keeps in memory at most (the least recently used go first). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  API_KEY_CACHE_SIZE = 10_000;
+
   /**
    * How long a dropped collection's tombstone is kept (ms): every instance drops the native
    * collection again while it lasts, so a write that was already under way when the drop came

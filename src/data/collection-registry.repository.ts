@@ -2,6 +2,7 @@ import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model } from 'mongoose';
 import type { Tenant } from '../auth';
+import { LookupCache } from '../common/cache/lookup-cache';
 import { DUPLICATE, orDuplicate } from '../common/mongo/duplicate';
 import { claimSlot, lowestFree } from '../common/mongo/slots';
 import { APP_CONFIG, type AppConfig } from '../config';
@@ -15,9 +16,6 @@ export interface RegisteredCollection {
   createdAt: Date;
 }
 
-/** Entries an instance keeps in memory at most (each for REGISTRY_CACHE_MS). */
-const CACHE_LIMIT = 10_000;
-
 function toEntry(doc: CollectionRegistryDocument): RegisteredCollection {
   return {
     id: doc._id.toHexString(),
@@ -30,19 +28,19 @@ function toEntry(doc: CollectionRegistryDocument): RegisteredCollection {
 @Injectable()
 export class CollectionRegistryRepository implements OnModuleInit {
   /**
-   * Entries read lately, with the time they stop being trusted. An entry changes only by going
+   * Entries read lately (REGISTRY_CACHE_MS, REGISTRY_CACHE_SIZE). An entry changes only by going
    * (a drop): the instance that drops forgets it at once, every other one within
    * REGISTRY_CACHE_MS — which is why a drop keeps its tombstone longer than that.
    */
-  private readonly cache = new Map<string, { entry: RegisteredCollection; until: number }>();
-  private readonly cacheMs: number;
+  private readonly cache: LookupCache<RegisteredCollection>;
 
   constructor(
     @InjectModel(CollectionRegistryDocument.name)
     private readonly registry: Model<CollectionRegistryDocument>,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
-    this.cacheMs = config.lifecycle.registryCacheMs;
+    const { registryCacheMs: ttlMs, registryCacheSize: max } = config.lifecycle;
+    this.cache = new LookupCache({ ttlMs, max });
   }
 
   async onModuleInit(): Promise<void> {
@@ -58,15 +56,6 @@ export class CollectionRegistryRepository implements OnModuleInit {
     return { tenantKind: tenant.kind, tenant: tenant.id, branch };
   }
 
-  private remember(tenant: Tenant, branch: string, entry: RegisteredCollection): void {
-    if (this.cacheMs === 0) return;
-    if (this.cache.size >= CACHE_LIMIT) this.cache.clear();
-    this.cache.set(CollectionRegistryRepository.key(tenant, branch, entry.name), {
-      entry,
-      until: Date.now() + this.cacheMs,
-    });
-  }
-
   /** The entry of a name; `fresh` reads the registry, not this instance's cache. */
   async find(
     tenant: Tenant,
@@ -75,16 +64,16 @@ export class CollectionRegistryRepository implements OnModuleInit {
     { fresh = false } = {},
   ): Promise<RegisteredCollection | null> {
     const key = CollectionRegistryRepository.key(tenant, branch, name);
-    const cached = this.cache.get(key);
-    if (!fresh && cached && cached.until > Date.now()) return cached.entry;
-    if (cached) this.cache.delete(key);
+    const cached = fresh ? undefined : this.cache.get(key);
+    if (cached) return cached;
+    const mark = this.cache.mark();
     const doc = await this.registry
       .findOne({ ...CollectionRegistryRepository.scope(tenant, branch), name })
       .lean<CollectionRegistryDocument>()
       .exec();
     if (!doc) return null;
     const entry = toEntry(doc);
-    this.remember(tenant, branch, entry);
+    this.cache.remember(key, entry, mark);
     return entry;
   }
 
@@ -115,14 +104,16 @@ export class CollectionRegistryRepository implements OnModuleInit {
    * gone. Requests that read it before still hold it; the tombstone outlives them.
    */
   async remove(tenant: Tenant, branch: string, entry: RegisteredCollection): Promise<boolean> {
-    this.cache.delete(CollectionRegistryRepository.key(tenant, branch, entry.name));
     const result = await this.registry.deleteOne({ _id: new Types.ObjectId(entry.id) }).exec();
+    this.cache.forgetKey(CollectionRegistryRepository.key(tenant, branch, entry.name));
     return result.deletedCount === 1;
   }
 
   /** Removes an entry by id, whoever's it is: a tombstone's reaper finishing a drop. */
   async removeById(id: Types.ObjectId): Promise<void> {
     await this.registry.deleteOne({ _id: id }).exec();
+    const hex = id.toHexString();
+    this.cache.forget((entry) => entry.id === hex);
   }
 
   /**
@@ -151,6 +142,7 @@ export class CollectionRegistryRepository implements OnModuleInit {
         },
         take: async (slot) => {
           const _id = new Types.ObjectId();
+          const mark = this.cache.mark();
           const created = await orDuplicate(() =>
             this.registry.create({ _id, ...scope, name, slot, physical: `d_${_id.toHexString()}` }),
           );
@@ -160,7 +152,11 @@ export class CollectionRegistryRepository implements OnModuleInit {
             return (await this.find(tenant, branch, name)) ?? DUPLICATE;
           }
           const registered = toEntry(created.toObject<CollectionRegistryDocument>());
-          this.remember(tenant, branch, registered);
+          this.cache.remember(
+            CollectionRegistryRepository.key(tenant, branch, name),
+            registered,
+            mark,
+          );
           return { ...registered, created: true };
         },
       },

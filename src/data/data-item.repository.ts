@@ -209,23 +209,27 @@ export class DataItemRepository {
    * here) and `$collStats` from its table statistics (25 ms). One result per shard, summed.
    */
   async estimatedCount(physical: string): Promise<number> {
-    const stats = await this.collection(physical)
-      .aggregate<{ count?: number }>([{ $collStats: { count: {} } }], { maxTimeMS: this.maxTimeMS })
-      .toArray();
-    return stats.reduce((sum, shard) => sum + (shard.count ?? 0), 0);
+    return (await this.stats(physical, false)).count;
   }
 
   /**
    * Collection statistics (`$collStats`, one result per shard, summed): the item count and the
    * data size from the database's own bookkeeping, without a scan.
    */
-  async stats(physical: string): Promise<{ count: number; sizeBytes: number }> {
-    const shards = await this.collection(physical)
-      .aggregate<{ count?: number; storageStats?: { size?: number } }>(
-        [{ $collStats: { count: {}, storageStats: {} } }],
-        { maxTimeMS: this.maxTimeMS },
-      )
-      .toArray();
+  async stats(physical: string, withSize = true): Promise<{ count: number; sizeBytes: number }> {
+    let shards: { count?: number; storageStats?: { size?: number } }[];
+    try {
+      shards = await this.collection(physical)
+        .aggregate<{ count?: number; storageStats?: { size?: number } }>(
+          [{ $collStats: { count: {}, ...(withSize ? { storageStats: {} } : {}) } }],
+          { maxTimeMS: this.maxTimeMS },
+        )
+        .toArray();
+    } catch (error) {
+      // Not created yet, or dropped under a request that read its registry entry before.
+      if (isNamespaceNotFound(error)) return { count: 0, sizeBytes: 0 };
+      throw error;
+    }
     let count = 0;
     let sizeBytes = 0;
     for (const shard of shards) {

@@ -21,6 +21,7 @@ export class DatabaseMetrics {
   private readonly commands = new BoundedLabel(MAX_COMMANDS);
   private readonly duration: Histogram<'command'>;
   private readonly errors: Counter<'command'>;
+  private readonly sent: Counter;
   private readonly open: Gauge;
   private readonly inUse: Gauge;
   private readonly waiting: Gauge;
@@ -38,6 +39,11 @@ export class DatabaseMetrics {
       name: 'mongodb_command_errors_total',
       help: 'MongoDB commands that failed, by command name',
       labelNames: ['command'],
+      registers,
+    });
+    this.sent = new Counter({
+      name: 'mongodb_commands_total',
+      help: 'Commands sent to the database (round trips): each checks a connection out of the pool, so they are counted without command monitoring',
       registers,
     });
     this.open = new Gauge({
@@ -77,7 +83,10 @@ export class DatabaseMetrics {
     });
     client.on('connectionCreated', () => this.open.inc());
     client.on('connectionClosed', () => this.open.dec());
-    client.on('connectionCheckOutStarted', () => this.waiting.inc());
+    client.on('connectionCheckOutStarted', () => {
+      this.sent.inc();
+      this.waiting.inc();
+    });
     client.on('connectionCheckOutFailed', () => this.waiting.dec());
     client.on('connectionCheckedOut', () => {
       this.waiting.dec();

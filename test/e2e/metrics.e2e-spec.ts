@@ -49,6 +49,7 @@ describe('GET /metrics', () => {
       EVENTS_POLL_MS: '60000',
       EVENTS_SWEEP_MS: '60000',
       LIFECYCLE_POLL_MS: '60000',
+      IDEMPOTENCY_SWEEP_INTERVAL_MS: '600000',
     });
     user = await createUser(t);
     client = as(t, user);
@@ -163,6 +164,25 @@ describe('GET /metrics', () => {
     // Pool gauges are balanced: nothing is checked out or waiting between requests.
     expect(valueOf(after, 'mongodb_pool_connections_in_use')).toBe(0);
     expect(valueOf(after, 'mongodb_pool_waiting')).toBe(0);
+  });
+
+  it('counts the round trips to the database: a repeated GET by _id is one, its key and collection cached', async () => {
+    const collection = `trips${hex(4)}`;
+    const created = await client.post(`/data/${collection}`, { item: { n: 1 } }).expect(200);
+    const path = `/data/${collection}/_id/${created.body._id}`;
+    // This instance has the key and the registry entry now (API_KEY_CACHE_MS, REGISTRY_CACHE_MS).
+    await client.get(path).expect(200);
+    const sent = (samples: Sample[]) => valueOf(samples, 'mongodb_commands_total');
+    const timed = (samples: Sample[]) =>
+      samples
+        .filter((s) => s.name === 'mongodb_command_duration_seconds_count')
+        .reduce((sum, s) => sum + s.value, 0);
+    const before = await scrape(t);
+    for (let i = 0; i < 10; i++) await client.get(path).expect(200);
+    const after = await scrape(t);
+    expect(sent(after) - sent(before)).toBe(10);
+    // The same number as the driver's command monitoring sees.
+    expect(timed(after) - timed(before)).toBe(10);
   });
 
   it('keeps the number of series bounded whatever paths, names and ids clients send', async () => {

@@ -1,0 +1,56 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { LookupCache } from './lookup-cache';
+
+describe('LookupCache', () => {
+  it('trusts a record for ttlMs after its read, then not', async () => {
+    const cache = new LookupCache<{ v: number }>({ ttlMs: 60, max: 10 });
+    cache.remember('a', { v: 1 }, cache.mark());
+    expect(cache.get('a')).toEqual({ v: 1 });
+    await sleep(90);
+    expect(cache.get('a')).toBeUndefined();
+  });
+
+  it('keeps at most max records, the least recently used going first', () => {
+    const cache = new LookupCache<{ v: number }>({ ttlMs: 60_000, max: 2 });
+    cache.remember('a', { v: 1 }, cache.mark());
+    cache.remember('b', { v: 2 }, cache.mark());
+    cache.get('a');
+    cache.remember('c', { v: 3 }, cache.mark());
+    expect(cache.get('b')).toBeUndefined();
+    expect(cache.get('a')).toEqual({ v: 1 });
+    expect(cache.get('c')).toEqual({ v: 3 });
+  });
+
+  it('keeps nothing when ttlMs is 0', () => {
+    const cache = new LookupCache<{ v: number }>({ ttlMs: 0, max: 2 });
+    cache.remember('a', { v: 1 }, cache.mark());
+    expect(cache.get('a')).toBeUndefined();
+  });
+
+  it('forgets removed records, by key or by what they hold', () => {
+    const cache = new LookupCache<{ owner: string }>({ ttlMs: 60_000, max: 10 });
+    for (const [key, owner] of [
+      ['k1', 'ada'],
+      ['k2', 'ada'],
+      ['k3', 'bob'],
+    ] as const)
+      cache.remember(key, { owner }, cache.mark());
+    cache.forget((record) => record.owner === 'ada');
+    expect(cache.get('k1')).toBeUndefined();
+    expect(cache.get('k2')).toBeUndefined();
+    expect(cache.get('k3')).toEqual({ owner: 'bob' });
+    cache.forgetKey('k3');
+    expect(cache.get('k3')).toBeUndefined();
+  });
+
+  it('does not cache what a read that overlapped a removal found', () => {
+    const cache = new LookupCache<{ v: number }>({ ttlMs: 60_000, max: 10 });
+    const mark = cache.mark();
+    // The read is under way; the record is removed and forgotten meanwhile.
+    cache.forgetKey('a');
+    cache.remember('a', { v: 1 }, mark);
+    expect(cache.get('a')).toBeUndefined();
+    cache.remember('a', { v: 1 }, cache.mark());
+    expect(cache.get('a')).toEqual({ v: 1 });
+  });
+});

@@ -1,0 +1,46 @@
+import { LRUCache } from 'lru-cache';
+
+/**
+ * What an instance read lately of records that never change, only go (API keys, collection
+ * registry entries): each trusted for `ttlMs` after its read, at most `max` of them (the least
+ * recently used go first), none at all when `ttlMs` is 0. Only records that exist are kept, so
+ * a new one is seen at once. When this instance removes records it forgets them once the removal
+ * is written, and a lookup that overlapped a removal does not cache what it read: the next
+ * request here never sees a removed record. Other instances see a removal within `ttlMs`.
+ */
+export class LookupCache<V extends object> {
+  private readonly entries: LRUCache<string, V> | null;
+  /** Removals so far (see `mark`). */
+  private removals = 0;
+
+  constructor({ ttlMs, max }: { ttlMs: number; max: number }) {
+    this.entries = ttlMs > 0 ? new LRUCache({ max, ttl: ttlMs, updateAgeOnGet: false }) : null;
+  }
+
+  get(key: string): V | undefined {
+    return this.entries?.get(key);
+  }
+
+  /** Taken before a read: its result is cached only if no removal came in between. */
+  mark(): number {
+    return this.removals;
+  }
+
+  remember(key: string, value: V, mark: number): void {
+    if (mark === this.removals) this.entries?.set(key, value);
+  }
+
+  /** Forgets the records `removed` matches; called once their removal is written. */
+  forget(removed: (value: V, key: string) => boolean): void {
+    this.removals++;
+    if (!this.entries) return;
+    for (const [key, value] of this.entries.entries())
+      if (removed(value, key)) this.entries.delete(key);
+  }
+
+  /** Forgets one record by its key; called once its removal is written. */
+  forgetKey(key: string): void {
+    this.removals++;
+    this.entries?.delete(key);
+  }
+}

@@ -1,0 +1,154 @@
+import { createTestApp, uniqueDbName, type TestApp } from '../support/app';
+import { createApiKey, createSubKey, createUser, type TestUser } from '../support/factories';
+import { as } from '../support/http';
+import { expectProblem } from '../support/problems';
+
+/**
+ * The API-key and collection-registry caches keep the rules: two instances on one database,
+ * each trusting what it read for CACHE_MS. A removal through an instance is seen there by the
+ * next request, through another one within CACHE_MS; expiry is never cached.
+ */
+const CACHE_MS = 1500;
+/** What a poll may take beyond CACHE_MS: one request's time on a slow database. */
+const SLACK_MS = 750;
+let a: TestApp;
+let b: TestApp;
+let user: TestUser;
+
+beforeAll(async () => {
+  const shared = {
+    MONGODB_DB_NAME: uniqueDbName(__filename),
+    API_KEY_CACHE_MS: String(CACHE_MS),
+    REGISTRY_CACHE_MS: String(CACHE_MS),
+  };
+  a = await createTestApp(__filename, shared);
+  b = await createTestApp(__filename, shared);
+  user = await createUser(a);
+});
+afterAll(async () => {
+  await a?.close();
+  await b?.close();
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls `probe` every 50 ms until it answers `value`; how long that took. */
+async function timeUntil(probe: () => Promise<number>, value: number, limitMs: number) {
+  const started = Date.now();
+  for (;;) {
+    if ((await probe()) === value) return Date.now() - started;
+    if (Date.now() - started > limitMs) throw new Error(`still not ${value} after ${limitMs} ms`);
+    await sleep(50);
+  }
+}
+
+describe('the API-key cache', () => {
+  it('stops a revoked key at once on the instance that revoked it, and within API_KEY_CACHE_MS on another', async () => {
+    const extra = await createApiKey(a, user);
+    // Both instances have looked the key up.
+    await as(a, extra).get('/me').expect(200);
+    await as(b, extra).get('/me').expect(200);
+    await as(a, user).delete(`/api-keys/${extra.key.id}`).expect(204);
+    const revokedAt = Date.now();
+    const here = await as(a, extra).get('/me');
+    expectProblem(here, 401, 'UNAUTHENTICATED');
+    // The other instance trusts what it read: the cache is in use...
+    const there = await as(b, extra).get('/me');
+    const tookMs = Date.now() - revokedAt;
+    if (tookMs < CACHE_MS) expect(there.status).toBe(200);
+    // ...and stops trusting it within API_KEY_CACHE_MS.
+    const waited = await timeUntil(
+      async () => (await as(b, extra).get('/me')).status,
+      401,
+      CACHE_MS + SLACK_MS,
+    );
+    expect(tookMs + waited).toBeLessThanOrEqual(CACHE_MS + SLACK_MS);
+  });
+
+  it('stops the keys of a deleted sub profile at once on the instance that deleted it', async () => {
+    const sub = await createSubKey(a, user);
+    await as(a, sub).get('/me').expect(200);
+    await as(a, user).delete(`/profile/${sub.accountId}`).expect(204);
+    expectProblem(await as(a, sub).get('/me'), 401, 'UNAUTHENTICATED');
+  });
+
+  it('refuses an expired key on every instance as soon as it expires, cached or not', async () => {
+    const expiresAt = Date.now() + 1200;
+    const expiring = await createApiKey(a, user, { expiresAt: new Date(expiresAt).toISOString() });
+    await as(a, expiring).get('/me').expect(200);
+    await as(b, expiring).get('/me').expect(200);
+    await sleep(expiresAt - Date.now() + 20);
+    for (const instance of [a, b]) {
+      const res = await as(instance, expiring).get('/me');
+      expectProblem(res, 401, 'UNAUTHENTICATED');
+      expect(res.body.detail).toMatch(/expired/);
+    }
+  });
+});
+
+describe('the collection-registry cache', () => {
+  const count = async (t: TestApp, collection: string) =>
+    (await as(t, user).get(`/data/${collection}/count`).expect(200)).body as { count: number };
+  const physicalOf = async (collection: string) =>
+    (
+      await a.connection
+        .db!.collection('data_collections')
+        .findOne({ tenant: user.subject, branch: '', name: collection })
+    )?.physical as string | undefined;
+
+  it('shows the next request on the dropping instance the drop, and the next create a new collection', async () => {
+    const collection = `cached${Date.now()}`;
+    await as(a, user)
+      .post(`/data/${collection}`, { item: { n: 1 } })
+      .expect(200);
+    await as(a, user)
+      .post(`/data/${collection}`, { item: { n: 2 } })
+      .expect(200);
+    expect(await count(a, collection)).toEqual({ count: 2 });
+    const dropped = await physicalOf(collection);
+
+    await as(a, user).delete(`/data/${collection}`).expect(204);
+    expect(await count(a, collection)).toEqual({ count: 0 });
+    await as(a, user)
+      .post(`/data/${collection}`, { item: { n: 3 } })
+      .expect(200);
+    // The item went to the new collection, not to the one dropped (a stale entry would).
+    const created = await physicalOf(collection);
+    expect(created).toBeDefined();
+    expect(created).not.toBe(dropped);
+    expect(await a.connection.db!.collection(created!).countDocuments()).toBe(1);
+    expect(await count(a, collection)).toEqual({ count: 1 });
+  });
+
+  it('shows another instance a drop within REGISTRY_CACHE_MS', async () => {
+    const collection = `elsewhere${Date.now()}`;
+    await as(a, user)
+      .post(`/data/${collection}`, { item: { n: 1 } })
+      .expect(200);
+    // b reads the entry now, and trusts it for REGISTRY_CACHE_MS.
+    expect(await count(b, collection)).toEqual({ count: 1 });
+    await as(a, user).delete(`/data/${collection}`).expect(204);
+    await as(a, user)
+      .post(`/data/${collection}`, { item: { n: 2 } })
+      .expect(200);
+    await as(a, user)
+      .post(`/data/${collection}`, { item: { n: 3 } })
+      .expect(200);
+    const recreatedAt = Date.now();
+    // Still the dropped collection's entry on b (empty now): the cache is in use...
+    const stale = await count(b, collection);
+    if (Date.now() - recreatedAt < CACHE_MS) expect(stale).toEqual({ count: 0 });
+    // ...until REGISTRY_CACHE_MS after b read it.
+    await timeUntil(async () => (await count(b, collection)).count, 2, CACHE_MS + SLACK_MS);
+    expect(Date.now() - recreatedAt).toBeLessThanOrEqual(CACHE_MS + SLACK_MS);
+  });
+
+  it('shows a collection created through another instance to the next request', async () => {
+    const collection = `fresh${Date.now()}`;
+    expect(await count(b, collection)).toEqual({ count: 0 });
+    await as(a, user)
+      .post(`/data/${collection}`, { item: { n: 1 } })
+      .expect(200);
+    expect(await count(b, collection)).toEqual({ count: 1 });
+  });
+});
