@@ -21,6 +21,14 @@ const collections = JSON.parse(process.env.BASELINE_COLLECTIONS ?? '{}') as Reco
   ItemTemplate
 >;
 const client = new MongoClient(process.env.MONGODB_URI ?? '');
+/** Commands sent, as the service counts them (mongodb_commands_total): one pool checkout each. */
+let commands = 0;
+/** Requests answered and in flight, as the service counts them (for the benchmark's per-request figures). */
+let served = 0;
+let inFlight = 0;
+client.on('connectionCheckOutStarted', () => {
+  commands++;
+});
 const db = client.db(process.env.MONGODB_DB_NAME);
 const apiKeys = db.collection('api_keys');
 
@@ -196,6 +204,13 @@ async function aggregate(entry: Entry, searchParams: URLSearchParams): Promise<u
 async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://baseline');
   if (url.pathname === '/health') return send(res, 200, { status: 'ok' });
+  if (url.pathname === '/metrics') {
+    res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
+    res.end(
+      `mongodb_commands_total ${commands}\nhttp_requests_total ${served}\nhttp_requests_in_flight ${inFlight}\n`,
+    );
+    return;
+  }
   const segments = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
   if (segments[0] !== 'data' || segments.length < 2) throw new HttpError(404, 'no route');
   const principal = await authenticate(req);
@@ -289,6 +304,14 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
 
 let stopping = false;
 const server = createServer((req, res) => {
+  // Counted like the service counts them: every request but the metrics scrape, once answered.
+  if (req.url !== '/metrics') {
+    inFlight++;
+    res.once('close', () => {
+      inFlight--;
+      if (res.writableFinished) served++;
+    });
+  }
   handle(req, res).catch((error: unknown) => {
     if (error instanceof HttpError)
       send(res, error.status, { status: error.status, detail: error.message });

@@ -14,6 +14,8 @@ import type { CpuUse, LoadOutput, LoadResult, LoadSpec, LoadVariant } from './li
 
 /** Before each round, for the requests the run before abandoned at its deadline to finish. */
 const PAUSE_MS = 250;
+/** How long the metrics read after a round wait for the server's requests in flight. */
+const DRAIN_MS = 5_000;
 
 const specPath = process.argv[2];
 if (!specPath) throw new Error('usage: load.js <spec.json>');
@@ -37,6 +39,60 @@ function requests(variant: LoadVariant): (req: autocannon.Request) => autocannon
       headers: { ...req.headers, ...perRequest },
     };
   };
+}
+
+interface ServerMetrics {
+  commands?: number;
+  /** Requests the server has answered (its own count; scrapes are not counted). */
+  served?: number;
+  inFlight?: number;
+  lag?: { p50: number; p99: number; max: number };
+}
+
+/** The server's metrics of interest, or undefined without a metrics URL (or an answer). */
+async function metricsNow(url: string | undefined): Promise<ServerMetrics | undefined> {
+  if (!url) return undefined;
+  try {
+    const res = await fetch(url);
+    if (!res.ok) return undefined;
+    const text = await res.text();
+    /** The sum of a metric's series (one unlabelled series, or all of its labelled ones). */
+    const value = (name: string): number | undefined => {
+      let sum: number | undefined;
+      for (const match of text.matchAll(
+        new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.eE+-]+)$`, 'gm'),
+      ))
+        sum = (sum ?? 0) + Number(match[1]);
+      return sum;
+    };
+    const [p50, p99, max] = ['p50', 'p99', 'max'].map((q) =>
+      value(`nodejs_eventloop_lag_${q}_seconds`),
+    );
+    return {
+      commands: value('mongodb_commands_total'),
+      served: value('http_requests_total'),
+      inFlight: value('http_requests_in_flight'),
+      lag:
+        p50 !== undefined && p99 !== undefined && max !== undefined
+          ? { p50: p50 * 1000, p99: p99 * 1000, max: max * 1000 }
+          : undefined,
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The server's metrics once the requests the load abandoned at its deadline are answered (their
+ * commands are counted, so they must be in the request count too); at most `DRAIN_MS`.
+ */
+async function metricsDrained(url: string | undefined): Promise<ServerMetrics | undefined> {
+  const deadline = Date.now() + DRAIN_MS;
+  for (;;) {
+    const metrics = await metricsNow(url);
+    if (!metrics || !metrics.inFlight || Date.now() > deadline) return metrics;
+    await sleep(20);
+  }
 }
 
 function cpuNow(pid: number | undefined): CpuUse {
@@ -90,6 +146,8 @@ async function measure(
     expectStatus === undefined ? code.startsWith('2') : code === String(expectStatus);
   const latencies: number[] = [];
   const statusCodes: Record<string, number> = {};
+  // Read first: reading resets the event-loop lag statistics, so the round's are read after it.
+  const metricsBefore = await metricsNow(variant.metricsUrl);
   const cpuBefore = cpuNow(variant.pid);
   const started = process.hrtime.bigint();
   const result = await run(variant, setupRequest, spec.seconds, (statusCode, ms) => {
@@ -98,6 +156,11 @@ async function measure(
   });
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const cpuAfter = cpuNow(variant.pid);
+  const metricsAfter = await metricsDrained(variant.metricsUrl);
+  const counted = (m: ServerMetrics | undefined) =>
+    m?.commands !== undefined && m.served !== undefined ? m : undefined;
+  const countsBefore = counted(metricsBefore);
+  const countsAfter = counted(metricsAfter);
 
   latencies.sort((a, b) => a - b);
   const responses = latencies.length;
@@ -121,6 +184,13 @@ async function measure(
       target: cpuAfter.target - cpuBefore.target,
       database: cpuAfter.database - cpuBefore.database,
     },
+    ...(countsBefore && countsAfter
+      ? {
+          commands: (countsAfter.commands ?? 0) - (countsBefore.commands ?? 0),
+          served: (countsAfter.served ?? 0) - (countsBefore.served ?? 0),
+        }
+      : {}),
+    ...(metricsAfter?.lag ? { eventLoopLagMs: metricsAfter.lag } : {}),
   };
 }
 

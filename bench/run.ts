@@ -18,6 +18,7 @@ import { runComparison } from './lib/compare';
 import { comparisonChecks, comparisonsMarkdown, comparisonsSummary } from './lib/compare-report';
 import { comparisons } from './lib/comparisons';
 import { fanOutMarkdown, sseFanOut, type FanOutResult } from './lib/sse-fanout';
+import { tailLatency, tailMarkdown, TAIL_CONNECTIONS, type TailRun } from './lib/tail-latency';
 import { probe, runLoad, sumLoads, type LoadSettings } from './lib/load-runner';
 import { parseOptions } from './lib/options';
 import { RESULTS, SERVICE_DIST } from './lib/paths';
@@ -244,7 +245,7 @@ async function runScenario(
   log(
     `  ${target.name.padEnd(8)} ${scenario.title.padEnd(30)} ${String(size).padStart(8)}  ` +
       (r && cpu
-        ? `${r.requestsPerSecond.toFixed(1).padStart(9)} req/s  CPU ${fmt(cpu.cpuMs, 3)} ms/req  p50 ${fmt(r.latencyMs.p50)} ms  p99 ${fmt(r.latencyMs.p99)} ms  errors ${cpu.errors}  (single request ${fmt(run.probeMs)} ms)`
+        ? `${r.requestsPerSecond.toFixed(1).padStart(9)} req/s  CPU ${fmt(cpu.cpuMs, 3)} ms/req  ${fmt(cpu.commands)} cmds/req  p50 ${fmt(r.latencyMs.p50)} ms  p99 ${fmt(r.latencyMs.p99)} ms  errors ${cpu.errors}  (single request ${fmt(run.probeMs)} ms)`
         : 'failed') +
       (run.problems.length ? `  ! ${run.problems.join('; ')}` : ''),
   );
@@ -255,6 +256,7 @@ interface Outcome {
   runs: Run[];
   comparisonRuns: ComparisonRun[];
   fanOut?: FanOutResult;
+  tail?: TailRun;
   info: ReportInfo;
 }
 
@@ -353,6 +355,25 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
     ? []
     : await compareFeatures(options, ctx, { service, baseline, features, serviceOptions });
 
+  let tail: TailRun | undefined;
+  if (!options.fanOutOnly) {
+    const seconds = options.smoke ? 1 : Math.max(5, options.duration);
+    log(`\ntail latency: GET item by _id, ${TAIL_CONNECTIONS} connections, ${seconds} s`);
+    tail = await tailLatency(
+      ctx.load,
+      service,
+      { items: { name: features.name, size: features.size, id: itemId }, pick },
+      seconds,
+    );
+    const r = tail.result;
+    const lag = r?.eventLoopLagMs;
+    log(
+      r
+        ? `  ${r.requestsPerSecond.toFixed(1)} req/s  p50 ${fmt(r.latencyMs.p50)} ms  p99 ${fmt(r.latencyMs.p99)} ms  errors ${r.unexpected + r.errors}  RSS ${(tail.peakRssKb / 1024).toFixed(0)} MiB  event-loop lag p99 ${fmt(lag?.p99)} ms, max ${fmt(lag?.max)} ms`
+        : `  failed: ${tail.problems.join('; ')}`,
+    );
+  }
+
   const fanOutSize = options.smoke
     ? { clients: 10, events: 20, timeoutMs: 30_000 }
     : { clients: 100, events: 100, timeoutMs: 120_000 };
@@ -382,6 +403,7 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
     runs,
     comparisonRuns,
     fanOut,
+    tail,
     info: {
       date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
       node: process.version,
@@ -555,7 +577,7 @@ async function main(): Promise<void> {
   } finally {
     await cleanup();
   }
-  const { runs, comparisonRuns, fanOut, info } = outcome;
+  const { runs, comparisonRuns, fanOut, tail, info } = outcome;
   const writeSize = options.itemSizes.at(-1) ?? 0;
   const checkList = checks(runs, comparisonRuns, {
     ...options,
@@ -572,12 +594,14 @@ async function main(): Promise<void> {
       runs,
       checkList,
       comparisons:
-        comparisonsMarkdown(comparisonRuns, comparisonCheckList) + fanOutMarkdown(fanOut),
+        comparisonsMarkdown(comparisonRuns, comparisonCheckList) +
+        tailMarkdown(tail) +
+        fanOutMarkdown(fanOut),
     }),
   );
   writeFileSync(
     options.json,
-    `${JSON.stringify({ info, options, runs, comparisonRuns, fanOut, checkList, comparisonCheckList }, null, 2)}\n`,
+    `${JSON.stringify({ info, options, runs, comparisonRuns, tail, fanOut, checkList, comparisonCheckList }, null, 2)}\n`,
   );
   process.stdout.write(summary({ runs, checkList }));
   process.stdout.write(comparisonsSummary(comparisonRuns, comparisonCheckList));

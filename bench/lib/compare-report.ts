@@ -38,11 +38,11 @@ function variantRow(variant: VariantRun): string {
     const why = variant.tooSlow
       ? `too slow to load (single request ${ms(variant.probeMs)} ms)`
       : 'failed';
-    return `| ${label} | ${why} | — | — | — | — | — | — |`;
+    return `| ${label} | ${why} | — | — | — | — | — | — | — |`;
   }
   const t = sumLoads(variant.rounds);
   const errors = `${t.errors}${variant.problems.length > 0 ? ' ⚠' : ''}`;
-  return `| ${label} | ${rate(t.requestsPerSecond)} | ${ms(t.meanMs)} | ${ms(t.cpuMs, 3)} | ${t.cpuMsPerRound.map((c) => ms(c, 3)).join(', ')} | ${ms(t.databaseCpuMs, 3)} | ${int(t.responses)} | ${errors} |`;
+  return `| ${label} | ${rate(t.requestsPerSecond)} | ${ms(t.meanMs)} | ${ms(t.cpuMs, 3)} | ${t.cpuMsPerRound.map((c) => ms(c, 3)).join(', ')} | ${ms(t.commands)} | ${ms(t.databaseCpuMs, 3)} | ${int(t.responses)} | ${errors} |`;
 }
 
 export function comparisonsMarkdown(runs: ComparisonRun[], checkList: Check[]): string {
@@ -51,7 +51,7 @@ export function comparisonsMarkdown(runs: ComparisonRun[], checkList: Check[]): 
     '## Feature comparisons',
     '',
     first
-      ? `What metrics, an Idempotency-Key and a conditional GET cost the service, on a collection of ${int(first.size)} items. The variants of a comparison ran in turns, round after round (the order flips every round), after a warm-up. \`CPU ms/req\` is the server process's CPU time (user + system) during the load divided by its responses: the figure the checks judge (the median of the round-by-round ratios), since throughput here is mostly the database's. \`database CPU ms/req\` is the embedded database server's over the same time.`
+      ? `What a request costs the service next to the baseline (\`Service cost\`: every item scenario the baseline serves), and what metrics, an Idempotency-Key, the change feed and a conditional GET cost the service, on a collection of ${int(first.size)} items. The variants of a comparison ran in turns, round after round (the order flips every round), after a warm-up. \`CPU ms/req\` is the server process's CPU time (user + system) during the load divided by its responses: the figure the CPU checks judge (the median of the round-by-round ratios), since throughput here is mostly the database's. \`DB cmds/req\` is the database commands the server sent (its \`mongodb_commands_total\`) per response, background work included. \`database CPU ms/req\` is the embedded database server's over the same time.`
       : 'No comparison ran.',
     '',
     '| Check | Result | Numbers |',
@@ -67,8 +67,8 @@ export function comparisonsMarkdown(runs: ComparisonRun[], checkList: Check[]): 
     lines.push(
       `\`${run.route}\`, ${int(run.size)} items, ${run.rounds} round${run.rounds === 1 ? '' : 's'} of ${run.seconds} s per variant.`,
       '',
-      '| Variant | Server | req/s | mean ms | CPU ms/req | CPU ms/req by round | database CPU ms/req | responses | errors |',
-      '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+      '| Variant | Server | req/s | mean ms | CPU ms/req | CPU ms/req by round | DB cmds/req | database CPU ms/req | responses | errors |',
+      '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
       ...run.variants.map(variantRow),
     );
   }
@@ -79,7 +79,7 @@ export function comparisonsMarkdown(runs: ComparisonRun[], checkList: Check[]): 
 export function comparisonsSummary(runs: ComparisonRun[], checkList: Check[]): string {
   const lines = [
     '',
-    'comparison / variant                          server                  req/s  CPU ms/req  db CPU ms/req  errors',
+    'comparison / variant                          server                  req/s  CPU ms/req  cmds/req  db CPU ms/req  errors',
   ];
   for (const run of runs) {
     lines.push(run.title + (run.missing ? `: not available (${run.missing})` : ''));
@@ -88,7 +88,7 @@ export function comparisonsSummary(runs: ComparisonRun[], checkList: Check[]): s
       lines.push(
         `  ${variant.label.padEnd(43)} ${variant.target.padEnd(20)} ` +
           (t
-            ? `${rate(t.requestsPerSecond).padStart(8)} ${ms(t.cpuMs, 3).padStart(11)} ${ms(t.databaseCpuMs, 3).padStart(14)} ${String(t.errors).padStart(7)}`
+            ? `${rate(t.requestsPerSecond).padStart(8)} ${ms(t.cpuMs, 3).padStart(11)} ${ms(t.commands).padStart(9)} ${ms(t.databaseCpuMs, 3).padStart(14)} ${String(t.errors).padStart(7)}`
             : 'not loaded') +
           (variant.problems.length ? `  ! ${variant.problems.join('; ')}` : ''),
       );

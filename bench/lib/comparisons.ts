@@ -13,7 +13,9 @@ import type { LoadTotals } from './load-runner';
 import {
   itemPost,
   itemsById,
+  isItemScenario,
   SAMPLE_PATHS,
+  scenarios,
   type ItemsContext,
   type ScenarioRequest,
   type TargetName,
@@ -31,6 +33,16 @@ export const IDEMPOTENCY_CPU_MAX = 0.5;
 export const EVENTS_CPU_MAX = 1.0;
 /** A 304 costs no more than a 200, within the measurement's noise. */
 export const NOT_MODIFIED_CPU_MAX = 1.05;
+/** GET by _id and POST: the service's CPU per request at most this many times the baseline's. */
+export const SERVICE_CPU_MAX = 1.5;
+/** GET by _id and POST: database commands per request in steady state. */
+export const SERVICE_COMMANDS = 1;
+/**
+ * What the commands per request may exceed SERVICE_COMMANDS by: the instance's own background
+ * work (the feed's and webhooks' polls, sweeps) sends a few commands a second whatever the load,
+ * and they are counted with the requests'.
+ */
+export const BACKGROUND_COMMANDS = 0.05;
 
 export interface ComparisonContext extends ItemsContext {
   /** The current ETag of the conditional GET's item, found by `prepare`. */
@@ -123,6 +135,57 @@ function cpuRatioCheck(
   };
 }
 
+/** Database commands per request in steady state, at most `expected` (plus background work). */
+function commandsCheck(name: string, expected: number, totals: LoadTotals | undefined): Check {
+  if (totals?.commands === undefined) return { name, status: 'n/a', detail: 'not measured' };
+  return {
+    name,
+    status: totals.commands <= expected + BACKGROUND_COMMANDS ? 'PASS' : 'FAIL',
+    detail: `${totals.commands.toFixed(2)} commands per request (at most ${expected}, plus ${BACKGROUND_COMMANDS} for the instance's background work)`,
+  };
+}
+
+/**
+ * Service vs baseline on every item scenario the baseline serves, on the comparisons' small
+ * collection: what a request costs the service process in CPU and database commands, next to
+ * the least a server can do. These figures do not depend on how fast the database is; GET by
+ * _id and POST are judged.
+ */
+const costComparisons: Comparison[] = scenarios
+  .filter(isItemScenario)
+  .filter((scenario) => scenario.baseline)
+  .map((scenario) => {
+    const judged = scenario.id === 'item-by-id' || scenario.id === 'item-post';
+    const request = (target: TargetName) => (ctx: ComparisonContext) =>
+      scenario.request({ ...ctx, target });
+    return {
+      id: `cost-${scenario.id}`,
+      title: `Service cost: ${scenario.title}`,
+      route: scenario.route,
+      variants: [
+        { id: 'service', label: 'service', target: 'service', request: request('service') },
+        { id: 'baseline', label: 'baseline', target: 'baseline', request: request('baseline') },
+      ],
+      prepare: () => Promise.resolve({}),
+      checks: (totals) =>
+        judged
+          ? [
+              cpuRatioCheck(
+                `${scenario.title}: service CPU per request < ${SERVICE_CPU_MAX} × the baseline's`,
+                SERVICE_CPU_MAX,
+                totals('service'),
+                totals('baseline'),
+              ),
+              commandsCheck(
+                `${scenario.title}: ${SERVICE_COMMANDS} database command per request`,
+                SERVICE_COMMANDS,
+                totals('service'),
+              ),
+            ]
+          : [],
+    } satisfies Comparison;
+  });
+
 /** The same items for every variant: the comparison is between servers, not between ids. */
 const byId = ({ items, pick }: ComparisonContext): ScenarioRequest =>
   itemsById(items, pick(SAMPLE_PATHS, items.size));
@@ -131,6 +194,7 @@ const byId = ({ items, pick }: ComparisonContext): ScenarioRequest =>
 const conditionalIndex = (items: ComparisonContext['items']): number => Math.floor(items.size / 2);
 
 export const comparisons: Comparison[] = [
+  ...costComparisons,
   {
     id: 'metrics',
     title: 'Metrics: GET item by _id with metrics on vs off',

@@ -105,6 +105,7 @@ export async function runLoad(
         expectStatus: request.expectStatus,
       },
       pid: target.child.pid,
+      metricsUrl: target.metricsUrl,
     })),
     databasePids: settings.databasePids,
   };
@@ -152,6 +153,10 @@ export interface LoadTotals {
   cpuMs: number | undefined;
   cpuMsPerRound: (number | undefined)[];
   databaseCpuMs: number | undefined;
+  /** Database commands the server sent per request it answered; undefined without its metrics. */
+  commands: number | undefined;
+  /** The worst round's event-loop lag p99 and max (ms), when the server reports them. */
+  eventLoopLagMs: { p99: number; max: number } | undefined;
   /** Unexpected statuses, socket errors and timeouts. */
   errors: number;
   statusCodes: Record<string, number>;
@@ -179,6 +184,17 @@ export function sumLoads(loads: LoadResult[]): LoadTotals {
       sum((l) => l.cpu.database),
       responses,
     ),
+    commands:
+      loads.every((l) => l.commands !== undefined && l.served !== undefined) &&
+      sum((l) => l.served ?? 0) > 0
+        ? sum((l) => l.commands ?? 0) / sum((l) => l.served ?? 0)
+        : undefined,
+    eventLoopLagMs: loads.every((l) => l.eventLoopLagMs)
+      ? {
+          p99: Math.max(...loads.map((l) => l.eventLoopLagMs?.p99 ?? 0)),
+          max: Math.max(...loads.map((l) => l.eventLoopLagMs?.max ?? 0)),
+        }
+      : undefined,
     errors: sum((l) => l.unexpected + l.errors),
     statusCodes,
   };

@@ -11,10 +11,14 @@ const rate = (n: number): string => (n >= 100 ? int(n) : n.toFixed(1));
 const ms = (n: number | null | undefined): string =>
   n === null || n === undefined ? '—' : n < 10 ? n.toFixed(2) : n.toFixed(1);
 const mib = (kb: number | undefined): string => (kb ? (kb / 1024).toFixed(0) : '—');
-const cpuMs = (run: Run | undefined): string => {
-  const perResponse = run?.result && cpuMsPerResponse(run.result.cpu.target, run.result.responses);
-  return perResponse === undefined ? '—' : perResponse.toFixed(3);
-};
+const cpuMsOf = (run: Run | undefined): number | undefined =>
+  run?.result && cpuMsPerResponse(run.result.cpu.target, run.result.responses);
+const cpuMs = (run: Run | undefined): string => cpuMsOf(run)?.toFixed(3) ?? '—';
+/** Database commands per response (background work included). */
+const commands = (run: Run | undefined): string =>
+  run?.result?.commands !== undefined && run.result.served
+    ? (run.result.commands / run.result.served).toFixed(2)
+    : '—';
 
 function errorsOf(run: Run): number {
   return run.result ? run.result.unexpected + run.result.errors : 0;
@@ -35,14 +39,16 @@ function dataLabel(run: Run): string {
 }
 
 function serviceCells(run: Run | undefined): string[] {
-  if (!run) return ['—', '—', '—', '—', '—', '—', '—'];
-  if (run.status === 'unavailable') return ['route not available', '—', '—', '—', '—', '—', '—'];
-  if (!run.result) return ['failed', '—', ms(run.probeMs), '—', '—', '—', '—'];
+  if (!run) return ['—', '—', '—', '—', '—', '—', '—', '—'];
+  if (run.status === 'unavailable')
+    return ['route not available', '—', '—', '—', '—', '—', '—', '—'];
+  if (!run.result) return ['failed', '—', '—', ms(run.probeMs), '—', '—', '—', '—'];
   const { result } = run;
   const errors = `${errorsOf(run)}${run.problems.length > 0 ? ' ⚠' : ''}`;
   return [
     rate(result.requestsPerSecond),
     cpuMs(run),
+    commands(run),
     ms(run.probeMs),
     ms(result.latencyMs.p50),
     ms(result.latencyMs.p99),
@@ -59,25 +65,30 @@ function ratioOf(service: Run | undefined, baseline: Run | undefined): number | 
 
 function table(runs: Run[], rows: Run[]): string {
   const lines = [
-    '| Scenario | Route | Data | req/s | CPU ms/req | single ms | p50 ms | p99 ms | errors | peak RSS MiB | baseline req/s | baseline CPU ms/req | baseline single ms | baseline p50 ms | baseline errors | ratio |',
-    '| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| Scenario | Route | Data | req/s | CPU ms/req | DB cmds/req | single ms | p50 ms | p99 ms | errors | peak RSS MiB | baseline req/s | baseline CPU ms/req | baseline DB cmds/req | baseline single ms | baseline p50 ms | baseline errors | req/s ratio | CPU ratio |',
+    '| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const service of rows) {
     const baseline = find(runs, service.scenario, 'baseline', service.size);
     const ratio = ratioOf(service, baseline);
+    const serviceCpu = cpuMsOf(service);
+    const baselineCpu = cpuMsOf(baseline);
+    const cpuRatio =
+      serviceCpu !== undefined && baselineCpu ? (serviceCpu / baselineCpu).toFixed(2) : '—';
     const base = !baseline
-      ? ['—', '—', '—', '—', '—']
+      ? ['—', '—', '—', '—', '—', '—']
       : baseline.result
         ? [
             rate(baseline.result.requestsPerSecond),
             cpuMs(baseline),
+            commands(baseline),
             ms(baseline.probeMs),
             ms(baseline.result.latencyMs.p50),
             String(errorsOf(baseline)),
           ]
-        : ['failed', '—', ms(baseline.probeMs), '—', '—'];
+        : ['failed', '—', '—', ms(baseline.probeMs), '—', '—'];
     lines.push(
-      `| ${service.title} | \`${service.route}\` | ${dataLabel(service)} | ${serviceCells(service).join(' | ')} | ${base.join(' | ')} | ${ratio === undefined ? '—' : ratio.toFixed(2)} |`,
+      `| ${service.title} | \`${service.route}\` | ${dataLabel(service)} | ${serviceCells(service).join(' | ')} | ${base.join(' | ')} | ${ratio === undefined ? '—' : ratio.toFixed(2)} | ${cpuRatio} |`,
     );
   }
   return lines.join('\n');
@@ -280,7 +291,8 @@ export function markdown({ info, options, runs, checkList, comparisons }: Report
     `- Machine: ${info.cpu}, ${info.cores} cores, ${info.memoryGiB} GiB memory, ${info.platform}`,
     `- Load: autocannon, ${options.connections} connections, ${options.duration} s per run${options.warmup ? ` after ${options.warmup} s warm-up` : ''}, loopback; one run at a time`,
     `- Service: \`node dist/main.js\`, NODE_ENV=production, LOG_LEVEL=warn, rate limit out of the way (RATE_LIMIT_MAX=1000000000; its counters in RATE_LIMIT_STORE=${info.rateLimitStore}), QUERY_TIMEOUT_MS=${info.queryTimeoutMs}`,
-    '- `CPU ms/req`: CPU time (user + system) of the server process during the load, divided by its responses',
+    "- `CPU ms/req`: CPU time (user + system) of the server process during the load, divided by its responses; `CPU ratio`: the service's over the baseline's",
+    "- `DB cmds/req`: database commands the server sent during the load (its `mongodb_commands_total`, read before and after, once no request was in flight) divided by the requests it answered (its own `http_requests_total`); the service's include its background work (polls and sweeps, a few a second)",
     ...(info.notes.length ? ['', ...info.notes.map((n) => `> ${n}`)] : []),
     '',
     '## Checks',

@@ -73,6 +73,16 @@ export type Scenario = ScenarioInfo &
 
 export type Phase = Scenario['phase'];
 
+/** A scenario on the items collection (its request needs the items). */
+export type ItemScenario = Extract<
+  Scenario,
+  { phase: 'items-growth' | 'items-main' | 'items-write' }
+>;
+
+export function isItemScenario(scenario: Scenario): scenario is ItemScenario {
+  return scenario.phase.startsWith('items');
+}
+
 export const SAMPLE_PATHS = 1000;
 const enc = encodeURIComponent;
 

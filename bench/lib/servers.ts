@@ -14,6 +14,8 @@ export interface Target {
   name: TargetName;
   url: string;
   child: TrackedChild;
+  /** Where its metrics are (database commands, event-loop lag); unset when it has none. */
+  metricsUrl?: string;
 }
 
 export interface ServiceOptions {
@@ -25,6 +27,8 @@ export interface ServiceOptions {
   metrics: boolean;
   /** EVENTS_ENABLED (default on). */
   events?: boolean;
+  /** Node options before the script (the profiler's --cpu-prof). */
+  nodeArgs?: string[];
 }
 
 const messageOf = (error: unknown): string =>
@@ -37,10 +41,11 @@ export async function startService({
   adminKey,
   metrics,
   events = true,
+  nodeArgs = [],
 }: ServiceOptions): Promise<Target> {
   const port = await findFreePort();
   const logFile = `${name}.log`;
-  const child = spawnTracked(name, [join(SERVICE_DIST, 'main.js')], {
+  const child = spawnTracked(name, [...nodeArgs, join(SERVICE_DIST, 'main.js')], {
     cwd: ROOT,
     logPath: join(RESULTS, logFile),
     env: {
@@ -66,7 +71,7 @@ export async function startService({
   } catch (error) {
     throw new Error(`${messageOf(error)} (its output: bench/results/${logFile})`);
   }
-  return { name, url, child };
+  return { name, url, child, ...(metrics ? { metricsUrl: `${url}/metrics` } : {}) };
 }
 
 export async function startBaseline(
@@ -88,5 +93,5 @@ export async function startBaseline(
   });
   const url = `http://127.0.0.1:${port}`;
   await waitForHttpOk(`${url}/health`, child, 30_000);
-  return { name: 'baseline', url, child };
+  return { name: 'baseline', url, child, metricsUrl: `${url}/metrics` };
 }

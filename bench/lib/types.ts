@@ -15,6 +15,12 @@ export interface LoadVariant {
   };
   /** The server process, whose CPU time is read right before and after each measured round. */
   pid?: number;
+  /**
+   * The server's Prometheus metrics, read right before and after each measured round: the
+   * database commands it sent (`mongodb_commands_total`) and its event-loop lag over the round
+   * (prom-client's `nodejs_eventloop_lag_*`, reset by every read). Unset: a server without them.
+   */
+  metricsUrl?: string;
 }
 
 /**
@@ -63,6 +69,15 @@ export interface LoadResult {
   errors: number;
   timeouts: number;
   cpu: CpuUse;
+  /**
+   * Database commands the server sent for the round's requests (background work included), and
+   * the requests it answered (its own count: those the load abandoned at its deadline too, whose
+   * commands are counted), both read once it had none in flight.
+   */
+  commands?: number;
+  served?: number;
+  /** The server's event-loop lag over the round, when it reports one. */
+  eventLoopLagMs?: { p50: number; p99: number; max: number };
 }
 
 /** One scenario against one server. */

@@ -9,8 +9,8 @@ import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model, type QueryFilter } from 'mongoose';
 import { tenantOf, type CustomerPrincipal, type Tenant } from '../auth';
 import { DomainError } from '../common/errors';
-import { DUPLICATE, orDuplicate } from '../common/mongo/duplicate';
-import { claimSlot } from '../common/mongo/slots';
+import { GroupCommit } from '../common/batching/group-commit';
+import { isUniqueViolation } from '../common/mongo/fallback-database';
 import { RepeatingTask } from '../common/scheduling/repeating-task';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { EventHub, type EventWaiter } from './event-hub';
@@ -31,8 +31,21 @@ import {
 import { EventDocument, type EventResource } from './event.schema';
 import { CursorExpiredError } from './events.errors';
 
-/** Namespaces whose newest event number an instance remembers (see appendOne). */
+/** Namespaces whose newest event number an instance remembers (see appendBatch). */
 const HEADS_CACHED = 10_000;
+
+/** A refused insertMany: every refusal a unique index's (another instance took the number). */
+function refusedAsTaken(error: unknown): boolean {
+  if (isUniqueViolation(error)) return true;
+  const writeErrors = (error as { writeErrors?: unknown } | null)?.writeErrors;
+  const list = Array.isArray(writeErrors) ? writeErrors : writeErrors ? [writeErrors] : [];
+  return list.length > 0 && list.every((e) => isUniqueViolation(e));
+}
+
+interface PendingEvent {
+  scope: ChangeScope;
+  change: RecordedChange;
+}
 
 /**
  * The change feed of every namespace (docs/events.md). A write goes through `record`: its intent
@@ -47,6 +60,11 @@ export class EventsService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly lookups = new Map<EventResource, ResourceLookup>();
   /** namespace → the newest event number this instance appended. */
   private readonly heads = new Map<string, number>();
+  /** namespace → its appends, in batches (one insert for the events of concurrent writes). */
+  private readonly appenders = new Map<string, GroupCommit<PendingEvent, number>>();
+  /** Intents are inserted and deleted in batches too. */
+  private readonly intentInserts: GroupCommit<Record<string, unknown>>;
+  private readonly intentDeletes: GroupCommit<Types.ObjectId>;
   /** namespace → the shared read of the streams that follow it. */
   private readonly tails = new Map<string, { tail: NamespaceTail; unsubscribe: () => void }>();
   /** Open streams and long polls, ended when the module stops (they would hold the server). */
@@ -63,6 +81,14 @@ export class EventsService implements OnApplicationBootstrap, OnModuleDestroy {
   ) {
     this.enabled = config.events.enabled;
     this.heartbeatMs = config.events.heartbeatMs;
+    this.intentInserts = new GroupCommit<Record<string, unknown>>(async (docs) => {
+      await this.intents.collection.insertMany(docs, { ordered: false });
+      return docs.map((): void => undefined);
+    });
+    this.intentDeletes = new GroupCommit<Types.ObjectId>(async (ids) => {
+      await this.intents.collection.deleteMany({ _id: { $in: ids } });
+      return ids.map((): void => undefined);
+    });
     this.hub = new EventHub(config.events.pollMs, (namespace) => {
       const [kind, id, branch] = namespace.split('\u0000') as ['user' | 'team', string, string];
       return this.latest({ kind, id }, branch);
@@ -117,8 +143,9 @@ export class EventsService implements OnApplicationBootstrap, OnModuleDestroy {
     if (!this.enabled || planned.length === 0) return write();
     // The driver's collection, not a mongoose document: this runs on every write, and a model's
     // casting and hooks cost more CPU than the insert itself (bench: change feed comparison).
+    // Concurrent writes insert their intents together (and delete them together below).
     const intent = { _id: new Types.ObjectId() };
-    await this.intents.collection.insertOne({
+    await this.intentInserts.add({
       ...intent,
       ...namespaceFilter(scope.tenant, scope.branch),
       actor: scope.actor,
@@ -138,7 +165,7 @@ export class EventsService implements OnApplicationBootstrap, OnModuleDestroy {
     }
     try {
       await this.append(scope, outcome(result));
-      await this.intents.collection.deleteOne({ _id: intent._id });
+      await this.intentDeletes.add(intent._id);
     } catch (error) {
       this.logger.warn({ err: error }, 'events left to the reconciler');
     }
@@ -148,51 +175,85 @@ export class EventsService implements OnApplicationBootstrap, OnModuleDestroy {
   /** Appends changes that need no intent (the change is its own record, e.g. a drop's tombstone). */
   async append(scope: ChangeScope, changes: RecordedChange[]): Promise<void> {
     if (!this.enabled || changes.length === 0) return;
-    let latest = 0;
-    for (const change of changes) latest = await this.appendOne(scope, change);
-    this.hub.notify(namespaceKey(scope.tenant, scope.branch), latest);
+    const key = namespaceKey(scope.tenant, scope.branch);
+    let appender = this.appenders.get(key);
+    if (!appender) {
+      const created: GroupCommit<PendingEvent, number> = new GroupCommit(
+        (pending) => this.appendBatch(key, pending),
+        500,
+        () => {
+          if (this.appenders.get(key) === created) this.appenders.delete(key);
+        },
+      );
+      this.appenders.set(key, created);
+      appender = created;
+    }
+    const queue = appender;
+    const seqs = await Promise.all(changes.map((change) => queue.add({ scope, change })));
+    this.hub.notify(key, Math.max(...seqs));
   }
 
-  private async appendOne(scope: ChangeScope, change: RecordedChange): Promise<number> {
-    const ns = namespaceFilter(scope.tenant, scope.branch);
-    const at = new Date();
-    const key = namespaceKey(scope.tenant, scope.branch);
-    const seq = await claimSlot<number>(
-      {
-        // The number this instance last saw is the first guess (no read, which on a database
-        // that scans costs as much as the feed is long); a refusal means another instance went
-        // on, and the newest number is read. A guess is only ever a number that existed, so
-        // a number is still inserted only once the one before it is visible.
-        firstFree: async (refused) => {
-          const known = this.heads.get(key);
-          if (refused === null && known !== undefined) return known + 1;
-          return (await this.latest(scope.tenant, scope.branch)) + 1;
-        },
-        take: async (slot) => {
-          const created = await orDuplicate(() =>
-            this.events.collection.insertOne({
-              _id: new Types.ObjectId(),
-              ...ns,
-              seq: slot,
-              type: change.type,
-              resource: change.resource,
-              ...(change.collection !== undefined ? { collection: change.collection } : {}),
-              key: change.key,
-              at,
-              actor: scope.actor,
-              owner: change.owner,
-              data: change.data,
-            }),
-          );
-          return created === DUPLICATE ? DUPLICATE : slot;
-        },
-      },
-      Number.MAX_SAFE_INTEGER,
-    );
-    if (seq === null) throw new Error('the event feed is full');
-    if (this.heads.size >= HEADS_CACHED) this.heads.clear();
-    this.heads.set(key, seq);
-    return seq;
+  /**
+   * Inserts the events of one namespace under the next numbers, in order, in one command. The
+   * number this instance last appended is the first guess (no read: on a database that scans, a
+   * read costs as much as the feed is long). A number another instance took meanwhile refuses
+   * its event (unique index); then the newest number is read and the events not inserted go
+   * again after it. An event is inserted only after the one numbered before it (ordered insert),
+   * so no reader ever sees a gap that fills later.
+   */
+  private async appendBatch(key: string, pending: PendingEvent[]): Promise<number[]> {
+    const { tenant, branch } = pending[0]!.scope;
+    const ns = namespaceFilter(tenant, branch);
+    const seqs = new Map<PendingEvent, number>();
+    let remaining = pending;
+    let refused = false;
+    while (remaining.length > 0) {
+      const known = this.heads.get(key);
+      const next =
+        (!refused && known !== undefined ? known : await this.latest(tenant, branch)) + 1;
+      const at = new Date();
+      const docs = remaining.map(({ scope, change }, i) => ({
+        _id: new Types.ObjectId(),
+        ...ns,
+        seq: next + i,
+        type: change.type,
+        resource: change.resource,
+        ...(change.collection !== undefined ? { collection: change.collection } : {}),
+        key: change.key,
+        at,
+        actor: scope.actor,
+        owner: change.owner,
+        data: change.data,
+      }));
+      let inserted = new Set(docs.map((doc) => doc._id.toHexString()));
+      try {
+        await this.events.collection.insertMany(docs, { ordered: true });
+      } catch (error) {
+        if (!refusedAsTaken(error)) throw error;
+        // Which went in: the error's shape differs between servers, the documents do not.
+        const found = await this.events.collection
+          .find({ _id: { $in: docs.map((doc) => doc._id) } }, { projection: { _id: 1 } })
+          .toArray();
+        inserted = new Set(found.map((doc) => doc._id.toHexString()));
+        refused = true;
+      }
+      const left: PendingEvent[] = [];
+      docs.forEach((doc, i) => {
+        const event = remaining[i]!;
+        if (inserted.has(doc._id.toHexString())) seqs.set(event, doc.seq);
+        else left.push(event);
+      });
+      const newest = Math.max(
+        0,
+        ...docs.filter((doc) => inserted.has(doc._id.toHexString())).map((doc) => doc.seq),
+      );
+      if (newest > (this.heads.get(key) ?? 0)) {
+        if (this.heads.size >= HEADS_CACHED) this.heads.clear();
+        this.heads.set(key, newest);
+      }
+      remaining = left;
+    }
+    return pending.map((event) => seqs.get(event) ?? 0);
   }
 
   /** The newest event number of a namespace; 0 before its first event. */

@@ -138,6 +138,24 @@ describe('GET /events', () => {
     expect(events.at(-1)).toMatchObject({ resource: 'collection', type: 'deleted', key: 'many' });
   });
 
+  it('numbers the events of concurrent writes through two instances 1, 2, 3, … with no gap and no repeat', async () => {
+    const writer = await createUser(a);
+    const writes = Array.from({ length: 60 }, (_, n) =>
+      (n % 2 === 0 ? a : b)
+        .http()
+        .post('/data/racing')
+        .set('X-Api-Key', writer.apiKey)
+        .send({ item: { n } })
+        .expect(200),
+    );
+    const ids = (await Promise.all(writes)).map((res) => (res.body as { _id: string })._id);
+    const events = (await feed(a, writer.apiKey, 'limit=500')).events;
+    // The collection's creation, then one event per item.
+    expect(events.map((e) => Number(e.id))).toEqual(events.map((_, i) => i + 1));
+    const created = events.filter((e) => e.resource === 'item').map((e) => e.key);
+    expect(created.sort()).toEqual([...ids].sort());
+  });
+
   it('filters by collection, type and resource, and pages with next', async () => {
     const start = await latest(user.apiKey);
     for (let i = 0; i < 5; i += 1)
