@@ -28,7 +28,9 @@ export function comparisonChecks(runs: ComparisonRun[], smoke: boolean): Check[]
       list.map((check) => ({ ...check, status: 'n/a', detail }));
     if (!run) return na('not run');
     if (run.missing) return na(`not available: ${run.missing}`);
-    return smoke ? na(`smoke run (${list.map((c) => c.detail).join('; ')})`) : list;
+    return smoke
+      ? list.map((check) => ({ ...check, status: 'n/a', detail: `smoke run (${check.detail})` }))
+      : list;
   });
 }
 
