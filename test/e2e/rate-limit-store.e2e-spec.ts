@@ -115,6 +115,39 @@ it('costs one insert per request on one instance, and nothing once over the limi
   expect(await commandsOf(() => store().increment('key:cost', WINDOW_MS, 3))).toEqual(['find']);
 });
 
+it('claims the concurrent requests of a key on one instance together, in one insert', async () => {
+  await freshWindow();
+  const s = store();
+  const before = commands.length;
+  const results = await Promise.all(
+    Array.from({ length: 30 }, () => s.increment('key:batch', WINDOW_MS, 25)),
+  );
+  const sent = commands.slice(before).filter((name) => name !== 'delete');
+  const admitted = results.filter((r) => !r.isBlocked);
+  expect(admitted.map((r) => r.totalHits).sort((x, y) => x - y)).toEqual(
+    Array.from({ length: 25 }, (_, i) => i + 1),
+  );
+  expect(await countOf('key:batch')).toBe(25);
+  // The first request reads the window and inserts its slot; the 29 that came meanwhile are
+  // claimed by one more insert (the 5 over the limit write nothing).
+  expect(sent).toEqual(['find', 'insert', 'insert']);
+});
+
+it('keeps the slots a batch inserted before one another instance took, and places the rest after it', async () => {
+  await freshWindow();
+  const s = store();
+  expect((await s.increment('key:split', WINDOW_MS, 100)).totalHits).toBe(1);
+  // Another instance holds slot 3 (the fourth request's place).
+  await hits.insertOne({ _id: hitId(windowStart(), 'key:split', 3) });
+  const results = await Promise.all(
+    Array.from({ length: 5 }, () => s.increment('key:split', WINDOW_MS, 100)),
+  );
+  // Slot 1 alone, slots 2-5 in one insert refused at slot 3: slot 2 is kept, the three requests
+  // left read the window and take 4, 5 and 6.
+  expect(results.map((r) => r.totalHits).sort((x, y) => x - y)).toEqual([2, 3, 5, 6, 7]);
+  expect(await countOf('key:split')).toBe(7);
+});
+
 it('costs a read and an insert per request when instances take turns', async () => {
   await freshWindow();
   const [a, b] = [store(), store()];

@@ -2,7 +2,9 @@ import { Logger } from '@nestjs/common';
 import type { ThrottlerStorage } from '@nestjs/throttler';
 import type { Collection } from 'mongodb';
 import type { Connection } from 'mongoose';
+import { GroupCommit } from '../batching/group-commit';
 import { DUPLICATE, orDuplicate, type Duplicate } from '../mongo/duplicate';
+import { isUniqueViolation } from '../mongo/fallback-database';
 import { claimSlot, type SlotSpace } from '../mongo/slots';
 import { fixedWindow, secondsUntil } from './fixed-window';
 
@@ -62,8 +64,31 @@ class KeyWindow {
   contended = false;
   /** A read in flight, shared by the requests that need it. */
   reading: Promise<void> | undefined;
+  /** The concurrent requests of this process, claimed together (see claimBatch). */
+  claims: GroupCommit<null, number | null | Alone> | undefined;
 
   constructor(readonly start: number) {}
+}
+
+/** A request a batch could not place: it claims its slot on its own (claimSlot). */
+const ALONE: unique symbol = Symbol('alone');
+type Alone = typeof ALONE;
+
+/** Requests claimed in one insert at most. */
+const BATCH_MAX = 100;
+
+/**
+ * How many documents of an ordered insert went in before a unique index refused one (the
+ * documents after it were not tried); null when the insert failed otherwise.
+ */
+function insertedBeforeRefusal(error: unknown): number | null {
+  const e = error as { writeErrors?: unknown; insertedCount?: unknown } | null;
+  const writeErrors = Array.isArray(e?.writeErrors) ? (e.writeErrors as unknown[]) : [];
+  if (writeErrors.length > 0) {
+    if (!writeErrors.every((w) => isUniqueViolation(w))) return null;
+    return typeof e?.insertedCount === 'number' ? e.insertedCount : null;
+  }
+  return isUniqueViolation(error) ? 0 : null;
 }
 
 /**
@@ -75,10 +100,14 @@ class KeyWindow {
  *
  * Cost per request, in database commands: the first request of a key in a window on an instance
  * reads the key's highest slot (on MongoDB an `_id` index seek), then inserts the next one; later requests
- * insert only, the process counting on from what it read (1 command). When another instance
- * took the slot an insert tried, the insert is refused, and from then on the instance reads
- * before each insert for the rest of that window (2 commands). A request over the limit writes
- * nothing: it costs no command once the instance knows the window is full, else one read.
+ * insert only, the process counting on from what it read (1 command). Requests of one key that
+ * arrive while an insert of it runs are claimed together in the next one (group commit: the
+ * slots after the last, in one ordered insert), so N concurrent requests cost about one command.
+ * When another instance took a slot an insert tried, the insert is refused (the slots before it
+ * are this instance's, the ones after it were not tried), and from then on the instance reads
+ * before each insert for the rest of that window, one request at a time (2 commands). A request
+ * over the limit writes nothing: it costs no command once the instance knows the window is full,
+ * else one read.
  * Ended windows are deleted once per window per instance with one `_id` range (no TTL index).
  */
 export class MongoFixedWindowThrottlerStorage implements ThrottlerStorage {
@@ -103,7 +132,14 @@ export class MongoFixedWindowThrottlerStorage implements ThrottlerStorage {
     const now = Date.now();
     const window = fixedWindow(now, ttl);
     this.sweepOnce(window.start, ttl);
-    const slot = await claimSlot(this.space(key, this.windowOf(key, window.start), limit), limit);
+    const keyWindow = this.windowOf(key, window.start);
+    keyWindow.claims ??= new GroupCommit(
+      (requests) => this.claimBatch(key, keyWindow, limit, requests.length),
+      BATCH_MAX,
+    );
+    const claimed = keyWindow.contended ? ALONE : await keyWindow.claims.add(null);
+    const slot =
+      claimed === ALONE ? await claimSlot(this.space(key, keyWindow, limit), limit) : claimed;
     const timeToExpire = secondsUntil(window.end, now);
     if (slot === null)
       return {
@@ -113,6 +149,46 @@ export class MongoFixedWindowThrottlerStorage implements ThrottlerStorage {
         timeToBlockExpire: timeToExpire,
       };
     return { totalHits: slot + 1, timeToExpire, isBlocked: false, timeToBlockExpire: 0 };
+  }
+
+  /**
+   * The next `count` slots for as many concurrent requests, in one ordered insert: a slot for
+   * each request that fits below the limit (null for the others). If another instance took one
+   * of them, the ones inserted before it are this instance's, and the requests left claim alone.
+   */
+  private async claimBatch(
+    key: string,
+    window: KeyWindow,
+    limit: number,
+    count: number,
+  ): Promise<(number | null | Alone)[]> {
+    if (window.contended) return Array.from({ length: count }, () => ALONE);
+    if (window.next < limit && !window.known) await this.readNext(key, window);
+    const first = window.next;
+    const placed = Math.max(0, Math.min(count, limit - first));
+    const results: (number | null | Alone)[] = Array.from({ length: count }, () => null);
+    if (placed === 0) return results;
+    window.next = first + placed;
+    const docs = Array.from({ length: placed }, (_, i) => ({
+      _id: hitId(window.start, key, first + i),
+    }));
+    let inserted = placed;
+    try {
+      if (placed === 1) await this.hits().insertOne(docs[0]!);
+      else await this.hits().insertMany(docs, { ordered: true });
+    } catch (error) {
+      const before = insertedBeforeRefusal(error);
+      if (before === null) {
+        // The slots may be free still: the next requests of this process try them again.
+        window.next = Math.min(window.next, first);
+        throw error;
+      }
+      inserted = before;
+      window.contended = true;
+      window.next = first + before + 1;
+    }
+    for (let i = 0; i < placed; i++) results[i] = i < inserted ? first + i : ALONE;
+    return results;
   }
 
   private space(key: string, window: KeyWindow, limit: number): SlotSpace<number> {
