@@ -26,9 +26,11 @@ import { ApiKeysetPage, linkNextPage, parseKeysetPage } from '../common/paginati
 import { APP_CONFIG, type AppConfig } from '../config';
 import { PutTeamMemberDto, TeamDetailDto, TeamMemberDto, TeamService } from '../team';
 import { TeamDto } from './dto/admin.dto';
+import { IdempotentWrites } from '../common/idempotency';
 
 /** The operator's view of teams and their members. */
 @ApiTags('admin')
+@IdempotentWrites()
 @Controller('admin/teams')
 @Auth('operator')
 export class AdminTeamsController {

@@ -18,9 +18,11 @@ import {
   PlanInputDto,
   PlanListDto,
 } from './dto/admin.dto';
+import { IdempotentWrites } from '../common/idempotency';
 
 /** The deployment operator's API (ADMIN_API_KEY). */
 @ApiTags('admin')
+@IdempotentWrites()
 @Controller('admin')
 @Auth('operator')
 export class AdminController {

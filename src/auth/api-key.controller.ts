@@ -6,6 +6,7 @@ import { Auth, CurrentPrincipal } from './auth.decorators';
 import { ApiKeyDto, CreateApiKeyDto, IssuedApiKeyDto } from './dto/api-key.dto';
 import type { KeyManager } from './key-scope';
 import type { Principal } from './principal';
+import { IdempotentWrites } from '../common/idempotency';
 
 type RootPrincipal = Extract<Principal, { kind: 'root' }>;
 
@@ -15,6 +16,7 @@ function managerOf(principal: RootPrincipal): KeyManager {
 }
 
 @ApiTags('api-keys')
+@IdempotentWrites()
 @Controller('api-keys')
 @Auth('root')
 export class ApiKeyController {

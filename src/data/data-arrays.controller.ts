@@ -24,9 +24,11 @@ import { DATA_ITEM_EXAMPLE, DataItemDto, toItemJson } from './dto/data-item.dto'
 import { itemETag } from './item-revision';
 import { ItemsService } from './items.service';
 import { dataBudget, guardDocument, type JsonBudget } from './json-guard';
+import { IdempotentWrites } from '../common/idempotency';
 
 /** Array operations on one item: push, update an element, remove elements. */
 @ApiTags('data')
+@IdempotentWrites()
 @Controller('data')
 @Auth('root', 'sub', 'team')
 export class DataArraysController {

@@ -47,6 +47,7 @@ import { ItemBatchesService } from './item-batches.service';
 import { itemETag } from './item-revision';
 import { ItemsService } from './items.service';
 import { dataBudget, type JsonBudget } from './json-guard';
+import { IdempotentWrites } from '../common/idempotency';
 
 /** If-Match names one representation: a write of many items has none to name. */
 function refuseIfMatch(ifMatch: IfMatch, multi: boolean): void {
@@ -59,6 +60,7 @@ function refuseIfMatch(ifMatch: IfMatch, multi: boolean): void {
 /** Writes of many items: bulk creates, and updates and deletes by filter. */
 @ApiTags('data')
 @ApiExtraModels(DataItemDto, UpdateManyResultDto)
+@IdempotentWrites()
 @Controller('data')
 @Auth('root', 'sub', 'team')
 export class DataBatchController {

@@ -20,9 +20,11 @@ import {
   DeleteDataIndexDto,
 } from './dto/data-index.dto';
 import { IndexesService } from './indexes.service';
+import { IdempotentWrites } from '../common/idempotency';
 
 /** Native indexes of a tenant collection; root and team keys only. */
 @ApiTags('data')
+@IdempotentWrites()
 @Controller('data')
 @Auth('root', 'team')
 export class DataIndexController {

@@ -67,6 +67,7 @@ import { itemETag } from './item-revision';
 import { parseProjection, projectedETag } from './projection';
 import { ItemsService } from './items.service';
 import { dataBudget, type JsonBudget } from './json-guard';
+import { IdempotentWrites } from '../common/idempotency';
 
 /** A read answers whole items, or projected ones when the request names `fields`. */
 /** Whether a find-or-create created its item. */
@@ -78,6 +79,7 @@ const ITEM_OR_PROJECTION = {
 
 @ApiTags('data')
 @ApiExtraModels(DataItemDto, ProjectedDataItemDto)
+@IdempotentWrites()
 @Controller('data')
 export class DataController {
   private readonly budget: JsonBudget;

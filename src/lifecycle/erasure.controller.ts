@@ -11,6 +11,7 @@ import { Auth, CurrentPrincipal, type Principal } from '../auth';
 import { ForbiddenError, ProblemDto, ValidationFailedError } from '../common/errors';
 import { ConfirmErasureDto, ErasureDto } from './dto/erasure.dto';
 import { ErasureService, type Erasure } from './erasure.service';
+import { IdempotentWrites } from '../common/idempotency';
 
 type RootPrincipal = Extract<Principal, { kind: 'root' }>;
 
@@ -29,6 +30,7 @@ const ACCEPTED = {
 
 /** Erasing accounts and teams (operator), and following an erasure. */
 @ApiTags('admin')
+@IdempotentWrites()
 @Controller('admin')
 @Auth('operator')
 export class ErasureController {
@@ -72,6 +74,7 @@ export class ErasureController {
 
 /** A user erasing its own account. */
 @ApiTags('profile')
+@IdempotentWrites()
 @Controller('profile')
 export class AccountErasureController {
   constructor(private readonly erasures: ErasureService) {}

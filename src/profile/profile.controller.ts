@@ -41,6 +41,7 @@ import { ProfileDeletionService } from './profile-deletion.service';
 import { ProfileService } from './profile.service';
 import type { ProfilePrincipal } from './profile-target';
 import { ProfileUpdateService } from './profile-update.service';
+import { IdempotentWrites } from '../common/idempotency';
 
 type RootPrincipal = Extract<Principal, { kind: 'root' }>;
 
@@ -48,6 +49,7 @@ const NOT_FOUND = 'PROFILE_NOT_FOUND: no such profile of your subject in the req
 const TARGET_400 = 'Invalid body or query, or only one of clientId and accountId';
 
 @ApiTags('profile')
+@IdempotentWrites()
 @Controller('profile')
 export class ProfileController {
   constructor(

@@ -37,6 +37,7 @@ import { projectETag } from './project-etag';
 import { pageLink } from './project.list-query';
 import { PROJECT_SORT_FIELDS } from './project.schema';
 import { ProjectService } from './project.service';
+import { IdempotentWrites } from '../common/idempotency';
 
 const PROJECT_ID_PARAM = ApiParam({
   name: 'projectId',
@@ -112,6 +113,7 @@ const LIST_QUERIES = applyDecorators(
 );
 
 @ApiTags('projects')
+@IdempotentWrites()
 @Controller('project')
 @Auth('root', 'team')
 export class ProjectController {

@@ -13,6 +13,7 @@ import { ApiKeyDto, IssuedApiKeyDto } from '../auth/dto/api-key.dto';
 import { ForbiddenError, ProblemDto } from '../common/errors';
 import { CreateTeamApiKeyDto, MyTeamDto } from './dto/team.dto';
 import { TeamService } from './team.service';
+import { IdempotentWrites } from '../common/idempotency';
 
 type RootPrincipal = Extract<Principal, { kind: 'root' }>;
 
@@ -23,6 +24,7 @@ const NOT_A_TEAM = 'TEAM_NOT_FOUND: no such team, or you are not a member of it'
  * a branch manages no team keys: an unbound team key would reach beyond its branch.
  */
 @ApiTags('teams')
+@IdempotentWrites()
 @Controller('teams')
 @Auth('root')
 export class TeamController {

@@ -11,12 +11,14 @@ import { Auth, CurrentPrincipal, type CustomerPrincipal } from '../auth';
 import { ProblemDto } from '../common/errors';
 import { CreatedWebhookDto, CreateWebhookDto, DeliveryDto, WebhookDto } from './dto/webhook.dto';
 import { WebhooksService } from './webhooks.service';
+import { IdempotentWrites } from '../common/idempotency';
 
 /** Deliveries listed per webhook. */
 const DELIVERIES_SHOWN = 50;
 
 /** Webhooks of the caller's namespace in the request branch (root and team keys). */
 @ApiTags('webhooks')
+@IdempotentWrites()
 @Controller('webhooks')
 @Auth('root', 'team')
 export class WebhooksController {

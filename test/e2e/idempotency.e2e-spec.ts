@@ -1,6 +1,9 @@
+import { INTERCEPTORS_METADATA, METHOD_METADATA } from '@nestjs/common/constants';
+import { ModulesContainer } from '@nestjs/core';
 import { MongoClient } from 'mongodb';
 import { randomUUID } from 'node:crypto';
 import type { Response as SupertestResponse } from 'supertest';
+import { IdempotencyInterceptor, WRITE_METHODS } from '../../src/common/idempotency';
 import { ItemsService } from '../../src/data/items.service';
 import {
   TEST_ADMIN_KEY,
@@ -93,6 +96,29 @@ describe('Idempotency-Key', () => {
 
   afterAll(async () => {
     await t?.close();
+  });
+
+  it('runs on every write route of the app and on no read', () => {
+    const routes: { route: string; method: number; intercepted: boolean }[] = [];
+    for (const module of t.app.get(ModulesContainer).values())
+      for (const wrapper of module.controllers.values()) {
+        const prototype = (wrapper.metatype as { prototype: Record<string, unknown> }).prototype;
+        for (const name of Object.getOwnPropertyNames(prototype)) {
+          const handler = prototype[name];
+          if (typeof handler !== 'function') continue;
+          const method = Reflect.getMetadata(METHOD_METADATA, handler) as number | undefined;
+          if (method === undefined) continue;
+          const interceptors = (Reflect.getMetadata(INTERCEPTORS_METADATA, handler) ??
+            []) as unknown[];
+          routes.push({
+            route: `${wrapper.name}.${name}`,
+            method,
+            intercepted: interceptors.includes(IdempotencyInterceptor),
+          });
+        }
+      }
+    expect(routes.filter((r) => WRITE_METHODS.has(r.method)).length).toBeGreaterThan(30);
+    expect(routes.filter((r) => r.intercepted !== WRITE_METHODS.has(r.method))).toEqual([]);
   });
 
   const countItems = async (collection: string, client: Client = api) =>

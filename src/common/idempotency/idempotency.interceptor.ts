@@ -28,9 +28,10 @@ export type IdempotencyScopeResolver = (req: Request) => IdempotencyScope | null
 export const IDEMPOTENCY_SCOPE = Symbol('IDEMPOTENCY_SCOPE');
 
 /**
- * Idempotency-Key on the operations that take it (takesIdempotencyKey). A global interceptor, so
- * it runs after the guards — the principal is known and the rate limit has counted the request —
- * and before the pipes and the handler, which a repeat never reaches.
+ * Idempotency-Key on the operations that take it (takesIdempotencyKey). An interceptor on every
+ * write route (@IdempotentWrites()), so it runs after the guards — the principal is known and the
+ * rate limit has counted the request — and before the pipes and the handler, which a repeat never
+ * reaches.
  */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {

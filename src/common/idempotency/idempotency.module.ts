@@ -1,5 +1,4 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { APP_INTERCEPTOR } from '@nestjs/core';
 import { MongooseModule } from '@nestjs/mongoose';
 import {
   IDEMPOTENCY_SCOPE,
@@ -17,14 +16,17 @@ export interface IdempotencyModuleOptions {
 }
 
 /**
- * Idempotency-Key for every POST and for PUT/DELETE of projects and data items: a global
- * interceptor, its records and their sweeper. See README "Idempotent requests".
+ * Idempotency-Key for every POST and for PUT/DELETE of projects and data items: the interceptor
+ * (on the write routes of the controllers marked @IdempotentWrites()), its records and their
+ * sweeper. Global, so that the interceptor finds its service from every feature module. See
+ * README "Idempotent requests".
  */
 @Module({})
 export class IdempotencyModule {
   static forRoot(options: IdempotencyModuleOptions): DynamicModule {
     return {
       module: IdempotencyModule,
+      global: true,
       imports: [
         MongooseModule.forFeature([
           { name: IdempotencyRecordDocument.name, schema: IdempotencyRecordSchema },
@@ -35,8 +37,9 @@ export class IdempotencyModule {
         IdempotencyService,
         IdempotencySweeper,
         { provide: IDEMPOTENCY_SCOPE, useValue: options.scopeOf },
-        { provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor },
+        IdempotencyInterceptor,
       ],
+      exports: [IdempotencyService, IDEMPOTENCY_SCOPE, IdempotencyInterceptor],
     };
   }
 }

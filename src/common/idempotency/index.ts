@@ -1,4 +1,6 @@
 export { IdempotencyModule, type IdempotencyModuleOptions } from './idempotency.module';
+export { IdempotentWrites, WRITE_METHODS } from './idempotent-writes';
+export { IdempotencyInterceptor } from './idempotency.interceptor';
 export { IdempotencySweeper } from './idempotency.sweeper';
 export { addIdempotencyKeys } from './idempotency.openapi';
 export type { IdempotencyScope } from './idempotency-key';
