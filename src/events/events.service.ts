@@ -8,7 +8,7 @@ import {
 import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model, type QueryFilter } from 'mongoose';
 import { tenantOf, type CustomerPrincipal, type Tenant } from '../auth';
-import { DomainError } from '../common/errors';
+import { DomainError, isDatabaseUnavailable } from '../common/errors';
 import { GroupCommit } from '../common/batching/group-commit';
 import { isUniqueViolation } from '../common/mongo/fallback-database';
 import { RepeatingTask } from '../common/scheduling/repeating-task';
@@ -81,14 +81,21 @@ export class EventsService implements OnApplicationBootstrap, OnModuleDestroy {
   ) {
     this.enabled = config.events.enabled;
     this.heartbeatMs = config.events.heartbeatMs;
-    this.intentInserts = new GroupCommit<Record<string, unknown>>(async (docs) => {
-      await this.intents.collection.insertMany(docs, { ordered: false });
-      return docs.map((): void => undefined);
-    });
-    this.intentDeletes = new GroupCommit<Types.ObjectId>(async (ids) => {
-      await this.intents.collection.deleteMany({ _id: { $in: ids } });
-      return ids.map((): void => undefined);
-    });
+    const failsQueued = isDatabaseUnavailable;
+    this.intentInserts = new GroupCommit<Record<string, unknown>>(
+      async (docs) => {
+        await this.intents.collection.insertMany(docs, { ordered: false });
+        return docs.map((): void => undefined);
+      },
+      { failsQueued },
+    );
+    this.intentDeletes = new GroupCommit<Types.ObjectId>(
+      async (ids) => {
+        await this.intents.collection.deleteMany({ _id: { $in: ids } });
+        return ids.map((): void => undefined);
+      },
+      { failsQueued },
+    );
     this.hub = new EventHub(config.events.pollMs, (namespace) => {
       const [kind, id, branch] = namespace.split('\u0000') as ['user' | 'team', string, string];
       return this.latest({ kind, id }, branch);
@@ -180,9 +187,11 @@ export class EventsService implements OnApplicationBootstrap, OnModuleDestroy {
     if (!appender) {
       const created: GroupCommit<PendingEvent, number> = new GroupCommit(
         (pending) => this.appendBatch(key, pending),
-        500,
-        () => {
-          if (this.appenders.get(key) === created) this.appenders.delete(key);
+        {
+          onIdle: () => {
+            if (this.appenders.get(key) === created) this.appenders.delete(key);
+          },
+          failsQueued: isDatabaseUnavailable,
         },
       );
       this.appenders.set(key, created);

@@ -25,11 +25,14 @@ describe('GroupCommit', () => {
 
   it('takes at most max items per flush', async () => {
     const sizes: number[] = [];
-    const commit = new GroupCommit<number>(async (items) => {
-      sizes.push(items.length);
-      await tick();
-      return items.map(() => undefined);
-    }, 2);
+    const commit = new GroupCommit<number>(
+      async (items) => {
+        sizes.push(items.length);
+        await tick();
+        return items.map(() => undefined);
+      },
+      { max: 2 },
+    );
     await Promise.all([1, 2, 3, 4, 5].map((n) => commit.add(n)));
     expect(sizes).toEqual([1, 2, 2]);
   });
@@ -44,8 +47,7 @@ describe('GroupCommit', () => {
         if (calls === 2) throw new Error('down');
         return items.map(() => undefined);
       },
-      500,
-      () => idle++,
+      { onIdle: () => idle++ },
     );
     const first = commit.add(1);
     const failed = [commit.add(2), commit.add(3)];
@@ -55,5 +57,28 @@ describe('GroupCommit', () => {
     await commit.add(4);
     expect(calls).toBe(3);
     expect(idle).toBeGreaterThanOrEqual(1);
+  });
+
+  it('refuses what was queued during a flush with its failure when the failure says so', async () => {
+    const flushed: number[][] = [];
+    let fail: (error: Error) => void = () => undefined;
+    const commit = new GroupCommit<number>(
+      async (items) => {
+        flushed.push(items);
+        if (flushed.length === 1) await new Promise<void>((_resolve, reject) => (fail = reject));
+        return items.map(() => undefined);
+      },
+      { failsQueued: (error) => (error as Error).message === 'unreachable' },
+    );
+    const first = commit.add(1);
+    await tick();
+    const queued = [commit.add(2), commit.add(3)];
+    fail(new Error('unreachable'));
+    await expect(first).rejects.toThrow('unreachable');
+    for (const q of queued) await expect(q).rejects.toThrow('unreachable');
+    // Only the first flush ran: the queued items never reached the database.
+    expect(flushed).toEqual([[1]]);
+    await commit.add(4);
+    expect(flushed).toEqual([[1], [4]]);
   });
 });

@@ -15,12 +15,29 @@ export class GroupCommit<T, R = void> {
   private queue: Pending<T, R>[] = [];
   private running = false;
 
+  private readonly max: number;
+  private readonly onIdle?: () => void;
+  private readonly failsQueued?: (error: unknown) => boolean;
+
   constructor(
     private readonly flush: (items: T[]) => Promise<R[]>,
-    private readonly max = 500,
-    /** Called when the queue has run dry and nothing is being flushed. */
-    private readonly onIdle?: () => void,
-  ) {}
+    options: {
+      /** Items per flush at most (500). */
+      max?: number;
+      /** Called when the queue has run dry and nothing is being flushed. */
+      onIdle?: () => void;
+      /**
+       * A failure that refuses the items queued meanwhile too (the database is unreachable):
+       * they fail with it at once instead of waiting for their own flush to fail as well, so
+       * a request waits for one failed command at most, not two.
+       */
+      failsQueued?: (error: unknown) => boolean;
+    } = {},
+  ) {
+    this.max = options.max ?? 500;
+    this.onIdle = options.onIdle;
+    this.failsQueued = options.failsQueued;
+  }
 
   add(item: T): Promise<R> {
     return new Promise<R>((resolve, reject) => {
@@ -37,7 +54,8 @@ export class GroupCommit<T, R = void> {
         const results = await this.flush(batch.map((p) => p.item));
         batch.forEach((pending, i) => pending.resolve(results[i] as R));
       } catch (error) {
-        for (const pending of batch) pending.reject(error);
+        const refused = this.failsQueued?.(error) ? [...batch, ...this.queue.splice(0)] : batch;
+        for (const pending of refused) pending.reject(error);
       }
     }
     this.running = false;

@@ -22,6 +22,17 @@ describe('driver error classification', () => {
     expect(isDatabaseUnavailable('string')).toBe(false);
   });
 
+  it('treats a bulk write that could not reach the server as unavailable, and one with write errors as not', () => {
+    const bulk = (fields: Record<string, unknown>) =>
+      named('MongoBulkWriteError', { writeErrors: [], ...fields });
+    expect(isDatabaseUnavailable(bulk({ beforeHandshake: false }))).toBe(true);
+    expect(isDatabaseUnavailable(bulk({ reason: {} }))).toBe(true);
+    expect(isDatabaseUnavailable(bulk({}))).toBe(false);
+    expect(
+      isDatabaseUnavailable(bulk({ beforeHandshake: false, writeErrors: [{ code: 11000 }] })),
+    ).toBe(false);
+  });
+
   it('recognises duplicate key errors by code 11000 only', () => {
     expect(isDuplicateKeyError(named('MongoServerError', { code: 11000 }))).toBe(true);
     expect(isDuplicateKeyError(named('MongoServerError', { code: 11001 }))).toBe(false);

@@ -31,6 +31,7 @@ interface MaybeMongoError {
   name?: unknown;
   code?: unknown;
   message?: unknown;
+  writeErrors?: unknown;
 }
 
 export function isDatabaseUnavailable(error: unknown): boolean {
@@ -38,6 +39,15 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   const e = error as MaybeMongoError;
   if (typeof e.name === 'string' && UNAVAILABLE_NAMES.has(e.name)) return true;
   if (typeof e.code === 'number' && UNAVAILABLE_CODES.has(e.code)) return true;
+  // A bulk write (insertMany) that could not reach the server throws a MongoBulkWriteError
+  // without write errors, with the driver error's own properties copied onto it: a network
+  // error's `beforeHandshake`, a server selection error's `reason`.
+  if (
+    e.name === 'MongoBulkWriteError' &&
+    !(Array.isArray(e.writeErrors) && e.writeErrors.length > 0) &&
+    ('beforeHandshake' in e || 'reason' in e)
+  )
+    return true;
   // mongoose refuses operations before the first connection with a plain MongooseError.
   return (
     e.name === 'MongooseError' &&

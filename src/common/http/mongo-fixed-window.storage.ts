@@ -4,6 +4,7 @@ import type { Collection } from 'mongodb';
 import type { Connection } from 'mongoose';
 import { GroupCommit } from '../batching/group-commit';
 import { DUPLICATE, orDuplicate, type Duplicate } from '../mongo/duplicate';
+import { isDatabaseUnavailable } from '../errors';
 import { isUniqueViolation } from '../mongo/fallback-database';
 import { claimSlot, type SlotSpace } from '../mongo/slots';
 import { fixedWindow, secondsUntil } from './fixed-window';
@@ -135,7 +136,7 @@ export class MongoFixedWindowThrottlerStorage implements ThrottlerStorage {
     const keyWindow = this.windowOf(key, window.start);
     keyWindow.claims ??= new GroupCommit(
       (requests) => this.claimBatch(key, keyWindow, limit, requests.length),
-      BATCH_MAX,
+      { max: BATCH_MAX, failsQueued: isDatabaseUnavailable },
     );
     const claimed = keyWindow.contended ? ALONE : await keyWindow.claims.add(null);
     const slot =
