@@ -61,6 +61,11 @@ export async function createTestApp(
     MONGODB_DB_NAME: uniqueDbName(testFile),
     RATE_LIMIT_MAX: '1000000',
     AUTH_FAILURE_MAX: '1000000',
+    // The app is compiled and initialised on this process's event loop while its first
+    // connections are made: building the module graph blocks the loop for up to half a second
+    // here, more on a loaded machine, which a 1 s connect timeout (half the 2 s default) does not
+    // always survive. The tests of the bounds under a dead or frozen database set their own.
+    DB_SERVER_SELECTION_TIMEOUT_MS: '5000',
     ...env,
     MONGODB_URI: uri,
   });
