@@ -10,9 +10,9 @@ import { Types, type Model, type QueryFilter } from 'mongoose';
 import { tenantOf, type CustomerPrincipal, type Tenant } from '../auth';
 import { DomainError, isDatabaseUnavailable } from '../common/errors';
 import { GroupCommit } from '../common/batching/group-commit';
-import { isUniqueViolation } from '../common/mongo/fallback-database';
 import { RepeatingTask } from '../common/scheduling/repeating-task';
 import { APP_CONFIG, type AppConfig } from '../config';
+import { EventAppender } from './event-appender';
 import { EventHub, type EventWaiter } from './event-hub';
 import { NamespaceTail, type TailReader } from './event-tail';
 import { EventSweep } from './event-sweep';
@@ -31,22 +31,6 @@ import {
 import { EventDocument, type EventResource } from './event.schema';
 import { CursorExpiredError } from './events.errors';
 
-/** Namespaces whose newest event number an instance remembers (see appendBatch). */
-const HEADS_CACHED = 10_000;
-
-/** A refused insertMany: every refusal a unique index's (another instance took the number). */
-function refusedAsTaken(error: unknown): boolean {
-  if (isUniqueViolation(error)) return true;
-  const writeErrors = (error as { writeErrors?: unknown } | null)?.writeErrors;
-  const list = Array.isArray(writeErrors) ? writeErrors : writeErrors ? [writeErrors] : [];
-  return list.length > 0 && list.every((e) => isUniqueViolation(e));
-}
-
-interface PendingEvent {
-  scope: ChangeScope;
-  change: RecordedChange;
-}
-
 /**
  * The change feed of every namespace (docs/events.md). A write goes through `record`: its intent
  * is inserted first, then the write runs, then its events are appended and the intent deleted.
@@ -58,10 +42,7 @@ interface PendingEvent {
 export class EventsService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('Events');
   private readonly lookups = new Map<EventResource, ResourceLookup>();
-  /** namespace → the newest event number this instance appended. */
-  private readonly heads = new Map<string, number>();
-  /** namespace → its appends, in batches (one insert for the events of concurrent writes). */
-  private readonly appenders = new Map<string, GroupCommit<PendingEvent, number>>();
+  private readonly appender: EventAppender;
   /** Intents are inserted and deleted in batches too. */
   private readonly intentInserts: GroupCommit<Record<string, unknown>>;
   private readonly intentDeletes: GroupCommit<Types.ObjectId>;
@@ -80,6 +61,9 @@ export class EventsService implements OnApplicationBootstrap, OnModuleDestroy {
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.enabled = config.events.enabled;
+    this.appender = new EventAppender(this.events.collection, (tenant, branch) =>
+      this.latest(tenant, branch),
+    );
     this.heartbeatMs = config.events.heartbeatMs;
     const failsQueued = isDatabaseUnavailable;
     this.intentInserts = new GroupCommit<Record<string, unknown>>(
@@ -182,87 +166,8 @@ export class EventsService implements OnApplicationBootstrap, OnModuleDestroy {
   /** Appends changes that need no intent (the change is its own record, e.g. a drop's tombstone). */
   async append(scope: ChangeScope, changes: RecordedChange[]): Promise<void> {
     if (!this.enabled || changes.length === 0) return;
-    const key = namespaceKey(scope.tenant, scope.branch);
-    let appender = this.appenders.get(key);
-    if (!appender) {
-      const created: GroupCommit<PendingEvent, number> = new GroupCommit(
-        (pending) => this.appendBatch(key, pending),
-        {
-          onIdle: () => {
-            if (this.appenders.get(key) === created) this.appenders.delete(key);
-          },
-          failsQueued: isDatabaseUnavailable,
-        },
-      );
-      this.appenders.set(key, created);
-      appender = created;
-    }
-    const queue = appender;
-    const seqs = await Promise.all(changes.map((change) => queue.add({ scope, change })));
-    this.hub.notify(key, Math.max(...seqs));
-  }
-
-  /**
-   * Inserts the events of one namespace under the next numbers, in order, in one command. The
-   * number this instance last appended is the first guess (no read: on a database that scans, a
-   * read costs as much as the feed is long). A number another instance took meanwhile refuses
-   * its event (unique index); then the newest number is read and the events not inserted go
-   * again after it. An event is inserted only after the one numbered before it (ordered insert),
-   * so no reader ever sees a gap that fills later.
-   */
-  private async appendBatch(key: string, pending: PendingEvent[]): Promise<number[]> {
-    const { tenant, branch } = pending[0]!.scope;
-    const ns = namespaceFilter(tenant, branch);
-    const seqs = new Map<PendingEvent, number>();
-    let remaining = pending;
-    let refused = false;
-    while (remaining.length > 0) {
-      const known = this.heads.get(key);
-      const next =
-        (!refused && known !== undefined ? known : await this.latest(tenant, branch)) + 1;
-      const at = new Date();
-      const docs = remaining.map(({ scope, change }, i) => ({
-        _id: new Types.ObjectId(),
-        ...ns,
-        seq: next + i,
-        type: change.type,
-        resource: change.resource,
-        ...(change.collection !== undefined ? { collection: change.collection } : {}),
-        key: change.key,
-        at,
-        actor: scope.actor,
-        owner: change.owner,
-        data: change.data,
-      }));
-      let inserted = new Set(docs.map((doc) => doc._id.toHexString()));
-      try {
-        await this.events.collection.insertMany(docs, { ordered: true });
-      } catch (error) {
-        if (!refusedAsTaken(error)) throw error;
-        // Which went in: the error's shape differs between servers, the documents do not.
-        const found = await this.events.collection
-          .find({ _id: { $in: docs.map((doc) => doc._id) } }, { projection: { _id: 1 } })
-          .toArray();
-        inserted = new Set(found.map((doc) => doc._id.toHexString()));
-        refused = true;
-      }
-      const left: PendingEvent[] = [];
-      docs.forEach((doc, i) => {
-        const event = remaining[i]!;
-        if (inserted.has(doc._id.toHexString())) seqs.set(event, doc.seq);
-        else left.push(event);
-      });
-      const newest = Math.max(
-        0,
-        ...docs.filter((doc) => inserted.has(doc._id.toHexString())).map((doc) => doc.seq),
-      );
-      if (newest > (this.heads.get(key) ?? 0)) {
-        if (this.heads.size >= HEADS_CACHED) this.heads.clear();
-        this.heads.set(key, newest);
-      }
-      remaining = left;
-    }
-    return pending.map((event) => seqs.get(event) ?? 0);
+    const latest = await this.appender.append(scope, changes);
+    this.hub.notify(namespaceKey(scope.tenant, scope.branch), latest);
   }
 
   /** The newest event number of a namespace; 0 before its first event. */

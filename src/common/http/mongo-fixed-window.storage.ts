@@ -3,9 +3,8 @@ import type { ThrottlerStorage } from '@nestjs/throttler';
 import type { Collection } from 'mongodb';
 import type { Connection } from 'mongoose';
 import { GroupCommit } from '../batching/group-commit';
-import { DUPLICATE, orDuplicate, type Duplicate } from '../mongo/duplicate';
+import { DUPLICATE, insertedBeforeRefusal, orDuplicate, type Duplicate } from '../mongo/duplicate';
 import { isDatabaseUnavailable } from '../errors';
-import { isUniqueViolation } from '../mongo/fallback-database';
 import { claimSlot, type SlotSpace } from '../mongo/slots';
 import { fixedWindow, secondsUntil } from './fixed-window';
 
@@ -77,20 +76,6 @@ type Alone = typeof ALONE;
 
 /** Requests claimed in one insert at most. */
 const BATCH_MAX = 100;
-
-/**
- * How many documents of an ordered insert went in before a unique index refused one (the
- * documents after it were not tried); null when the insert failed otherwise.
- */
-function insertedBeforeRefusal(error: unknown): number | null {
-  const e = error as { writeErrors?: unknown; insertedCount?: unknown } | null;
-  const writeErrors = Array.isArray(e?.writeErrors) ? (e.writeErrors as unknown[]) : [];
-  if (writeErrors.length > 0) {
-    if (!writeErrors.every((w) => isUniqueViolation(w))) return null;
-    return typeof e?.insertedCount === 'number' ? e.insertedCount : null;
-  }
-  return isUniqueViolation(error) ? 0 : null;
-}
 
 /**
  * Rate-limit counters for @nestjs/throttler in the database (RATE_LIMIT_STORE=mongo), so that all
