@@ -109,6 +109,74 @@ describe('loadConfig', () => {
     ]);
   });
 
+  describe('the database', () => {
+    const dbOf = (env: NodeJS.ProcessEnv) => loadConfig(env).database;
+
+    it.each([
+      [{}, 'profile_data', 'default'],
+      [{ MONGODB_URI: 'mongodb://db:27017/' }, 'profile_data', 'default'],
+      [{ MONGODB_URI: 'mongodb://db:27017' }, 'profile_data', 'default'],
+      [{ MONGODB_DB_NAME: 'other' }, 'other', 'MONGODB_DB_NAME'],
+      [
+        { MONGODB_URI: 'mongodb://db:27017/', MONGODB_DB_NAME: 'other' },
+        'other',
+        'MONGODB_DB_NAME',
+      ],
+      [{ MONGODB_URI: 'mongodb://db:27017/staging' }, 'staging', 'uri'],
+      [
+        { MONGODB_URI: 'mongodb://u:p@a:1,b:2/staging?replicaSet=rs0&authSource=admin' },
+        'staging',
+        'uri',
+      ],
+      [
+        { MONGODB_URI: 'mongodb+srv://u:p@cluster.example.net/staging?retryWrites=true' },
+        'staging',
+        'uri',
+      ],
+      [{ MONGODB_URI: 'mongodb://db/staging', MONGODB_DB_NAME: 'staging' }, 'staging', 'uri'],
+    ])('with %j uses %s (from %s)', (env, name, source) => {
+      expect(dbOf(env)).toMatchObject({ dbName: name, dbNameSource: source });
+    });
+
+    it('refuses a URI database and a different MONGODB_DB_NAME, saying which to change', () => {
+      const problems = problemsOf({
+        MONGODB_URI: 'mongodb://db:27017/staging',
+        MONGODB_DB_NAME: 'profile_data',
+      });
+      expect(problems).toEqual([
+        expect.stringMatching(
+          /"staging".*MONGODB_DB_NAME is "profile_data".*unset MONGODB_DB_NAME/,
+        ),
+      ]);
+    });
+
+    it.each(['admin', 'local', 'config'])('refuses %s as the service database', (name) => {
+      expect(problemsOf({ MONGODB_URI: `mongodb://db:27017/${name}` })).toEqual([
+        expect.stringMatching(new RegExp(`"${name}".*authSource=admin`)),
+      ]);
+      expect(problemsOf({ MONGODB_DB_NAME: name })).toEqual([
+        expect.stringContaining('MONGODB_DB_NAME names'),
+      ]);
+    });
+
+    it('refuses a URI database name outside the supported characters', () => {
+      expect(problemsOf({ MONGODB_URI: 'mongodb://db:27017/has.dot' })).toEqual([
+        expect.stringContaining("MONGODB_URI's path must name a database"),
+      ]);
+    });
+
+    it('waits 30 s for the database at start and never starts fresh on its own', () => {
+      expect(dbOf({})).toMatchObject({ bootTimeoutMs: 30_000, allowFreshStart: false });
+      expect(dbOf({ DB_BOOT_TIMEOUT_MS: '5000', DB_ALLOW_FRESH_START: 'true' })).toMatchObject({
+        bootTimeoutMs: 5000,
+        allowFreshStart: true,
+      });
+      expect(problemsOf({ DB_BOOT_TIMEOUT_MS: '10' })).toEqual([
+        expect.stringContaining('DB_BOOT_TIMEOUT_MS'),
+      ]);
+    });
+  });
+
   it('keeps rate-limit counters in the database by default in production only', () => {
     const production = {
       NODE_ENV: 'production',

@@ -2,6 +2,7 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationError } from 'class-validator';
+import { resolveDatabaseName, type DatabaseName } from './database-name';
 import { EnvironmentVariables } from './environment';
 
 export interface AppConfig {
@@ -37,7 +38,13 @@ export interface AppConfig {
   apiKeyCache: { ttlMs: number; max: number };
   database: {
     uri?: string;
+    /** The database used: MONGODB_URI's, else MONGODB_DB_NAME, else `profile_data`. */
     dbName: string;
+    dbNameSource: DatabaseName['source'];
+    /** DB_ALLOW_FRESH_START: start on an empty URI-named database beside a used `profile_data`. */
+    allowFreshStart: boolean;
+    /** DB_BOOT_TIMEOUT_MS: how long a start waits for the database. */
+    bootTimeoutMs: number;
     serverSelectionTimeoutMs: number;
     retryAfterSeconds: number;
     queryTimeoutMs: number;
@@ -143,7 +150,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (vars.COLLECTION_DROP_GRACE_MS <= vars.REGISTRY_CACHE_MS) {
     problems.push('COLLECTION_DROP_GRACE_MS must exceed REGISTRY_CACHE_MS');
   }
-  if (problems.length > 0) throw new ConfigValidationError(problems);
+  const database = resolveDatabaseName(vars.MONGODB_URI, vars.MONGODB_DB_NAME);
+  if ('problems' in database) problems.push(...database.problems);
+  if (problems.length > 0 || 'problems' in database) throw new ConfigValidationError(problems);
 
   return {
     nodeEnv: vars.NODE_ENV,
@@ -194,7 +203,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     apiKeyCache: { ttlMs: vars.API_KEY_CACHE_MS, max: vars.API_KEY_CACHE_SIZE },
     database: {
       uri: vars.MONGODB_URI,
-      dbName: vars.MONGODB_DB_NAME,
+      dbName: database.name,
+      dbNameSource: database.source,
+      allowFreshStart: vars.DB_ALLOW_FRESH_START,
+      bootTimeoutMs: vars.DB_BOOT_TIMEOUT_MS,
       serverSelectionTimeoutMs: vars.DB_SERVER_SELECTION_TIMEOUT_MS,
       retryAfterSeconds: vars.DB_RETRY_AFTER_SECONDS,
       queryTimeoutMs: vars.QUERY_TIMEOUT_MS,

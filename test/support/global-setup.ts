@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MongoClient } from 'mongodb';
+import ConnectionString from 'mongodb-connection-string-url';
 import { loadConfig } from '../../src/config';
 import { resolveDatabase, type ResolvedDatabase } from '../../tools/dev-database';
 
@@ -20,7 +21,9 @@ export default async function globalSetup(): Promise<void> {
     dataDir: mkdtempSync(join(tmpdir(), 'pds-test-')),
     log: (message) => process.stderr.write(`${message}\n`),
   });
-  process.env.TEST_MONGODB_URI = database.uri;
+  // Each test file names its own database (MONGODB_DB_NAME), which the service refuses beside a
+  // different one in the URI's path: the workers get the server's address without one.
+  process.env.TEST_MONGODB_URI = withoutDatabase(database.uri);
   process.env.TEST_DATABASE_KIND = database.kind;
   process.env.TEST_DATABASE_SERVER = await serverOf(database.uri);
   const notRun = join(mkdtempSync(join(tmpdir(), 'pds-not-run-')), 'not-run.log');
@@ -33,6 +36,12 @@ export default async function globalSetup(): Promise<void> {
     `e2e database: ${database.description} (server: ${process.env.TEST_DATABASE_SERVER})\n`,
   );
   globalThis.__TEST_DATABASE__ = database;
+}
+
+function withoutDatabase(uri: string): string {
+  const url = new ConnectionString(uri);
+  url.pathname = '/';
+  return url.toString();
 }
 
 /** FerretDB answers buildInfo with `ferretdbVersion` (v1; `ferretdb` in v2); MongoDB with neither. */
