@@ -1,11 +1,13 @@
 // First: tracing, when on, must patch http, express and mongodb before they load.
 import { shutdownTracing } from './tracing';
+import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { Server, ServerResponse } from 'node:http';
 import { AppModule } from './app.module';
 import { APP_OPTIONS, configureApp } from './app.setup';
 import { generateApiKey } from './auth/api-key.secret';
 import { createLogger } from './common/http/logger';
+import { awaitDatabase, DatabaseBootError, retryUntilReachable } from './database-boot';
 import { ConfigValidationError, loadConfig, loadDotEnvFile, type AppConfig } from './config';
 import { ShutdownState } from './health/shutdown.state';
 
@@ -66,6 +68,45 @@ function readConfig(): AppConfig {
   }
 }
 
+/**
+ * Creates and initialises the app once the database answers: a start waits for a slow or not yet
+ * started database for up to DB_BOOT_TIMEOUT_MS (and retries an initialisation that lost it on
+ * the way), so a rollout or a cold start does not crash-loop; request-time bounds stay those of
+ * boundedDriverOptions. Fails with a DatabaseBootError (one line) when it gives up.
+ */
+async function startApp(
+  config: AppConfig,
+  uri: string,
+  log: ReturnType<typeof createLogger>,
+): Promise<INestApplication> {
+  const options = {
+    uri,
+    deadline: Date.now() + config.database.bootTimeoutMs,
+    timeoutMs: config.database.bootTimeoutMs,
+    log,
+  };
+  await awaitDatabase(uri, config.database, options.deadline, log);
+  return retryUntilReachable(
+    'starting the service',
+    async () => {
+      // abortOnError: false, so that a failed initialisation is thrown here, not a process abort.
+      const app = await NestFactory.create(
+        AppModule.forRoot({ ...config, database: { ...config.database, uri } }),
+        { ...APP_OPTIONS, abortOnError: false },
+      );
+      try {
+        configureApp(app, config);
+        await app.init();
+        return app;
+      } catch (error) {
+        await app.close().catch(() => undefined);
+        throw error;
+      }
+    },
+    options,
+  );
+}
+
 export async function bootstrap(startDatabase?: DatabaseStarter): Promise<void> {
   const config = readConfig();
   const log = createLogger(config);
@@ -79,11 +120,11 @@ export async function bootstrap(startDatabase?: DatabaseStarter): Promise<void> 
     ? await startDatabase(config.database, (message) => log.info(message))
     : externalDatabase(config.database.uri);
 
-  const app = await NestFactory.create(
-    AppModule.forRoot({ ...config, database: { ...config.database, uri: database.uri } }),
-    APP_OPTIONS,
-  );
-  configureApp(app, config);
+  const app = await startApp(config, database.uri, log).catch(async (error: unknown) => {
+    await database.stop().catch(() => undefined);
+    if (error instanceof DatabaseBootError) fail(error.message);
+    throw error;
+  });
   await app.listen(config.port, config.host);
 
   const url = (await app.getUrl()).replace('[::1]', 'localhost').replace('127.0.0.1', 'localhost');

@@ -107,6 +107,8 @@ export interface ServiceProcess {
 export async function startService(
   env: Record<string, string>,
   readyWithinMs = 30_000,
+  /** Called with the process as soon as it is spawned, before it is ready. */
+  onSpawn?: (service: ServiceProcess) => void,
 ): Promise<ServiceProcess> {
   ensureBuilt();
   const port = await findFreePort();
@@ -145,6 +147,7 @@ export async function startService(
       await exited;
     },
   };
+  onSpawn?.(service);
   const readyBy = Date.now() + readyWithinMs;
   for (;;) {
     const ready = await service.send('GET', '/health/ready').catch(() => undefined);

@@ -1,0 +1,197 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MongoClient } from 'mongodb';
+import { loadConfig } from '../../src/config';
+import { findFreePort, resolveDatabase, type ResolvedDatabase } from '../../tools/dev-database';
+import { TEST_ADMIN_KEY, uniqueDbName } from '../support/app';
+import { ensureBuilt, MAIN, startService, type ServiceProcess } from '../support/service-process';
+
+/**
+ * Which database a start uses, and how a start waits for it: the service as it runs in
+ * production (`node dist/main.js`) against a database server of this file's own, which the tests
+ * freeze and fill with an older deployment's data.
+ */
+describe('database at boot', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'pds-boot-'));
+  let database: ResolvedDatabase;
+  let client: MongoClient;
+  const services: ServiceProcess[] = [];
+  let frozen = false;
+
+  function signal(name: 'SIGSTOP' | 'SIGCONT'): void {
+    if (database.pid === undefined) throw new Error('the test database has no known pid');
+    process.kill(database.pid, name);
+    frozen = name === 'SIGSTOP';
+  }
+
+  beforeAll(async () => {
+    const config = loadConfig({ ...process.env, NODE_ENV: 'test', MONGODB_URI: '' });
+    database = await resolveDatabase({
+      ...config.database,
+      uri: undefined,
+      dataDir,
+      log: () => undefined,
+    });
+    client = await new MongoClient(database.uri).connect();
+    ensureBuilt();
+  });
+
+  afterAll(async () => {
+    if (frozen) signal('SIGCONT');
+    await Promise.all(services.map((s) => s.kill()));
+    await client?.close();
+    await database?.stop();
+  });
+
+  /** `database.uri` with a database in its path (the resolver's URI ends in `/`). */
+  const uriNaming = (name: string) => `${database.uri}${name}`;
+
+  async function start(env: Record<string, string>): Promise<ServiceProcess> {
+    const service = await startService({ MONGODB_URI: database.uri, ...env });
+    services.push(service);
+    return service;
+  }
+
+  /** A start that is expected to fail: its exit code, stderr and how long it took. */
+  function startToExit(env: Record<string, string>) {
+    const started = Date.now();
+    const child = spawn(process.execPath, [MAIN], {
+      env: {
+        PATH: process.env.PATH,
+        NODE_ENV: 'production',
+        HOST: '127.0.0.1',
+        PORT: '0',
+        ADMIN_API_KEY: TEST_ADMIN_KEY,
+        LOG_LEVEL: 'warn',
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    return new Promise<{ code: number | null; stdout: string; stderr: string; ms: number }>(
+      (resolve) =>
+        child.once('exit', (code) => resolve({ code, stdout, stderr, ms: Date.now() - started })),
+    );
+  }
+
+  async function createUser(service: ServiceProcess, email: string): Promise<void> {
+    const res = await service.send(
+      'POST',
+      '/admin/users',
+      { 'X-Api-Key': TEST_ADMIN_KEY },
+      { email },
+    );
+    expect(res.status).toBe(200);
+  }
+
+  it('stores everything in the database named in MONGODB_URI', async () => {
+    const name = uniqueDbName(__filename);
+    const service = await start({ MONGODB_URI: uriNaming(name) });
+    await createUser(service, 'uri-db@example.com');
+    expect(await client.db(name).collection('users').countDocuments()).toBe(1);
+    expect(await client.db('profile_data').collection('users').countDocuments()).toBe(0);
+    await service.kill();
+  });
+
+  it('refuses a URI database beside a different MONGODB_DB_NAME, naming both', async () => {
+    const outcome = await startToExit({
+      MONGODB_URI: uriNaming('staging'),
+      MONGODB_DB_NAME: 'other',
+    });
+    expect(outcome.code).toBe(1);
+    expect(outcome.stderr).toMatch(/"staging".*MONGODB_DB_NAME is "other"/);
+  });
+
+  it('refuses an empty URI database while profile_data holds a deployment, until told otherwise', async () => {
+    // An earlier version's deployment: it ignored the URI's database and wrote profile_data.
+    const legacy = await start({ MONGODB_URI: uriNaming('profile_data') });
+    await createUser(legacy, 'legacy@example.com');
+    await legacy.kill();
+
+    const fresh = uniqueDbName(__filename);
+    const refused = await startToExit({ MONGODB_URI: uriNaming(fresh) });
+    expect(refused.code).toBe(1);
+    const lines = refused.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(`"${fresh}"`);
+    expect(lines[0]).toContain('"/profile_data"');
+    expect(lines[0]).toContain('DB_ALLOW_FRESH_START=true');
+    expect(await client.db(fresh).listCollections().toArray()).toEqual([]);
+
+    // Pointing the URI at the old database keeps the data.
+    const kept = await start({ MONGODB_URI: uriNaming('profile_data') });
+    const users = await client.db('profile_data').collection('users').countDocuments();
+    expect(users).toBe(1);
+    await kept.kill();
+
+    // A deliberate fresh start, after which the new database is the deployment's own.
+    const started = await start({ MONGODB_URI: uriNaming(fresh), DB_ALLOW_FRESH_START: 'true' });
+    await createUser(started, 'fresh@example.com');
+    await started.kill();
+    await (await start({ MONGODB_URI: uriNaming(fresh) })).kill();
+  });
+
+  it('brings four instances up at once on a database that answers its first handshakes late', async () => {
+    signal('SIGSTOP');
+    const frozenAt = Date.now();
+    const spawned: ServiceProcess[] = [];
+    const waiting = (s: ServiceProcess) => s.stdout().includes('waiting for the database');
+    const starts = Array.from({ length: 4 }, () =>
+      startService(
+        {
+          MONGODB_URI: database.uri,
+          MONGODB_DB_NAME: uniqueDbName(__filename),
+          DB_SERVER_SELECTION_TIMEOUT_MS: '1000',
+        },
+        60_000,
+        (s) => spawned.push(s),
+      ),
+    );
+    // Resumed only once every instance has failed a handshake and said it waits, and not before
+    // 3 s: each one has met the frozen server, whatever the machine's speed.
+    try {
+      const deadline = Date.now() + 45_000;
+      while (!(spawned.length === 4 && spawned.every(waiting)) && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(spawned.map(waiting)).toEqual([true, true, true, true]);
+      await new Promise((r) => setTimeout(r, Math.max(0, frozenAt + 3_000 - Date.now())));
+    } finally {
+      signal('SIGCONT');
+    }
+    const ready = await Promise.all(starts);
+    services.push(...ready);
+    for (const service of ready) {
+      expect((await service.send('GET', '/health/ready')).status).toBe(200);
+      expect(service.process.exitCode).toBeNull();
+      expect(service.stderr()).not.toMatch(/^\s+at /m);
+    }
+  }, 90_000);
+
+  it('gives up after DB_BOOT_TIMEOUT_MS with one line naming the address and the setting', async () => {
+    const port = await findFreePort();
+    const outcome = await startToExit({
+      MONGODB_URI: `mongodb://127.0.0.1:${port}/`,
+      DB_BOOT_TIMEOUT_MS: '2000',
+      DB_SERVER_SELECTION_TIMEOUT_MS: '500',
+    });
+    expect(outcome.code).toBe(1);
+    const lines = outcome.stderr.trim().split('\n');
+    expect(lines).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^cannot reach the database at 127\\.0\\.0\\.1:${port} within DB_BOOT_TIMEOUT_MS=2000 ms`,
+        ),
+      ),
+    ]);
+    // It waited, saying so, and gave up close to the bound.
+    expect(outcome.stdout).toContain('waiting for the database');
+    expect(outcome.ms).toBeGreaterThanOrEqual(2000);
+    expect(outcome.ms).toBeLessThan(20_000);
+  });
+});
