@@ -8,6 +8,7 @@ import { bodyMiddleware } from './common/http/body';
 import { corsMiddleware, type CorsOrigins } from './common/http/cors';
 import { createLogger, PinoLoggerService, requestIdOf, requestLogger } from './common/http/logger';
 import { buildOpenApiDocument } from './common/http/openapi';
+import { serveSwaggerUi } from './common/http/swagger-ui';
 import { queryKeyGuard } from './common/http/query-keys';
 import { concretePathMethods, RouteMethods } from './common/http/route-methods';
 import { createValidationPipe, DEFAULT_RAW_JSON_BUDGET } from './common/http/validation';
@@ -72,10 +73,14 @@ export function configureApp(
 
   // A deployment may keep its API description private: then /docs* are unknown routes (404).
   if (config.swaggerEnabled) {
+    // The document at /docs-json and /docs-yaml; the page is ours (src/common/http/swagger-ui.ts).
     SwaggerModule.setup('docs', app, buildOpenApiDocument(app), {
+      ui: false,
+      raw: ['json', 'yaml'],
       jsonDocumentUrl: 'docs-json',
-      customSiteTitle: 'API docs',
+      yamlDocumentUrl: 'docs-yaml',
     });
+    serveSwaggerUi(http, { path: '/docs', documentPath: '/docs-json', title: 'API docs' });
   }
   return app;
 }
