@@ -37,6 +37,7 @@ describe('loadConfig', () => {
         rateLimitWindowMs: 60000,
         authFailureMax: 20,
         authFailureWindowMs: 60000,
+        authFailureLookupIntervalMs: 1000,
         dataMaxDepth: 20,
         filterMaxConditions: 20,
         filterMaxInValues: 100,
@@ -106,6 +107,15 @@ describe('loadConfig', () => {
     expect(problems.join('\n')).toMatch(/AUTH_FAILURE_WINDOW_MS/);
     expect(problemsOf({ AUTH_FAILURE_MAX: 'many' })).toEqual([
       expect.stringContaining('AUTH_FAILURE_MAX'),
+    ]);
+  });
+
+  it('reads the lookup interval of over-budget addresses and refuses one under 100 ms', () => {
+    expect(
+      loadConfig({ AUTH_FAILURE_LOOKUP_INTERVAL_MS: '250' }).limits.authFailureLookupIntervalMs,
+    ).toBe(250);
+    expect(problemsOf({ AUTH_FAILURE_LOOKUP_INTERVAL_MS: '99' })).toEqual([
+      expect.stringContaining('AUTH_FAILURE_LOOKUP_INTERVAL_MS'),
     ]);
   });
 
