@@ -2139,7 +2139,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -2280,7 +2280,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -2491,7 +2491,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -2643,7 +2643,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -2798,7 +2798,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -2976,7 +2976,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -3128,7 +3128,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -3271,7 +3271,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -3482,7 +3482,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -3634,7 +3634,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -3789,7 +3789,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -3966,7 +3966,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -4104,7 +4104,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -4336,7 +4336,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -4489,7 +4489,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -4652,7 +4652,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -4867,7 +4867,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -5140,7 +5140,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -5372,7 +5372,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -5656,7 +5656,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -5845,7 +5845,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -6085,7 +6085,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -6253,7 +6253,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -6450,7 +6450,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -6611,7 +6611,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -6838,7 +6838,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -7021,7 +7021,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -7186,7 +7186,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -7430,7 +7430,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -7713,7 +7713,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -7979,7 +7979,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -8258,7 +8258,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -8423,7 +8423,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -8588,7 +8588,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -8954,7 +8954,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -9136,7 +9136,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -9363,7 +9363,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -9578,7 +9578,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -9743,7 +9743,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -9970,7 +9970,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -10180,7 +10180,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -10380,7 +10380,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -10564,7 +10564,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -10711,7 +10711,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -10883,7 +10883,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -11100,7 +11100,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -11282,7 +11282,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -11547,7 +11547,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -11783,7 +11783,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -11921,7 +11921,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -12078,7 +12078,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -12312,7 +12312,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -12467,7 +12467,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -12607,7 +12607,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -12822,7 +12822,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -12978,7 +12978,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -13137,7 +13137,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */

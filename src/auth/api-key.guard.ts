@@ -49,7 +49,7 @@ export function presentedKeyDigest(req: Request): string | null {
 /**
  * Global, deny-by-default guard: every route needs @Public() or @Auth(...kinds). Resolves the
  * principal and the request branch (key-bound branch, else X-Branch, else ''), and counts failed
- * authentications per client address (AuthFailureLimiter) so keys cannot be guessed at volume.
+ * authentications per client address (AuthFailureLimiter), bounding what guessing costs.
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
@@ -115,18 +115,23 @@ export class ApiKeyGuard implements CanActivate {
   }
 
   /**
-   * An address over its failure budget is refused before the key lookup, whatever key it sends:
-   * answering a valid key differently from a wrong one would let the guessing go on.
+   * The budget throttles guessing, not the address: clients behind one NAT or proxy share it, so
+   * an address over budget still has its key checked — the operator key and keys this instance
+   * has cached cost no command; any other key waits for the address's paced lookup (one command
+   * per AUTH_FAILURE_LOOKUP_INTERVAL_MS on this instance, see OverBudgetKeyLookups). A wrong key
+   * from such an address gets 429 and records nothing more.
    */
   private async authenticate(req: Request, res: Response, digest: string): Promise<KeyIdentity> {
     const address = req.ip ?? 'unknown';
-    const blockedFor = this.failures.blockedFor(address);
-    if (blockedFor !== null) throw tooManyFailures(res, blockedFor);
     try {
-      return await this.keys.authenticate(digest);
+      return this.failures.blockedFor(address) === null
+        ? await this.keys.authenticate(digest)
+        : await this.keys.authenticateOverBudget(address, digest);
     } catch (error) {
       if (error instanceof UnauthenticatedError) {
-        const retryAfter = await this.failures.recordFailure(address);
+        // Known over budget (also when that was learnt during the lookup): nothing to record.
+        const retryAfter =
+          this.failures.blockedFor(address) ?? (await this.failures.recordFailure(address));
         if (retryAfter !== null) throw tooManyFailures(res, retryAfter);
       }
       throw error;

@@ -83,6 +83,26 @@ export class ApiKeyRepository implements OnModuleInit {
     return record;
   }
 
+  /** The key if this instance's cache holds it; never a database command. */
+  findCached(digest: string): ApiKeyRecord | undefined {
+    return this.cache.get(digest);
+  }
+
+  /**
+   * Several digests in one command (the paced lookups of an address over its failed-auth
+   * budget): the record of each, in the order asked, null where there is none. Found keys are
+   * cached as by findByDigest.
+   */
+  async findManyByDigest(digests: string[]): Promise<(ApiKeyRecord | null)[]> {
+    const mark = this.cache.mark();
+    const docs = await this.keys.collection
+      .find<ApiKeyDocument>({ digest: { $in: [...new Set(digests)] } })
+      .toArray();
+    const found = new Map(docs.map((doc) => [doc.digest, toRecord(doc)]));
+    for (const [digest, record] of found) this.cache.remember(digest, record, mark);
+    return digests.map((digest) => found.get(digest) ?? null);
+  }
+
   async listInScope(scope: KeyScope): Promise<ApiKeyRecord[]> {
     const docs = await this.keys
       .find(scopeFilter(scope))

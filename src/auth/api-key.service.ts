@@ -4,6 +4,7 @@ import { ForbiddenError, UnauthenticatedError, ValidationFailedError } from '../
 import { ApiKeyRepository, type ApiKeyRecord, type NewApiKey } from './api-key.repository';
 import { digestApiKey, digestsEqual, generateApiKey } from './api-key.secret';
 import { ApiKeyNotFoundError, SubProfileNotFoundError } from './auth.errors';
+import { OverBudgetKeyLookups } from './over-budget-lookups';
 import { branchOfNewKey, scopeOf, type KeyManager } from './key-scope';
 import type { Principal } from './principal';
 import { SUB_PROFILE_LOOKUP, type SubProfileLookup } from './sub-profiles.port';
@@ -33,6 +34,7 @@ export class ApiKeyService {
 
   constructor(
     private readonly keys: ApiKeyRepository,
+    private readonly overBudget: OverBudgetKeyLookups,
     @Inject(SUB_PROFILE_LOOKUP) private readonly profiles: SubProfileLookup,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
@@ -41,13 +43,30 @@ export class ApiKeyService {
 
   /**
    * Resolves the SHA-256 digest of a presented key to who it acts as: the operator key by a
-   * constant-time comparison, customer keys by one indexed lookup.
+   * constant-time comparison, customer keys from this instance's cache or by one indexed lookup.
    */
-  async authenticate(digest: string, now = new Date()): Promise<KeyIdentity> {
+  authenticate(digest: string, now = new Date()): Promise<KeyIdentity> {
+    return this.identify(digest, (d) => this.keys.findByDigest(d), now);
+  }
+
+  /**
+   * The same answer for a client address over its failed-authentication budget, at a bounded
+   * database cost: the operator key and cached keys as always, any other key in the address's
+   * paced lookup (OverBudgetKeyLookups), which may wait up to AUTH_FAILURE_LOOKUP_INTERVAL_MS.
+   */
+  authenticateOverBudget(address: string, digest: string, now = new Date()): Promise<KeyIdentity> {
+    return this.identify(digest, (d) => this.overBudget.find(address, d), now);
+  }
+
+  private async identify(
+    digest: string,
+    find: (digest: string) => Promise<ApiKeyRecord | null>,
+    now: Date,
+  ): Promise<KeyIdentity> {
     if (this.adminDigest && digestsEqual(digest, this.adminDigest)) {
       return { principal: { kind: 'operator', branch: '' }, boundBranch: null };
     }
-    const key = await this.keys.findByDigest(digest);
+    const key = await find(digest);
     if (!key) throw new UnauthenticatedError('The API key is unknown or was revoked.');
     if (key.expiresAt && key.expiresAt <= now)
       throw new UnauthenticatedError('The API key has expired.');

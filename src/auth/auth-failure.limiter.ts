@@ -12,8 +12,9 @@ const BLOCKED_ADDRESSES_CAPACITY = 10_000;
  * Failed authentications (unknown, revoked or expired key) per client address, in fixed windows
  * of AUTH_FAILURE_WINDOW_MS, counted in the database so that every instance shares one budget.
  * Only the failure path touches the database; a successful authentication costs one in-process
- * map lookup (`blockedFor`). An instance learns that an address is over budget at the
- * first failure it sees from it, and then refuses that address before any key lookup.
+ * map lookup (`blockedFor`). An instance learns that an address is over budget at the first
+ * failure it sees from it; from then on the guard answers that address's wrong keys 429 without
+ * recording them and looks its uncached keys up at a paced rate (OverBudgetKeyLookups).
  */
 @Injectable()
 export class AuthFailureLimiter {
@@ -33,7 +34,7 @@ export class AuthFailureLimiter {
   }
 
   /**
-   * Seconds until the address may try again when this process knows it is over budget, else
+   * Seconds until the address's window ends when this process knows it is over budget, else
    * null. The only check on the success path: no database command.
    */
   blockedFor(address: string, now = Date.now()): number | null {
@@ -52,8 +53,8 @@ export class AuthFailureLimiter {
       this.failures.slotsOf(address, window.start, window.end),
       this.max,
     );
-    // The last slot uses the budget up: the next request from the address is refused by
-    // blockedFor without a database command, whatever key it carries.
+    // The last slot uses the budget up: from the next request on, the address's keys go the
+    // over-budget way, and its wrong keys cost no write.
     if (slot === null || slot === this.max - 1) this.blocked.block(address, window.end, now);
     return slot === null ? secondsUntil(window.end, now) : null;
   }

@@ -44,7 +44,7 @@ export function Auth(...kinds: PrincipalKind[]): MethodDecorator & ClassDecorato
     ApiTooManyRequestsResponse({
       type: ProblemDto,
       description:
-        'RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After)',
+        'RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After',
     }),
   ];
   if (!kinds.includes('operator')) {

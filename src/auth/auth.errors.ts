@@ -25,12 +25,12 @@ export class BranchMismatchError extends DomainError {
   }
 }
 
-/** The address used up its failed-authentication budget. */
+/** A wrong key from an address that used up its failed-authentication budget. */
 export class TooManyFailedAuthenticationsError extends DomainError {
   constructor() {
     super(
       'RATE_LIMITED',
-      'Too many failed authentications from this address. Retry after the time in Retry-After.',
+      'The API key is not valid, and this address has had too many failed authentications. Retry after the time in Retry-After.',
     );
   }
 }

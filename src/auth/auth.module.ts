@@ -8,6 +8,7 @@ import { ApiKeyService } from './api-key.service';
 import { AuthFailureLimiter } from './auth-failure.limiter';
 import { AuthFailureRepository } from './auth-failure.repository';
 import { AuthFailureDocument, AuthFailureSchema } from './auth-failure.schema';
+import { OverBudgetKeyLookups } from './over-budget-lookups';
 import { SUB_PROFILE_LOOKUP, type SubProfileLookup } from './sub-profiles.port';
 import { TEAM_MEMBERSHIP_LOOKUP, type TeamMembershipLookup } from './team-memberships.port';
 
@@ -40,6 +41,7 @@ export class AuthModule {
       controllers: [ApiKeyController],
       providers: [
         ApiKeyRepository,
+        OverBudgetKeyLookups,
         ApiKeyService,
         AuthFailureRepository,
         AuthFailureLimiter,

@@ -37,6 +37,7 @@ describe('loadConfig', () => {
         rateLimitWindowMs: 60000,
         authFailureMax: 20,
         authFailureWindowMs: 60000,
+        authFailureLookupIntervalMs: 1000,
         dataMaxDepth: 20,
         filterMaxConditions: 20,
         filterMaxInValues: 100,
@@ -175,6 +176,15 @@ describe('loadConfig', () => {
         expect.stringContaining('DB_BOOT_TIMEOUT_MS'),
       ]);
     });
+  });
+
+  it('reads the lookup interval of over-budget addresses and refuses one under 100 ms', () => {
+    expect(
+      loadConfig({ AUTH_FAILURE_LOOKUP_INTERVAL_MS: '250' }).limits.authFailureLookupIntervalMs,
+    ).toBe(250);
+    expect(problemsOf({ AUTH_FAILURE_LOOKUP_INTERVAL_MS: '99' })).toEqual([
+      expect.stringContaining('AUTH_FAILURE_LOOKUP_INTERVAL_MS'),
+    ]);
   });
 
   it('keeps rate-limit counters in the database by default in production only', () => {

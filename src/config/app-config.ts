@@ -88,6 +88,8 @@ export interface AppConfig {
     /** Failed authentications per client address per window, counted in the database. */
     authFailureMax: number;
     authFailureWindowMs: number;
+    /** Least time between two key lookups of one over-budget address on one instance. */
+    authFailureLookupIntervalMs: number;
     listDefault: number;
     listMax: number;
     maxCollections: number;
@@ -227,6 +229,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
         vars.RATE_LIMIT_STORE ?? (vars.NODE_ENV === 'production' ? 'mongo' : 'memory'),
       authFailureMax: vars.AUTH_FAILURE_MAX,
       authFailureWindowMs: vars.AUTH_FAILURE_WINDOW_MS,
+      authFailureLookupIntervalMs: vars.AUTH_FAILURE_LOOKUP_INTERVAL_MS,
       listDefault: vars.LIST_LIMIT_DEFAULT,
       listMax: vars.LIST_LIMIT_MAX,
       maxCollections: vars.MAX_COLLECTIONS,

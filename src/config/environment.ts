@@ -109,6 +109,17 @@ export class EnvironmentVariables {
   @Max(86_400_000)
   AUTH_FAILURE_WINDOW_MS = 60_000;
 
+  /**
+   * From an address over its failed-authentication budget, keys that are neither the operator key
+   * nor cached are looked up together, at most one database command per this many ms per address
+   * and instance.
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(100)
+  @Max(60_000)
+  AUTH_FAILURE_LOOKUP_INTERVAL_MS = 1_000;
+
   @Type(() => Number)
   @IsInt()
   @Min(1024)

@@ -280,7 +280,7 @@ describe('GET /metrics and the rate limits', () => {
     for (let i = 0; i < 3; i++) await as(t, user).get('/project').expect(200);
     await as(t, user).get('/project').expect(429);
     await as(t, user).get('/project').expect(429);
-    // Two unknown keys use up the address's failed-authentication budget; then any key is refused.
+    // Two unknown keys use up the address's failed-authentication budget; then a wrong key is refused.
     await as(t, `pds_${hex(32)}`)
       .get('/project')
       .expect(401);

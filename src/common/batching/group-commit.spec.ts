@@ -81,4 +81,37 @@ describe('GroupCommit', () => {
     await commit.add(4);
     expect(flushed).toEqual([[1], [4]]);
   });
+
+  describe('with spacingMs', () => {
+    beforeEach(() => jest.useFakeTimers({ now: 0, doNotFake: ['setImmediate', 'nextTick'] }));
+    afterEach(() => jest.useRealTimers());
+
+    it('starts flushes at least spacingMs apart, what comes meanwhile waiting for the next', async () => {
+      const flushes: { at: number; items: number[] }[] = [];
+      let idle = 0;
+      const commit = new GroupCommit<number, number>(
+        (items) => {
+          flushes.push({ at: Date.now(), items });
+          return Promise.resolve(items.map((n) => n * 10));
+        },
+        { spacingMs: 1000, onIdle: () => idle++ },
+      );
+      expect(await commit.add(1)).toBe(10);
+      const waiting = [commit.add(2), commit.add(3), commit.add(2)];
+      await jest.advanceTimersByTimeAsync(999);
+      expect(flushes).toEqual([{ at: 0, items: [1] }]);
+      await jest.advanceTimersByTimeAsync(1);
+      expect(await Promise.all(waiting)).toEqual([20, 30, 20]);
+      expect(flushes).toEqual([
+        { at: 0, items: [1] },
+        { at: 1000, items: [2, 3, 2] },
+      ]);
+      // Idle only once the spacing after the last flush has passed; then an add goes at once.
+      expect(idle).toBe(0);
+      await jest.advanceTimersByTimeAsync(1000);
+      expect(idle).toBe(1);
+      expect(await commit.add(4)).toBe(40);
+      expect(flushes.at(-1)).toEqual({ at: 2000, items: [4] });
+    });
+  });
 });

@@ -10,12 +10,15 @@ interface Pending<T, R> {
  * while one runs wait for it and go together in the next, at most `max` per flush. So under
  * concurrency N writers cost about one command per flush instead of N. `flush` answers one result
  * per item, in order; if it throws, every item of that batch is refused with its error.
+ * With `spacingMs` flushes also start at least that far apart: items added meanwhile wait for the
+ * next one, so whatever the number of adds there is at most one command per `spacingMs`.
  */
 export class GroupCommit<T, R = void> {
   private queue: Pending<T, R>[] = [];
   private running = false;
 
   private readonly max: number;
+  private readonly spacingMs: number;
   private readonly onIdle?: () => void;
   private readonly failsQueued?: (error: unknown) => boolean;
 
@@ -24,6 +27,8 @@ export class GroupCommit<T, R = void> {
     options: {
       /** Items per flush at most (500). */
       max?: number;
+      /** Least time between the starts of two flushes (0: the next starts as soon as one ends). */
+      spacingMs?: number;
       /** Called when the queue has run dry and nothing is being flushed. */
       onIdle?: () => void;
       /**
@@ -35,6 +40,7 @@ export class GroupCommit<T, R = void> {
     } = {},
   ) {
     this.max = options.max ?? 500;
+    this.spacingMs = options.spacingMs ?? 0;
     this.onIdle = options.onIdle;
     this.failsQueued = options.failsQueued;
   }
@@ -49,6 +55,7 @@ export class GroupCommit<T, R = void> {
   private async drain(): Promise<void> {
     this.running = true;
     while (this.queue.length > 0) {
+      const started = Date.now();
       const batch = this.queue.splice(0, this.max);
       try {
         const results = await this.flush(batch.map((p) => p.item));
@@ -57,8 +64,16 @@ export class GroupCommit<T, R = void> {
         const refused = this.failsQueued?.(error) ? [...batch, ...this.queue.splice(0)] : batch;
         for (const pending of refused) pending.reject(error);
       }
+      // Still running while it waits, so that what comes meanwhile waits for the next flush.
+      if (this.spacingMs > 0) await delay(started + this.spacingMs - Date.now());
     }
     this.running = false;
     this.onIdle?.();
   }
+}
+
+/** Resolves after `ms`; the timer does not keep the process alive. */
+function delay(ms: number): Promise<void> {
+  if (ms <= 0) return Promise.resolve();
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
