@@ -359,7 +359,8 @@ export interface paths {
     };
     /**
      * A page of events after `after`, oldest first, with the cursor of the next page. With
-     *     `wait`, an empty page is held until an event arrives (or `wait` seconds pass).
+     *     `wait`, an empty page is held until an event arrives (or `wait` seconds pass); such a long
+     *     poll holds one of the key's stream slots while it runs.
      */
     get: operations['listEvents'];
     put?: never;
@@ -1567,6 +1568,7 @@ export interface components {
         | 'UNSUPPORTED_MEDIA_TYPE'
         | 'UNSUPPORTED_CONTENT_ENCODING'
         | 'RATE_LIMITED'
+        | 'TOO_MANY_STREAMS'
         | 'INTERNAL_ERROR'
         | 'DATABASE_UNAVAILABLE'
         | 'UNIQUE_INDEX_DUPLICATES';
@@ -8423,7 +8425,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After); TOO_MANY_STREAMS: the key holds EVENTS_MAX_STREAMS_PER_KEY streams and waiting long polls on this instance, or the instance EVENTS_MAX_STREAMS (Retry-After: 5) */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -8588,7 +8590,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After) */
+      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After); TOO_MANY_STREAMS: the key holds EVENTS_MAX_STREAMS_PER_KEY streams and waiting long polls on this instance, or the instance EVENTS_MAX_STREAMS (Retry-After: 5) */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
