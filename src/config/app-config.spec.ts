@@ -54,6 +54,25 @@ describe('loadConfig', () => {
       },
     });
     expect(config.database.uri).toBeUndefined();
+    expect(config.events).toMatchObject({
+      maxStreamsPerKey: 10,
+      maxStreams: 200,
+      streamBufferBytes: 1048576,
+    });
+  });
+
+  it('refuses stream limits below one and a stream buffer below 64 KiB', () => {
+    expect(
+      problemsOf({
+        EVENTS_MAX_STREAMS_PER_KEY: '0',
+        EVENTS_MAX_STREAMS: '0',
+        EVENTS_STREAM_BUFFER_BYTES: '1000',
+      }),
+    ).toEqual([
+      expect.stringContaining('EVENTS_MAX_STREAMS_PER_KEY'),
+      expect.stringContaining('EVENTS_MAX_STREAMS'),
+      expect.stringContaining('EVENTS_STREAM_BUFFER_BYTES'),
+    ]);
   });
 
   it('converts numbers and treats empty strings as unset', () => {

@@ -62,6 +62,11 @@ export interface AppConfig {
     sweepMs: number;
     intentGraceMs: number;
     heartbeatMs: number;
+    /** Streams and waiting long polls per key and per instance (src/events/stream-slots.ts). */
+    maxStreamsPerKey: number;
+    maxStreams: number;
+    /** Unsent bytes held for one stream before it is closed as a slow reader. */
+    streamBufferBytes: number;
   };
   /** Webhook deliveries (docs/events.md). */
   webhooks: {
@@ -186,6 +191,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       sweepMs: vars.EVENTS_SWEEP_MS,
       intentGraceMs: vars.EVENTS_INTENT_GRACE_MS,
       heartbeatMs: vars.EVENTS_HEARTBEAT_MS,
+      maxStreamsPerKey: vars.EVENTS_MAX_STREAMS_PER_KEY,
+      maxStreams: vars.EVENTS_MAX_STREAMS,
+      streamBufferBytes: vars.EVENTS_STREAM_BUFFER_BYTES,
     },
     webhooks: {
       allowPrivate: vars.WEBHOOK_ALLOW_PRIVATE,

@@ -359,6 +359,37 @@ export class EnvironmentVariables {
   @Max(300_000)
   EVENTS_HEARTBEAT_MS = 15_000;
 
+  /**
+   * Streams and waiting long polls one API key may hold open on an instance at once; more → 429
+   * TOO_MANY_STREAMS.
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(10_000)
+  EVENTS_MAX_STREAMS_PER_KEY = 10;
+
+  /**
+   * Streams and waiting long polls an instance holds open at once, over all keys; more → 429
+   * TOO_MANY_STREAMS. With EVENTS_STREAM_BUFFER_BYTES it bounds what slow readers can hold
+   * (200 × 1 MiB) and what the waiting readers poll (one query per namespace per EVENTS_POLL_MS).
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(100_000)
+  EVENTS_MAX_STREAMS = 200;
+
+  /**
+   * Unsent bytes an instance holds for one stream; a stream that would hold more (its client
+   * stopped reading) is closed, and its client resumes with Last-Event-ID.
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(64 * 1024)
+  @Max(64 * 1024 * 1024)
+  EVENTS_STREAM_BUFFER_BYTES = 1024 * 1024;
+
   /** Let webhooks call loopback, private and link-local addresses (development only). */
   @Transform(({ value }: { value: unknown }) => value === true || value === 'true' || value === '1')
   WEBHOOK_ALLOW_PRIVATE = false;

@@ -7,11 +7,29 @@ import { eventMatcher, type EventQuery, type FeedEvent } from './event-scope';
 import type { TailReader } from './event-tail';
 import type { EventsService } from './events.service';
 
+/** What chunked transfer encoding adds to a write (its size line and the CRLF after it). */
+const CHUNK_FRAMING = 16;
+
+export interface StreamOptions {
+  heartbeatMs: number;
+  /** EVENTS_STREAM_BUFFER_BYTES: unsent bytes the stream may hold before it is closed. */
+  bufferBytes: number;
+  /** Gives back the stream's slot (called once, when the stream ends). */
+  release: () => void;
+}
+
 /**
  * One Server-Sent Events response: the events after the cursor, then each new one, taken from
  * the namespace's tail (one read of the feed per change, whatever the number of streams);
  * heartbeats while quiet. Everything it holds (its place in the tail, the timer, the drain
- * listener) goes when the client disconnects or the process drains.
+ * listener, its slot) goes when the client disconnects, the process drains, or the client reads
+ * too slowly.
+ *
+ * What it holds unsent is what the response has not handed to the kernel yet
+ * (`res.writableLength`; it queues nothing itself). A message that would take that beyond
+ * `bufferBytes` is not written: an event of the shared read closes the stream (its client fell
+ * that far behind; it resumes with Last-Event-ID), while the stream's own catch-up pauses until
+ * its client has read what it holds. A stream paused for a whole heartbeat interval is closed too.
  */
 export class EventStream implements TailReader {
   private readonly logger = new Logger('EventStream');
@@ -19,14 +37,18 @@ export class EventStream implements TailReader {
   private res: Response | null = null;
   private readonly stops: (() => void)[] = [];
   private closed = false;
+  private wakeTail: () => void = () => undefined;
+  /** Heartbeats that found the stream paused in a row. */
+  private pausedBeats = 0;
   scanned = 0;
+  paused = false;
 
   constructor(
     private readonly events: EventsService,
     private readonly shutdown: ShutdownState,
     private readonly principal: CustomerPrincipal,
     private readonly query: Omit<EventQuery, 'after' | 'limit'>,
-    private readonly heartbeatMs: number,
+    private readonly options: StreamOptions,
   ) {
     this.matches = eventMatcher(principal, { ...query, after: 0, limit: 0 });
   }
@@ -34,6 +56,8 @@ export class EventStream implements TailReader {
   run(req: Request, res: Response, after: number): void {
     this.res = res;
     this.scanned = after;
+    const stops = this.stops;
+    stops.push(this.options.release);
     res.status(200);
     res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
     res.setHeader('Cache-Control', 'no-store');
@@ -43,14 +67,18 @@ export class EventStream implements TailReader {
     res.write('retry: 2000\n\n');
 
     const close = (): void => this.close();
-    const stops = this.stops;
-    const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), this.heartbeatMs);
+    const heartbeat = setInterval(() => this.beat(), this.options.heartbeatMs);
     stops.push(() => clearInterval(heartbeat));
     stops.push(this.shutdown.onDrain(close));
     stops.push(this.events.whileOpen(close));
     req.once('close', close);
     res.once('close', close);
-    stops.push(this.events.follow(this.principal, this));
+    const onDrain = (): void => this.resume();
+    res.on('drain', onDrain);
+    stops.push(() => res.off('drain', onDrain));
+    const following = this.events.follow(this.principal, this);
+    this.wakeTail = following.wake;
+    stops.push(following.stop);
   }
 
   wants(event: FeedEvent): boolean {
@@ -58,7 +86,7 @@ export class EventStream implements TailReader {
   }
 
   readOwn(after: number, through: number, limit: number): Promise<FeedEvent[]> {
-    return this.events.read(this.principal, {
+    return this.events.readForStream(this.principal, {
       ...this.query,
       after,
       through,
@@ -68,12 +96,21 @@ export class EventStream implements TailReader {
   }
 
   send(events: FeedEvent[]): void {
-    const res = this.res;
-    if (this.closed || !res) return;
     for (const event of events) {
-      const dto = EventDto.from(event);
-      res.write(`id: ${dto.id}\nevent: ${dto.type}\ndata: ${JSON.stringify(dto)}\n\n`);
+      if (this.closed) return;
+      if (!this.write(message(event))) return this.cutOff();
     }
+  }
+
+  sendOwn(events: FeedEvent[]): number {
+    for (const [taken, event] of events.entries()) {
+      if (this.closed) return taken;
+      if (!this.write(message(event))) {
+        this.paused = true;
+        return taken;
+      }
+    }
+    return events.length;
   }
 
   fail(error: unknown): void {
@@ -82,10 +119,58 @@ export class EventStream implements TailReader {
     this.close();
   }
 
+  /**
+   * Writes `text` unless the response already holds unsent bytes and it would then hold more
+   * than the limit. A message on an empty buffer always goes, so an event larger than the limit
+   * is still delivered (alone).
+   */
+  private write(text: string): boolean {
+    const res = this.res;
+    if (this.closed || !res) return false;
+    const held = res.writableLength;
+    if (held > 0 && held + Buffer.byteLength(text) + CHUNK_FRAMING > this.options.bufferBytes)
+      return false;
+    res.write(text);
+    return true;
+  }
+
+  private beat(): void {
+    if (this.paused) {
+      this.pausedBeats += 1;
+      if (this.pausedBeats > 1) this.cutOff();
+      return;
+    }
+    if (!this.write(': keep-alive\n\n')) this.cutOff();
+  }
+
+  /** The client read what the stream held: a paused catch-up goes on. */
+  private resume(): void {
+    if (!this.paused || this.closed) return;
+    this.paused = false;
+    this.pausedBeats = 0;
+    this.wakeTail();
+  }
+
+  /** Lets a slow reader go: what it holds is dropped at once, not flushed. */
+  private cutOff(): void {
+    if (this.closed) return;
+    this.logger.log(
+      { held: this.res?.writableLength, limit: this.options.bufferBytes },
+      'event stream closed: its client reads too slowly',
+    );
+    this.res?.destroy();
+    this.close();
+  }
+
   private close(): void {
     if (this.closed) return;
     this.closed = true;
     for (const stop of this.stops) stop();
-    if (this.res && !this.res.writableEnded) this.res.end();
+    if (this.res && !this.res.writableEnded && !this.res.destroyed) this.res.end();
   }
+}
+
+function message(event: FeedEvent): string {
+  const dto = EventDto.from(event);
+  return `id: ${dto.id}\nevent: ${dto.type}\ndata: ${JSON.stringify(dto)}\n\n`;
 }

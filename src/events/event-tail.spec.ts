@@ -63,8 +63,19 @@ class Reader implements TailReader {
       .slice(0, limit);
   }
 
+  paused = false;
+  /** How many events one own read may hand it before it pauses (a client slow to read). */
+  room = Infinity;
+
   send(events: FeedEvent[]): void {
     this.got.push(...events.map((e) => e.seq));
+  }
+
+  sendOwn(events: FeedEvent[]): number {
+    const taken = events.slice(0, this.room);
+    this.send(taken);
+    if (taken.length < events.length) this.paused = true;
+    return taken.length;
   }
 
   fail(error: unknown): void {
@@ -161,6 +172,38 @@ describe('NamespaceTail', () => {
     tail.wake();
     await drain(tail);
     expect(behind.got).toEqual(behind.expected(feed, 0));
+  });
+
+  it('passes a paused reader by, and goes on from its last event taken once it wakes the tail', async () => {
+    const feed = new Feed();
+    feed.append(50);
+    const tail = new NamespaceTail(feed, (error) => {
+      throw error;
+    });
+    tail.wake();
+    await drain(tail);
+    const slow = new Reader(0, feed, 'a');
+    slow.room = 4;
+    const live = new Reader(50, feed, null);
+    tail.add(slow);
+    tail.add(live);
+    await drain(tail);
+    expect(slow.paused).toBe(true);
+    expect(slow.got).toEqual(slow.expected(feed, 0).slice(0, 4));
+    const reads = slow.ownReads;
+    feed.append(30);
+    tail.wake();
+    await drain(tail);
+    // Rounds while it is paused read nothing for it and hand it nothing.
+    expect(slow.ownReads).toBe(reads);
+    expect(slow.got).toHaveLength(4);
+    expect(live.got).toEqual(live.expected(feed, 50));
+    while (slow.paused) {
+      slow.paused = false;
+      tail.wake();
+      await drain(tail);
+    }
+    expect(slow.got).toEqual(slow.expected(feed, 0));
   });
 
   it('ends a reader whose own read fails and keeps serving the others', async () => {

@@ -11,7 +11,15 @@ export interface TailReader {
   wants(event: FeedEvent): boolean;
   /** The events it wants in (after, through], oldest first, at most `limit` (its own query). */
   readOwn(after: number, through: number, limit: number): Promise<FeedEvent[]>;
+  /** Events of a shared read: a reader that cannot take them all ends (it is too far behind). */
   send(events: FeedEvent[]): void;
+  /**
+   * Events of its own read: the reader takes the first ones it has room for and returns how many.
+   * Fewer than all: it is `paused` until its client has read what it holds, then wakes the tail.
+   */
+  sendOwn(events: FeedEvent[]): number;
+  /** Whether it waits for its client to read before it takes more (skipped by the tail). */
+  readonly paused: boolean;
   /** Its own read failed: the reader ends (the client resumes with Last-Event-ID). */
   fail(error: unknown): void;
 }
@@ -28,7 +36,8 @@ export interface TailSource {
  * namespace cost one query per change instead of 100. A reader that joins behind the tail (a
  * resume, or one that joined during a round) first reads its own events up to the tail's
  * position; from there it takes the shared pages. Rounds never overlap, so every reader gets
- * its events once and in order.
+ * its events once and in order. A reader catching up takes only what its client has room for;
+ * it then pauses (rounds pass it by) and wakes the tail when it can take more.
  */
 export class NamespaceTail {
   private readonly readers = new Set<TailReader>();
@@ -86,7 +95,7 @@ export class NamespaceTail {
     this.position = position;
     await Promise.all(
       [...this.readers]
-        .filter((reader) => reader.scanned < position)
+        .filter((reader) => reader.scanned < position && !reader.paused)
         .map((reader) => this.catchUp(reader, position)),
     );
     for (;;) {
@@ -95,8 +104,9 @@ export class NamespaceTail {
       if (page.length === 0) return;
       const through: number = page.at(-1)?.seq ?? from;
       for (const reader of this.readers) {
-        // A reader still behind `from` joined during this round: the next one catches it up.
-        if (reader.scanned < from) continue;
+        // A reader still behind `from` joined during this round, or is paused: a later round
+        // catches it up.
+        if (reader.scanned < from || reader.paused) continue;
         const wanted = page.filter((event) => event.seq > reader.scanned && reader.wants(event));
         reader.scanned = Math.max(reader.scanned, through);
         if (wanted.length > 0) reader.send(wanted);
@@ -112,8 +122,13 @@ export class NamespaceTail {
       while (reader.scanned < through && this.readers.has(reader)) {
         const page = await reader.readOwn(reader.scanned, through, TAIL_PAGE);
         if (!this.readers.has(reader)) return;
+        const taken = page.length > 0 ? reader.sendOwn(page) : 0;
+        if (taken < page.length) {
+          // Paused: it goes on from its last event taken when it wakes the tail.
+          reader.scanned = page[taken - 1]?.seq ?? reader.scanned;
+          return;
+        }
         reader.scanned = page.length < TAIL_PAGE ? through : (page.at(-1)?.seq ?? through);
-        if (page.length > 0) reader.send(page);
       }
     } catch (error) {
       this.readers.delete(reader);

@@ -9,3 +9,22 @@ export class CursorExpiredError extends DomainError {
     );
   }
 }
+
+/** Seconds a refused stream or long poll is asked to wait before it tries again. */
+export const STREAM_RETRY_AFTER_SECONDS = 5;
+
+/** The key, or the instance, holds as many streams and waiting long polls as it may. */
+export class TooManyStreamsError extends DomainError {
+  constructor(holder: 'key' | 'instance', limit: number) {
+    super(
+      'TOO_MANY_STREAMS',
+      holder === 'key'
+        ? `This API key holds ${limit} event streams and waiting long polls on this instance (EVENTS_MAX_STREAMS_PER_KEY). Close one, or retry after the time in Retry-After.`
+        : `This instance holds ${limit} event streams and waiting long polls (EVENTS_MAX_STREAMS). Retry after the time in Retry-After.`,
+    );
+  }
+
+  override get headers(): Record<string, string> {
+    return { 'Retry-After': String(STREAM_RETRY_AFTER_SECONDS) };
+  }
+}

@@ -11,6 +11,7 @@ import { tenantOf, type CustomerPrincipal, type Tenant } from '../auth';
 import { DomainError, isDatabaseUnavailable } from '../common/errors';
 import { GroupCommit } from '../common/batching/group-commit';
 import { RepeatingTask } from '../common/scheduling/repeating-task';
+import { Semaphore } from '../common/scheduling/semaphore';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { EventAppender } from './event-appender';
 import { EventHub, type EventWaiter } from './event-hub';
@@ -30,6 +31,16 @@ import {
 } from './event-scope';
 import { EventDocument, type EventResource } from './event.schema';
 import { CursorExpiredError } from './events.errors';
+import { StreamSlots } from './stream-slots';
+
+/**
+ * Reads made for streams and waiting long polls that run at once: opening (the cursor and
+ * retention checks), catching up, the tails' shared reads and the long polls' reads. 200 streams
+ * opening together then hold 4 of the database pool's connections (100 by default), not all of
+ * them, and writes keep theirs; the others wait their turn (on FerretDB, which scans for every
+ * read, more at once would not finish sooner).
+ */
+export const FEED_READS_AT_ONCE = 4;
 
 /**
  * The change feed of every namespace (docs/events.md). A write goes through `record`: its intent
@@ -52,8 +63,12 @@ export class EventsService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly open = new Set<() => void>();
   private readonly hub: EventHub;
   private readonly sweeper: RepeatingTask;
+  private readonly feedReads = new Semaphore(FEED_READS_AT_ONCE);
+  /** Streams and waiting long polls held open, per key and in all (EVENTS_MAX_STREAMS*). */
+  readonly slots: StreamSlots;
   readonly enabled: boolean;
   readonly heartbeatMs: number;
+  readonly streamBufferBytes: number;
 
   constructor(
     @InjectModel(EventDocument.name) private readonly events: Model<EventDocument>,
@@ -65,6 +80,11 @@ export class EventsService implements OnApplicationBootstrap, OnModuleDestroy {
       this.latest(tenant, branch),
     );
     this.heartbeatMs = config.events.heartbeatMs;
+    this.streamBufferBytes = config.events.streamBufferBytes;
+    this.slots = new StreamSlots({
+      perKey: config.events.maxStreamsPerKey,
+      total: config.events.maxStreams,
+    });
     const failsQueued = isDatabaseUnavailable;
     this.intentInserts = new GroupCommit<Record<string, unknown>>(
       async (docs) => {
@@ -222,6 +242,30 @@ export class EventsService implements OnApplicationBootstrap, OnModuleDestroy {
     }));
   }
 
+  /**
+   * Where a stream opening with cursor `after` (undefined: from now) starts: the newest event
+   * number, or `after` once retention has been checked (410 when older than what is kept). Its
+   * reads wait their turn among the feed reads of streams and long polls.
+   */
+  openStream(principal: CustomerPrincipal, after: number | undefined): Promise<number> {
+    const tenant = tenantOf(principal);
+    return this.feedReads.run(async () => {
+      if (after === undefined) return this.latest(tenant, principal.branch);
+      await this.checkCursor(tenant, principal.branch, after);
+      return after;
+    });
+  }
+
+  /** `read` for a stream or a waiting long poll: in turn among the feed reads. */
+  readForStream(principal: CustomerPrincipal, query: EventQuery): Promise<FeedEvent[]> {
+    return this.feedReads.run(() => this.read(principal, query));
+  }
+
+  /** `latest` for a waiting long poll: in turn among the feed reads. */
+  latestForStream(principal: CustomerPrincipal): Promise<number> {
+    return this.feedReads.run(() => this.latest(tenantOf(principal), principal.branch));
+  }
+
   /** 410 when `after` is older than the oldest event the namespace keeps. */
   async checkCursor(tenant: Tenant, branch: string, after: number): Promise<void> {
     if (after === 0) return;
@@ -238,18 +282,20 @@ export class EventsService implements OnApplicationBootstrap, OnModuleDestroy {
   /**
    * Follows the principal's namespace: `reader` is handed its events from its `scanned` on,
    * through the namespace's tail (one read of the feed per change for all its streams).
-   * Returns the unfollow.
+   * Returns the unfollow, and the wake of a reader that paused and can take more.
    */
-  follow(principal: CustomerPrincipal, reader: TailReader): () => void {
+  follow(principal: CustomerPrincipal, reader: TailReader): { stop: () => void; wake: () => void } {
     const tenant = tenantOf(principal);
     const key = namespaceKey(tenant, principal.branch);
     let followed = this.tails.get(key);
     if (!followed) {
       const tail = new NamespaceTail(
         {
-          latest: () => this.latest(tenant, principal.branch),
+          latest: () => this.feedReads.run(() => this.latest(tenant, principal.branch)),
           readAll: (after, limit) =>
-            this.readNamespace(tenant, principal.branch, { after, limit, checkExpiry: false }),
+            this.feedReads.run(() =>
+              this.readNamespace(tenant, principal.branch, { after, limit, checkExpiry: false }),
+            ),
         },
         (error) => this.logger.warn({ err: error }, 'could not read the event feed for streams'),
       );
@@ -264,12 +310,13 @@ export class EventsService implements OnApplicationBootstrap, OnModuleDestroy {
     }
     const { tail, unsubscribe } = followed;
     tail.add(reader);
-    return () => {
+    const stop = (): void => {
       tail.remove(reader);
       if (tail.size > 0 || this.tails.get(key)?.tail !== tail) return;
       unsubscribe();
       this.tails.delete(key);
     };
+    return { stop, wake: () => tail.wake() };
   }
 
   /** Wakes `waiter` when the principal's namespace may have events beyond `waiter.seen`. */

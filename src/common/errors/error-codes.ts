@@ -108,6 +108,10 @@ export const ERROR_CATALOG = {
     title: 'The Content-Encoding of the request body is not supported',
   },
   RATE_LIMITED: { status: HttpStatus.TOO_MANY_REQUESTS, title: 'Too many requests' },
+  TOO_MANY_STREAMS: {
+    status: HttpStatus.TOO_MANY_REQUESTS,
+    title: 'Too many open event streams and long polls',
+  },
   // 5xx
   INTERNAL_ERROR: { status: HttpStatus.INTERNAL_SERVER_ERROR, title: 'Internal server error' },
   DATABASE_UNAVAILABLE: {

