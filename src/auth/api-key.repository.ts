@@ -70,17 +70,14 @@ export class ApiKeyRepository implements OnModuleInit {
    * The lookup behind every authenticated request: from this instance's cache when it looked the
    * key up within API_KEY_CACHE_MS, else from the driver's collection directly (a mongoose Query
    * — casting, middleware, lean conversion — cost about a tenth of the service's CPU per request
-   * in the benchmarks). The filter is a server-computed hex digest.
+   * in the benchmarks). The filter is a server-computed hex digest. Concurrent lookups of one
+   * key share one read (LookupCache.load).
    */
-  async findByDigest(digest: string): Promise<ApiKeyRecord | null> {
-    const cached = this.cache.get(digest);
-    if (cached) return cached;
-    const mark = this.cache.mark();
-    const doc = await this.keys.collection.findOne<ApiKeyDocument>({ digest });
-    if (!doc) return null;
-    const record = toRecord(doc);
-    this.cache.remember(digest, record, mark);
-    return record;
+  findByDigest(digest: string): Promise<ApiKeyRecord | null> {
+    return this.cache.load(digest, async () => {
+      const doc = await this.keys.collection.findOne<ApiKeyDocument>({ digest });
+      return doc ? toRecord(doc) : null;
+    });
   }
 
   /** The key if this instance's cache holds it; never a database command. */

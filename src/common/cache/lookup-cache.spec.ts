@@ -53,4 +53,67 @@ describe('LookupCache', () => {
     cache.remember('a', { v: 1 }, cache.mark());
     expect(cache.get('a')).toEqual({ v: 1 });
   });
+
+  describe('load', () => {
+    /** A read that resolves when told to, counting how often it was started. */
+    function gatedRead(value: { v: number } | null) {
+      let open!: () => void;
+      const gate = new Promise<void>((resolve) => (open = resolve));
+      const read = {
+        started: 0,
+        open: () => open(),
+        run: async () => {
+          read.started += 1;
+          await gate;
+          return value;
+        },
+      };
+      return read;
+    }
+
+    it('shares one read among concurrent lookups of a key, and caches what it found', async () => {
+      const cache = new LookupCache<{ v: number }>({ ttlMs: 60_000, max: 10 });
+      const read = gatedRead({ v: 1 });
+      const lookups = [1, 2, 3].map(() => cache.load('a', read.run));
+      read.open();
+      expect(await Promise.all(lookups)).toEqual([{ v: 1 }, { v: 1 }, { v: 1 }]);
+      expect(read.started).toBe(1);
+      expect(await cache.load('a', read.run)).toEqual({ v: 1 });
+      expect(read.started).toBe(1);
+    });
+
+    it('never hands a lookup that began after a removal a read that began before it', async () => {
+      const cache = new LookupCache<{ v: number }>({ ttlMs: 60_000, max: 10 });
+      const before = gatedRead({ v: 1 });
+      const early = cache.load('a', before.run);
+      cache.forgetKey('a');
+      const after = gatedRead(null);
+      const late = cache.load('a', after.run);
+      before.open();
+      after.open();
+      expect(await early).toEqual({ v: 1 });
+      expect(await late).toBeNull();
+      expect([before.started, after.started]).toEqual([1, 1]);
+      // The read that overlapped the removal cached nothing.
+      expect(cache.get('a')).toBeUndefined();
+    });
+
+    it('reads on every lookup when nothing is cached (ttlMs 0)', async () => {
+      const cache = new LookupCache<{ v: number }>({ ttlMs: 0, max: 10 });
+      const read = gatedRead({ v: 1 });
+      const lookups = [cache.load('a', read.run), cache.load('a', read.run)];
+      read.open();
+      await Promise.all(lookups);
+      expect(read.started).toBe(2);
+    });
+
+    it('does not remember a missing record, so the next lookup reads again', async () => {
+      const cache = new LookupCache<{ v: number }>({ ttlMs: 60_000, max: 10 });
+      const read = gatedRead(null);
+      read.open();
+      expect(await cache.load('a', read.run)).toBeNull();
+      expect(await cache.load('a', read.run)).toBeNull();
+      expect(read.started).toBe(2);
+    });
+  });
 });

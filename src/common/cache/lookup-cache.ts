@@ -12,6 +12,8 @@ export class LookupCache<V extends object> {
   private readonly entries: LRUCache<string, V> | null;
   /** Removals so far (see `mark`). */
   private removals = 0;
+  /** Reads under way, each with the removals count it began after (see `load`). */
+  private readonly reading = new Map<string, { mark: number; read: Promise<V | null> }>();
 
   constructor({ ttlMs, max }: { ttlMs: number; max: number }) {
     this.entries = ttlMs > 0 ? new LRUCache({ max, ttl: ttlMs, updateAgeOnGet: false }) : null;
@@ -19,6 +21,32 @@ export class LookupCache<V extends object> {
 
   get(key: string): V | undefined {
     return this.entries?.get(key);
+  }
+
+  /**
+   * The cached record, else `read()` — shared with the lookups of the same key under way that
+   * began after the same removals, so a burst of requests with one uncached key costs one read,
+   * while a lookup that starts after a removal never takes a read that began before it. Without
+   * caching (`ttlMs` 0) every lookup reads.
+   */
+  load(key: string, read: () => Promise<V | null>): Promise<V | null> {
+    const cached = this.get(key);
+    if (cached) return Promise.resolve(cached);
+    const mark = this.mark();
+    const pending = this.reading.get(key);
+    if (pending && pending.mark === mark) return pending.read;
+    const shared = read().then((value) => {
+      if (value) this.remember(key, value, mark);
+      return value;
+    });
+    if (!this.entries) return shared;
+    const entry = { mark, read: shared };
+    this.reading.set(key, entry);
+    const done = (): void => {
+      if (this.reading.get(key) === entry) this.reading.delete(key);
+    };
+    shared.then(done, done);
+    return shared;
   }
 
   /** Taken before a read: its result is cached only if no removal came in between. */
