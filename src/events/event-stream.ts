@@ -16,6 +16,8 @@ export interface StreamOptions {
   bufferBytes: number;
   /** Gives back the stream's slot (called once, when the stream ends). */
   release: () => void;
+  /** Opened without a cursor: it starts where the feed stood at the open. */
+  fromNow: boolean;
 }
 
 /**
@@ -76,7 +78,7 @@ export class EventStream implements TailReader {
     const onDrain = (): void => this.resume();
     res.on('drain', onDrain);
     stops.push(() => res.off('drain', onDrain));
-    const following = this.events.follow(this.principal, this);
+    const following = this.events.follow(this.principal, this, this.options.fromNow);
     this.wakeTail = following.wake;
     stops.push(following.stop);
   }

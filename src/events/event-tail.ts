@@ -41,28 +41,50 @@ export interface TailSource {
  */
 export class NamespaceTail {
   private readonly readers = new Set<TailReader>();
-  /** Every reader at or beyond it has been handed every event up to here. */
-  private position: number | null = null;
+  /**
+   * Every reader at or beyond it has been handed every event up to here; null before the first
+   * round has read where the feed stands.
+   */
+  private reached: number | null;
   private round: Promise<void> | null = null;
   private again = false;
 
+  /**
+   * `start`: where the feed stood when the first reader opened "from now" (read once for the
+   * streams of the namespace opening together), so the tail need not read it again.
+   */
   constructor(
     private readonly source: TailSource,
     private readonly onError: (error: unknown) => void,
-  ) {}
+    start: number | null = null,
+  ) {
+    this.reached = start;
+  }
+
+  /** Where the tail stands: a reader that joins here misses nothing (null: not read yet). */
+  get position(): number | null {
+    return this.reached;
+  }
 
   /** The newest event number the tail has read (0 before its first round). */
   get seen(): number {
-    return this.position ?? 0;
+    return this.reached ?? 0;
   }
 
   get size(): number {
     return this.readers.size;
   }
 
+  /**
+   * A reader that joins exactly where the tail stands needs no round of its own: what follows
+   * reaches it through the wake of the next change (so 10 streams opening on a namespace cost
+   * one round, not 10). The first reader still runs one, to read what was appended before the
+   * tail subscribed to wakes.
+   */
   add(reader: TailReader): void {
+    const first = this.readers.size === 0;
     this.readers.add(reader);
-    this.wake();
+    if (first || this.reached === null || reader.scanned !== this.reached) this.wake();
   }
 
   remove(reader: TailReader): void {
@@ -91,8 +113,8 @@ export class NamespaceTail {
   }
 
   private async run(): Promise<void> {
-    let position = this.position ?? (await this.source.latest());
-    this.position = position;
+    let position = this.reached ?? (await this.source.latest());
+    this.reached = position;
     await Promise.all(
       [...this.readers]
         .filter((reader) => reader.scanned < position && !reader.paused)
@@ -112,7 +134,7 @@ export class NamespaceTail {
         if (wanted.length > 0) reader.send(wanted);
       }
       position = through;
-      this.position = through;
+      this.reached = through;
       if (page.length < TAIL_PAGE) return;
     }
   }

@@ -137,6 +137,7 @@ export class EventsController {
       heartbeatMs: this.events.heartbeatMs,
       bufferBytes: this.events.streamBufferBytes,
       release,
+      fromNow: from === undefined,
     }).run(req, res, after);
   }
 

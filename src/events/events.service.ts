@@ -59,6 +59,8 @@ export class EventsService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly intentDeletes: GroupCommit<Types.ObjectId>;
   /** namespace → the shared read of the streams that follow it. */
   private readonly tails = new Map<string, { tail: NamespaceTail; unsubscribe: () => void }>();
+  /** Reads of a namespace's newest event number for streams opening now, one per namespace. */
+  private readonly openingReads = new Map<string, Promise<number>>();
   /** Open streams and long polls, ended when the module stops (they would hold the server). */
   private readonly open = new Set<() => void>();
   private readonly hub: EventHub;
@@ -249,11 +251,31 @@ export class EventsService implements OnApplicationBootstrap, OnModuleDestroy {
    */
   openStream(principal: CustomerPrincipal, after: number | undefined): Promise<number> {
     const tenant = tenantOf(principal);
+    if (after === undefined) return this.newestForOpening(tenant, principal.branch);
     return this.feedReads.run(async () => {
-      if (after === undefined) return this.latest(tenant, principal.branch);
       await this.checkCursor(tenant, principal.branch, after);
       return after;
     });
+  }
+
+  /**
+   * Where a stream opening "from now" starts, at bounded cost however many open at once: the
+   * position of the namespace's tail when this instance already follows it (no read: the tail
+   * hands the new stream every event after it), else one read of the newest number shared by
+   * every stream of the namespace opening meanwhile.
+   */
+  private newestForOpening(tenant: Tenant, branch: string): Promise<number> {
+    const key = namespaceKey(tenant, branch);
+    const position = this.tails.get(key)?.tail.position;
+    if (position !== undefined && position !== null) return Promise.resolve(position);
+    let read = this.openingReads.get(key);
+    if (!read) {
+      read = this.feedReads
+        .run(() => this.latest(tenant, branch))
+        .finally(() => this.openingReads.delete(key));
+      this.openingReads.set(key, read);
+    }
+    return read;
   }
 
   /** `read` for a stream or a waiting long poll: in turn among the feed reads. */
@@ -282,9 +304,15 @@ export class EventsService implements OnApplicationBootstrap, OnModuleDestroy {
   /**
    * Follows the principal's namespace: `reader` is handed its events from its `scanned` on,
    * through the namespace's tail (one read of the feed per change for all its streams).
-   * Returns the unfollow, and the wake of a reader that paused and can take more.
+   * Returns the unfollow, and the wake of a reader that paused and can take more. `fromNow`:
+   * the reader's `scanned` is where the feed stood when it opened (no cursor), which a new tail
+   * starts from instead of reading it again.
    */
-  follow(principal: CustomerPrincipal, reader: TailReader): { stop: () => void; wake: () => void } {
+  follow(
+    principal: CustomerPrincipal,
+    reader: TailReader,
+    fromNow = false,
+  ): { stop: () => void; wake: () => void } {
     const tenant = tenantOf(principal);
     const key = namespaceKey(tenant, principal.branch);
     let followed = this.tails.get(key);
@@ -298,6 +326,7 @@ export class EventsService implements OnApplicationBootstrap, OnModuleDestroy {
             ),
         },
         (error) => this.logger.warn({ err: error }, 'could not read the event feed for streams'),
+        fromNow ? reader.scanned : null,
       );
       const unsubscribe = this.hub.subscribe(key, {
         get seen() {
