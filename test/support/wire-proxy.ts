@@ -16,6 +16,8 @@ export interface WireProxy {
   uri: string;
   /** From now on, commands whose body `matches` are held. */
   hold(matches: (command: Document) => boolean): void;
+  /** Holds nothing more, and forwards what is held (the service goes on as if the database had been slow). */
+  release(): void;
   /** How many commands have been held so far. */
   held(): number;
   close(): Promise<void>;
@@ -43,6 +45,8 @@ export async function startWireProxy(target: string): Promise<WireProxy> {
   let matches: ((command: Document) => boolean) | undefined;
   let held = 0;
   const sockets = new Set<Socket>();
+  /** Per connection stuck behind a held command: forwards it and what came after. */
+  const resumes = new Set<() => void>();
 
   const server = createServer((client) => {
     const upstream = connect(port, host);
@@ -52,29 +56,40 @@ export async function startWireProxy(target: string): Promise<WireProxy> {
       // A peer that goes away (a SIGKILLed service) takes its other half with it.
       socket.on('error', () => undefined);
     }
-    client.on('close', () => upstream.destroy());
+    client.on('close', () => {
+      resumes.delete(resume);
+      upstream.destroy();
+    });
     upstream.on('close', () => client.destroy());
     upstream.pipe(client);
 
     let pending = Buffer.alloc(0);
-    let stuck = false;
-    client.on('data', (chunk: Buffer) => {
-      // A driver sends nothing more on a connection while it waits for an answer.
-      if (stuck) return;
-      pending = Buffer.concat([pending, chunk]);
-      while (pending.length >= 4) {
+    let stuck: Buffer | undefined;
+    const forward = () => {
+      while (!stuck && pending.length >= 4) {
         const length = pending.readInt32LE(0);
         if (pending.length < length) return;
         const message = pending.subarray(0, length);
         pending = pending.subarray(length);
         const command = matches && commandOf(message);
         if (command && matches?.(command)) {
-          stuck = true;
+          stuck = message;
           held += 1;
+          resumes.add(resume);
           return;
         }
         upstream.write(message);
       }
+    };
+    const resume = () => {
+      resumes.delete(resume);
+      if (stuck) upstream.write(stuck);
+      stuck = undefined;
+      forward();
+    };
+    client.on('data', (chunk: Buffer) => {
+      pending = Buffer.concat([pending, chunk]);
+      forward();
     });
   });
   await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
@@ -89,6 +104,10 @@ export async function startWireProxy(target: string): Promise<WireProxy> {
     uri: proxied.toString(),
     hold: (match) => {
       matches = match;
+    },
+    release: () => {
+      matches = undefined;
+      for (const resume of [...resumes]) resume();
     },
     held: () => held,
     close: async () => {
