@@ -14,12 +14,33 @@ function wrongKey(): string {
 }
 
 /**
- * Budgets live in fixed windows aligned to the epoch; waits for the next one when fewer than
- * `neededMs` are left in the current one, so a test's requests all fall in one window.
+ * Budgets live in fixed windows aligned to the epoch. The apps run in this process, so the test
+ * holds their clock: `Date` (only it; timers and the driver's clock run on) stands still just
+ * after the start of a window, so a test's requests all fall in that window however long they
+ * take, and a window ends when the test moves the clock on.
  */
-async function freshWindow(windowMs: number, neededMs: number): Promise<void> {
-  const left = windowMs - (Date.now() % windowMs);
-  if (left < neededMs) await sleep(left + 50);
+function freezeInWindow(windowMs: number): void {
+  const now = Date.now();
+  jest.useFakeTimers({
+    now: (Math.floor(now / windowMs) + 1) * windowMs + 10,
+    doNotFake: [
+      'hrtime',
+      'nextTick',
+      'performance',
+      'queueMicrotask',
+      'setImmediate',
+      'clearImmediate',
+      'setInterval',
+      'clearInterval',
+      'setTimeout',
+      'clearTimeout',
+    ],
+  });
+}
+
+/** Moves the held clock on by `ms`. */
+function moveClock(ms: number): void {
+  jest.setSystemTime(Date.now() + ms);
 }
 
 function expectRateLimited(res: Response, windowMs: number): void {
@@ -41,6 +62,7 @@ describe('failed authentications per client address', () => {
   }
 
   afterEach(async () => {
+    jest.useRealTimers();
     for (const t of apps.splice(0)) await t.close();
   });
 
@@ -48,7 +70,7 @@ describe('failed authentications per client address', () => {
     const windowMs = 3000;
     const t = await app({ AUTH_FAILURE_WINDOW_MS: String(windowMs) });
     const user = await createUser(t);
-    await freshWindow(windowMs, 2000);
+    freezeInWindow(windowMs);
 
     // No key guesses nothing: a plain 401 that does not use the budget.
     for (let i = 0; i < MAX + 1; i += 1) {
@@ -80,7 +102,7 @@ describe('failed authentications per client address', () => {
 
     const last = await t.http().get('/api-keys').set('X-Api-Key', wrongKey());
     expectRateLimited(last, windowMs);
-    await sleep(Number(last.headers['retry-after']) * 1000 + 50);
+    moveClock(Number(last.headers['retry-after']) * 1000);
 
     await t.http().get('/api-keys').set('X-Api-Key', user.apiKey).expect(200);
     const again = await t.http().get('/api-keys').set('X-Api-Key', wrongKey()).expect(401);
@@ -108,7 +130,7 @@ describe('failed authentications per client address', () => {
       .delete(`/api-keys/${revoked.body.key.id}`)
       .set('X-Api-Key', user.apiKey)
       .expect(204);
-    await freshWindow(windowMs, 2000);
+    freezeInWindow(windowMs);
 
     for (let i = 0; i < 3; i += 1) {
       await a.http().get('/api-keys').set('X-Api-Key', wrongKey()).expect(401);
@@ -129,7 +151,7 @@ describe('failed authentications per client address', () => {
   it('lets exactly AUTH_FAILURE_MAX of many concurrent failures through', async () => {
     const windowMs = 8000;
     const t = await app({ AUTH_FAILURE_WINDOW_MS: String(windowMs) });
-    await freshWindow(windowMs, 6000);
+    freezeInWindow(windowMs);
 
     const responses = await Promise.all(
       Array.from({ length: 20 }, () => t.http().get('/api-keys').set('X-Api-Key', wrongKey())),
@@ -145,7 +167,7 @@ describe('failed authentications per client address', () => {
     const windowMs = 3000;
     const t = await app({ AUTH_FAILURE_WINDOW_MS: String(windowMs), TRUST_PROXY: 'true' });
     const user = await createUser(t);
-    await freshWindow(windowMs, 2000);
+    freezeInWindow(windowMs);
     const from = (ip: string, key: string) =>
       t.http().get('/api-keys').set('X-Forwarded-For', ip).set('X-Api-Key', key);
 
@@ -160,7 +182,7 @@ describe('failed authentications per client address', () => {
   it('deletes the failures of ended windows, keeping the previous window', async () => {
     const windowMs = 60_000;
     const t = await app({ AUTH_FAILURE_WINDOW_MS: String(windowMs) });
-    await freshWindow(windowMs, 5000);
+    freezeInWindow(windowMs);
     const start = Math.floor(Date.now() / windowMs) * windowMs;
     const failures = t.connection.collection<{ _id: string; windowEnd: Date }>('auth_failures');
     await failures.insertMany([
