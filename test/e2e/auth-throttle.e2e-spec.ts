@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Response } from 'supertest';
 import { createTestApp, TEST_ADMIN_KEY, uniqueDbName, type TestApp } from '../support/app';
 import { createUser } from '../support/factories';
+import { holdClockInWindow, moveClock } from '../support/held-clock';
 
 const MAX = 5;
 
@@ -14,34 +15,10 @@ function wrongKey(): string {
 }
 
 /**
- * Budgets live in fixed windows aligned to the epoch. The apps run in this process, so the test
- * holds their clock: `Date` (only it; timers and the driver's clock run on) stands still just
- * after the start of a window, so a test's requests all fall in that window however long they
- * take, and a window ends when the test moves the clock on.
+ * Budgets live in fixed windows aligned to the epoch. The apps run in this process, so each test
+ * holds their clock just after a window starts: its requests all fall in that window however long
+ * they take, and a window ends when the test moves the clock on.
  */
-function freezeInWindow(windowMs: number): void {
-  const now = Date.now();
-  jest.useFakeTimers({
-    now: (Math.floor(now / windowMs) + 1) * windowMs + 10,
-    doNotFake: [
-      'hrtime',
-      'nextTick',
-      'performance',
-      'queueMicrotask',
-      'setImmediate',
-      'clearImmediate',
-      'setInterval',
-      'clearInterval',
-      'setTimeout',
-      'clearTimeout',
-    ],
-  });
-}
-
-/** Moves the held clock on by `ms`. */
-function moveClock(ms: number): void {
-  jest.setSystemTime(Date.now() + ms);
-}
 
 function expectRateLimited(res: Response, windowMs: number): void {
   expect(res.status).toBe(429);
@@ -70,7 +47,7 @@ describe('failed authentications per client address', () => {
     const windowMs = 3000;
     const t = await app({ AUTH_FAILURE_WINDOW_MS: String(windowMs) });
     const user = await createUser(t);
-    freezeInWindow(windowMs);
+    holdClockInWindow(windowMs);
 
     // No key guesses nothing: a plain 401 that does not use the budget.
     for (let i = 0; i < MAX + 1; i += 1) {
@@ -130,7 +107,7 @@ describe('failed authentications per client address', () => {
       .delete(`/api-keys/${revoked.body.key.id}`)
       .set('X-Api-Key', user.apiKey)
       .expect(204);
-    freezeInWindow(windowMs);
+    holdClockInWindow(windowMs);
 
     for (let i = 0; i < 3; i += 1) {
       await a.http().get('/api-keys').set('X-Api-Key', wrongKey()).expect(401);
@@ -151,7 +128,7 @@ describe('failed authentications per client address', () => {
   it('lets exactly AUTH_FAILURE_MAX of many concurrent failures through', async () => {
     const windowMs = 8000;
     const t = await app({ AUTH_FAILURE_WINDOW_MS: String(windowMs) });
-    freezeInWindow(windowMs);
+    holdClockInWindow(windowMs);
 
     const responses = await Promise.all(
       Array.from({ length: 20 }, () => t.http().get('/api-keys').set('X-Api-Key', wrongKey())),
@@ -167,7 +144,7 @@ describe('failed authentications per client address', () => {
     const windowMs = 3000;
     const t = await app({ AUTH_FAILURE_WINDOW_MS: String(windowMs), TRUST_PROXY: 'true' });
     const user = await createUser(t);
-    freezeInWindow(windowMs);
+    holdClockInWindow(windowMs);
     const from = (ip: string, key: string) =>
       t.http().get('/api-keys').set('X-Forwarded-For', ip).set('X-Api-Key', key);
 
@@ -182,7 +159,7 @@ describe('failed authentications per client address', () => {
   it('deletes the failures of ended windows, keeping the previous window', async () => {
     const windowMs = 60_000;
     const t = await app({ AUTH_FAILURE_WINDOW_MS: String(windowMs) });
-    freezeInWindow(windowMs);
+    holdClockInWindow(windowMs);
     const start = Math.floor(Date.now() / windowMs) * windowMs;
     const failures = t.connection.collection<{ _id: string; windowEnd: Date }>('auth_failures');
     await failures.insertMany([
