@@ -6,8 +6,13 @@
  * own clock run on. Undo with `jest.useRealTimers()`.
  */
 export function holdClockInWindow(windowMs: number): void {
+  holdClock((Math.floor(Date.now() / windowMs) + 1) * windowMs + 10);
+}
+
+/** Holds `Date` at `at` (as above: only `Date`). */
+export function holdClock(at = Date.now()): void {
   jest.useFakeTimers({
-    now: (Math.floor(Date.now() / windowMs) + 1) * windowMs + 10,
+    now: at,
     doNotFake: [
       'hrtime',
       'nextTick',
