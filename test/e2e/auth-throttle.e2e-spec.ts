@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Response } from 'supertest';
 import { createTestApp, TEST_ADMIN_KEY, uniqueDbName, type TestApp } from '../support/app';
 import { createUser } from '../support/factories';
+import { holdClockInWindow, moveClock } from '../support/held-clock';
 import { parseExposition, valueOf } from '../support/prometheus';
 
 const MAX = 5;
@@ -21,13 +22,10 @@ function wrongKey(): string {
 }
 
 /**
- * Budgets live in fixed windows aligned to the epoch; waits for the next one when fewer than
- * `neededMs` are left in the current one, so a test's requests all fall in one window.
+ * Budgets live in fixed windows aligned to the epoch. The apps run in this process, so each test
+ * holds their clock just after a window starts: its requests all fall in that window however long
+ * they take, and a window ends when the test moves the clock on.
  */
-async function freshWindow(windowMs: number, neededMs: number): Promise<void> {
-  const left = windowMs - (Date.now() % windowMs);
-  if (left < neededMs) await sleep(left + 50);
-}
 
 function expectRateLimited(res: Response, windowMs: number): void {
   expect(res.status).toBe(429);
@@ -48,6 +46,7 @@ describe('failed authentications per client address', () => {
   }
 
   afterEach(async () => {
+    jest.useRealTimers();
     for (const t of apps.splice(0)) await t.close();
   });
 
@@ -55,7 +54,7 @@ describe('failed authentications per client address', () => {
     const windowMs = 3000;
     const t = await app({ AUTH_FAILURE_WINDOW_MS: String(windowMs) });
     const user = await createUser(t);
-    await freshWindow(windowMs, 2000);
+    holdClockInWindow(windowMs);
 
     // No key guesses nothing: a plain 401 that does not use the budget.
     for (let i = 0; i < MAX + 1; i += 1) {
@@ -87,7 +86,7 @@ describe('failed authentications per client address', () => {
     const last = await t.http().get('/api-keys').set('X-Api-Key', wrongKey());
     expectRateLimited(last, windowMs);
     expect(await t.connection.collection('auth_failures').countDocuments()).toBe(MAX);
-    await sleep(Number(last.headers['retry-after']) * 1000 + 50);
+    moveClock(Number(last.headers['retry-after']) * 1000);
 
     await t.http().get('/api-keys').set('X-Api-Key', user.apiKey).expect(200);
     const again = await t.http().get('/api-keys').set('X-Api-Key', wrongKey()).expect(401);
@@ -115,7 +114,7 @@ describe('failed authentications per client address', () => {
       .delete(`/api-keys/${revoked.body.key.id}`)
       .set('X-Api-Key', user.apiKey)
       .expect(204);
-    await freshWindow(windowMs, 2000);
+    holdClockInWindow(windowMs);
 
     for (let i = 0; i < 3; i += 1) {
       await a.http().get('/api-keys').set('X-Api-Key', wrongKey()).expect(401);
@@ -147,7 +146,7 @@ describe('failed authentications per client address', () => {
     });
     const cachedUser = await createUser(t);
     const newUser = await createUser(t);
-    await freshWindow(windowMs, 4500);
+    holdClockInWindow(windowMs);
     // Looked up once: this instance has the key in its cache (API_KEY_CACHE_MS, 5 s).
     await t.http().get('/api-keys').set('X-Api-Key', cachedUser.apiKey).expect(200);
     for (let i = 0; i < MAX; i += 1) {
@@ -192,7 +191,7 @@ describe('failed authentications per client address', () => {
       API_KEY_CACHE_MS: '0',
     });
     const user = await createUser(t);
-    await freshWindow(windowMs, 4500);
+    holdClockInWindow(windowMs);
     for (let i = 0; i < MAX; i += 1) {
       await t.http().get('/api-keys').set('X-Api-Key', wrongKey()).expect(401);
     }
@@ -239,14 +238,14 @@ describe('failed authentications per client address', () => {
       LIFECYCLE_POLL_MS: '60000',
       IDEMPOTENCY_SWEEP_INTERVAL_MS: '600000',
     });
-    await freshWindow(windowMs, 5500);
+    holdClockInWindow(windowMs);
     for (let i = 0; i < MAX; i += 1) {
       await t.http().get('/api-keys').set('X-Api-Key', wrongKey()).expect(401);
     }
     expectRateLimited(await t.http().get('/api-keys').set('X-Api-Key', wrongKey()), windowMs);
 
     const before = await commandsSent(t);
-    const started = Date.now();
+    const started = performance.now();
     const guesses: Response[] = [];
     for (let wave = 0; wave < 4; wave += 1) {
       guesses.push(
@@ -255,7 +254,7 @@ describe('failed authentications per client address', () => {
         )),
       );
     }
-    const elapsed = Date.now() - started;
+    const elapsed = performance.now() - started;
     const commands = (await commandsSent(t)) - before;
 
     for (const res of guesses) expectRateLimited(res, windowMs);
@@ -269,7 +268,7 @@ describe('failed authentications per client address', () => {
   it('lets exactly AUTH_FAILURE_MAX of many concurrent failures through', async () => {
     const windowMs = 8000;
     const t = await app({ AUTH_FAILURE_WINDOW_MS: String(windowMs) });
-    await freshWindow(windowMs, 6000);
+    holdClockInWindow(windowMs);
 
     const responses = await Promise.all(
       Array.from({ length: 20 }, () => t.http().get('/api-keys').set('X-Api-Key', wrongKey())),
@@ -285,7 +284,7 @@ describe('failed authentications per client address', () => {
     const windowMs = 3000;
     const t = await app({ AUTH_FAILURE_WINDOW_MS: String(windowMs), TRUST_PROXY: 'true' });
     const user = await createUser(t);
-    await freshWindow(windowMs, 2000);
+    holdClockInWindow(windowMs);
     const from = (ip: string, key: string) =>
       t.http().get('/api-keys').set('X-Forwarded-For', ip).set('X-Api-Key', key);
 
@@ -300,7 +299,7 @@ describe('failed authentications per client address', () => {
   it('deletes the failures of ended windows, keeping the previous window', async () => {
     const windowMs = 60_000;
     const t = await app({ AUTH_FAILURE_WINDOW_MS: String(windowMs) });
-    await freshWindow(windowMs, 5000);
+    holdClockInWindow(windowMs);
     const start = Math.floor(Date.now() / windowMs) * windowMs;
     const failures = t.connection.collection<{ _id: string; windowEnd: Date }>('auth_failures');
     await failures.insertMany([

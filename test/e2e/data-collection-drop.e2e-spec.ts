@@ -237,8 +237,13 @@ describe('a drop racing with writes on two instances', () => {
       expect([204, 404]).toContain(res.status);
       lastDropEnd = Date.now();
     }
-    // Writes go on for longer than the registry cache, so every instance has seen the last drop.
-    await new Promise((r) => setTimeout(r, 400));
+    // Writes go on until each writer has had writes acknowledged that started after both
+    // instances' caches can have seen the last drop.
+    const late = () => acknowledged.filter((w) => w.startedAt > lastDropEnd + 200);
+    for (const deadline = Date.now() + 20_000; late().length < 4 * 2;) {
+      if (Date.now() > deadline) throw new Error('too few writes after the last drop');
+      await new Promise((r) => setTimeout(r, 20));
+    }
     writing = false;
     await Promise.all(writers);
     await watcher;
@@ -251,18 +256,20 @@ describe('a drop racing with writes on two instances', () => {
       .set('X-Api-Key', racer.apiKey)
       .expect(200);
     const present = new Set((listed.body as { _id: string }[]).map((i) => i._id));
-    const late = acknowledged.filter((w) => w.startedAt > lastDropEnd + 200);
-    expect(late.length).toBeGreaterThan(0);
-    expect(late.filter((w) => !present.has(w.id))).toEqual([]);
+    expect(late().filter((w) => !present.has(w.id))).toEqual([]);
 
     // The entry left is usable from both instances.
     await post(b, racer.apiKey, 'race', { _id: 'after-b' }).expect(200);
     await a.http().get('/data/race/_id/after-b').set('X-Api-Key', racer.apiKey).expect(200);
 
-    // Once the tombstones have expired and been swept, the native collections are exactly the
-    // registered ones.
-    await new Promise((r) => setTimeout(r, 1800));
-    const settled = await databaseState(a);
+    // Once the tombstones have expired (1.5 s) and been swept, the native collections are
+    // exactly the registered ones.
+    let settled = await databaseState(a);
+    for (const deadline = Date.now() + 20_000; settled.tombstoned.length > 0;) {
+      if (Date.now() > deadline) break;
+      await new Promise((r) => setTimeout(r, 100));
+      settled = await databaseState(a);
+    }
     expect(settled.tombstoned).toEqual([]);
     expect(settled.native.filter((n) => !settled.registered.includes(n))).toEqual([]);
   });

@@ -2,13 +2,19 @@ import { Agent } from 'node:http';
 import { MongoClient } from 'mongodb';
 import { testDatabaseUri, TEST_ADMIN_KEY, uniqueDbName } from '../support/app';
 import { send, startService, type ServiceProcess } from '../support/service-process';
+import { startWireProxy, type WireProxy } from '../support/wire-proxy';
 
 /**
- * No acknowledged change is missing from the feed when the process dies between a change and
- * its event: the service is SIGKILLed under write load, started again on the same database, and
- * the feed is compared with every write that was answered 200.
+ * No change is missing from the feed when the process dies between a change and its event. The
+ * service talks to the database through a proxy; eight concurrent writers write, then the proxy
+ * holds every insert into the feed, so the next write of each writer stops after its intent and
+ * its item are stored and before its event. The service is SIGKILLed there, started again on the
+ * same database, and the feed must hold every write answered 200 and every item stored — the
+ * cut-off ones only the reconciler can have recorded. Where the crash lands is set by the
+ * proxy, not by the scheduler: every run leaves one intent per writer.
  */
 const WRITERS = 8;
+const ROUNDS = 6;
 const ENV = {
   EVENTS_INTENT_GRACE_MS: '500',
   EVENTS_POLL_MS: '100',
@@ -16,14 +22,33 @@ const ENV = {
   LOG_LEVEL: 'warn',
 };
 let service: ServiceProcess | undefined;
+let proxy: WireProxy | undefined;
 
 afterAll(async () => {
   await service?.kill();
+  await proxy?.close();
 });
 
-it('has an event for every write acknowledged before a SIGKILL, once the service is back', async () => {
+/** Polls `probe` until it is true; fails after `withinMs`, saying what it waited for. */
+async function until(what: string, probe: () => Promise<boolean>, withinMs = 20_000) {
+  const deadline = Date.now() + withinMs;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`gave up waiting: ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+it('has an event for every write stored before a SIGKILL between writes and events, once the service is back', async () => {
   const dbName = uniqueDbName(__filename);
-  service = await startService({ ...ENV, MONGODB_DB_NAME: dbName });
+  proxy = await startWireProxy(testDatabaseUri());
+  service = await startService({
+    ...ENV,
+    MONGODB_DB_NAME: dbName,
+    MONGODB_URI: proxy.uri,
+    // The driver's socket timeout (above the query timeout) would end a held insert, and the
+    // write would then be answered without its event: it must not fire before the SIGKILL.
+    QUERY_TIMEOUT_MS: '120000',
+  });
   const created = await service.send(
     'POST',
     '/admin/users',
@@ -34,36 +59,62 @@ it('has an event for every write acknowledged before a SIGKILL, once the service
   );
   const key = { 'X-Api-Key': (JSON.parse(created.body) as { apiKey: string }).apiKey };
 
-  const acknowledged: string[] = [];
-  let killed = false;
   const port = service.port;
-  const writers = Array.from({ length: WRITERS }, async (_, w) => {
-    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-    for (let i = 0; !killed; i += 1) {
-      const id = `w${w}-${i}`;
-      const reply = await send(agent, port, 'POST', '/data/load', key, { item: { _id: id } }).catch(
-        () => undefined,
-      );
-      if (reply?.status === 200) acknowledged.push(id);
-    }
-    agent.destroy();
-  });
-  await new Promise((r) => setTimeout(r, 1500));
-  killed = true;
-  await service.kill();
-  await Promise.all(writers);
-  expect(acknowledged.length).toBeGreaterThan(20);
+  const agents = Array.from(
+    { length: WRITERS },
+    () => new Agent({ keepAlive: true, maxSockets: 1 }),
+  );
+  const write = (w: number, id: string) =>
+    send(agents[w], port, 'POST', '/data/load', key, { item: { _id: id } }).catch(() => undefined);
+
+  // Concurrent writes that go all the way: answered, events appended, intents deleted.
+  const acknowledged: string[] = [];
+  await Promise.all(
+    agents.map(async (_, w) => {
+      for (let i = 0; i < ROUNDS; i += 1) {
+        const reply = await write(w, `w${w}-${i}`);
+        if (reply?.status === 200) acknowledged.push(`w${w}-${i}`);
+      }
+    }),
+  );
+  expect(acknowledged).toHaveLength(WRITERS * ROUNDS);
+
+  // The feed's inserts go no further from here: one more write per writer, all at once, each
+  // stopping between its stored item and its event.
+  proxy.hold((command) => command.insert === 'events' && command.$db === dbName);
+  const cutOff = agents.map((_, w) => `w${w}-${ROUNDS}`);
+  const inFlight = cutOff.map((id, w) => write(w, id));
 
   const client = await MongoClient.connect(testDatabaseUri());
   try {
     const db = client.db(dbName);
-    // The kill came in the middle of writes: some intents were left without their events.
-    const leftIntents = await db.collection('event_intents').countDocuments();
+    const registry = await db.collection('data_collections').findOne({ name: 'load' });
+    const items = db.collection(registry?.physical as string);
+    const intents = db.collection('event_intents');
+    await until('every cut-off write has its intent and its item stored', async () => {
+      const [withIntent, stored] = await Promise.all([
+        intents.countDocuments({ 'changes.key': { $in: cutOff } }),
+        items.countDocuments({ _id: { $in: cutOff as never[] } }),
+      ]);
+      return withIntent === WRITERS && stored === WRITERS;
+    });
+    expect(proxy.held()).toBeGreaterThan(0);
+
+    await service.kill();
+    const replies = await Promise.all(inFlight);
+    for (const agent of agents) agent.destroy();
+    expect(replies.filter((reply) => reply?.status === 200)).toEqual([]);
+
+    // The crash left exactly the cut-off writes behind: their intents, and no events for them.
+    const leftIntents = await intents.countDocuments();
+    expect(leftIntents).toBe(WRITERS);
+    expect(await db.collection('events').countDocuments({ key: { $in: cutOff } })).toBe(0);
 
     service = await startService({ ...ENV, MONGODB_DB_NAME: dbName });
-    // The reconciler takes intents older than the grace period.
-    await new Promise((r) => setTimeout(r, 1500));
-    expect(await db.collection('event_intents').countDocuments()).toBe(0);
+    // The reconciler takes intents once they are older than the grace period.
+    await until('the restarted service reconciles every intent', async () => {
+      return (await intents.countDocuments()) === 0;
+    });
 
     const seen = new Set<string>();
     let after = '0';
@@ -76,21 +127,13 @@ it('has an event for every write acknowledged before a SIGKILL, once the service
       after = page.next;
     }
     expect(acknowledged.filter((id) => !seen.has(id))).toEqual([]);
-    // Stronger: every item the database holds has its event — also those whose write landed
-    // just before the kill, unanswered (only the reconciler can have recorded those).
-    const registry = await db.collection('data_collections').findOne({ name: 'load' });
-    const stored = (
-      await db
-        .collection(registry?.physical as string)
-        .find()
-        .toArray()
-    ).map((doc) => String(doc._id));
+    // Every item the database holds has its event, the cut-off ones included.
+    const stored = (await items.find().toArray()).map((doc) => String(doc._id));
+    expect(stored).toHaveLength(WRITERS * (ROUNDS + 1));
     expect(stored.filter((id) => !seen.has(id))).toEqual([]);
-    const unanswered = stored.filter((id) => !acknowledged.includes(id)).length;
     process.stdout.write(
-      `feed after SIGKILL: ${acknowledged.length} acknowledged writes and ${unanswered} unanswered stored ones, all in the feed; ${leftIntents} intents reconciled after the restart\n`,
+      `feed after SIGKILL: ${acknowledged.length} acknowledged writes and ${cutOff.length} cut off after their item was stored, all in the feed; ${leftIntents} intents reconciled after the restart\n`,
     );
-    expect(leftIntents).toBeGreaterThan(0);
   } finally {
     await client.close();
   }

@@ -458,6 +458,8 @@ describe('Idempotency-Key', () => {
 });
 
 describe('Idempotency-Key expiry and limits', () => {
+  const TTL_MS = 600_000;
+  const LEASE_MS = 300_000;
   const MAX_RESPONSE_BYTES = 1024;
   const ORIGIN = 'https://app.example.com';
   let t: TestApp;
@@ -465,9 +467,10 @@ describe('Idempotency-Key expiry and limits', () => {
 
   beforeAll(async () => {
     t = await createTestApp(__filename, {
-      // Responses kept for 3 s: long enough to see a record before it expires, even under load.
-      IDEMPOTENCY_TTL_MS: '3000',
-      IDEMPOTENCY_LEASE_MS: '1000',
+      // Long enough that no test here depends on how fast the machine is: the tests of expiry
+      // check the end a record was given, then move it into the past.
+      IDEMPOTENCY_TTL_MS: String(TTL_MS),
+      IDEMPOTENCY_LEASE_MS: String(LEASE_MS),
       IDEMPOTENCY_SWEEP_INTERVAL_MS: '1000',
       IDEMPOTENCY_MAX_RESPONSE_BYTES: String(MAX_RESPONSE_BYTES),
       CORS_ORIGINS: ORIGIN,
@@ -481,10 +484,28 @@ describe('Idempotency-Key expiry and limits', () => {
 
   const records = () => t.connection.collection(RECORDS).countDocuments();
 
+  /**
+   * The record in `state`: its end must be `ms` after the moment its request ran (between `from`
+   * and `to`). Then it is moved `ms` into the past: the record now looks as it will once that
+   * time has passed.
+   */
+  async function ageRecord(state: string, ms: number, from: number, to: number): Promise<void> {
+    const collection = t.connection.collection<{ _id: string; expiresAt: Date }>(RECORDS);
+    const found = await collection.find({ state }).toArray();
+    expect(found).toHaveLength(1);
+    const [record] = found;
+    const end = record!.expiresAt.getTime();
+    expect(end).toBeGreaterThanOrEqual(from + ms);
+    expect(end).toBeLessThanOrEqual(to + ms);
+    await collection.updateOne({ _id: record!._id }, { $set: { expiresAt: new Date(end - ms) } });
+  }
+
   it('removes expired records in the periodic sweep, after which the key runs again', async () => {
     const key = newKey();
+    const sentAt = Date.now();
     const first = await api.post('/data/expiring', { item: { n: 1 } }, withKey(key)).expect(200);
     expect(await records()).toBe(1);
+    await ageRecord('done', TTL_MS, sentAt, Date.now());
     const until = Date.now() + 15_000;
     while ((await records()) > 0 && Date.now() < until) {
       await new Promise((resolve) => setTimeout(resolve, 200));
@@ -534,6 +555,7 @@ describe('Idempotency-Key expiry and limits', () => {
     const key = newKey();
     // What a crashed request leaves behind: a running record, never completed.
     const hold = holdItemCreation(t);
+    const sentAt = Date.now();
     const stuck = api.post('/data/crashed', { item: { n: 1 } }, withKey(key)).then((res) => res);
     await hold.entered;
     expectProblem(
@@ -541,7 +563,7 @@ describe('Idempotency-Key expiry and limits', () => {
       409,
       'IDEMPOTENCY_IN_PROGRESS',
     );
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await ageRecord('running', LEASE_MS, sentAt, Date.now());
     // The lease is over: a retry runs (here while the held request still hangs: the window the
     // lease must be longer than any request to close).
     hold.restore();

@@ -6,6 +6,7 @@ import {
   type RateLimitHit,
 } from '../../src/common/http/mongo-fixed-window.storage';
 import { testDatabaseUri, uniqueDbName } from '../support/app';
+import { holdClockInWindow } from '../support/held-clock';
 
 /**
  * The database rate-limit store on the real database: stores built on one collection stand for
@@ -19,12 +20,6 @@ const commands: string[] = [];
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** Waits for the next window when fewer than `neededMs` are left in the current one. */
-async function freshWindow(neededMs = 8_000): Promise<void> {
-  const left = WINDOW_MS - (Date.now() % WINDOW_MS);
-  if (left < neededMs) await sleep(left + 50);
 }
 
 const windowStart = (): number => Math.floor(Date.now() / WINDOW_MS) * WINDOW_MS;
@@ -50,13 +45,16 @@ beforeAll(async () => {
     if (target === RATE_LIMIT_COLLECTION) commands.push(event.commandName);
   });
 });
+// The stores run in this process: each test holds their clock just after a window starts, so
+// its increments all fall in one window however long they take.
+beforeEach(() => holdClockInWindow(WINDOW_MS));
+afterEach(() => jest.useRealTimers());
 afterAll(async () => {
   await hits.db.dropDatabase().catch(() => undefined);
   await client.close();
 });
 
 it('admits exactly the limit of concurrent requests spread over two instances', async () => {
-  await freshWindow();
   const [a, b] = [store(), store()];
   const before = commands.length;
   const results = await Promise.all(
@@ -82,7 +80,6 @@ it('admits exactly the limit of concurrent requests spread over two instances', 
 });
 
 it('counts each key on its own and answers with the seconds left in the window', async () => {
-  await freshWindow();
   const s = store();
   const first = await s.increment('key:one', WINDOW_MS, 3);
   const secondsLeft = Math.ceil((windowStart() + WINDOW_MS - Date.now()) / 1000);
@@ -104,7 +101,6 @@ it('counts each key on its own and answers with the seconds left in the window',
 });
 
 it('costs one insert per request on one instance, and nothing once over the limit', async () => {
-  await freshWindow();
   const s = store();
   expect(await commandsOf(() => s.increment('key:cost', WINDOW_MS, 3))).toEqual(['find', 'insert']);
   expect(await commandsOf(() => s.increment('key:cost', WINDOW_MS, 3))).toEqual(['insert']);
@@ -116,7 +112,6 @@ it('costs one insert per request on one instance, and nothing once over the limi
 });
 
 it('claims the concurrent requests of a key on one instance together, in one insert', async () => {
-  await freshWindow();
   const s = store();
   const before = commands.length;
   const results = await Promise.all(
@@ -134,7 +129,6 @@ it('claims the concurrent requests of a key on one instance together, in one ins
 });
 
 it('keeps the slots a batch inserted before one another instance took, and places the rest after it', async () => {
-  await freshWindow();
   const s = store();
   expect((await s.increment('key:split', WINDOW_MS, 100)).totalHits).toBe(1);
   // Another instance holds slot 3 (the fourth request's place).
@@ -149,7 +143,6 @@ it('keeps the slots a batch inserted before one another instance took, and place
 });
 
 it('costs a read and an insert per request when instances take turns', async () => {
-  await freshWindow();
   const [a, b] = [store(), store()];
   const costs: number[] = [];
   for (let i = 0; i < 10; i += 1) {
@@ -166,7 +159,6 @@ it('costs a read and an insert per request when instances take turns', async () 
 });
 
 it('tries a slot again after an insert failed, so a failure leaves no gap', async () => {
-  await freshWindow();
   let failNext = false;
   const flaky = new MongoFixedWindowThrottlerStorage(() =>
     failNext
@@ -188,7 +180,6 @@ it('tries a slot again after an insert failed, so a failure leaves no gap', asyn
 });
 
 it('sweeps once per window per instance', async () => {
-  await freshWindow();
   const s = store();
   const before = commands.length;
   for (let i = 0; i < 5; i += 1) await s.increment(`key:sweeps${i}`, WINDOW_MS, 5);

@@ -55,7 +55,7 @@ export class GroupCommit<T, R = void> {
   private async drain(): Promise<void> {
     this.running = true;
     while (this.queue.length > 0) {
-      const started = Date.now();
+      const started = performance.now();
       const batch = this.queue.splice(0, this.max);
       try {
         const results = await this.flush(batch.map((p) => p.item));
@@ -65,7 +65,7 @@ export class GroupCommit<T, R = void> {
         for (const pending of refused) pending.reject(error);
       }
       // Still running while it waits, so that what comes meanwhile waits for the next flush.
-      if (this.spacingMs > 0) await delay(started + this.spacingMs - Date.now());
+      if (this.spacingMs > 0) await delay(started + this.spacingMs - performance.now());
     }
     this.running = false;
     this.onIdle?.();

@@ -1,12 +1,24 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { LookupCache } from './lookup-cache';
 
 describe('LookupCache', () => {
-  it('trusts a record for ttlMs after its read, then not', async () => {
-    const cache = new LookupCache<{ v: number }>({ ttlMs: 60, max: 10 });
+  afterEach(() => jest.useRealTimers());
+
+  it('trusts a record for ttlMs after its read, then not', () => {
+    // The clock is the test's, so a pause of the process cannot age the entry between two lines.
+    // lru-cache takes its clock when it loads: load it afresh once the clock is fake.
+    jest.useFakeTimers();
+    let Cache!: typeof LookupCache;
+    jest.isolateModules(() => {
+      ({ LookupCache: Cache } =
+        jest.requireActual<typeof import('./lookup-cache')>('./lookup-cache'));
+    });
+    const cache = new Cache<{ v: number }>({ ttlMs: 60, max: 10 });
+    // A fake clock starts at 0, which lru-cache reads as "no start time".
+    jest.advanceTimersByTime(1);
     cache.remember('a', { v: 1 }, cache.mark());
+    jest.advanceTimersByTime(60);
     expect(cache.get('a')).toEqual({ v: 1 });
-    await sleep(90);
+    jest.advanceTimersByTime(1);
     expect(cache.get('a')).toBeUndefined();
   });
 

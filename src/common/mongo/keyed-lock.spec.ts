@@ -27,16 +27,20 @@ describe('KeyedLock', () => {
   it('runs different keys in parallel', async () => {
     const lock = new KeyedLock();
     const events: string[] = [];
+    // a ends only after b has ended: if b waited for a's key, neither would end.
+    let bEnded!: () => void;
+    const afterB = new Promise<void>((resolve) => (bEnded = resolve));
     await Promise.all([
       lock.run('a', async () => {
         events.push('start a');
-        await tick(20);
+        await afterB;
         events.push('end a');
       }),
       lock.run('b', async () => {
         events.push('start b');
         await tick(1);
         events.push('end b');
+        bEnded();
       }),
     ]);
     expect(events).toEqual(['start a', 'start b', 'end b', 'end a']);

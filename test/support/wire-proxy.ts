@@ -1,0 +1,118 @@
+import { connect, createServer, type Socket } from 'node:net';
+import { BSON, type Document } from 'mongodb';
+
+/** OP_MSG, the only opcode a current driver sends commands with (no compression configured). */
+const OP_MSG = 2013;
+const CHECKSUM_PRESENT = 1;
+
+/**
+ * A TCP proxy in front of the test database that can hold chosen commands: a held command is
+ * never forwarded and never answered, so the service stops exactly there while every other
+ * command (on its other connections) goes on. Tests use it to put a hang or a crash at one step
+ * of a write, deterministically and without a hook in the service.
+ */
+export interface WireProxy {
+  /** The database URI through the proxy. */
+  uri: string;
+  /** From now on, commands whose body `matches` are held. */
+  hold(matches: (command: Document) => boolean): void;
+  /** Holds nothing more, and forwards what is held (the service goes on as if the database had been slow). */
+  release(): void;
+  /** How many commands have been held so far. */
+  held(): number;
+  close(): Promise<void>;
+}
+
+/** The command document of an OP_MSG (its kind-0 section), or undefined for anything else. */
+function commandOf(message: Buffer): Document | undefined {
+  if (message.readInt32LE(12) !== OP_MSG) return undefined;
+  const flags = message.readUInt32LE(16);
+  const end = message.length - (flags & CHECKSUM_PRESENT ? 4 : 0);
+  let offset = 20;
+  while (offset < end) {
+    const kind = message.readUInt8(offset);
+    const size = message.readInt32LE(offset + 1);
+    if (kind === 0) return BSON.deserialize(message.subarray(offset + 1, offset + 1 + size));
+    offset += 1 + size;
+  }
+  return undefined;
+}
+
+export async function startWireProxy(target: string): Promise<WireProxy> {
+  const url = new URL(target);
+  const host = url.hostname;
+  const port = Number(url.port || 27017);
+  let matches: ((command: Document) => boolean) | undefined;
+  let held = 0;
+  const sockets = new Set<Socket>();
+  /** Per connection stuck behind a held command: forwards it and what came after. */
+  const resumes = new Set<() => void>();
+
+  const server = createServer((client) => {
+    const upstream = connect(port, host);
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+      // A peer that goes away (a SIGKILLed service) takes its other half with it.
+      socket.on('error', () => undefined);
+    }
+    client.on('close', () => {
+      resumes.delete(resume);
+      upstream.destroy();
+    });
+    upstream.on('close', () => client.destroy());
+    upstream.pipe(client);
+
+    let pending = Buffer.alloc(0);
+    let stuck: Buffer | undefined;
+    const forward = () => {
+      while (!stuck && pending.length >= 4) {
+        const length = pending.readInt32LE(0);
+        if (pending.length < length) return;
+        const message = pending.subarray(0, length);
+        pending = pending.subarray(length);
+        const command = matches && commandOf(message);
+        if (command && matches?.(command)) {
+          stuck = message;
+          held += 1;
+          resumes.add(resume);
+          return;
+        }
+        upstream.write(message);
+      }
+    };
+    const resume = () => {
+      resumes.delete(resume);
+      if (stuck) upstream.write(stuck);
+      stuck = undefined;
+      forward();
+    };
+    client.on('data', (chunk: Buffer) => {
+      pending = Buffer.concat([pending, chunk]);
+      forward();
+    });
+  });
+  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('the proxy has no port');
+
+  // One server, straight through the proxy (a replica set's hosts would bypass it).
+  const proxied = new URL(target);
+  proxied.host = `127.0.0.1:${address.port}`;
+  proxied.searchParams.set('directConnection', 'true');
+  return {
+    uri: proxied.toString(),
+    hold: (match) => {
+      matches = match;
+    },
+    release: () => {
+      matches = undefined;
+      for (const resume of [...resumes]) resume();
+    },
+    held: () => held,
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((closed) => server.close(() => closed()));
+    },
+  };
+}
