@@ -109,9 +109,12 @@ export class AppModule {
         LifecycleModule,
       ],
       providers: [
-        // Guards run in this order: the rate limit first (it also limits bad keys), then auth.
-        { provide: APP_GUARD, useClass: KeyThrottlerGuard },
+        // Guards run in this order: authentication, then the rate limit of the key it accepted.
+        // Wrong keys never reach the rate limit: they are the failed-authentication budget's,
+        // whose database work per address is bounded, where counting each new wrong key in the
+        // rate limit's store cost a read and an insert per guess.
         { provide: APP_GUARD, useExisting: ApiKeyGuard },
+        { provide: APP_GUARD, useClass: KeyThrottlerGuard },
         { provide: APP_FILTER, useClass: ProblemFilter },
       ],
     };

@@ -4,7 +4,10 @@ import type { Request, Response } from 'express';
 import { markRateLimited } from '../common/http/rate-limited';
 import { presentedKeyDigest } from './api-key.guard';
 
-/** Rate limit per API key (its digest, never the secret); requests without a key per client IP. */
+/**
+ * Rate limit per API key (its digest, never the secret); requests without a key per client IP.
+ * Runs after ApiKeyGuard, so the keys it counts are keys that authenticated.
+ */
 @Injectable()
 export class KeyThrottlerGuard extends ThrottlerGuard {
   protected override getTracker(req: Record<string, unknown>): Promise<string> {

@@ -231,6 +231,8 @@ describe('failed authentications per client address', () => {
     const t = await app({
       AUTH_FAILURE_WINDOW_MS: String(windowMs),
       AUTH_FAILURE_LOOKUP_INTERVAL_MS: String(intervalMs),
+      // As in production: a rate limit counted in the database must not add commands per guess.
+      RATE_LIMIT_STORE: 'mongo',
       // The background work (the feed's hub and sweeps, drop and erasure sweeps) pushed out past
       // this test, so that the commands counted are the requests' own.
       EVENTS_POLL_MS: '60000',
