@@ -5,6 +5,7 @@ import { createTestApp, TEST_ADMIN_KEY, uniqueDbName, type TestApp } from '../su
 import { createSubKey, createUser, type TestSubProfile, type TestUser } from '../support/factories';
 import { expectInvalid, expectProblem } from '../support/problems';
 import { SseClient } from '../support/sse';
+import { EventsService } from '../../src/events';
 
 /** The change feed: GET /events (with long polls), GET /events/stream, on two instances. */
 const ENV = { EVENTS_POLL_MS: '100', EVENTS_HEARTBEAT_MS: '300' };
@@ -22,6 +23,21 @@ interface Ev {
   branch: string;
   actor: { kind: string; id: string };
   data?: Record<string, unknown>;
+}
+
+/** Resolves once `condition` holds; fails the test after `timeoutMs`. */
+async function until(condition: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** The instance's feed hub: how many streams and long polls wait on it. */
+function hubOf(t: TestApp): { waiting: number } {
+  const service: unknown = t.app.get(EventsService);
+  return (service as { hub: { waiting: number } }).hub;
 }
 
 beforeAll(async () => {
@@ -203,21 +219,32 @@ describe('GET /events', () => {
 
   it('wakes a long poll within a second of a change made through another instance', async () => {
     const start = await latest(user.apiKey);
-    const began = Date.now();
-    const polled = a.http().get(`/events?after=${start}&wait=10`).set('X-Api-Key', user.apiKey);
-    setTimeout(() => {
-      void b
-        .http()
-        .post('/data/poll')
-        .set('X-Api-Key', user.apiKey)
-        .send({ item: { _id: 'p1' } })
-        .then(() => undefined);
-    }, 300);
+    const hub = hubOf(a);
+    const waitingBefore = hub.waiting;
+    let answeredAt = 0;
+    const polled = a
+      .http()
+      .get(`/events?after=${start}&wait=10`)
+      .set('X-Api-Key', user.apiKey)
+      .then((res) => {
+        answeredAt = Date.now();
+        return res;
+      });
+    // The change is made once the poll waits on instance a, so it is a wake that answers it.
+    await until(() => hub.waiting > waitingBefore, 'the long poll to wait');
+    await b
+      .http()
+      .post('/data/poll')
+      .set('X-Api-Key', user.apiKey)
+      .send({ item: { _id: 'p1' } })
+      .expect(200);
+    const writtenAt = Date.now();
     const res = await polled;
     expect(res.status).toBe(200);
-    const elapsed = Date.now() - began;
     expect((res.body as { events: Ev[] }).events.map((e) => e.key)).toContain('poll');
-    expect(elapsed).toBeLessThan(1300);
+    // Another instance's change is found by the poll of the newest number (EVENTS_POLL_MS, 100 ms
+    // here), then read: well within a second.
+    expect(answeredAt - writtenAt).toBeLessThan(1000);
   });
 
   it('answers an empty page when the wait ends without events', async () => {
@@ -392,8 +419,8 @@ describe('GET /events/stream', () => {
     expect(missed.map((e) => Number(e.id))).toEqual(
       missed.map((e) => Number(JSON.parse(e.data).id)),
     );
-    await new Promise((r) => setTimeout(r, 700));
-    expect(resumed.comments).toBeGreaterThan(0);
+    // Heartbeats (EVENTS_HEARTBEAT_MS, 300 ms here) keep the stream alive while nothing happens.
+    await until(() => resumed.comments > 0, 'a heartbeat');
     expect(resumed.events).toHaveLength(3);
     resumed.close();
   });
@@ -413,16 +440,14 @@ describe('GET /events/stream', () => {
   });
 
   it('frees what a closed stream held', async () => {
-    const service = a.app.get((await import('../../src/events')).EventsService);
+    const hub = hubOf(a);
     // Streams closed by earlier tests are gone once the server has seen their sockets close.
-    await new Promise((r) => setTimeout(r, 300));
-    const before = (service as unknown as { hub: { waiting: number } }).hub.waiting;
+    await until(() => hub.waiting === 0, 'earlier streams to be released');
     const stream = await SseClient.open(portA, '/events/stream', headers());
-    await new Promise((r) => setTimeout(r, 100));
-    expect((service as unknown as { hub: { waiting: number } }).hub.waiting).toBe(before + 1);
+    await until(() => hub.waiting === 1, 'the stream to follow its namespace');
     stream.close();
-    await new Promise((r) => setTimeout(r, 200));
-    expect((service as unknown as { hub: { waiting: number } }).hub.waiting).toBe(before);
+    await until(() => hub.waiting === 0, 'the closed stream to be released');
+    expect(hub.waiting).toBe(0);
   });
 });
 
