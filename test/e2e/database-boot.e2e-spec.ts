@@ -1,11 +1,8 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { MongoClient } from 'mongodb';
-import { loadConfig } from '../../src/config';
-import { findFreePort, resolveDatabase, type ResolvedDatabase } from '../../tools/dev-database';
+import { findFreePort } from '../../tools/dev-database';
 import { TEST_ADMIN_KEY, uniqueDbName } from '../support/app';
+import { startOwnDatabase, type OwnDatabase } from '../support/own-database';
 import { ensureBuilt, MAIN, startService, type ServiceProcess } from '../support/service-process';
 
 /**
@@ -14,32 +11,18 @@ import { ensureBuilt, MAIN, startService, type ServiceProcess } from '../support
  * freeze and fill with an older deployment's data.
  */
 describe('database at boot', () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'pds-boot-'));
-  let database: ResolvedDatabase;
+  let database: OwnDatabase;
   let client: MongoClient;
   const services: ServiceProcess[] = [];
-  let frozen = false;
-
-  function signal(name: 'SIGSTOP' | 'SIGCONT'): void {
-    if (database.pid === undefined) throw new Error('the test database has no known pid');
-    process.kill(database.pid, name);
-    frozen = name === 'SIGSTOP';
-  }
 
   beforeAll(async () => {
-    const config = loadConfig({ ...process.env, NODE_ENV: 'test', MONGODB_URI: '' });
-    database = await resolveDatabase({
-      ...config.database,
-      uri: undefined,
-      dataDir,
-      log: () => undefined,
-    });
+    database = await startOwnDatabase('boot');
     client = await new MongoClient(database.uri).connect();
     ensureBuilt();
   });
 
   afterAll(async () => {
-    if (frozen) signal('SIGCONT');
+    database?.thaw();
     await Promise.all(services.map((s) => s.kill()));
     await client?.close();
     await database?.stop();
@@ -137,7 +120,7 @@ describe('database at boot', () => {
   });
 
   it('brings four instances up at once on a database that answers its first handshakes late', async () => {
-    signal('SIGSTOP');
+    database.freeze();
     const frozenAt = Date.now();
     const spawned: ServiceProcess[] = [];
     const waiting = (s: ServiceProcess) => s.stdout().includes('waiting for the database');
@@ -162,7 +145,7 @@ describe('database at boot', () => {
       expect(spawned.map(waiting)).toEqual([true, true, true, true]);
       await new Promise((r) => setTimeout(r, Math.max(0, frozenAt + 3_000 - Date.now())));
     } finally {
-      signal('SIGCONT');
+      database.thaw();
     }
     const ready = await Promise.all(starts);
     services.push(...ready);

@@ -1,10 +1,6 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { loadConfig } from '../../src/config';
-import { resolveDatabase, type ResolvedDatabase } from '../../tools/dev-database';
 import { createTestApp, type TestApp } from '../support/app';
 import { createUser, type TestUser } from '../support/factories';
+import { startOwnDatabase, type OwnDatabase } from '../support/own-database';
 
 const SELECTION_TIMEOUT_MS = 1500;
 /** The promise: every request answers within the selection timeout plus a second. */
@@ -25,38 +21,12 @@ interface Outcome {
  * Uses a database server of its own, so the other test files keep theirs.
  */
 describe('database frozen', () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'pds-frozen-'));
-  let database: ResolvedDatabase;
+  let database: OwnDatabase;
   let t: TestApp;
   let user: TestUser;
-  let frozen = false;
-
-  function signal(name: 'SIGSTOP' | 'SIGCONT'): void {
-    if (database.pid === undefined) throw new Error('the test database has no known pid');
-    process.kill(database.pid, name);
-    frozen = name === 'SIGSTOP';
-  }
-
-  /** A frozen server must never outlive the test, whatever failed. */
-  function thaw(): void {
-    if (!frozen || database.pid === undefined) return;
-    try {
-      process.kill(database.pid, 'SIGCONT');
-    } catch {
-      // Already gone.
-    }
-    frozen = false;
-  }
 
   beforeAll(async () => {
-    // The run's own database choice, but always a server started here: it is the one frozen.
-    const config = loadConfig({ ...process.env, NODE_ENV: 'test', MONGODB_URI: '' });
-    database = await resolveDatabase({
-      ...config.database,
-      uri: undefined,
-      dataDir,
-      log: () => undefined,
-    });
+    database = await startOwnDatabase('frozen');
     t = await createTestApp(__filename, {
       MONGODB_URI: database.uri,
       DB_SERVER_SELECTION_TIMEOUT_MS: String(SELECTION_TIMEOUT_MS),
@@ -65,7 +35,7 @@ describe('database frozen', () => {
   });
 
   afterAll(async () => {
-    thaw();
+    database?.thaw();
     await t?.close();
     await database?.stop();
   });
@@ -106,7 +76,7 @@ describe('database frozen', () => {
     try {
       // The first wave is in flight when the server freezes: it may still finish, but in time.
       const inFlight = wave(1);
-      signal('SIGSTOP');
+      database.freeze();
       const outcomes = [...(await inFlight), ...(await wave(2)), ...(await wave(3))];
 
       const slow = outcomes.filter((o) => o.elapsed >= BOUND_MS);
@@ -120,7 +90,7 @@ describe('database frozen', () => {
       for (const o of outcomes.slice(0, 12)) expect([200, 503]).toContain(o.status);
       await t.http().get('/health').expect(200);
     } finally {
-      thaw();
+      database.thaw();
     }
 
     // Back without restarting the app: the driver reconnects by itself.

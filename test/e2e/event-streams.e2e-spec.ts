@@ -7,6 +7,7 @@ import { expectProblem } from '../support/problems';
 import { startService, type ServiceProcess } from '../support/service-process';
 import { SseClient } from '../support/sse';
 import { EventsService } from '../../src/events';
+import { until } from '../support/until';
 
 /** What bounds event streams: slots per key and per instance, and the slow-reader cutoff. */
 const MiB = 1024 * 1024;
@@ -23,15 +24,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await a?.close();
 });
-
-/** Resolves once `condition` holds; fails the test after `timeoutMs`. */
-async function until(condition: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 const open = (key: string, headers: Record<string, string> = {}): Promise<SseClient> =>
   SseClient.open(port, '/events/stream', { 'X-Api-Key': key, ...headers });
@@ -65,11 +57,11 @@ describe('stream slots', () => {
     } finally {
       closeAll(streams);
     }
-    await until(() => events.slots.open === base, 'the closed streams to give their slots back');
+    await until('the closed streams to give their slots back', () => events.slots.open === base);
     const again = await Promise.all(Array.from({ length: 10 }, () => open(user.apiKey)));
     expect(again.map((s) => s.status)).toEqual(Array(10).fill(200));
     closeAll(again);
-    await until(() => events.slots.open === base, 'the slots to come back again');
+    await until('the slots to come back again', () => events.slots.open === base);
   });
 
   it('counts a waiting long poll until it answers', async () => {
@@ -79,7 +71,7 @@ describe('stream slots', () => {
     try {
       const poll = a.http().get('/events?wait=20').set('X-Api-Key', user.apiKey);
       const polled = poll.then((res) => res);
-      await until(() => events.slots.open === base + 10, 'the long poll to take its slot');
+      await until('the long poll to take its slot', () => events.slots.open === base + 10);
       expectProblem(
         await a.http().get('/events/stream').set('X-Api-Key', user.apiKey),
         429,
@@ -92,14 +84,14 @@ describe('stream slots', () => {
         .send({ item: { n: 1 } })
         .expect(200);
       expect((await polled).status).toBe(200);
-      await until(() => events.slots.open === base + 9, 'the answered long poll to free its slot');
+      await until('the answered long poll to free its slot', () => events.slots.open === base + 9);
       const tenth = await open(user.apiKey);
       expect(tenth.status).toBe(200);
       tenth.close();
     } finally {
       closeAll(streams);
     }
-    await until(() => events.slots.open === base, 'every slot to come back');
+    await until('every slot to come back', () => events.slots.open === base);
   });
 
   it('refuses every key once the instance holds EVENTS_MAX_STREAMS', async () => {
@@ -305,7 +297,7 @@ describe('slow readers', () => {
           items: Array.from({ length: 100 }, (_, i) => ({ _id: `s${batch * 100 + i}`, pad })),
         })
         .expect(200);
-    await until(() => serverClosed, 'the server to close the stalled stream', 10_000);
+    await until('the server to close the stalled stream', () => serverClosed, 10_000);
     console.log(`most held unsent for the stalled stream: ${held} bytes`);
     expect(held).toBeLessThanOrEqual(MiB);
     // The limit was what stopped it: the stream held close to it.

@@ -3,6 +3,7 @@ import { MongoClient } from 'mongodb';
 import { testDatabaseUri, TEST_ADMIN_KEY, uniqueDbName } from '../support/app';
 import { send, startService, type ServiceProcess } from '../support/service-process';
 import { startWireProxy, type WireProxy } from '../support/wire-proxy';
+import { until } from '../support/until';
 
 /**
  * No change is missing from the feed when the process dies between a change and its event. The
@@ -28,15 +29,6 @@ afterAll(async () => {
   await service?.kill();
   await proxy?.close();
 });
-
-/** Polls `probe` until it is true; fails after `withinMs`, saying what it waited for. */
-async function until(what: string, probe: () => Promise<boolean>, withinMs = 20_000) {
-  const deadline = Date.now() + withinMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`gave up waiting: ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 it('has an event for every write stored before a SIGKILL between writes and events, once the service is back', async () => {
   const dbName = uniqueDbName(__filename);

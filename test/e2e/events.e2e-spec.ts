@@ -6,6 +6,7 @@ import { createSubKey, createUser, type TestSubProfile, type TestUser } from '..
 import { expectInvalid, expectProblem } from '../support/problems';
 import { SseClient } from '../support/sse';
 import { EventsService } from '../../src/events';
+import { until } from '../support/until';
 
 /** The change feed: GET /events (with long polls), GET /events/stream, on two instances. */
 const ENV = { EVENTS_POLL_MS: '100', EVENTS_HEARTBEAT_MS: '300' };
@@ -23,15 +24,6 @@ interface Ev {
   branch: string;
   actor: { kind: string; id: string };
   data?: Record<string, unknown>;
-}
-
-/** Resolves once `condition` holds; fails the test after `timeoutMs`. */
-async function until(condition: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 /** The instance's feed hub: how many streams and long polls wait on it. */
@@ -231,7 +223,7 @@ describe('GET /events', () => {
         return res;
       });
     // The change is made once the poll waits on instance a, so it is a wake that answers it.
-    await until(() => hub.waiting > waitingBefore, 'the long poll to wait');
+    await until('the long poll to wait', () => hub.waiting > waitingBefore);
     await b
       .http()
       .post('/data/poll')
@@ -420,7 +412,7 @@ describe('GET /events/stream', () => {
       missed.map((e) => Number(JSON.parse(e.data).id)),
     );
     // Heartbeats (EVENTS_HEARTBEAT_MS, 300 ms here) keep the stream alive while nothing happens.
-    await until(() => resumed.comments > 0, 'a heartbeat');
+    await until('a heartbeat', () => resumed.comments > 0);
     expect(resumed.events).toHaveLength(3);
     resumed.close();
   });
@@ -442,11 +434,11 @@ describe('GET /events/stream', () => {
   it('frees what a closed stream held', async () => {
     const hub = hubOf(a);
     // Streams closed by earlier tests are gone once the server has seen their sockets close.
-    await until(() => hub.waiting === 0, 'earlier streams to be released');
+    await until('earlier streams to be released', () => hub.waiting === 0);
     const stream = await SseClient.open(portA, '/events/stream', headers());
-    await until(() => hub.waiting === 1, 'the stream to follow its namespace');
+    await until('the stream to follow its namespace', () => hub.waiting === 1);
     stream.close();
-    await until(() => hub.waiting === 0, 'the closed stream to be released');
+    await until('the closed stream to be released', () => hub.waiting === 0);
     expect(hub.waiting).toBe(0);
   });
 });

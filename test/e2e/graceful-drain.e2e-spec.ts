@@ -6,6 +6,7 @@ import { ShutdownState } from '../../src/health/shutdown.state';
 import { createTestApp, testDatabaseUri, TEST_ADMIN_KEY, uniqueDbName } from '../support/app';
 import { send, startService } from '../support/service-process';
 import { startWireProxy, type WireProxy } from '../support/wire-proxy';
+import { until } from '../support/until';
 
 const SHUTDOWN_TIMEOUT_MS = 10_000;
 const CLIENTS = 10;
@@ -20,15 +21,6 @@ interface Outcome {
   connectionClose?: boolean;
   error?: string;
   afterSigterm: boolean;
-}
-
-/** Polls `probe` until it is true; fails after `withinMs`, saying what it waited for. */
-async function until(what: string, probe: () => boolean | Promise<boolean>, withinMs = 20_000) {
-  const deadline = Date.now() + withinMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`gave up waiting: ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 /** Whether the port refuses new connections (the listener is closed). */
