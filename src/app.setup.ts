@@ -10,7 +10,8 @@ import { createLogger, PinoLoggerService, requestIdOf, requestLogger } from './c
 import { buildOpenApiDocument } from './common/http/openapi';
 import { serveSwaggerUi } from './common/http/swagger-ui';
 import { queryKeyGuard } from './common/http/query-keys';
-import { concretePathMethods, RouteMethods } from './common/http/route-methods';
+import { concretePathMethods } from './common/http/concrete-path-methods';
+import { RouteMethods } from './common/http/route-methods';
 import { createValidationPipe, DEFAULT_RAW_JSON_BUDGET } from './common/http/validation';
 import type { AppConfig } from './config';
 import { ServiceMetrics } from './metrics';

@@ -74,3 +74,80 @@ describe('module graph', () => {
     expect([...(graph.get('auth') ?? [])].sort()).toEqual(['common', 'config']);
   });
 });
+
+/** The file a relative import names: `x.ts`, or `x/index.ts` for a folder. */
+function resolveImport(file: string, specifier: string): string | undefined {
+  const target = join(file, '..', specifier);
+  for (const candidate of [`${target}.ts`, join(target, 'index.ts')]) {
+    if (statSync(candidate, { throwIfNoEntry: false })?.isFile()) return candidate;
+  }
+  return undefined;
+}
+
+/** Every file of src (tests aside) with the files of src it imports, `import type` included. */
+function fileGraph(): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const file of sourceFiles(SRC)) {
+    const text = readFileSync(file, 'utf8');
+    const targets = [...text.matchAll(/(?:from|import)\s+'(\.[^']*)'/g)]
+      .map((match) => resolveImport(file, match[1] as string))
+      .filter((target): target is string => target !== undefined);
+    graph.set(file, [...new Set(targets)]);
+  }
+  return graph;
+}
+
+/** The import cycles of a graph, each as the files around it (one per strongly connected set). */
+function cycles(graph: Map<string, string[]>): string[][] {
+  // Tarjan's strongly connected components: a component of more than one file is a cycle, and
+  // so is a file that imports itself.
+  let counter = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (file: string): void => {
+    index.set(file, counter);
+    low.set(file, counter);
+    counter += 1;
+    stack.push(file);
+    onStack.add(file);
+    for (const next of graph.get(file) ?? []) {
+      if (!index.has(next)) {
+        visit(next);
+        low.set(file, Math.min(low.get(file)!, low.get(next)!));
+      } else if (onStack.has(next)) {
+        low.set(file, Math.min(low.get(file)!, index.get(next)!));
+      }
+    }
+    if (low.get(file) !== index.get(file)) return;
+    const component: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop()!;
+      onStack.delete(member);
+      component.push(member);
+    } while (member !== file);
+    if (component.length > 1 || (graph.get(file) ?? []).includes(file)) found.push(component);
+  };
+  for (const file of graph.keys()) if (!index.has(file)) visit(file);
+  return found.map((component) => component.map((f) => relative(ROOT, f)).sort());
+}
+
+describe('file graph', () => {
+  it('has no import cycle in src', () => {
+    expect(cycles(fileGraph())).toEqual([]);
+  });
+
+  it('finds a cycle when there is one', () => {
+    const graph = new Map([
+      ['/a', ['/b']],
+      ['/b', ['/c']],
+      ['/c', ['/a']],
+      ['/d', ['/a']],
+    ]);
+    expect(cycles(graph)).toHaveLength(1);
+    expect(cycles(graph)[0]).toHaveLength(3);
+  });
+});

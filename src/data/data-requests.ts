@@ -21,7 +21,6 @@ import type {
   UpdateDataItemsDto,
 } from './dto/data-batch.dto';
 import type { CreateDataItemDto, DeleteDataItemDto, UpdateDataItemDto } from './dto/data-item.dto';
-import type { BulkItemInput } from './item-batches.service';
 import {
   guardDocument,
   guardFieldName,
@@ -31,6 +30,9 @@ import {
   type JsonBudget,
   type JsonObject,
 } from './json-guard';
+
+/** A bulk create's item: its guarded request, or why it was refused before any write. */
+export type BulkItemInput = { request: NewItemRequest } | { refused: DomainError };
 
 /**
  * The shape checks of data request bodies: what a body must look like, whoever sends it. They

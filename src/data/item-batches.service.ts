@@ -4,7 +4,7 @@ import { DatabaseUnavailableError, DomainError, isDatabaseUnavailable } from '..
 import { DUPLICATE } from '../common/mongo/duplicate';
 import { CollectionsService } from './collections.service';
 import type { ItemMatch } from './data-query';
-import type { ItemChangeRequest, ItemRemovalRequest, NewItemRequest } from './data-requests';
+import type { BulkItemInput, ItemChangeRequest, ItemRemovalRequest } from './data-requests';
 import { DuplicateItemError } from './data.errors';
 import { DataItemRepository } from './data-item.repository';
 import { assertOwnerFieldKept, ItemsService } from './items.service';
@@ -22,9 +22,6 @@ export interface BulkItemError {
   errors?: { field: string; message: string }[];
   [extension: string]: unknown;
 }
-
-/** A bulk create's item: its guarded request, or why it was refused before any write. */
-export type BulkItemInput = { request: NewItemRequest } | { refused: DomainError };
 
 /** Items created at once by one bulk request; bounded so one request cannot hold many connections. */
 const BULK_CONCURRENCY = 8;

@@ -1,7 +1,3 @@
-import { NotFoundException } from '@nestjs/common';
-import type { NextFunction, Request, Response } from 'express';
-import type { ProblemRenderer } from '../errors';
-
 /**
  * Which methods the registered routes serve at a path, read from the Express router. A request
  * that no route answers reaches Nest's not-found handler; when its path belongs to a route, the
@@ -86,15 +82,4 @@ export class RouteMethods {
     }
     return entries;
   }
-}
-
-/**
- * Before routing: 405 with `Allow` for a method the concrete path does not serve, where the
- * router alone would have handed the request to a templated route.
- */
-export function concretePathMethods(routes: RouteMethods, renderer: ProblemRenderer) {
-  return (req: Request, res: Response, next: NextFunction): void => {
-    if (routes.shadowed(req.path, req.method)) renderer.send(new NotFoundException(), req, res);
-    else next();
-  };
 }
