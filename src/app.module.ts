@@ -10,6 +10,7 @@ import { FixedWindowThrottlerStorage } from './common/http/fixed-window.storage'
 import { MongoFixedWindowThrottlerStorage } from './common/http/mongo-fixed-window.storage';
 import { KeyThrottlerGuard } from './auth/key-throttler.guard';
 import { ProblemFilter } from './common/errors';
+import { BackgroundTasksModule } from './common/scheduling/background-tasks';
 import { IdempotencyModule } from './common/idempotency';
 import { idempotencyScopeOf } from './auth/idempotency-scope';
 import { ConfigModule, type AppConfig } from './config';
@@ -88,6 +89,7 @@ export class AppModule {
             generateKey: (_context, tracker) => tracker,
           }),
         }),
+        BackgroundTasksModule,
         MigrationsModule,
         HealthModule,
         MetricsModule.forRoot(metrics),

@@ -1,4 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { BackgroundTasks } from '../common/scheduling/background-tasks';
 import { MetricsController } from './metrics.controller';
 import { MetricsTokenGuard } from './metrics-token.guard';
 import { ServiceMetrics } from './service-metrics';
@@ -15,7 +16,16 @@ export class MetricsModule {
     return {
       module: MetricsModule,
       controllers: [MetricsController],
-      providers: [{ provide: ServiceMetrics, useValue: metrics }, MetricsTokenGuard],
+      providers: [
+        { provide: ServiceMetrics, useValue: metrics },
+        MetricsTokenGuard,
+        {
+          // The background tasks' runs, counted from the host's reports.
+          provide: 'TASK_METRICS',
+          inject: [BackgroundTasks],
+          useFactory: (tasks: BackgroundTasks) => tasks.observe(metrics.tasks.observer),
+        },
+      ],
       exports: [ServiceMetrics],
     };
   }

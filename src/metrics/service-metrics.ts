@@ -3,6 +3,7 @@ import { Registry } from 'prom-client';
 import { DatabaseMetrics } from './database-metrics';
 import { HttpMetrics } from './http-metrics';
 import { processMetrics } from './process-metrics';
+import { TaskMetrics } from './task-metrics';
 
 /**
  * The metrics of one app, in a registry of its own (never prom-client's global one), so that
@@ -12,6 +13,7 @@ export class ServiceMetrics {
   readonly registry = new Registry();
   readonly http = new HttpMetrics(this.registry);
   readonly database = new DatabaseMetrics(this.registry);
+  readonly tasks = new TaskMetrics(this.registry);
   private readonly scraped = Registry.merge([processMetrics(), this.registry]);
 
   /** The Prometheus text exposition format (Registry.PROMETHEUS_CONTENT_TYPE). */

@@ -1,11 +1,6 @@
-import {
-  Inject,
-  Injectable,
-  Logger,
-  type OnApplicationBootstrap,
-  type OnModuleDestroy,
-} from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../../config';
+import { BackgroundTasks, type BackgroundTask } from '../scheduling/background-tasks';
 import { IdempotencyRepository } from './idempotency.repository';
 
 /** Records deleted per batch, and batches per sweep: a sweep's work is bounded. */
@@ -14,69 +9,44 @@ const SWEEP_MAX_BATCHES = 20;
 
 /**
  * Deletes expired idempotency records every IDEMPOTENCY_SWEEP_INTERVAL_MS, on every instance
- * (FerretDB has no TTL index; deleting what another instance deleted already costs nothing). The
- * next sweep is scheduled when one ends, so sweeps never overlap; the timer does not keep the
- * process alive and is stopped before the connection closes. What a sweep leaves (more than
- * SWEEP_BATCH × SWEEP_MAX_BATCHES expired records) the next one takes; reads ignore expired
- * records meanwhile.
+ * (FerretDB has no TTL index; deleting what another instance deleted already costs nothing), as
+ * a background task. What a sweep leaves (more than SWEEP_BATCH × SWEEP_MAX_BATCHES expired
+ * records) the next one takes; reads ignore expired records meanwhile.
  */
 @Injectable()
-export class IdempotencySweeper implements OnApplicationBootstrap, OnModuleDestroy {
-  private readonly logger = new Logger('IdempotencySweeper');
-  private readonly intervalMs: number;
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<number> | undefined;
-  private stopped = false;
+export class IdempotencySweeper {
+  private readonly task: BackgroundTask;
+  private deleted = 0;
 
   constructor(
     private readonly records: IdempotencyRepository,
     @Inject(APP_CONFIG) config: AppConfig,
+    tasks: BackgroundTasks,
   ) {
-    this.intervalMs = config.idempotency.sweepIntervalMs;
-  }
-
-  onApplicationBootstrap(): void {
-    this.schedule();
-  }
-
-  async onModuleDestroy(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
+    this.task = tasks.register({
+      name: 'idempotency-sweep',
+      intervalMs: config.idempotency.sweepIntervalMs,
+      run: () => this.deleteExpired(),
+    });
   }
 
   /**
-   * One sweep: deletes records expired by now and returns how many. A call while a sweep runs
-   * joins that sweep.
+   * One sweep now: deletes records expired by now and returns how many. A call while a sweep
+   * runs joins that sweep.
    */
-  sweep(): Promise<number> {
-    this.running ??= this.deleteExpired().finally(() => {
-      this.running = undefined;
-    });
-    return this.running;
+  async sweep(): Promise<number> {
+    await this.task.runNow();
+    return this.deleted;
   }
 
-  private async deleteExpired(): Promise<number> {
+  private async deleteExpired(): Promise<void> {
     const now = new Date();
     let deleted = 0;
-    for (let batch = 0; batch < SWEEP_MAX_BATCHES && !this.stopped; batch += 1) {
+    for (let batch = 0; batch < SWEEP_MAX_BATCHES && !this.task.isStopped; batch += 1) {
       const count = await this.records.deleteExpired(now, SWEEP_BATCH);
       deleted += count;
       if (count < SWEEP_BATCH) break;
     }
-    return deleted;
-  }
-
-  private schedule(): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.sweep()
-        .catch((error: unknown) => {
-          this.logger.warn({ err: error }, 'could not delete expired idempotency records');
-          return 0;
-        })
-        .finally(() => this.schedule());
-    }, this.intervalMs);
-    this.timer.unref();
+    this.deleted = deleted;
   }
 }

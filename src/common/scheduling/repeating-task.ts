@@ -8,10 +8,12 @@ export class RepeatingTask {
   private running: Promise<void> | undefined;
   private stopped = false;
 
+  /** `jitter`: each delay is `intervalMs` times a random factor within 1 ± jitter. */
   constructor(
     private readonly intervalMs: number,
     private readonly work: () => Promise<unknown>,
     private readonly onError: (error: unknown) => void,
+    private readonly jitter = 0,
   ) {}
 
   start(): void {
@@ -44,9 +46,13 @@ export class RepeatingTask {
 
   private schedule(): void {
     if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      void this.runNow().finally(() => this.schedule());
-    }, this.intervalMs);
+    const factor = 1 + this.jitter * (2 * Math.random() - 1);
+    this.timer = setTimeout(
+      () => {
+        void this.runNow().finally(() => this.schedule());
+      },
+      Math.round(this.intervalMs * factor),
+    );
     this.timer.unref();
   }
 }
