@@ -47,7 +47,10 @@ export class SseClient {
     while (this.events.length < count) {
       const left = deadline - Date.now();
       if (left <= 0 || this.ended)
-        throw new Error(`expected ${count} events, got ${this.events.length}`);
+        throw new Error(
+          `expected ${count} events, got ${this.events.length} ` +
+            (this.ended ? '(the stream ended)' : `(none more within ${timeoutMs} ms)`),
+        );
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, left);
         this.waiters.push(() => {
