@@ -43,7 +43,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export async function retryUntilReachable<T>(
   what: string,
   attempt: () => Promise<T>,
-  options: { uri: string; deadline: number; timeoutMs: number; log: Logger },
+  options: { uri: string; deadline: number; timeoutMs: number; log: Pick<Logger, 'warn'> },
 ): Promise<T> {
   const address = databaseAddress(options.uri);
   let wait = BACKOFF_FIRST_MS;

@@ -9,6 +9,7 @@ import request from 'supertest';
 import { AppModule } from '../../src/app.module';
 import { APP_OPTIONS, configureApp } from '../../src/app.setup';
 import { buildOpenApiDocument } from '../../src/common/http/openapi';
+import { retryUntilReachable } from '../../src/database-boot';
 import { loadConfig, type AppConfig } from '../../src/config';
 import { recordMetricSeries } from './metric-series';
 import { OpenApiResponseValidator } from './openapi-validator';
@@ -69,12 +70,31 @@ export async function createTestApp(
     ...env,
     MONGODB_URI: uri,
   });
-  const moduleRef = await Test.createTestingModule({
-    imports: [AppModule.forRoot({ ...config, database: { ...config.database, uri } })],
-  }).compile();
-  const app = moduleRef.createNestApplication(APP_OPTIONS);
-  configureApp(app, config);
-  await app.init();
+  // Started as `node dist/main.js` starts: a first connection that times out (this process's
+  // loop blocked by a loaded machine) is retried, for up to the service's own boot bound.
+  const app = await retryUntilReachable(
+    'starting the test app',
+    async () => {
+      const moduleRef = await Test.createTestingModule({
+        imports: [AppModule.forRoot({ ...config, database: { ...config.database, uri } })],
+      }).compile();
+      const created = moduleRef.createNestApplication(APP_OPTIONS);
+      try {
+        configureApp(created, config);
+        await created.init();
+        return created;
+      } catch (error) {
+        await created.close().catch(() => undefined);
+        throw error;
+      }
+    },
+    {
+      uri,
+      deadline: Date.now() + config.database.bootTimeoutMs,
+      timeoutMs: config.database.bootTimeoutMs,
+      log: { warn: () => undefined },
+    },
+  );
   const connection = app.get<Connection>(getConnectionToken());
   let validator: OpenApiResponseValidator | undefined;
   return {
