@@ -19,6 +19,6 @@ import { TeamService } from './team.service';
   ],
   controllers: [TeamController],
   providers: [TeamRepository, TeamMembershipRepository, TeamService],
-  exports: [TeamService, TeamRepository, TeamMembershipRepository],
+  exports: [TeamService],
 })
 export class TeamModule {}
