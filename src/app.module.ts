@@ -24,7 +24,7 @@ import { ProfileService } from './profile/profile.service';
 import { ProjectModule } from './project/project.module';
 import { EventsModule } from './events';
 import { WebhooksModule } from './webhooks/webhooks.module';
-import { LifecycleModule } from './lifecycle/lifecycle.module';
+import { LifecycleModule } from './lifecycle';
 import { TeamModule, TeamService } from './team';
 
 /**
@@ -107,7 +107,6 @@ export class AppModule {
         TeamModule,
         EventsModule,
         WebhooksModule,
-        // After ProfileModule: its DELETE /profile sits beside /profile/{accountId} and /groups.
         LifecycleModule,
       ],
       providers: [

@@ -7,12 +7,14 @@ import {
   HttpStatus,
   Inject,
   Param,
+  Post,
   Put,
   Query,
   Req,
   Res,
 } from '@nestjs/common';
 import {
+  ApiAcceptedResponse,
   ApiBadRequestResponse,
   ApiNoContentResponse,
   ApiNotFoundResponse,
@@ -24,18 +26,23 @@ import { Auth, TEAM_ID_PATTERN } from '../auth';
 import { ProblemDto } from '../common/errors';
 import { ApiKeysetPage, linkNextPage, parseKeysetPage } from '../common/pagination/keyset-page';
 import { APP_CONFIG, type AppConfig } from '../config';
-import { PutTeamMemberDto, TeamDetailDto, TeamMemberDto, TeamService } from '../team';
-import { TeamDto } from './dto/admin.dto';
 import { IdempotentWrites } from '../common/idempotency';
+import { ErasureService } from '../lifecycle';
+import { acceptedErasure, ERASURE_ACCEPTED, ErasureDto } from '../profile';
+import { PutTeamMemberDto, TeamDetailDto, TeamMemberDto, TeamService } from '../team';
+import { AdminService } from './admin.service';
+import { CreatedTeamDto, CreateTeamDto, TeamDto } from './dto/admin.dto';
 
-/** The operator's view of teams and their members. */
+/** The operator's teams: registration, reads, members and erasure. */
 @ApiTags('admin')
 @IdempotentWrites()
 @Controller('admin/teams')
 @Auth('operator')
 export class AdminTeamsController {
   constructor(
+    private readonly admin: AdminService,
     private readonly teams: TeamService,
+    private readonly erasures: ErasureService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -64,12 +71,33 @@ export class AdminTeamsController {
     return teams.map((team) => ({ ...team, createdAt: team.createdAt.toISOString() }));
   }
 
+  /** Registers a team and returns its key. */
+  @Post()
+  @HttpCode(HttpStatus.OK)
+  @ApiBadRequestResponse({ type: ProblemDto })
+  async createTeam(@Body() body: CreateTeamDto): Promise<CreatedTeamDto> {
+    const { team, apiKey } = await this.admin.createTeam(body.name);
+    return { team: { ...team, createdAt: team.createdAt.toISOString() }, apiKey };
+  }
+
   /** A team with its members. */
   @Get(':id')
   @ApiOkResponse({ type: TeamDetailDto })
   @ApiNotFoundResponse({ type: ProblemDto, description: 'TEAM_NOT_FOUND' })
   async getTeam(@Param('id') id: string): Promise<TeamDetailDto> {
     return TeamDetailDto.from(await this.teams.get(id));
+  }
+
+  /** Erases a team like an account: its keys, memberships, projects and collections, then the team. */
+  @Delete(':id')
+  @HttpCode(HttpStatus.ACCEPTED)
+  @ApiAcceptedResponse(ERASURE_ACCEPTED)
+  @ApiNotFoundResponse({ type: ProblemDto, description: 'TEAM_NOT_FOUND: no such team' })
+  async eraseTeam(
+    @Param('id') id: string,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<ErasureDto> {
+    return acceptedErasure(res, await this.erasures.start({ kind: 'team', id }));
   }
 
   /** Makes a user a member of the team, or changes its role. */

@@ -1,6 +1,23 @@
-import { Controller, Get, Inject, Param, Query, Req, Res } from '@nestjs/common';
 import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  HttpStatus,
+  Inject,
+  Param,
+  Post,
+  Put,
+  Query,
+  Req,
+  Res,
+} from '@nestjs/common';
+import {
+  ApiAcceptedResponse,
   ApiBadRequestResponse,
+  ApiBody,
+  ApiConflictResponse,
   ApiNotFoundResponse,
   ApiOkResponse,
   ApiQuery,
@@ -8,26 +25,34 @@ import {
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { Auth } from '../auth';
-import { ApiKeyService } from '../auth/api-key.service';
 import { ApiKeyDto } from '../auth/dto/api-key.dto';
 import { ProblemDto, ValidationFailedError } from '../common/errors';
+import { IdempotentWrites } from '../common/idempotency';
 import { ApiKeysetPage, linkNextPage, parseKeysetPage } from '../common/pagination/keyset-page';
 import { APP_CONFIG, type AppConfig } from '../config';
-import { CollectionsService } from '../data/collections.service';
-import { ProfileDto, ProfileService } from '../profile';
-import { MyTeamDto, TeamService } from '../team';
-import { SUBJECT_PATTERN, UserDetailDto, UserSummaryDto } from './dto/admin.dto';
+import { ErasureService } from '../lifecycle';
+import { acceptedErasure, ERASURE_ACCEPTED, ErasureDto, ProfileDto } from '../profile';
+import { MyTeamDto } from '../team';
+import { AdminService } from './admin.service';
+import {
+  CreatedUserDto,
+  CreateUserDto,
+  PlanInputDto,
+  PlanListDto,
+  SUBJECT_PATTERN,
+  UserDetailDto,
+  UserSummaryDto,
+} from './dto/admin.dto';
 
-/** The operator's view of users. */
+/** The operator's users: registration, reads, plans and erasure. */
 @ApiTags('admin')
+@IdempotentWrites()
 @Controller('admin/users')
 @Auth('operator')
 export class AdminUsersController {
   constructor(
-    private readonly profiles: ProfileService,
-    private readonly keys: ApiKeyService,
-    private readonly teams: TeamService,
-    private readonly collections: CollectionsService,
+    private readonly admin: AdminService,
+    private readonly erasures: ErasureService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -57,7 +82,7 @@ export class AdminUsersController {
     const { email } = page.params;
     if (email !== undefined && (email.length === 0 || email.length > 254))
       throw new ValidationFailedError([{ field: 'email', message: 'must be 1-254 characters' }]);
-    const users = await this.profiles.listUsers({
+    const users = await this.admin.listUsers({
       limit: page.limit + 1,
       ...(page.after !== undefined ? { afterSubject: page.after } : {}),
       ...(email !== undefined ? { email } : {}),
@@ -73,22 +98,54 @@ export class AdminUsersController {
     return shown.map((u) => ({ ...u, createdAt: u.createdAt.toISOString() }));
   }
 
+  /** Registers a user: its root profile and first root key. */
+  @Post()
+  @HttpCode(HttpStatus.OK)
+  @ApiBadRequestResponse({ type: ProblemDto })
+  @ApiConflictResponse({ type: ProblemDto, description: 'DUPLICATE_USER: subject or email taken' })
+  async createUser(@Body() body: CreateUserDto): Promise<CreatedUserDto> {
+    const { profile, apiKey } = await this.admin.createUser(body.email, body.subject);
+    return { profile: ProfileDto.from(profile), apiKey };
+  }
+
   /** A user: its root profile, keys (never secrets), team memberships and quota use. */
   @Get(':subject')
   @ApiOkResponse({ type: UserDetailDto })
   @ApiNotFoundResponse({ type: ProblemDto, description: 'PROFILE_NOT_FOUND: no such user' })
   async getUser(@Param('subject') subject: string): Promise<UserDetailDto> {
-    const profile = await this.profiles.getRoot(subject);
-    const [keys, teams, collections] = await Promise.all([
-      this.keys.list({ subject, boundBranch: null }),
-      this.teams.teamsOf(subject),
-      this.collections.quotaOf({ kind: 'user', id: subject }, ''),
-    ]);
+    const user = await this.admin.getUser(subject);
     return {
-      profile: ProfileDto.from(profile),
-      keys: keys.map((key) => ApiKeyDto.from(key)),
-      teams: teams.map((team) => MyTeamDto.from(team)),
-      quota: { collections },
+      profile: ProfileDto.from(user.profile),
+      keys: user.keys.map((key) => ApiKeyDto.from(key)),
+      teams: user.teams.map((team) => MyTeamDto.from(team)),
+      quota: { collections: user.collections },
     };
+  }
+
+  /** Replaces the plans of a user's root profile (the only way plans change). */
+  @Put(':subject/plans')
+  @ApiBody({ type: [PlanInputDto] })
+  @ApiBadRequestResponse({ type: ProblemDto })
+  @ApiNotFoundResponse({ type: ProblemDto, description: 'PROFILE_NOT_FOUND: no such user' })
+  async setUserPlans(
+    @Param('subject') subject: string,
+    @Body() plans: PlanListDto,
+  ): Promise<ProfileDto> {
+    return ProfileDto.from(await this.admin.setPlans(subject, plans));
+  }
+
+  /**
+   * Erases a user: root and sub profiles, every key, its projects, every collection of its
+   * namespace in every branch, and its team memberships. Idempotent; resumed after a crash.
+   */
+  @Delete(':subject')
+  @HttpCode(HttpStatus.ACCEPTED)
+  @ApiAcceptedResponse(ERASURE_ACCEPTED)
+  @ApiNotFoundResponse({ type: ProblemDto, description: 'PROFILE_NOT_FOUND: no such user' })
+  async eraseUser(
+    @Param('subject') subject: string,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<ErasureDto> {
+    return acceptedErasure(res, await this.erasures.start({ kind: 'user', id: subject }));
   }
 }

@@ -1,16 +1,20 @@
 import { Module } from '@nestjs/common';
 import { DataModule } from '../data/data.module';
+import { LifecycleModule } from '../lifecycle';
 import { ProfileModule } from '../profile';
 import { TeamModule } from '../team';
+import { AdminErasuresController } from './admin-erasures.controller';
 import { AdminTeamsController } from './admin-teams.controller';
 import { AdminUsersController } from './admin-users.controller';
-import { AdminController } from './admin.controller';
 import { AdminService } from './admin.service';
 
-/** The operator API. ApiKeyService, which mints the keys, comes from the global AuthModule. */
+/**
+ * The operator API: every /admin route, one controller per resource. ApiKeyService, which mints
+ * the keys, comes from the global AuthModule; the erasures are the lifecycle module's.
+ */
 @Module({
-  imports: [ProfileModule, TeamModule, DataModule],
-  controllers: [AdminController, AdminTeamsController, AdminUsersController],
+  imports: [ProfileModule, TeamModule, DataModule, LifecycleModule],
+  controllers: [AdminUsersController, AdminTeamsController, AdminErasuresController],
   providers: [AdminService],
 })
 export class AdminModule {}

@@ -3,6 +3,7 @@ import { InjectModel } from '@nestjs/mongoose';
 import type { Model } from 'mongoose';
 import { LookupCache } from '../common/cache/lookup-cache';
 import { isObjectIdHex } from '../common/mongo/object-id';
+import type { Tenant } from '../common/tenancy/namespace';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { ApiKeyDocument, type ApiKeyKind } from './api-key.schema';
 
@@ -34,6 +35,25 @@ function scopeFilter(scope: KeyScope): { subject: string; branch?: string } {
   return scope.branch === undefined
     ? { subject: scope.subject }
     : { subject: scope.subject, branch: scope.branch };
+}
+
+/**
+ * The keys of a tenant, as a filter and as the same test on a cached key: a user's root and sub
+ * keys (by subject), or a team's keys (by team id).
+ */
+function keysOf(tenant: Tenant): {
+  filter: { subject: string } | { kind: 'team'; teamId: string };
+  matches: (key: ApiKeyRecord) => boolean;
+} {
+  switch (tenant.kind) {
+    case 'user':
+      return { filter: { subject: tenant.id }, matches: (key) => key.subject === tenant.id };
+    case 'team':
+      return {
+        filter: { kind: 'team', teamId: tenant.id },
+        matches: (key) => key.kind === 'team' && key.teamId === tenant.id,
+      };
+  }
 }
 
 function toRecord(doc: ApiKeyDocument): ApiKeyRecord {
@@ -133,20 +153,12 @@ export class ApiKeyRepository implements OnModuleInit {
   }
 
   /** Deletes every key of a user (root and sub keys) or of a team; how many there were. */
-  async deleteAllOf(owner: { subject: string } | { teamId: string }): Promise<number> {
-    const id = 'subject' in owner ? owner.subject : owner.teamId;
+  async deleteAllOf(tenant: Tenant): Promise<number> {
     // An empty id would name every key of the other kind.
-    if (id === '') throw new Error('deleteAllOf needs a subject or a team id');
-    const filter =
-      'subject' in owner
-        ? { subject: owner.subject }
-        : { kind: 'team' as const, teamId: owner.teamId };
-    const result = await this.keys.deleteMany(filter).exec();
-    this.cache.forget((key) =>
-      'subject' in owner
-        ? key.subject === owner.subject
-        : key.kind === 'team' && key.teamId === owner.teamId,
-    );
+    if (tenant.id === '') throw new Error('deleteAllOf needs a subject or a team id');
+    const keys = keysOf(tenant);
+    const result = await this.keys.deleteMany(keys.filter).exec();
+    this.cache.forget(keys.matches);
     return result.deletedCount;
   }
 

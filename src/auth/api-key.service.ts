@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { ForbiddenError, UnauthenticatedError, ValidationFailedError } from '../common/errors';
+import type { Tenant } from '../common/tenancy/namespace';
 import { ApiKeyRepository, type ApiKeyRecord, type NewApiKey } from './api-key.repository';
 import { digestApiKey, digestsEqual, generateApiKey } from './api-key.secret';
 import { ApiKeyNotFoundError, SubProfileNotFoundError } from './auth.errors';
@@ -161,8 +162,8 @@ export class ApiKeyService {
   }
 
   /** Revokes every key of a user (root and sub keys, every branch) or of a team: an erasure. */
-  async revokeAllOf(owner: { subject: string } | { teamId: string }): Promise<void> {
-    await this.keys.deleteAllOf(owner);
+  async revokeAllOf(tenant: Tenant): Promise<void> {
+    await this.keys.deleteAllOf(tenant);
   }
 
   /** The user's keys; for a manager bound to a branch only the keys bound to that branch. */

@@ -1,8 +1,7 @@
 import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
 import type { Types } from 'mongoose';
-
-export type ErasureKind = 'user' | 'team';
-export type ErasureStatus = 'running' | 'done';
+import { TENANT_KINDS, type TenantKind } from '../common/tenancy/namespace';
+import type { ErasureStatus } from '../profile';
 
 /**
  * One account or team erasure. It names its target only while it runs: when it is done the
@@ -12,8 +11,8 @@ export type ErasureStatus = 'running' | 'done';
 export class ErasureDocument {
   _id!: Types.ObjectId;
 
-  @Prop({ type: String, required: true, enum: ['user', 'team'] })
-  kind!: ErasureKind;
+  @Prop({ type: String, required: true, enum: TENANT_KINDS })
+  kind!: TenantKind;
 
   /** The subject or team id; removed when the erasure is done. */
   @Prop({ type: String })

@@ -1,32 +1,20 @@
-import {
-  Inject,
-  Injectable,
-  Logger,
-  type OnApplicationBootstrap,
-  type OnModuleDestroy,
-} from '@nestjs/common';
-import { InjectModel } from '@nestjs/mongoose';
-import type { Model, Types } from 'mongoose';
+import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { createHash } from 'node:crypto';
-import type { Tenant } from '../auth';
+import type { Principal } from '../auth';
 import { ApiKeyService } from '../auth/api-key.service';
-import { DUPLICATE, orDuplicate } from '../common/mongo/duplicate';
-import { isObjectIdHex } from '../common/mongo/object-id';
-import { RepeatingTask } from '../common/scheduling/repeating-task';
+import { ForbiddenError, ValidationFailedError } from '../common/errors';
+import { DUPLICATE } from '../common/mongo/duplicate';
+import { BackgroundTasks, type BackgroundTask } from '../common/scheduling/background-tasks';
+import type { Tenant } from '../common/tenancy/namespace';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { CollectionDropsService } from '../data/collection-drops.service';
 import { EventsService } from '../events';
-import { ProfileService } from '../profile';
+import { ProfileService, type AccountErasure, type Erasure } from '../profile';
 import { ProjectService } from '../project/project.service';
-import { TeamMembershipRepository } from '../team/team-membership.repository';
-import { TeamRepository } from '../team/team.repository';
+import { TeamService } from '../team';
 import { WebhooksService } from '../webhooks/webhooks.service';
+import { ErasureRepository, type ErasureRecord } from './erasure.repository';
 import { ErasureNotFoundError, ErasureTargetNotFoundError } from './lifecycle.errors';
-import { ErasureDocument, type ErasureKind } from './erasure.schema';
-
-export type Erasure = Omit<ErasureDocument, '_id' | 'activeKey' | 'targetDigest' | 'target'> & {
-  id: string;
-};
 
 /**
  * The steps of an erasure, in order. Each one is idempotent (deletes by owner), so a step that
@@ -42,22 +30,8 @@ type Step = (typeof STEPS)[number];
 /** Running erasures one poll takes over at most. */
 const TAKEOVER_BATCH = 10;
 
-function digestOf(kind: ErasureKind, target: string): string {
-  return createHash('sha256').update(`erasure\u0000${kind}\u0000${target}`).digest('hex');
-}
-
-function toErasure(doc: ErasureDocument): Erasure {
-  return {
-    id: doc._id.toHexString(),
-    kind: doc.kind,
-    status: doc.status,
-    stepsDone: doc.stepsDone,
-    collectionsDropped: doc.collectionsDropped,
-    leaseUntil: doc.leaseUntil,
-    runs: doc.runs,
-    requestedAt: doc.requestedAt,
-    ...(doc.finishedAt !== undefined ? { finishedAt: doc.finishedAt } : {}),
-  };
+function digestOf(tenant: Tenant): string {
+  return createHash('sha256').update(`erasure\u0000${tenant.kind}\u0000${tenant.id}`).digest('hex');
 }
 
 /**
@@ -65,44 +39,49 @@ function toErasure(doc: ErasureDocument): Erasure {
  * collection of its namespace in every branch, team memberships) or of a team (its keys,
  * memberships, projects, collections and the team). The request records the erasure and revokes
  * the keys; the rest runs in the background on the instance that holds the erasure's lease, and
- * any instance takes over an erasure whose lease ran out — so an erasure finishes after a crash,
- * on restart or elsewhere (docs/profiles.md).
+ * a background task on every instance takes over an erasure whose lease ran out — so an erasure
+ * finishes after a crash, on restart or elsewhere (docs/profiles.md).
  */
 @Injectable()
-export class ErasureService implements OnApplicationBootstrap, OnModuleDestroy {
+export class ErasureService implements AccountErasure, OnModuleDestroy {
   private readonly logger = new Logger('Erasure');
   private readonly leaseMs: number;
-  private readonly task: RepeatingTask;
+  private readonly task: BackgroundTask;
   private readonly working = new Set<Promise<void>>();
+  private closing = false;
 
   constructor(
-    @InjectModel(ErasureDocument.name) private readonly erasures: Model<ErasureDocument>,
+    private readonly erasures: ErasureRepository,
     private readonly keys: ApiKeyService,
     private readonly profiles: ProfileService,
     private readonly projects: ProjectService,
     private readonly collections: CollectionDropsService,
-    private readonly teams: TeamRepository,
-    private readonly memberships: TeamMembershipRepository,
+    private readonly teams: TeamService,
     private readonly events: EventsService,
     private readonly webhooks: WebhooksService,
     @Inject(APP_CONFIG) config: AppConfig,
+    tasks: BackgroundTasks,
   ) {
     this.leaseMs = config.lifecycle.erasureLeaseMs;
-    this.task = new RepeatingTask(
-      config.lifecycle.pollMs,
-      () => this.takeOverAbandoned(),
-      (error) => this.logger.warn({ err: error }, 'could not look for erasures to finish'),
-    );
+    this.task = tasks.register({
+      name: 'erasures',
+      intervalMs: config.lifecycle.pollMs,
+      run: () => this.takeOverAbandoned(),
+    });
   }
 
-  onApplicationBootstrap(): void {
-    this.task.start();
-  }
-
-  /** Stops between two steps; what is left is taken over once the lease runs out. */
+  /**
+   * Stops the erasures this instance works on between two steps; what is left is taken over once
+   * the lease runs out.
+   */
   async onModuleDestroy(): Promise<void> {
-    await this.task.stop();
+    this.closing = true;
     await Promise.all(this.working);
+  }
+
+  /** True once the app shuts down: work in progress stops at the next step. */
+  private get stopping(): boolean {
+    return this.closing || this.task.isStopped;
   }
 
   /**
@@ -110,137 +89,112 @@ export class ErasureService implements OnApplicationBootstrap, OnModuleDestroy {
    * request for the same target gets the same erasure (running, or done when the target is gone);
    * an unknown target → 404.
    */
-  async start(kind: ErasureKind, target: string): Promise<Erasure> {
-    const digest = digestOf(kind, target);
-    const running = await this.findActive(digest);
-    if (running) return toErasure(running);
-    if (!(await this.targetExists(kind, target))) {
-      const last = await this.erasures
-        .findOne({ targetDigest: digest })
-        .sort({ requestedAt: -1 })
-        .lean<ErasureDocument>()
-        .exec();
-      if (last) return toErasure(last);
-      throw new ErasureTargetNotFoundError(kind, target);
+  async start(tenant: Tenant): Promise<Erasure> {
+    const digest = digestOf(tenant);
+    const running = await this.erasures.findActive(digest);
+    if (running) return running;
+    if (!(await this.targetExists(tenant))) {
+      const last = await this.erasures.findLatest(digest);
+      if (last) return last;
+      throw new ErasureTargetNotFoundError(tenant);
     }
     const now = new Date();
-    const created = await orDuplicate(() =>
-      this.erasures.create({
-        kind,
-        target,
-        targetDigest: digest,
-        activeKey: digest,
-        status: 'running',
-        stepsDone: [],
-        collectionsDropped: 0,
-        leaseUntil: new Date(now.getTime() + this.leaseMs),
-        runs: 1,
-        requestedAt: now,
-      }),
-    );
+    const created = await this.erasures.insertRunning(tenant, digest, now, this.leaseFrom(now));
     if (created === DUPLICATE) {
       // A concurrent request inserted it: that one runs it.
-      const concurrent = await this.findActive(digest);
-      if (concurrent) return toErasure(concurrent);
-      return this.start(kind, target);
+      const concurrent = await this.erasures.findActive(digest);
+      if (concurrent) return concurrent;
+      return this.start(tenant);
     }
-    const doc = created.toObject<ErasureDocument>();
     // The keys go before the answer: when the caller hears 202, nothing acts as the target.
-    await this.completeStep(doc, 'keys');
-    this.continueInBackground(doc);
-    return toErasure(doc);
+    await this.completeStep(created, 'keys');
+    this.continueInBackground(created);
+    return created;
+  }
+
+  /** A user erasing its own account (DELETE /profile): an unbound root key, naming its subject. */
+  async eraseOwnAccount(
+    principal: Extract<Principal, { kind: 'root' }>,
+    confirm: string,
+  ): Promise<Erasure> {
+    if (principal.boundBranch !== null)
+      throw new ForbiddenError(
+        `The API key is bound to branch '${principal.boundBranch}'; erasing the account needs an unbound root key.`,
+      );
+    if (confirm !== principal.subject)
+      throw new ValidationFailedError([
+        { field: 'confirm', message: 'must be your subject, to confirm the erasure' },
+      ]);
+    return this.start({ kind: 'user', id: principal.subject });
   }
 
   async get(id: string): Promise<Erasure> {
-    const doc = isObjectIdHex(id)
-      ? await this.erasures.findById(id).lean<ErasureDocument>().exec()
-      : null;
-    if (!doc) throw new ErasureNotFoundError(id);
-    return toErasure(doc);
+    const erasure = await this.erasures.findById(id);
+    if (!erasure) throw new ErasureNotFoundError(id);
+    return erasure;
   }
 
-  private findActive(digest: string): Promise<ErasureDocument | null> {
-    return this.erasures.findOne({ activeKey: digest }).lean<ErasureDocument>().exec();
+  private leaseFrom(now: Date = new Date()): Date {
+    return new Date(now.getTime() + this.leaseMs);
   }
 
-  private targetExists(kind: ErasureKind, target: string): Promise<boolean> {
-    return kind === 'user' ? this.profiles.userExists(target) : this.teams.exists(target);
+  private targetExists(tenant: Tenant): Promise<boolean> {
+    switch (tenant.kind) {
+      case 'user':
+        return this.profiles.userExists(tenant.id);
+      case 'team':
+        return this.teams.exists(tenant.id);
+    }
   }
 
-  private continueInBackground(doc: ErasureDocument): void {
-    const work = this.finish(doc)
+  private continueInBackground(erasure: ErasureRecord): void {
+    const work = this.finish(erasure)
       .catch((error: unknown) => {
         // The lease runs out and the erasure is taken over; nothing is lost.
-        this.logger.warn({ err: error, erasure: doc._id.toHexString() }, 'erasure interrupted');
+        this.logger.warn({ err: error, erasure: erasure.id }, 'erasure interrupted');
       })
       .finally(() => this.working.delete(work));
     this.working.add(work);
   }
 
   /** Runs the steps not done yet, renewing the lease after each, then marks the erasure done. */
-  private async finish(doc: ErasureDocument): Promise<void> {
+  private async finish(erasure: ErasureRecord): Promise<void> {
     for (const step of STEPS) {
-      if (doc.stepsDone.includes(step)) continue;
-      if (this.task.isStopped) return;
-      await this.completeStep(doc, step);
+      if (erasure.stepsDone.includes(step)) continue;
+      if (this.stopping) return;
+      await this.completeStep(erasure, step);
     }
-    await this.erasures
-      .updateOne(
-        { _id: doc._id },
-        {
-          $set: {
-            status: 'done',
-            activeKey: `done:${doc._id.toHexString()}`,
-            finishedAt: new Date(),
-          },
-          $unset: { target: 1 },
-        },
-      )
-      .exec();
-    this.logger.log({ erasure: doc._id.toHexString(), kind: doc.kind }, 'erasure done');
+    await this.erasures.markDone(erasure.id, new Date());
+    this.logger.log({ erasure: erasure.id, kind: erasure.kind }, 'erasure done');
   }
 
   /** Runs a step and records it done, renewing the lease. */
-  private async completeStep(doc: ErasureDocument, step: Step): Promise<void> {
-    await this.runStep(doc, step);
-    await this.erasures
-      .updateOne(
-        { _id: doc._id },
-        {
-          $addToSet: { stepsDone: step },
-          $set: { leaseUntil: new Date(Date.now() + this.leaseMs) },
-        },
-      )
-      .exec();
-    doc.stepsDone.push(step);
+  private async completeStep(erasure: ErasureRecord, step: Step): Promise<void> {
+    await this.runStep(erasure, step);
+    await this.erasures.markStepDone(erasure.id, step, this.leaseFrom());
+    erasure.stepsDone.push(step);
   }
 
-  private async runStep(doc: ErasureDocument, step: Step): Promise<void> {
-    const target = doc.target;
-    if (target === undefined) throw new Error('a running erasure names its target');
-    const tenant: Tenant = { kind: doc.kind, id: target };
-    const owner = doc.kind === 'user' ? { subject: target } : { teamId: target };
+  private async runStep(erasure: ErasureRecord, step: Step): Promise<void> {
+    if (erasure.target === undefined) throw new Error('a running erasure names its target');
+    const tenant: Tenant = { kind: erasure.kind, id: erasure.target };
     switch (step) {
       case 'keys':
-        return this.keys.revokeAllOf(owner);
+        return this.keys.revokeAllOf(tenant);
       case 'memberships':
-        if (doc.kind === 'user') await this.memberships.deleteForSubject(target);
-        else await this.memberships.deleteForTeam(target);
-        return;
+        return this.teams.deleteMembershipsOf(tenant);
       case 'projects':
         return this.projects.deleteAllOf(tenant);
       case 'collections':
-        await this.dropCollections(doc._id, tenant);
-        return;
+        return this.dropCollections(erasure.id, tenant);
       case 'owner':
         // A request that authenticated before the keys went may have created a collection since.
-        await this.dropCollections(doc._id, tenant);
-        if (doc.kind === 'user') await this.profiles.eraseUser(target);
-        else await this.teams.delete(target);
+        await this.dropCollections(erasure.id, tenant);
+        await this.deleteOwner(tenant);
         // With the owner gone nothing new can be attached to it (a membership, a team key, a
         // project); what a request made in the meantime goes now.
         for (const again of ['keys', 'memberships', 'projects'] as const)
-          await this.runStep(doc, again);
+          await this.runStep(erasure, again);
         // Its change feed names it in every event, its webhooks and deliveries too.
         await this.webhooks.eraseTenant(tenant);
         await this.events.eraseTenant(tenant);
@@ -248,18 +202,19 @@ export class ErasureService implements OnApplicationBootstrap, OnModuleDestroy {
     }
   }
 
-  private async dropCollections(id: Types.ObjectId, tenant: Tenant): Promise<void> {
-    await this.collections.dropAll(tenant, async () => {
-      await this.erasures
-        .updateOne(
-          { _id: id },
-          {
-            $inc: { collectionsDropped: 1 },
-            $set: { leaseUntil: new Date(Date.now() + this.leaseMs) },
-          },
-        )
-        .exec();
-    });
+  private async deleteOwner(tenant: Tenant): Promise<void> {
+    switch (tenant.kind) {
+      case 'user':
+        return this.profiles.eraseUser(tenant.id);
+      case 'team':
+        return this.teams.delete(tenant.id);
+    }
+  }
+
+  private async dropCollections(id: string, tenant: Tenant): Promise<void> {
+    await this.collections.dropAll(tenant, () =>
+      this.erasures.countCollectionDropped(id, this.leaseFrom()),
+    );
   }
 
   /**
@@ -268,23 +223,12 @@ export class ErasureService implements OnApplicationBootstrap, OnModuleDestroy {
    * update): the steps are idempotent, so both finishing it does no harm.
    */
   private async takeOverAbandoned(): Promise<void> {
-    const now = new Date();
-    const abandoned = await this.erasures
-      .find({ status: 'running', leaseUntil: { $lt: now } })
-      .limit(TAKEOVER_BATCH)
-      .lean<ErasureDocument[]>()
-      .exec();
-    for (const doc of abandoned) {
-      if (this.task.isStopped) return;
-      const taken = await this.erasures
-        .updateOne(
-          { _id: doc._id, leaseUntil: doc.leaseUntil },
-          { $set: { leaseUntil: new Date(Date.now() + this.leaseMs) }, $inc: { runs: 1 } },
-        )
-        .exec();
-      if (taken.modifiedCount !== 1) continue;
-      this.logger.log({ erasure: doc._id.toHexString() }, 'resuming an erasure');
-      this.continueInBackground(doc);
+    const abandoned = await this.erasures.findAbandoned(new Date(), TAKEOVER_BATCH);
+    for (const erasure of abandoned) {
+      if (this.stopping) return;
+      if (!(await this.erasures.takeOver(erasure, this.leaseFrom()))) continue;
+      this.logger.log({ erasure: erasure.id }, 'resuming an erasure');
+      this.continueInBackground(erasure);
     }
   }
 }

@@ -1,5 +1,5 @@
 import { DomainError } from '../common/errors';
-import type { ErasureKind } from './erasure.schema';
+import type { Tenant } from '../common/tenancy/namespace';
 
 export class ErasureNotFoundError extends DomainError {
   constructor(id: string) {
@@ -9,10 +9,11 @@ export class ErasureNotFoundError extends DomainError {
 
 /** The user or team to erase does not exist, and was never erased. */
 export class ErasureTargetNotFoundError extends DomainError {
-  constructor(kind: ErasureKind, target: string) {
+  constructor(tenant: Tenant) {
+    const user = tenant.kind === 'user';
     super(
-      kind === 'user' ? 'PROFILE_NOT_FOUND' : 'TEAM_NOT_FOUND',
-      kind === 'user' ? `No user with subject ${target}.` : `No team with id ${target}.`,
+      user ? 'PROFILE_NOT_FOUND' : 'TEAM_NOT_FOUND',
+      user ? `No user with subject ${tenant.id}.` : `No team with id ${tenant.id}.`,
     );
   }
 }

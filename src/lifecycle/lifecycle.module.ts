@@ -1,19 +1,23 @@
-import { Module } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
 import { DataModule } from '../data/data.module';
 import { EventsModule } from '../events';
-import { ProfileModule } from '../profile';
+import { ACCOUNT_ERASURE, ProfileModule } from '../profile';
 import { ProjectModule } from '../project/project.module';
 import { TeamModule } from '../team/team.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
-import { AccountErasureController, ErasureController } from './erasure.controller';
+import { ErasureRepository } from './erasure.repository';
 import { ErasureDocument, ErasureSchema } from './erasure.schema';
 import { ErasureService } from './erasure.service';
 
 /**
- * The end of accounts and teams: erasures that reach into every module holding their data.
- * ApiKeyService comes from the global AuthModule.
+ * The end of accounts and teams: erasures that reach into every module holding their data. No
+ * routes of its own: the operator's erasure routes are the admin module's, DELETE /profile is
+ * the profile module's, which reaches the erasure through its port (ACCOUNT_ERASURE). Global
+ * for that port alone: the profile module cannot import this one, which imports it. ApiKeyService
+ * comes from the global AuthModule.
  */
+@Global()
 @Module({
   imports: [
     MongooseModule.forFeature([{ name: ErasureDocument.name, schema: ErasureSchema }]),
@@ -24,7 +28,11 @@ import { ErasureService } from './erasure.service';
     TeamModule,
     WebhooksModule,
   ],
-  controllers: [ErasureController, AccountErasureController],
-  providers: [ErasureService],
+  providers: [
+    ErasureRepository,
+    ErasureService,
+    { provide: ACCOUNT_ERASURE, useExisting: ErasureService },
+  ],
+  exports: [ErasureService, ACCOUNT_ERASURE],
 })
 export class LifecycleModule {}

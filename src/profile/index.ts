@@ -1,8 +1,15 @@
 /**
- * What other modules may use of profiles: the module, its service, and the profile JSON that
- * the operator API returns too. Everything else is the profile module's own.
+ * What other modules may use of profiles: the module, its service, the profile JSON that the
+ * operator API returns too, and the account-erasure port with the erasure it answers.
  */
 export { ProfileDto } from './dto/profile.dto';
+export { acceptedErasure, ERASURE_ACCEPTED, ErasureDto } from './dto/erasure.dto';
 export { ProfileModule } from './profile.module';
 export { ProfileService } from './profile.service';
 export type { PlanInput, Profile } from './profile.types';
+export {
+  ACCOUNT_ERASURE,
+  type AccountErasure,
+  type Erasure,
+  type ErasureStatus,
+} from './account-erasure.port';

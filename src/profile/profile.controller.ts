@@ -5,6 +5,7 @@ import {
   Get,
   HttpCode,
   HttpStatus,
+  Inject,
   Param,
   Post,
   Put,
@@ -12,6 +13,7 @@ import {
   Res,
 } from '@nestjs/common';
 import {
+  ApiAcceptedResponse,
   ApiBadRequestResponse,
   ApiBody,
   ApiConflictResponse,
@@ -26,6 +28,13 @@ import { ProblemDto, ValidationFailedError } from '../common/errors';
 import { answerRead, answerWrite, IfMatchHeader } from '../common/http/conditional';
 import type { IfMatch } from '../common/http/etag';
 import { ApiConditional } from '../common/http/openapi-conditional';
+import { ACCOUNT_ERASURE, type AccountErasure } from './account-erasure.port';
+import {
+  acceptedErasure,
+  ConfirmErasureDto,
+  ERASURE_ACCEPTED,
+  ErasureDto,
+} from './dto/erasure.dto';
 import { ProfileDto } from './dto/profile.dto';
 import {
   CreateSubProfileDto,
@@ -56,6 +65,7 @@ export class ProfileController {
     private readonly profiles: ProfileService,
     private readonly updates: ProfileUpdateService,
     private readonly deletion: ProfileDeletionService,
+    @Inject(ACCOUNT_ERASURE) private readonly erasure: AccountErasure,
   ) {}
 
   /** Reads your own profile (root key: the root profile; sub key: its sub profile), or the targeted one. */
@@ -164,6 +174,24 @@ export class ProfileController {
   ): Promise<ProfileDto> {
     const profile = await this.updates.updateProfile(principal, target, body, ifMatch);
     return answerWrite(res, profileETag(profile), ProfileDto.from(profile));
+  }
+
+  /**
+   * Erases your whole account, as the operator's DELETE /admin/users/{subject} does: every key
+   * stops working before the answer. The body must name your subject. Root keys not bound to a
+   * branch only (an account spans every branch).
+   */
+  @Delete()
+  @Auth('root')
+  @HttpCode(HttpStatus.ACCEPTED)
+  @ApiAcceptedResponse(ERASURE_ACCEPTED)
+  @ApiBadRequestResponse({ type: ProblemDto, description: '`confirm` is not your subject' })
+  async eraseOwnAccount(
+    @CurrentPrincipal() principal: RootPrincipal,
+    @Body() body: ConfirmErasureDto,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<ErasureDto> {
+    return acceptedErasure(res, await this.erasure.eraseOwnAccount(principal, body.confirm));
   }
 
   /** Adds a group (root keys, or sub keys holding admin:subject); adding a present group is a no-op. */

@@ -1,6 +1,7 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model, type QueryFilter } from 'mongoose';
+import type { Tenant } from '../common/tenancy/namespace';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { isObjectIdHex } from '../common/mongo/object-id';
 import { atRevision, nextRevision } from '../common/mongo/revision';
@@ -44,6 +45,19 @@ export function toProject(doc: ProjectDocument): Project {
     updatedAt: doc.updatedAt,
     revision: doc.revision ?? 0,
   };
+}
+
+/**
+ * The one owner filter: a tenant as projects store it, exactly one of the two fields non-empty.
+ * Every query matches both fields, so a subject that equals a team id never meets the team.
+ */
+export function ownerFilter(tenant: Tenant): ProjectOwner {
+  switch (tenant.kind) {
+    case 'user':
+      return { userId: tenant.id, teamId: '' };
+    case 'team':
+      return { userId: '', teamId: tenant.id };
+  }
 }
 
 /** The owner + branch equality every project query starts with. */
@@ -119,7 +133,8 @@ export function buildListQuery(
 }
 
 /**
- * Projects in MongoDB. Every method takes the owner and the branch and matches both, so a
+ * Projects in MongoDB. Every method takes the owner (a tenant, turned into its stored form by
+ * ownerFilter) and the branch and matches both, so a
  * service cannot read or change another owner's or another branch's project by forgetting a
  * condition. A malformed id finds nothing (the caller answers 404, never 400).
  */
@@ -139,20 +154,20 @@ export class ProjectRepository implements OnModuleInit {
   }
 
   async insert(
-    owner: ProjectOwner,
+    owner: Tenant,
     branch: string,
     fields: ProjectFields,
     id = new Types.ObjectId(),
   ): Promise<Project> {
-    const doc = { ...newProjectDocument(owner, branch, fields), _id: id };
+    const doc = { ...newProjectDocument(ownerFilter(owner), branch, fields), _id: id };
     await this.projects.collection.insertOne(doc);
     return toProject(doc);
   }
 
-  async findOwnedById(owner: ProjectOwner, branch: string, id: string): Promise<Project | null> {
+  async findOwnedById(owner: Tenant, branch: string, id: string): Promise<Project | null> {
     if (!isObjectIdHex(id)) return null;
     const doc = await this.projects
-      .findOne({ ...scopeFilter(owner, branch), _id: new Types.ObjectId(id) })
+      .findOne({ ...scopeFilter(ownerFilter(owner), branch), _id: new Types.ObjectId(id) })
       .maxTimeMS(this.maxTimeMs)
       .lean<ProjectDocument>()
       .exec();
@@ -164,7 +179,7 @@ export class ProjectRepository implements OnModuleInit {
    * they are given (If-Match). Null when the owner has no such project in the branch at them.
    */
   async updateOwned(
-    owner: ProjectOwner,
+    owner: Tenant,
     branch: string,
     id: string,
     changes: Partial<ProjectFields>,
@@ -174,7 +189,7 @@ export class ProjectRepository implements OnModuleInit {
     const doc = await this.projects
       .findOneAndUpdate(
         {
-          ...scopeFilter(owner, branch),
+          ...scopeFilter(ownerFilter(owner), branch),
           _id: new Types.ObjectId(id),
           ...(revisions ? atRevision('revision', revisions) : {}),
         },
@@ -191,7 +206,7 @@ export class ProjectRepository implements OnModuleInit {
    * given).
    */
   async deleteOwned(
-    owner: ProjectOwner,
+    owner: Tenant,
     branch: string,
     id: string,
     revisions?: readonly number[],
@@ -199,7 +214,7 @@ export class ProjectRepository implements OnModuleInit {
     if (!isObjectIdHex(id)) return false;
     const result = await this.projects
       .deleteOne({
-        ...scopeFilter(owner, branch),
+        ...scopeFilter(ownerFilter(owner), branch),
         _id: new Types.ObjectId(id),
         ...(revisions ? atRevision('revision', revisions) : {}),
       })
@@ -208,20 +223,14 @@ export class ProjectRepository implements OnModuleInit {
   }
 
   /** Deletes every project of the owner in every branch (an erasure); how many there were. */
-  async deleteAllOwned(owner: ProjectOwner): Promise<number> {
-    const result = await this.projects
-      .deleteMany({ userId: owner.userId, teamId: owner.teamId })
-      .exec();
+  async deleteAllOwned(owner: Tenant): Promise<number> {
+    const result = await this.projects.deleteMany(ownerFilter(owner)).exec();
     return result.deletedCount;
   }
 
   /** One page of the owner's projects in the branch, in the requested order. */
-  async listOwned(
-    owner: ProjectOwner,
-    branch: string,
-    spec: ProjectListSpec,
-  ): Promise<ProjectPage> {
-    const query = buildListQuery(owner, branch, spec);
+  async listOwned(owner: Tenant, branch: string, spec: ProjectListSpec): Promise<ProjectPage> {
+    const query = buildListQuery(ownerFilter(owner), branch, spec);
     const docs = await this.projects
       .find(query.filter)
       .sort(query.sort)

@@ -1,6 +1,7 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { Types } from 'mongoose';
-import type { Principal, Tenant } from '../auth';
+import { tenantOf, type Principal } from '../auth';
+import type { Tenant } from '../common/tenancy/namespace';
 import {
   ForbiddenError,
   PreconditionFailedError,
@@ -16,25 +17,18 @@ import { projectETag } from './project-etag';
 import { toProjectListSpec, type ProjectListSpec } from './project.list-query';
 import { ProjectNotFoundError } from './project.errors';
 import { ProjectRepository } from './project.repository';
-import type { Project, ProjectFields, ProjectOwner, ProjectPage } from './project.types';
+import type { Project, ProjectFields, ProjectPage } from './project.types';
 
-/** The project owner a caller acts as: a root key owns by subject, a team key by team id. */
-export function projectOwnerOf(principal: Principal): ProjectOwner {
+/** The project owner a caller acts as: a root key's user, a team key's team. */
+export function projectOwnerOf(principal: Principal): Tenant {
   switch (principal.kind) {
     case 'root':
-      return { userId: principal.subject, teamId: '' };
     case 'team':
-      return { userId: '', teamId: principal.teamId };
+      return tenantOf(principal);
     case 'sub':
     case 'operator':
       throw new ForbiddenError('Projects belong to users and teams: use a root or team key.');
   }
-}
-
-function ownerOfTenant(tenant: Tenant): ProjectOwner {
-  return tenant.kind === 'user'
-    ? { userId: tenant.id, teamId: '' }
-    : { userId: '', teamId: tenant.id };
 }
 
 /** A project as the feed carries it: the JSON GET /project/{id} answers. */
@@ -64,8 +58,7 @@ export class ProjectService implements OnModuleInit {
 
   onModuleInit(): void {
     this.events.registerLookup('project', async ({ tenant, branch }, change) => {
-      const owner = ownerOfTenant(tenant);
-      const project = await this.projects.findOwnedById(owner, branch, change.key);
+      const project = await this.projects.findOwnedById(tenant, branch, change.key);
       return project ? { owner: null, data: projectData(project) } : null;
     });
   }
@@ -96,11 +89,7 @@ export class ProjectService implements OnModuleInit {
 
   /** Deletes every project of a user or a team, in every branch: part of an erasure. */
   async deleteAllOf(tenant: Tenant): Promise<void> {
-    await this.projects.deleteAllOwned(
-      tenant.kind === 'user'
-        ? { userId: tenant.id, teamId: '' }
-        : { userId: '', teamId: tenant.id },
-    );
+    await this.projects.deleteAllOwned(tenant);
   }
 
   async create(principal: Principal, fields: ProjectFields): Promise<Project> {

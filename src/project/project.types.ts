@@ -13,8 +13,9 @@ export interface Project {
 }
 
 /**
- * Who owns a project: exactly one of the two is non-empty (a root user's subject or a team id).
- * Repository methods take it together with the branch and match both fields by equality.
+ * Who owns a project, as stored and shown: exactly one of the two is non-empty (a root user's
+ * subject or a team id). The repository makes it from a Tenant (ownerFilter) and matches both
+ * fields by equality.
  */
 export interface ProjectOwner {
   userId: string;

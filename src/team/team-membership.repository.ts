@@ -2,6 +2,7 @@ import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import type { Model } from 'mongoose';
 import { orDuplicate } from '../common/mongo/duplicate';
+import type { Tenant } from '../common/tenancy/namespace';
 import { TeamMembershipDocument, type TeamRole } from './team-membership.schema';
 
 export interface TeamMembership {
@@ -13,6 +14,16 @@ export interface TeamMembership {
 
 function toMembership(doc: TeamMembershipDocument): TeamMembership {
   return { teamId: doc.teamId, subject: doc.subject, role: doc.role, createdAt: doc.createdAt };
+}
+
+/** The memberships a tenant is part of: a user as member, a team as the team. */
+function membershipsOf(tenant: Tenant): { subject: string } | { teamId: string } {
+  switch (tenant.kind) {
+    case 'user':
+      return { subject: tenant.id };
+    case 'team':
+      return { teamId: tenant.id };
+  }
 }
 
 @Injectable()
@@ -71,11 +82,8 @@ export class TeamMembershipRepository implements OnModuleInit {
     return docs.map(toMembership);
   }
 
-  async deleteForSubject(subject: string): Promise<void> {
-    await this.members.deleteMany({ subject }).exec();
-  }
-
-  async deleteForTeam(teamId: string): Promise<void> {
-    await this.members.deleteMany({ teamId }).exec();
+  /** Deletes every membership of a user (all its teams) or of a team (all its members). */
+  async deleteAllOf(tenant: Tenant): Promise<void> {
+    await this.members.deleteMany(membershipsOf(tenant)).exec();
   }
 }

@@ -8,10 +8,10 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import { Auth, CurrentPrincipal, type Principal } from '../auth';
-import { ApiKeyService } from '../auth/api-key.service';
 import { ApiKeyDto, IssuedApiKeyDto } from '../auth/dto/api-key.dto';
-import { ForbiddenError, ProblemDto } from '../common/errors';
+import { ProblemDto } from '../common/errors';
 import { CreateTeamApiKeyDto, MyTeamDto } from './dto/team.dto';
+import { TeamKeysService } from './team-keys.service';
 import { TeamService } from './team.service';
 import { IdempotentWrites } from '../common/idempotency';
 
@@ -30,7 +30,7 @@ const NOT_A_TEAM = 'TEAM_NOT_FOUND: no such team, or you are not a member of it'
 export class TeamController {
   constructor(
     private readonly teams: TeamService,
-    private readonly keys: ApiKeyService,
+    private readonly keys: TeamKeysService,
   ) {}
 
   /** The teams you belong to, with your role in each (act for one with `X-Team: <teamId>`). */
@@ -48,8 +48,7 @@ export class TeamController {
     @CurrentPrincipal() principal: RootPrincipal,
     @Param('id') id: string,
   ): Promise<ApiKeyDto[]> {
-    await this.assertManager(principal, id);
-    return (await this.keys.listForTeam(id)).map((key) => ApiKeyDto.from(key));
+    return (await this.keys.list(principal, id)).map((key) => ApiKeyDto.from(key));
   }
 
   /** Mints a key of the team (admin members); the secret is shown once. */
@@ -64,8 +63,7 @@ export class TeamController {
     @Param('id') id: string,
     @Body() body: CreateTeamApiKeyDto,
   ): Promise<IssuedApiKeyDto> {
-    await this.assertManager(principal, id);
-    const issued = await this.keys.createForTeam(id, body);
+    const issued = await this.keys.create(principal, id, body);
     return { key: ApiKeyDto.from(issued.key), apiKey: issued.apiKey };
   }
 
@@ -82,15 +80,6 @@ export class TeamController {
     @Param('id') id: string,
     @Param('keyId') keyId: string,
   ): Promise<void> {
-    await this.assertManager(principal, id);
-    await this.keys.revokeForTeam(id, keyId);
-  }
-
-  private async assertManager(principal: RootPrincipal, teamId: string): Promise<void> {
-    if (principal.boundBranch !== null)
-      throw new ForbiddenError(
-        `The API key is bound to branch '${principal.boundBranch}'; team keys are managed with an unbound root key.`,
-      );
-    await this.teams.assertAdmin(teamId, principal.subject);
+    await this.keys.revoke(principal, id, keyId);
   }
 }

@@ -6,6 +6,7 @@ import { TeamMembershipRepository } from './team-membership.repository';
 import { TeamController } from './team.controller';
 import { TeamRepository } from './team.repository';
 import { TeamDocument, TeamSchema } from './team.schema';
+import { TeamKeysService } from './team-keys.service';
 import { TeamService } from './team.service';
 
 /** Teams and their members; ApiKeyService (team keys) comes from the global AuthModule. */
@@ -18,7 +19,7 @@ import { TeamService } from './team.service';
     ProfileModule,
   ],
   controllers: [TeamController],
-  providers: [TeamRepository, TeamMembershipRepository, TeamService],
-  exports: [TeamService, TeamRepository, TeamMembershipRepository],
+  providers: [TeamRepository, TeamMembershipRepository, TeamService, TeamKeysService],
+  exports: [TeamService],
 })
 export class TeamModule {}

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { TeamMembershipLookup } from '../auth/team-memberships.port';
 import { ForbiddenError } from '../common/errors';
+import type { Tenant } from '../common/tenancy/namespace';
 import { ProfileService } from '../profile';
 import { TeamMembershipRepository, type TeamMembership } from './team-membership.repository';
 import type { TeamRole } from './team-membership.schema';
@@ -67,6 +68,20 @@ export class TeamService implements TeamMembershipLookup {
       const team = teams.get(m.teamId);
       return team ? [{ teamId: m.teamId, name: team.name, role: m.role }] : [];
     });
+  }
+
+  exists(id: string): Promise<boolean> {
+    return this.teams.exists(id);
+  }
+
+  /** Deletes the team record itself: the last step of a team erasure. */
+  delete(id: string): Promise<void> {
+    return this.teams.delete(id);
+  }
+
+  /** Deletes every membership of a user or of a team: part of an erasure. */
+  deleteMembershipsOf(tenant: Tenant): Promise<void> {
+    return this.members.deleteAllOf(tenant);
   }
 
   /**

@@ -1,18 +1,21 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsString, MaxLength } from 'class-validator';
+import type { Response } from 'express';
 import { JsonObjectBody } from '../../common/http/validation';
-import type { Erasure } from '../erasure.service';
+import { TENANT_KINDS, type TenantKind } from '../../common/tenancy/namespace';
+import type { Erasure, ErasureStatus } from '../account-erasure.port';
 
+/** An erasure as DELETE /profile and the operator's erasure routes answer it. */
 export class ErasureDto {
   @ApiProperty({ example: '6740a1f3c2b4e5d6f7a8b9c0', pattern: '^[0-9a-f]{24}$' })
   id!: string;
 
-  @ApiProperty({ enum: ['user', 'team'] })
-  kind!: 'user' | 'team';
+  @ApiProperty({ enum: TENANT_KINDS })
+  kind!: TenantKind;
 
   /** `running` until every step is done; a running erasure survives restarts. */
   @ApiProperty({ enum: ['running', 'done'] })
-  status!: 'running' | 'done';
+  status!: ErasureStatus;
 
   /** The steps finished, in order: keys, memberships, projects, collections, owner. */
   @ApiProperty({
@@ -56,4 +59,18 @@ export class ConfirmErasureDto {
   @MaxLength(128)
   @ApiProperty({ example: 'auth0|5f7c8ec7c33c6c004bbafe82', maxLength: 128 })
   confirm!: string;
+}
+
+/** The 202 of every route that starts an erasure. */
+export const ERASURE_ACCEPTED = {
+  type: ErasureDto,
+  description:
+    'The erasure: its keys are revoked already, the rest runs in the background (`Location` names it). A repeated request answers the same erasure.',
+  headers: { Location: { description: '/admin/erasures/{id}', schema: { type: 'string' } } },
+};
+
+/** 202 with the erasure, and where the operator follows it. */
+export function acceptedErasure(res: Response, erasure: Erasure): ErasureDto {
+  res.setHeader('Location', `/admin/erasures/${erasure.id}`);
+  return ErasureDto.from(erasure);
 }
