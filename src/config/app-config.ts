@@ -1,5 +1,3 @@
-import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
 import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationError } from 'class-validator';
 import { resolveDatabaseName, type DatabaseName } from './database-name';
@@ -48,11 +46,6 @@ export interface AppConfig {
     serverSelectionTimeoutMs: number;
     retryAfterSeconds: number;
     queryTimeoutMs: number;
-    dataDir: string;
-    cacheDir: string;
-    embedded: EnvironmentVariables['EMBEDDED_DB'];
-    ferretdbVersion: string;
-    ferretdbBin?: string;
   };
   /** The change feed (docs/events.md). */
   events: {
@@ -220,14 +213,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       serverSelectionTimeoutMs: vars.DB_SERVER_SELECTION_TIMEOUT_MS,
       retryAfterSeconds: vars.DB_RETRY_AFTER_SECONDS,
       queryTimeoutMs: vars.QUERY_TIMEOUT_MS,
-      dataDir: resolve(vars.DATA_DIR),
-      cacheDir: resolve(
-        vars.CACHE_DIR ??
-          join(env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'profile-data-service'),
-      ),
-      embedded: vars.EMBEDDED_DB,
-      ferretdbVersion: vars.FERRETDB_VERSION,
-      ferretdbBin: vars.FERRETDB_BIN,
     },
     limits: {
       bodyBytes: vars.BODY_LIMIT,

@@ -1,6 +1,5 @@
 import { Transform, Type } from 'class-transformer';
 import {
-  IsEnum,
   IsIn,
   IsInt,
   IsOptional,
@@ -481,23 +480,4 @@ export class EnvironmentVariables {
     message: 'OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL',
   })
   OTEL_EXPORTER_OTLP_ENDPOINT?: string;
-
-  /** Where embedded databases keep their files (relative to the working directory). */
-  @IsString()
-  DATA_DIR = '.data';
-
-  /** Where a FerretDB binary built with `go install` is cached between runs. */
-  @IsOptional()
-  @IsString()
-  CACHE_DIR?: string;
-
-  @IsEnum({ auto: 'auto', 'mongodb-memory-server': 'mongodb-memory-server', ferretdb: 'ferretdb' })
-  EMBEDDED_DB: 'auto' | 'mongodb-memory-server' | 'ferretdb' = 'auto';
-
-  @Matches(/^v1\.\d+\.\d+$/, { message: 'FERRETDB_VERSION must look like v1.24.2' })
-  FERRETDB_VERSION = 'v1.24.2';
-
-  @IsOptional()
-  @IsString()
-  FERRETDB_BIN?: string;
 }
