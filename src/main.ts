@@ -19,12 +19,13 @@ export interface StartedDatabase {
 }
 
 /**
- * Starts a database from the validated settings. Only the development launcher
- * (tools/dev-database, behind `npm start`) passes one, booting this module in its own process;
- * on its own the service never starts a database and connects to MONGODB_URI.
+ * Hands the service its database, given MONGODB_URI as validated (a starter may use it as is).
+ * Only the development launcher (tools/dev-database, behind `npm start`) passes one, booting this
+ * module in its own process with settings of its own; on its own the service never starts a
+ * database and connects to MONGODB_URI.
  */
 export type DatabaseStarter = (
-  settings: AppConfig['database'],
+  uri: string | undefined,
   log: (message: string) => void,
 ) => Promise<StartedDatabase>;
 
@@ -117,7 +118,7 @@ export async function bootstrap(startDatabase?: DatabaseStarter): Promise<void> 
   config.adminApiKey ??= generatedAdminKey;
 
   const database = startDatabase
-    ? await startDatabase(config.database, (message) => log.info(message))
+    ? await startDatabase(config.database.uri, (message) => log.info(message))
     : externalDatabase(config.database.uri);
 
   const app = await startApp(config, database.uri, log).catch(async (error: unknown) => {

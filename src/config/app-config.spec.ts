@@ -49,8 +49,6 @@ describe('loadConfig', () => {
       database: {
         queryTimeoutMs: 5000,
         dbName: 'profile_data',
-        embedded: 'auto',
-        ferretdbVersion: 'v1.24.2',
       },
     });
     expect(config.database.uri).toBeUndefined();
@@ -251,6 +249,20 @@ describe('loadConfig', () => {
     ]);
     expect(problemsOf({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toEqual([
       'OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL',
+    ]);
+  });
+
+  it('reads no development database settings (tools/dev-database does)', () => {
+    const config = loadConfig({ EMBEDDED_DB: 'not-a-kind', FERRETDB_VERSION: 'latest' });
+    expect(Object.keys(config.database).sort()).toEqual([
+      'allowFreshStart',
+      'bootTimeoutMs',
+      'dbName',
+      'dbNameSource',
+      'queryTimeoutMs',
+      'retryAfterSeconds',
+      'serverSelectionTimeoutMs',
+      'uri',
     ]);
   });
 

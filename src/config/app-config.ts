@@ -1,15 +1,11 @@
-import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { plainToInstance } from 'class-transformer';
-import { validateSync, type ValidationError } from 'class-validator';
 import { resolveDatabaseName, type DatabaseName } from './database-name';
-import { EnvironmentVariables } from './environment';
+import { readEnvironment, type RuntimeVariables } from './environment';
 
 export interface AppConfig {
-  nodeEnv: EnvironmentVariables['NODE_ENV'];
+  nodeEnv: RuntimeVariables['NODE_ENV'];
   port: number;
   host: string;
-  logLevel: EnvironmentVariables['LOG_LEVEL'];
+  logLevel: RuntimeVariables['LOG_LEVEL'];
   trustProxy: boolean;
   /** SWAGGER_ENABLED: whether /docs, /docs-json and /docs-yaml are served. */
   swaggerEnabled: boolean;
@@ -48,11 +44,6 @@ export interface AppConfig {
     serverSelectionTimeoutMs: number;
     retryAfterSeconds: number;
     queryTimeoutMs: number;
-    dataDir: string;
-    cacheDir: string;
-    embedded: EnvironmentVariables['EMBEDDED_DB'];
-    ferretdbVersion: string;
-    ferretdbBin?: string;
   };
   /** The change feed (docs/events.md). */
   events: {
@@ -119,136 +110,126 @@ export class ConfigValidationError extends Error {
   }
 }
 
-function describe(errors: ValidationError[]): string[] {
-  return errors.flatMap((e) =>
-    Object.values(e.constraints ?? {}).map((message) =>
-      message.startsWith(e.property) ? message : `${e.property}: ${message}`,
-    ),
-  );
-}
-
 /**
  * Reads and validates the environment once. Every problem is reported together so an operator
  * fixes a broken deployment in one pass instead of one variable per restart.
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
-  // Empty strings mean "unset" (docker --env-file and compose often produce them).
-  const present = Object.fromEntries(
-    Object.entries(env).filter(([, v]) => v !== undefined && v !== ''),
-  );
-  const vars = plainToInstance(EnvironmentVariables, present, { excludeExtraneousValues: false });
-  const problems = describe(
-    validateSync(vars, { forbidUnknownValues: false, stopAtFirstError: true }),
-  );
-  if (vars.LIST_LIMIT_DEFAULT > vars.LIST_LIMIT_MAX) {
+  const { vars, problems } = readEnvironment(env);
+  const {
+    runtime,
+    observability,
+    auth,
+    database,
+    limits,
+    lifecycle,
+    events,
+    webhooks,
+    idempotency,
+  } = vars;
+  if (limits.LIST_LIMIT_DEFAULT > limits.LIST_LIMIT_MAX) {
     problems.push('LIST_LIMIT_DEFAULT must not exceed LIST_LIMIT_MAX');
   }
-  if (vars.NODE_ENV === 'production' && !vars.ADMIN_API_KEY) {
+  if (runtime.NODE_ENV === 'production' && !auth.ADMIN_API_KEY) {
     problems.push('ADMIN_API_KEY is required when NODE_ENV=production (at least 32 characters)');
   }
-  if (vars.NODE_ENV === 'production' && !vars.MONGODB_URI) {
+  if (runtime.NODE_ENV === 'production' && !database.MONGODB_URI) {
     problems.push(
       'MONGODB_URI is required when NODE_ENV=production (embedded databases are for development and tests)',
     );
   }
-  if (vars.IDEMPOTENCY_LEASE_MS > vars.IDEMPOTENCY_TTL_MS) {
+  if (idempotency.IDEMPOTENCY_LEASE_MS > idempotency.IDEMPOTENCY_TTL_MS) {
     problems.push('IDEMPOTENCY_LEASE_MS must not exceed IDEMPOTENCY_TTL_MS');
   }
-  if (vars.COLLECTION_DROP_GRACE_MS <= vars.REGISTRY_CACHE_MS) {
+  if (lifecycle.COLLECTION_DROP_GRACE_MS <= lifecycle.REGISTRY_CACHE_MS) {
     problems.push('COLLECTION_DROP_GRACE_MS must exceed REGISTRY_CACHE_MS');
   }
-  const database = resolveDatabaseName(vars.MONGODB_URI, vars.MONGODB_DB_NAME);
-  if ('problems' in database) problems.push(...database.problems);
-  if (problems.length > 0 || 'problems' in database) throw new ConfigValidationError(problems);
+  const dbName = resolveDatabaseName(database.MONGODB_URI, database.MONGODB_DB_NAME);
+  if ('problems' in dbName) problems.push(...dbName.problems);
+  if (problems.length > 0 || 'problems' in dbName) throw new ConfigValidationError(problems);
 
   return {
-    nodeEnv: vars.NODE_ENV,
-    port: vars.PORT,
-    host: vars.HOST,
-    logLevel: vars.LOG_LEVEL,
-    trustProxy: vars.TRUST_PROXY,
-    swaggerEnabled: vars.SWAGGER_ENABLED,
-    syncIndexes: vars.SYNC_INDEXES,
+    nodeEnv: runtime.NODE_ENV,
+    port: runtime.PORT,
+    host: runtime.HOST,
+    logLevel: runtime.LOG_LEVEL,
+    trustProxy: runtime.TRUST_PROXY,
+    swaggerEnabled: runtime.SWAGGER_ENABLED,
+    syncIndexes: runtime.SYNC_INDEXES,
     corsOrigins:
-      vars.CORS_ORIGINS === '*' ? '*' : (vars.CORS_ORIGINS?.split(',').map((o) => o.trim()) ?? []),
+      runtime.CORS_ORIGINS === '*'
+        ? '*'
+        : (runtime.CORS_ORIGINS?.split(',').map((o) => o.trim()) ?? []),
     metrics: {
-      enabled: vars.METRICS_ENABLED,
-      token: vars.METRICS_TOKEN,
-      databaseCommands: vars.METRICS_DATABASE_COMMANDS,
+      enabled: observability.METRICS_ENABLED,
+      token: observability.METRICS_TOKEN,
+      databaseCommands: observability.METRICS_DATABASE_COMMANDS,
     },
-    tracing: { otlpEndpoint: vars.OTEL_EXPORTER_OTLP_ENDPOINT },
-    shutdownTimeoutMs: vars.SHUTDOWN_TIMEOUT_MS,
+    tracing: { otlpEndpoint: observability.OTEL_EXPORTER_OTLP_ENDPOINT },
+    shutdownTimeoutMs: runtime.SHUTDOWN_TIMEOUT_MS,
     idempotency: {
-      ttlMs: vars.IDEMPOTENCY_TTL_MS,
-      leaseMs: vars.IDEMPOTENCY_LEASE_MS,
-      sweepIntervalMs: vars.IDEMPOTENCY_SWEEP_INTERVAL_MS,
-      maxResponseBytes: vars.IDEMPOTENCY_MAX_RESPONSE_BYTES,
+      ttlMs: idempotency.IDEMPOTENCY_TTL_MS,
+      leaseMs: idempotency.IDEMPOTENCY_LEASE_MS,
+      sweepIntervalMs: idempotency.IDEMPOTENCY_SWEEP_INTERVAL_MS,
+      maxResponseBytes: idempotency.IDEMPOTENCY_MAX_RESPONSE_BYTES,
     },
     events: {
-      enabled: vars.EVENTS_ENABLED,
-      retentionMs: vars.EVENTS_RETENTION_MS,
-      pollMs: vars.EVENTS_POLL_MS,
-      sweepMs: vars.EVENTS_SWEEP_MS,
-      intentGraceMs: vars.EVENTS_INTENT_GRACE_MS,
-      heartbeatMs: vars.EVENTS_HEARTBEAT_MS,
-      maxStreamsPerKey: vars.EVENTS_MAX_STREAMS_PER_KEY,
-      maxStreams: vars.EVENTS_MAX_STREAMS,
-      streamBufferBytes: vars.EVENTS_STREAM_BUFFER_BYTES,
+      enabled: events.EVENTS_ENABLED,
+      retentionMs: events.EVENTS_RETENTION_MS,
+      pollMs: events.EVENTS_POLL_MS,
+      sweepMs: events.EVENTS_SWEEP_MS,
+      intentGraceMs: events.EVENTS_INTENT_GRACE_MS,
+      heartbeatMs: events.EVENTS_HEARTBEAT_MS,
+      maxStreamsPerKey: events.EVENTS_MAX_STREAMS_PER_KEY,
+      maxStreams: events.EVENTS_MAX_STREAMS,
+      streamBufferBytes: events.EVENTS_STREAM_BUFFER_BYTES,
     },
     webhooks: {
-      allowPrivate: vars.WEBHOOK_ALLOW_PRIVATE,
-      timeoutMs: vars.WEBHOOK_TIMEOUT_MS,
-      retryBaseMs: vars.WEBHOOK_RETRY_BASE_MS,
-      retryWindowMs: vars.WEBHOOK_RETRY_WINDOW_MS,
-      max: vars.WEBHOOK_MAX,
+      allowPrivate: webhooks.WEBHOOK_ALLOW_PRIVATE,
+      timeoutMs: webhooks.WEBHOOK_TIMEOUT_MS,
+      retryBaseMs: webhooks.WEBHOOK_RETRY_BASE_MS,
+      retryWindowMs: webhooks.WEBHOOK_RETRY_WINDOW_MS,
+      max: webhooks.WEBHOOK_MAX,
     },
     lifecycle: {
-      registryCacheMs: vars.REGISTRY_CACHE_MS,
-      registryCacheSize: vars.REGISTRY_CACHE_SIZE,
-      dropGraceMs: vars.COLLECTION_DROP_GRACE_MS,
-      erasureLeaseMs: vars.ERASURE_LEASE_MS,
-      pollMs: vars.LIFECYCLE_POLL_MS,
+      registryCacheMs: lifecycle.REGISTRY_CACHE_MS,
+      registryCacheSize: lifecycle.REGISTRY_CACHE_SIZE,
+      dropGraceMs: lifecycle.COLLECTION_DROP_GRACE_MS,
+      erasureLeaseMs: lifecycle.ERASURE_LEASE_MS,
+      pollMs: lifecycle.LIFECYCLE_POLL_MS,
     },
-    adminApiKey: vars.ADMIN_API_KEY,
-    apiKeyCache: { ttlMs: vars.API_KEY_CACHE_MS, max: vars.API_KEY_CACHE_SIZE },
+    adminApiKey: auth.ADMIN_API_KEY,
+    apiKeyCache: { ttlMs: auth.API_KEY_CACHE_MS, max: auth.API_KEY_CACHE_SIZE },
     database: {
-      uri: vars.MONGODB_URI,
-      dbName: database.name,
-      dbNameSource: database.source,
-      allowFreshStart: vars.DB_ALLOW_FRESH_START,
-      bootTimeoutMs: vars.DB_BOOT_TIMEOUT_MS,
-      serverSelectionTimeoutMs: vars.DB_SERVER_SELECTION_TIMEOUT_MS,
-      retryAfterSeconds: vars.DB_RETRY_AFTER_SECONDS,
-      queryTimeoutMs: vars.QUERY_TIMEOUT_MS,
-      dataDir: resolve(vars.DATA_DIR),
-      cacheDir: resolve(
-        vars.CACHE_DIR ??
-          join(env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'profile-data-service'),
-      ),
-      embedded: vars.EMBEDDED_DB,
-      ferretdbVersion: vars.FERRETDB_VERSION,
-      ferretdbBin: vars.FERRETDB_BIN,
+      uri: database.MONGODB_URI,
+      dbName: dbName.name,
+      dbNameSource: dbName.source,
+      allowFreshStart: database.DB_ALLOW_FRESH_START,
+      bootTimeoutMs: database.DB_BOOT_TIMEOUT_MS,
+      serverSelectionTimeoutMs: database.DB_SERVER_SELECTION_TIMEOUT_MS,
+      retryAfterSeconds: database.DB_RETRY_AFTER_SECONDS,
+      queryTimeoutMs: database.QUERY_TIMEOUT_MS,
     },
     limits: {
-      bodyBytes: vars.BODY_LIMIT,
-      rateLimitMax: vars.RATE_LIMIT_MAX,
-      rateLimitWindowMs: vars.RATE_LIMIT_WINDOW_MS,
+      bodyBytes: limits.BODY_LIMIT,
+      rateLimitMax: limits.RATE_LIMIT_MAX,
+      rateLimitWindowMs: limits.RATE_LIMIT_WINDOW_MS,
       rateLimitStore:
-        vars.RATE_LIMIT_STORE ?? (vars.NODE_ENV === 'production' ? 'mongo' : 'memory'),
-      authFailureMax: vars.AUTH_FAILURE_MAX,
-      authFailureWindowMs: vars.AUTH_FAILURE_WINDOW_MS,
-      authFailureLookupIntervalMs: vars.AUTH_FAILURE_LOOKUP_INTERVAL_MS,
-      listDefault: vars.LIST_LIMIT_DEFAULT,
-      listMax: vars.LIST_LIMIT_MAX,
-      maxCollections: vars.MAX_COLLECTIONS,
-      maxIndexes: vars.MAX_INDEXES,
-      dataMaxDepth: vars.DATA_MAX_DEPTH,
-      filterMaxConditions: vars.FILTER_MAX_CONDITIONS,
-      filterMaxInValues: vars.FILTER_MAX_IN_VALUES,
-      aggregateMaxGroups: vars.AGGREGATE_MAX_GROUPS,
-      bulkMaxItems: vars.BULK_MAX_ITEMS,
-      profileJsonMaxBytes: vars.PROFILE_JSON_MAX_BYTES,
-      profileJsonMaxDepth: vars.PROFILE_JSON_MAX_DEPTH,
+        limits.RATE_LIMIT_STORE ?? (runtime.NODE_ENV === 'production' ? 'mongo' : 'memory'),
+      authFailureMax: auth.AUTH_FAILURE_MAX,
+      authFailureWindowMs: auth.AUTH_FAILURE_WINDOW_MS,
+      authFailureLookupIntervalMs: auth.AUTH_FAILURE_LOOKUP_INTERVAL_MS,
+      listDefault: limits.LIST_LIMIT_DEFAULT,
+      listMax: limits.LIST_LIMIT_MAX,
+      maxCollections: limits.MAX_COLLECTIONS,
+      maxIndexes: limits.MAX_INDEXES,
+      dataMaxDepth: limits.DATA_MAX_DEPTH,
+      filterMaxConditions: limits.FILTER_MAX_CONDITIONS,
+      filterMaxInValues: limits.FILTER_MAX_IN_VALUES,
+      aggregateMaxGroups: limits.AGGREGATE_MAX_GROUPS,
+      bulkMaxItems: limits.BULK_MAX_ITEMS,
+      profileJsonMaxBytes: limits.PROFILE_JSON_MAX_BYTES,
+      profileJsonMaxDepth: limits.PROFILE_JSON_MAX_DEPTH,
     },
   };
 }

@@ -1,8 +1,12 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../../src/config';
-import { findFreePort, resolveDatabase, type ResolvedDatabase } from '../../tools/dev-database';
+import {
+  findFreePort,
+  readDevDatabaseSettings,
+  resolveDatabase,
+  type ResolvedDatabase,
+} from '../../tools/dev-database';
 import { createTestApp, type TestApp } from '../support/app';
 import { createUser, type TestUser } from '../support/factories';
 
@@ -19,10 +23,8 @@ describe('database outage', () => {
   let user: TestUser;
 
   async function startDatabase(): Promise<ResolvedDatabase> {
-    const config = loadConfig({ NODE_ENV: 'test' });
     return resolveDatabase({
-      ...config.database,
-      uri: undefined,
+      ...readDevDatabaseSettings({}),
       dataDir,
       port,
       log: () => undefined,

@@ -4,7 +4,11 @@ import { join } from 'node:path';
 import { MongoClient } from 'mongodb';
 import ConnectionString from 'mongodb-connection-string-url';
 import { loadConfig } from '../../src/config';
-import { resolveDatabase, type ResolvedDatabase } from '../../tools/dev-database';
+import {
+  readDevDatabaseSettings,
+  resolveDatabase,
+  type ResolvedDatabase,
+} from '../../tools/dev-database';
 
 declare global {
   var __TEST_DATABASE__: ResolvedDatabase | undefined;
@@ -17,7 +21,8 @@ declare global {
 export default async function globalSetup(): Promise<void> {
   const config = loadConfig({ ...process.env, NODE_ENV: 'test' });
   const database = await resolveDatabase({
-    ...config.database,
+    ...readDevDatabaseSettings(),
+    uri: config.database.uri,
     dataDir: mkdtempSync(join(tmpdir(), 'pds-test-')),
     log: (message) => process.stderr.write(`${message}\n`),
   });

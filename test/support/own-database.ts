@@ -1,8 +1,11 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../../src/config';
-import { resolveDatabase, type ResolvedDatabase } from '../../tools/dev-database';
+import {
+  readDevDatabaseSettings,
+  resolveDatabase,
+  type ResolvedDatabase,
+} from '../../tools/dev-database';
 
 /** A database server of one test file's own, which the file may freeze (SIGSTOP) and thaw. */
 export interface OwnDatabase {
@@ -19,10 +22,8 @@ export interface OwnDatabase {
  * always one of the file's own, so that freezing it or filling it affects no other test file.
  */
 export async function startOwnDatabase(prefix: string): Promise<OwnDatabase> {
-  const config = loadConfig({ ...process.env, NODE_ENV: 'test', MONGODB_URI: '' });
   const database: ResolvedDatabase = await resolveDatabase({
-    ...config.database,
-    uri: undefined,
+    ...readDevDatabaseSettings(),
     dataDir: mkdtempSync(join(tmpdir(), `pds-${prefix}-`)),
     log: () => undefined,
   });

@@ -2,29 +2,22 @@ import { createServer } from 'node:net';
 import { isAbsolute, relative } from 'node:path';
 import { startFerretDb } from './ferretdb';
 import { startMemoryServer } from './memory-server';
+import type { DevDatabaseSettings } from './settings';
 
 export type DatabaseKind = 'external' | 'mongodb-memory-server' | 'ferretdb';
-export type EmbeddedPreference = 'auto' | 'mongodb-memory-server' | 'ferretdb';
 
-export interface DatabaseResolutionOptions {
+export interface DatabaseResolutionOptions extends DevDatabaseSettings {
   /** MONGODB_URI; when set it is used as is (kind 'external'), nothing is started. */
   uri?: string;
-  /** Persistent data root; the memory server uses `<dataDir>/mongodb`, FerretDB `<dataDir>/ferretdb`. */
-  dataDir: string;
-  /** Where the built FerretDB binary is cached. */
-  cacheDir: string;
-  /** e.g. 'v1.24.2' */
-  ferretdbVersion: string;
-  /** Path to an already-built ferretdb binary; skips the build. */
-  ferretdbBin?: string;
-  /** 'auto' = memory server first, then FerretDB. */
-  embedded: EmbeddedPreference;
   /** Fixed loopback port for the embedded server; default: a free port. */
   port?: number;
   log: (message: string) => void;
 }
 
-/** The options that come from configuration (MONGODB_URI, DATA_DIR, CACHE_DIR, EMBEDDED_DB, FERRETDB_*). */
+/**
+ * What the environment says: MONGODB_URI (read by the service's configuration) and this tool's
+ * own settings (DATA_DIR, CACHE_DIR, EMBEDDED_DB, FERRETDB_*).
+ */
 export type DatabaseSettings = Omit<DatabaseResolutionOptions, 'port' | 'log'>;
 
 export interface ResolvedDatabase {

@@ -4,8 +4,14 @@ export {
   DatabaseUnavailableError,
   type DatabaseKind,
   type DatabaseSettings,
-  type EmbeddedPreference,
   type DatabaseResolutionOptions,
   type ResolvedDatabase,
 } from './database-resolver';
 export { loadDatabaseSettings } from './service';
+export {
+  readDevDatabaseSettings,
+  loadDotEnvFile,
+  DevDatabaseSettingsError,
+  type DevDatabaseSettings,
+  type EmbeddedPreference,
+} from './settings';

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseUnavailableError, resolveDatabase } from './database-resolver';
 import { loadDatabaseSettings } from './service';
+import { DevDatabaseSettingsError } from './settings';
 
 /**
  * `node dist-dev/tools/dev-database/prepare.js`: resolves the database once, as `npm start` and
@@ -27,7 +28,7 @@ async function prepare(): Promise<void> {
 
 prepare().catch((error: unknown) => {
   process.stderr.write(
-    `${error instanceof DatabaseUnavailableError ? error.message : String(error)}\n`,
+    `${error instanceof DatabaseUnavailableError || error instanceof DevDatabaseSettingsError ? error.message : String(error)}\n`,
   );
   process.exit(1);
 });

@@ -12,20 +12,22 @@ describe('the built service as the development tools use it', () => {
     expect(mainFits).toBe(true);
   });
 
-  it('reads the development database settings through the service configuration', () => {
-    const settings = config.loadConfig({
+  it('reads MONGODB_URI through the service configuration', () => {
+    expect(
+      config.loadConfig({ NODE_ENV: 'test', MONGODB_URI: 'mongodb://db.example:27017/' }).database
+        .uri,
+    ).toBe('mongodb://db.example:27017/');
+    expect(config.loadConfig({ NODE_ENV: 'test', MONGODB_URI: '' }).database.uri).toBeUndefined();
+  });
+
+  it('leaves the development database settings to the tool', () => {
+    const database = config.loadConfig({
       NODE_ENV: 'test',
-      EMBEDDED_DB: 'ferretdb',
+      EMBEDDED_DB: 'not-a-kind',
       DATA_DIR: '/tmp/pds-data',
-      FERRETDB_BIN: '/opt/ferretdb',
     }).database;
 
-    expect(settings).toMatchObject({
-      embedded: 'ferretdb',
-      dataDir: '/tmp/pds-data',
-      ferretdbBin: '/opt/ferretdb',
-      ferretdbVersion: 'v1.24.2',
-    });
-    expect(settings.uri).toBeUndefined();
+    expect(database).not.toHaveProperty('embedded');
+    expect(database).not.toHaveProperty('dataDir');
   });
 });

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { DatabaseSettings, ResolvedDatabase } from './database-resolver';
+import { readDevDatabaseSettings } from './settings';
 
 /** The service as `nest build` compiled it. This file runs from dist-dev/tools/dev-database/. */
 const SERVICE_DIST = resolve(__dirname, '..', '..', '..', 'dist');
@@ -12,11 +13,12 @@ const SERVICE_DIST = resolve(__dirname, '..', '..', '..', 'dist');
  * that production runs; service.spec.ts checks these shapes against the sources.
  */
 export interface BuiltConfig {
-  loadConfig: (env: NodeJS.ProcessEnv) => { database: DatabaseSettings };
+  loadConfig: (env: NodeJS.ProcessEnv) => { database: { uri?: string } };
 }
 
+/** Called by the service once its configuration is valid, with MONGODB_URI as it read it. */
 export type DatabaseStarter = (
-  settings: DatabaseSettings,
+  uri: string | undefined,
   log: (message: string) => void,
 ) => Promise<ResolvedDatabase>;
 
@@ -37,13 +39,14 @@ export function loadBuiltMain(entry = join(SERVICE_DIST, 'main')): Promise<Built
 }
 
 /**
- * The database settings as the service's configuration reads them from `env`, for the tools that
- * do not boot the service (CI preparation, benchmarks). NODE_ENV is test as in the e2e tests:
- * production would require MONGODB_URI and ADMIN_API_KEY.
+ * The database settings for the tools that do not boot the service (CI preparation, benchmarks):
+ * this tool's own, and MONGODB_URI as the service's configuration reads it from `env`. NODE_ENV is
+ * test as in the e2e tests: production would require MONGODB_URI and ADMIN_API_KEY.
  */
 export async function loadDatabaseSettings(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<DatabaseSettings> {
+  const settings = readDevDatabaseSettings(env);
   const { loadConfig } = await loadBuilt<BuiltConfig>(join(SERVICE_DIST, 'config', 'index'));
-  return loadConfig({ ...env, NODE_ENV: 'test' }).database;
+  return { ...settings, uri: loadConfig({ ...env, NODE_ENV: 'test' }).database.uri };
 }

@@ -1,11 +1,14 @@
-// `npm start` and `npm run start:dev`: the built service on a development database. The service
-// (dist/main.js) is booted in this process with a database starter: it validates its
-// configuration, has the database resolved here (MONGODB_URI, else mongodb-memory-server, else
-// FerretDB), prints its banner, and on SIGTERM/SIGINT closes the app before stopping the database.
+// `npm start` and `npm run start:dev`: the built service on a development database. This tool
+// reads its own settings (DATA_DIR, CACHE_DIR, EMBEDDED_DB, FERRETDB_*; from `.env` too, as the
+// service does), then boots the service (dist/main.js) in this process with a database starter:
+// the service validates its configuration, has the database resolved here (its MONGODB_URI, else
+// mongodb-memory-server, else FerretDB), prints its banner, and on SIGTERM/SIGINT closes the app
+// before stopping the database.
 //
 // Arguments, as `nest start --exec` passes them: [--enable-source-maps] [entry file]
 import { DatabaseUnavailableError, resolveDatabase } from './database-resolver';
 import { loadBuiltMain } from './service';
+import { DevDatabaseSettingsError, loadDotEnvFile, readDevDatabaseSettings } from './settings';
 
 function entryFile(args: string[]): string | undefined {
   let entry: string | undefined;
@@ -23,14 +26,19 @@ function entryFile(args: string[]): string | undefined {
 }
 
 async function start(): Promise<void> {
-  const { bootstrap } = await loadBuiltMain(entryFile(process.argv.slice(2)));
-  await bootstrap((settings, log) => resolveDatabase({ ...settings, log }));
+  const entry = entryFile(process.argv.slice(2));
+  loadDotEnvFile();
+  const settings = readDevDatabaseSettings();
+  const { bootstrap } = await loadBuiltMain(entry);
+  await bootstrap((uri, log) => resolveDatabase({ ...settings, uri, log }));
 }
 
 start().catch((error: unknown) => {
-  // The unavailable-database message says what to set; anything else needs its stack.
+  // The settings and unavailable-database messages say what to set; anything else needs its stack.
+  const said =
+    error instanceof DatabaseUnavailableError || error instanceof DevDatabaseSettingsError;
   process.stderr.write(
-    `${error instanceof DatabaseUnavailableError ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    `${said ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
   );
   process.exit(1);
 });

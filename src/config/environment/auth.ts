@@ -1,0 +1,53 @@
+import { Type } from 'class-transformer';
+import { IsInt, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
+
+/** The operator key, the failed-authentication budget and the instance's cache of API keys. */
+export class AuthVariables {
+  @IsOptional()
+  @IsString()
+  @MinLength(32, { message: 'ADMIN_API_KEY must be at least 32 characters' })
+  @MaxLength(512)
+  ADMIN_API_KEY?: string;
+
+  /** Failed authentications (unknown, revoked or expired key) per client address per window. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  AUTH_FAILURE_MAX = 20;
+
+  /** At least a second: Retry-After is given in whole seconds. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1000)
+  @Max(86_400_000)
+  AUTH_FAILURE_WINDOW_MS = 60_000;
+
+  /**
+   * From an address over its failed-authentication budget, keys that are neither the operator key
+   * nor cached are looked up together, at most one database command per this many ms per address
+   * and instance.
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(100)
+  @Max(60_000)
+  AUTH_FAILURE_LOOKUP_INTERVAL_MS = 1_000;
+
+  /**
+   * How long an instance trusts an API key it looked up (ms; 0: look every key up on every
+   * request). A key revoked through another instance still works here for at most this long; the
+   * instance that revokes it forgets it at once, and expiry is checked on every request.
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(60_000)
+  API_KEY_CACHE_MS = 5_000;
+
+  /** API keys an instance keeps in memory at most (the least recently used go first). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  API_KEY_CACHE_SIZE = 10_000;
+}

@@ -1,0 +1,96 @@
+import { Type } from 'class-transformer';
+import { IsIn, IsInt, IsOptional, Max, Min } from 'class-validator';
+
+/** What one client may send and ask for: body size, request rate, pages, data and profile sizes. */
+export class LimitsVariables {
+  @Type(() => Number)
+  @IsInt()
+  @Min(1024)
+  @Max(16 * 1024 * 1024)
+  BODY_LIMIT = 1024 * 1024;
+
+  /** At most a billion: the database store numbers a window's requests with ten digits. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000_000)
+  RATE_LIMIT_MAX = 1000;
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(100)
+  RATE_LIMIT_WINDOW_MS = 60_000;
+
+  /**
+   * Where the rate-limit counters live: `mongo` (the database, one budget per key shared by all
+   * instances) or `memory` (each process counts on its own). Unset: mongo when
+   * NODE_ENV=production, memory otherwise.
+   */
+  @IsOptional()
+  @IsIn(['mongo', 'memory'])
+  RATE_LIMIT_STORE?: 'mongo' | 'memory';
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  LIST_LIMIT_DEFAULT = 50;
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(10_000)
+  LIST_LIMIT_MAX = 500;
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(10_000)
+  MAX_COLLECTIONS = 100;
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(63)
+  MAX_INDEXES = 20;
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(100)
+  DATA_MAX_DEPTH = 20;
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  FILTER_MAX_CONDITIONS = 20;
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(10_000)
+  FILTER_MAX_IN_VALUES = 100;
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(100_000)
+  AGGREGATE_MAX_GROUPS = 1000;
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(10_000)
+  BULK_MAX_ITEMS = 500;
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(1024)
+  PROFILE_JSON_MAX_BYTES = 64 * 1024;
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(100)
+  PROFILE_JSON_MAX_DEPTH = 10;
+}
