@@ -1,20 +1,17 @@
 import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
 import { Schema as MongooseSchema, type Types } from 'mongoose';
+import {
+  NAMESPACE_INDEX_KEYS,
+  NamespacedDocument,
+  TENANT_KINDS,
+  type TenantKind,
+} from '../common/tenancy/namespace';
 import { EVENT_TYPES, type EventType } from '../events/event.schema';
 
 /** An endpoint that receives a namespace's events (docs/events.md, "Webhooks"). */
 @Schema({ collection: 'webhooks', versionKey: false, suppressReservedKeysWarning: true })
-export class WebhookDocument {
+export class WebhookDocument extends NamespacedDocument {
   _id!: Types.ObjectId;
-
-  @Prop({ type: String, required: true, enum: ['user', 'team'] })
-  tenantKind!: 'user' | 'team';
-
-  @Prop({ required: true })
-  tenant!: string;
-
-  @Prop({ type: String, default: '' })
-  branch!: string;
 
   @Prop({ required: true })
   url!: string;
@@ -47,7 +44,7 @@ export class WebhookDocument {
 }
 
 export const WebhookSchema = SchemaFactory.createForClass(WebhookDocument);
-WebhookSchema.index({ tenantKind: 1, tenant: 1, branch: 1, createdAt: 1 }, { name: 'namespace' });
+WebhookSchema.index({ ...NAMESPACE_INDEX_KEYS, createdAt: 1 }, { name: 'namespace' });
 
 export interface DeliveryAttempt {
   at: Date;
@@ -67,8 +64,9 @@ export class DeliveryDocument {
   @Prop({ required: true })
   webhookId!: string;
 
-  @Prop({ type: String, required: true, enum: ['user', 'team'] })
-  tenantKind!: 'user' | 'team';
+  /** Whose (erasure deletes by tenant; a delivery needs no branch). */
+  @Prop({ type: String, required: true, enum: TENANT_KINDS })
+  tenantKind!: TenantKind;
 
   @Prop({ required: true })
   tenant!: string;
