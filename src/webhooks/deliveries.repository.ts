@@ -3,7 +3,7 @@ import { InjectModel } from '@nestjs/mongoose';
 import type { Model } from 'mongoose';
 import { orDuplicate } from '../common/mongo/duplicate';
 import { tenantFilter, type Tenant } from '../common/tenancy/namespace';
-import { DeliveryDocument, type DeliveryAttempt } from './webhook.schema';
+import { DeliveryDocument, type Delivery, type DeliveryAttempt } from './webhook.schema';
 
 /** A delivery to store: one event for one webhook, due now. */
 export interface NewDelivery {
@@ -11,6 +11,10 @@ export interface NewDelivery {
   tenant: Tenant;
   eventId: string;
   payload: string;
+}
+
+function toDelivery({ _id, ...delivery }: DeliveryDocument): Delivery {
+  return { id: _id, ...delivery };
 }
 
 /** The `webhook_deliveries` collection: every event owed to an endpoint, and its attempts. */
@@ -42,27 +46,30 @@ export class DeliveriesRepository {
   }
 
   /** Pending deliveries due by `now` that no instance holds, the longest due first. */
-  findDue(now: Date, limit: number): Promise<DeliveryDocument[]> {
-    return this.deliveries
+  async findDue(now: Date, limit: number): Promise<Delivery[]> {
+    const docs = await this.deliveries
       .find({ status: 'pending', nextAttemptAt: { $lte: now }, leaseUntil: { $lte: now } })
       .sort({ nextAttemptAt: 1 })
       .limit(limit)
       .lean<DeliveryDocument[]>()
       .exec();
+    return docs.map(toDelivery);
   }
 
-  findById(id: string): Promise<DeliveryDocument | null> {
-    return this.deliveries.findById(id).lean<DeliveryDocument>().exec();
+  async findById(id: string): Promise<Delivery | null> {
+    const doc = await this.deliveries.findById(id).lean<DeliveryDocument>().exec();
+    return doc && toDelivery(doc);
   }
 
   /** A webhook's newest deliveries, with their attempts. */
-  listForWebhook(webhookId: string, limit: number): Promise<DeliveryDocument[]> {
-    return this.deliveries
+  async listForWebhook(webhookId: string, limit: number): Promise<Delivery[]> {
+    const docs = await this.deliveries
       .find({ webhookId })
       .sort({ createdAt: -1, _id: -1 })
       .limit(limit)
       .lean<DeliveryDocument[]>()
       .exec();
+    return docs.map(toDelivery);
   }
 
   /** Holds the delivery for this instance until `until`. */

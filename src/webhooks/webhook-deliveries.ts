@@ -7,7 +7,7 @@ import { EventDto } from '../events/dto/events.dto';
 import { AttemptClaimsRepository } from './attempt-claims.repository';
 import { DeliveriesRepository } from './deliveries.repository';
 import { postDelivery } from './webhook-sender';
-import type { DeliveryDocument, WebhookDocument } from './webhook.schema';
+import type { Delivery, Webhook } from './webhook.schema';
 import { WebhooksRepository } from './webhooks.repository';
 
 /** Events fanned out per webhook and round, and deliveries sent per round. */
@@ -70,12 +70,11 @@ export class WebhookDeliveries {
       const last = events.at(-1);
       if (!last) continue;
       const now = new Date();
-      const webhookId = webhook._id.toHexString();
       for (const event of events) {
         if (!webhook.events.includes(event.type)) continue;
         await this.deliveries.insertOnce(
           {
-            webhookId,
+            webhookId: webhook.id,
             tenant: { kind, id },
             eventId: String(event.seq),
             payload: JSON.stringify(EventDto.from(event)),
@@ -83,7 +82,7 @@ export class WebhookDeliveries {
           now,
         );
       }
-      await this.webhooks.advanceCursor(webhook._id, last.seq);
+      await this.webhooks.advanceCursor(webhook.id, last.seq);
     }
   }
 
@@ -95,19 +94,19 @@ export class WebhookDeliveries {
     await Promise.all(due.map((delivery) => this.attempt(delivery)));
   }
 
-  private async attempt(delivery: DeliveryDocument): Promise<void> {
+  private async attempt(delivery: Delivery): Promise<void> {
     const leaseMs = this.settings.timeoutMs * 2;
     const window = Math.floor(Date.now() / leaseMs);
-    if (!(await this.claims.claim(`${delivery._id}:${delivery.attempts.length + 1}:${window}`)))
+    if (!(await this.claims.claim(`${delivery.id}:${delivery.attempts.length + 1}:${window}`)))
       return;
     // Read again under the claim: another instance may have finished this attempt already.
-    const current = await this.deliveries.findById(delivery._id);
+    const current = await this.deliveries.findById(delivery.id);
     if (current?.status !== 'pending' || current.attempts.length !== delivery.attempts.length)
       return;
-    await this.deliveries.lease(delivery._id, new Date(Date.now() + leaseMs));
+    await this.deliveries.lease(delivery.id, new Date(Date.now() + leaseMs));
     const webhook = await this.webhooks.findById(delivery.webhookId);
     if (!webhook || webhook.disabledAt !== null) {
-      await this.deliveries.markFailed(delivery._id);
+      await this.deliveries.markFailed(delivery.id);
       return;
     }
     const attempt = await postDelivery(webhook, delivery, this.settings);
@@ -116,7 +115,7 @@ export class WebhookDeliveries {
     const expired = Date.now() - delivery.createdAt.getTime() >= this.settings.retryWindowMs;
     const backoff = Math.min(this.settings.retryBaseMs * 2 ** (tries - 1), MAX_RETRY_MS);
     await this.deliveries.recordAttempt(
-      delivery._id,
+      delivery.id,
       attempt,
       ok ? 'delivered' : expired ? 'failed' : 'pending',
       new Date(Date.now() + backoff),
@@ -127,14 +126,14 @@ export class WebhookDeliveries {
   }
 
   /** A success clears the endpoint's failure; failing for the whole window disables it. */
-  private async recordHealth(webhook: WebhookDocument, ok: boolean): Promise<void> {
+  private async recordHealth(webhook: Webhook, ok: boolean): Promise<void> {
     if (ok) {
-      if (webhook.failingSince !== null) await this.webhooks.clearFailing(webhook._id);
+      if (webhook.failingSince !== null) await this.webhooks.clearFailing(webhook.id);
       return;
     }
     const since = webhook.failingSince ?? new Date();
     const disable = Date.now() - since.getTime() >= this.settings.retryWindowMs;
-    await this.webhooks.markFailing(webhook._id, since, disable);
-    if (disable) this.logger.warn({ webhook: webhook._id.toHexString() }, 'webhook disabled');
+    await this.webhooks.markFailing(webhook.id, since, disable);
+    if (disable) this.logger.warn({ webhook: webhook.id }, 'webhook disabled');
   }
 }

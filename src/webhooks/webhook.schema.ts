@@ -44,6 +44,9 @@ export class WebhookDocument extends NamespacedDocument {
 }
 
 export const WebhookSchema = SchemaFactory.createForClass(WebhookDocument);
+
+/** A webhook as the repository returns it: `id` is the ObjectId's hex. */
+export type Webhook = Omit<WebhookDocument, '_id'> & { id: string };
 WebhookSchema.index({ ...NAMESPACE_INDEX_KEYS, createdAt: 1 }, { name: 'namespace' });
 
 export interface DeliveryAttempt {
@@ -96,6 +99,9 @@ export class DeliveryDocument {
 }
 
 export const DeliverySchema = SchemaFactory.createForClass(DeliveryDocument);
+
+/** A delivery as the repository returns it: `id` is `<webhook id>:<event id>`. */
+export type Delivery = Omit<DeliveryDocument, '_id'> & { id: string };
 // The sender's question: which pending deliveries are due.
 DeliverySchema.index({ status: 1, nextAttemptAt: 1 }, { name: 'due' });
 // GET /webhooks/{id}/deliveries, newest first.

@@ -9,7 +9,7 @@ import {
   type Tenant,
 } from '../common/tenancy/namespace';
 import type { EventType } from '../events/event.schema';
-import { WebhookDocument } from './webhook.schema';
+import { WebhookDocument, type Webhook } from './webhook.schema';
 
 /** What a new endpoint is registered with. */
 export interface WebhookRegistration {
@@ -19,6 +19,10 @@ export interface WebhookRegistration {
   secret: string;
   /** The newest event of the namespace: the endpoint receives the ones after it. */
   cursor: number;
+}
+
+function toWebhook({ _id, ...webhook }: WebhookDocument): Webhook {
+  return { id: _id.toHexString(), ...webhook };
 }
 
 /** The filter of one webhook of a namespace; null when `id` cannot be a webhook's id. */
@@ -37,7 +41,7 @@ export class WebhooksRepository {
     return this.webhooks.countDocuments(namespaceFilter(namespace)).exec();
   }
 
-  async create(namespace: Namespace, webhook: WebhookRegistration): Promise<WebhookDocument> {
+  async create(namespace: Namespace, webhook: WebhookRegistration): Promise<Webhook> {
     const created = await this.webhooks.create({
       ...namespaceFilter(namespace),
       url: webhook.url,
@@ -49,16 +53,17 @@ export class WebhooksRepository {
       disabledAt: null,
       createdAt: new Date(),
     });
-    return created.toObject<WebhookDocument>();
+    return toWebhook(created.toObject<WebhookDocument>());
   }
 
   /** A namespace's webhooks, oldest first. */
-  listIn(namespace: Namespace): Promise<WebhookDocument[]> {
-    return this.webhooks
+  async listIn(namespace: Namespace): Promise<Webhook[]> {
+    const docs = await this.webhooks
       .find(namespaceFilter(namespace))
       .sort({ createdAt: 1 })
       .lean<WebhookDocument[]>()
       .exec();
+    return docs.map(toWebhook);
   }
 
   /** Deletes one of a namespace's webhooks; false when it has none with that id. */
@@ -75,30 +80,34 @@ export class WebhooksRepository {
   }
 
   /** Every webhook not disabled, over all namespaces (the fan-out's work). */
-  findActive(): Promise<WebhookDocument[]> {
-    return this.webhooks.find({ disabledAt: null }).lean<WebhookDocument[]>().exec();
+  async findActive(): Promise<Webhook[]> {
+    const docs = await this.webhooks.find({ disabledAt: null }).lean<WebhookDocument[]>().exec();
+    return docs.map(toWebhook);
   }
 
-  findById(id: string): Promise<WebhookDocument | null> {
-    return this.webhooks.findById(id).lean<WebhookDocument>().exec();
+  async findById(id: string): Promise<Webhook | null> {
+    const doc = await this.webhooks.findById(id).lean<WebhookDocument>().exec();
+    return doc && toWebhook(doc);
   }
 
   /** Moves the webhook's cursor forward to `seq` (never back: another instance may be ahead). */
-  async advanceCursor(id: Types.ObjectId, seq: number): Promise<void> {
+  async advanceCursor(id: string, seq: number): Promise<void> {
     await this.webhooks
-      .updateOne({ _id: id, cursor: { $lt: seq } }, { $set: { cursor: seq } })
+      .updateOne({ _id: new Types.ObjectId(id), cursor: { $lt: seq } }, { $set: { cursor: seq } })
       .exec();
   }
 
-  async clearFailing(id: Types.ObjectId): Promise<void> {
-    await this.webhooks.updateOne({ _id: id }, { $set: { failingSince: null } }).exec();
+  async clearFailing(id: string): Promise<void> {
+    await this.webhooks
+      .updateOne({ _id: new Types.ObjectId(id) }, { $set: { failingSince: null } })
+      .exec();
   }
 
   /** Records since when the endpoint fails, and disables it with `disable`. */
-  async markFailing(id: Types.ObjectId, since: Date, disable: boolean): Promise<void> {
+  async markFailing(id: string, since: Date, disable: boolean): Promise<void> {
     await this.webhooks
       .updateOne(
-        { _id: id },
+        { _id: new Types.ObjectId(id) },
         { $set: { failingSince: since, ...(disable ? { disabledAt: new Date() } : {}) } },
       )
       .exec();

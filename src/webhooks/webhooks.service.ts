@@ -8,7 +8,7 @@ import { DeliveriesRepository } from './deliveries.repository';
 import { WebhookDeliveries } from './webhook-deliveries';
 import { resolveProblem, urlProblem } from './webhook-url';
 import { isWebhookSecret, newWebhookSecret } from './webhook-signature';
-import type { DeliveryDocument, WebhookDocument } from './webhook.schema';
+import type { Delivery, Webhook } from './webhook.schema';
 import { WebhookNotFoundError, WebhookQuotaExceededError } from './webhooks.errors';
 import { WebhooksRepository } from './webhooks.repository';
 
@@ -41,7 +41,7 @@ export class WebhooksService {
   async create(
     principal: CustomerPrincipal,
     input: NewWebhook,
-  ): Promise<{ webhook: WebhookDocument; secret: string }> {
+  ): Promise<{ webhook: Webhook; secret: string }> {
     const problem =
       urlProblem(input.url) ?? (await resolveProblem(input.url, this.settings.allowPrivate));
     if (problem) throw new ValidationFailedError([{ field: 'url', message: problem }]);
@@ -63,7 +63,7 @@ export class WebhooksService {
     return { webhook, secret };
   }
 
-  list(principal: CustomerPrincipal): Promise<WebhookDocument[]> {
+  list(principal: CustomerPrincipal): Promise<Webhook[]> {
     return this.webhooks.listIn(namespaceOfPrincipal(principal));
   }
 
@@ -74,11 +74,7 @@ export class WebhooksService {
   }
 
   /** The newest deliveries of one of the caller's webhooks, with their attempts. */
-  async deliveriesOf(
-    principal: CustomerPrincipal,
-    id: string,
-    limit: number,
-  ): Promise<DeliveryDocument[]> {
+  async deliveriesOf(principal: CustomerPrincipal, id: string, limit: number): Promise<Delivery[]> {
     if (!(await this.webhooks.existsIn(namespaceOfPrincipal(principal), id)))
       throw new WebhookNotFoundError(id);
     return this.deliveries.listForWebhook(id, limit);
