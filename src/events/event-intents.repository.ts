@@ -1,8 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model } from 'mongoose';
-import { namespaceFilter, tenantFilter, type Tenant } from '../common/tenancy/namespace';
+import {
+  namespaceFilter,
+  namespaceOf,
+  tenantFilter,
+  type Namespace,
+  type Tenant,
+} from '../common/tenancy/namespace';
 import { EventIntentDocument, type PlannedChange } from './event-intent.schema';
+import type { EventActor } from './event.schema';
 import type { ChangeScope } from './event-scope';
 
 /** An intent about to be inserted: the changes a write in `scope` plans. */
@@ -11,6 +18,18 @@ export interface NewIntent {
   scope: ChangeScope;
   changes: PlannedChange[];
   createdAt: Date;
+}
+
+/** A stored intent: the changes a write in `namespace` by `actor` planned. */
+export interface StoredIntent {
+  id: Types.ObjectId;
+  namespace: Namespace;
+  actor: EventActor;
+  changes: PlannedChange[];
+}
+
+function toStoredIntent(doc: EventIntentDocument): StoredIntent {
+  return { id: doc._id, namespace: namespaceOf(doc), actor: doc.actor, changes: doc.changes };
 }
 
 /** The `event_intents` collection: writes under way, recorded before they happen. */
@@ -51,13 +70,14 @@ export class EventIntentsRepository {
   }
 
   /** The oldest intents created before `before`, at most `limit`. */
-  findCreatedBefore(before: Date, limit: number): Promise<EventIntentDocument[]> {
-    return this.intents
+  async findCreatedBefore(before: Date, limit: number): Promise<StoredIntent[]> {
+    const docs = await this.intents
       .find({ createdAt: { $lt: before } })
       .sort({ createdAt: 1 })
       .limit(limit)
       .lean<EventIntentDocument[]>()
       .exec();
+    return docs.map(toStoredIntent);
   }
 
   /** Deletes a tenant's intents in every branch. */

@@ -1,6 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { BackgroundTasks, type BackgroundTask } from '../common/scheduling/background-tasks';
-import { namespaceOf } from '../common/tenancy/namespace';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { EventAppender } from './event-appender';
 import { EventIntentsRepository } from './event-intents.repository';
@@ -58,7 +57,7 @@ export class EventSweep {
     const before = new Date(Date.now() - this.settings.intentGraceMs);
     const abandoned = await this.intents.findCreatedBefore(before, SWEEP_BATCH);
     for (const intent of abandoned) {
-      const { kind, id, branch } = namespaceOf(intent);
+      const { kind, id, branch } = intent.namespace;
       const scope: ChangeScope = { tenant: { kind, id }, branch, actor: intent.actor };
       const happened: RecordedChange[] = [];
       for (const change of intent.changes) {
@@ -74,7 +73,7 @@ export class EventSweep {
       }
       // A feed turned off records nothing, not even what its writes left behind.
       if (this.settings.enabled) await this.appender.append(scope, happened);
-      await this.intents.deleteOne(intent._id);
+      await this.intents.deleteOne(intent.id);
     }
   }
 
