@@ -1,3 +1,5 @@
+import type { Tenant } from '../common/tenancy/namespace';
+
 /**
  * Who is calling, resolved from the API key by ApiKeyGuard; `branch` is the request branch and
  * `boundBranch` the branch the key itself is bound to (null: unbound, the branch came from
@@ -29,15 +31,8 @@ export type Principal =
 export type PrincipalKind = Principal['kind'];
 export type CustomerPrincipal = Exclude<Principal, { kind: 'operator' }>;
 
-/**
- * Whose data namespace a request works in: a user's (root and sub callers) or a team's. The kind
- * is part of the identity because subjects are chosen by the operator and may equal a team id:
- * (user, x) and (team, x) are two namespaces that nothing can make meet.
- */
-export interface Tenant {
-  kind: 'user' | 'team';
-  id: string;
-}
+/** Whose data a request works in (the one definition lives with the namespace it is part of). */
+export type { Tenant };
 
 export function tenantOf(principal: CustomerPrincipal): Tenant {
   switch (principal.kind) {

@@ -3,7 +3,7 @@ import { InjectConnection } from '@nestjs/mongoose';
 import type { Collection, Document, FindCursor } from 'mongodb';
 import type { Connection } from 'mongoose';
 import { DUPLICATE, orDuplicate, type Duplicate } from '../common/mongo/duplicate';
-import { isUniqueViolation } from '../common/mongo/fallback-database';
+import { isUniqueViolation } from '../common/errors/mongo-errors';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { toMongoFilter, type Condition, type ItemMatch, type OwnerScope } from './data-query';
 import { toMongoSort, type ListPlan } from './list-plan';

@@ -1,5 +1,8 @@
-import { Logger } from '@nestjs/common';
-import { RepeatingTask } from '../common/scheduling/repeating-task';
+import { Inject, Injectable } from '@nestjs/common';
+import { BackgroundTasks } from '../common/scheduling/background-tasks';
+import { namespaceKey, parseNamespaceKey, type Namespace } from '../common/tenancy/namespace';
+import { APP_CONFIG, type AppConfig } from '../config';
+import { EventsRepository } from './events.repository';
 
 /** A reader waiting for a namespace's events after `seen` (the newest number it has looked at). */
 export interface EventWaiter {
@@ -11,35 +14,30 @@ export interface EventWaiter {
 /**
  * Wakes the readers that wait for a namespace's next events (long polls and streams). A change
  * made through this instance wakes them at once; one made through another instance is found by
- * a poll of the namespace's newest number every `pollMs` — one query per namespace with
- * waiting readers, however many readers wait.
+ * a poll of the namespace's newest number every EVENTS_POLL_MS (a background task) — one query
+ * per namespace with waiting readers, however many readers wait.
  */
+@Injectable()
 export class EventHub {
-  private readonly logger = new Logger('EventHub');
+  /** namespaceKey → the readers waiting for it. */
   private readonly namespaces = new Map<string, Set<EventWaiter>>();
-  private readonly task: RepeatingTask;
 
   constructor(
-    pollMs: number,
-    private readonly latestOf: (namespace: string) => Promise<number>,
+    private readonly events: EventsRepository,
+    @Inject(APP_CONFIG) config: AppConfig,
+    tasks: BackgroundTasks,
   ) {
-    this.task = new RepeatingTask(
-      pollMs,
-      () => this.poll(),
-      (error) => this.logger.warn({ err: error }, 'could not poll the event feed'),
-    );
-  }
-
-  start(): void {
-    this.task.start();
-  }
-
-  stop(): Promise<void> {
-    return this.task.stop();
+    if (config.events.enabled)
+      tasks.register({
+        name: 'events-hub-poll',
+        intervalMs: config.events.pollMs,
+        run: () => this.poll(),
+      });
   }
 
   /** Wakes `waiter` whenever the namespace has events beyond its `seen`; returns the unsubscribe. */
-  subscribe(namespace: string, waiter: EventWaiter): () => void {
+  subscribe(of: Namespace, waiter: EventWaiter): () => void {
+    const namespace = namespaceKey(of);
     let waiters = this.namespaces.get(namespace);
     if (!waiters) {
       waiters = new Set();
@@ -55,9 +53,8 @@ export class EventHub {
   }
 
   /** The namespace's feed has events up to `latest` (this instance appended them). */
-  notify(namespace: string, latest: number): void {
-    for (const waiter of [...(this.namespaces.get(namespace) ?? [])])
-      if (waiter.seen < latest) waiter.wake(latest);
+  notify(namespace: Namespace, latest: number): void {
+    this.wake(namespaceKey(namespace), latest);
   }
 
   /** Readers waiting now, over every namespace. */
@@ -68,7 +65,12 @@ export class EventHub {
   }
 
   private async poll(): Promise<void> {
-    for (const namespace of [...this.namespaces.keys()])
-      this.notify(namespace, await this.latestOf(namespace));
+    for (const key of [...this.namespaces.keys()])
+      this.wake(key, await this.events.newestSeq(parseNamespaceKey(key)));
+  }
+
+  private wake(key: string, latest: number): void {
+    for (const waiter of [...(this.namespaces.get(key) ?? [])])
+      if (waiter.seen < latest) waiter.wake(latest);
   }
 }

@@ -1,5 +1,6 @@
 import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
 import { Schema as MongooseSchema, type Types } from 'mongoose';
+import { NamespacedDocument } from '../common/tenancy/namespace';
 import type { EventActor, EventResource, EventType } from './event.schema';
 
 /** One change a write is about to make, as far as it is known before the write. */
@@ -18,17 +19,8 @@ export interface PlannedChange {
  * events of whatever did happen. Deleted once the events are recorded (or the write refused).
  */
 @Schema({ collection: 'event_intents', versionKey: false })
-export class EventIntentDocument {
+export class EventIntentDocument extends NamespacedDocument {
   _id!: Types.ObjectId;
-
-  @Prop({ type: String, required: true, enum: ['user', 'team'] })
-  tenantKind!: 'user' | 'team';
-
-  @Prop({ required: true })
-  tenant!: string;
-
-  @Prop({ type: String, default: '' })
-  branch!: string;
 
   @Prop({ type: MongooseSchema.Types.Mixed, required: true })
   actor!: EventActor;

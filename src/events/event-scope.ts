@@ -1,6 +1,7 @@
 import type { QueryFilter } from 'mongoose';
 import sift from 'sift';
 import { tenantOf, type CustomerPrincipal, type Tenant } from '../auth';
+import type { Namespace } from '../common/tenancy/namespace';
 import type { PlannedChange } from './event-intent.schema';
 import type { EventActor, EventDocument, EventResource, EventType } from './event.schema';
 
@@ -72,12 +73,14 @@ export function changeScopeOf(principal: CustomerPrincipal): ChangeScope {
   return { tenant: tenantOf(principal), branch: principal.branch, actor: actorOf(principal) };
 }
 
-export function namespaceKey(tenant: Tenant, branch: string): string {
-  return `${tenant.kind}\u0000${tenant.id}\u0000${branch}`;
+/** The namespace of a scope (a change's, a lookup's). */
+export function namespaceIn(scope: { tenant: Tenant; branch: string }): Namespace {
+  return { kind: scope.tenant.kind, id: scope.tenant.id, branch: scope.branch };
 }
 
-export function namespaceFilter(tenant: Tenant, branch: string) {
-  return { tenantKind: tenant.kind, tenant: tenant.id, branch };
+/** The namespace a principal's requests work in. */
+export function namespaceOfPrincipal(principal: CustomerPrincipal): Namespace {
+  return { ...tenantOf(principal), branch: principal.branch };
 }
 
 /** The events a query's filters select (beyond its cursor). */

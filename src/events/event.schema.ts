@@ -1,5 +1,6 @@
 import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
 import { Schema as MongooseSchema, type Types } from 'mongoose';
+import { NAMESPACE_INDEX_KEYS, NamespacedDocument } from '../common/tenancy/namespace';
 
 export const EVENT_TYPES = ['created', 'updated', 'deleted'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -21,17 +22,8 @@ export interface EventActor {
 // `collection` is a field of the event (the data collection), read and written only through
 // queries and lean documents, never as a document's `collection` property: the warning is moot.
 @Schema({ collection: 'events', versionKey: false, suppressReservedKeysWarning: true })
-export class EventDocument {
+export class EventDocument extends NamespacedDocument {
   _id!: Types.ObjectId;
-
-  @Prop({ type: String, required: true, enum: ['user', 'team'] })
-  tenantKind!: 'user' | 'team';
-
-  @Prop({ required: true })
-  tenant!: string;
-
-  @Prop({ type: String, default: '' })
-  branch!: string;
 
   @Prop({ required: true })
   seq!: number;
@@ -70,9 +62,6 @@ export class EventDocument {
 
 export const EventSchema = SchemaFactory.createForClass(EventDocument);
 // The order of a namespace's feed, and what makes each number taken once.
-EventSchema.index(
-  { tenantKind: 1, tenant: 1, branch: 1, seq: 1 },
-  { unique: true, name: 'namespace_seq' },
-);
+EventSchema.index({ ...NAMESPACE_INDEX_KEYS, seq: 1 }, { unique: true, name: 'namespace_seq' });
 // Retention deletes by age.
 EventSchema.index({ at: 1 }, { name: 'at' });

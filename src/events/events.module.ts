@@ -1,10 +1,19 @@
 import { Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
+import { APP_CONFIG, type AppConfig } from '../config';
 import { HealthModule } from '../health/health.module';
+import { EventAppender } from './event-appender';
+import { EventHub } from './event-hub';
+import { EventIntentLog } from './event-intent-log';
 import { EventIntentDocument, EventIntentSchema } from './event-intent.schema';
+import { EventIntentsRepository } from './event-intents.repository';
+import { EventSweep } from './event-sweep';
+import { EventTails } from './event-tails';
 import { EventDocument, EventSchema } from './event.schema';
 import { EventsController } from './events.controller';
+import { EventsRepository } from './events.repository';
 import { EventsService } from './events.service';
+import { StreamSlots } from './stream-slots';
 
 /**
  * The change feed. Modules that change resources record their writes through EventsService;
@@ -19,7 +28,25 @@ import { EventsService } from './events.service';
     HealthModule,
   ],
   controllers: [EventsController],
-  providers: [EventsService],
+  providers: [
+    EventsRepository,
+    EventIntentsRepository,
+    EventIntentLog,
+    EventHub,
+    EventAppender,
+    EventTails,
+    EventSweep,
+    {
+      provide: StreamSlots,
+      useFactory: (config: AppConfig) =>
+        new StreamSlots({
+          perKey: config.events.maxStreamsPerKey,
+          total: config.events.maxStreams,
+        }),
+      inject: [APP_CONFIG],
+    },
+    EventsService,
+  ],
   exports: [EventsService],
 })
 export class EventsModule {}

@@ -4,6 +4,7 @@ export { EventsService } from './events.service';
 export {
   actorOf,
   changeScopeOf,
+  namespaceOfPrincipal,
   type ChangeScope,
   type RecordedChange,
   type ResourceLookup,

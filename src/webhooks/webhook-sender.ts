@@ -2,7 +2,7 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { guardedLookup } from './webhook-url';
 import { signedHeaders } from './webhook-signature';
-import type { DeliveryAttempt, DeliveryDocument, WebhookDocument } from './webhook.schema';
+import type { Delivery, DeliveryAttempt, Webhook } from './webhook.schema';
 
 /** Kept of an endpoint's answer, for GET /webhooks/{id}/deliveries. */
 const ERROR_CHARS = 300;
@@ -13,8 +13,8 @@ const ERROR_CHARS = 300;
  * without a status.
  */
 export function postDelivery(
-  webhook: WebhookDocument,
-  delivery: DeliveryDocument,
+  webhook: Webhook,
+  delivery: Delivery,
   settings: { timeoutMs: number; allowPrivate: boolean },
 ): Promise<DeliveryAttempt> {
   const started = Date.now();
@@ -22,7 +22,7 @@ export function postDelivery(
   const headers = {
     'Content-Type': 'application/json',
     'User-Agent': 'profile-data-service-webhooks',
-    ...signedHeaders(webhook.secret, `msg_${delivery._id}`, delivery.payload),
+    ...signedHeaders(webhook.secret, `msg_${delivery.id}`, delivery.payload),
   };
   return new Promise((resolve) => {
     const done = (outcome: { status?: number; error?: string }): void =>

@@ -1,20 +1,17 @@
 import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
 import { Schema as MongooseSchema, type Types } from 'mongoose';
+import {
+  NAMESPACE_INDEX_KEYS,
+  NamespacedDocument,
+  TENANT_KINDS,
+  type TenantKind,
+} from '../common/tenancy/namespace';
 import { EVENT_TYPES, type EventType } from '../events/event.schema';
 
 /** An endpoint that receives a namespace's events (docs/events.md, "Webhooks"). */
 @Schema({ collection: 'webhooks', versionKey: false, suppressReservedKeysWarning: true })
-export class WebhookDocument {
+export class WebhookDocument extends NamespacedDocument {
   _id!: Types.ObjectId;
-
-  @Prop({ type: String, required: true, enum: ['user', 'team'] })
-  tenantKind!: 'user' | 'team';
-
-  @Prop({ required: true })
-  tenant!: string;
-
-  @Prop({ type: String, default: '' })
-  branch!: string;
 
   @Prop({ required: true })
   url!: string;
@@ -47,7 +44,10 @@ export class WebhookDocument {
 }
 
 export const WebhookSchema = SchemaFactory.createForClass(WebhookDocument);
-WebhookSchema.index({ tenantKind: 1, tenant: 1, branch: 1, createdAt: 1 }, { name: 'namespace' });
+
+/** A webhook as the repository returns it: `id` is the ObjectId's hex. */
+export type Webhook = Omit<WebhookDocument, '_id'> & { id: string };
+WebhookSchema.index({ ...NAMESPACE_INDEX_KEYS, createdAt: 1 }, { name: 'namespace' });
 
 export interface DeliveryAttempt {
   at: Date;
@@ -67,8 +67,9 @@ export class DeliveryDocument {
   @Prop({ required: true })
   webhookId!: string;
 
-  @Prop({ type: String, required: true, enum: ['user', 'team'] })
-  tenantKind!: 'user' | 'team';
+  /** Whose (erasure deletes by tenant; a delivery needs no branch). */
+  @Prop({ type: String, required: true, enum: TENANT_KINDS })
+  tenantKind!: TenantKind;
 
   @Prop({ required: true })
   tenant!: string;
@@ -98,6 +99,9 @@ export class DeliveryDocument {
 }
 
 export const DeliverySchema = SchemaFactory.createForClass(DeliveryDocument);
+
+/** A delivery as the repository returns it: `id` is `<webhook id>:<event id>`. */
+export type Delivery = Omit<DeliveryDocument, '_id'> & { id: string };
 // The sender's question: which pending deliveries are due.
 DeliverySchema.index({ status: 1, nextAttemptAt: 1 }, { name: 'due' });
 // GET /webhooks/{id}/deliveries, newest first.

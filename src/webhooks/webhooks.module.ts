@@ -9,7 +9,11 @@ import {
   WebhookDocument,
   WebhookSchema,
 } from './webhook.schema';
+import { AttemptClaimsRepository } from './attempt-claims.repository';
+import { DeliveriesRepository } from './deliveries.repository';
+import { WebhookDeliveries } from './webhook-deliveries';
 import { WebhooksController } from './webhooks.controller';
+import { WebhooksRepository } from './webhooks.repository';
 import { WebhooksService } from './webhooks.service';
 
 /** Webhook endpoints and their deliveries, fed by the change feed. */
@@ -23,7 +27,13 @@ import { WebhooksService } from './webhooks.service';
     EventsModule,
   ],
   controllers: [WebhooksController],
-  providers: [WebhooksService],
+  providers: [
+    WebhooksRepository,
+    DeliveriesRepository,
+    AttemptClaimsRepository,
+    WebhookDeliveries,
+    WebhooksService,
+  ],
   exports: [WebhooksService],
 })
 export class WebhooksModule {}

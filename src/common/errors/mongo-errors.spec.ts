@@ -1,4 +1,4 @@
-import { isDatabaseUnavailable, isDuplicateKeyError } from './mongo-errors';
+import { isDatabaseUnavailable, isDuplicateKeyError, isUniqueViolation } from './mongo-errors';
 
 function named(name: string, fields: Record<string, unknown> = {}): Error {
   return Object.assign(new Error('x'), { name }, fields);
@@ -37,5 +37,16 @@ describe('driver error classification', () => {
     expect(isDuplicateKeyError(named('MongoServerError', { code: 11000 }))).toBe(true);
     expect(isDuplicateKeyError(named('MongoServerError', { code: 11001 }))).toBe(false);
     expect(isDuplicateKeyError(null)).toBe(false);
+  });
+
+  it("recognises a unique violation by code 11000 or by the embedded database's constraint error", () => {
+    expect(isUniqueViolation(named('MongoServerError', { code: 11000 }))).toBe(true);
+    expect(
+      isUniqueViolation(
+        named('MongoServerError', { code: 1, message: 'UNIQUE constraint failed: x' }),
+      ),
+    ).toBe(true);
+    expect(isUniqueViolation(named('MongoServerError', { code: 1, message: 'other' }))).toBe(false);
+    expect(isUniqueViolation(undefined)).toBe(false);
   });
 });

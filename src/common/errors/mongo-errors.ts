@@ -56,6 +56,25 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   );
 }
 
+/** Server code of a write that a unique index refused. */
+const DUPLICATE_KEY = 11000;
+
 export function isDuplicateKeyError(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as MaybeMongoError).code === 11000;
+  return (
+    typeof error === 'object' && error !== null && (error as MaybeMongoError).code === DUPLICATE_KEY
+  );
+}
+
+/**
+ * A unique index refused a write. MongoDB always says so with code 11000; FerretDB's SQLite
+ * handler (the embedded development database, src/common/mongo/fallback-database.ts) reports
+ * violations found during updates and index builds as an internal error (code 1) naming the
+ * SQLite constraint.
+ */
+export function isUniqueViolation(error: unknown): boolean {
+  if (isDuplicateKeyError(error)) return true;
+  const e = error as MaybeMongoError | null;
+  return (
+    e?.code === 1 && typeof e.message === 'string' && e.message.includes('UNIQUE constraint failed')
+  );
 }

@@ -1,4 +1,4 @@
-import { isUniqueViolation } from './fallback-database';
+import { isUniqueViolation } from '../errors/mongo-errors';
 
 /**
  * The one way a repository reports that a unique index refused a write: it returns DUPLICATE

@@ -1,24 +1,12 @@
-import { isDuplicateKeyError } from '../errors';
 import { KeyedLock } from './keyed-lock';
 
 /**
  * Workarounds for FerretDB v1 with its SQLite handler, the embedded database that development
  * and tests fall back to where no MongoDB server can be had. They are harmless on MongoDB and
- * kept here, in one place, so that production code elsewhere speaks plain MongoDB.
+ * kept here, in one place, so that production code elsewhere speaks plain MongoDB. (How FerretDB
+ * reports a unique violation is recognised with the other driver errors, in
+ * src/common/errors/mongo-errors.ts.)
  */
-
-/**
- * A unique index refused a write. MongoDB always says so with code 11000; FerretDB's SQLite
- * handler reports violations found during updates and index builds as an internal error (code 1)
- * naming the SQLite constraint.
- */
-export function isUniqueViolation(error: unknown): boolean {
-  if (isDuplicateKeyError(error)) return true;
-  const e = error as { code?: unknown; message?: unknown } | null;
-  return (
-    e?.code === 1 && typeof e.message === 'string' && e.message.includes('UNIQUE constraint failed')
-  );
-}
 
 /**
  * Serialises read-check-write sequences per key within this process. On MongoDB a conditional

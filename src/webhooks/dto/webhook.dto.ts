@@ -11,7 +11,7 @@ import {
 import { OptionalField } from '../../common/dto';
 import { JsonObjectBody } from '../../common/http/validation';
 import { EVENT_TYPES, type EventType } from '../../events/event.schema';
-import type { DeliveryAttempt, DeliveryDocument, WebhookDocument } from '../webhook.schema';
+import type { Delivery, DeliveryAttempt, Webhook } from '../webhook.schema';
 
 const COLLECTION = '^[A-Za-z][A-Za-z0-9_-]{0,63}$';
 const SECRET = '^whsec_[A-Za-z0-9+/]+={0,2}$';
@@ -83,9 +83,9 @@ export class WebhookDto {
   @ApiProperty({ format: 'date-time' })
   createdAt!: string;
 
-  static from(webhook: WebhookDocument): WebhookDto {
+  static from(webhook: Webhook): WebhookDto {
     return {
-      id: webhook._id.toHexString(),
+      id: webhook.id,
       url: webhook.url,
       events: webhook.events,
       ...(webhook.collection !== undefined ? { collection: webhook.collection } : {}),
@@ -150,9 +150,9 @@ export class DeliveryDto {
   @ApiProperty({ format: 'date-time' })
   createdAt!: string;
 
-  static from(delivery: DeliveryDocument): DeliveryDto {
+  static from(delivery: Delivery): DeliveryDto {
     return {
-      id: `msg_${delivery._id}`,
+      id: `msg_${delivery.id}`,
       eventId: delivery.eventId,
       status: delivery.status,
       attempts: delivery.attempts.map((a) => DeliveryAttemptDto.from(a)),

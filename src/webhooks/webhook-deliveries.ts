@@ -1,0 +1,139 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { BackgroundTasks, type BackgroundTask } from '../common/scheduling/background-tasks';
+import { namespaceOf } from '../common/tenancy/namespace';
+import { APP_CONFIG, type AppConfig } from '../config';
+import { EventsService } from '../events';
+import { EventDto } from '../events/dto/events.dto';
+import { AttemptClaimsRepository } from './attempt-claims.repository';
+import { DeliveriesRepository } from './deliveries.repository';
+import { postDelivery } from './webhook-sender';
+import type { Delivery, Webhook } from './webhook.schema';
+import { WebhooksRepository } from './webhooks.repository';
+
+/** Events fanned out per webhook and round, and deliveries sent per round. */
+const FAN_OUT_BATCH = 200;
+const SEND_BATCH = 20;
+/** The longest retry delay. */
+const MAX_RETRY_MS = 3_600_000;
+
+/**
+ * The deliveries' background work, every EVENTS_POLL_MS on every instance (a background task):
+ * fan new events out into stored deliveries (one per event and webhook, an insert under a unique
+ * id), then send the due ones under a claim and a lease, so deliveries survive restarts and no
+ * event is sent twice by two instances at once. A failed attempt is retried with exponential
+ * backoff for WEBHOOK_RETRY_WINDOW_MS; an endpoint that failed for that long without a success
+ * is disabled.
+ */
+@Injectable()
+export class WebhookDeliveries {
+  private readonly logger = new Logger('Webhooks');
+  private readonly settings: AppConfig['webhooks'];
+  /** Absent when the change feed is off: there is nothing to deliver then. */
+  private readonly task: BackgroundTask | undefined;
+
+  constructor(
+    private readonly webhooks: WebhooksRepository,
+    private readonly deliveries: DeliveriesRepository,
+    private readonly claims: AttemptClaimsRepository,
+    private readonly events: EventsService,
+    @Inject(APP_CONFIG) config: AppConfig,
+    tasks: BackgroundTasks,
+  ) {
+    this.settings = config.webhooks;
+    if (events.enabled)
+      this.task = tasks.register({
+        name: 'webhook-deliveries',
+        intervalMs: config.events.pollMs,
+        run: () => this.run(),
+      });
+  }
+
+  /** One round now: fan out new events, send what is due; a call while one runs joins it. */
+  runNow(): Promise<void> {
+    return this.task ? this.task.runNow() : this.run();
+  }
+
+  private async run(): Promise<void> {
+    await this.fanOut();
+    await this.sendDue();
+  }
+
+  private async fanOut(): Promise<void> {
+    for (const webhook of await this.webhooks.findActive()) {
+      if (this.task?.isStopped) return;
+      const { kind, id, branch } = namespaceOf(webhook);
+      const events = await this.events.readNamespace({ kind, id }, branch, {
+        after: webhook.cursor,
+        limit: FAN_OUT_BATCH,
+        ...(webhook.collection !== undefined ? { collection: webhook.collection } : {}),
+      });
+      const last = events.at(-1);
+      if (!last) continue;
+      const now = new Date();
+      for (const event of events) {
+        if (!webhook.events.includes(event.type)) continue;
+        await this.deliveries.insertOnce(
+          {
+            webhookId: webhook.id,
+            tenant: { kind, id },
+            eventId: String(event.seq),
+            payload: JSON.stringify(EventDto.from(event)),
+          },
+          now,
+        );
+      }
+      await this.webhooks.advanceCursor(webhook.id, last.seq);
+    }
+  }
+
+  private async sendDue(): Promise<void> {
+    const now = new Date();
+    // Claims of instances that died mid-attempt: their lease windows are long over.
+    await this.claims.deleteCreatedBefore(new Date(now.getTime() - this.settings.retryWindowMs));
+    const due = await this.deliveries.findDue(now, SEND_BATCH);
+    await Promise.all(due.map((delivery) => this.attempt(delivery)));
+  }
+
+  private async attempt(delivery: Delivery): Promise<void> {
+    const leaseMs = this.settings.timeoutMs * 2;
+    const window = Math.floor(Date.now() / leaseMs);
+    if (!(await this.claims.claim(`${delivery.id}:${delivery.attempts.length + 1}:${window}`)))
+      return;
+    // Read again under the claim: another instance may have finished this attempt already.
+    const current = await this.deliveries.findById(delivery.id);
+    if (current?.status !== 'pending' || current.attempts.length !== delivery.attempts.length)
+      return;
+    await this.deliveries.lease(delivery.id, new Date(Date.now() + leaseMs));
+    const webhook = await this.webhooks.findById(delivery.webhookId);
+    if (!webhook || webhook.disabledAt !== null) {
+      await this.deliveries.markFailed(delivery.id);
+      return;
+    }
+    const attempt = await postDelivery(webhook, delivery, this.settings);
+    const ok = attempt.status !== undefined && attempt.status >= 200 && attempt.status < 300;
+    const tries = delivery.attempts.length + 1;
+    const expired = Date.now() - delivery.createdAt.getTime() >= this.settings.retryWindowMs;
+    const backoff = Math.min(this.settings.retryBaseMs * 2 ** (tries - 1), MAX_RETRY_MS);
+    await this.deliveries.recordAttempt(
+      delivery.id,
+      attempt,
+      ok ? 'delivered' : expired ? 'failed' : 'pending',
+      new Date(Date.now() + backoff),
+    );
+    // The claim stays (swept after the retry window): deleting it would let an instance that
+    // read the delivery as due before this attempt claim the same attempt again.
+    await this.recordHealth(webhook, ok);
+  }
+
+  /** A success clears the endpoint's failure; failing for the whole window disables it. */
+  private async recordHealth(webhook: Webhook, ok: boolean): Promise<void> {
+    if (ok) {
+      if (webhook.failingSince !== null) await this.webhooks.clearFailing(webhook.id);
+      return;
+    }
+    const since = webhook.failingSince ?? new Date();
+    const disable = Date.now() - since.getTime() >= this.settings.retryWindowMs;
+    await this.webhooks.markFailing(webhook.id, since, disable);
+    if (disable) this.logger.warn({ webhook: webhook.id }, 'webhook disabled');
+  }
+}
