@@ -137,10 +137,13 @@ describe('many streams opening at once', () => {
       MONGODB_DB_NAME: uniqueDbName(__filename),
       LOG_LEVEL: 'warn',
       // Only what the opens cost is counted: the rate limit's slots (one per request, whatever
-      // the route) and the feed's background polls and sweeps are kept out of the count.
+      // the route) and every background task (the feed's poll and sweep, the lifecycle and
+      // idempotency sweeps) are kept out of the count.
       RATE_LIMIT_STORE: 'memory',
       EVENTS_POLL_MS: '60000',
-      EVENTS_SWEEP_MS: '600000',
+      EVENTS_SWEEP_MS: '3600000',
+      LIFECYCLE_POLL_MS: '3600000',
+      IDEMPOTENCY_SWEEP_INTERVAL_MS: '3600000',
     });
   });
   afterAll(async () => {
