@@ -114,6 +114,9 @@ export class WebhookDeliveries {
     const tries = delivery.attempts.length + 1;
     const expired = Date.now() - delivery.createdAt.getTime() >= this.settings.retryWindowMs;
     const backoff = Math.min(this.settings.retryBaseMs * 2 ** (tries - 1), MAX_RETRY_MS);
+    // A success clears the endpoint's failure before the delivery reads as delivered, so whoever
+    // sees it delivered sees the endpoint healthy (a crash in between only repeats the send).
+    if (ok) await this.recordHealth(webhook, true);
     await this.deliveries.recordAttempt(
       delivery.id,
       attempt,
@@ -122,7 +125,7 @@ export class WebhookDeliveries {
     );
     // The claim stays (swept after the retry window): deleting it would let an instance that
     // read the delivery as due before this attempt claim the same attempt again.
-    await this.recordHealth(webhook, ok);
+    if (!ok) await this.recordHealth(webhook, false);
   }
 
   /** A success clears the endpoint's failure; failing for the whole window disables it. */
