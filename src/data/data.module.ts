@@ -1,27 +1,27 @@
 import { Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
 import { EventsModule } from '../events';
-import { CollectionDropDocument, CollectionDropSchema } from './collection-drop.schema';
-import { CollectionDropsService } from './collection-drops.service';
-import { CollectionRegistryDocument, CollectionRegistrySchema } from './collection-registry.schema';
-import { CollectionRegistryRepository } from './collection-registry.repository';
-import { DataAnalysisController } from './data-analysis.controller';
-import { DataArraysController } from './data-arrays.controller';
-import { DataBatchController } from './data-batch.controller';
-import { DataIndexController } from './data-index.controller';
-import { DataItemRepository } from './data-item.repository';
-import { DataController } from './data.controller';
-import { CollectionsService } from './collections.service';
-import { IndexesService } from './indexes.service';
-import { ItemEvents } from './item-events';
-import { ItemAnalysisService } from './item-analysis.service';
-import { ItemBatchesService } from './item-batches.service';
-import { ItemsService } from './items.service';
-import { IndexSlotDocument, IndexSlotSchema } from './index-slot.schema';
-import { IndexSlotRepository } from './index-slot.repository';
-import { UniqueClaimDocument, UniqueClaimSchema } from './unique-claim.schema';
-import { UniqueClaimRepository } from './unique-claim.repository';
-import { UniqueValuesService } from './unique-values.service';
+import { CollectionDropDocument, CollectionDropSchema } from './collections/collection-drop.schema';
+import { CollectionDropsService } from './collections/collection-drops.service';
+import { CollectionRegistryDocument, CollectionRegistrySchema } from './collections/collection-registry.schema';
+import { CollectionRegistryRepository } from './collections/collection-registry.repository';
+import { DataAnalysisController } from './analysis/analysis.controller';
+import { DataArraysController } from './items/item.controller';
+import { DataBatchController } from './items/item-batches.controller';
+import { DataIndexController } from './indexes/indexes.controller';
+import { DataItemRepository } from './items/items.repository';
+import { DataController } from './items/items.controller';
+import { CollectionsService } from './collections/collections.service';
+import { IndexesService } from './indexes/indexes.service';
+import { ItemEvents } from './items/item-events';
+import { ItemAnalysisService } from './analysis/item-analysis.service';
+import { ItemBatchesService } from './items/item-batches.service';
+import { ItemsService } from './items/items.service';
+import { IndexSlotDocument, IndexSlotSchema } from './indexes/index-slot.schema';
+import { IndexSlotRepository } from './indexes/index-slot.repository';
+import { UniqueClaimDocument, UniqueClaimSchema } from './items/unique/unique-claim.schema';
+import { UniqueClaimRepository } from './items/unique/unique-claim.repository';
+import { UniqueValuesService } from './items/unique/unique-values.service';
 
 @Module({
   imports: [
