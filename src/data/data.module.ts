@@ -2,14 +2,18 @@ import { Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
 import { EventsModule } from '../events';
 import { CollectionDropDocument, CollectionDropSchema } from './collections/collection-drop.schema';
+import { CollectionDropsRepository } from './collections/collection-drops.repository';
 import { CollectionDropsService } from './collections/collection-drops.service';
-import { CollectionRegistryDocument, CollectionRegistrySchema } from './collections/collection-registry.schema';
+import {
+  CollectionRegistryDocument,
+  CollectionRegistrySchema,
+} from './collections/collection-registry.schema';
 import { CollectionRegistryRepository } from './collections/collection-registry.repository';
 import { DataAnalysisController } from './analysis/analysis.controller';
 import { DataArraysController } from './items/item.controller';
 import { DataBatchController } from './items/item-batches.controller';
 import { DataIndexController } from './indexes/indexes.controller';
-import { DataItemRepository } from './items/items.repository';
+import { ItemsRepository } from './items/items.repository';
 import { DataController } from './items/items.controller';
 import { CollectionsService } from './collections/collections.service';
 import { IndexesService } from './indexes/indexes.service';
@@ -21,6 +25,7 @@ import { IndexSlotDocument, IndexSlotSchema } from './indexes/index-slot.schema'
 import { IndexSlotRepository } from './indexes/index-slot.repository';
 import { UniqueClaimDocument, UniqueClaimSchema } from './items/unique/unique-claim.schema';
 import { UniqueClaimRepository } from './items/unique/unique-claim.repository';
+import { TenantStorage } from './storage/tenant-storage';
 import { UniqueValuesService } from './items/unique/unique-values.service';
 
 @Module({
@@ -43,8 +48,10 @@ import { UniqueValuesService } from './items/unique/unique-values.service';
     DataController,
   ],
   providers: [
+    TenantStorage,
+    CollectionDropsRepository,
     CollectionRegistryRepository,
-    DataItemRepository,
+    ItemsRepository,
     IndexSlotRepository,
     UniqueClaimRepository,
     CollectionsService,

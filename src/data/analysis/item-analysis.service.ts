@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { type CustomerPrincipal, ownerValueOf } from '../../auth';
+import { isNotImplemented } from '../../common/errors';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import {
   aggregatePipeline,
@@ -11,14 +12,8 @@ import {
 import { CollectionsService } from '../collections/collections.service';
 import { toMongoFilter, type ItemMatch } from '../query/data-query';
 import type { ItemListQuery, ItemQuery } from '../query/data-requests';
-import { DataItemRepository } from '../items/items.repository';
+import { ItemsRepository } from '../items/items.repository';
 import { suggestIndex, toExplainResult, type ExplainResult } from './explain';
-
-/** The database has no such operator (MongoDB's NotImplemented, 238). */
-function isNotImplemented(error: unknown): boolean {
-  const e = error as { code?: unknown; codeName?: unknown } | null;
-  return e?.code === 238 || e?.codeName === 'NotImplemented';
-}
 
 /**
  * Reads about items rather than of items: grouped counts and sums, and what a list query does on
@@ -28,7 +23,7 @@ function isNotImplemented(error: unknown): boolean {
 export class ItemAnalysisService {
   constructor(
     private readonly collections: CollectionsService,
-    private readonly items: DataItemRepository,
+    private readonly items: ItemsRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 

@@ -1,24 +1,15 @@
-import {
-  Inject,
-  Injectable,
-  Logger,
-  type OnApplicationBootstrap,
-  type OnModuleDestroy,
-} from '@nestjs/common';
-import { InjectModel } from '@nestjs/mongoose';
-import { Types, type Model } from 'mongoose';
+import { Inject, Injectable } from '@nestjs/common';
 import type { Tenant } from '../../auth';
-import { orDuplicate } from '../../common/mongo/duplicate';
-import { RepeatingTask } from '../../common/scheduling/repeating-task';
+import { BackgroundTasks, type BackgroundTask } from '../../common/scheduling/background-tasks';
 import { APP_CONFIG, type AppConfig } from '../../config';
-import { CollectionDropDocument } from './collection-drop.schema';
+import { UniqueClaimRepository } from '../items/unique/unique-claim.repository';
+import { IndexSlotRepository } from '../indexes/index-slot.repository';
+import { TenantStorage } from '../storage/tenant-storage';
 import {
   CollectionRegistryRepository,
   type RegisteredCollection,
 } from './collection-registry.repository';
-import { DataItemRepository } from '../items/items.repository';
-import { IndexSlotRepository } from '../indexes/index-slot.repository';
-import { UniqueClaimRepository } from '../items/unique/unique-claim.repository';
+import { CollectionDropsRepository } from './collection-drops.repository';
 
 /** Tombstones one sweep looks at: the next sweep takes the rest. */
 const SWEEP_BATCH = 200;
@@ -40,34 +31,25 @@ const SWEEP_BATCH = 200;
  * entry or a tombstone, and an entry always names a collection that takes writes.
  */
 @Injectable()
-export class CollectionDropsService implements OnApplicationBootstrap, OnModuleDestroy {
-  private readonly logger = new Logger('CollectionDrops');
+export class CollectionDropsService {
   private readonly graceMs: number;
-  private readonly task: RepeatingTask;
+  private readonly task: BackgroundTask;
 
   constructor(
-    @InjectModel(CollectionDropDocument.name)
-    private readonly tombstones: Model<CollectionDropDocument>,
+    private readonly tombstones: CollectionDropsRepository,
     private readonly registry: CollectionRegistryRepository,
-    private readonly items: DataItemRepository,
+    private readonly storage: TenantStorage,
     private readonly claims: UniqueClaimRepository,
     private readonly slots: IndexSlotRepository,
     @Inject(APP_CONFIG) config: AppConfig,
+    tasks: BackgroundTasks,
   ) {
     this.graceMs = config.lifecycle.dropGraceMs;
-    this.task = new RepeatingTask(
-      config.lifecycle.pollMs,
-      () => this.sweepTombstones(),
-      (error) => this.logger.warn({ err: error }, 'could not sweep dropped collections'),
-    );
-  }
-
-  onApplicationBootstrap(): void {
-    this.task.start();
-  }
-
-  async onModuleDestroy(): Promise<void> {
-    await this.task.stop();
+    this.task = tasks.register({
+      name: 'collection-drops',
+      intervalMs: config.lifecycle.pollMs,
+      run: () => this.sweepTombstones(),
+    });
   }
 
   /** Drops the tenant's collection; false when there is none (by the registry, not a cache). */
@@ -99,40 +81,28 @@ export class CollectionDropsService implements OnApplicationBootstrap, OnModuleD
     branch: string,
     entry: RegisteredCollection,
   ): Promise<boolean> {
-    // A concurrent drop of the same entry wrote the same tombstone: either is the one.
-    await orDuplicate(() =>
-      this.tombstones.create({
-        _id: new Types.ObjectId(entry.id),
-        physical: entry.physical,
-        droppedAt: new Date(),
-      }),
-    );
+    await this.tombstones.write(entry.id, entry.physical, new Date());
     const removed = await this.registry.remove(tenant, branch, entry);
     await this.removeNative(entry.physical);
     return removed;
   }
 
   private async removeNative(physical: string): Promise<void> {
-    await this.items.dropCollection(physical);
+    await this.storage.drop({ physical });
     await this.claims.deleteForCollection(physical);
     await this.slots.deleteForCollection(physical);
   }
 
   private async sweepTombstones(): Promise<void> {
-    const tombstones = await this.tombstones
-      .find()
-      .sort({ droppedAt: 1 })
-      .limit(SWEEP_BATCH)
-      .lean<CollectionDropDocument[]>()
-      .exec();
+    const tombstones = await this.tombstones.oldest(SWEEP_BATCH);
     const expiredBefore = Date.now() - this.graceMs;
     for (const tombstone of tombstones) {
       if (this.task.isStopped) return;
       // A drop that stopped after its tombstone (a crash) is finished here.
-      await this.registry.removeById(tombstone._id);
+      await this.registry.removeById(tombstone.id);
       await this.removeNative(tombstone.physical);
       if (tombstone.droppedAt.getTime() < expiredBefore) {
-        await this.tombstones.deleteOne({ _id: tombstone._id }).exec();
+        await this.tombstones.remove(tombstone.id);
       }
     }
   }

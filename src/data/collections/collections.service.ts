@@ -8,7 +8,7 @@ import {
 import { CollectionDropsService } from './collection-drops.service';
 import { ItemEvents } from '../items/item-events';
 import { COLLECTION_NAME_PATTERN } from '../query/data.constants';
-import { DataItemRepository, type IndexInfo } from '../items/items.repository';
+import { TenantStorage, type IndexInfo } from '../storage/tenant-storage';
 import {
   CollectionNotFoundError,
   CollectionQuotaExceededError,
@@ -28,7 +28,7 @@ export interface CollectionSummary {
 export class CollectionsService {
   constructor(
     private readonly registry: CollectionRegistryRepository,
-    private readonly items: DataItemRepository,
+    private readonly storage: TenantStorage,
     private readonly drops: CollectionDropsService,
     private readonly events: ItemEvents,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -45,7 +45,7 @@ export class CollectionsService {
     return Promise.all(
       entries.map(async (entry) => ({
         name: entry.name,
-        indexes: await this.items.listIndexes(entry.physical),
+        indexes: await this.storage.listIndexes(entry),
       })),
     );
   }

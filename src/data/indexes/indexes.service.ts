@@ -12,7 +12,7 @@ import {
   ProtectedIndexError,
   UniqueIndexDuplicatesError,
 } from '../data.errors';
-import { DataItemRepository, type CreateIndexResult, type IndexInfo } from '../items/items.repository';
+import { TenantStorage, type CreateIndexResult, type IndexInfo } from '../storage/tenant-storage';
 import { IndexSlotRepository } from './index-slot.repository';
 
 function sameFields(a: Record<string, number>, b: Record<string, number>): boolean {
@@ -29,14 +29,14 @@ function sameFields(a: Record<string, number>, b: Record<string, number>): boole
 export class IndexesService {
   constructor(
     private readonly collections: CollectionsService,
-    private readonly items: DataItemRepository,
+    private readonly storage: TenantStorage,
     private readonly slots: IndexSlotRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   async list(principal: CustomerPrincipal, collection: string): Promise<IndexInfo[]> {
     const target = await this.collections.find(principal, collection);
-    return target ? this.items.listIndexes(target.physical) : [];
+    return target ? this.storage.listIndexes(target) : [];
   }
 
   /** GET /data/{c}/stats: items, indexes and data size of the collection; 404 when it does not exist. */
@@ -47,8 +47,8 @@ export class IndexesService {
     const target = await this.collections.find(principal, collection);
     if (!target) throw new CollectionNotFoundError(collection);
     const [stats, indexes] = await Promise.all([
-      this.items.stats(target.physical),
-      this.items.listIndexes(target.physical),
+      this.storage.stats(target),
+      this.storage.listIndexes(target),
     ]);
     return { count: stats.count, indexes: indexes.length, sizeBytes: stats.sizeBytes };
   }
@@ -65,7 +65,7 @@ export class IndexesService {
   ): Promise<IndexInfo> {
     const { name, fields, unique } = request;
     const target = await this.collections.findOrCreate(principal, collection);
-    const existing = await this.items.listIndexes(target.physical);
+    const existing = await this.storage.listIndexes(target);
     const byName = existing.find((i) => i.name === name);
     if (byName) {
       if (sameFields(byName.fields, fields) && byName.unique === unique) return byName;
@@ -89,7 +89,7 @@ export class IndexesService {
       claim === 'claimed' ? this.slots.release(target.physical, name) : Promise.resolve();
     let result: CreateIndexResult;
     try {
-      result = await this.items.createIndex(target.physical, name, fields, unique);
+      result = await this.storage.createIndex(target, name, fields, unique);
     } catch (error) {
       await releaseClaim();
       throw error;
@@ -105,10 +105,10 @@ export class IndexesService {
   async remove(principal: CustomerPrincipal, collection: string, name: string): Promise<void> {
     if (name === '_id_') throw new ProtectedIndexError();
     const target = await this.collections.find(principal, collection);
-    const existing = target ? await this.items.listIndexes(target.physical) : [];
+    const existing = target ? await this.storage.listIndexes(target) : [];
     if (!target || !existing.some((i) => i.name === name))
       throw new IndexNotFoundError(collection, name);
-    await this.items.dropIndex(target.physical, name);
+    await this.storage.dropIndex(target, name);
     await this.slots.release(target.physical, name);
   }
 }

@@ -6,7 +6,7 @@ import { CollectionsService } from '../collections/collections.service';
 import type { ItemMatch } from '../query/data-query';
 import type { BulkItemInput, ItemChangeRequest, ItemRemovalRequest } from '../query/data-requests';
 import { DuplicateItemError } from '../data.errors';
-import { DataItemRepository } from './items.repository';
+import { ItemsRepository } from './items.repository';
 import { assertOwnerFieldKept, ItemsService } from './items.service';
 import { ItemEvents } from './item-events';
 import { UniqueValuesService } from './unique/unique-values.service';
@@ -47,7 +47,7 @@ function errorOf(error: DomainError): BulkItemError {
 export class ItemBatchesService {
   constructor(
     private readonly collections: CollectionsService,
-    private readonly items: DataItemRepository,
+    private readonly items: ItemsRepository,
     private readonly single: ItemsService,
     private readonly uniqueValues: UniqueValuesService,
     private readonly itemEvents: ItemEvents,

@@ -1,9 +1,14 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import type { CustomerPrincipal } from '../../auth';
 import { DUPLICATE, type Duplicate } from '../../common/mongo/duplicate';
-import { changeScopeOf, EventsService, type PlannedChange, type RecordedChange } from '../../events';
+import {
+  changeScopeOf,
+  EventsService,
+  type PlannedChange,
+  type RecordedChange,
+} from '../../events';
 import { CollectionRegistryRepository } from '../collections/collection-registry.repository';
-import { DataItemRepository, type StoredItem } from './items.repository';
+import { ItemsRepository, type StoredItem } from './items.repository';
 import { toItemJson } from './dto/data-item.dto';
 
 /** The owner value an item's owner field holds, as the feed's visibility compares it. */
@@ -21,7 +26,7 @@ export class ItemEvents implements OnModuleInit {
   constructor(
     private readonly events: EventsService,
     private readonly registry: CollectionRegistryRepository,
-    private readonly items: DataItemRepository,
+    private readonly items: ItemsRepository,
   ) {}
 
   onModuleInit(): void {

@@ -1,6 +1,11 @@
 import type { Document } from 'mongodb';
 import { Types } from 'mongoose';
-import { acceptedRevisions, revisionETag, type IfMatch, type Revision } from '../../common/http/etag';
+import {
+  acceptedRevisions,
+  revisionETag,
+  type IfMatch,
+  type Revision,
+} from '../../common/http/etag';
 import { atRevision } from '../../common/mongo/revision';
 import { REVISION_FIELD } from '../query/data.constants';
 import { isPlainObject } from '../query/json-guard';

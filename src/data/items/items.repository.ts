@@ -1,16 +1,19 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectConnection } from '@nestjs/mongoose';
 import type { Collection, Document, FindCursor } from 'mongodb';
-import type { Connection } from 'mongoose';
-import { DUPLICATE, orDuplicate, type Duplicate } from '../../common/mongo/duplicate';
-import { isUniqueViolation } from '../../common/mongo/fallback-database';
+import { orDuplicate, type Duplicate } from '../../common/mongo/duplicate';
 import { APP_CONFIG, type AppConfig } from '../../config';
-import { toMongoFilter, type Condition, type ItemMatch, type OwnerScope } from '../query/data-query';
+import {
+  toMongoFilter,
+  type Condition,
+  type ItemMatch,
+  type OwnerScope,
+} from '../query/data-query';
 import { toMongoSort, type ListPlan } from '../query/list-plan';
 import { toMongoProjection, type Projection } from '../query/projection';
 import { REVISION_FIELD } from '../query/data.constants';
 import { COUNT_WRITE, newRevisionRecord } from './item-revision';
 import type { Guarded, JsonObject, JsonScalar } from '../query/json-guard';
+import { TenantStorage } from '../storage/tenant-storage';
 
 /**
  * An item as stored: string `_id`, BSON dates for the server-managed timestamps, and the
@@ -23,52 +26,31 @@ export interface StoredItem extends Document {
   [REVISION_FIELD]?: { c?: string; n?: number };
 }
 
-export interface IndexInfo {
-  name: string;
-  fields: Record<string, 1 | -1>;
-  unique: boolean;
-}
-
 /**
- * DUPLICATE: existing items violate the unique index; 'conflict': an index with this name or
- * these keys and another definition exists already.
- */
-export type CreateIndexResult = 'created' | Duplicate | 'conflict';
-
-/** NamespaceNotFound: the physical collection has not been created yet. */
-const NAMESPACE_NOT_FOUND = 26;
-
-/** IndexOptionsConflict (85) and IndexKeySpecsConflict (86). */
-function isIndexConflict(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return code === 85 || code === 86;
-}
-
-function isNamespaceNotFound(error: unknown): boolean {
-  const e = error as { code?: unknown; codeName?: unknown } | null;
-  return e?.code === NAMESPACE_NOT_FOUND || e?.codeName === 'NamespaceNotFound';
-}
-
-/**
- * MongoDB access to the physical tenant collections. Callers name a physical collection that came
+ * MongoDB access to the items of tenant collections (through TenantStorage). Callers name a physical collection that came
  * from the registry, and pass only guarded documents and server-built conditions; every query
  * built from client input carries maxTimeMS.
  */
 @Injectable()
-export class DataItemRepository {
+export class ItemsRepository {
   private readonly maxTimeMS: number;
 
   constructor(
-    @InjectConnection() private readonly connection: Connection,
+    private readonly storage: TenantStorage,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.maxTimeMS = config.database.queryTimeoutMs;
   }
 
   private collection(physical: string): Collection<StoredItem> {
-    const db = this.connection.db;
-    if (!db) throw new Error('database connection is not open');
-    return db.collection<StoredItem>(physical);
+    return this.storage.collectionOf<StoredItem>({ physical });
+  }
+
+  /**
+   * The item count from collection metadata (no scan): for unconfined, unfiltered counts only.
+   */
+  async estimatedCount(physical: string): Promise<number> {
+    return (await this.storage.stats({ physical }, false)).count;
   }
 
   async insert(
@@ -193,52 +175,6 @@ export class DataItemRepository {
     });
   }
 
-  /** Drops a native collection with its indexes; a collection that is not there is no error. */
-  async dropCollection(physical: string): Promise<void> {
-    try {
-      await this.collection(physical).drop();
-    } catch (error) {
-      if (!isNamespaceNotFound(error)) throw error;
-    }
-  }
-
-  /**
-   * Count from collection metadata (no scan): for unconfined, unfiltered counts only. `$collStats`
-   * rather than estimatedDocumentCount: both read metadata on MongoDB, but FerretDB answers the
-   * `count` command behind estimatedDocumentCount by reading every document (2 s at 100,000
-   * here) and `$collStats` from its table statistics (25 ms). One result per shard, summed.
-   */
-  async estimatedCount(physical: string): Promise<number> {
-    return (await this.stats(physical, false)).count;
-  }
-
-  /**
-   * Collection statistics (`$collStats`, one result per shard, summed): the item count and the
-   * data size from the database's own bookkeeping, without a scan.
-   */
-  async stats(physical: string, withSize = true): Promise<{ count: number; sizeBytes: number }> {
-    let shards: { count?: number; storageStats?: { size?: number } }[];
-    try {
-      shards = await this.collection(physical)
-        .aggregate<{ count?: number; storageStats?: { size?: number } }>(
-          [{ $collStats: { count: {}, ...(withSize ? { storageStats: {} } : {}) } }],
-          { maxTimeMS: this.maxTimeMS },
-        )
-        .toArray();
-    } catch (error) {
-      // Not created yet, or dropped under a request that read its registry entry before.
-      if (isNamespaceNotFound(error)) return { count: 0, sizeBytes: 0 };
-      throw error;
-    }
-    let count = 0;
-    let sizeBytes = 0;
-    for (const shard of shards) {
-      count += shard.count ?? 0;
-      sizeBytes += shard.storageStats?.size ?? 0;
-    }
-    return { count, sizeBytes };
-  }
-
   /**
    * Sets values on the item with this id, only while it still matches (the match is repeated
    * with the id, so an item that stopped matching in between is not touched, and with its
@@ -278,62 +214,6 @@ export class DataItemRepository {
       { maxTimeMS: this.maxTimeMS },
     );
     return result.deletedCount === 1;
-  }
-
-  /** The collection's indexes, `_id_` included; none when the collection does not exist yet. */
-  async listIndexes(physical: string): Promise<IndexInfo[]> {
-    try {
-      const indexes = (await this.collection(physical).listIndexes().toArray()) as {
-        name: string;
-        key: Record<string, 1 | -1>;
-        unique?: boolean;
-      }[];
-      return indexes.map((index) => ({
-        name: index.name,
-        fields: { ...index.key },
-        // _id_ is unique although listIndexes does not say so.
-        unique: index.unique === true || index.name === '_id_',
-      }));
-    } catch (error) {
-      if (isNamespaceNotFound(error)) return [];
-      throw error;
-    }
-  }
-
-  async createIndex(
-    physical: string,
-    name: string,
-    fields: Record<string, 1 | -1>,
-    unique: boolean,
-  ): Promise<CreateIndexResult> {
-    try {
-      await this.collection(physical).createIndex(fields, {
-        name,
-        ...(unique ? { unique: true } : {}),
-      });
-      return 'created';
-    } catch (error) {
-      if (isUniqueViolation(error)) return DUPLICATE;
-      if (isIndexConflict(error)) return 'conflict';
-      // Other servers may word it differently: look for duplicates before giving up.
-      if (unique && (await this.hasDuplicates(physical, Object.keys(fields)))) return DUPLICATE;
-      throw error;
-    }
-  }
-
-  private async hasDuplicates(physical: string, paths: string[]): Promise<boolean> {
-    const key = Object.fromEntries(paths.map((path, i) => [`k${i}`, `$${path}`]));
-    const groups = await this.collection(physical)
-      .aggregate(
-        [{ $group: { _id: key, n: { $sum: 1 } } }, { $match: { n: { $gt: 1 } } }, { $limit: 1 }],
-        { maxTimeMS: this.maxTimeMS },
-      )
-      .toArray();
-    return groups.length > 0;
-  }
-
-  async dropIndex(physical: string, name: string): Promise<void> {
-    await this.collection(physical).dropIndex(name);
   }
 
   /** Runs a pipeline the service built (aggregate.ts); the client never supplies a stage. */

@@ -15,7 +15,8 @@ import {
   toItemRemovalRequest,
   toNewItemRequest,
 } from '../query/data-requests';
-import type { DataItemRepository } from './items.repository';
+import type { ItemsRepository } from './items.repository';
+import type { TenantStorage } from '../storage/tenant-storage';
 import type { CreateDataItemDto, DeleteDataItemDto, UpdateDataItemDto } from './dto/data-item.dto';
 import { ItemsService } from './items.service';
 import { dataBudget, fieldPathProblem, isGuarded, isScalar } from '../query/json-guard';
@@ -93,7 +94,7 @@ function setup() {
     listIndexes: record('listIndexes', []),
     createIndex: record('createIndex', 'created'),
     dropIndex: record('dropIndex', undefined),
-  } as unknown as DataItemRepository;
+  } as unknown as ItemsRepository;
   // uniqueField claims always find the value free here; they are tested on a real database.
   const claims = {
     insert: (claim: unknown) => Promise.resolve(claim),
@@ -116,7 +117,8 @@ function setup() {
     // Drops are tested on a real database (data-collections e2e).
     new CollectionsService(
       registry,
-      items,
+      // The stub answers the storage's index listing as well.
+      items as unknown as TenantStorage,
       {} as CollectionDropsService,
       {
         collectionCreated: (_p: unknown, _n: unknown, write: () => unknown) => write(),

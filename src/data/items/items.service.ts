@@ -32,7 +32,7 @@ import {
   ItemNotFoundError,
   WriteConflictError,
 } from '../data.errors';
-import { DataItemRepository, type StoredItem } from './items.repository';
+import { ItemsRepository, type StoredItem } from './items.repository';
 import { itemETag, revisionCondition } from './item-revision';
 import { orderPaths } from '../query/list-plan';
 import { projects, type Projection } from '../query/projection';
@@ -72,7 +72,7 @@ export class ItemsService {
 
   constructor(
     private readonly collections: CollectionsService,
-    private readonly items: DataItemRepository,
+    private readonly items: ItemsRepository,
     private readonly uniqueValues: UniqueValuesService,
     private readonly itemEvents: ItemEvents,
   ) {}

@@ -20,7 +20,11 @@ import type {
   DeleteDataItemsDto,
   UpdateDataItemsDto,
 } from '../items/dto/data-batch.dto';
-import type { CreateDataItemDto, DeleteDataItemDto, UpdateDataItemDto } from '../items/dto/data-item.dto';
+import type {
+  CreateDataItemDto,
+  DeleteDataItemDto,
+  UpdateDataItemDto,
+} from '../items/dto/data-item.dto';
 import {
   guardDocument,
   guardFieldName,

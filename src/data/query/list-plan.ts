@@ -1,7 +1,11 @@
 import type { Document, Sort } from 'mongodb';
 import { ValidationFailedError, type FieldError } from '../../common/errors';
 import type { ListQuery } from '../../common/http/list-query';
-import { keepsGreater, parseTimestampCursor, type KeysetSide } from '../../common/pagination/keyset';
+import {
+  keepsGreater,
+  parseTimestampCursor,
+  type KeysetSide,
+} from '../../common/pagination/keyset';
 import { MAX_INDEX_FIELDS } from './data.constants';
 import { spelledNumber, TIMESTAMP_FIELDS } from './filter-operators';
 import { orderPathProblem } from './json-guard';

@@ -7,7 +7,11 @@ import { ApiSchemaPatch } from '../../../common/http/openapi';
 import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { REVISION_FIELD } from '../../query/data.constants';
 import { PREFIX_OPERAND } from '../../data.openapi';
-import { DATA_VALUE, FIELD_NAME_SCHEMA_PATTERN, OWNER_FIELD_SCHEMA_PATTERN } from '../../query/json-guard';
+import {
+  DATA_VALUE,
+  FIELD_NAME_SCHEMA_PATTERN,
+  OWNER_FIELD_SCHEMA_PATTERN,
+} from '../../query/json-guard';
 
 /**
  * Free-form JSON members are passed through untouched (class-transformer would drop own

@@ -4,7 +4,7 @@ import { DatabaseUnavailableError } from '../../../common/errors';
 import { DUPLICATE } from '../../../common/mongo/duplicate';
 import type { OwnerScope } from '../../query/data-query';
 import { DuplicateItemError } from '../../data.errors';
-import { DataItemRepository } from '../items.repository';
+import { ItemsRepository } from '../items.repository';
 import type { JsonScalar } from '../../query/json-guard';
 import { UniqueClaimRepository, type UniqueClaim } from './unique-claim.repository';
 
@@ -44,7 +44,7 @@ export interface UniqueValue {
 export class UniqueValuesService {
   constructor(
     private readonly claims: UniqueClaimRepository,
-    private readonly items: DataItemRepository,
+    private readonly items: ItemsRepository,
   ) {}
 
   /**
