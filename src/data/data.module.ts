@@ -9,17 +9,14 @@ import {
   CollectionRegistrySchema,
 } from './collections/collection-registry.schema';
 import { CollectionRegistryRepository } from './collections/collection-registry.repository';
-import { DataAnalysisController } from './analysis/analysis.controller';
-import { DataArraysController } from './items/item.controller';
-import { DataBatchController } from './items/item-batches.controller';
-import { DataIndexController } from './indexes/indexes.controller';
 import { ItemsRepository } from './items/items.repository';
-import { DataController } from './items/items.controller';
 import { CollectionsService } from './collections/collections.service';
 import { IndexesService } from './indexes/indexes.service';
 import { ItemEvents } from './items/item-events';
 import { ItemAnalysisService } from './analysis/item-analysis.service';
 import { ItemBatchesService } from './items/item-batches.service';
+import { DATA_CONTROLLERS } from './data.controllers';
+import { ItemWritesService } from './items/item-writes.service';
 import { ItemsService } from './items/items.service';
 import { IndexSlotDocument, IndexSlotSchema } from './indexes/index-slot.schema';
 import { IndexSlotRepository } from './indexes/index-slot.repository';
@@ -39,14 +36,7 @@ import { UniqueValuesService } from './items/unique/unique-values.service';
       { name: UniqueClaimDocument.name, schema: UniqueClaimSchema },
     ]),
   ],
-  // The index controller first: its fixed `index` segment must not be read as an item route.
-  controllers: [
-    DataIndexController,
-    DataAnalysisController,
-    DataBatchController,
-    DataArraysController,
-    DataController,
-  ],
+  controllers: DATA_CONTROLLERS,
   providers: [
     TenantStorage,
     CollectionDropsRepository,
@@ -59,6 +49,7 @@ import { UniqueValuesService } from './items/unique/unique-values.service';
     UniqueValuesService,
     ItemEvents,
     ItemsService,
+    ItemWritesService,
     ItemAnalysisService,
     ItemBatchesService,
     IndexesService,

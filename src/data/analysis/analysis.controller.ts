@@ -22,7 +22,7 @@ const PATH_SCHEMA = {
 @ApiTags('data')
 @Controller('data')
 @Auth('root', 'sub', 'team')
-export class DataAnalysisController {
+export class AnalysisController {
   private readonly filterLimits: FilterLimits;
 
   constructor(

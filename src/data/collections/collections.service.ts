@@ -1,5 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { type CustomerPrincipal, type Tenant, tenantOf } from '../../auth';
+import { ForbiddenError, ValidationFailedError } from '../../common/errors';
+import type { IfMatch } from '../../common/http/etag';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import {
   CollectionRegistryRepository,
@@ -92,8 +94,15 @@ export class CollectionsService {
   /**
    * Drops the caller's collection: its items, indexes and registry entry; its quota slot is free
    * at once (CollectionDropsService says how a racing write is handled). 404 when there is none.
+   * Root and team keys only; If-Match names one item's representation, which a drop has not.
    */
-  async drop(principal: CustomerPrincipal, name: string): Promise<void> {
+  async drop(principal: CustomerPrincipal, name: string, ifMatch: IfMatch): Promise<void> {
+    if (principal.kind === 'sub')
+      throw new ForbiddenError('A sub key may not drop a collection; root and team keys may.');
+    if (ifMatch.kind !== 'absent')
+      throw new ValidationFailedError([
+        { field: 'If-Match', message: 'goes with a single-item write, not with a drop' },
+      ]);
     const dropped = await this.events.collectionDropped(principal, name, () =>
       this.drops.drop(tenantOf(principal), principal.branch, name),
     );

@@ -27,7 +27,7 @@ import { IdempotentWrites } from '../../common/idempotency';
 @IdempotentWrites()
 @Controller('data')
 @Auth('root', 'team')
-export class DataIndexController {
+export class IndexesController {
   constructor(private readonly indexes: IndexesService) {}
 
   /** Lists the collection's indexes, `_id_` included (none when the collection does not exist). */

@@ -7,7 +7,8 @@ import type { ItemMatch } from '../query/data-query';
 import type { BulkItemInput, ItemChangeRequest, ItemRemovalRequest } from '../query/data-requests';
 import { DuplicateItemError } from '../data.errors';
 import { ItemsRepository } from './items.repository';
-import { assertOwnerFieldKept, ItemsService } from './items.service';
+import { assertOwnerFieldKept } from './item-scope';
+import { ItemsService } from './items.service';
 import { ItemEvents } from './item-events';
 import { UniqueValuesService } from './unique/unique-values.service';
 

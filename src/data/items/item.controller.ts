@@ -1,9 +1,23 @@
-import { Body, Controller, Inject, Param, Patch, Res } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  HttpStatus,
+  Inject,
+  Param,
+  Patch,
+  Put,
+  Query,
+  Res,
+} from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiBody,
   ApiConflictResponse,
   ApiForbiddenResponse,
+  ApiNoContentResponse,
   ApiNotFoundResponse,
   ApiOkResponse,
   ApiTags,
@@ -11,34 +25,161 @@ import {
 import type { Response } from 'express';
 import { Auth, CurrentPrincipal, type CustomerPrincipal } from '../../auth';
 import { ProblemDto } from '../../common/errors';
-import { answerWrite, IfMatchHeader } from '../../common/http/conditional';
+import { IdempotentWrites } from '../../common/idempotency';
+import { answerRead, answerWrite, IfMatchHeader } from '../../common/http/conditional';
 import type { IfMatch } from '../../common/http/etag';
 import { ApiConditional } from '../../common/http/openapi-conditional';
 import { APP_CONFIG, type AppConfig } from '../../config';
-import { applyArrayOperation, parseArrayOperation } from './array-operations';
 import { CollectionNamePipe } from '../collections/collection-name.pipe';
-import { ownerFieldOf } from '../query/data-requests';
-import { ItemParams } from '../data.openapi';
+import { FieldsQuery, FilterQueries, ItemParams } from '../data.openapi';
+import {
+  ownerFieldOf,
+  parseDataQuery,
+  toItemChangeRequest,
+  toItemQuery,
+  toItemRemovalRequest,
+} from '../query/data-requests';
+import { filterLimits, type FilterLimits } from '../query/filter-operators';
+import { dataBudget, type JsonBudget } from '../query/json-guard';
+import { parseProjection, projectedETag } from '../query/projection';
+import { parseArrayOperation } from './array-operations';
 import { ARRAY_OPERATION_BODY, ArrayOperationDto } from './dto/data-array.dto';
-import { DATA_ITEM_EXAMPLE, DataItemDto, toItemJson } from './dto/data-item.dto';
+import {
+  DATA_ITEM_EXAMPLE,
+  DataItemDto,
+  DeleteDataItemDto,
+  ITEM_OR_PROJECTION,
+  toItemJson,
+  UpdateDataItemDto,
+} from './dto/data-item.dto';
 import { itemETag } from './item-revision';
+import { ItemWritesService } from './item-writes.service';
 import { ItemsService } from './items.service';
-import { dataBudget, guardDocument, type JsonBudget } from '../query/json-guard';
-import { IdempotentWrites } from '../../common/idempotency';
 
-/** Array operations on one item: push, update an element, remove elements. */
+/** `/data/{collection}/{indexName}/{indexValue}`, the one item a field value selects: every verb. */
 @ApiTags('data')
 @IdempotentWrites()
 @Controller('data')
 @Auth('root', 'sub', 'team')
-export class DataArraysController {
+export class ItemController {
   private readonly budget: JsonBudget;
+  private readonly filterLimits: FilterLimits;
 
   constructor(
     private readonly items: ItemsService,
-    @Inject(APP_CONFIG) config: AppConfig,
+    private readonly writes: ItemWritesService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.budget = dataBudget(config.limits);
+    this.filterLimits = filterLimits(config.limits);
+  }
+
+  /** Reads the one item whose field indexName equals indexValue (`_id`: the identifier). */
+  @Get(':collection/:indexName/:indexValue')
+  @ApiConditional('read')
+  @ItemParams()
+  @FilterQueries()
+  @FieldsQuery()
+  @ApiOkResponse({
+    description: 'The item (projected with `fields`)',
+    schema: ITEM_OR_PROJECTION,
+    example: DATA_ITEM_EXAMPLE,
+  })
+  @ApiBadRequestResponse({ type: ProblemDto })
+  @ApiNotFoundResponse({ type: ProblemDto, description: 'ITEM_NOT_FOUND' })
+  @ApiConflictResponse({ type: ProblemDto, description: 'AMBIGUOUS_MATCH: more than one matches' })
+  async getDataItem(
+    @CurrentPrincipal() principal: CustomerPrincipal,
+    @Param('collection', CollectionNamePipe) collection: string,
+    @Param('indexName') indexName: string,
+    @Param('indexValue') indexValue: string,
+    @Query() raw: Record<string, unknown>,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<DataItemDto | undefined> {
+    // Filters and `fields` only: paging parameters would be ignored, so they are refused.
+    const query = parseDataQuery(raw, this.config.limits, {
+      refuse: { paging: true, fields: false },
+    });
+    const projection = parseProjection(query.params.fields);
+    const item = await this.items.get(
+      principal,
+      collection,
+      indexName,
+      indexValue,
+      toItemQuery(query, this.filterLimits),
+      projection,
+    );
+    return answerRead(res, projectedETag(itemETag(item), projection), () => toItemJson(item));
+  }
+
+  /** Sets fields of the one matching item (`$set`); nothing changes when none or several match. */
+  @Put(':collection/:indexName/:indexValue')
+  @ApiConditional('write')
+  @ItemParams()
+  @ApiBody({
+    type: UpdateDataItemDto,
+    examples: {
+      byId: { value: { values: { status: 'paid', paidAt: '2026-01-06T09:00:00Z' } } },
+      filtered: { value: { values: { status: 'paid' }, filter: { status: 'open' } } },
+    },
+  })
+  @ApiOkResponse({ type: DataItemDto, example: DATA_ITEM_EXAMPLE })
+  @ApiBadRequestResponse({ type: ProblemDto })
+  @ApiForbiddenResponse({
+    type: ProblemDto,
+    description: 'A sub key tried to change the owner field',
+  })
+  @ApiNotFoundResponse({ type: ProblemDto, description: 'ITEM_NOT_FOUND' })
+  @ApiConflictResponse({
+    type: ProblemDto,
+    description:
+      'AMBIGUOUS_MATCH: more than one matches; DUPLICATE_ITEM: a unique index refuses the values',
+  })
+  async updateDataItem(
+    @CurrentPrincipal() principal: CustomerPrincipal,
+    @Param('collection', CollectionNamePipe) collection: string,
+    @Param('indexName') indexName: string,
+    @Param('indexValue') indexValue: string,
+    @Body() body: UpdateDataItemDto,
+    @IfMatchHeader() ifMatch: IfMatch,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<DataItemDto> {
+    const request = toItemChangeRequest(body, this.budget, this.filterLimits);
+    const item = await this.writes.update(
+      principal,
+      collection,
+      indexName,
+      indexValue,
+      request,
+      ifMatch,
+    );
+    return answerWrite(res, itemETag(item), toItemJson(item));
+  }
+
+  /** Deletes the one matching item (the body is optional). */
+  @Delete(':collection/:indexName/:indexValue')
+  @HttpCode(HttpStatus.NO_CONTENT)
+  @ApiConditional('write')
+  @ItemParams()
+  @ApiBody({
+    type: DeleteDataItemDto,
+    required: false,
+    examples: { filtered: { value: { filter: { status: 'cancelled' } } } },
+  })
+  @ApiNoContentResponse({ description: 'Deleted' })
+  @ApiBadRequestResponse({ type: ProblemDto })
+  @ApiNotFoundResponse({ type: ProblemDto, description: 'ITEM_NOT_FOUND' })
+  @ApiConflictResponse({ type: ProblemDto, description: 'AMBIGUOUS_MATCH: more than one matches' })
+  async deleteDataItem(
+    @CurrentPrincipal() principal: CustomerPrincipal,
+    @Param('collection', CollectionNamePipe) collection: string,
+    @Param('indexName') indexName: string,
+    @Param('indexValue') indexValue: string,
+    @Body() body: DeleteDataItemDto,
+    @IfMatchHeader() ifMatch: IfMatch,
+  ): Promise<void> {
+    const request = toItemRemovalRequest(body ?? {}, this.filterLimits);
+    await this.writes.remove(principal, collection, indexName, indexValue, request, ifMatch);
   }
 
   /**
@@ -89,14 +230,12 @@ export class DataArraysController {
   ): Promise<DataItemDto> {
     const operation = parseArrayOperation({ ...body }, this.budget);
     const ownerField = ownerFieldOf(body.authField);
-    const item = await this.items.modifyOne(
+    const item = await this.writes.applyArrayOperation(
       principal,
       collection,
       { indexName, indexValue },
       ownerField,
-      operation.field,
-      (current) =>
-        guardDocument({ value: applyArrayOperation(current, operation) }, 'value', this.budget),
+      operation,
       ifMatch,
     );
     return answerWrite(res, itemETag(item), toItemJson(item));

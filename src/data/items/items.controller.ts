@@ -28,110 +28,74 @@ import {
 import type { Request, Response } from 'express';
 import { Auth, CurrentPrincipal, type CustomerPrincipal } from '../../auth';
 import { ProblemDto } from '../../common/errors';
-import { answerRead, answerWrite, IfMatchHeader } from '../../common/http/conditional';
+import { IdempotentWrites } from '../../common/idempotency';
+import { answerWrite, IfMatchHeader } from '../../common/http/conditional';
 import type { IfMatch } from '../../common/http/etag';
-import type { ListQuery } from '../../common/http/list-query';
 import { ApiConditional } from '../../common/http/openapi-conditional';
 import { keysetLink } from '../../common/pagination/keyset';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import { CollectionNamePipe } from '../collections/collection-name.pipe';
 import { CollectionsService } from '../collections/collections.service';
+import { CollectionParam, FilterQueries, ListQueries } from '../data.openapi';
 import {
   parseDataQuery,
-  toItemChangeRequest,
+  toBulkInputs,
   toItemListQuery,
   toItemQuery,
-  toItemRemovalRequest,
+  toItemsChangeRequest,
+  toItemsRemovalRequest,
   toNewItemRequest,
 } from '../query/data-requests';
+import { filterLimits, type FilterLimits } from '../query/filter-operators';
+import { dataBudget, type JsonBudget } from '../query/json-guard';
 import {
-  CollectionParam,
-  FieldsQuery,
-  FilterQueries,
-  ItemParams,
-  ListQueries,
-} from '../data.openapi';
-import { DataCollectionDto } from '../indexes/dto/data-index.dto';
+  BulkCreateDataItemsDto,
+  BulkCreateResultDto,
+  DeleteDataItemsDto,
+  DeleteManyResultDto,
+  UpdateDataItemsDto,
+  UpdateManyResultDto,
+} from './dto/data-batch.dto';
 import {
   CreateDataItemDto,
   DATA_ITEM_EXAMPLE,
   DataCountDto,
   DataItemDto,
-  DeleteDataItemDto,
+  ITEM_OR_PROJECTION,
   ProjectedDataItemDto,
   toItemJson,
-  UpdateDataItemDto,
 } from './dto/data-item.dto';
-import { filterLimits, type FilterLimits } from '../query/filter-operators';
+import { ItemBatchesService } from './item-batches.service';
 import { itemETag } from './item-revision';
-import { parseProjection, projectedETag } from '../query/projection';
+import { ItemWritesService } from './item-writes.service';
 import { ItemsService } from './items.service';
-import { dataBudget, type JsonBudget } from '../query/json-guard';
-import { IdempotentWrites } from '../../common/idempotency';
 
-/** A read answers whole items, or projected ones when the request names `fields`. */
 /** Whether a find-or-create created its item. */
 const ITEM_CREATED_HEADER = 'X-Item-Created';
 
-const ITEM_OR_PROJECTION = {
-  anyOf: [{ $ref: getSchemaPath(DataItemDto) }, { $ref: getSchemaPath(ProjectedDataItemDto) }],
-};
-
+/** `/data/{collection}` and its fixed sub-resources `/count` and `/bulk`: every verb of each. */
 @ApiTags('data')
-@ApiExtraModels(DataItemDto, ProjectedDataItemDto)
+@ApiExtraModels(DataItemDto, ProjectedDataItemDto, UpdateManyResultDto)
 @IdempotentWrites()
 @Controller('data')
-export class DataController {
+@Auth('root', 'sub', 'team')
+export class ItemsController {
   private readonly budget: JsonBudget;
   private readonly filterLimits: FilterLimits;
 
   constructor(
     private readonly collections: CollectionsService,
     private readonly items: ItemsService,
+    private readonly writes: ItemWritesService,
+    private readonly batches: ItemBatchesService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.budget = dataBudget(config.limits);
     this.filterLimits = filterLimits(config.limits);
   }
 
-  private listQuery(raw: Record<string, unknown>): ListQuery {
-    return parseDataQuery(raw, this.config.limits, {});
-  }
-
-  /**
-   * Count and single-item routes take filters only (and a single item `fields`); paging
-   * parameters would be ignored, so they are refused.
-   */
-  private filterQuery(raw: Record<string, unknown>, takesFields: boolean): ListQuery {
-    return parseDataQuery(raw, this.config.limits, {
-      refuse: { paging: true, fields: !takesFields },
-    });
-  }
-
-  /** Lists the caller's collections in the request branch (sorted by name) with their indexes. */
-  @Get()
-  @Auth('root', 'sub', 'team')
-  @ApiOkResponse({
-    type: [DataCollectionDto],
-    example: [
-      {
-        name: 'orders',
-        indexes: [
-          { name: '_id_', fields: { _id: 1 }, unique: true },
-          { name: 'status_1', fields: { status: 1 }, unique: false },
-        ],
-      },
-    ],
-  })
-  async listDataCollections(
-    @CurrentPrincipal() principal: CustomerPrincipal,
-  ): Promise<DataCollectionDto[]> {
-    return this.collections.list(principal);
-  }
-
   /** Lists items (keyset pagination); 204 without a body when nothing matches. */
   @Get(':collection')
-  @Auth('root', 'sub', 'team')
   @CollectionParam()
   @ListQueries()
   @ApiOkResponse({
@@ -149,7 +113,7 @@ export class DataController {
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ): Promise<DataItemDto[] | undefined> {
-    const query = toItemListQuery(this.listQuery(raw), this.filterLimits);
+    const query = toItemListQuery(parseDataQuery(raw, this.config.limits, {}), this.filterLimits);
     const page = await this.items.list(principal, collection, query);
     if (page.items.length === 0) {
       res.status(HttpStatus.NO_CONTENT);
@@ -165,7 +129,6 @@ export class DataController {
   /** Stores an item; stamps the owner field and the timestamps. */
   @Post(':collection')
   @HttpCode(HttpStatus.OK)
-  @Auth('root', 'sub', 'team')
   @ApiConditional('create')
   @CollectionParam()
   @ApiBody({
@@ -222,9 +185,116 @@ export class DataController {
     return answerWrite(res, itemETag(item), toItemJson(item));
   }
 
+  /**
+   * Sets fields of the items the filter selects: with `multi: true` every one (`{matched,
+   * modified}`), otherwise exactly one (the item; 404 when none, 409 when several).
+   */
+  @Put(':collection')
+  @ApiConditional('selective-write')
+  @CollectionParam()
+  @ApiBody({
+    type: UpdateDataItemsDto,
+    examples: {
+      many: {
+        value: {
+          filter: { status: 'open', total: { lt: 1 } },
+          values: { status: 'void' },
+          multi: true,
+        },
+      },
+      one: { value: { filter: { orderNumber: 'A-1001' }, values: { status: 'paid' } } },
+    },
+  })
+  @ApiOkResponse({
+    description: 'multi: true → `{matched, modified}`; otherwise the updated item (with its ETag)',
+    schema: {
+      anyOf: [{ $ref: getSchemaPath(UpdateManyResultDto) }, { $ref: getSchemaPath(DataItemDto) }],
+    },
+    example: { matched: 12, modified: 12 },
+  })
+  @ApiBadRequestResponse({
+    type: ProblemDto,
+    description: 'No filter, an empty one, or bad values',
+  })
+  @ApiForbiddenResponse({
+    type: ProblemDto,
+    description: 'A sub key tried to change the owner field',
+  })
+  @ApiNotFoundResponse({ type: ProblemDto, description: 'ITEM_NOT_FOUND (without multi)' })
+  @ApiConflictResponse({
+    type: ProblemDto,
+    description:
+      'AMBIGUOUS_MATCH (without multi); DUPLICATE_ITEM: a unique index refuses the values',
+  })
+  async updateDataItems(
+    @CurrentPrincipal() principal: CustomerPrincipal,
+    @Param('collection', CollectionNamePipe) collection: string,
+    @Body() body: UpdateDataItemsDto,
+    @IfMatchHeader() ifMatch: IfMatch,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<UpdateManyResultDto | DataItemDto> {
+    const request = toItemsChangeRequest(body, this.budget, this.filterLimits);
+    if (request.multi) return this.writes.updateMany(principal, collection, request, ifMatch);
+    const item = await this.writes.updateWhere(principal, collection, request, ifMatch);
+    return answerWrite(res, itemETag(item), toItemJson(item));
+  }
+
+  /**
+   * With a body: deletes the items its `filter` selects — with `multi: true` every one (200
+   * `{deleted}`), otherwise exactly one (204; 404 when none, 409 when several). Without a body:
+   * drops the whole collection, its items and indexes, and frees its quota slot (root and team
+   * keys; 204, 404 when there is no such collection). A body without `filter` is a 400, so a
+   * filtered delete gone wrong never drops the collection.
+   */
+  @Delete(':collection')
+  @ApiConditional('selective-write')
+  @CollectionParam()
+  @ApiBody({
+    type: DeleteDataItemsDto,
+    required: false,
+    description: 'The items to delete. Without a body the collection itself is dropped.',
+    examples: {
+      many: { value: { filter: { status: 'void' }, multi: true } },
+      one: { value: { filter: { orderNumber: 'A-1001' } } },
+    },
+  })
+  @ApiOkResponse({ type: DeleteManyResultDto, description: 'multi: true → how many were deleted' })
+  @ApiNoContentResponse({
+    description:
+      'Without multi: the one item was deleted; without a body: the collection was dropped',
+  })
+  @ApiBadRequestResponse({
+    type: ProblemDto,
+    description: 'A body without filter, or an empty one; If-Match on a drop',
+  })
+  @ApiForbiddenResponse({ type: ProblemDto, description: 'A sub key tried to drop the collection' })
+  @ApiNotFoundResponse({
+    type: ProblemDto,
+    description: 'ITEM_NOT_FOUND (without multi); COLLECTION_NOT_FOUND (drop)',
+  })
+  @ApiConflictResponse({ type: ProblemDto, description: 'AMBIGUOUS_MATCH (without multi)' })
+  async deleteDataItems(
+    @CurrentPrincipal() principal: CustomerPrincipal,
+    @Param('collection', CollectionNamePipe) collection: string,
+    // Typed without `| undefined`, or the validation pipe would not know the DTO (metadata).
+    @Body() body: DeleteDataItemsDto,
+    @IfMatchHeader() ifMatch: IfMatch,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<DeleteManyResultDto | undefined> {
+    // AbsentBodyAllowed: the pipe passes an absent body on as undefined.
+    if ((body as DeleteDataItemsDto | undefined) === undefined) {
+      await this.collections.drop(principal, collection, ifMatch);
+    } else {
+      const request = toItemsRemovalRequest(body, this.filterLimits);
+      if (request.multi) return this.writes.removeMany(principal, collection, request, ifMatch);
+      await this.writes.removeWhere(principal, collection, request, ifMatch);
+    }
+    res.status(HttpStatus.NO_CONTENT);
+    return undefined;
+  }
+
   /** Counts the items that match (an unfiltered count by a root or team key reads collection metadata). */
   @Get(':collection/count')
-  @Auth('root', 'sub', 'team')
   @CollectionParam()
   @FilterQueries()
   @ApiOkResponse({ type: DataCountDto })
@@ -234,115 +304,66 @@ export class DataController {
     @Param('collection', CollectionNamePipe) collection: string,
     @Query() raw: Record<string, unknown>,
   ): Promise<DataCountDto> {
-    const query = toItemQuery(this.filterQuery(raw, false), this.filterLimits);
+    // Paging parameters would be ignored here, so they are refused, and so is `fields`.
+    const filters = parseDataQuery(raw, this.config.limits, {
+      refuse: { paging: true, fields: true },
+    });
+    const query = toItemQuery(filters, this.filterLimits);
     return { count: await this.items.count(principal, collection, query) };
   }
 
-  /** Reads the one item whose field indexName equals indexValue (`_id`: the identifier). */
-  @Get(':collection/:indexName/:indexValue')
-  @Auth('root', 'sub', 'team')
-  @ApiConditional('read')
-  @ItemParams()
-  @FilterQueries()
-  @FieldsQuery()
-  @ApiOkResponse({
-    description: 'The item (projected with `fields`)',
-    schema: ITEM_OR_PROJECTION,
-    example: DATA_ITEM_EXAMPLE,
-  })
-  @ApiBadRequestResponse({ type: ProblemDto })
-  @ApiNotFoundResponse({ type: ProblemDto, description: 'ITEM_NOT_FOUND' })
-  @ApiConflictResponse({ type: ProblemDto, description: 'AMBIGUOUS_MATCH: more than one matches' })
-  async getDataItem(
-    @CurrentPrincipal() principal: CustomerPrincipal,
-    @Param('collection', CollectionNamePipe) collection: string,
-    @Param('indexName') indexName: string,
-    @Param('indexValue') indexValue: string,
-    @Query() raw: Record<string, unknown>,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<DataItemDto | undefined> {
-    const query = this.filterQuery(raw, true);
-    const projection = parseProjection(query.params.fields);
-    const item = await this.items.get(
-      principal,
-      collection,
-      indexName,
-      indexValue,
-      toItemQuery(query, this.filterLimits),
-      projection,
-    );
-    return answerRead(res, projectedETag(itemETag(item), projection), () => toItemJson(item));
-  }
-
-  /** Sets fields of the one matching item (`$set`); nothing changes when none or several match. */
-  @Put(':collection/:indexName/:indexValue')
-  @Auth('root', 'sub', 'team')
-  @ApiConditional('write')
-  @ItemParams()
+  /**
+   * Creates many items, each under the rules of POST /data/{collection}; one item's failure does
+   * not stop the others (unordered). 200 with one result per item.
+   */
+  @Post(':collection/bulk')
+  @HttpCode(HttpStatus.OK)
+  @CollectionParam()
   @ApiBody({
-    type: UpdateDataItemDto,
+    type: BulkCreateDataItemsDto,
     examples: {
-      byId: { value: { values: { status: 'paid', paidAt: '2026-01-06T09:00:00Z' } } },
-      filtered: { value: { values: { status: 'paid' }, filter: { status: 'open' } } },
+      bulk: {
+        value: {
+          items: [
+            { orderNumber: 'A-1001', total: 42.5 },
+            { orderNumber: 'A-1002', total: 7 },
+          ],
+          uniqueField: 'orderNumber',
+        },
+      },
     },
   })
-  @ApiOkResponse({ type: DataItemDto, example: DATA_ITEM_EXAMPLE })
-  @ApiBadRequestResponse({ type: ProblemDto })
-  @ApiForbiddenResponse({
-    type: ProblemDto,
-    description: 'A sub key tried to change the owner field',
+  @ApiOkResponse({
+    type: BulkCreateResultDto,
+    example: {
+      results: [
+        { index: 0, status: 200, _id: '665f1c2a9b1e8a0012345679' },
+        {
+          index: 1,
+          status: 409,
+          error: {
+            code: 'DUPLICATE_ITEM',
+            detail: "An item with this value of 'orderNumber' already exists.",
+            existingId: '665f1c2a9b1e8a0012345678',
+          },
+        },
+      ],
+      created: 1,
+      failed: 1,
+    },
   })
-  @ApiNotFoundResponse({ type: ProblemDto, description: 'ITEM_NOT_FOUND' })
-  @ApiConflictResponse({
+  @ApiBadRequestResponse({
     type: ProblemDto,
-    description:
-      'AMBIGUOUS_MATCH: more than one matches; DUPLICATE_ITEM: a unique index refuses the values',
+    description: 'No items, too many, or a bad uniqueField/authField',
   })
-  async updateDataItem(
+  async bulkCreateDataItems(
     @CurrentPrincipal() principal: CustomerPrincipal,
     @Param('collection', CollectionNamePipe) collection: string,
-    @Param('indexName') indexName: string,
-    @Param('indexValue') indexValue: string,
-    @Body() body: UpdateDataItemDto,
-    @IfMatchHeader() ifMatch: IfMatch,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<DataItemDto> {
-    const request = toItemChangeRequest(body, this.budget, this.filterLimits);
-    const item = await this.items.update(
-      principal,
-      collection,
-      indexName,
-      indexValue,
-      request,
-      ifMatch,
-    );
-    return answerWrite(res, itemETag(item), toItemJson(item));
-  }
-
-  /** Deletes the one matching item (the body is optional). */
-  @Delete(':collection/:indexName/:indexValue')
-  @HttpCode(HttpStatus.NO_CONTENT)
-  @Auth('root', 'sub', 'team')
-  @ApiConditional('write')
-  @ItemParams()
-  @ApiBody({
-    type: DeleteDataItemDto,
-    required: false,
-    examples: { filtered: { value: { filter: { status: 'cancelled' } } } },
-  })
-  @ApiNoContentResponse({ description: 'Deleted' })
-  @ApiBadRequestResponse({ type: ProblemDto })
-  @ApiNotFoundResponse({ type: ProblemDto, description: 'ITEM_NOT_FOUND' })
-  @ApiConflictResponse({ type: ProblemDto, description: 'AMBIGUOUS_MATCH: more than one matches' })
-  async deleteDataItem(
-    @CurrentPrincipal() principal: CustomerPrincipal,
-    @Param('collection', CollectionNamePipe) collection: string,
-    @Param('indexName') indexName: string,
-    @Param('indexValue') indexValue: string,
-    @Body() body: DeleteDataItemDto,
-    @IfMatchHeader() ifMatch: IfMatch,
-  ): Promise<void> {
-    const request = toItemRemovalRequest(body ?? {}, this.filterLimits);
-    await this.items.remove(principal, collection, indexName, indexValue, request, ifMatch);
+    @Body() body: BulkCreateDataItemsDto,
+  ): Promise<BulkCreateResultDto> {
+    const inputs = toBulkInputs(body, this.budget, this.config.limits.bulkMaxItems);
+    const results = await this.batches.createMany(principal, collection, inputs);
+    const created = results.filter((r) => r.status === 200).length;
+    return { results, created, failed: results.length - created };
   }
 }

@@ -19,6 +19,8 @@ import type { ItemsRepository } from './items.repository';
 import type { TenantStorage } from '../storage/tenant-storage';
 import type { CreateDataItemDto, DeleteDataItemDto, UpdateDataItemDto } from './dto/data-item.dto';
 import { ItemsService } from './items.service';
+import type { ItemBatchesService } from './item-batches.service';
+import { ItemWritesService } from './item-writes.service';
 import { dataBudget, fieldPathProblem, isGuarded, isScalar } from '../query/json-guard';
 import type { UniqueClaimRepository } from './unique/unique-claim.repository';
 import { UniqueValuesService } from './unique/unique-values.service';
@@ -113,22 +115,28 @@ function setup() {
       write: () => unknown,
     ) => write(),
   } as unknown as ItemEvents;
-  const service = new ItemsService(
-    // Drops are tested on a real database (data-collections e2e).
-    new CollectionsService(
-      registry,
-      // The stub answers the storage's index listing as well.
-      items as unknown as TenantStorage,
-      {} as CollectionDropsService,
-      {
-        collectionCreated: (_p: unknown, _n: unknown, write: () => unknown) => write(),
-      } as unknown as ItemEvents,
-      config,
-    ),
+  // Drops are tested on a real database (data-collections e2e).
+  const collections = new CollectionsService(
+    registry,
+    // The stub answers the storage's index listing as well.
+    items as unknown as TenantStorage,
+    {} as CollectionDropsService,
+    {
+      collectionCreated: (_p: unknown, _n: unknown, write: () => unknown) => write(),
+    } as unknown as ItemEvents,
+    config,
+  );
+  const uniqueValues = new UniqueValuesService(claims, items);
+  // The feed is off here: writes go straight through (events are tested on a real database).
+  const service = new ItemsService(collections, items, uniqueValues, passThroughEvents);
+  // Multi-item writes are tested on a real database (data-batch e2e).
+  const writes = new ItemWritesService(
+    collections,
     items,
-    new UniqueValuesService(claims, items),
-    // The feed is off here: writes go straight through (events are tested on a real database).
+    {} as ItemBatchesService,
+    uniqueValues,
     passThroughEvents,
+    config,
   );
   const budget = dataBudget(config.limits);
   // The controller's path: the body becomes a guarded request, then the service applies the rules.
@@ -136,9 +144,9 @@ function setup() {
     create: (p: CustomerPrincipal, c: string, body: CreateDataItemDto) =>
       service.create(p, c, toNewItemRequest(body, budget)),
     update: (p: CustomerPrincipal, c: string, n: string, v: string, body: UpdateDataItemDto) =>
-      service.update(p, c, n, v, toItemChangeRequest(body, budget, limits)),
+      writes.update(p, c, n, v, toItemChangeRequest(body, budget, limits)),
     remove: (p: CustomerPrincipal, c: string, n: string, v: string, body: DeleteDataItemDto) =>
-      service.remove(p, c, n, v, toItemRemovalRequest(body, limits)),
+      writes.remove(p, c, n, v, toItemRemovalRequest(body, limits)),
   };
   return { service, api, calls };
 }

@@ -1,5 +1,5 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsDefined, IsIn, IsString, MaxLength } from 'class-validator';
 import { OptionalField } from '../../../common/dto';
@@ -214,3 +214,8 @@ export function toItemJson(item: { _id: string; _createdAt: Date; _updatedAt: Da
     _updatedAt: item._updatedAt instanceof Date ? item._updatedAt.toISOString() : item._updatedAt,
   };
 }
+
+/** A read answers whole items, or projected ones when the request names `fields`. */
+export const ITEM_OR_PROJECTION = {
+  anyOf: [{ $ref: getSchemaPath(DataItemDto) }, { $ref: getSchemaPath(ProjectedDataItemDto) }],
+};

@@ -1,0 +1,21 @@
+import { AnalysisController } from './analysis/analysis.controller';
+import { CollectionsController } from './collections/collections.controller';
+import { IndexesController } from './indexes/indexes.controller';
+import { ItemController } from './items/item.controller';
+import { ItemsController } from './items/items.controller';
+
+/**
+ * The controllers of `/data`, one per URL shape. Their paths cannot overlap: after
+ * `{collection}` comes nothing, one fixed segment (`count`, `bulk`, `index`, `stats`,
+ * `aggregate`, `explain`), or exactly the two parameters of an item — and no URL has both a
+ * fixed second segment and a parameter there. So no route can take another's requests, whatever
+ * the order (data.controllers.spec.ts holds every pair of routes to it); a new route keeps to
+ * these shapes instead of relying on its place in this list.
+ */
+export const DATA_CONTROLLERS = [
+  CollectionsController,
+  ItemsController,
+  ItemController,
+  IndexesController,
+  AnalysisController,
+];
