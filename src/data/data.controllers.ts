@@ -1,11 +1,13 @@
 import { AnalysisController } from './analysis/analysis.controller';
 import { CollectionsController } from './collections/collections.controller';
 import { IndexesController } from './indexes/indexes.controller';
-import { ItemController } from './items/item.controller';
-import { ItemsController } from './items/items.controller';
+import { BulkController } from './items/bulk.controller';
+import { ItemArraysController, ItemController } from './items/item.controller';
+import { ItemsByFilterController, ItemsController } from './items/items.controller';
 
 /**
- * The controllers of `/data`, one per URL shape. Their paths cannot overlap: after
+ * The controllers of `/data`, one file per URL (a URL's second class in its file only keeps its
+ * routes' OpenAPI description, which documents @Auth per class). Their paths cannot overlap: after
  * `{collection}` comes nothing, one fixed segment (`count`, `bulk`, `index`, `stats`,
  * `aggregate`, `explain`), or exactly the two parameters of an item — and no URL has both a
  * fixed second segment and a parameter there. So no route can take another's requests, whatever
@@ -15,7 +17,10 @@ import { ItemsController } from './items/items.controller';
 export const DATA_CONTROLLERS = [
   CollectionsController,
   ItemsController,
+  ItemsByFilterController,
+  BulkController,
   ItemController,
+  ItemArraysController,
   IndexesController,
   AnalysisController,
 ];

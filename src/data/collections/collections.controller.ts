@@ -9,12 +9,12 @@ import { CollectionsService } from './collections.service';
 @ApiTags('data')
 @IdempotentWrites()
 @Controller('data')
-@Auth('root', 'sub', 'team')
 export class CollectionsController {
   constructor(private readonly collections: CollectionsService) {}
 
   /** Lists the caller's collections in the request branch (sorted by name) with their indexes. */
   @Get()
+  @Auth('root', 'sub', 'team')
   @ApiOkResponse({
     type: [DataCollectionDto],
     example: [

@@ -56,11 +56,13 @@ import { itemETag } from './item-revision';
 import { ItemWritesService } from './item-writes.service';
 import { ItemsService } from './items.service';
 
-/** `/data/{collection}/{indexName}/{indexValue}`, the one item a field value selects: every verb. */
+/**
+ * `/data/{collection}/{indexName}/{indexValue}`, the one item a field value selects. The array
+ * operations (PATCH) document @Auth for the whole class, so they keep a class of their own below.
+ */
 @ApiTags('data')
 @IdempotentWrites()
 @Controller('data')
-@Auth('root', 'sub', 'team')
 export class ItemController {
   private readonly budget: JsonBudget;
   private readonly filterLimits: FilterLimits;
@@ -76,6 +78,7 @@ export class ItemController {
 
   /** Reads the one item whose field indexName equals indexValue (`_id`: the identifier). */
   @Get(':collection/:indexName/:indexValue')
+  @Auth('root', 'sub', 'team')
   @ApiConditional('read')
   @ItemParams()
   @FilterQueries()
@@ -114,6 +117,7 @@ export class ItemController {
 
   /** Sets fields of the one matching item (`$set`); nothing changes when none or several match. */
   @Put(':collection/:indexName/:indexValue')
+  @Auth('root', 'sub', 'team')
   @ApiConditional('write')
   @ItemParams()
   @ApiBody({
@@ -158,6 +162,7 @@ export class ItemController {
 
   /** Deletes the one matching item (the body is optional). */
   @Delete(':collection/:indexName/:indexValue')
+  @Auth('root', 'sub', 'team')
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiConditional('write')
   @ItemParams()
@@ -180,6 +185,22 @@ export class ItemController {
   ): Promise<void> {
     const request = toItemRemovalRequest(body ?? {}, this.filterLimits);
     await this.writes.remove(principal, collection, indexName, indexValue, request, ifMatch);
+  }
+}
+
+/** `/data/{collection}/{indexName}/{indexValue}`: array operations on the item. */
+@ApiTags('data')
+@IdempotentWrites()
+@Controller('data')
+@Auth('root', 'sub', 'team')
+export class ItemArraysController {
+  private readonly budget: JsonBudget;
+
+  constructor(
+    private readonly writes: ItemWritesService,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.budget = dataBudget(config.limits);
   }
 
   /**

@@ -39,7 +39,6 @@ import { CollectionsService } from '../collections/collections.service';
 import { CollectionParam, FilterQueries, ListQueries } from '../data.openapi';
 import {
   parseDataQuery,
-  toBulkInputs,
   toItemListQuery,
   toItemQuery,
   toItemsChangeRequest,
@@ -49,8 +48,6 @@ import {
 import { filterLimits, type FilterLimits } from '../query/filter-operators';
 import { dataBudget, type JsonBudget } from '../query/json-guard';
 import {
-  BulkCreateDataItemsDto,
-  BulkCreateResultDto,
   DeleteDataItemsDto,
   DeleteManyResultDto,
   UpdateDataItemsDto,
@@ -65,29 +62,27 @@ import {
   ProjectedDataItemDto,
   toItemJson,
 } from './dto/data-item.dto';
-import { ItemBatchesService } from './item-batches.service';
 import { itemETag } from './item-revision';
 import { ItemWritesService } from './item-writes.service';
 import { ItemsService } from './items.service';
 
 /** Whether a find-or-create created its item. */
 const ITEM_CREATED_HEADER = 'X-Item-Created';
-
-/** `/data/{collection}` and its fixed sub-resources `/count` and `/bulk`: every verb of each. */
+/**
+ * `/data/{collection}` and `/data/{collection}/count`. The writes by filter of
+ * `/data/{collection}` document @Auth for the whole class (its headers before their parameters),
+ * so they keep a class of their own below, in this file.
+ */
 @ApiTags('data')
-@ApiExtraModels(DataItemDto, ProjectedDataItemDto, UpdateManyResultDto)
+@ApiExtraModels(DataItemDto, ProjectedDataItemDto)
 @IdempotentWrites()
 @Controller('data')
-@Auth('root', 'sub', 'team')
 export class ItemsController {
   private readonly budget: JsonBudget;
   private readonly filterLimits: FilterLimits;
 
   constructor(
-    private readonly collections: CollectionsService,
     private readonly items: ItemsService,
-    private readonly writes: ItemWritesService,
-    private readonly batches: ItemBatchesService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.budget = dataBudget(config.limits);
@@ -96,6 +91,7 @@ export class ItemsController {
 
   /** Lists items (keyset pagination); 204 without a body when nothing matches. */
   @Get(':collection')
+  @Auth('root', 'sub', 'team')
   @CollectionParam()
   @ListQueries()
   @ApiOkResponse({
@@ -128,6 +124,7 @@ export class ItemsController {
 
   /** Stores an item; stamps the owner field and the timestamps. */
   @Post(':collection')
+  @Auth('root', 'sub', 'team')
   @HttpCode(HttpStatus.OK)
   @ApiConditional('create')
   @CollectionParam()
@@ -183,6 +180,46 @@ export class ItemsController {
     }
     const item = await this.items.create(principal, collection, request);
     return answerWrite(res, itemETag(item), toItemJson(item));
+  }
+
+  /** Counts the items that match (an unfiltered count by a root or team key reads collection metadata). */
+  @Get(':collection/count')
+  @Auth('root', 'sub', 'team')
+  @CollectionParam()
+  @FilterQueries()
+  @ApiOkResponse({ type: DataCountDto })
+  @ApiBadRequestResponse({ type: ProblemDto })
+  async countDataItems(
+    @CurrentPrincipal() principal: CustomerPrincipal,
+    @Param('collection', CollectionNamePipe) collection: string,
+    @Query() raw: Record<string, unknown>,
+  ): Promise<DataCountDto> {
+    // Paging parameters would be ignored here, so they are refused, and so is `fields`.
+    const filters = parseDataQuery(raw, this.config.limits, {
+      refuse: { paging: true, fields: true },
+    });
+    const query = toItemQuery(filters, this.filterLimits);
+    return { count: await this.items.count(principal, collection, query) };
+  }
+}
+
+/** `/data/{collection}`: updates and deletes by filter, and the drop of the collection. */
+@ApiTags('data')
+@ApiExtraModels(DataItemDto, UpdateManyResultDto)
+@IdempotentWrites()
+@Controller('data')
+@Auth('root', 'sub', 'team')
+export class ItemsByFilterController {
+  private readonly budget: JsonBudget;
+  private readonly filterLimits: FilterLimits;
+
+  constructor(
+    private readonly collections: CollectionsService,
+    private readonly writes: ItemWritesService,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.budget = dataBudget(config.limits);
+    this.filterLimits = filterLimits(config.limits);
   }
 
   /**
@@ -291,79 +328,5 @@ export class ItemsController {
     }
     res.status(HttpStatus.NO_CONTENT);
     return undefined;
-  }
-
-  /** Counts the items that match (an unfiltered count by a root or team key reads collection metadata). */
-  @Get(':collection/count')
-  @CollectionParam()
-  @FilterQueries()
-  @ApiOkResponse({ type: DataCountDto })
-  @ApiBadRequestResponse({ type: ProblemDto })
-  async countDataItems(
-    @CurrentPrincipal() principal: CustomerPrincipal,
-    @Param('collection', CollectionNamePipe) collection: string,
-    @Query() raw: Record<string, unknown>,
-  ): Promise<DataCountDto> {
-    // Paging parameters would be ignored here, so they are refused, and so is `fields`.
-    const filters = parseDataQuery(raw, this.config.limits, {
-      refuse: { paging: true, fields: true },
-    });
-    const query = toItemQuery(filters, this.filterLimits);
-    return { count: await this.items.count(principal, collection, query) };
-  }
-
-  /**
-   * Creates many items, each under the rules of POST /data/{collection}; one item's failure does
-   * not stop the others (unordered). 200 with one result per item.
-   */
-  @Post(':collection/bulk')
-  @HttpCode(HttpStatus.OK)
-  @CollectionParam()
-  @ApiBody({
-    type: BulkCreateDataItemsDto,
-    examples: {
-      bulk: {
-        value: {
-          items: [
-            { orderNumber: 'A-1001', total: 42.5 },
-            { orderNumber: 'A-1002', total: 7 },
-          ],
-          uniqueField: 'orderNumber',
-        },
-      },
-    },
-  })
-  @ApiOkResponse({
-    type: BulkCreateResultDto,
-    example: {
-      results: [
-        { index: 0, status: 200, _id: '665f1c2a9b1e8a0012345679' },
-        {
-          index: 1,
-          status: 409,
-          error: {
-            code: 'DUPLICATE_ITEM',
-            detail: "An item with this value of 'orderNumber' already exists.",
-            existingId: '665f1c2a9b1e8a0012345678',
-          },
-        },
-      ],
-      created: 1,
-      failed: 1,
-    },
-  })
-  @ApiBadRequestResponse({
-    type: ProblemDto,
-    description: 'No items, too many, or a bad uniqueField/authField',
-  })
-  async bulkCreateDataItems(
-    @CurrentPrincipal() principal: CustomerPrincipal,
-    @Param('collection', CollectionNamePipe) collection: string,
-    @Body() body: BulkCreateDataItemsDto,
-  ): Promise<BulkCreateResultDto> {
-    const inputs = toBulkInputs(body, this.budget, this.config.limits.bulkMaxItems);
-    const results = await this.batches.createMany(principal, collection, inputs);
-    const created = results.filter((r) => r.status === 200).length;
-    return { results, created, failed: results.length - created };
   }
 }
