@@ -5,6 +5,7 @@ import type { Tenant } from '../../auth';
 import { LookupCache } from '../../common/cache/lookup-cache';
 import { DUPLICATE, orDuplicate } from '../../common/mongo/duplicate';
 import { claimSlot, lowestFree } from '../../common/mongo/slots';
+import { namespaceFilter, namespaceKey, tenantFilter } from '../../common/tenancy/namespace';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import { CollectionRegistryDocument } from './collection-registry.schema';
 
@@ -48,12 +49,12 @@ export class CollectionRegistryRepository implements OnModuleInit {
   }
 
   private static key(tenant: Tenant, branch: string, name: string): string {
-    return `${tenant.kind}\u0000${tenant.id}\u0000${branch}\u0000${name}`;
+    return `${namespaceKey({ ...tenant, branch })}\u0000${name}`;
   }
 
   /** The filter of one namespace: the tenant's kind is always part of it. */
   private static scope(tenant: Tenant, branch: string) {
-    return { tenantKind: tenant.kind, tenant: tenant.id, branch };
+    return namespaceFilter({ ...tenant, branch });
   }
 
   /** The entry of a name; `fresh` reads the registry, not this instance's cache. */
@@ -93,7 +94,7 @@ export class CollectionRegistryRepository implements OnModuleInit {
   /** Every collection of a tenant, in every branch (an erasure drops them all). */
   async listInEveryBranch(tenant: Tenant): Promise<(RegisteredCollection & { branch: string })[]> {
     const docs = await this.registry
-      .find({ tenantKind: tenant.kind, tenant: tenant.id })
+      .find(tenantFilter(tenant))
       .lean<CollectionRegistryDocument[]>()
       .exec();
     return docs.map((doc) => ({ ...toEntry(doc), branch: doc.branch }));

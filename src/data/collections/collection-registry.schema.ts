@@ -1,8 +1,9 @@
 import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
 import type { Types } from 'mongoose';
+import { NAMESPACE_INDEX_KEYS, NamespacedDocument } from '../../common/tenancy/namespace';
 
 /**
- * One tenant collection: (tenant kind, tenant id, branch, name) → the physical MongoDB collection.
+ * One tenant collection: (namespace, name) → the physical MongoDB collection.
  * Physical names are made by the server (`d_<id of this entry>`), so no client name ever reaches
  * a native name.
  */
@@ -11,22 +12,8 @@ import type { Types } from 'mongoose';
   versionKey: false,
   timestamps: { createdAt: true, updatedAt: false },
 })
-export class CollectionRegistryDocument {
+export class CollectionRegistryDocument extends NamespacedDocument {
   _id!: Types.ObjectId;
-
-  /**
-   * 'user' (a root user's namespace, shared by its sub profiles) or 'team'. Entries written
-   * before the kind was recorded get it at boot (src/migrations/tenant-kind.migration.ts).
-   */
-  @Prop({ type: String, required: true, enum: ['user', 'team'] })
-  tenantKind!: 'user' | 'team';
-
-  /** A root user's subject or a team id, depending on tenantKind. */
-  @Prop({ required: true })
-  tenant!: string;
-
-  @Prop({ type: String, default: '' })
-  branch!: string;
 
   /** The name clients use. */
   @Prop({ required: true })
@@ -50,11 +37,11 @@ export const CollectionRegistrySchema = SchemaFactory.createForClass(CollectionR
 // Serves every data request's name lookup and GET /data (sorted by name); unique so that
 // concurrent first writes to one name agree on one physical collection.
 CollectionRegistrySchema.index(
-  { tenantKind: 1, tenant: 1, branch: 1, name: 1 },
+  { ...NAMESPACE_INDEX_KEYS, name: 1 },
   { unique: true, name: 'namespace_name' },
 );
 // Makes the collection quota exact under concurrency (see `slot`).
 CollectionRegistrySchema.index(
-  { tenantKind: 1, tenant: 1, branch: 1, slot: 1 },
+  { ...NAMESPACE_INDEX_KEYS, slot: 1 },
   { unique: true, name: 'namespace_slot' },
 );
