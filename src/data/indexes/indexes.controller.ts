@@ -11,7 +11,7 @@ import {
 import { Auth, CurrentPrincipal, type CustomerPrincipal } from '../../auth';
 import { ProblemDto } from '../../common/errors';
 import { CollectionNamePipe } from '../collections/collection-name.pipe';
-import { toIndexRequest } from '../query/data-requests';
+import { toIndexRequest } from '../query/index-requests';
 import { CollectionParam } from '../data.openapi';
 import {
   CreateDataIndexDto,

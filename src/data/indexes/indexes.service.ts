@@ -3,7 +3,7 @@ import type { CustomerPrincipal } from '../../auth';
 import { DUPLICATE } from '../../common/mongo/duplicate';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import { CollectionsService } from '../collections/collections.service';
-import type { IndexRequest } from '../query/data-requests';
+import type { IndexRequest } from '../query/index-requests';
 import {
   CollectionNotFoundError,
   IndexConflictError,

@@ -9,8 +9,8 @@ import { cursorFilter, type ListPlan } from './list-plan';
  * guard and as values placed by this module; operators are always the server's.
  */
 
+export { bodyFilterConditions } from './body-filters';
 export {
-  bodyFilterConditions,
   coerceQueryValue,
   filterLimits,
   queryConditions,
