@@ -2,6 +2,7 @@ import { AnalysisController } from './analysis/analysis.controller';
 import { CollectionsController } from './collections/collections.controller';
 import { IndexesController } from './indexes/indexes.controller';
 import { BulkController } from './items/bulk.controller';
+import { CountController } from './items/count.controller';
 import { ItemArraysController, ItemController } from './items/item.controller';
 import { ItemsByFilterController, ItemsController } from './items/items.controller';
 
@@ -19,6 +20,7 @@ export const DATA_CONTROLLERS = [
   ItemsController,
   ItemsByFilterController,
   BulkController,
+  CountController,
   ItemController,
   ItemArraysController,
   IndexesController,

@@ -1,6 +1,12 @@
+import { NO_PRECONDITION, type IfMatch } from '../../common/http/etag';
 import { Injectable } from '@nestjs/common';
 import { type CustomerPrincipal, ownerValueOf } from '../../auth';
-import { DatabaseUnavailableError, DomainError, isDatabaseUnavailable } from '../../common/errors';
+import {
+  DatabaseUnavailableError,
+  DomainError,
+  isDatabaseUnavailable,
+  ValidationFailedError,
+} from '../../common/errors';
 import { DUPLICATE } from '../../common/mongo/duplicate';
 import { CollectionsService } from '../collections/collections.service';
 import type { ItemMatch } from '../query/data-query';
@@ -104,7 +110,9 @@ export class ItemBatchesService {
     principal: CustomerPrincipal,
     collection: string,
     request: ItemChangeRequest,
+    ifMatch: IfMatch = NO_PRECONDITION,
   ): Promise<{ matched: number; modified: number }> {
+    refuseIfMatch(ifMatch);
     assertOwnerFieldKept(principal, request.values, request.ownerField);
     const match = {
       scope: this.scopeOf(principal, request.ownerField),
@@ -184,7 +192,9 @@ export class ItemBatchesService {
     principal: CustomerPrincipal,
     collection: string,
     request: ItemRemovalRequest,
+    ifMatch: IfMatch = NO_PRECONDITION,
   ): Promise<{ deleted: number }> {
+    refuseIfMatch(ifMatch);
     const match = {
       scope: this.scopeOf(principal, request.ownerField),
       conditions: request.conditions,
@@ -256,4 +266,12 @@ export class ItemBatchesService {
     }
     return deleted;
   }
+}
+
+/** If-Match names one representation: a write of many items has none to name. */
+function refuseIfMatch(ifMatch: IfMatch): void {
+  if (ifMatch.kind !== 'absent')
+    throw new ValidationFailedError([
+      { field: 'If-Match', message: 'goes with a single-item write, not with multi: true' },
+    ]);
 }

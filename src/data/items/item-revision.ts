@@ -84,3 +84,8 @@ export function revisionCondition(ifMatch: IfMatch): Document | undefined {
   if (clauses.length === 0) return { [COUNT]: { $in: [] } };
   return clauses.length === 1 ? clauses[0] : { $or: clauses };
 }
+
+/** If-Match naming exactly the tag read. */
+export function tagOf(etag: string): IfMatch {
+  return { kind: 'tags', opaques: [etag.slice(1, -1)] };
+}

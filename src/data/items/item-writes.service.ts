@@ -1,10 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { type CustomerPrincipal } from '../../auth';
-import {
-  PreconditionFailedError,
-  ValidationFailedError,
-  type DomainError,
-} from '../../common/errors';
+import { PreconditionFailedError, type DomainError } from '../../common/errors';
 import { ifMatchHolds, NO_PRECONDITION, type IfMatch } from '../../common/http/etag';
 import { DUPLICATE } from '../../common/mongo/duplicate';
 import { FallbackWriteQueue } from '../../common/mongo/fallback-database';
@@ -26,27 +22,24 @@ import {
   type JsonObject,
 } from '../query/json-guard';
 import { applyArrayOperation, type ArrayOperation } from './array-operations';
-import { ItemBatchesService } from './item-batches.service';
 import { ItemEvents } from './item-events';
-import { itemETag, revisionCondition } from './item-revision';
+import { itemETag, revisionCondition, tagOf } from './item-revision';
 import { assertOwnerFieldKept, ownerScopeOf } from './item-scope';
 import { ItemsRepository, type StoredItem } from './items.repository';
 import { UniqueValuesService } from './unique/unique-values.service';
 
-/** The item a single-item write addresses: a route's `{indexName}/{indexValue}`, or none (the body filter alone). */
+/** A route's `{indexName}/{indexValue}`, or none (a write by the body filter alone). */
 type ItemAddress = { indexName: string; indexValue: string } | null;
 
 /**
  * The rules of changing stored items: which item a write selects (one, none or several), the
- * owner field a sub key may not change, and If-Match. Requests arrive as guarded commands (data-requests.ts); the
- * repository receives only guarded documents and server-built conditions.
+ * owner field a sub key may not change, and If-Match.
  *
  * Updates and deletes are one conditional write each (the match, the id, and under If-Match the
  * revision). FerretDB does not re-check a filter at write time, so they are also queued per
  * item in this process (`writes`): one instance then never writes over an item that stopped
  * matching its filter or its If-Match. Several instances need MongoDB for that.
  */
-@Injectable()
 @Injectable()
 export class ItemWritesService {
   private readonly writes = new FallbackWriteQueue();
@@ -55,7 +48,6 @@ export class ItemWritesService {
   constructor(
     private readonly collections: CollectionsService,
     private readonly items: ItemsRepository,
-    private readonly batches: ItemBatchesService,
     private readonly uniqueValues: UniqueValuesService,
     private readonly itemEvents: ItemEvents,
     @Inject(APP_CONFIG) config: AppConfig,
@@ -158,32 +150,7 @@ export class ItemWritesService {
     await this.uniqueValues.releaseItem(target.physical, id);
   }
 
-  /** PUT /data/{c} with multi: every item the body filter selects. */
-  async updateMany(
-    principal: CustomerPrincipal,
-    collection: string,
-    request: ItemChangeRequest,
-    ifMatch: IfMatch,
-  ): Promise<{ matched: number; modified: number }> {
-    refuseIfMatch(ifMatch);
-    return this.batches.updateMany(principal, collection, request);
-  }
-
-  /** DELETE /data/{c} with multi: every item the body filter selects. */
-  async removeMany(
-    principal: CustomerPrincipal,
-    collection: string,
-    request: ItemRemovalRequest,
-    ifMatch: IfMatch,
-  ): Promise<{ deleted: number }> {
-    refuseIfMatch(ifMatch);
-    return this.batches.deleteMany(principal, collection, request);
-  }
-
-  /**
-   * PATCH: one array operation on the item the route selects, under the selection and owner
-   * rules of PUT; the array is recomputed from the item as read and guarded like any value.
-   */
+  /** PATCH: one array operation on the item the route selects, under the rules of PUT. */
   async applyArrayOperation(
     principal: CustomerPrincipal,
     collection: string,
@@ -317,19 +284,6 @@ export class ItemWritesService {
 
 /** Reads of an item that a concurrent write keeps moving before a change computed from it gives up. */
 const MODIFY_ROUNDS = 3;
-
-/** If-Match names one representation: a write of many items has none to name. */
-function refuseIfMatch(ifMatch: IfMatch): void {
-  if (ifMatch.kind !== 'absent')
-    throw new ValidationFailedError([
-      { field: 'If-Match', message: 'goes with a single-item write, not with multi: true' },
-    ]);
-}
-
-/** If-Match naming exactly the tag read. */
-function tagOf(etag: string): IfMatch {
-  return { kind: 'tags', opaques: [etag.slice(1, -1)] };
-}
 
 /** Writes of one item are queued in-process under this key (collection namespace + id). */
 function writeKey(physical: string, id: string): string {

@@ -36,11 +36,10 @@ import { keysetLink } from '../../common/pagination/keyset';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import { CollectionNamePipe } from '../collections/collection-name.pipe';
 import { CollectionsService } from '../collections/collections.service';
-import { CollectionParam, FilterQueries, ListQueries } from '../data.openapi';
+import { CollectionParam, ListQueries } from '../data.openapi';
 import {
   parseDataQuery,
   toItemListQuery,
-  toItemQuery,
   toItemsChangeRequest,
   toItemsRemovalRequest,
   toNewItemRequest,
@@ -54,14 +53,15 @@ import {
   UpdateManyResultDto,
 } from './dto/data-batch.dto';
 import {
+  CREATE_ITEM_EXAMPLES,
   CreateDataItemDto,
   DATA_ITEM_EXAMPLE,
-  DataCountDto,
   DataItemDto,
   ITEM_OR_PROJECTION,
   ProjectedDataItemDto,
   toItemJson,
 } from './dto/data-item.dto';
+import { ItemBatchesService } from './item-batches.service';
 import { itemETag } from './item-revision';
 import { ItemWritesService } from './item-writes.service';
 import { ItemsService } from './items.service';
@@ -69,9 +69,8 @@ import { ItemsService } from './items.service';
 /** Whether a find-or-create created its item. */
 const ITEM_CREATED_HEADER = 'X-Item-Created';
 /**
- * `/data/{collection}` and `/data/{collection}/count`. The writes by filter of
- * `/data/{collection}` document @Auth for the whole class (its headers before their parameters),
- * so they keep a class of their own below, in this file.
+ * `/data/{collection}`. Its writes by filter document @Auth for the whole class (its headers
+ * before their parameters), so they keep a class of their own below, in this file.
  */
 @ApiTags('data')
 @ApiExtraModels(DataItemDto, ProjectedDataItemDto)
@@ -130,23 +129,7 @@ export class ItemsController {
   @CollectionParam()
   @ApiBody({
     type: CreateDataItemDto,
-    examples: {
-      simple: { value: { item: { total: 42.5, status: 'open' } } },
-      unique: {
-        value: {
-          item: { _id: 'order-1001', orderNumber: 'A-1001', total: 42.5 },
-          uniqueField: 'orderNumber',
-          authField: 'ownerId',
-        },
-      },
-      findOrCreate: {
-        value: {
-          item: { orderNumber: 'A-1001', total: 42.5 },
-          uniqueField: 'orderNumber',
-          onConflict: 'return',
-        },
-      },
-    },
+    examples: CREATE_ITEM_EXAMPLES,
   })
   @ApiOkResponse({
     type: DataItemDto,
@@ -181,26 +164,6 @@ export class ItemsController {
     const item = await this.items.create(principal, collection, request);
     return answerWrite(res, itemETag(item), toItemJson(item));
   }
-
-  /** Counts the items that match (an unfiltered count by a root or team key reads collection metadata). */
-  @Get(':collection/count')
-  @Auth('root', 'sub', 'team')
-  @CollectionParam()
-  @FilterQueries()
-  @ApiOkResponse({ type: DataCountDto })
-  @ApiBadRequestResponse({ type: ProblemDto })
-  async countDataItems(
-    @CurrentPrincipal() principal: CustomerPrincipal,
-    @Param('collection', CollectionNamePipe) collection: string,
-    @Query() raw: Record<string, unknown>,
-  ): Promise<DataCountDto> {
-    // Paging parameters would be ignored here, so they are refused, and so is `fields`.
-    const filters = parseDataQuery(raw, this.config.limits, {
-      refuse: { paging: true, fields: true },
-    });
-    const query = toItemQuery(filters, this.filterLimits);
-    return { count: await this.items.count(principal, collection, query) };
-  }
 }
 
 /** `/data/{collection}`: updates and deletes by filter, and the drop of the collection. */
@@ -216,6 +179,7 @@ export class ItemsByFilterController {
   constructor(
     private readonly collections: CollectionsService,
     private readonly writes: ItemWritesService,
+    private readonly batches: ItemBatchesService,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.budget = dataBudget(config.limits);
@@ -271,7 +235,7 @@ export class ItemsByFilterController {
     @Res({ passthrough: true }) res: Response,
   ): Promise<UpdateManyResultDto | DataItemDto> {
     const request = toItemsChangeRequest(body, this.budget, this.filterLimits);
-    if (request.multi) return this.writes.updateMany(principal, collection, request, ifMatch);
+    if (request.multi) return this.batches.updateMany(principal, collection, request, ifMatch);
     const item = await this.writes.updateWhere(principal, collection, request, ifMatch);
     return answerWrite(res, itemETag(item), toItemJson(item));
   }
@@ -323,7 +287,7 @@ export class ItemsByFilterController {
       await this.collections.drop(principal, collection, ifMatch);
     } else {
       const request = toItemsRemovalRequest(body, this.filterLimits);
-      if (request.multi) return this.writes.removeMany(principal, collection, request, ifMatch);
+      if (request.multi) return this.batches.deleteMany(principal, collection, request, ifMatch);
       await this.writes.removeWhere(principal, collection, request, ifMatch);
     }
     res.status(HttpStatus.NO_CONTENT);

@@ -27,9 +27,9 @@ export interface StoredItem extends Document {
 }
 
 /**
- * MongoDB access to the items of tenant collections (through TenantStorage). Callers name a physical collection that came
- * from the registry, and pass only guarded documents and server-built conditions; every query
- * built from client input carries maxTimeMS.
+ * MongoDB access to the items of tenant collections, through TenantStorage. Callers name a
+ * native collection from the registry and pass only guarded documents and server-built
+ * conditions; every query built from client input carries maxTimeMS.
  */
 @Injectable()
 export class ItemsRepository {
@@ -46,9 +46,7 @@ export class ItemsRepository {
     return this.storage.collectionOf<StoredItem>({ physical });
   }
 
-  /**
-   * The item count from collection metadata (no scan): for unconfined, unfiltered counts only.
-   */
+  /** The item count from collection metadata (no scan): for unconfined, unfiltered counts only. */
   async estimatedCount(physical: string): Promise<number> {
     return (await this.storage.stats({ physical }, false)).count;
   }

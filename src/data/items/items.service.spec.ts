@@ -19,7 +19,6 @@ import type { ItemsRepository } from './items.repository';
 import type { TenantStorage } from '../storage/tenant-storage';
 import type { CreateDataItemDto, DeleteDataItemDto, UpdateDataItemDto } from './dto/data-item.dto';
 import { ItemsService } from './items.service';
-import type { ItemBatchesService } from './item-batches.service';
 import { ItemWritesService } from './item-writes.service';
 import { dataBudget, fieldPathProblem, isGuarded, isScalar } from '../query/json-guard';
 import type { UniqueClaimRepository } from './unique/unique-claim.repository';
@@ -129,15 +128,7 @@ function setup() {
   const uniqueValues = new UniqueValuesService(claims, items);
   // The feed is off here: writes go straight through (events are tested on a real database).
   const service = new ItemsService(collections, items, uniqueValues, passThroughEvents);
-  // Multi-item writes are tested on a real database (data-batch e2e).
-  const writes = new ItemWritesService(
-    collections,
-    items,
-    {} as ItemBatchesService,
-    uniqueValues,
-    passThroughEvents,
-    config,
-  );
+  const writes = new ItemWritesService(collections, items, uniqueValues, passThroughEvents, config);
   const budget = dataBudget(config.limits);
   // The controller's path: the body becomes a guarded request, then the service applies the rules.
   const api = {

@@ -219,3 +219,22 @@ export function toItemJson(item: { _id: string; _createdAt: Date; _updatedAt: Da
 export const ITEM_OR_PROJECTION = {
   anyOf: [{ $ref: getSchemaPath(DataItemDto) }, { $ref: getSchemaPath(ProjectedDataItemDto) }],
 };
+
+/** The request examples of POST /data/{collection}. */
+export const CREATE_ITEM_EXAMPLES = {
+  simple: { value: { item: { total: 42.5, status: 'open' } } },
+  unique: {
+    value: {
+      item: { _id: 'order-1001', orderNumber: 'A-1001', total: 42.5 },
+      uniqueField: 'orderNumber',
+      authField: 'ownerId',
+    },
+  },
+  findOrCreate: {
+    value: {
+      item: { orderNumber: 'A-1001', total: 42.5 },
+      uniqueField: 'orderNumber',
+      onConflict: 'return',
+    },
+  },
+};
