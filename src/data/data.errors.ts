@@ -1,5 +1,5 @@
 import { DomainError } from '../common/errors';
-import { COLLECTION_NAME_RULE } from './data.constants';
+import { COLLECTION_NAME_RULE } from './query/data.constants';
 
 /** The errors of the data module; each fixes one code of the catalog. */
 

@@ -1,27 +1,29 @@
 import { Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
 import { EventsModule } from '../events';
-import { CollectionDropDocument, CollectionDropSchema } from './collection-drop.schema';
-import { CollectionDropsService } from './collection-drops.service';
-import { CollectionRegistryDocument, CollectionRegistrySchema } from './collection-registry.schema';
-import { CollectionRegistryRepository } from './collection-registry.repository';
-import { DataAnalysisController } from './data-analysis.controller';
-import { DataArraysController } from './data-arrays.controller';
-import { DataBatchController } from './data-batch.controller';
-import { DataIndexController } from './data-index.controller';
-import { DataItemRepository } from './data-item.repository';
-import { DataController } from './data.controller';
-import { CollectionsService } from './collections.service';
-import { IndexesService } from './indexes.service';
-import { ItemEvents } from './item-events';
-import { ItemAnalysisService } from './item-analysis.service';
-import { ItemBatchesService } from './item-batches.service';
-import { ItemsService } from './items.service';
-import { IndexSlotDocument, IndexSlotSchema } from './index-slot.schema';
-import { IndexSlotRepository } from './index-slot.repository';
-import { UniqueClaimDocument, UniqueClaimSchema } from './unique-claim.schema';
-import { UniqueClaimRepository } from './unique-claim.repository';
-import { UniqueValuesService } from './unique-values.service';
+import { CollectionDropDocument, CollectionDropSchema } from './collections/collection-drop.schema';
+import { CollectionDropsRepository } from './collections/collection-drops.repository';
+import { CollectionDropsService } from './collections/collection-drops.service';
+import {
+  CollectionRegistryDocument,
+  CollectionRegistrySchema,
+} from './collections/collection-registry.schema';
+import { CollectionRegistryRepository } from './collections/collection-registry.repository';
+import { ItemsRepository } from './items/items.repository';
+import { CollectionsService } from './collections/collections.service';
+import { IndexesService } from './indexes/indexes.service';
+import { ItemEvents } from './items/item-events';
+import { ItemAnalysisService } from './analysis/item-analysis.service';
+import { ItemBatchesService } from './items/item-batches.service';
+import { DATA_CONTROLLERS } from './data.controllers';
+import { ItemWritesService } from './items/item-writes.service';
+import { ItemsService } from './items/items.service';
+import { IndexSlotDocument, IndexSlotSchema } from './indexes/index-slot.schema';
+import { IndexSlotRepository } from './indexes/index-slot.repository';
+import { UniqueClaimDocument, UniqueClaimSchema } from './items/unique/unique-claim.schema';
+import { UniqueClaimRepository } from './items/unique/unique-claim.repository';
+import { TenantStorage } from './storage/tenant-storage';
+import { UniqueValuesService } from './items/unique/unique-values.service';
 
 @Module({
   imports: [
@@ -34,17 +36,12 @@ import { UniqueValuesService } from './unique-values.service';
       { name: UniqueClaimDocument.name, schema: UniqueClaimSchema },
     ]),
   ],
-  // The index controller first: its fixed `index` segment must not be read as an item route.
-  controllers: [
-    DataIndexController,
-    DataAnalysisController,
-    DataBatchController,
-    DataArraysController,
-    DataController,
-  ],
+  controllers: DATA_CONTROLLERS,
   providers: [
+    TenantStorage,
+    CollectionDropsRepository,
     CollectionRegistryRepository,
-    DataItemRepository,
+    ItemsRepository,
     IndexSlotRepository,
     UniqueClaimRepository,
     CollectionsService,
@@ -52,6 +49,7 @@ import { UniqueValuesService } from './unique-values.service';
     UniqueValuesService,
     ItemEvents,
     ItemsService,
+    ItemWritesService,
     ItemAnalysisService,
     ItemBatchesService,
     IndexesService,

@@ -1,16 +1,16 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiParam, ApiQuery } from '@nestjs/swagger';
 import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
-import { COLLECTION_NAME_RULE } from './data.constants';
-import { MAX_PREFIX_LENGTH, PREFIX_SCHEMA_PATTERN } from './filter-operators';
-import { MAX_PROJECTION_FIELDS } from './projection';
+import { COLLECTION_NAME_RULE } from './query/data.constants';
+import { MAX_PREFIX_LENGTH, PREFIX_SCHEMA_PATTERN } from './query/filter-operators';
+import { MAX_PROJECTION_FIELDS } from './query/projection';
 import {
   FIELDS_SCHEMA_PATTERN,
   FIELD_PATH_SCHEMA_PATTERN,
   SORT_SCHEMA_PATTERN,
   MAX_FIELD_NAME_LENGTH,
   OWNER_FIELD_SCHEMA_PATTERN,
-} from './json-guard';
+} from './query/json-guard';
 
 /** OpenAPI descriptions shared by the data routes. */
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../auth';
 import { ApiKeyService } from '../auth/api-key.service';
-import { ownerFieldOf } from '../data/data-requests';
+import { ownerFieldOf } from '../data/query';
 import { ItemBatchesService } from '../data/item-batches.service';
 import { profileActorOf, ProfileEvents } from './profile-events';
 import { ProfileRepository } from './profile.repository';

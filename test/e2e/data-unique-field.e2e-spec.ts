@@ -2,8 +2,8 @@ import { createTestApp, type TestApp } from '../support/app';
 import { createSubKey, createUser, type TestUser } from '../support/factories';
 import { as, type Client } from '../support/http';
 import { expectProblem } from '../support/problems';
-import type { UniqueClaimDocument } from '../../src/data/unique-claim.schema';
-import { claimKey, CLAIM_GRACE_MS } from '../../src/data/unique-values.service';
+import type { UniqueClaimDocument } from '../../src/data/items/unique/unique-claim.schema';
+import { claimKey, CLAIM_GRACE_MS } from '../../src/data/items/unique/unique-values.service';
 
 /**
  * `uniqueField` without an index on the field: creates claim their value first (a document whose

@@ -4,7 +4,7 @@ import { MongoClient } from 'mongodb';
 import { randomUUID } from 'node:crypto';
 import type { Response as SupertestResponse } from 'supertest';
 import { IdempotencyInterceptor, WRITE_METHODS } from '../../src/common/idempotency';
-import { ItemsService } from '../../src/data/items.service';
+import { ItemsService } from '../../src/data/items/items.service';
 import {
   TEST_ADMIN_KEY,
   testDatabaseUri,

@@ -1,4 +1,11 @@
-import { isDatabaseUnavailable, isDuplicateKeyError, isUniqueViolation } from './mongo-errors';
+import {
+  isDatabaseUnavailable,
+  isDuplicateKeyError,
+  isIndexConflict,
+  isNamespaceNotFound,
+  isNotImplemented,
+  isUniqueViolation,
+} from './mongo-errors';
 
 function named(name: string, fields: Record<string, unknown> = {}): Error {
   return Object.assign(new Error('x'), { name }, fields);
@@ -48,5 +55,30 @@ describe('driver error classification', () => {
     ).toBe(true);
     expect(isUniqueViolation(named('MongoServerError', { code: 1, message: 'other' }))).toBe(false);
     expect(isUniqueViolation(undefined)).toBe(false);
+  });
+});
+
+describe('server error classifiers', () => {
+  const server = (fields: Record<string, unknown>) =>
+    Object.assign(new Error('x'), { name: 'MongoServerError' }, fields);
+
+  it('recognises NamespaceNotFound by code or by name', () => {
+    expect(isNamespaceNotFound(server({ code: 26 }))).toBe(true);
+    expect(isNamespaceNotFound(server({ codeName: 'NamespaceNotFound' }))).toBe(true);
+    expect(isNamespaceNotFound(server({ code: 27 }))).toBe(false);
+    expect(isNamespaceNotFound(null)).toBe(false);
+  });
+
+  it('recognises both index conflicts (85, 86) and nothing else', () => {
+    expect(isIndexConflict(server({ code: 85 }))).toBe(true);
+    expect(isIndexConflict(server({ code: 86 }))).toBe(true);
+    expect(isIndexConflict(server({ code: 11000 }))).toBe(false);
+    expect(isIndexConflict(undefined)).toBe(false);
+  });
+
+  it('recognises NotImplemented by code or by name', () => {
+    expect(isNotImplemented(server({ code: 238 }))).toBe(true);
+    expect(isNotImplemented(server({ codeName: 'NotImplemented' }))).toBe(true);
+    expect(isNotImplemented(server({ code: 2 }))).toBe(false);
   });
 });

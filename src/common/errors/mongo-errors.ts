@@ -78,3 +78,34 @@ export function isUniqueViolation(error: unknown): boolean {
     e?.code === 1 && typeof e.message === 'string' && e.message.includes('UNIQUE constraint failed')
   );
 }
+
+interface MaybeNamedCode {
+  code?: unknown;
+  codeName?: unknown;
+}
+
+/** Server codes by name: servers that speak the protocol but not MongoDB's numbers send the name. */
+function hasCode(error: unknown, code: number, codeName: string): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const e = error as MaybeNamedCode;
+  return e.code === code || e.codeName === codeName;
+}
+
+/** NamespaceNotFound (26): the collection does not exist (never created, or dropped). */
+export function isNamespaceNotFound(error: unknown): boolean {
+  return hasCode(error, 26, 'NamespaceNotFound');
+}
+
+/**
+ * IndexOptionsConflict (85) or IndexKeySpecsConflict (86): an index with this name or these
+ * keys exists with another definition.
+ */
+export function isIndexConflict(error: unknown): boolean {
+  const code = typeof error === 'object' && error !== null ? (error as MaybeNamedCode).code : null;
+  return code === 85 || code === 86;
+}
+
+/** NotImplemented (238): the server lacks the operator or stage (FerretDB's $avg, $min, $max). */
+export function isNotImplemented(error: unknown): boolean {
+  return hasCode(error, 238, 'NotImplemented');
+}

@@ -10,7 +10,7 @@ import {
   ValidateBy,
 } from 'class-validator';
 import { OptionalField } from '../../common/dto';
-import { OWNER_FIELD_SCHEMA_PATTERN } from '../../data/json-guard';
+import { OWNER_FIELD_SCHEMA_PATTERN } from '../../data/query';
 import { JsonObjectBody } from '../../common/http/validation';
 import {
   MAX_GROUPS,

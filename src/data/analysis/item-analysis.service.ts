@@ -1,0 +1,77 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { type CustomerPrincipal, ownerValueOf } from '../../auth';
+import { isNotImplemented } from '../../common/errors';
+import { APP_CONFIG, type AppConfig } from '../../config';
+import {
+  aggregatePipeline,
+  groupInProcess,
+  toAggregateResult,
+  type AggregateRequest,
+  type AggregateResult,
+} from './aggregate';
+import { CollectionsService } from '../collections/collections.service';
+import { toMongoFilter, type ItemMatch } from '../query/data-query';
+import type { ItemListQuery, ItemQuery } from '../query/data-requests';
+import { ItemsRepository } from '../items/items.repository';
+import { suggestIndex, toExplainResult, type ExplainResult } from './explain';
+
+/**
+ * Reads about items rather than of items: grouped counts and sums, and what a list query does on
+ * the database. A sub caller is confined to its own items exactly as in lists.
+ */
+@Injectable()
+export class ItemAnalysisService {
+  constructor(
+    private readonly collections: CollectionsService,
+    private readonly items: ItemsRepository,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  private matchOf(principal: CustomerPrincipal, query: ItemQuery): ItemMatch {
+    const scope =
+      principal.kind === 'sub' ? { field: query.ownerField, value: ownerValueOf(principal) } : null;
+    return { scope, conditions: query.conditions };
+  }
+
+  async aggregate(
+    principal: CustomerPrincipal,
+    collection: string,
+    query: ItemQuery,
+    request: AggregateRequest,
+  ): Promise<AggregateResult> {
+    const match = this.matchOf(principal, query);
+    const target = await this.collections.find(principal, collection);
+    if (!target) return { groups: [], truncated: false };
+    const max = this.config.limits.aggregateMaxGroups;
+    const pipeline = aggregatePipeline(request, toMongoFilter(match), max);
+    try {
+      return toAggregateResult(await this.items.aggregate(target.physical, pipeline), max);
+    } catch (error) {
+      // FerretDB implements $sum and $count only: avg, min and max are computed from the items.
+      if (!isNotImplemented(error) || request.field === null) throw error;
+      const docs = this.items.scanGroups(target.physical, match, request.groupBy, request.field);
+      return toAggregateResult(await groupInProcess(docs, request, max), max);
+    }
+  }
+
+  async explain(
+    principal: CustomerPrincipal,
+    collection: string,
+    query: ItemListQuery,
+  ): Promise<ExplainResult> {
+    const match = this.matchOf(principal, query);
+    const target = await this.collections.find(principal, collection);
+    if (!target) {
+      // Nothing to run: the collection does not exist, so no index serves anything yet.
+      const suggestion = suggestIndex(match, query.plan);
+      return { indexUsed: null, stage: 'EOF', ...(suggestion ? { suggestion } : {}) };
+    }
+    const output = await this.items.explainList(
+      target.physical,
+      match,
+      query.plan,
+      query.projection,
+    );
+    return toExplainResult(output, match, query.plan);
+  }
+}

@@ -1,0 +1,109 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Tenant } from '../../auth';
+import { BackgroundTasks, type BackgroundTask } from '../../common/scheduling/background-tasks';
+import { APP_CONFIG, type AppConfig } from '../../config';
+import { UniqueClaimRepository } from '../items/unique/unique-claim.repository';
+import { IndexSlotRepository } from '../indexes/index-slot.repository';
+import { TenantStorage } from '../storage/tenant-storage';
+import {
+  CollectionRegistryRepository,
+  type RegisteredCollection,
+} from './collection-registry.repository';
+import { CollectionDropsRepository } from './collection-drops.repository';
+
+/** Tombstones one sweep looks at: the next sweep takes the rest. */
+const SWEEP_BATCH = 200;
+
+/**
+ * Dropping collections so that no state is left half-way, also across instances and crashes:
+ *
+ * 1. a tombstone names the native collection (before anything goes: a crash after it is finished
+ *    by the sweep);
+ * 2. the registry entry goes, which frees the name and the quota slot (the next write of the name
+ *    registers a new entry with a new native collection);
+ * 3. the native collection, its unique-value claims and its index slots go.
+ *
+ * A write that read the entry before step 2 (in flight, or from another instance's registry
+ * cache) can still land in the native collection and create it again. Every instance's sweep
+ * therefore drops the native collection of every tombstone again, every LIFECYCLE_POLL_MS, until
+ * the tombstone is COLLECTION_DROP_GRACE_MS old; then no request can hold the entry any more, and
+ * the tombstone goes after a last drop. So at every moment a native collection has a registry
+ * entry or a tombstone, and an entry always names a collection that takes writes.
+ */
+@Injectable()
+export class CollectionDropsService {
+  private readonly graceMs: number;
+  private readonly task: BackgroundTask;
+
+  constructor(
+    private readonly tombstones: CollectionDropsRepository,
+    private readonly registry: CollectionRegistryRepository,
+    private readonly storage: TenantStorage,
+    private readonly claims: UniqueClaimRepository,
+    private readonly slots: IndexSlotRepository,
+    @Inject(APP_CONFIG) config: AppConfig,
+    tasks: BackgroundTasks,
+  ) {
+    this.graceMs = config.lifecycle.dropGraceMs;
+    this.task = tasks.register({
+      name: 'collection-drops',
+      intervalMs: config.lifecycle.pollMs,
+      run: () => this.sweepTombstones(),
+    });
+  }
+
+  /** Drops the tenant's collection; false when there is none (by the registry, not a cache). */
+  async drop(tenant: Tenant, branch: string, name: string): Promise<boolean> {
+    const entry = await this.registry.find(tenant, branch, name, { fresh: true });
+    return entry !== null && this.dropEntry(tenant, branch, entry);
+  }
+
+  /**
+   * Drops every collection of a tenant in every branch (an erasure), calling `dropped` after
+   * each; how many there were.
+   */
+  async dropAll(tenant: Tenant, dropped: () => Promise<void> = async () => {}): Promise<number> {
+    const entries = await this.registry.listInEveryBranch(tenant);
+    for (const entry of entries) {
+      await this.dropEntry(tenant, entry.branch, entry);
+      await dropped();
+    }
+    return entries.length;
+  }
+
+  /** One sweep now (also what every instance runs every LIFECYCLE_POLL_MS). */
+  sweep(): Promise<void> {
+    return this.task.runNow();
+  }
+
+  private async dropEntry(
+    tenant: Tenant,
+    branch: string,
+    entry: RegisteredCollection,
+  ): Promise<boolean> {
+    await this.tombstones.write(entry.id, entry.physical, new Date());
+    const removed = await this.registry.remove(tenant, branch, entry);
+    await this.removeNative(entry.physical);
+    return removed;
+  }
+
+  private async removeNative(physical: string): Promise<void> {
+    await this.storage.drop({ physical });
+    await this.claims.deleteForCollection(physical);
+    await this.slots.deleteForCollection(physical);
+  }
+
+  private async sweepTombstones(): Promise<void> {
+    const tombstones = await this.tombstones.oldest(SWEEP_BATCH);
+    const expiredBefore = Date.now() - this.graceMs;
+    for (const tombstone of tombstones) {
+      if (this.task.isStopped) return;
+      // A drop that stopped after its tombstone (a crash) is finished here.
+      await this.registry.removeById(tombstone.id);
+      await this.removeNative(tombstone.physical);
+      if (tombstone.droppedAt.getTime() < expiredBefore) {
+        await this.tombstones.remove(tombstone.id);
+      }
+    }
+  }
+}

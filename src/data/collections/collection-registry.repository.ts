@@ -1,0 +1,169 @@
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { InjectModel } from '@nestjs/mongoose';
+import { Types, type Model } from 'mongoose';
+import type { Tenant } from '../../auth';
+import { LookupCache } from '../../common/cache/lookup-cache';
+import { DUPLICATE, orDuplicate } from '../../common/mongo/duplicate';
+import { claimSlot, lowestFree } from '../../common/mongo/slots';
+import { namespaceFilter, namespaceKey, tenantFilter } from '../../common/tenancy/namespace';
+import { APP_CONFIG, type AppConfig } from '../../config';
+import { CollectionRegistryDocument } from './collection-registry.schema';
+
+export interface RegisteredCollection {
+  /** The registry entry's id; the native collection is `d_<id>`. */
+  id: string;
+  name: string;
+  physical: string;
+  createdAt: Date;
+}
+
+function toEntry(doc: CollectionRegistryDocument): RegisteredCollection {
+  return {
+    id: doc._id.toHexString(),
+    name: doc.name,
+    physical: doc.physical,
+    createdAt: doc.createdAt,
+  };
+}
+
+@Injectable()
+export class CollectionRegistryRepository implements OnModuleInit {
+  /**
+   * Entries read lately (REGISTRY_CACHE_MS, REGISTRY_CACHE_SIZE). An entry changes only by going
+   * (a drop): the instance that drops forgets it at once, every other one within
+   * REGISTRY_CACHE_MS — which is why a drop keeps its tombstone longer than that.
+   */
+  private readonly cache: LookupCache<RegisteredCollection>;
+
+  constructor(
+    @InjectModel(CollectionRegistryDocument.name)
+    private readonly registry: Model<CollectionRegistryDocument>,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    const { registryCacheMs: ttlMs, registryCacheSize: max } = config.lifecycle;
+    this.cache = new LookupCache({ ttlMs, max });
+  }
+
+  async onModuleInit(): Promise<void> {
+    await this.registry.init();
+  }
+
+  private static key(tenant: Tenant, branch: string, name: string): string {
+    return `${namespaceKey({ ...tenant, branch })}\u0000${name}`;
+  }
+
+  /** The filter of one namespace: the tenant's kind is always part of it. */
+  private static scope(tenant: Tenant, branch: string) {
+    return namespaceFilter({ ...tenant, branch });
+  }
+
+  /** The entry of a name; `fresh` reads the registry, not this instance's cache. */
+  async find(
+    tenant: Tenant,
+    branch: string,
+    name: string,
+    { fresh = false } = {},
+  ): Promise<RegisteredCollection | null> {
+    const key = CollectionRegistryRepository.key(tenant, branch, name);
+    const cached = fresh ? undefined : this.cache.get(key);
+    if (cached) return cached;
+    const mark = this.cache.mark();
+    const doc = await this.registry
+      .findOne({ ...CollectionRegistryRepository.scope(tenant, branch), name })
+      .lean<CollectionRegistryDocument>()
+      .exec();
+    if (!doc) return null;
+    const entry = toEntry(doc);
+    this.cache.remember(key, entry, mark);
+    return entry;
+  }
+
+  async countFor(tenant: Tenant, branch: string): Promise<number> {
+    return this.registry.countDocuments(CollectionRegistryRepository.scope(tenant, branch)).exec();
+  }
+
+  async listFor(tenant: Tenant, branch: string): Promise<RegisteredCollection[]> {
+    const docs = await this.registry
+      .find(CollectionRegistryRepository.scope(tenant, branch))
+      .sort({ name: 1 })
+      .lean<CollectionRegistryDocument[]>()
+      .exec();
+    return docs.map(toEntry);
+  }
+
+  /** Every collection of a tenant, in every branch (an erasure drops them all). */
+  async listInEveryBranch(tenant: Tenant): Promise<(RegisteredCollection & { branch: string })[]> {
+    const docs = await this.registry
+      .find(tenantFilter(tenant))
+      .lean<CollectionRegistryDocument[]>()
+      .exec();
+    return docs.map((doc) => ({ ...toEntry(doc), branch: doc.branch }));
+  }
+
+  /**
+   * Removes an entry (its tombstone is written already) and forgets it here; false when it was
+   * gone. Requests that read it before still hold it; the tombstone outlives them.
+   */
+  async remove(tenant: Tenant, branch: string, entry: RegisteredCollection): Promise<boolean> {
+    const result = await this.registry.deleteOne({ _id: new Types.ObjectId(entry.id) }).exec();
+    this.cache.forgetKey(CollectionRegistryRepository.key(tenant, branch, entry.name));
+    return result.deletedCount === 1;
+  }
+
+  /** Removes an entry by id, whoever's it is: a tombstone's reaper finishing a drop. */
+  async removeById(id: Types.ObjectId): Promise<void> {
+    await this.registry.deleteOne({ _id: id }).exec();
+    const hex = id.toHexString();
+    this.cache.forget((entry) => entry.id === hex);
+  }
+
+  /**
+   * Registers a collection in the lowest free slot and returns it; null when the namespace has
+   * `max` collections. A unique index on the name makes concurrent first writes of one name agree
+   * on one entry; a unique index on the slot makes concurrent creates of different names queue
+   * for the remaining places (claimSlot), so the quota is never exceeded. A drop gives its slot
+   * back, so the first free slot is looked up, not counted.
+   */
+  async register(
+    tenant: Tenant,
+    branch: string,
+    name: string,
+    max: number,
+  ): Promise<(RegisteredCollection & { created?: true }) | null> {
+    const scope = CollectionRegistryRepository.scope(tenant, branch);
+    const entry = await claimSlot<RegisteredCollection & { created?: true }>(
+      {
+        firstFree: async () => {
+          const docs = await this.registry
+            .find(scope)
+            .select({ slot: 1 })
+            .lean<{ slot: number }[]>()
+            .exec();
+          return lowestFree(new Set(docs.map((d) => d.slot)));
+        },
+        take: async (slot) => {
+          const _id = new Types.ObjectId();
+          const mark = this.cache.mark();
+          const created = await orDuplicate(() =>
+            this.registry.create({ _id, ...scope, name, slot, physical: `d_${_id.toHexString()}` }),
+          );
+          if (created === DUPLICATE) {
+            // The name was registered concurrently, or the slot was taken: which one is not in
+            // the error on every server, so look.
+            return (await this.find(tenant, branch, name)) ?? DUPLICATE;
+          }
+          const registered = toEntry(created.toObject<CollectionRegistryDocument>());
+          this.cache.remember(
+            CollectionRegistryRepository.key(tenant, branch, name),
+            registered,
+            mark,
+          );
+          return { ...registered, created: true };
+        },
+      },
+      max,
+    );
+    // A concurrent request may have registered this very name in the last place.
+    return entry ?? this.find(tenant, branch, name);
+  }
+}

@@ -1,0 +1,47 @@
+import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
+import type { Types } from 'mongoose';
+import { NAMESPACE_INDEX_KEYS, NamespacedDocument } from '../../common/tenancy/namespace';
+
+/**
+ * One tenant collection: (namespace, name) → the physical MongoDB collection.
+ * Physical names are made by the server (`d_<id of this entry>`), so no client name ever reaches
+ * a native name.
+ */
+@Schema({
+  collection: 'data_collections',
+  versionKey: false,
+  timestamps: { createdAt: true, updatedAt: false },
+})
+export class CollectionRegistryDocument extends NamespacedDocument {
+  _id!: Types.ObjectId;
+
+  /** The name clients use. */
+  @Prop({ required: true })
+  name!: string;
+
+  @Prop({ required: true })
+  physical!: string;
+
+  /**
+   * Position of the collection in its namespace (0, 1, …), below the quota. Unique per namespace,
+   * so a slot is a place in the quota and concurrent creates cannot exceed it; a drop gives its
+   * slot back.
+   */
+  @Prop({ required: true })
+  slot!: number;
+
+  createdAt!: Date;
+}
+
+export const CollectionRegistrySchema = SchemaFactory.createForClass(CollectionRegistryDocument);
+// Serves every data request's name lookup and GET /data (sorted by name); unique so that
+// concurrent first writes to one name agree on one physical collection.
+CollectionRegistrySchema.index(
+  { ...NAMESPACE_INDEX_KEYS, name: 1 },
+  { unique: true, name: 'namespace_name' },
+);
+// Makes the collection quota exact under concurrency (see `slot`).
+CollectionRegistrySchema.index(
+  { ...NAMESPACE_INDEX_KEYS, slot: 1 },
+  { unique: true, name: 'namespace_slot' },
+);

@@ -1,0 +1,111 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { type CustomerPrincipal, type Tenant, tenantOf } from '../../auth';
+import { ForbiddenError, ValidationFailedError } from '../../common/errors';
+import type { IfMatch } from '../../common/http/etag';
+import { APP_CONFIG, type AppConfig } from '../../config';
+import {
+  CollectionRegistryRepository,
+  type RegisteredCollection,
+} from './collection-registry.repository';
+import { CollectionDropsService } from './collection-drops.service';
+import { ItemEvents } from '../items/item-events';
+import { COLLECTION_NAME_PATTERN } from '../query/data.constants';
+import { TenantStorage, type IndexInfo } from '../storage/tenant-storage';
+import {
+  CollectionNotFoundError,
+  CollectionQuotaExceededError,
+  InvalidCollectionNameError,
+} from '../data.errors';
+
+export interface CollectionSummary {
+  name: string;
+  indexes: IndexInfo[];
+}
+
+/**
+ * The caller's collections: names, the registry that maps them to physical collections, and the
+ * collection quota. Every lookup is scoped by the caller's (tenant kind, id) and branch.
+ */
+@Injectable()
+export class CollectionsService {
+  constructor(
+    private readonly registry: CollectionRegistryRepository,
+    private readonly storage: TenantStorage,
+    private readonly drops: CollectionDropsService,
+    private readonly events: ItemEvents,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /** Collection names are checked once, where they enter: CollectionNamePipe on `{collection}`. */
+  static checkName(name: string): void {
+    if (!COLLECTION_NAME_PATTERN.test(name)) throw new InvalidCollectionNameError();
+  }
+
+  /** The caller's collections in the request branch, sorted by name, with their indexes. */
+  async list(principal: CustomerPrincipal): Promise<CollectionSummary[]> {
+    const entries = await this.registered(principal);
+    return Promise.all(
+      entries.map(async (entry) => ({
+        name: entry.name,
+        indexes: await this.storage.listIndexes(entry),
+      })),
+    );
+  }
+
+  /** The registry entries of the caller's namespace in the request branch. */
+  registered(principal: CustomerPrincipal): Promise<RegisteredCollection[]> {
+    return this.registry.listFor(tenantOf(principal), principal.branch);
+  }
+
+  /** The collection quota of the caller's namespace in the request branch. */
+  quota(principal: CustomerPrincipal): Promise<{ used: number; limit: number }> {
+    return this.quotaOf(tenantOf(principal), principal.branch);
+  }
+
+  /** The collection quota of a namespace in a branch (operator reads). */
+  async quotaOf(tenant: Tenant, branch: string): Promise<{ used: number; limit: number }> {
+    const used = await this.registry.countFor(tenant, branch);
+    return { used, limit: this.config.limits.maxCollections };
+  }
+
+  /** The caller's collection, or null when it does not exist (reads never create one). */
+  find(principal: CustomerPrincipal, name: string): Promise<RegisteredCollection | null> {
+    return this.registry.find(tenantOf(principal), principal.branch, name);
+  }
+
+  /** The caller's collection, created (registered) on first write within the quota. */
+  async findOrCreate(principal: CustomerPrincipal, name: string): Promise<RegisteredCollection> {
+    const found = await this.find(principal, name);
+    if (found) return found;
+    const max = this.config.limits.maxCollections;
+    const entry = await this.events.collectionCreated(principal, name, async () => {
+      const registered = await this.registry.register(
+        tenantOf(principal),
+        principal.branch,
+        name,
+        max,
+      );
+      if (!registered) throw new CollectionQuotaExceededError(max);
+      return registered;
+    });
+    return entry;
+  }
+
+  /**
+   * Drops the caller's collection: its items, indexes and registry entry; its quota slot is free
+   * at once (CollectionDropsService says how a racing write is handled). 404 when there is none.
+   * Root and team keys only; If-Match names one item's representation, which a drop has not.
+   */
+  async drop(principal: CustomerPrincipal, name: string, ifMatch: IfMatch): Promise<void> {
+    if (principal.kind === 'sub')
+      throw new ForbiddenError('A sub key may not drop a collection; root and team keys may.');
+    if (ifMatch.kind !== 'absent')
+      throw new ValidationFailedError([
+        { field: 'If-Match', message: 'goes with a single-item write, not with a drop' },
+      ]);
+    const dropped = await this.events.collectionDropped(principal, name, () =>
+      this.drops.drop(tenantOf(principal), principal.branch, name),
+    );
+    if (!dropped) throw new CollectionNotFoundError(name);
+  }
+}

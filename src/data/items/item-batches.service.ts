@@ -1,0 +1,277 @@
+import { NO_PRECONDITION, type IfMatch } from '../../common/http/etag';
+import { Injectable } from '@nestjs/common';
+import { type CustomerPrincipal, ownerValueOf } from '../../auth';
+import {
+  DatabaseUnavailableError,
+  DomainError,
+  isDatabaseUnavailable,
+  ValidationFailedError,
+} from '../../common/errors';
+import { DUPLICATE } from '../../common/mongo/duplicate';
+import { CollectionsService } from '../collections/collections.service';
+import type { ItemMatch } from '../query/data-query';
+import type { BulkItemInput, ItemChangeRequest, ItemRemovalRequest } from '../query/data-requests';
+import { DuplicateItemError } from '../data.errors';
+import { ItemsRepository } from './items.repository';
+import { assertOwnerFieldKept } from './item-scope';
+import { ItemsService } from './items.service';
+import { ItemEvents } from './item-events';
+import { UniqueValuesService } from './unique/unique-values.service';
+
+/** One item's outcome in a bulk create: its index in the request and what a lone POST would have answered. */
+export type BulkItemResult =
+  | { index: number; status: number; _id: string }
+  | { index: number; status: number; error: BulkItemError };
+
+export interface BulkItemError {
+  code: string;
+  detail: string;
+  errors?: { field: string; message: string }[];
+  [extension: string]: unknown;
+}
+
+/** Items created at once by one bulk request; bounded so one request cannot hold many connections. */
+const BULK_CONCURRENCY = 8;
+
+/** Ids read and written per round of a multi-item update or delete. */
+const BATCH = 500;
+
+function errorOf(error: DomainError): BulkItemError {
+  return {
+    code: error.code,
+    detail: error.message,
+    ...(error.errors ? { errors: error.errors } : {}),
+    ...(error.extensions ?? {}),
+  };
+}
+
+/**
+ * Writes of many items per request: bulk creates (each item under exactly the rules of a lone
+ * POST, one item's failure not stopping the others) and filtered multi-item updates and deletes
+ * (the owner scope of sub keys applies, as everywhere).
+ */
+@Injectable()
+export class ItemBatchesService {
+  constructor(
+    private readonly collections: CollectionsService,
+    private readonly items: ItemsRepository,
+    private readonly single: ItemsService,
+    private readonly uniqueValues: UniqueValuesService,
+    private readonly itemEvents: ItemEvents,
+  ) {}
+
+  private scopeOf(principal: CustomerPrincipal, ownerField: string): ItemMatch['scope'] {
+    return principal.kind === 'sub' ? { field: ownerField, value: ownerValueOf(principal) } : null;
+  }
+
+  async createMany(
+    principal: CustomerPrincipal,
+    collection: string,
+    inputs: BulkItemInput[],
+  ): Promise<BulkItemResult[]> {
+    const results: BulkItemResult[] = new Array<BulkItemResult>(inputs.length);
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < inputs.length) {
+        const index = next++;
+        const input = inputs[index] as BulkItemInput;
+        results[index] = await this.createOne(principal, collection, index, input);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(BULK_CONCURRENCY, inputs.length) }, worker));
+    // The database failed every item: that is the request's answer (503 with Retry-After).
+    if (results.every((r) => r.status === 503)) throw new DatabaseUnavailableError();
+    return results;
+  }
+
+  private async createOne(
+    principal: CustomerPrincipal,
+    collection: string,
+    index: number,
+    input: BulkItemInput,
+  ): Promise<BulkItemResult> {
+    if ('refused' in input)
+      return { index, status: input.refused.status, error: errorOf(input.refused) };
+    try {
+      const item = await this.single.create(principal, collection, input.request);
+      return { index, status: 200, _id: item._id };
+    } catch (error) {
+      if (error instanceof DomainError)
+        return { index, status: error.status, error: errorOf(error) };
+      if (isDatabaseUnavailable(error)) {
+        const unavailable = new DatabaseUnavailableError();
+        return { index, status: unavailable.status, error: errorOf(unavailable) };
+      }
+      throw error;
+    }
+  }
+
+  async updateMany(
+    principal: CustomerPrincipal,
+    collection: string,
+    request: ItemChangeRequest,
+    ifMatch: IfMatch = NO_PRECONDITION,
+  ): Promise<{ matched: number; modified: number }> {
+    refuseIfMatch(ifMatch);
+    assertOwnerFieldKept(principal, request.values, request.ownerField);
+    const match = {
+      scope: this.scopeOf(principal, request.ownerField),
+      conditions: request.conditions,
+    };
+    const target = await this.collections.find(principal, collection);
+    if (!target) return { matched: 0, modified: 0 };
+    const now = new Date();
+    const result = this.itemEvents.enabled
+      ? await this.updateInRounds(principal, collection, target.physical, match, request, now)
+      : await this.items.updateMatching(target.physical, match, request.values, now);
+    if (result === DUPLICATE)
+      throw new DuplicateItemError(
+        'A unique index of the collection refuses the new values of a matching item; the items written before it keep their new values (MongoDB writes them one by one).',
+      );
+    return result;
+  }
+
+  /**
+   * With the change feed on, a multi-item update goes in rounds of ids in `_id` order, so that
+   * each round's intent names its items and its events carry each item as written.
+   */
+  private async updateInRounds(
+    principal: CustomerPrincipal,
+    collection: string,
+    physical: string,
+    match: ItemMatch,
+    request: ItemChangeRequest,
+    now: Date,
+  ): Promise<{ matched: number; modified: number } | typeof DUPLICATE> {
+    let matched = 0;
+    let modified = 0;
+    let after: string | null = null;
+    for (;;) {
+      const round: ItemMatch = {
+        ...match,
+        conditions:
+          after === null
+            ? match.conditions
+            : [...match.conditions, { kind: 'range', path: '_id', op: 'gt', value: after }],
+      };
+      const ids = await this.items.findMatchingIds(physical, round, BATCH, { inIdOrder: true });
+      if (ids.length === 0) break;
+      after = ids.at(-1) ?? null;
+      const byIds: ItemMatch = {
+        ...match,
+        conditions: [{ kind: 'eq', path: '_id', anyOf: ids }, ...match.conditions],
+      };
+      type Outcome = { matched: number; modified: number } | typeof DUPLICATE;
+      // Set by the write below (a closure: the compiler cannot see it assigned).
+      let outcome = DUPLICATE as Outcome;
+      await this.itemEvents.updated(principal, collection, ids, request.ownerField, async () => {
+        outcome = await this.items.updateMatching(physical, byIds, request.values, now);
+        // The items this round wrote: those that carry its time now (read by id alone: the new
+        // values may no longer match the filter).
+        const written = await this.items.findMatching(
+          physical,
+          { scope: match.scope, conditions: [{ kind: 'eq', path: '_id', anyOf: ids }] },
+          ids.length,
+        );
+        return written.filter((item) => item._updatedAt.getTime() === now.getTime());
+      });
+      if (outcome === DUPLICATE) return DUPLICATE;
+      matched += outcome.matched;
+      modified += outcome.modified;
+      if (ids.length < BATCH) break;
+    }
+    return { matched, modified };
+  }
+
+  /**
+   * Deletes in rounds: the ids of up to BATCH matching items, then those of them that still
+   * match. uniqueField claims are given back for the ids that are gone, and only for those: an
+   * item that stopped matching in between keeps its value's claim.
+   */
+  async deleteMany(
+    principal: CustomerPrincipal,
+    collection: string,
+    request: ItemRemovalRequest,
+    ifMatch: IfMatch = NO_PRECONDITION,
+  ): Promise<{ deleted: number }> {
+    refuseIfMatch(ifMatch);
+    const match = {
+      scope: this.scopeOf(principal, request.ownerField),
+      conditions: request.conditions,
+    };
+    const target = await this.collections.find(principal, collection);
+    if (!target) return { deleted: 0 };
+    return {
+      deleted: await this.deleteMatching(
+        principal,
+        collection,
+        target.physical,
+        match,
+        request.ownerField,
+      ),
+    };
+  }
+
+  /**
+   * Deletes, in every collection of the caller's namespace in the request branch, the items whose
+   * `ownerField` (checked by ownerFieldOf) holds `owner` (a deleted sub profile's accountId);
+   * how many went.
+   */
+  async deleteOwnedEverywhere(
+    principal: CustomerPrincipal,
+    ownerField: string,
+    owner: string,
+  ): Promise<number> {
+    const match: ItemMatch = { scope: { field: ownerField, value: owner }, conditions: [] };
+    let deleted = 0;
+    for (const entry of await this.collections.registered(principal))
+      deleted += await this.deleteMatching(
+        principal,
+        entry.name,
+        entry.physical,
+        match,
+        ownerField,
+      );
+    return deleted;
+  }
+
+  /** Deletes the matching items in rounds of ids, giving back the claims of those that went. */
+  private async deleteMatching(
+    principal: CustomerPrincipal,
+    collection: string,
+    physical: string,
+    match: ItemMatch,
+    ownerField: string,
+  ): Promise<number> {
+    let deleted = 0;
+    for (;;) {
+      const ids = await this.items.findMatchingIds(physical, match, BATCH);
+      if (ids.length === 0) break;
+      const gone = await this.itemEvents.deleted(
+        principal,
+        collection,
+        physical,
+        ids,
+        ownerField,
+        async () => {
+          await this.items.deleteMatchingIds(physical, match, ids);
+          const remaining = await this.items.existingIds(physical, ids);
+          return ids.filter((id) => !remaining.has(id));
+        },
+      );
+      deleted += gone.length;
+      for (const id of gone) await this.uniqueValues.releaseItem(physical, id);
+      // Nothing went although the ids matched a moment ago: they changed since; stop here.
+      if (gone.length === 0 || ids.length < BATCH) break;
+    }
+    return deleted;
+  }
+}
+
+/** If-Match names one representation: a write of many items has none to name. */
+function refuseIfMatch(ifMatch: IfMatch): void {
+  if (ifMatch.kind !== 'absent')
+    throw new ValidationFailedError([
+      { field: 'If-Match', message: 'goes with a single-item write, not with multi: true' },
+    ]);
+}

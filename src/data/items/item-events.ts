@@ -1,0 +1,202 @@
+import { Injectable, type OnModuleInit } from '@nestjs/common';
+import type { CustomerPrincipal } from '../../auth';
+import { DUPLICATE, type Duplicate } from '../../common/mongo/duplicate';
+import {
+  changeScopeOf,
+  EventsService,
+  type PlannedChange,
+  type RecordedChange,
+} from '../../events';
+import { CollectionRegistryRepository } from '../collections/collection-registry.repository';
+import { ItemsRepository, type StoredItem } from './items.repository';
+import { toItemJson } from './dto/data-item.dto';
+
+/** The owner value an item's owner field holds, as the feed's visibility compares it. */
+function ownerOf(item: StoredItem, ownerField: string): string | null {
+  const value = item[ownerField] as unknown;
+  return typeof value === 'string' ? value : null;
+}
+
+/**
+ * The change feed's view of data: the events of item writes and of collections created and
+ * dropped, and the lookups the feed's reconciler uses to see what a write that died left.
+ */
+@Injectable()
+export class ItemEvents implements OnModuleInit {
+  constructor(
+    private readonly events: EventsService,
+    private readonly registry: CollectionRegistryRepository,
+    private readonly items: ItemsRepository,
+  ) {}
+
+  onModuleInit(): void {
+    this.events.registerLookup('item', async ({ tenant, branch }, change) => {
+      if (change.collection === undefined) return null;
+      const entry = await this.registry.find(tenant, branch, change.collection, { fresh: true });
+      if (!entry) return null;
+      const [item] = await this.items.findMatching(
+        entry.physical,
+        { scope: null, conditions: [{ kind: 'eq', path: '_id', anyOf: [change.key] }] },
+        1,
+      );
+      if (!item) return null;
+      return { owner: ownerOf(item, change.ownerField ?? 'userId'), data: toItemJson(item) };
+    });
+    this.events.registerLookup('collection', async ({ tenant, branch }, change) => {
+      const entry = await this.registry.find(tenant, branch, change.key, { fresh: true });
+      return entry ? { owner: null, data: { name: entry.name } } : null;
+    });
+  }
+
+  get enabled(): boolean {
+    return this.events.enabled;
+  }
+
+  private planned(
+    type: PlannedChange['type'],
+    collection: string,
+    ids: readonly string[],
+    ownerField: string,
+  ): PlannedChange[] {
+    return ids.map((key) => ({ resource: 'item', type, collection, key, ownerField }));
+  }
+
+  private recorded(
+    type: 'created' | 'updated',
+    collection: string,
+    items: readonly StoredItem[],
+    ownerField: string,
+  ): RecordedChange[] {
+    return items.map((item) => ({
+      resource: 'item',
+      type,
+      collection,
+      key: item._id,
+      ownerField,
+      owner: ownerOf(item, ownerField),
+      data: toItemJson(item),
+    }));
+  }
+
+  /** An insert of the item `id` (DUPLICATE: nothing was created). */
+  created(
+    principal: CustomerPrincipal,
+    collection: string,
+    id: string,
+    ownerField: string,
+    write: () => Promise<StoredItem | Duplicate>,
+  ): Promise<StoredItem | Duplicate> {
+    return this.events.record(
+      changeScopeOf(principal),
+      this.planned('created', collection, [id], ownerField),
+      write,
+      (stored) =>
+        stored === DUPLICATE ? [] : this.recorded('created', collection, [stored], ownerField),
+    );
+  }
+
+  /** A write that updates the items `ids` and answers those it updated. */
+  updated<T extends StoredItem | StoredItem[]>(
+    principal: CustomerPrincipal,
+    collection: string,
+    ids: readonly string[],
+    ownerField: string,
+    write: () => Promise<T>,
+  ): Promise<T> {
+    return this.events.record(
+      changeScopeOf(principal),
+      this.planned('updated', collection, ids, ownerField),
+      write,
+      (result) =>
+        this.recorded('updated', collection, Array.isArray(result) ? result : [result], ownerField),
+    );
+  }
+
+  /**
+   * A write that deletes some of the items `ids` of `physical` and answers which it deleted.
+   * Their owners are read first: a sub key sees the deletions of its own items.
+   */
+  async deleted(
+    principal: CustomerPrincipal,
+    collection: string,
+    physical: string,
+    ids: readonly string[],
+    ownerField: string,
+    write: () => Promise<readonly string[]>,
+  ): Promise<readonly string[]> {
+    if (!this.events.enabled) return write();
+    const before = await this.items.findMatching(
+      physical,
+      { scope: null, conditions: [{ kind: 'eq', path: '_id', anyOf: [...ids] }] },
+      ids.length,
+    );
+    const owners = new Map(before.map((item) => [item._id, ownerOf(item, ownerField)]));
+    return this.events.record(
+      changeScopeOf(principal),
+      this.planned('deleted', collection, ids, ownerField),
+      write,
+      (gone) =>
+        gone.map((key) => ({
+          resource: 'item',
+          type: 'deleted',
+          collection,
+          key,
+          ownerField,
+          owner: owners.get(key) ?? null,
+          data: null,
+        })),
+    );
+  }
+
+  /** A registration of the collection `name`; `created` says whether this request made it. */
+  collectionCreated<T extends { created?: boolean }>(
+    principal: CustomerPrincipal,
+    name: string,
+    write: () => Promise<T>,
+  ): Promise<T> {
+    return this.events.record(
+      changeScopeOf(principal),
+      [{ resource: 'collection', type: 'created', collection: name, key: name }],
+      write,
+      (entry) =>
+        entry.created === true
+          ? [
+              {
+                resource: 'collection',
+                type: 'created',
+                collection: name,
+                key: name,
+                owner: null,
+                data: { name },
+              },
+            ]
+          : [],
+    );
+  }
+
+  /** A drop of the collection `name`; the write answers whether there was one. */
+  collectionDropped(
+    principal: CustomerPrincipal,
+    name: string,
+    write: () => Promise<boolean>,
+  ): Promise<boolean> {
+    return this.events.record(
+      changeScopeOf(principal),
+      [{ resource: 'collection', type: 'deleted', collection: name, key: name }],
+      write,
+      (dropped) =>
+        dropped
+          ? [
+              {
+                resource: 'collection',
+                type: 'deleted',
+                collection: name,
+                key: name,
+                owner: null,
+                data: null,
+              },
+            ]
+          : [],
+    );
+  }
+}

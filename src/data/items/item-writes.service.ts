@@ -1,0 +1,298 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { type CustomerPrincipal } from '../../auth';
+import { PreconditionFailedError, type DomainError } from '../../common/errors';
+import { ifMatchHolds, NO_PRECONDITION, type IfMatch } from '../../common/http/etag';
+import { DUPLICATE } from '../../common/mongo/duplicate';
+import { FallbackWriteQueue } from '../../common/mongo/fallback-database';
+import { APP_CONFIG, type AppConfig } from '../../config';
+import { CollectionsService } from '../collections/collections.service';
+import {
+  AmbiguousMatchError,
+  DuplicateItemError,
+  ItemNotFoundError,
+  WriteConflictError,
+} from '../data.errors';
+import { pathCondition, type Condition, type ItemMatch } from '../query/data-query';
+import type { ItemChangeRequest, ItemRemovalRequest } from '../query/data-requests';
+import {
+  dataBudget,
+  guardDocument,
+  type Guarded,
+  type JsonBudget,
+  type JsonObject,
+} from '../query/json-guard';
+import { applyArrayOperation, type ArrayOperation } from './array-operations';
+import { ItemEvents } from './item-events';
+import { itemETag, revisionCondition, tagOf } from './item-revision';
+import { assertOwnerFieldKept, ownerScopeOf } from './item-scope';
+import { ItemsRepository, type StoredItem } from './items.repository';
+import { UniqueValuesService } from './unique/unique-values.service';
+
+/** A route's `{indexName}/{indexValue}`, or none (a write by the body filter alone). */
+type ItemAddress = { indexName: string; indexValue: string } | null;
+
+/**
+ * The rules of changing stored items: which item a write selects (one, none or several), the
+ * owner field a sub key may not change, and If-Match.
+ *
+ * Updates and deletes are one conditional write each (the match, the id, and under If-Match the
+ * revision). FerretDB does not re-check a filter at write time, so they are also queued per
+ * item in this process (`writes`): one instance then never writes over an item that stopped
+ * matching its filter or its If-Match. Several instances need MongoDB for that.
+ */
+@Injectable()
+export class ItemWritesService {
+  private readonly writes = new FallbackWriteQueue();
+  private readonly budget: JsonBudget;
+
+  constructor(
+    private readonly collections: CollectionsService,
+    private readonly items: ItemsRepository,
+    private readonly uniqueValues: UniqueValuesService,
+    private readonly itemEvents: ItemEvents,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.budget = dataBudget(config.limits);
+  }
+
+  async update(
+    principal: CustomerPrincipal,
+    collection: string,
+    indexName: string,
+    indexValue: string,
+    request: ItemChangeRequest,
+    ifMatch: IfMatch = NO_PRECONDITION,
+  ): Promise<StoredItem> {
+    return this.updateOne(principal, collection, { indexName, indexValue }, request, ifMatch);
+  }
+
+  /** PUT /data/{c} without multi: the one item the body filter selects. */
+  async updateWhere(
+    principal: CustomerPrincipal,
+    collection: string,
+    request: ItemChangeRequest,
+    ifMatch: IfMatch = NO_PRECONDITION,
+  ): Promise<StoredItem> {
+    return this.updateOne(principal, collection, null, request, ifMatch);
+  }
+
+  private async updateOne(
+    principal: CustomerPrincipal,
+    collection: string,
+    address: ItemAddress,
+    request: ItemChangeRequest,
+    ifMatch: IfMatch,
+  ): Promise<StoredItem> {
+    const { values, ownerField } = request;
+    assertOwnerFieldKept(principal, values, ownerField);
+    const match = this.bodyMatch(principal, ownerField, address, request.conditions);
+    const target = await this.collections.find(principal, collection);
+    if (!target) throw notFound(collection, ifMatch);
+    const { physical } = target;
+    const id = await this.singleId(physical, match, collection, address, ifMatch);
+    return this.writes.run(writeKey(physical, id), () =>
+      this.itemEvents.updated(principal, collection, [id], ownerField, async () => {
+        const conditional = { ...match, revision: revisionCondition(ifMatch) };
+        const updated = await this.items.updateById(physical, id, conditional, values, new Date());
+        if (updated === DUPLICATE)
+          throw new DuplicateItemError(
+            'A unique index of the collection refuses the new values; nothing was changed.',
+          );
+        // The item stopped matching (or was deleted, or moved past If-Match) since the lookup.
+        if (!updated) throw await this.notWritten(physical, id, match, collection, ifMatch);
+        return updated;
+      }),
+    );
+  }
+
+  async remove(
+    principal: CustomerPrincipal,
+    collection: string,
+    indexName: string,
+    indexValue: string,
+    request: ItemRemovalRequest,
+    ifMatch: IfMatch = NO_PRECONDITION,
+  ): Promise<void> {
+    await this.removeOne(principal, collection, { indexName, indexValue }, request, ifMatch);
+  }
+
+  /** DELETE /data/{c} without multi: the one item the body filter selects. */
+  async removeWhere(
+    principal: CustomerPrincipal,
+    collection: string,
+    request: ItemRemovalRequest,
+    ifMatch: IfMatch = NO_PRECONDITION,
+  ): Promise<void> {
+    await this.removeOne(principal, collection, null, request, ifMatch);
+  }
+
+  private async removeOne(
+    principal: CustomerPrincipal,
+    collection: string,
+    address: ItemAddress,
+    request: ItemRemovalRequest,
+    ifMatch: IfMatch,
+  ): Promise<void> {
+    const { ownerField } = request;
+    const match = this.bodyMatch(principal, ownerField, address, request.conditions);
+    const target = await this.collections.find(principal, collection);
+    if (!target) throw notFound(collection, ifMatch);
+    const { physical } = target;
+    const id = await this.singleId(physical, match, collection, address, ifMatch);
+    await this.writes.run(writeKey(physical, id), () =>
+      this.itemEvents.deleted(principal, collection, physical, [id], ownerField, async () => {
+        const conditional = { ...match, revision: revisionCondition(ifMatch) };
+        if (!(await this.items.deleteById(physical, id, conditional)))
+          throw await this.notWritten(physical, id, match, collection, ifMatch);
+        return [id];
+      }),
+    );
+    await this.uniqueValues.releaseItem(target.physical, id);
+  }
+
+  /** PATCH: one array operation on the item the route selects, under the rules of PUT. */
+  async applyArrayOperation(
+    principal: CustomerPrincipal,
+    collection: string,
+    address: { indexName: string; indexValue: string },
+    ownerField: string,
+    operation: ArrayOperation,
+    ifMatch: IfMatch = NO_PRECONDITION,
+  ): Promise<StoredItem> {
+    return this.modifyOne(
+      principal,
+      collection,
+      address,
+      ownerField,
+      operation.field,
+      (current) =>
+        guardDocument({ value: applyArrayOperation(current, operation) }, 'value', this.budget),
+      ifMatch,
+    );
+  }
+
+  /**
+   * A change computed from the item itself (array operations): the one item the route selects is
+   * read, `change` gives the guarded value (`{value}`) to set at `path`, and the write goes through only at
+   * the revision read — a change in between (another instance) means reading again.
+   */
+  private async modifyOne(
+    principal: CustomerPrincipal,
+    collection: string,
+    address: { indexName: string; indexValue: string },
+    ownerField: string,
+    path: string,
+    change: (item: StoredItem) => Guarded<JsonObject>,
+    ifMatch: IfMatch = NO_PRECONDITION,
+  ): Promise<StoredItem> {
+    assertOwnerFieldKept(principal, { [path.split('.')[0] as string]: true }, ownerField);
+    const match = this.bodyMatch(principal, ownerField, address, []);
+    const target = await this.collections.find(principal, collection);
+    if (!target) throw notFound(collection, ifMatch);
+    const { physical } = target;
+    const id = await this.singleId(physical, match, collection, address, ifMatch);
+    const byId: ItemMatch = {
+      ...match,
+      conditions: [{ kind: 'eq', path: '_id', anyOf: [id] }, ...match.conditions],
+    };
+    return this.writes.run(writeKey(physical, id), async () => {
+      for (let round = 0; round < MODIFY_ROUNDS; round += 1) {
+        const [current] = await this.items.findMatching(physical, byId, 1);
+        if (!current) throw notFound(collection, ifMatch);
+        const etag = itemETag(current);
+        if (!ifMatchHolds(ifMatch, etag)) throw new PreconditionFailedError(etag);
+        const holder = change(current);
+        const atRead = { ...match, revision: revisionCondition(tagOf(etag)) };
+        const updated = await this.itemEvents.updated(
+          principal,
+          collection,
+          [id],
+          ownerField,
+          async () => {
+            const written = await this.items.setFieldById(
+              physical,
+              id,
+              atRead,
+              path,
+              holder,
+              new Date(),
+            );
+            if (written === DUPLICATE)
+              throw new DuplicateItemError(
+                'A unique index of the collection refuses the new value; nothing was changed.',
+              );
+            // Not written at this revision: nothing changed, and no event.
+            return written === null ? [] : [written];
+          },
+        );
+        if (updated[0]) return updated[0];
+      }
+      throw new WriteConflictError();
+    });
+  }
+
+  /**
+   * Why a write found nothing: 404 without If-Match; under If-Match 412, with the ETag of the
+   * item the request selects when there still is one.
+   */
+  private async notWritten(
+    physical: string,
+    id: string,
+    match: ItemMatch,
+    collection: string,
+    ifMatch: IfMatch,
+  ): Promise<DomainError> {
+    if (ifMatch.kind === 'absent') return new ItemNotFoundError(collection);
+    const idCondition: Condition = { kind: 'eq', path: '_id', anyOf: [id] };
+    const [current] = await this.items.findMatching(
+      physical,
+      { ...match, conditions: [idCondition, ...match.conditions] },
+      1,
+    );
+    return new PreconditionFailedError(current ? itemETag(current) : null);
+  }
+
+  private bodyMatch(
+    principal: CustomerPrincipal,
+    ownerField: string,
+    address: ItemAddress,
+    conditions: Condition[],
+  ): ItemMatch {
+    const path = address ? [pathCondition(address.indexName, address.indexValue)] : [];
+    return { scope: ownerScopeOf(principal, ownerField), conditions: [...path, ...conditions] };
+  }
+
+  /**
+   * The id of the one item the match selects. An `_id` path selects at most one item, so the
+   * conditional write that follows decides alone (one query instead of two).
+   */
+  private async singleId(
+    physical: string,
+    match: ItemMatch,
+    collection: string,
+    address: ItemAddress,
+    ifMatch: IfMatch,
+  ): Promise<string> {
+    if (address?.indexName === '_id') return address.indexValue;
+    const ids = await this.items.findMatchingIds(physical, match, 2);
+    if (ids.length > 1) throw new AmbiguousMatchError();
+    const [id] = ids;
+    if (id === undefined) throw notFound(collection, ifMatch);
+    return id;
+  }
+}
+
+/** Reads of an item that a concurrent write keeps moving before a change computed from it gives up. */
+const MODIFY_ROUNDS = 3;
+
+/** Writes of one item are queued in-process under this key (collection namespace + id). */
+function writeKey(physical: string, id: string): string {
+  return JSON.stringify([physical, id]);
+}
+
+/** No item to write: 404, or 412 under If-Match (there is no representation to match). */
+function notFound(collection: string, ifMatch: IfMatch): DomainError {
+  return ifMatch.kind === 'absent'
+    ? new ItemNotFoundError(collection)
+    : new PreconditionFailedError(null);
+}

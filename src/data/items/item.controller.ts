@@ -1,0 +1,264 @@
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  HttpStatus,
+  Inject,
+  Param,
+  Patch,
+  Put,
+  Query,
+  Res,
+} from '@nestjs/common';
+import {
+  ApiBadRequestResponse,
+  ApiBody,
+  ApiConflictResponse,
+  ApiForbiddenResponse,
+  ApiNoContentResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiTags,
+} from '@nestjs/swagger';
+import type { Response } from 'express';
+import { Auth, CurrentPrincipal, type CustomerPrincipal } from '../../auth';
+import { ProblemDto } from '../../common/errors';
+import { IdempotentWrites } from '../../common/idempotency';
+import { answerRead, answerWrite, IfMatchHeader } from '../../common/http/conditional';
+import type { IfMatch } from '../../common/http/etag';
+import { ApiConditional } from '../../common/http/openapi-conditional';
+import { APP_CONFIG, type AppConfig } from '../../config';
+import { CollectionNamePipe } from '../collections/collection-name.pipe';
+import { FieldsQuery, FilterQueries, ItemParams } from '../data.openapi';
+import {
+  ownerFieldOf,
+  parseDataQuery,
+  toItemChangeRequest,
+  toItemQuery,
+  toItemRemovalRequest,
+} from '../query/data-requests';
+import { filterLimits, type FilterLimits } from '../query/filter-operators';
+import { dataBudget, type JsonBudget } from '../query/json-guard';
+import { parseProjection, projectedETag } from '../query/projection';
+import { parseArrayOperation } from './array-operations';
+import { ARRAY_OPERATION_BODY, ArrayOperationDto } from './dto/data-array.dto';
+import {
+  DATA_ITEM_EXAMPLE,
+  DataItemDto,
+  DeleteDataItemDto,
+  ITEM_OR_PROJECTION,
+  toItemJson,
+  UpdateDataItemDto,
+} from './dto/data-item.dto';
+import { itemETag } from './item-revision';
+import { ItemWritesService } from './item-writes.service';
+import { ItemsService } from './items.service';
+
+/**
+ * `/data/{collection}/{indexName}/{indexValue}`, the one item a field value selects. The array
+ * operations (PATCH) document @Auth for the whole class, so they keep a class of their own below.
+ */
+@ApiTags('data')
+@IdempotentWrites()
+@Controller('data')
+export class ItemController {
+  private readonly budget: JsonBudget;
+  private readonly filterLimits: FilterLimits;
+
+  constructor(
+    private readonly items: ItemsService,
+    private readonly writes: ItemWritesService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {
+    this.budget = dataBudget(config.limits);
+    this.filterLimits = filterLimits(config.limits);
+  }
+
+  /** Reads the one item whose field indexName equals indexValue (`_id`: the identifier). */
+  @Get(':collection/:indexName/:indexValue')
+  @Auth('root', 'sub', 'team')
+  @ApiConditional('read')
+  @ItemParams()
+  @FilterQueries()
+  @FieldsQuery()
+  @ApiOkResponse({
+    description: 'The item (projected with `fields`)',
+    schema: ITEM_OR_PROJECTION,
+    example: DATA_ITEM_EXAMPLE,
+  })
+  @ApiBadRequestResponse({ type: ProblemDto })
+  @ApiNotFoundResponse({ type: ProblemDto, description: 'ITEM_NOT_FOUND' })
+  @ApiConflictResponse({ type: ProblemDto, description: 'AMBIGUOUS_MATCH: more than one matches' })
+  async getDataItem(
+    @CurrentPrincipal() principal: CustomerPrincipal,
+    @Param('collection', CollectionNamePipe) collection: string,
+    @Param('indexName') indexName: string,
+    @Param('indexValue') indexValue: string,
+    @Query() raw: Record<string, unknown>,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<DataItemDto | undefined> {
+    // Filters and `fields` only: paging parameters would be ignored, so they are refused.
+    const query = parseDataQuery(raw, this.config.limits, {
+      refuse: { paging: true, fields: false },
+    });
+    const projection = parseProjection(query.params.fields);
+    const item = await this.items.get(
+      principal,
+      collection,
+      indexName,
+      indexValue,
+      toItemQuery(query, this.filterLimits),
+      projection,
+    );
+    return answerRead(res, projectedETag(itemETag(item), projection), () => toItemJson(item));
+  }
+
+  /** Sets fields of the one matching item (`$set`); nothing changes when none or several match. */
+  @Put(':collection/:indexName/:indexValue')
+  @Auth('root', 'sub', 'team')
+  @ApiConditional('write')
+  @ItemParams()
+  @ApiBody({
+    type: UpdateDataItemDto,
+    examples: {
+      byId: { value: { values: { status: 'paid', paidAt: '2026-01-06T09:00:00Z' } } },
+      filtered: { value: { values: { status: 'paid' }, filter: { status: 'open' } } },
+    },
+  })
+  @ApiOkResponse({ type: DataItemDto, example: DATA_ITEM_EXAMPLE })
+  @ApiBadRequestResponse({ type: ProblemDto })
+  @ApiForbiddenResponse({
+    type: ProblemDto,
+    description: 'A sub key tried to change the owner field',
+  })
+  @ApiNotFoundResponse({ type: ProblemDto, description: 'ITEM_NOT_FOUND' })
+  @ApiConflictResponse({
+    type: ProblemDto,
+    description:
+      'AMBIGUOUS_MATCH: more than one matches; DUPLICATE_ITEM: a unique index refuses the values',
+  })
+  async updateDataItem(
+    @CurrentPrincipal() principal: CustomerPrincipal,
+    @Param('collection', CollectionNamePipe) collection: string,
+    @Param('indexName') indexName: string,
+    @Param('indexValue') indexValue: string,
+    @Body() body: UpdateDataItemDto,
+    @IfMatchHeader() ifMatch: IfMatch,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<DataItemDto> {
+    const request = toItemChangeRequest(body, this.budget, this.filterLimits);
+    const item = await this.writes.update(
+      principal,
+      collection,
+      indexName,
+      indexValue,
+      request,
+      ifMatch,
+    );
+    return answerWrite(res, itemETag(item), toItemJson(item));
+  }
+
+  /** Deletes the one matching item (the body is optional). */
+  @Delete(':collection/:indexName/:indexValue')
+  @Auth('root', 'sub', 'team')
+  @HttpCode(HttpStatus.NO_CONTENT)
+  @ApiConditional('write')
+  @ItemParams()
+  @ApiBody({
+    type: DeleteDataItemDto,
+    required: false,
+    examples: { filtered: { value: { filter: { status: 'cancelled' } } } },
+  })
+  @ApiNoContentResponse({ description: 'Deleted' })
+  @ApiBadRequestResponse({ type: ProblemDto })
+  @ApiNotFoundResponse({ type: ProblemDto, description: 'ITEM_NOT_FOUND' })
+  @ApiConflictResponse({ type: ProblemDto, description: 'AMBIGUOUS_MATCH: more than one matches' })
+  async deleteDataItem(
+    @CurrentPrincipal() principal: CustomerPrincipal,
+    @Param('collection', CollectionNamePipe) collection: string,
+    @Param('indexName') indexName: string,
+    @Param('indexValue') indexValue: string,
+    @Body() body: DeleteDataItemDto,
+    @IfMatchHeader() ifMatch: IfMatch,
+  ): Promise<void> {
+    const request = toItemRemovalRequest(body ?? {}, this.filterLimits);
+    await this.writes.remove(principal, collection, indexName, indexValue, request, ifMatch);
+  }
+}
+
+/** `/data/{collection}/{indexName}/{indexValue}`: array operations on the item. */
+@ApiTags('data')
+@IdempotentWrites()
+@Controller('data')
+@Auth('root', 'sub', 'team')
+export class ItemArraysController {
+  private readonly budget: JsonBudget;
+
+  constructor(
+    private readonly writes: ItemWritesService,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.budget = dataBudget(config.limits);
+  }
+
+  /**
+   * Applies one array operation to the one item the route selects (the selection and owner rules
+   * of PUT): push a value, set fields of the first element that matches, or remove an element
+   * by position or every element that matches.
+   */
+  @Patch(':collection/:indexName/:indexValue')
+  @ApiConditional('write')
+  @ItemParams()
+  @ApiBody({
+    schema: ARRAY_OPERATION_BODY,
+    examples: {
+      push: { value: { push: { field: 'tags', value: 'urgent' } } },
+      updateElement: {
+        value: { updateElement: { field: 'lines', match: { sku: 'A-1' }, values: { qty: 3 } } },
+      },
+      removeAt: { value: { removeElement: { field: 'lines', position: 0 } } },
+      removeMatching: { value: { removeElement: { field: 'lines', match: { sku: 'A-1' } } } },
+    },
+  })
+  @ApiOkResponse({ type: DataItemDto, example: DATA_ITEM_EXAMPLE })
+  @ApiBadRequestResponse({
+    type: ProblemDto,
+    description: 'Not exactly one operation, or a bad one',
+  })
+  @ApiForbiddenResponse({
+    type: ProblemDto,
+    description: 'A sub key tried to change the owner field',
+  })
+  @ApiNotFoundResponse({
+    type: ProblemDto,
+    description: 'ITEM_NOT_FOUND; ELEMENT_NOT_FOUND: no element matches, or no such position',
+  })
+  @ApiConflictResponse({
+    type: ProblemDto,
+    description:
+      'AMBIGUOUS_MATCH; NOT_AN_ARRAY: the field holds something else; WRITE_CONFLICT: the item kept changing; DUPLICATE_ITEM',
+  })
+  async modifyDataItemArray(
+    @CurrentPrincipal() principal: CustomerPrincipal,
+    @Param('collection', CollectionNamePipe) collection: string,
+    @Param('indexName') indexName: string,
+    @Param('indexValue') indexValue: string,
+    @Body() body: ArrayOperationDto,
+    @IfMatchHeader() ifMatch: IfMatch,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<DataItemDto> {
+    const operation = parseArrayOperation({ ...body }, this.budget);
+    const ownerField = ownerFieldOf(body.authField);
+    const item = await this.writes.applyArrayOperation(
+      principal,
+      collection,
+      { indexName, indexValue },
+      ownerField,
+      operation,
+      ifMatch,
+    );
+    return answerWrite(res, itemETag(item), toItemJson(item));
+  }
+}

@@ -1,0 +1,296 @@
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  HttpStatus,
+  Inject,
+  Param,
+  Post,
+  Put,
+  Query,
+  Req,
+  Res,
+} from '@nestjs/common';
+import {
+  ApiBadRequestResponse,
+  ApiBody,
+  ApiConflictResponse,
+  ApiExtraModels,
+  ApiForbiddenResponse,
+  ApiNoContentResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiTags,
+  getSchemaPath,
+} from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import { Auth, CurrentPrincipal, type CustomerPrincipal } from '../../auth';
+import { ProblemDto } from '../../common/errors';
+import { IdempotentWrites } from '../../common/idempotency';
+import { answerWrite, IfMatchHeader } from '../../common/http/conditional';
+import type { IfMatch } from '../../common/http/etag';
+import { ApiConditional } from '../../common/http/openapi-conditional';
+import { keysetLink } from '../../common/pagination/keyset';
+import { APP_CONFIG, type AppConfig } from '../../config';
+import { CollectionNamePipe } from '../collections/collection-name.pipe';
+import { CollectionsService } from '../collections/collections.service';
+import { CollectionParam, ListQueries } from '../data.openapi';
+import {
+  parseDataQuery,
+  toItemListQuery,
+  toItemsChangeRequest,
+  toItemsRemovalRequest,
+  toNewItemRequest,
+} from '../query/data-requests';
+import { filterLimits, type FilterLimits } from '../query/filter-operators';
+import { dataBudget, type JsonBudget } from '../query/json-guard';
+import {
+  DeleteDataItemsDto,
+  DeleteManyResultDto,
+  UpdateDataItemsDto,
+  UpdateManyResultDto,
+} from './dto/data-batch.dto';
+import {
+  CREATE_ITEM_EXAMPLES,
+  CreateDataItemDto,
+  DATA_ITEM_EXAMPLE,
+  DataItemDto,
+  ITEM_OR_PROJECTION,
+  ProjectedDataItemDto,
+  toItemJson,
+} from './dto/data-item.dto';
+import { ItemBatchesService } from './item-batches.service';
+import { itemETag } from './item-revision';
+import { ItemWritesService } from './item-writes.service';
+import { ItemsService } from './items.service';
+
+/** Whether a find-or-create created its item. */
+const ITEM_CREATED_HEADER = 'X-Item-Created';
+/**
+ * `/data/{collection}`. Its writes by filter document @Auth for the whole class (its headers
+ * before their parameters), so they keep a class of their own below, in this file.
+ */
+@ApiTags('data')
+@ApiExtraModels(DataItemDto, ProjectedDataItemDto)
+@IdempotentWrites()
+@Controller('data')
+export class ItemsController {
+  private readonly budget: JsonBudget;
+  private readonly filterLimits: FilterLimits;
+
+  constructor(
+    private readonly items: ItemsService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {
+    this.budget = dataBudget(config.limits);
+    this.filterLimits = filterLimits(config.limits);
+  }
+
+  /** Lists items (keyset pagination); 204 without a body when nothing matches. */
+  @Get(':collection')
+  @Auth('root', 'sub', 'team')
+  @CollectionParam()
+  @ListQueries()
+  @ApiOkResponse({
+    description:
+      'Items (projected ones with `fields`); `Link: <…>; rel="next"` when a further page exists',
+    schema: { type: 'array', items: ITEM_OR_PROJECTION },
+    example: [DATA_ITEM_EXAMPLE],
+  })
+  @ApiNoContentResponse({ description: 'Nothing matches (or the collection does not exist)' })
+  @ApiBadRequestResponse({ type: ProblemDto, description: 'Bad collection name or query' })
+  async listDataItems(
+    @CurrentPrincipal() principal: CustomerPrincipal,
+    @Param('collection', CollectionNamePipe) collection: string,
+    @Query() raw: Record<string, unknown>,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<DataItemDto[] | undefined> {
+    const query = toItemListQuery(parseDataQuery(raw, this.config.limits, {}), this.filterLimits);
+    const page = await this.items.list(principal, collection, query);
+    if (page.items.length === 0) {
+      res.status(HttpStatus.NO_CONTENT);
+      return undefined;
+    }
+    if (page.next) {
+      const path = (req.originalUrl ?? req.url).split('?')[0] ?? '';
+      res.setHeader('Link', keysetLink(path, raw, page.next.side, page.next.cursor));
+    }
+    return page.items.map((item) => toItemJson(item));
+  }
+
+  /** Stores an item; stamps the owner field and the timestamps. */
+  @Post(':collection')
+  @Auth('root', 'sub', 'team')
+  @HttpCode(HttpStatus.OK)
+  @ApiConditional('create')
+  @CollectionParam()
+  @ApiBody({
+    type: CreateDataItemDto,
+    examples: CREATE_ITEM_EXAMPLES,
+  })
+  @ApiOkResponse({
+    type: DataItemDto,
+    example: DATA_ITEM_EXAMPLE,
+    headers: {
+      [ITEM_CREATED_HEADER]: {
+        description:
+          'With onConflict "return": `true` when the item was created, `false` when the answer is the existing item that holds the uniqueField value',
+        schema: { type: 'string', enum: ['true', 'false'] },
+        required: false,
+      },
+    },
+  })
+  @ApiBadRequestResponse({ type: ProblemDto, description: 'Bad name, item, field name or depth' })
+  @ApiConflictResponse({
+    type: ProblemDto,
+    description:
+      'DUPLICATE_ITEM (with `existingId`) for a taken uniqueField value or _id; COLLECTION_QUOTA_EXCEEDED',
+  })
+  async createDataItem(
+    @CurrentPrincipal() principal: CustomerPrincipal,
+    @Param('collection', CollectionNamePipe) collection: string,
+    @Body() body: CreateDataItemDto,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<DataItemDto> {
+    const request = toNewItemRequest(body, this.budget);
+    if (request.onConflict === 'return') {
+      const { item, created } = await this.items.findOrCreate(principal, collection, request);
+      res.setHeader(ITEM_CREATED_HEADER, String(created));
+      return answerWrite(res, itemETag(item), toItemJson(item));
+    }
+    const item = await this.items.create(principal, collection, request);
+    return answerWrite(res, itemETag(item), toItemJson(item));
+  }
+}
+
+/** `/data/{collection}`: updates and deletes by filter, and the drop of the collection. */
+@ApiTags('data')
+@ApiExtraModels(DataItemDto, UpdateManyResultDto)
+@IdempotentWrites()
+@Controller('data')
+@Auth('root', 'sub', 'team')
+export class ItemsByFilterController {
+  private readonly budget: JsonBudget;
+  private readonly filterLimits: FilterLimits;
+
+  constructor(
+    private readonly collections: CollectionsService,
+    private readonly writes: ItemWritesService,
+    private readonly batches: ItemBatchesService,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.budget = dataBudget(config.limits);
+    this.filterLimits = filterLimits(config.limits);
+  }
+
+  /**
+   * Sets fields of the items the filter selects: with `multi: true` every one (`{matched,
+   * modified}`), otherwise exactly one (the item; 404 when none, 409 when several).
+   */
+  @Put(':collection')
+  @ApiConditional('selective-write')
+  @CollectionParam()
+  @ApiBody({
+    type: UpdateDataItemsDto,
+    examples: {
+      many: {
+        value: {
+          filter: { status: 'open', total: { lt: 1 } },
+          values: { status: 'void' },
+          multi: true,
+        },
+      },
+      one: { value: { filter: { orderNumber: 'A-1001' }, values: { status: 'paid' } } },
+    },
+  })
+  @ApiOkResponse({
+    description: 'multi: true → `{matched, modified}`; otherwise the updated item (with its ETag)',
+    schema: {
+      anyOf: [{ $ref: getSchemaPath(UpdateManyResultDto) }, { $ref: getSchemaPath(DataItemDto) }],
+    },
+    example: { matched: 12, modified: 12 },
+  })
+  @ApiBadRequestResponse({
+    type: ProblemDto,
+    description: 'No filter, an empty one, or bad values',
+  })
+  @ApiForbiddenResponse({
+    type: ProblemDto,
+    description: 'A sub key tried to change the owner field',
+  })
+  @ApiNotFoundResponse({ type: ProblemDto, description: 'ITEM_NOT_FOUND (without multi)' })
+  @ApiConflictResponse({
+    type: ProblemDto,
+    description:
+      'AMBIGUOUS_MATCH (without multi); DUPLICATE_ITEM: a unique index refuses the values',
+  })
+  async updateDataItems(
+    @CurrentPrincipal() principal: CustomerPrincipal,
+    @Param('collection', CollectionNamePipe) collection: string,
+    @Body() body: UpdateDataItemsDto,
+    @IfMatchHeader() ifMatch: IfMatch,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<UpdateManyResultDto | DataItemDto> {
+    const request = toItemsChangeRequest(body, this.budget, this.filterLimits);
+    if (request.multi) return this.batches.updateMany(principal, collection, request, ifMatch);
+    const item = await this.writes.updateWhere(principal, collection, request, ifMatch);
+    return answerWrite(res, itemETag(item), toItemJson(item));
+  }
+
+  /**
+   * With a body: deletes the items its `filter` selects — with `multi: true` every one (200
+   * `{deleted}`), otherwise exactly one (204; 404 when none, 409 when several). Without a body:
+   * drops the whole collection, its items and indexes, and frees its quota slot (root and team
+   * keys; 204, 404 when there is no such collection). A body without `filter` is a 400, so a
+   * filtered delete gone wrong never drops the collection.
+   */
+  @Delete(':collection')
+  @ApiConditional('selective-write')
+  @CollectionParam()
+  @ApiBody({
+    type: DeleteDataItemsDto,
+    required: false,
+    description: 'The items to delete. Without a body the collection itself is dropped.',
+    examples: {
+      many: { value: { filter: { status: 'void' }, multi: true } },
+      one: { value: { filter: { orderNumber: 'A-1001' } } },
+    },
+  })
+  @ApiOkResponse({ type: DeleteManyResultDto, description: 'multi: true → how many were deleted' })
+  @ApiNoContentResponse({
+    description:
+      'Without multi: the one item was deleted; without a body: the collection was dropped',
+  })
+  @ApiBadRequestResponse({
+    type: ProblemDto,
+    description: 'A body without filter, or an empty one; If-Match on a drop',
+  })
+  @ApiForbiddenResponse({ type: ProblemDto, description: 'A sub key tried to drop the collection' })
+  @ApiNotFoundResponse({
+    type: ProblemDto,
+    description: 'ITEM_NOT_FOUND (without multi); COLLECTION_NOT_FOUND (drop)',
+  })
+  @ApiConflictResponse({ type: ProblemDto, description: 'AMBIGUOUS_MATCH (without multi)' })
+  async deleteDataItems(
+    @CurrentPrincipal() principal: CustomerPrincipal,
+    @Param('collection', CollectionNamePipe) collection: string,
+    // Typed without `| undefined`, or the validation pipe would not know the DTO (metadata).
+    @Body() body: DeleteDataItemsDto,
+    @IfMatchHeader() ifMatch: IfMatch,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<DeleteManyResultDto | undefined> {
+    // AbsentBodyAllowed: the pipe passes an absent body on as undefined.
+    if ((body as DeleteDataItemsDto | undefined) === undefined) {
+      await this.collections.drop(principal, collection, ifMatch);
+    } else {
+      const request = toItemsRemovalRequest(body, this.filterLimits);
+      if (request.multi) return this.batches.deleteMany(principal, collection, request, ifMatch);
+      await this.writes.removeWhere(principal, collection, request, ifMatch);
+    }
+    res.status(HttpStatus.NO_CONTENT);
+    return undefined;
+  }
+}

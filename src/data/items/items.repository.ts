@@ -1,0 +1,299 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Collection, Document, FindCursor } from 'mongodb';
+import { orDuplicate, type Duplicate } from '../../common/mongo/duplicate';
+import { APP_CONFIG, type AppConfig } from '../../config';
+import {
+  toMongoFilter,
+  type Condition,
+  type ItemMatch,
+  type OwnerScope,
+} from '../query/data-query';
+import { toMongoSort, type ListPlan } from '../query/list-plan';
+import { toMongoProjection, type Projection } from '../query/projection';
+import { REVISION_FIELD } from '../query/data.constants';
+import { COUNT_WRITE, newRevisionRecord } from './item-revision';
+import type { Guarded, JsonObject, JsonScalar } from '../query/json-guard';
+import { TenantStorage } from '../storage/tenant-storage';
+
+/**
+ * An item as stored: string `_id`, BSON dates for the server-managed timestamps, and the
+ * revision record (item-revision.ts; missing on items stored before revisions existed).
+ */
+export interface StoredItem extends Document {
+  _id: string;
+  _createdAt: Date;
+  _updatedAt: Date;
+  [REVISION_FIELD]?: { c?: string; n?: number };
+}
+
+/**
+ * MongoDB access to the items of tenant collections, through TenantStorage. Callers name a
+ * native collection from the registry and pass only guarded documents and server-built
+ * conditions; every query built from client input carries maxTimeMS.
+ */
+@Injectable()
+export class ItemsRepository {
+  private readonly maxTimeMS: number;
+
+  constructor(
+    private readonly storage: TenantStorage,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.maxTimeMS = config.database.queryTimeoutMs;
+  }
+
+  private collection(physical: string): Collection<StoredItem> {
+    return this.storage.collectionOf<StoredItem>({ physical });
+  }
+
+  /** The item count from collection metadata (no scan): for unconfined, unfiltered counts only. */
+  async estimatedCount(physical: string): Promise<number> {
+    return (await this.storage.stats({ physical }, false)).count;
+  }
+
+  async insert(
+    physical: string,
+    id: string,
+    item: Guarded<JsonObject>,
+    now: Date,
+  ): Promise<StoredItem | Duplicate> {
+    const stored = {
+      _id: id,
+      ...item,
+      _createdAt: now,
+      _updatedAt: now,
+      [REVISION_FIELD]: newRevisionRecord(),
+    } as StoredItem;
+    return orDuplicate(async () => {
+      await this.collection(physical).insertOne(stored);
+      return stored;
+    });
+  }
+
+  /** The id of one item in scope whose field has exactly this value (uniqueField check). */
+  async findIdByValue(
+    physical: string,
+    scope: OwnerScope | null,
+    field: string,
+    value: JsonScalar,
+  ): Promise<string | null> {
+    const match: ItemMatch = { scope, conditions: [{ kind: 'eq', path: field, anyOf: [value] }] };
+    const doc = await this.collection(physical).findOne(toMongoFilter(match), {
+      projection: { _id: 1 },
+      maxTimeMS: this.maxTimeMS,
+    });
+    return doc ? doc._id : null;
+  }
+
+  async existsById(physical: string, id: string): Promise<boolean> {
+    const doc = await this.collection(physical).findOne(
+      { _id: id },
+      { projection: { _id: 1 }, maxTimeMS: this.maxTimeMS },
+    );
+    return doc !== null;
+  }
+
+  /** The named top-level fields of one item (a uniqueField claim's holder), or null when none. */
+  async findFieldsById(
+    physical: string,
+    id: string,
+    fields: readonly string[],
+  ): Promise<Record<string, unknown> | null> {
+    const projection = Object.fromEntries(fields.map((field) => [field, 1]));
+    return this.collection(physical).findOne(
+      { _id: id },
+      { projection: { _id: 1, ...projection }, maxTimeMS: this.maxTimeMS },
+    );
+  }
+
+  /** Up to `limit` matching items in _id order (callers ask for 2 to detect ambiguity). */
+  // No sort in the two lookups below: callers only ask whether 0, 1 or more items match, and an
+  // unsorted limited find lets the server stop at the first matches.
+  async findMatching(
+    physical: string,
+    match: ItemMatch,
+    limit: number,
+    projection: Projection | null = null,
+  ): Promise<StoredItem[]> {
+    return this.collection(physical)
+      .find(toMongoFilter(match), projection ? { projection: toMongoProjection(projection) } : {})
+      .limit(limit)
+      .maxTimeMS(this.maxTimeMS)
+      .toArray();
+  }
+
+  /** Ids of up to `limit` matching items (update and delete resolve their single target first). */
+  async findMatchingIds(
+    physical: string,
+    match: ItemMatch,
+    limit: number,
+    { inIdOrder = false } = {},
+  ): Promise<string[]> {
+    const docs = await this.collection(physical)
+      .find(toMongoFilter(match), {
+        projection: { _id: 1 },
+        ...(inIdOrder ? { sort: { _id: 1 } } : {}),
+      })
+      .limit(limit)
+      .maxTimeMS(this.maxTimeMS)
+      .toArray();
+    return docs.map((d) => d._id);
+  }
+
+  /** One page of a list; asks for one more than the limit so the caller knows if more follow. */
+  async list(
+    physical: string,
+    match: ItemMatch,
+    plan: ListPlan,
+    projection: Projection | null = null,
+  ): Promise<StoredItem[]> {
+    return this.listCursor(physical, match, plan, projection).toArray();
+  }
+
+  /** The find of a list page; explain runs the very same one. */
+  private listCursor(
+    physical: string,
+    match: ItemMatch,
+    plan: ListPlan,
+    projection: Projection | null,
+  ): FindCursor<StoredItem> {
+    return this.collection(physical)
+      .find(
+        toMongoFilter(match, plan),
+        projection ? { projection: toMongoProjection(projection) } : {},
+      )
+      .sort(toMongoSort(plan))
+      .limit(plan.limit + 1)
+      .maxTimeMS(this.maxTimeMS);
+  }
+
+  async count(physical: string, match: ItemMatch): Promise<number> {
+    return this.collection(physical).countDocuments(toMongoFilter(match), {
+      maxTimeMS: this.maxTimeMS,
+    });
+  }
+
+  /**
+   * Sets values on the item with this id, only while it still matches (the match is repeated
+   * with the id, so an item that stopped matching in between is not touched, and with its
+   * revision condition, if any), counting the write. Null when none.
+   */
+  async updateById(
+    physical: string,
+    id: string,
+    match: ItemMatch,
+    values: Guarded<JsonObject>,
+    now: Date,
+  ): Promise<StoredItem | null | Duplicate> {
+    return this.setById(physical, id, match, { ...values, _updatedAt: now });
+  }
+
+  /** `$set` on the item with this id while it still matches, counting the write. */
+  private async setById(
+    physical: string,
+    id: string,
+    match: ItemMatch,
+    set: Document,
+  ): Promise<StoredItem | null | Duplicate> {
+    const idCondition: Condition = { kind: 'eq', path: '_id', anyOf: [id] };
+    return orDuplicate(() =>
+      this.collection(physical).findOneAndUpdate(
+        toMongoFilter({ ...match, conditions: [idCondition, ...match.conditions] }),
+        { $set: set, ...COUNT_WRITE },
+        { returnDocument: 'after', maxTimeMS: this.maxTimeMS },
+      ),
+    );
+  }
+
+  async deleteById(physical: string, id: string, match: ItemMatch): Promise<boolean> {
+    const idCondition: Condition = { kind: 'eq', path: '_id', anyOf: [id] };
+    const result = await this.collection(physical).deleteOne(
+      toMongoFilter({ ...match, conditions: [idCondition, ...match.conditions] }),
+      { maxTimeMS: this.maxTimeMS },
+    );
+    return result.deletedCount === 1;
+  }
+
+  /** Runs a pipeline the service built (aggregate.ts); the client never supplies a stage. */
+  async aggregate(physical: string, pipeline: Document[]): Promise<Document[]> {
+    return this.collection(physical).aggregate(pipeline, { maxTimeMS: this.maxTimeMS }).toArray();
+  }
+
+  /** The database's plan for a list's query (`executionStats`): what the query would do. */
+  async explainList(
+    physical: string,
+    match: ItemMatch,
+    plan: ListPlan,
+    projection: Projection | null,
+  ): Promise<Document> {
+    return this.listCursor(physical, match, plan, projection).explain('executionStats');
+  }
+
+  /** The matching items' group and value fields, in group-key order (for groupInProcess). */
+  scanGroups(
+    physical: string,
+    match: ItemMatch,
+    groupBy: string,
+    field: string,
+  ): AsyncIterable<Document> {
+    // One path inside the other ("a" and "a.b") would be a projection collision: keep the outer.
+    const [outer, inner] = groupBy.length <= field.length ? [groupBy, field] : [field, groupBy];
+    const paths = inner === outer || inner.startsWith(`${outer}.`) ? [outer] : [groupBy, field];
+    const projection = { _id: 0, ...Object.fromEntries(paths.map((path) => [path, 1])) };
+    return this.collection(physical)
+      .find(toMongoFilter(match), { projection })
+      .sort({ [groupBy]: 1 })
+      .maxTimeMS(this.maxTimeMS);
+  }
+
+  /** Sets values on every matching item, counting each one's write (multi-item PUT). */
+  async updateMatching(
+    physical: string,
+    match: ItemMatch,
+    values: Guarded<JsonObject>,
+    now: Date,
+  ): Promise<{ matched: number; modified: number } | Duplicate> {
+    return orDuplicate(async () => {
+      const result = await this.collection(physical).updateMany(
+        toMongoFilter(match),
+        { $set: { ...values, _updatedAt: now }, ...COUNT_WRITE },
+        { maxTimeMS: this.maxTimeMS },
+      );
+      return { matched: result.matchedCount, modified: result.modifiedCount };
+    });
+  }
+
+  /** Deletes the items with these ids that still match; how many went. */
+  async deleteMatchingIds(physical: string, match: ItemMatch, ids: string[]): Promise<number> {
+    const idCondition: Condition = { kind: 'eq', path: '_id', anyOf: ids };
+    const result = await this.collection(physical).deleteMany(
+      toMongoFilter({ ...match, conditions: [idCondition, ...match.conditions] }),
+      { maxTimeMS: this.maxTimeMS },
+    );
+    return result.deletedCount;
+  }
+
+  /** Which of these ids name stored items. */
+  async existingIds(physical: string, ids: string[]): Promise<Set<string>> {
+    const docs = await this.collection(physical)
+      .find({ _id: { $in: ids } }, { projection: { _id: 1 } })
+      .maxTimeMS(this.maxTimeMS)
+      .toArray();
+    return new Set(docs.map((doc) => doc._id));
+  }
+
+  /**
+   * Sets one field (a dotted path) of the item with this id to a guarded value (`holder.value`),
+   * only while it still matches, counting the write. Null when none.
+   */
+  async setFieldById(
+    physical: string,
+    id: string,
+    match: ItemMatch,
+    path: string,
+    holder: Guarded<JsonObject>,
+    now: Date,
+  ): Promise<StoredItem | null | Duplicate> {
+    return this.setById(physical, id, match, { [path]: holder.value, _updatedAt: now });
+  }
+}

@@ -1,0 +1,265 @@
+import { Injectable } from '@nestjs/common';
+import { Types } from 'mongoose';
+import { type CustomerPrincipal, ownerValueOf } from '../../auth';
+import { ValidationFailedError } from '../../common/errors';
+import { DUPLICATE } from '../../common/mongo/duplicate';
+import type { KeysetSide } from '../../common/pagination/keyset';
+import { CollectionsService } from '../collections/collections.service';
+import {
+  DuplicateItemError,
+  ItemNotFoundError,
+  AmbiguousMatchError,
+  WriteConflictError,
+} from '../data.errors';
+import {
+  pathCondition,
+  TIMESTAMP_FIELDS,
+  type Condition,
+  type ItemMatch,
+} from '../query/data-query';
+import type { ItemListQuery, ItemQuery, NewItemRequest } from '../query/data-requests';
+import {
+  isScalar,
+  valueAtPath,
+  type Guarded,
+  type JsonObject,
+  type JsonScalar,
+} from '../query/json-guard';
+import { orderPaths } from '../query/list-plan';
+import { projects, type Projection } from '../query/projection';
+import { ItemEvents } from './item-events';
+import { ownerScopeOf } from './item-scope';
+import { ItemsRepository, type StoredItem } from './items.repository';
+import type { UniqueClaim } from './unique/unique-claim.repository';
+import { UniqueValuesService } from './unique/unique-values.service';
+
+export interface ItemPage {
+  items: StoredItem[];
+  /** The keyset cursor of the following page, or null when this is the last one. */
+  next: { side: KeysetSide; cursor: Record<string, string> } | null;
+}
+
+/**
+ * The rules of creating and reading items: who owns what (authField), which items a request
+ * selects, and uniqueness. Requests arrive as guarded commands (query/data-requests.ts); the
+ * repository receives only guarded documents and server-built conditions. Changes of stored
+ * items are ItemWritesService's.
+ */
+@Injectable()
+export class ItemsService {
+  constructor(
+    private readonly collections: CollectionsService,
+    private readonly items: ItemsRepository,
+    private readonly uniqueValues: UniqueValuesService,
+    private readonly itemEvents: ItemEvents,
+  ) {}
+
+  async create(
+    principal: CustomerPrincipal,
+    collection: string,
+    request: NewItemRequest,
+  ): Promise<StoredItem> {
+    const { item, ownerField, uniqueField } = request;
+    const id = request.id ?? new Types.ObjectId().toHexString();
+    // A sub key's items are always its own; root and team keys may file items for others.
+    if (principal.kind === 'sub' || !Object.hasOwn(item, ownerField))
+      item[ownerField] = ownerValueOf(principal);
+    const uniqueValue = uniqueField === null ? undefined : this.uniqueValue(item, id, uniqueField);
+
+    const target = await this.collections.findOrCreate(principal, collection);
+    const scope = ownerScopeOf(principal, ownerField);
+    // Refuses a taken uniqueField value in the caller's scope, naming the item that holds it.
+    const refuseTakenValue = async (): Promise<void> => {
+      if (uniqueField === null || uniqueValue === undefined) return;
+      const existingId = await this.items.findIdByValue(
+        target.physical,
+        scope,
+        uniqueField,
+        uniqueValue,
+      );
+      if (existingId !== null) throw DuplicateItemError.taken(uniqueField, existingId);
+    };
+    await refuseTakenValue();
+
+    // Of concurrent creates with one value, only the one holding its claim inserts. `_id` is
+    // unique by itself.
+    const claim =
+      uniqueField === null || uniqueField === '_id' || uniqueValue === undefined
+        ? null
+        : await this.uniqueValues.claim(
+            { physical: target.physical, scope, field: uniqueField, value: uniqueValue },
+            id,
+          );
+    const stored = await this.itemEvents.created(principal, collection, id, ownerField, () =>
+      this.insertHolding(claim, target.physical, id, item),
+    );
+    if (stored !== DUPLICATE) return stored;
+    // A unique index refused the item: name the item it collides with when the caller may see it.
+    await refuseTakenValue();
+    if (await this.items.existsById(target.physical, id)) throw DuplicateItemError.taken('_id', id);
+    throw new DuplicateItemError('A unique index of the collection refuses the item.');
+  }
+
+  /**
+   * Find-or-create (`onConflict: "return"`): creates the item, or answers the item in the caller's
+   * scope that holds its uniqueField value. The value's claim decides between concurrent requests,
+   * so exactly one creates; the others wait for its item to be readable.
+   */
+  async findOrCreate(
+    principal: CustomerPrincipal,
+    collection: string,
+    request: NewItemRequest,
+  ): Promise<{ item: StoredItem; created: boolean }> {
+    for (let round = 0; round < FIND_ROUNDS; round += 1) {
+      let existingId: unknown;
+      let refusal: unknown;
+      try {
+        return { item: await this.create(principal, collection, request), created: true };
+      } catch (error) {
+        existingId = error instanceof DuplicateItemError ? error.extensions?.existingId : undefined;
+        if (typeof existingId !== 'string') throw error;
+        refusal = error;
+      }
+      const target = await this.collections.find(principal, collection);
+      const scope = ownerScopeOf(principal, request.ownerField);
+      const idCondition: Condition = { kind: 'eq', path: '_id', anyOf: [existingId] };
+      const [existing] = target
+        ? await this.items.findMatching(target.physical, { scope, conditions: [idCondition] }, 1)
+        : [];
+      if (existing) return { item: existing, created: false };
+      // The client's own _id is taken outside the caller's scope: nothing to return.
+      if (existingId === request.id) throw refusal;
+      // The holder is still being inserted by a concurrent request, or just went: look again.
+      await new Promise((resolve) => setTimeout(resolve, FIND_FIRST_WAIT_MS * 2 ** round));
+    }
+    throw new WriteConflictError();
+  }
+
+  /** Inserts the item holding its value's claim, if any; the claim is given back on failure. */
+  private async insertHolding(
+    claim: UniqueClaim | null,
+    physical: string,
+    id: string,
+    item: Guarded<JsonObject>,
+  ): Promise<StoredItem | typeof DUPLICATE> {
+    if (!claim) return this.items.insert(physical, id, item, new Date());
+    await this.uniqueValues.assertInsertable(claim);
+    try {
+      const stored = await this.items.insert(physical, id, item, new Date());
+      if (stored === DUPLICATE) await this.uniqueValues.release(claim);
+      return stored;
+    } catch (error) {
+      // A claim not given back now (the database is failing) expires after CLAIM_GRACE_MS.
+      await this.uniqueValues.release(claim).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** The value `uniqueField` names, after the owner field was stamped: present and scalar. */
+  private uniqueValue(
+    item: Guarded<Record<string, unknown>>,
+    id: string,
+    field: string,
+  ): JsonScalar {
+    if (field === '_id') return id;
+    if (!Object.hasOwn(item, field))
+      throw new ValidationFailedError([
+        { field: 'uniqueField', message: `item has no field '${field}'` },
+      ]);
+    const value = item[field];
+    if (!isScalar(value))
+      throw new ValidationFailedError([
+        { field: `item.${field}`, message: 'must be a string, number, boolean or null' },
+      ]);
+    return value;
+  }
+
+  async list(
+    principal: CustomerPrincipal,
+    collection: string,
+    query: ItemListQuery,
+  ): Promise<ItemPage> {
+    const { plan, projection } = query;
+    const match = this.queryMatch(principal, query);
+    const target = await this.collections.find(principal, collection);
+    if (!target) return { items: [], next: null };
+    const found = await this.items.list(target.physical, match, plan, projection);
+    const items = found.slice(0, plan.limit);
+    if (plan.reversed) items.reverse();
+    // The cursor of the following page: the last item's, or the first's when walking backwards.
+    const edge = plan.reversed ? items[0] : items.at(-1);
+    if (found.length <= plan.limit || !edge) return { items, next: null };
+    const paths = orderPaths(plan);
+    // A sort field the projection leaves out is read from the edge item alone.
+    const source = paths.every((path) => projects(projection, path))
+      ? edge
+      : await this.items.findFieldsById(target.physical, edge._id, paths);
+    const cursor: Record<string, string> = {};
+    for (const path of paths) {
+      const text = source ? cursorText(path, valueAtPath(source, path)) : null;
+      if (text === null) return { items, next: null };
+      cursor[path] = text;
+    }
+    return { items, next: { side: plan.reversed ? 'before' : 'after', cursor } };
+  }
+
+  async count(principal: CustomerPrincipal, collection: string, query: ItemQuery): Promise<number> {
+    const match = this.queryMatch(principal, query);
+    const target = await this.collections.find(principal, collection);
+    if (!target) return 0;
+    if (match.scope === null && match.conditions.length === 0)
+      return this.items.estimatedCount(target.physical);
+    return this.items.count(target.physical, match);
+  }
+
+  async get(
+    principal: CustomerPrincipal,
+    collection: string,
+    indexName: string,
+    indexValue: string,
+    query: ItemQuery,
+    projection: Projection | null = null,
+  ): Promise<StoredItem> {
+    const match = this.queryMatch(principal, query, pathCondition(indexName, indexValue));
+    const target = await this.collections.find(principal, collection);
+    if (!target) throw new ItemNotFoundError(collection);
+    // An _id names at most one item; any other field needs a second match to detect ambiguity.
+    const found = await this.items.findMatching(
+      target.physical,
+      match,
+      indexName === '_id' ? 1 : 2,
+      projection,
+    );
+    if (found.length > 1) throw new AmbiguousMatchError();
+    const [item] = found;
+    if (!item) throw new ItemNotFoundError(collection);
+    return item;
+  }
+
+  private queryMatch(principal: CustomerPrincipal, query: ItemQuery, path?: Condition): ItemMatch {
+    return {
+      scope: ownerScopeOf(principal, query.ownerField),
+      conditions: path ? [path, ...query.conditions] : query.conditions,
+    };
+  }
+}
+
+/**
+ * How often find-or-create looks for the item holding the value, waiting twice as long each time
+ * (20 ms … 640 ms, 1.3 s in all): the holder's insert follows its claim at once, but a loaded
+ * database can take that long.
+ */
+const FIND_ROUNDS = 7;
+const FIND_FIRST_WAIT_MS = 20;
+
+/** A sort value as a cursor parameter, when it reads back as the same value. */
+function cursorText(sortPath: string, value: unknown): string | null {
+  if (value instanceof Date) return TIMESTAMP_FIELDS.has(sortPath) ? value.toISOString() : null;
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  if (typeof value === 'string') {
+    if (sortPath === '_id') return value;
+    const numeric = value.trim() !== '' && Number.isFinite(Number(value));
+    return numeric ? null : value;
+  }
+  return null;
+}
