@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { ApiKeyRecord } from '../auth/api-key.repository';
 import { ApiKeyService } from '../auth/api-key.service';
-import { CollectionsService } from '../data/collections.service';
+import { CollectionsService } from '../data';
 import { ProfileService, type PlanInput, type Profile } from '../profile';
 import { TeamService, type MyTeam, type Team } from '../team';
 

@@ -7,7 +7,7 @@ import { DUPLICATE } from '../common/mongo/duplicate';
 import { BackgroundTasks, type BackgroundTask } from '../common/scheduling/background-tasks';
 import type { Tenant } from '../common/tenancy/namespace';
 import { APP_CONFIG, type AppConfig } from '../config';
-import { CollectionDropsService } from '../data/collection-drops.service';
+import { CollectionDropsService } from '../data';
 import { EventsService } from '../events';
 import { ProfileService, type AccountErasure, type Erasure } from '../profile';
 import { ProjectService } from '../project/project.service';

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Principal } from '../auth';
 import { ApiKeyService } from '../auth/api-key.service';
 import { APP_CONFIG, type AppConfig } from '../config';
-import { CollectionsService } from '../data/collections.service';
+import { CollectionsService } from '../data';
 import type { MeDto, MeKeyDto } from './me.dto';
 
 /** Who a key acts as, where, the key itself and the quotas that apply to it. */

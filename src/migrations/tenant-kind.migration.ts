@@ -1,8 +1,7 @@
 import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { InjectConnection } from '@nestjs/mongoose';
 import type { Connection } from 'mongoose';
-
-type TenantKind = 'user' | 'team';
+import type { TenantKind } from '../common/tenancy/namespace';
 
 /** What an older version left: registry entries keyed by a bare tenant id, and their indexes. */
 const REGISTRY = 'data_collections';

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Principal } from '../auth';
 import { ApiKeyService } from '../auth/api-key.service';
 import { ownerFieldOf } from '../data/query';
-import { ItemBatchesService } from '../data/item-batches.service';
+import { ItemBatchesService } from '../data';
 import { profileActorOf, ProfileEvents } from './profile-events';
 import { ProfileRepository } from './profile.repository';
 import { ProfileService } from './profile.service';
