@@ -135,6 +135,33 @@ function cycles(graph: Map<string, string[]>): string[][] {
   return found.map((component) => component.map((f) => relative(ROOT, f)).sort());
 }
 
+/** Every .ts file of src, tests included. */
+function allSourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return allSourceFiles(path);
+    return name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+/** Lines as an editor numbers them: a final newline ends the last line, it starts none. */
+function lineCount(text: string): number {
+  const lines = text.split('\n').length;
+  return text.endsWith('\n') ? lines - 1 : lines;
+}
+
+describe('file sizes', () => {
+  it('keeps every file of src within 300 lines', () => {
+    const long = allSourceFiles(SRC)
+      .map((file) => ({
+        file: relative(ROOT, file),
+        lines: lineCount(readFileSync(file, 'utf8')),
+      }))
+      .filter(({ lines }) => lines > 300);
+    expect(long).toEqual([]);
+  });
+});
+
 describe('file graph', () => {
   it('has no import cycle in src', () => {
     expect(cycles(fileGraph())).toEqual([]);
