@@ -27,12 +27,12 @@ export class EventHub {
     @Inject(APP_CONFIG) config: AppConfig,
     tasks: BackgroundTasks,
   ) {
-    if (config.events.enabled)
-      tasks.register({
-        name: 'events-hub-poll',
-        intervalMs: config.events.pollMs,
-        run: () => this.poll(),
-      });
+    tasks.register({
+      name: 'events-hub-poll',
+      intervalMs: config.events.pollMs,
+      run: () => this.poll(),
+      enabled: config.events.enabled,
+    });
   }
 
   /** Wakes `waiter` whenever the namespace has events beyond its `seen`; returns the unsubscribe. */

@@ -20,7 +20,7 @@ export class EventSweep {
   private readonly lookups = new Map<EventResource, ResourceLookup>();
   private readonly settings: AppConfig['events'];
   /** Absent when the feed is off: nothing is swept on a schedule then. */
-  private readonly task: BackgroundTask | undefined;
+  private readonly task: BackgroundTask;
 
   constructor(
     private readonly events: EventsRepository,
@@ -30,12 +30,12 @@ export class EventSweep {
     tasks: BackgroundTasks,
   ) {
     this.settings = config.events;
-    if (config.events.enabled)
-      this.task = tasks.register({
-        name: 'events-sweep',
-        intervalMs: config.events.sweepMs,
-        run: () => this.run(),
-      });
+    this.task = tasks.register({
+      name: 'events-sweep',
+      intervalMs: config.events.sweepMs,
+      run: () => this.run(),
+      enabled: config.events.enabled,
+    });
   }
 
   /** The module that owns `resource` tells the reconciler what exists. */
@@ -45,7 +45,7 @@ export class EventSweep {
 
   /** One sweep now; a call while one runs joins it. */
   runNow(): Promise<void> {
-    return this.task ? this.task.runNow() : this.run();
+    return this.task.runNow();
   }
 
   private async run(): Promise<void> {

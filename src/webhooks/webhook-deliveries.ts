@@ -29,7 +29,7 @@ export class WebhookDeliveries {
   private readonly logger = new Logger('Webhooks');
   private readonly settings: AppConfig['webhooks'];
   /** Absent when the change feed is off: there is nothing to deliver then. */
-  private readonly task: BackgroundTask | undefined;
+  private readonly task: BackgroundTask;
 
   constructor(
     private readonly webhooks: WebhooksRepository,
@@ -40,17 +40,17 @@ export class WebhookDeliveries {
     tasks: BackgroundTasks,
   ) {
     this.settings = config.webhooks;
-    if (events.enabled)
-      this.task = tasks.register({
-        name: 'webhook-deliveries',
-        intervalMs: config.events.pollMs,
-        run: () => this.run(),
-      });
+    this.task = tasks.register({
+      name: 'webhook-deliveries',
+      intervalMs: config.events.pollMs,
+      run: () => this.run(),
+      enabled: events.enabled,
+    });
   }
 
   /** One round now: fan out new events, send what is due; a call while one runs joins it. */
   runNow(): Promise<void> {
-    return this.task ? this.task.runNow() : this.run();
+    return this.task.runNow();
   }
 
   private async run(): Promise<void> {

@@ -51,4 +51,21 @@ describe('BackgroundTasks', () => {
     expect(runs).toBe(1);
     await host.onModuleDestroy();
   });
+
+  it('never schedules a disabled task, yet runs it on demand', async () => {
+    const host = new BackgroundTasks();
+    let runs = 0;
+    const task = host.register({
+      name: 'off',
+      intervalMs: 100,
+      run: () => Promise.resolve(runs++),
+      enabled: false,
+    });
+    host.onApplicationBootstrap();
+    await jest.advanceTimersByTimeAsync(1000);
+    expect(runs).toBe(0);
+    await task.runNow();
+    expect(runs).toBe(1);
+    await host.onModuleDestroy();
+  });
 });

@@ -17,6 +17,8 @@ export interface BackgroundTaskOptions {
   intervalMs: number;
   /** One run; a run never overlaps the previous one. */
   run: () => Promise<unknown>;
+  /** False: never scheduled (the feature is off), but `runNow` still runs it. Default true. */
+  enabled?: boolean;
 }
 
 /** A registered task: run it now (tests, or work that cannot wait), or see that it was stopped. */
@@ -49,6 +51,7 @@ export class BackgroundTasks implements OnApplicationBootstrap, OnModuleDestroy 
       (error) => this.logger.warn({ err: error, task: options.name }, `${options.name} failed`),
       JITTER,
     );
+    if (options.enabled === false) return task;
     this.tasks.push(task);
     if (this.started) task.start();
     return task;
