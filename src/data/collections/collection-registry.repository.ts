@@ -57,7 +57,10 @@ export class CollectionRegistryRepository implements OnModuleInit {
     return namespaceFilter({ ...tenant, branch });
   }
 
-  /** The entry of a name; `fresh` reads the registry, not this instance's cache. */
+  /**
+   * The entry of a name: from this instance's cache, with concurrent lookups of one name sharing
+   * one read (LookupCache.load); `fresh` reads the registry, not the cache, and caches what it read.
+   */
   async find(
     tenant: Tenant,
     branch: string,
@@ -65,16 +68,17 @@ export class CollectionRegistryRepository implements OnModuleInit {
     { fresh = false } = {},
   ): Promise<RegisteredCollection | null> {
     const key = CollectionRegistryRepository.key(tenant, branch, name);
-    const cached = fresh ? undefined : this.cache.get(key);
-    if (cached) return cached;
+    const read = async (): Promise<RegisteredCollection | null> => {
+      const doc = await this.registry
+        .findOne({ ...CollectionRegistryRepository.scope(tenant, branch), name })
+        .lean<CollectionRegistryDocument>()
+        .exec();
+      return doc ? toEntry(doc) : null;
+    };
+    if (!fresh) return this.cache.load(key, read);
     const mark = this.cache.mark();
-    const doc = await this.registry
-      .findOne({ ...CollectionRegistryRepository.scope(tenant, branch), name })
-      .lean<CollectionRegistryDocument>()
-      .exec();
-    if (!doc) return null;
-    const entry = toEntry(doc);
-    this.cache.remember(key, entry, mark);
+    const entry = await read();
+    if (entry) this.cache.remember(key, entry, mark);
     return entry;
   }
 
