@@ -6,6 +6,7 @@ import {
 } from '@nestjs/common';
 import {
   ApiBearerAuth,
+  ApiExtension,
   ApiForbiddenResponse,
   ApiHeader,
   ApiSecurity,
@@ -14,7 +15,13 @@ import {
 } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { ProblemDto } from '../common/errors';
-import { API_KEY_SCHEME, BEARER_SCHEME, BRANCH_HEADER, TEAM_HEADER } from '../common/http/openapi';
+import {
+  API_KEY_SCHEME,
+  AUTH_HEADERS_FIRST,
+  BEARER_SCHEME,
+  BRANCH_HEADER,
+  TEAM_HEADER,
+} from '../common/http/openapi';
 import type { Principal, PrincipalKind } from './principal';
 import { TEAM_ID_PATTERN } from './team-memberships.port';
 
@@ -29,6 +36,39 @@ export const Public = (): MethodDecorator & ClassDecorator => SetMetadata(IS_PUB
  * problems in OpenAPI. Routes with neither @Auth nor @Public are denied to everyone.
  */
 export function Auth(...kinds: PrincipalKind[]): MethodDecorator & ClassDecorator {
+  return applyDecorators(...authDecorators(kinds, forbiddenResponse(kinds)));
+}
+
+/**
+ * @Auth for a route that describes its own 403, documented the way a controller-wide @Auth
+ * documents its routes: the route's description (`forbidden`) stands in place of FORBIDDEN's,
+ * and the authentication headers come first among the operation's parameters. The published
+ * parameter order is kept because generated clients may take parameters by position.
+ */
+export function AuthHeadersFirst(options: {
+  kinds: PrincipalKind[];
+  forbidden: string;
+}): MethodDecorator {
+  return applyDecorators(
+    ...authDecorators(
+      options.kinds,
+      ApiForbiddenResponse({ type: ProblemDto, description: options.forbidden }),
+    ),
+    ApiExtension(AUTH_HEADERS_FIRST, true),
+  );
+}
+
+function forbiddenResponse(kinds: PrincipalKind[]): MethodDecorator & ClassDecorator {
+  return ApiForbiddenResponse({
+    type: ProblemDto,
+    description: `FORBIDDEN: the key is not one of: ${kinds.join(', ')}`,
+  });
+}
+
+function authDecorators(
+  kinds: PrincipalKind[],
+  forbidden: MethodDecorator & ClassDecorator,
+): (MethodDecorator & ClassDecorator)[] {
   const decorators = [
     SetMetadata(ALLOWED_KINDS, kinds),
     ApiSecurity(API_KEY_SCHEME),
@@ -37,10 +77,7 @@ export function Auth(...kinds: PrincipalKind[]): MethodDecorator & ClassDecorato
       type: ProblemDto,
       description: 'UNAUTHENTICATED: no key, or an unknown, revoked or expired key',
     }),
-    ApiForbiddenResponse({
-      type: ProblemDto,
-      description: `FORBIDDEN: the key is not one of: ${kinds.join(', ')}`,
-    }),
+    forbidden,
     ApiTooManyRequestsResponse({
       type: ProblemDto,
       description:
@@ -70,7 +107,7 @@ export function Auth(...kinds: PrincipalKind[]): MethodDecorator & ClassDecorato
       }),
     );
   }
-  return applyDecorators(...decorators);
+  return decorators;
 }
 
 export type RequestWithPrincipal = Request & { principal?: Principal };

@@ -3,12 +3,11 @@ import { CollectionsController } from './collections/collections.controller';
 import { IndexesController } from './indexes/indexes.controller';
 import { BulkController } from './items/bulk.controller';
 import { CountController } from './items/count.controller';
-import { ItemArraysController, ItemController } from './items/item.controller';
-import { ItemsByFilterController, ItemsController } from './items/items.controller';
+import { ItemController } from './items/item.controller';
+import { ItemsController } from './items/items.controller';
 
 /**
- * The controllers of `/data`, one file per URL (a URL's second class in its file only keeps its
- * routes' OpenAPI description, which documents @Auth per class). Their paths cannot overlap: after
+ * The controllers of `/data`, one per URL. Their paths cannot overlap: after
  * `{collection}` comes nothing, one fixed segment (`count`, `bulk`, `index`, `stats`,
  * `aggregate`, `explain`), or exactly the two parameters of an item — and no URL has both a
  * fixed second segment and a parameter there. So no route can take another's requests, whatever
@@ -18,11 +17,9 @@ import { ItemsByFilterController, ItemsController } from './items/items.controll
 export const DATA_CONTROLLERS = [
   CollectionsController,
   ItemsController,
-  ItemsByFilterController,
   BulkController,
   CountController,
   ItemController,
-  ItemArraysController,
   IndexesController,
   AnalysisController,
 ];

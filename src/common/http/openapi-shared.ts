@@ -9,6 +9,11 @@ export const BEARER_SCHEME = 'bearer';
 /** The X-Branch header parameter; operations that take it can answer INVALID_BRANCH and BRANCH_MISMATCH. */
 export const BRANCH_HEADER = 'X-Branch';
 export const TEAM_HEADER = 'X-Team';
+/**
+ * Extension an operation carries from @AuthHeadersFirst until the document is built: its
+ * authentication headers move before its other parameters, and the mark is removed.
+ */
+export const AUTH_HEADERS_FIRST = 'x-auth-headers-first';
 
 export type Operation = NonNullable<OpenAPIObject['paths'][string]['get']>;
 export type Response = Operation['responses'][string] & {

@@ -9,16 +9,25 @@ import { addStandardProblems, addStandardResponses } from './openapi-problems';
 import { addIdempotencyKeys } from '../idempotency/idempotency.openapi';
 import {
   API_KEY_SCHEME,
+  AUTH_HEADERS_FIRST,
   BEARER_SCHEME,
+  BRANCH_HEADER,
   HEADERS,
   PROBLEM_SCHEMA,
+  TEAM_HEADER,
   operations,
   type MediaType,
   type Response,
   type Schema,
 } from './openapi-shared';
 
-export { API_KEY_SCHEME, BEARER_SCHEME, BRANCH_HEADER, TEAM_HEADER } from './openapi-shared';
+export {
+  API_KEY_SCHEME,
+  AUTH_HEADERS_FIRST,
+  BEARER_SCHEME,
+  BRANCH_HEADER,
+  TEAM_HEADER,
+} from './openapi-shared';
 export { problemExample, UNROUTED_RESPONSES } from './openapi-problems';
 
 /**
@@ -30,6 +39,25 @@ export function ApiSchemaPatch(patch: Record<string, unknown>): ClassDecorator {
   return (target) => {
     schemaPatches.set(target.name, { ...schemaPatches.get(target.name), ...patch });
   };
+}
+
+/** Moves the authentication headers of operations marked by @AuthHeadersFirst to the front. */
+function listAuthHeadersFirst(document: OpenAPIObject): void {
+  const isAuthHeader = (p: object): boolean =>
+    'in' in p &&
+    p.in === 'header' &&
+    'name' in p &&
+    (p.name === BRANCH_HEADER || p.name === TEAM_HEADER);
+  for (const [, , operation] of operations(document)) {
+    const marked = operation as unknown as Record<string, unknown>;
+    if (marked[AUTH_HEADERS_FIRST] !== true) continue;
+    delete marked[AUTH_HEADERS_FIRST];
+    const parameters = operation.parameters ?? [];
+    operation.parameters = [
+      ...parameters.filter(isAuthHeader),
+      ...parameters.filter((p) => !isAuthHeader(p)),
+    ];
+  }
 }
 
 /**
@@ -159,6 +187,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   const document = SwaggerModule.createDocument(app, config, {
     operationIdFactory: (_controllerKey: string, methodKey: string) => methodKey,
   });
+  listAuthHeadersFirst(document);
   addConditionalRequests(document);
   addStandardProblems(document);
   addIdempotencyKeys(document);

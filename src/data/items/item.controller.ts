@@ -23,7 +23,7 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { Auth, CurrentPrincipal, type CustomerPrincipal } from '../../auth';
+import { Auth, AuthHeadersFirst, CurrentPrincipal, type CustomerPrincipal } from '../../auth';
 import { ProblemDto } from '../../common/errors';
 import { IdempotentWrites } from '../../common/idempotency';
 import { answerRead, answerWrite, IfMatchHeader } from '../../common/http/conditional';
@@ -56,10 +56,7 @@ import { itemETag } from './item-revision';
 import { ItemWritesService } from './item-writes.service';
 import { ItemsService } from './items.service';
 
-/**
- * `/data/{collection}/{indexName}/{indexValue}`, the one item a field value selects. The array
- * operations (PATCH) document @Auth for the whole class, so they keep a class of their own below.
- */
+/** `/data/{collection}/{indexName}/{indexValue}`, the one item a field value selects. */
 @ApiTags('data')
 @IdempotentWrites()
 @Controller('data')
@@ -186,22 +183,6 @@ export class ItemController {
     const request = toItemRemovalRequest(body ?? {}, this.filterLimits);
     await this.writes.remove(principal, collection, indexName, indexValue, request, ifMatch);
   }
-}
-
-/** `/data/{collection}/{indexName}/{indexValue}`: array operations on the item. */
-@ApiTags('data')
-@IdempotentWrites()
-@Controller('data')
-@Auth('root', 'sub', 'team')
-export class ItemArraysController {
-  private readonly budget: JsonBudget;
-
-  constructor(
-    private readonly writes: ItemWritesService,
-    @Inject(APP_CONFIG) config: AppConfig,
-  ) {
-    this.budget = dataBudget(config.limits);
-  }
 
   /**
    * Applies one array operation to the one item the route selects (the selection and owner rules
@@ -209,6 +190,10 @@ export class ItemArraysController {
    * by position or every element that matches.
    */
   @Patch(':collection/:indexName/:indexValue')
+  @AuthHeadersFirst({
+    kinds: ['root', 'sub', 'team'],
+    forbidden: 'A sub key tried to change the owner field',
+  })
   @ApiConditional('write')
   @ItemParams()
   @ApiBody({
@@ -226,10 +211,6 @@ export class ItemArraysController {
   @ApiBadRequestResponse({
     type: ProblemDto,
     description: 'Not exactly one operation, or a bad one',
-  })
-  @ApiForbiddenResponse({
-    type: ProblemDto,
-    description: 'A sub key tried to change the owner field',
   })
   @ApiNotFoundResponse({
     type: ProblemDto,

@@ -18,7 +18,6 @@ import {
   ApiBody,
   ApiConflictResponse,
   ApiExtraModels,
-  ApiForbiddenResponse,
   ApiNoContentResponse,
   ApiNotFoundResponse,
   ApiOkResponse,
@@ -26,7 +25,7 @@ import {
   getSchemaPath,
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { Auth, CurrentPrincipal, type CustomerPrincipal } from '../../auth';
+import { Auth, AuthHeadersFirst, CurrentPrincipal, type CustomerPrincipal } from '../../auth';
 import { ProblemDto } from '../../common/errors';
 import { IdempotentWrites } from '../../common/idempotency';
 import { answerWrite, IfMatchHeader } from '../../common/http/conditional';
@@ -69,11 +68,11 @@ import { ItemsService } from './items.service';
 /** Whether a find-or-create created its item. */
 const ITEM_CREATED_HEADER = 'X-Item-Created';
 /**
- * `/data/{collection}`. Its writes by filter document @Auth for the whole class (its headers
- * before their parameters), so they keep a class of their own below, in this file.
+ * `/data/{collection}`: lists, creates (or finds or creates), updates and deletes by filter,
+ * and drops the collection.
  */
 @ApiTags('data')
-@ApiExtraModels(DataItemDto, ProjectedDataItemDto)
+@ApiExtraModels(DataItemDto, ProjectedDataItemDto, UpdateManyResultDto)
 @IdempotentWrites()
 @Controller('data')
 export class ItemsController {
@@ -82,6 +81,9 @@ export class ItemsController {
 
   constructor(
     private readonly items: ItemsService,
+    private readonly collections: CollectionsService,
+    private readonly writes: ItemWritesService,
+    private readonly batches: ItemBatchesService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.budget = dataBudget(config.limits);
@@ -164,33 +166,16 @@ export class ItemsController {
     const item = await this.items.create(principal, collection, request);
     return answerWrite(res, itemETag(item), toItemJson(item));
   }
-}
-
-/** `/data/{collection}`: updates and deletes by filter, and the drop of the collection. */
-@ApiTags('data')
-@ApiExtraModels(DataItemDto, UpdateManyResultDto)
-@IdempotentWrites()
-@Controller('data')
-@Auth('root', 'sub', 'team')
-export class ItemsByFilterController {
-  private readonly budget: JsonBudget;
-  private readonly filterLimits: FilterLimits;
-
-  constructor(
-    private readonly collections: CollectionsService,
-    private readonly writes: ItemWritesService,
-    private readonly batches: ItemBatchesService,
-    @Inject(APP_CONFIG) config: AppConfig,
-  ) {
-    this.budget = dataBudget(config.limits);
-    this.filterLimits = filterLimits(config.limits);
-  }
 
   /**
    * Sets fields of the items the filter selects: with `multi: true` every one (`{matched,
    * modified}`), otherwise exactly one (the item; 404 when none, 409 when several).
    */
   @Put(':collection')
+  @AuthHeadersFirst({
+    kinds: ['root', 'sub', 'team'],
+    forbidden: 'A sub key tried to change the owner field',
+  })
   @ApiConditional('selective-write')
   @CollectionParam()
   @ApiBody({
@@ -216,10 +201,6 @@ export class ItemsByFilterController {
   @ApiBadRequestResponse({
     type: ProblemDto,
     description: 'No filter, an empty one, or bad values',
-  })
-  @ApiForbiddenResponse({
-    type: ProblemDto,
-    description: 'A sub key tried to change the owner field',
   })
   @ApiNotFoundResponse({ type: ProblemDto, description: 'ITEM_NOT_FOUND (without multi)' })
   @ApiConflictResponse({
@@ -248,6 +229,10 @@ export class ItemsByFilterController {
    * filtered delete gone wrong never drops the collection.
    */
   @Delete(':collection')
+  @AuthHeadersFirst({
+    kinds: ['root', 'sub', 'team'],
+    forbidden: 'A sub key tried to drop the collection',
+  })
   @ApiConditional('selective-write')
   @CollectionParam()
   @ApiBody({
@@ -268,7 +253,6 @@ export class ItemsByFilterController {
     type: ProblemDto,
     description: 'A body without filter, or an empty one; If-Match on a drop',
   })
-  @ApiForbiddenResponse({ type: ProblemDto, description: 'A sub key tried to drop the collection' })
   @ApiNotFoundResponse({
     type: ProblemDto,
     description: 'ITEM_NOT_FOUND (without multi); COLLECTION_NOT_FOUND (drop)',

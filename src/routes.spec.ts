@@ -1,0 +1,96 @@
+import { MODULE_METADATA, PATH_METADATA } from '@nestjs/common/constants';
+import {
+  Controller,
+  Delete,
+  Get,
+  type DynamicModule,
+  type ModuleMetadata,
+  type Type,
+} from '@nestjs/common';
+import { AppModule } from './app.module';
+import { loadConfig } from './config';
+
+type ModuleRef = NonNullable<ModuleMetadata['imports']>[number];
+
+/** Every controller of the application: those of a module and of every module it imports. */
+function controllersOf(root: ModuleRef): Set<Type> {
+  const controllers = new Set<Type>();
+  const seen = new Set<Type>();
+  const visit = (ref: ModuleRef): void => {
+    // Forward references and asynchronous modules hold no controllers in this application.
+    if (ref instanceof Promise || 'forwardRef' in ref) return;
+    const dynamic: DynamicModule | undefined = 'module' in ref ? ref : undefined;
+    const module = dynamic?.module ?? (ref as Type);
+    if (seen.has(module)) return;
+    seen.add(module);
+    const own = (Reflect.getMetadata(MODULE_METADATA.CONTROLLERS, module) ?? []) as Type[];
+    for (const controller of [...own, ...(dynamic?.controllers ?? [])]) controllers.add(controller);
+    const imports = (Reflect.getMetadata(MODULE_METADATA.IMPORTS, module) ?? []) as ModuleRef[];
+    for (const imported of [...imports, ...(dynamic?.imports ?? [])]) visit(imported);
+  };
+  visit(root);
+  return controllers;
+}
+
+/** A route's URL with its parameters unnamed: `data/:collection` and `data/:c` are one URL. */
+function urlsOf(controller: Type): string[] {
+  const prefixes = [Reflect.getMetadata(PATH_METADATA, controller) as string | string[]].flat();
+  const prototype = controller.prototype as Record<string, unknown>;
+  return Object.getOwnPropertyNames(prototype).flatMap((name) => {
+    const handler = prototype[name];
+    if (typeof handler !== 'function' || name === 'constructor') return [];
+    const paths = Reflect.getMetadata(PATH_METADATA, handler) as string | string[] | undefined;
+    if (paths === undefined) return [];
+    return prefixes.flatMap((prefix) =>
+      [paths].flat().map((path) =>
+        `${prefix}/${path}`
+          .split('/')
+          .filter((segment) => segment !== '')
+          .map((segment) => (segment.startsWith(':') ? ':' : segment))
+          .join('/'),
+      ),
+    );
+  });
+}
+
+/** The URLs whose verbs are served by more than one controller class, with those classes. */
+function splitUrls(controllers: Iterable<Type>): string[] {
+  const owners = new Map<string, Set<string>>();
+  for (const controller of controllers) {
+    for (const url of urlsOf(controller)) {
+      owners.set(url, (owners.get(url) ?? new Set()).add(controller.name));
+    }
+  }
+  return [...owners]
+    .filter(([, names]) => names.size > 1)
+    .map(([url, names]) => `${url}: ${[...names].join(', ')}`);
+}
+
+describe('routes', () => {
+  const config = loadConfig({ NODE_ENV: 'test' });
+  const controllers = controllersOf(
+    AppModule.forRoot({ ...config, database: { ...config.database, uri: 'mongodb://unused' } }),
+  );
+
+  it('are found in every module', () => {
+    expect(controllers.size).toBeGreaterThan(15);
+  });
+
+  it('put all verbs of one URL in one controller class', () => {
+    expect(splitUrls(controllers)).toEqual([]);
+  });
+
+  it('finds a URL split over two classes, whatever its parameters are named', () => {
+    @Controller('things')
+    class Reads {
+      @Get(':id')
+      read(): void {}
+    }
+    @Controller('things')
+    class Writes {
+      @Delete(':key')
+      remove(): void {}
+    }
+    expect(splitUrls([Reads, Writes])).toEqual(['things/:: Reads, Writes']);
+  });
+});
