@@ -10,6 +10,7 @@ import { FixedWindowThrottlerStorage } from './common/http/fixed-window.storage'
 import { MongoFixedWindowThrottlerStorage } from './common/http/mongo-fixed-window.storage';
 import { KeyThrottlerGuard } from './auth/key-throttler.guard';
 import { ProblemFilter } from './common/errors';
+import { boundedDriverOptions } from './common/mongo/bounded-driver-options';
 import { BackgroundTasksModule } from './common/scheduling/background-tasks';
 import { IdempotencyModule } from './common/idempotency';
 import { idempotencyScopeOf } from './auth/idempotency-scope';
@@ -19,6 +20,7 @@ import { MeModule } from './me/me.module';
 import { HealthModule } from './health/health.module';
 import { MetricsModule, monitoredConnection, ServiceMetrics } from './metrics';
 import { MigrationsModule } from './migrations/migrations.module';
+import { PlacementModule } from './placement';
 import { ProfileModule } from './profile/profile.module';
 import { ProfileService } from './profile/profile.service';
 import { ProjectModule } from './project/project.module';
@@ -26,29 +28,6 @@ import { EventsModule } from './events';
 import { WebhooksModule } from './webhooks/webhooks.module';
 import { LifecycleModule } from './lifecycle';
 import { TeamModule, TeamService } from './team';
-
-/**
- * Driver settings that bound every operation when the database is dead, frozen or partitioned
- * (an open connection to a stopped process never errors by itself). The installed driver ignores
- * `timeoutMS`, so the bound comes from server monitoring: a heartbeat every 500 ms on its own
- * connection, timing out after half the selection timeout, marks the server unknown and
- * interrupts every operation in flight on it; later operations then fail server selection. A
- * slow query on a healthy server is not cut short (the heartbeat still answers), so
- * QUERY_TIMEOUT_MS keeps its meaning; socketTimeoutMS is only a backstop above it. Retries are
- * off because a retry would wait a whole selection timeout again; the client gets 503 with
- * Retry-After instead.
- */
-export function boundedDriverOptions(database: AppConfig['database']) {
-  const selection = database.serverSelectionTimeoutMs;
-  return {
-    serverSelectionTimeoutMS: selection,
-    heartbeatFrequencyMS: 500,
-    connectTimeoutMS: Math.ceil(selection / 2),
-    socketTimeoutMS: Math.max(database.queryTimeoutMs, selection) + selection,
-    retryReads: false,
-    retryWrites: false,
-  };
-}
 
 /** The root module; `config.database.uri` is the database to connect to (MONGODB_URI, or the one `npm start` hands in). */
 @Module({})
@@ -89,6 +68,7 @@ export class AppModule {
             generateKey: (_context, tracker) => tracker,
           }),
         }),
+        PlacementModule.forRoot((client) => metrics?.database.watch(client)),
         BackgroundTasksModule,
         MigrationsModule,
         HealthModule,

@@ -1,7 +1,7 @@
 import { MongoClient } from 'mongodb';
 import ConnectionString from 'mongodb-connection-string-url';
 import type { Logger } from 'pino';
-import { boundedDriverOptions } from './app.module';
+import { boundedDriverOptions } from './common/mongo/bounded-driver-options';
 import { isDatabaseUnavailable } from './common/errors/mongo-errors';
 import type { AppConfig } from './config';
 import { LEGACY_DATABASE_NAME } from './config/database-name';

@@ -71,12 +71,16 @@ export class AdminTeamsController {
     return teams.map((team) => ({ ...team, createdAt: team.createdAt.toISOString() }));
   }
 
-  /** Registers a team and returns its key. */
+  /** Registers a team, places its data on a cluster (of `region`, if given) and returns its key. */
   @Post()
   @HttpCode(HttpStatus.OK)
-  @ApiBadRequestResponse({ type: ProblemDto })
+  @ApiBadRequestResponse({
+    type: ProblemDto,
+    description:
+      'VALIDATION_FAILED; UNKNOWN_REGION; NO_OPEN_CLUSTER: every cluster of the region is closed',
+  })
   async createTeam(@Body() body: CreateTeamDto): Promise<CreatedTeamDto> {
-    const { team, apiKey } = await this.admin.createTeam(body.name);
+    const { team, apiKey } = await this.admin.createTeam(body.name, body.region);
     return { team: { ...team, createdAt: team.createdAt.toISOString() }, apiKey };
   }
 

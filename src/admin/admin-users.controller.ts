@@ -98,13 +98,20 @@ export class AdminUsersController {
     return shown.map((u) => ({ ...u, createdAt: u.createdAt.toISOString() }));
   }
 
-  /** Registers a user: its root profile and first root key. */
+  /**
+   * Registers a user: its root profile and first root key, and places its data on a cluster (of
+   * `region`, if given).
+   */
   @Post()
   @HttpCode(HttpStatus.OK)
-  @ApiBadRequestResponse({ type: ProblemDto })
+  @ApiBadRequestResponse({
+    type: ProblemDto,
+    description:
+      'VALIDATION_FAILED; UNKNOWN_REGION; NO_OPEN_CLUSTER: every cluster of the region is closed',
+  })
   @ApiConflictResponse({ type: ProblemDto, description: 'DUPLICATE_USER: subject or email taken' })
   async createUser(@Body() body: CreateUserDto): Promise<CreatedUserDto> {
-    const { profile, apiKey } = await this.admin.createUser(body.email, body.subject);
+    const { profile, apiKey } = await this.admin.createUser(body.email, body.subject, body.region);
     return { profile: ProfileDto.from(profile), apiKey };
   }
 

@@ -3,6 +3,7 @@ import { DataModule } from '../data/data.module';
 import { LifecycleModule } from '../lifecycle';
 import { ProfileModule } from '../profile';
 import { TeamModule } from '../team';
+import { AdminClustersController } from './admin-clusters.controller';
 import { AdminErasuresController } from './admin-erasures.controller';
 import { AdminTeamsController } from './admin-teams.controller';
 import { AdminUsersController } from './admin-users.controller';
@@ -14,7 +15,12 @@ import { AdminService } from './admin.service';
  */
 @Module({
   imports: [ProfileModule, TeamModule, DataModule, LifecycleModule],
-  controllers: [AdminUsersController, AdminTeamsController, AdminErasuresController],
+  controllers: [
+    AdminUsersController,
+    AdminTeamsController,
+    AdminErasuresController,
+    AdminClustersController,
+  ],
   providers: [AdminService],
 })
 export class AdminModule {}

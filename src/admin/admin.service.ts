@@ -2,6 +2,8 @@ import { Injectable } from '@nestjs/common';
 import type { ApiKeyRecord } from '../auth/api-key.repository';
 import { ApiKeyService } from '../auth/api-key.service';
 import { CollectionsService } from '../data';
+import type { Tenant } from '../common/tenancy/namespace';
+import { DataClusters, TenantPlacements, type TenantLocation } from '../placement';
 import { ProfileService, type PlanInput, type Profile } from '../profile';
 import { TeamService, type MyTeam, type Team } from '../team';
 
@@ -14,6 +16,15 @@ export interface UserDetail {
   collections: { used: number; limit: number };
 }
 
+export interface ClusterSummary {
+  name: string;
+  region: string;
+  open: boolean;
+  tenants: number;
+  collections: number;
+  reachable: boolean;
+}
+
 /** What the operator API does across modules: users and teams with their first keys. */
 @Injectable()
 export class AdminService {
@@ -22,18 +33,61 @@ export class AdminService {
     private readonly keys: ApiKeyService,
     private readonly teams: TeamService,
     private readonly collections: CollectionsService,
+    private readonly placements: TenantPlacements,
+    private readonly clusterList: DataClusters,
   ) {}
 
-  async createUser(email: string, subject?: string): Promise<{ profile: Profile; apiKey: string }> {
+  /**
+   * A user, placed on a cluster (of `region`, if given) before its first key exists, so no request
+   * of the user can run before its placement. The region is checked before anything is written.
+   */
+  async createUser(
+    email: string,
+    subject?: string,
+    region?: string,
+  ): Promise<{ profile: Profile; apiKey: string }> {
+    const cluster = await this.placements.choose(region);
     const profile = await this.profiles.createUser(email, subject);
+    await this.placements.place({ kind: 'user', id: profile.subject }, cluster);
     const { apiKey } = await this.keys.issueRootKey(profile.subject);
     return { profile, apiKey };
   }
 
-  async createTeam(name: string): Promise<{ team: Team; apiKey: string }> {
+  /** A team, placed like a user before its key exists and before it can have members. */
+  async createTeam(name: string, region?: string): Promise<{ team: Team; apiKey: string }> {
+    const cluster = await this.placements.choose(region);
     const team = await this.teams.create(name);
+    await this.placements.place({ kind: 'team', id: team.id }, cluster);
     const { apiKey } = await this.keys.issueTeamKey(team.id);
     return { team, apiKey };
+  }
+
+  /** Where a tenant's data lives; 404 (PROFILE_NOT_FOUND, TEAM_NOT_FOUND) for no such tenant. */
+  async placementOf(tenant: Tenant): Promise<TenantLocation> {
+    if (tenant.kind === 'user') await this.profiles.getRoot(tenant.id);
+    else await this.teams.get(tenant.id);
+    return this.placements.locate(tenant);
+  }
+
+  /** Every cluster of DATA_CLUSTERS with its tenants, collections and whether it answers. */
+  async clusters(): Promise<ClusterSummary[]> {
+    return Promise.all(
+      this.clusterList.list().map(async (cluster) => {
+        const [tenants, collections, reachable] = await Promise.all([
+          this.placements.tenantsOn(cluster.name),
+          this.collections.countOnCluster(cluster.name),
+          this.clusterList.reachable(cluster.name),
+        ]);
+        return {
+          name: cluster.name,
+          region: cluster.region,
+          open: cluster.open,
+          tenants,
+          collections,
+          reachable,
+        };
+      }),
+    );
   }
 
   listUsers(options: { limit: number; afterSubject?: string; email?: string }) {

@@ -1,3 +1,4 @@
+import { parseDataClusters, type DataClusterConfig } from './data-clusters';
 import { resolveDatabaseName, type DatabaseName } from './database-name';
 import { readEnvironment, type RuntimeVariables } from './environment';
 
@@ -45,6 +46,11 @@ export interface AppConfig {
     retryAfterSeconds: number;
     queryTimeoutMs: number;
   };
+  /**
+   * DATA_CLUSTERS, DATA_CLUSTER_POOL_SIZE: where tenant data lives (src/placement). Without
+   * DATA_CLUSTERS, one cluster `default` on the main connection.
+   */
+  clusters: { list: DataClusterConfig[]; poolSize: number };
   /** The change feed (docs/events.md). */
   events: {
     enabled: boolean;
@@ -121,6 +127,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     observability,
     auth,
     database,
+    clusters,
     limits,
     lifecycle,
     events,
@@ -146,7 +153,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   }
   const dbName = resolveDatabaseName(database.MONGODB_URI, database.MONGODB_DB_NAME);
   if ('problems' in dbName) problems.push(...dbName.problems);
-  if (problems.length > 0 || 'problems' in dbName) throw new ConfigValidationError(problems);
+  const dataClusters = parseDataClusters(clusters.DATA_CLUSTERS);
+  if ('problems' in dataClusters) problems.push(...dataClusters.problems);
+  if (problems.length > 0 || 'problems' in dbName || 'problems' in dataClusters) {
+    throw new ConfigValidationError(problems);
+  }
 
   return {
     nodeEnv: runtime.NODE_ENV,
@@ -210,6 +221,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       retryAfterSeconds: database.DB_RETRY_AFTER_SECONDS,
       queryTimeoutMs: database.QUERY_TIMEOUT_MS,
     },
+    clusters: { list: dataClusters.clusters, poolSize: clusters.DATA_CLUSTER_POOL_SIZE },
     limits: {
       bodyBytes: limits.BODY_LIMIT,
       rateLimitMax: limits.RATE_LIMIT_MAX,

@@ -1,2 +1,3 @@
 export { loadConfig, loadDotEnvFile, ConfigValidationError, type AppConfig } from './app-config';
 export { ConfigModule, APP_CONFIG } from './config.module';
+export { CLUSTER_NAME, DEFAULT_CLUSTER, type DataClusterConfig } from './data-clusters';

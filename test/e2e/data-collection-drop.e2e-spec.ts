@@ -1,4 +1,10 @@
-import { createTestApp, TEST_ADMIN_KEY, uniqueDbName, type TestApp } from '../support/app';
+import {
+  createTestApp,
+  TEST_ADMIN_KEY,
+  tenantDatabases,
+  uniqueDbName,
+  type TestApp,
+} from '../support/app';
 import {
   createSubKey,
   createTeam,
@@ -54,9 +60,11 @@ const names = async (t: TestApp, key: string, branch = '') =>
 /** What the database holds: native tenant collections, registry entries and tombstones. */
 async function databaseState(t: TestApp) {
   const db = t.connection.db!;
-  const native = (await db.listCollections({}, { nameOnly: true }).toArray())
-    .map((c) => c.name)
-    .filter((n) => n.startsWith('d_'));
+  const native: string[] = [];
+  for (const holder of [db, ...(await tenantDatabases(t))]) {
+    const names = await holder.listCollections({}, { nameOnly: true }).toArray();
+    native.push(...names.map((c) => c.name).filter((n) => n.startsWith('d_')));
+  }
   const entries = await db.collection('data_collections').find().toArray();
   const tombstones = await db.collection('data_collection_drops').find().toArray();
   return {

@@ -1,4 +1,4 @@
-import { createTestApp, type TestApp } from '../support/app';
+import { createTestApp, nativeCollection, type TestApp } from '../support/app';
 import { createTeam, createUser, type TestUser } from '../support/factories';
 import { anonymous, as, type Client } from '../support/http';
 import { collectPages, ids, linkTarget } from '../support/paging';
@@ -390,7 +390,7 @@ describe('data items', () => {
       const entry = await t.connection
         .collection('data_collections')
         .findOne({ tenant: user.subject, name: 'planned' });
-      const native = t.connection.db!.collection(entry!.physical as string);
+      const native = nativeCollection(t, entry);
       const byId = (await native
         .find({ _id: 'P1' as never })
         .limit(2)

@@ -1,4 +1,4 @@
-import { createTestApp, type TestApp } from '../support/app';
+import { createTestApp, nativeCollection, type TestApp } from '../support/app';
 import { createSubKey, createUser, type TestSubProfile, type TestUser } from '../support/factories';
 
 /**
@@ -27,7 +27,6 @@ beforeAll(async () => {
     .send({ item: { _id: 'w0000', a: 0, b: 0 } })
     .expect(200);
   const entry = await t.connection.collection('data_collections').findOne({ name: 'walk' });
-  const physical = `d_${String(entry?._id)}`;
   const now = new Date();
   const docs = Array.from({ length: WALK_ITEMS - 1 }, (_, i) => ({
     _id: `w${String(i + 1).padStart(4, '0')}`,
@@ -38,7 +37,7 @@ beforeAll(async () => {
     _createdAt: now,
     _updatedAt: now,
   }));
-  await t.connection.collection(physical).insertMany(docs as never[]);
+  await nativeCollection(t, entry).insertMany(docs as never[]);
 
   for (const [i, owner] of ['mine', 'other', 'mine'].entries())
     await t

@@ -1,5 +1,6 @@
 import { MongoClient } from 'mongodb';
 import { testDatabaseUri, TEST_ADMIN_KEY, uniqueDbName } from '../support/app';
+import { tenantDatabaseName } from '../../src/placement';
 import { documentsNaming } from '../support/database-scan';
 import { startService, type ServiceProcess } from '../support/service-process';
 import { startWireProxy, type WireProxy } from '../support/wire-proxy';
@@ -86,10 +87,12 @@ it('finishes after a SIGKILL part-way, once the service is back', async () => {
     expect(end).toBeDefined();
     expect(end?.runs).toBeGreaterThanOrEqual(2);
     expect(end?.stepsDone).toEqual(['keys', 'memberships', 'projects', 'collections', 'owner']);
-    expect(await documentsNaming(db, subject)).toEqual([]);
+    // The user's collections were in its own database (the default cluster is this server).
+    const tenantDb = client.db(tenantDatabaseName(dbName, { kind: 'user', id: subject }));
+    expect(await documentsNaming([db, tenantDb], subject)).toEqual([]);
     // No collection is registered any more, and a native one left over is a tombstone's.
     expect(await db.collection('data_collections').countDocuments()).toBe(0);
-    const native = (await db.listCollections({}, { nameOnly: true }).toArray())
+    const native = (await tenantDb.listCollections({}, { nameOnly: true }).toArray())
       .map((c) => c.name)
       .filter((name) => name.startsWith('d_'));
     const tombstoned = (await db.collection('data_collection_drops').find().toArray()).map(

@@ -1,8 +1,14 @@
+import type { Db } from 'mongodb';
 import { randomBytes } from 'node:crypto';
-import { createTestApp, TEST_ADMIN_KEY, type TestApp } from '../support/app';
+import { createTestApp, TEST_ADMIN_KEY, tenantDatabases, type TestApp } from '../support/app';
 import { documentsNaming } from '../support/database-scan';
 import { createSubKey, createTeam, createUser, type TestUser } from '../support/factories';
 import { expectInvalid, expectProblem } from '../support/problems';
+
+/** The main database and the databases of every tenant placed: all an erasure must clear. */
+async function everyDatabase(t: TestApp): Promise<Db[]> {
+  return [t.connection.db!, ...(await tenantDatabases(t))];
+}
 
 /** Account and team erasure: DELETE /admin/users/{subject}, DELETE /profile, DELETE /admin/teams/{id}. */
 let t: TestApp;
@@ -101,9 +107,9 @@ describe('DELETE /admin/users/{subject}', () => {
     expect(done.collectionsDropped).toBe(4);
     expect(done.finishedAt).not.toBeNull();
 
-    expect(await documentsNaming(t.connection.db!, user.subject)).toEqual([]);
+    expect(await documentsNaming(await everyDatabase(t), user.subject)).toEqual([]);
     // The bystander keeps everything.
-    expect((await documentsNaming(t.connection.db!, bystander.subject)).length).toBeGreaterThan(10);
+    expect((await documentsNaming(await everyDatabase(t), bystander.subject)).length).toBeGreaterThan(10);
     // Its own order and its sub profile's.
     await t.http().get('/data/orders/count').set('X-Api-Key', bystander.apiKey).expect(200, {
       count: 2,
@@ -205,7 +211,7 @@ describe('DELETE /profile (self-service erasure)', () => {
       'UNAUTHENTICATED',
     );
     await settled(res.body.id);
-    expect(await documentsNaming(t.connection.db!, user.subject)).toEqual([]);
+    expect(await documentsNaming(await everyDatabase(t), user.subject)).toEqual([]);
   });
 });
 
@@ -248,7 +254,7 @@ describe('DELETE /admin/teams/{id}', () => {
     const done = await settled(res.body.id);
     expect(done.collectionsDropped).toBe(2);
 
-    expect(await documentsNaming(t.connection.db!, team.teamId)).toEqual([]);
+    expect(await documentsNaming(await everyDatabase(t), team.teamId)).toEqual([]);
     expectProblem(
       await t.http().get(`/admin/teams/${team.teamId}`).set(admin()),
       404,

@@ -2,6 +2,7 @@ import { MongoClient, ObjectId } from 'mongodb';
 import type { Response, Test } from 'supertest';
 import {
   createTestApp,
+  nativeCollection,
   testDatabaseUri,
   TEST_ADMIN_KEY,
   uniqueDbName,
@@ -320,7 +321,7 @@ describe('data items', () => {
     const entry = await t.connection
       .collection('data_collections')
       .findOne({ tenant: user.subject, name });
-    return t.connection.db!.collection(entry!.physical as string);
+    return nativeCollection(t, entry);
   }
 
   it('gives an item deleted and created again under the same _id another ETag', async () => {

@@ -3,13 +3,16 @@ import { getConnectionToken } from '@nestjs/mongoose';
 import { Test } from '@nestjs/testing';
 import { randomBytes } from 'node:crypto';
 import { basename } from 'node:path';
+import type { Collection, Db } from 'mongodb';
 import type { Connection } from 'mongoose';
 import type { OpenAPIV3 } from 'openapi-types';
 import request from 'supertest';
 import { AppModule } from '../../src/app.module';
 import { APP_OPTIONS, configureApp } from '../../src/app.setup';
 import { buildOpenApiDocument } from '../../src/common/http/openapi';
+import { TenantStorage } from '../../src/data/storage/tenant-storage';
 import { retryUntilReachable } from '../../src/database-boot';
+import { DataClusters } from '../../src/placement';
 import { loadConfig, type AppConfig } from '../../src/config';
 import { recordMetricSeries } from './metric-series';
 import { OpenApiResponseValidator } from './openapi-validator';
@@ -104,10 +107,41 @@ export async function createTestApp(
     http: () => checkedAgent(request(app.getHttpServer()), () => (validator ??= documentOf(app))),
     close: async () => {
       await recordMetricSeries(app);
+      for (const db of await tenantDatabases({ app, connection })) {
+        await db.dropDatabase().catch(() => undefined);
+      }
       await connection.dropDatabase().catch(() => undefined);
       await app.close();
     },
   };
+}
+
+/**
+ * The native collection behind a registry entry (a document of `data_collections`), wherever
+ * the tenant's placement put it.
+ */
+export function nativeCollection(
+  t: Pick<TestApp, 'app'>,
+  entry: Record<string, unknown> | null,
+): Collection {
+  if (typeof entry?.physical !== 'string') throw new Error('no such registry entry');
+  return t.app.get(TenantStorage).collectionOf({
+    physical: entry.physical,
+    ...(typeof entry.cluster === 'string' ? { cluster: entry.cluster } : {}),
+    ...(typeof entry.database === 'string' ? { database: entry.database } : {}),
+  });
+}
+
+/** The databases of the app's placed tenants on the clusters it is configured with. */
+export async function tenantDatabases(t: Pick<TestApp, 'app' | 'connection'>): Promise<Db[]> {
+  const clusters = t.app.get(DataClusters);
+  const placements = await t.connection
+    .collection<{ _id: string; cluster: string }>('tenant_placements')
+    .find()
+    .toArray();
+  return placements
+    .filter((placement) => clusters.get(placement.cluster))
+    .map(({ _id: database, cluster }) => clusters.database({ cluster, database }));
 }
 
 /** The document the app serves (/docs-json), built the way configureApp builds it. */

@@ -15,10 +15,11 @@ import { JsonArrayBody } from '../../common/http/validation';
 import { ApiKeyDto } from '../../auth/dto/api-key.dto';
 import { ProfileDto } from '../../profile';
 import { MyTeamDto } from '../../team';
+import { PlacementRequestDto } from './placement.dto';
 
 export const SUBJECT_PATTERN = /^[A-Za-z0-9._:@|+-]{1,128}$/;
 
-export class CreateUserDto {
+export class CreateUserDto extends PlacementRequestDto {
   @IsEmail()
   @MaxLength(254)
   @ApiProperty({ example: 'ada@example.com' })
@@ -44,7 +45,7 @@ export class CreatedUserDto {
   apiKey!: string;
 }
 
-export class CreateTeamDto {
+export class CreateTeamDto extends PlacementRequestDto {
   @IsString()
   @MinLength(1)
   @MaxLength(200)

@@ -20,6 +20,11 @@ export const ERROR_CATALOG = {
     status: HttpStatus.BAD_REQUEST,
     title: 'The request body could not be decoded',
   },
+  UNKNOWN_REGION: { status: HttpStatus.BAD_REQUEST, title: 'No data cluster is in this region' },
+  NO_OPEN_CLUSTER: {
+    status: HttpStatus.BAD_REQUEST,
+    title: 'No data cluster of the region takes new tenants',
+  },
   INVALID_IDEMPOTENCY_KEY: {
     status: HttpStatus.BAD_REQUEST,
     title: 'The Idempotency-Key header is not valid',

@@ -1,6 +1,7 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationError } from 'class-validator';
 import { AuthVariables } from './auth';
+import { ClusterVariables } from './clusters';
 import { DatabaseVariables } from './database';
 import { EventsVariables } from './events';
 import { IdempotencyVariables } from './idempotency';
@@ -12,6 +13,7 @@ import { WebhookVariables } from './webhooks';
 
 export {
   AuthVariables,
+  ClusterVariables,
   DatabaseVariables,
   EventsVariables,
   IdempotencyVariables,
@@ -31,6 +33,7 @@ export const ENVIRONMENT_SECTIONS = {
   observability: ObservabilityVariables,
   auth: AuthVariables,
   database: DatabaseVariables,
+  clusters: ClusterVariables,
   limits: LimitsVariables,
   lifecycle: LifecycleVariables,
   events: EventsVariables,

@@ -45,11 +45,11 @@ export class ItemAnalysisService {
     const max = this.config.limits.aggregateMaxGroups;
     const pipeline = aggregatePipeline(request, toMongoFilter(match), max);
     try {
-      return toAggregateResult(await this.items.aggregate(target.physical, pipeline), max);
+      return toAggregateResult(await this.items.aggregate(target, pipeline), max);
     } catch (error) {
       // FerretDB implements $sum and $count only: avg, min and max are computed from the items.
       if (!isNotImplemented(error) || request.field === null) throw error;
-      const docs = this.items.scanGroups(target.physical, match, request.groupBy, request.field);
+      const docs = this.items.scanGroups(target, match, request.groupBy, request.field);
       return toAggregateResult(await groupInProcess(docs, request, max), max);
     }
   }
@@ -66,12 +66,7 @@ export class ItemAnalysisService {
       const suggestion = suggestIndex(match, query.plan);
       return { indexUsed: null, stage: 'EOF', ...(suggestion ? { suggestion } : {}) };
     }
-    const output = await this.items.explainList(
-      target.physical,
-      match,
-      query.plan,
-      query.projection,
-    );
+    const output = await this.items.explainList(target, match, query.plan, query.projection);
     return toExplainResult(output, match, query.plan);
   }
 }

@@ -17,6 +17,13 @@ export class CollectionDropDocument {
   @Prop({ required: true })
   physical!: string;
 
+  /** Where it lived (the registry entry's `cluster` and `database`; absent: the main database). */
+  @Prop({ type: String })
+  cluster?: string;
+
+  @Prop({ type: String })
+  database?: string;
+
   @Prop({ type: Date, required: true })
   droppedAt!: Date;
 }

@@ -2,12 +2,12 @@ import { Injectable } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model } from 'mongoose';
 import { orDuplicate } from '../../common/mongo/duplicate';
+import type { NativeCollection } from '../storage/tenant-storage';
 import { CollectionDropDocument } from './collection-drop.schema';
 
-export interface Tombstone {
+export interface Tombstone extends NativeCollection {
   /** The `_id` of the registry entry that was dropped. */
   id: Types.ObjectId;
-  physical: string;
   droppedAt: Date;
 }
 
@@ -20,9 +20,15 @@ export class CollectionDropsRepository {
   ) {}
 
   /** Writes the tombstone of an entry; a concurrent drop of the same entry wrote the same one. */
-  async write(entryId: string, physical: string, droppedAt: Date): Promise<void> {
+  async write(entryId: string, native: NativeCollection, droppedAt: Date): Promise<void> {
+    const { physical, cluster, database } = native;
     await orDuplicate(() =>
-      this.tombstones.create({ _id: new Types.ObjectId(entryId), physical, droppedAt }),
+      this.tombstones.create({
+        _id: new Types.ObjectId(entryId),
+        physical,
+        ...(cluster !== undefined ? { cluster, database } : {}),
+        droppedAt,
+      }),
     );
   }
 
@@ -34,7 +40,12 @@ export class CollectionDropsRepository {
       .limit(limit)
       .lean<CollectionDropDocument[]>()
       .exec();
-    return docs.map((doc) => ({ id: doc._id, physical: doc.physical, droppedAt: doc.droppedAt }));
+    return docs.map((doc) => ({
+      id: doc._id,
+      physical: doc.physical,
+      ...(doc.cluster !== undefined ? { cluster: doc.cluster, database: doc.database } : {}),
+      droppedAt: doc.droppedAt,
+    }));
   }
 
   async remove(id: Types.ObjectId): Promise<void> {

@@ -4,7 +4,7 @@ import { BackgroundTasks, type BackgroundTask } from '../../common/scheduling/ba
 import { APP_CONFIG, type AppConfig } from '../../config';
 import { UniqueClaimRepository } from '../items/unique/unique-claim.repository';
 import { IndexSlotRepository } from '../indexes/index-slot.repository';
-import { TenantStorage } from '../storage/tenant-storage';
+import { TenantStorage, type NativeCollection } from '../storage/tenant-storage';
 import {
   CollectionRegistryRepository,
   type RegisteredCollection,
@@ -81,16 +81,16 @@ export class CollectionDropsService {
     branch: string,
     entry: RegisteredCollection,
   ): Promise<boolean> {
-    await this.tombstones.write(entry.id, entry.physical, new Date());
+    await this.tombstones.write(entry.id, entry, new Date());
     const removed = await this.registry.remove(tenant, branch, entry);
-    await this.removeNative(entry.physical);
+    await this.removeNative(entry);
     return removed;
   }
 
-  private async removeNative(physical: string): Promise<void> {
-    await this.storage.drop({ physical });
-    await this.claims.deleteForCollection(physical);
-    await this.slots.deleteForCollection(physical);
+  private async removeNative(native: NativeCollection): Promise<void> {
+    await this.storage.drop(native);
+    await this.claims.deleteForCollection(native.physical);
+    await this.slots.deleteForCollection(native.physical);
   }
 
   private async sweepTombstones(): Promise<void> {
@@ -100,7 +100,7 @@ export class CollectionDropsService {
       if (this.task.isStopped) return;
       // A drop that stopped after its tombstone (a crash) is finished here.
       await this.registry.removeById(tombstone.id);
-      await this.removeNative(tombstone.physical);
+      await this.removeNative(tombstone);
       if (tombstone.droppedAt.getTime() < expiredBefore) {
         await this.tombstones.remove(tombstone.id);
       }

@@ -7,13 +7,14 @@ import { DUPLICATE, orDuplicate } from '../../common/mongo/duplicate';
 import { claimSlot, lowestFree } from '../../common/mongo/slots';
 import { namespaceFilter, namespaceKey, tenantFilter } from '../../common/tenancy/namespace';
 import { APP_CONFIG, type AppConfig } from '../../config';
+import type { TenantLocation } from '../../placement';
+import type { NativeCollection } from '../storage/tenant-storage';
 import { CollectionRegistryDocument } from './collection-registry.schema';
 
-export interface RegisteredCollection {
+export interface RegisteredCollection extends NativeCollection {
   /** The registry entry's id; the native collection is `d_<id>`. */
   id: string;
   name: string;
-  physical: string;
   createdAt: Date;
 }
 
@@ -22,6 +23,8 @@ function toEntry(doc: CollectionRegistryDocument): RegisteredCollection {
     id: doc._id.toHexString(),
     name: doc.name,
     physical: doc.physical,
+    ...(doc.cluster !== undefined ? { cluster: doc.cluster } : {}),
+    ...(doc.database !== undefined ? { database: doc.database } : {}),
     createdAt: doc.createdAt,
   };
 }
@@ -82,6 +85,10 @@ export class CollectionRegistryRepository implements OnModuleInit {
     return entry;
   }
 
+  async countOnCluster(cluster: string): Promise<number> {
+    return this.registry.countDocuments({ cluster }).exec();
+  }
+
   async countFor(tenant: Tenant, branch: string): Promise<number> {
     return this.registry.countDocuments(CollectionRegistryRepository.scope(tenant, branch)).exec();
   }
@@ -133,6 +140,7 @@ export class CollectionRegistryRepository implements OnModuleInit {
     branch: string,
     name: string,
     max: number,
+    location: TenantLocation,
   ): Promise<(RegisteredCollection & { created?: true }) | null> {
     const scope = CollectionRegistryRepository.scope(tenant, branch);
     const entry = await claimSlot<RegisteredCollection & { created?: true }>(
@@ -149,7 +157,16 @@ export class CollectionRegistryRepository implements OnModuleInit {
           const _id = new Types.ObjectId();
           const mark = this.cache.mark();
           const created = await orDuplicate(() =>
-            this.registry.create({ _id, ...scope, name, slot, physical: `d_${_id.toHexString()}` }),
+            this.registry.create({
+              _id,
+              ...scope,
+              name,
+              slot,
+              physical: `d_${_id.toHexString()}`,
+              ...(location.cluster !== null
+                ? { cluster: location.cluster, database: location.database }
+                : {}),
+            }),
           );
           if (created === DUPLICATE) {
             // The name was registered concurrently, or the slot was taken: which one is not in

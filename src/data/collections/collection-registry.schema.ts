@@ -23,6 +23,17 @@ export class CollectionRegistryDocument extends NamespacedDocument {
   physical!: string;
 
   /**
+   * Where the native collection lives: the tenant's placement when the collection was
+   * registered. Both absent on collections registered before tenants were placed: the main
+   * database.
+   */
+  @Prop({ type: String })
+  cluster?: string;
+
+  @Prop({ type: String })
+  database?: string;
+
+  /**
    * Position of the collection in its namespace (0, 1, …), below the quota. Unique per namespace,
    * so a slot is a place in the quota and concurrent creates cannot exceed it; a drop gives its
    * slot back.
@@ -45,3 +56,5 @@ CollectionRegistrySchema.index(
   { ...NAMESPACE_INDEX_KEYS, slot: 1 },
   { unique: true, name: 'namespace_slot' },
 );
+// Collections per cluster (GET /admin/clusters).
+CollectionRegistrySchema.index({ cluster: 1 }, { name: 'cluster' });

@@ -3,6 +3,7 @@ import { type CustomerPrincipal, type Tenant, tenantOf } from '../../auth';
 import { ForbiddenError, ValidationFailedError } from '../../common/errors';
 import type { IfMatch } from '../../common/http/etag';
 import { APP_CONFIG, type AppConfig } from '../../config';
+import { TenantPlacements } from '../../placement';
 import {
   CollectionRegistryRepository,
   type RegisteredCollection,
@@ -33,6 +34,7 @@ export class CollectionsService {
     private readonly storage: TenantStorage,
     private readonly drops: CollectionDropsService,
     private readonly events: ItemEvents,
+    private readonly placements: TenantPlacements,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -62,6 +64,11 @@ export class CollectionsService {
     return this.quotaOf(tenantOf(principal), principal.branch);
   }
 
+  /** Collections registered on a cluster of DATA_CLUSTERS (operator reads). */
+  countOnCluster(cluster: string): Promise<number> {
+    return this.registry.countOnCluster(cluster);
+  }
+
   /** The collection quota of a namespace in a branch (operator reads). */
   async quotaOf(tenant: Tenant, branch: string): Promise<{ used: number; limit: number }> {
     const used = await this.registry.countFor(tenant, branch);
@@ -78,12 +85,14 @@ export class CollectionsService {
     const found = await this.find(principal, name);
     if (found) return found;
     const max = this.config.limits.maxCollections;
+    const tenant = tenantOf(principal);
     const entry = await this.events.collectionCreated(principal, name, async () => {
       const registered = await this.registry.register(
-        tenantOf(principal),
+        tenant,
         principal.branch,
         name,
         max,
+        await this.placements.locate(tenant),
       );
       if (!registered) throw new CollectionQuotaExceededError(max);
       return registered;

@@ -17,6 +17,7 @@ import { assertOwnerFieldKept } from './item-scope';
 import { ItemsService } from './items.service';
 import { ItemEvents } from './item-events';
 import { UniqueValuesService } from './unique/unique-values.service';
+import type { NativeCollection } from '../storage/tenant-storage';
 
 /** One item's outcome in a bulk create: its index in the request and what a lone POST would have answered. */
 export type BulkItemResult =
@@ -122,8 +123,8 @@ export class ItemBatchesService {
     if (!target) return { matched: 0, modified: 0 };
     const now = new Date();
     const result = this.itemEvents.enabled
-      ? await this.updateInRounds(principal, collection, target.physical, match, request, now)
-      : await this.items.updateMatching(target.physical, match, request.values, now);
+      ? await this.updateInRounds(principal, collection, target, match, request, now)
+      : await this.items.updateMatching(target, match, request.values, now);
     if (result === DUPLICATE)
       throw new DuplicateItemError(
         'A unique index of the collection refuses the new values of a matching item; the items written before it keep their new values (MongoDB writes them one by one).',
@@ -138,7 +139,7 @@ export class ItemBatchesService {
   private async updateInRounds(
     principal: CustomerPrincipal,
     collection: string,
-    physical: string,
+    target: NativeCollection,
     match: ItemMatch,
     request: ItemChangeRequest,
     now: Date,
@@ -154,7 +155,7 @@ export class ItemBatchesService {
             ? match.conditions
             : [...match.conditions, { kind: 'range', path: '_id', op: 'gt', value: after }],
       };
-      const ids = await this.items.findMatchingIds(physical, round, BATCH, { inIdOrder: true });
+      const ids = await this.items.findMatchingIds(target, round, BATCH, { inIdOrder: true });
       if (ids.length === 0) break;
       after = ids.at(-1) ?? null;
       const byIds: ItemMatch = {
@@ -165,11 +166,11 @@ export class ItemBatchesService {
       // Set by the write below (a closure: the compiler cannot see it assigned).
       let outcome = DUPLICATE as Outcome;
       await this.itemEvents.updated(principal, collection, ids, request.ownerField, async () => {
-        outcome = await this.items.updateMatching(physical, byIds, request.values, now);
+        outcome = await this.items.updateMatching(target, byIds, request.values, now);
         // The items this round wrote: those that carry its time now (read by id alone: the new
         // values may no longer match the filter).
         const written = await this.items.findMatching(
-          physical,
+          target,
           { scope: match.scope, conditions: [{ kind: 'eq', path: '_id', anyOf: ids }] },
           ids.length,
         );
@@ -202,13 +203,7 @@ export class ItemBatchesService {
     const target = await this.collections.find(principal, collection);
     if (!target) return { deleted: 0 };
     return {
-      deleted: await this.deleteMatching(
-        principal,
-        collection,
-        target.physical,
-        match,
-        request.ownerField,
-      ),
+      deleted: await this.deleteMatching(principal, collection, target, match, request.ownerField),
     };
   }
 
@@ -225,13 +220,7 @@ export class ItemBatchesService {
     const match: ItemMatch = { scope: { field: ownerField, value: owner }, conditions: [] };
     let deleted = 0;
     for (const entry of await this.collections.registered(principal))
-      deleted += await this.deleteMatching(
-        principal,
-        entry.name,
-        entry.physical,
-        match,
-        ownerField,
-      );
+      deleted += await this.deleteMatching(principal, entry.name, entry, match, ownerField);
     return deleted;
   }
 
@@ -239,28 +228,28 @@ export class ItemBatchesService {
   private async deleteMatching(
     principal: CustomerPrincipal,
     collection: string,
-    physical: string,
+    target: NativeCollection,
     match: ItemMatch,
     ownerField: string,
   ): Promise<number> {
     let deleted = 0;
     for (;;) {
-      const ids = await this.items.findMatchingIds(physical, match, BATCH);
+      const ids = await this.items.findMatchingIds(target, match, BATCH);
       if (ids.length === 0) break;
       const gone = await this.itemEvents.deleted(
         principal,
         collection,
-        physical,
+        target,
         ids,
         ownerField,
         async () => {
-          await this.items.deleteMatchingIds(physical, match, ids);
-          const remaining = await this.items.existingIds(physical, ids);
+          await this.items.deleteMatchingIds(target, match, ids);
+          const remaining = await this.items.existingIds(target, ids);
           return ids.filter((id) => !remaining.has(id));
         },
       );
       deleted += gone.length;
-      for (const id of gone) await this.uniqueValues.releaseItem(physical, id);
+      for (const id of gone) await this.uniqueValues.releaseItem(target.physical, id);
       // Nothing went although the ids matched a moment ago: they changed since; stop here.
       if (gone.length === 0 || ids.length < BATCH) break;
     }

@@ -10,6 +10,7 @@ import {
 import { CollectionRegistryRepository } from '../collections/collection-registry.repository';
 import { ItemsRepository, type StoredItem } from './items.repository';
 import { toItemJson } from './dto/data-item.dto';
+import type { NativeCollection } from '../storage/tenant-storage';
 
 /** The owner value an item's owner field holds, as the feed's visibility compares it. */
 function ownerOf(item: StoredItem, ownerField: string): string | null {
@@ -35,7 +36,7 @@ export class ItemEvents implements OnModuleInit {
       const entry = await this.registry.find(tenant, branch, change.collection, { fresh: true });
       if (!entry) return null;
       const [item] = await this.items.findMatching(
-        entry.physical,
+        entry,
         { scope: null, conditions: [{ kind: 'eq', path: '_id', anyOf: [change.key] }] },
         1,
       );
@@ -113,20 +114,20 @@ export class ItemEvents implements OnModuleInit {
   }
 
   /**
-   * A write that deletes some of the items `ids` of `physical` and answers which it deleted.
+   * A write that deletes some of the items `ids` of `target` and answers which it deleted.
    * Their owners are read first: a sub key sees the deletions of its own items.
    */
   async deleted(
     principal: CustomerPrincipal,
     collection: string,
-    physical: string,
+    target: NativeCollection,
     ids: readonly string[],
     ownerField: string,
     write: () => Promise<readonly string[]>,
   ): Promise<readonly string[]> {
     if (!this.events.enabled) return write();
     const before = await this.items.findMatching(
-      physical,
+      target,
       { scope: null, conditions: [{ kind: 'eq', path: '_id', anyOf: [...ids] }] },
       ids.length,
     );

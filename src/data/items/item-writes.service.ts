@@ -27,6 +27,7 @@ import { itemETag, revisionCondition, tagOf } from './item-revision';
 import { assertOwnerFieldKept, ownerScopeOf } from './item-scope';
 import { ItemsRepository, type StoredItem } from './items.repository';
 import { UniqueValuesService } from './unique/unique-values.service';
+import type { NativeCollection } from '../storage/tenant-storage';
 
 /** A route's `{indexName}/{indexValue}`, or none (a write by the body filter alone). */
 type ItemAddress = { indexName: string; indexValue: string } | null;
@@ -88,18 +89,17 @@ export class ItemWritesService {
     const match = this.bodyMatch(principal, ownerField, address, request.conditions);
     const target = await this.collections.find(principal, collection);
     if (!target) throw notFound(collection, ifMatch);
-    const { physical } = target;
-    const id = await this.singleId(physical, match, collection, address, ifMatch);
-    return this.writes.run(writeKey(physical, id), () =>
+    const id = await this.singleId(target, match, collection, address, ifMatch);
+    return this.writes.run(writeKey(target.physical, id), () =>
       this.itemEvents.updated(principal, collection, [id], ownerField, async () => {
         const conditional = { ...match, revision: revisionCondition(ifMatch) };
-        const updated = await this.items.updateById(physical, id, conditional, values, new Date());
+        const updated = await this.items.updateById(target, id, conditional, values, new Date());
         if (updated === DUPLICATE)
           throw new DuplicateItemError(
             'A unique index of the collection refuses the new values; nothing was changed.',
           );
         // The item stopped matching (or was deleted, or moved past If-Match) since the lookup.
-        if (!updated) throw await this.notWritten(physical, id, match, collection, ifMatch);
+        if (!updated) throw await this.notWritten(target, id, match, collection, ifMatch);
         return updated;
       }),
     );
@@ -137,13 +137,12 @@ export class ItemWritesService {
     const match = this.bodyMatch(principal, ownerField, address, request.conditions);
     const target = await this.collections.find(principal, collection);
     if (!target) throw notFound(collection, ifMatch);
-    const { physical } = target;
-    const id = await this.singleId(physical, match, collection, address, ifMatch);
-    await this.writes.run(writeKey(physical, id), () =>
-      this.itemEvents.deleted(principal, collection, physical, [id], ownerField, async () => {
+    const id = await this.singleId(target, match, collection, address, ifMatch);
+    await this.writes.run(writeKey(target.physical, id), () =>
+      this.itemEvents.deleted(principal, collection, target, [id], ownerField, async () => {
         const conditional = { ...match, revision: revisionCondition(ifMatch) };
-        if (!(await this.items.deleteById(physical, id, conditional)))
-          throw await this.notWritten(physical, id, match, collection, ifMatch);
+        if (!(await this.items.deleteById(target, id, conditional)))
+          throw await this.notWritten(target, id, match, collection, ifMatch);
         return [id];
       }),
     );
@@ -189,15 +188,14 @@ export class ItemWritesService {
     const match = this.bodyMatch(principal, ownerField, address, []);
     const target = await this.collections.find(principal, collection);
     if (!target) throw notFound(collection, ifMatch);
-    const { physical } = target;
-    const id = await this.singleId(physical, match, collection, address, ifMatch);
+    const id = await this.singleId(target, match, collection, address, ifMatch);
     const byId: ItemMatch = {
       ...match,
       conditions: [{ kind: 'eq', path: '_id', anyOf: [id] }, ...match.conditions],
     };
-    return this.writes.run(writeKey(physical, id), async () => {
+    return this.writes.run(writeKey(target.physical, id), async () => {
       for (let round = 0; round < MODIFY_ROUNDS; round += 1) {
-        const [current] = await this.items.findMatching(physical, byId, 1);
+        const [current] = await this.items.findMatching(target, byId, 1);
         if (!current) throw notFound(collection, ifMatch);
         const etag = itemETag(current);
         if (!ifMatchHolds(ifMatch, etag)) throw new PreconditionFailedError(etag);
@@ -210,7 +208,7 @@ export class ItemWritesService {
           ownerField,
           async () => {
             const written = await this.items.setFieldById(
-              physical,
+              target,
               id,
               atRead,
               path,
@@ -236,7 +234,7 @@ export class ItemWritesService {
    * item the request selects when there still is one.
    */
   private async notWritten(
-    physical: string,
+    target: NativeCollection,
     id: string,
     match: ItemMatch,
     collection: string,
@@ -245,7 +243,7 @@ export class ItemWritesService {
     if (ifMatch.kind === 'absent') return new ItemNotFoundError(collection);
     const idCondition: Condition = { kind: 'eq', path: '_id', anyOf: [id] };
     const [current] = await this.items.findMatching(
-      physical,
+      target,
       { ...match, conditions: [idCondition, ...match.conditions] },
       1,
     );
@@ -267,14 +265,14 @@ export class ItemWritesService {
    * conditional write that follows decides alone (one query instead of two).
    */
   private async singleId(
-    physical: string,
+    target: NativeCollection,
     match: ItemMatch,
     collection: string,
     address: ItemAddress,
     ifMatch: IfMatch,
   ): Promise<string> {
     if (address?.indexName === '_id') return address.indexValue;
-    const ids = await this.items.findMatchingIds(physical, match, 2);
+    const ids = await this.items.findMatchingIds(target, match, 2);
     if (ids.length > 1) throw new AmbiguousMatchError();
     const [id] = ids;
     if (id === undefined) throw notFound(collection, ifMatch);

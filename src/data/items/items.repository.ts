@@ -13,12 +13,9 @@ import { toMongoProjection, type Projection } from '../query/projection';
 import { REVISION_FIELD } from '../query/data.constants';
 import { COUNT_WRITE, newRevisionRecord } from './item-revision';
 import type { Guarded, JsonObject, JsonScalar } from '../query/json-guard';
-import { TenantStorage } from '../storage/tenant-storage';
+import { TenantStorage, type NativeCollection } from '../storage/tenant-storage';
 
-/**
- * An item as stored: string `_id`, BSON dates for the server-managed timestamps, and the
- * revision record (item-revision.ts; missing on items stored before revisions existed).
- */
+/** An item as stored: string `_id`, BSON dates, the revision record (item-revision.ts). */
 export interface StoredItem extends Document {
   _id: string;
   _createdAt: Date;
@@ -27,9 +24,8 @@ export interface StoredItem extends Document {
 }
 
 /**
- * MongoDB access to the items of tenant collections, through TenantStorage. Callers name a
- * native collection from the registry and pass only guarded documents and server-built
- * conditions; every query built from client input carries maxTimeMS.
+ * Items of tenant collections, through TenantStorage: callers name a registry entry and pass only
+ * guarded documents and server-built conditions; queries from client input carry maxTimeMS.
  */
 @Injectable()
 export class ItemsRepository {
@@ -42,17 +38,17 @@ export class ItemsRepository {
     this.maxTimeMS = config.database.queryTimeoutMs;
   }
 
-  private collection(physical: string): Collection<StoredItem> {
-    return this.storage.collectionOf<StoredItem>({ physical });
+  private collection(target: NativeCollection): Collection<StoredItem> {
+    return this.storage.collectionOf<StoredItem>(target);
   }
 
   /** The item count from collection metadata (no scan): for unconfined, unfiltered counts only. */
-  async estimatedCount(physical: string): Promise<number> {
-    return (await this.storage.stats({ physical }, false)).count;
+  async estimatedCount(target: NativeCollection): Promise<number> {
+    return (await this.storage.stats(target, false)).count;
   }
 
   async insert(
-    physical: string,
+    target: NativeCollection,
     id: string,
     item: Guarded<JsonObject>,
     now: Date,
@@ -65,28 +61,28 @@ export class ItemsRepository {
       [REVISION_FIELD]: newRevisionRecord(),
     } as StoredItem;
     return orDuplicate(async () => {
-      await this.collection(physical).insertOne(stored);
+      await this.collection(target).insertOne(stored);
       return stored;
     });
   }
 
   /** The id of one item in scope whose field has exactly this value (uniqueField check). */
   async findIdByValue(
-    physical: string,
+    target: NativeCollection,
     scope: OwnerScope | null,
     field: string,
     value: JsonScalar,
   ): Promise<string | null> {
     const match: ItemMatch = { scope, conditions: [{ kind: 'eq', path: field, anyOf: [value] }] };
-    const doc = await this.collection(physical).findOne(toMongoFilter(match), {
+    const doc = await this.collection(target).findOne(toMongoFilter(match), {
       projection: { _id: 1 },
       maxTimeMS: this.maxTimeMS,
     });
     return doc ? doc._id : null;
   }
 
-  async existsById(physical: string, id: string): Promise<boolean> {
-    const doc = await this.collection(physical).findOne(
+  async existsById(target: NativeCollection, id: string): Promise<boolean> {
+    const doc = await this.collection(target).findOne(
       { _id: id },
       { projection: { _id: 1 }, maxTimeMS: this.maxTimeMS },
     );
@@ -95,12 +91,12 @@ export class ItemsRepository {
 
   /** The named top-level fields of one item (a uniqueField claim's holder), or null when none. */
   async findFieldsById(
-    physical: string,
+    target: NativeCollection,
     id: string,
     fields: readonly string[],
   ): Promise<Record<string, unknown> | null> {
     const projection = Object.fromEntries(fields.map((field) => [field, 1]));
-    return this.collection(physical).findOne(
+    return this.collection(target).findOne(
       { _id: id },
       { projection: { _id: 1, ...projection }, maxTimeMS: this.maxTimeMS },
     );
@@ -110,12 +106,12 @@ export class ItemsRepository {
   // No sort in the two lookups below: callers only ask whether 0, 1 or more items match, and an
   // unsorted limited find lets the server stop at the first matches.
   async findMatching(
-    physical: string,
+    target: NativeCollection,
     match: ItemMatch,
     limit: number,
     projection: Projection | null = null,
   ): Promise<StoredItem[]> {
-    return this.collection(physical)
+    return this.collection(target)
       .find(toMongoFilter(match), projection ? { projection: toMongoProjection(projection) } : {})
       .limit(limit)
       .maxTimeMS(this.maxTimeMS)
@@ -124,12 +120,12 @@ export class ItemsRepository {
 
   /** Ids of up to `limit` matching items (update and delete resolve their single target first). */
   async findMatchingIds(
-    physical: string,
+    target: NativeCollection,
     match: ItemMatch,
     limit: number,
     { inIdOrder = false } = {},
   ): Promise<string[]> {
-    const docs = await this.collection(physical)
+    const docs = await this.collection(target)
       .find(toMongoFilter(match), {
         projection: { _id: 1 },
         ...(inIdOrder ? { sort: { _id: 1 } } : {}),
@@ -142,22 +138,22 @@ export class ItemsRepository {
 
   /** One page of a list; asks for one more than the limit so the caller knows if more follow. */
   async list(
-    physical: string,
+    target: NativeCollection,
     match: ItemMatch,
     plan: ListPlan,
     projection: Projection | null = null,
   ): Promise<StoredItem[]> {
-    return this.listCursor(physical, match, plan, projection).toArray();
+    return this.listCursor(target, match, plan, projection).toArray();
   }
 
   /** The find of a list page; explain runs the very same one. */
   private listCursor(
-    physical: string,
+    target: NativeCollection,
     match: ItemMatch,
     plan: ListPlan,
     projection: Projection | null,
   ): FindCursor<StoredItem> {
-    return this.collection(physical)
+    return this.collection(target)
       .find(
         toMongoFilter(match, plan),
         projection ? { projection: toMongoProjection(projection) } : {},
@@ -167,8 +163,8 @@ export class ItemsRepository {
       .maxTimeMS(this.maxTimeMS);
   }
 
-  async count(physical: string, match: ItemMatch): Promise<number> {
-    return this.collection(physical).countDocuments(toMongoFilter(match), {
+  async count(target: NativeCollection, match: ItemMatch): Promise<number> {
+    return this.collection(target).countDocuments(toMongoFilter(match), {
       maxTimeMS: this.maxTimeMS,
     });
   }
@@ -179,25 +175,25 @@ export class ItemsRepository {
    * revision condition, if any), counting the write. Null when none.
    */
   async updateById(
-    physical: string,
+    target: NativeCollection,
     id: string,
     match: ItemMatch,
     values: Guarded<JsonObject>,
     now: Date,
   ): Promise<StoredItem | null | Duplicate> {
-    return this.setById(physical, id, match, { ...values, _updatedAt: now });
+    return this.setById(target, id, match, { ...values, _updatedAt: now });
   }
 
   /** `$set` on the item with this id while it still matches, counting the write. */
   private async setById(
-    physical: string,
+    target: NativeCollection,
     id: string,
     match: ItemMatch,
     set: Document,
   ): Promise<StoredItem | null | Duplicate> {
     const idCondition: Condition = { kind: 'eq', path: '_id', anyOf: [id] };
     return orDuplicate(() =>
-      this.collection(physical).findOneAndUpdate(
+      this.collection(target).findOneAndUpdate(
         toMongoFilter({ ...match, conditions: [idCondition, ...match.conditions] }),
         { $set: set, ...COUNT_WRITE },
         { returnDocument: 'after', maxTimeMS: this.maxTimeMS },
@@ -205,9 +201,9 @@ export class ItemsRepository {
     );
   }
 
-  async deleteById(physical: string, id: string, match: ItemMatch): Promise<boolean> {
+  async deleteById(target: NativeCollection, id: string, match: ItemMatch): Promise<boolean> {
     const idCondition: Condition = { kind: 'eq', path: '_id', anyOf: [id] };
-    const result = await this.collection(physical).deleteOne(
+    const result = await this.collection(target).deleteOne(
       toMongoFilter({ ...match, conditions: [idCondition, ...match.conditions] }),
       { maxTimeMS: this.maxTimeMS },
     );
@@ -215,23 +211,23 @@ export class ItemsRepository {
   }
 
   /** Runs a pipeline the service built (aggregate.ts); the client never supplies a stage. */
-  async aggregate(physical: string, pipeline: Document[]): Promise<Document[]> {
-    return this.collection(physical).aggregate(pipeline, { maxTimeMS: this.maxTimeMS }).toArray();
+  async aggregate(target: NativeCollection, pipeline: Document[]): Promise<Document[]> {
+    return this.collection(target).aggregate(pipeline, { maxTimeMS: this.maxTimeMS }).toArray();
   }
 
   /** The database's plan for a list's query (`executionStats`): what the query would do. */
   async explainList(
-    physical: string,
+    target: NativeCollection,
     match: ItemMatch,
     plan: ListPlan,
     projection: Projection | null,
   ): Promise<Document> {
-    return this.listCursor(physical, match, plan, projection).explain('executionStats');
+    return this.listCursor(target, match, plan, projection).explain('executionStats');
   }
 
   /** The matching items' group and value fields, in group-key order (for groupInProcess). */
   scanGroups(
-    physical: string,
+    target: NativeCollection,
     match: ItemMatch,
     groupBy: string,
     field: string,
@@ -240,7 +236,7 @@ export class ItemsRepository {
     const [outer, inner] = groupBy.length <= field.length ? [groupBy, field] : [field, groupBy];
     const paths = inner === outer || inner.startsWith(`${outer}.`) ? [outer] : [groupBy, field];
     const projection = { _id: 0, ...Object.fromEntries(paths.map((path) => [path, 1])) };
-    return this.collection(physical)
+    return this.collection(target)
       .find(toMongoFilter(match), { projection })
       .sort({ [groupBy]: 1 })
       .maxTimeMS(this.maxTimeMS);
@@ -248,13 +244,13 @@ export class ItemsRepository {
 
   /** Sets values on every matching item, counting each one's write (multi-item PUT). */
   async updateMatching(
-    physical: string,
+    target: NativeCollection,
     match: ItemMatch,
     values: Guarded<JsonObject>,
     now: Date,
   ): Promise<{ matched: number; modified: number } | Duplicate> {
     return orDuplicate(async () => {
-      const result = await this.collection(physical).updateMany(
+      const result = await this.collection(target).updateMany(
         toMongoFilter(match),
         { $set: { ...values, _updatedAt: now }, ...COUNT_WRITE },
         { maxTimeMS: this.maxTimeMS },
@@ -264,9 +260,13 @@ export class ItemsRepository {
   }
 
   /** Deletes the items with these ids that still match; how many went. */
-  async deleteMatchingIds(physical: string, match: ItemMatch, ids: string[]): Promise<number> {
+  async deleteMatchingIds(
+    target: NativeCollection,
+    match: ItemMatch,
+    ids: string[],
+  ): Promise<number> {
     const idCondition: Condition = { kind: 'eq', path: '_id', anyOf: ids };
-    const result = await this.collection(physical).deleteMany(
+    const result = await this.collection(target).deleteMany(
       toMongoFilter({ ...match, conditions: [idCondition, ...match.conditions] }),
       { maxTimeMS: this.maxTimeMS },
     );
@@ -274,8 +274,8 @@ export class ItemsRepository {
   }
 
   /** Which of these ids name stored items. */
-  async existingIds(physical: string, ids: string[]): Promise<Set<string>> {
-    const docs = await this.collection(physical)
+  async existingIds(target: NativeCollection, ids: string[]): Promise<Set<string>> {
+    const docs = await this.collection(target)
       .find({ _id: { $in: ids } }, { projection: { _id: 1 } })
       .maxTimeMS(this.maxTimeMS)
       .toArray();
@@ -287,13 +287,13 @@ export class ItemsRepository {
    * only while it still matches, counting the write. Null when none.
    */
   async setFieldById(
-    physical: string,
+    target: NativeCollection,
     id: string,
     match: ItemMatch,
     path: string,
     holder: Guarded<JsonObject>,
     now: Date,
   ): Promise<StoredItem | null | Duplicate> {
-    return this.setById(physical, id, match, { [path]: holder.value, _updatedAt: now });
+    return this.setById(target, id, match, { [path]: holder.value, _updatedAt: now });
   }
 }

@@ -32,6 +32,7 @@ import { ownerScopeOf } from './item-scope';
 import { ItemsRepository, type StoredItem } from './items.repository';
 import type { UniqueClaim } from './unique/unique-claim.repository';
 import { UniqueValuesService } from './unique/unique-values.service';
+import type { NativeCollection } from '../storage/tenant-storage';
 
 export interface ItemPage {
   items: StoredItem[];
@@ -71,12 +72,7 @@ export class ItemsService {
     // Refuses a taken uniqueField value in the caller's scope, naming the item that holds it.
     const refuseTakenValue = async (): Promise<void> => {
       if (uniqueField === null || uniqueValue === undefined) return;
-      const existingId = await this.items.findIdByValue(
-        target.physical,
-        scope,
-        uniqueField,
-        uniqueValue,
-      );
+      const existingId = await this.items.findIdByValue(target, scope, uniqueField, uniqueValue);
       if (existingId !== null) throw DuplicateItemError.taken(uniqueField, existingId);
     };
     await refuseTakenValue();
@@ -87,16 +83,16 @@ export class ItemsService {
       uniqueField === null || uniqueField === '_id' || uniqueValue === undefined
         ? null
         : await this.uniqueValues.claim(
-            { physical: target.physical, scope, field: uniqueField, value: uniqueValue },
+            { target, scope, field: uniqueField, value: uniqueValue },
             id,
           );
     const stored = await this.itemEvents.created(principal, collection, id, ownerField, () =>
-      this.insertHolding(claim, target.physical, id, item),
+      this.insertHolding(claim, target, id, item),
     );
     if (stored !== DUPLICATE) return stored;
     // A unique index refused the item: name the item it collides with when the caller may see it.
     await refuseTakenValue();
-    if (await this.items.existsById(target.physical, id)) throw DuplicateItemError.taken('_id', id);
+    if (await this.items.existsById(target, id)) throw DuplicateItemError.taken('_id', id);
     throw new DuplicateItemError('A unique index of the collection refuses the item.');
   }
 
@@ -124,7 +120,7 @@ export class ItemsService {
       const scope = ownerScopeOf(principal, request.ownerField);
       const idCondition: Condition = { kind: 'eq', path: '_id', anyOf: [existingId] };
       const [existing] = target
-        ? await this.items.findMatching(target.physical, { scope, conditions: [idCondition] }, 1)
+        ? await this.items.findMatching(target, { scope, conditions: [idCondition] }, 1)
         : [];
       if (existing) return { item: existing, created: false };
       // The client's own _id is taken outside the caller's scope: nothing to return.
@@ -138,14 +134,14 @@ export class ItemsService {
   /** Inserts the item holding its value's claim, if any; the claim is given back on failure. */
   private async insertHolding(
     claim: UniqueClaim | null,
-    physical: string,
+    target: NativeCollection,
     id: string,
     item: Guarded<JsonObject>,
   ): Promise<StoredItem | typeof DUPLICATE> {
-    if (!claim) return this.items.insert(physical, id, item, new Date());
+    if (!claim) return this.items.insert(target, id, item, new Date());
     await this.uniqueValues.assertInsertable(claim);
     try {
-      const stored = await this.items.insert(physical, id, item, new Date());
+      const stored = await this.items.insert(target, id, item, new Date());
       if (stored === DUPLICATE) await this.uniqueValues.release(claim);
       return stored;
     } catch (error) {
@@ -183,7 +179,7 @@ export class ItemsService {
     const match = this.queryMatch(principal, query);
     const target = await this.collections.find(principal, collection);
     if (!target) return { items: [], next: null };
-    const found = await this.items.list(target.physical, match, plan, projection);
+    const found = await this.items.list(target, match, plan, projection);
     const items = found.slice(0, plan.limit);
     if (plan.reversed) items.reverse();
     // The cursor of the following page: the last item's, or the first's when walking backwards.
@@ -193,7 +189,7 @@ export class ItemsService {
     // A sort field the projection leaves out is read from the edge item alone.
     const source = paths.every((path) => projects(projection, path))
       ? edge
-      : await this.items.findFieldsById(target.physical, edge._id, paths);
+      : await this.items.findFieldsById(target, edge._id, paths);
     const cursor: Record<string, string> = {};
     for (const path of paths) {
       const text = source ? cursorText(path, valueAtPath(source, path)) : null;
@@ -208,8 +204,8 @@ export class ItemsService {
     const target = await this.collections.find(principal, collection);
     if (!target) return 0;
     if (match.scope === null && match.conditions.length === 0)
-      return this.items.estimatedCount(target.physical);
-    return this.items.count(target.physical, match);
+      return this.items.estimatedCount(target);
+    return this.items.count(target, match);
   }
 
   async get(
@@ -225,7 +221,7 @@ export class ItemsService {
     if (!target) throw new ItemNotFoundError(collection);
     // An _id names at most one item; any other field needs a second match to detect ambiguity.
     const found = await this.items.findMatching(
-      target.physical,
+      target,
       match,
       indexName === '_id' ? 1 : 2,
       projection,

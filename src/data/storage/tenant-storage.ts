@@ -1,11 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectConnection } from '@nestjs/mongoose';
 import type { Collection, Document } from 'mongodb';
-import type { Connection } from 'mongoose';
 import { isIndexConflict, isNamespaceNotFound } from '../../common/errors';
 import { DUPLICATE, type Duplicate } from '../../common/mongo/duplicate';
 import { isUniqueViolation } from '../../common/errors/mongo-errors';
 import { APP_CONFIG, type AppConfig } from '../../config';
+import { DataClusters } from '../../placement';
 
 /**
  * What names a tenant's native collection: a registry entry (or a tombstone, which keeps the
@@ -15,6 +14,12 @@ import { APP_CONFIG, type AppConfig } from '../../config';
 export interface NativeCollection {
   /** `d_<registry id>`, made by the server. */
   readonly physical: string;
+  /**
+   * The cluster and database it lives in (its tenant's placement when it was registered); both
+   * absent: the main database, where collections registered before placements stay.
+   */
+  readonly cluster?: string;
+  readonly database?: string;
 }
 
 export interface IndexInfo {
@@ -39,15 +44,17 @@ export class TenantStorage {
   private readonly maxTimeMS: number;
 
   constructor(
-    @InjectConnection() private readonly connection: Connection,
+    private readonly clusters: DataClusters,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.maxTimeMS = config.database.queryTimeoutMs;
   }
 
   collectionOf<T extends Document>(entry: NativeCollection): Collection<T> {
-    const db = this.connection.db;
-    if (!db) throw new Error('database connection is not open');
+    const db =
+      entry.cluster !== undefined && entry.database !== undefined
+        ? this.clusters.database({ cluster: entry.cluster, database: entry.database })
+        : this.clusters.mainDatabase();
     return db.collection<T>(entry.physical);
   }
 

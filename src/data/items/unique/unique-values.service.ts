@@ -4,6 +4,7 @@ import { DatabaseUnavailableError } from '../../../common/errors';
 import { DUPLICATE } from '../../../common/mongo/duplicate';
 import type { OwnerScope } from '../../query/data-query';
 import { DuplicateItemError } from '../../data.errors';
+import type { NativeCollection } from '../../storage/tenant-storage';
 import { ItemsRepository } from '../items.repository';
 import type { JsonScalar } from '../../query/json-guard';
 import { UniqueClaimRepository, type UniqueClaim } from './unique-claim.repository';
@@ -20,7 +21,8 @@ const CLAIM_ROUNDS = 3;
 
 /** One `uniqueField` value of one create, in the caller's scope (see ItemsService.create). */
 export interface UniqueValue {
-  physical: string;
+  /** The collection: its physical name is part of the claim, its location finds the holder. */
+  target: NativeCollection;
   /** The caller's scope: a sub caller's own items, or (null) the whole namespace. */
   scope: OwnerScope | null;
   field: string;
@@ -53,11 +55,11 @@ export class UniqueValuesService {
    * claim when the insert does not happen.
    */
   async claim(unique: UniqueValue, itemId: string, now = new Date()): Promise<UniqueClaim> {
-    const key = claimKey(unique);
+    const key = claimKey({ ...unique, physical: unique.target.physical });
     for (let round = 0; round < CLAIM_ROUNDS; round += 1) {
       const mine: UniqueClaim = {
         key,
-        physical: unique.physical,
+        physical: unique.target.physical,
         itemId,
         token: randomBytes(12).toString('hex'),
         claimedAt: now,
@@ -100,7 +102,7 @@ export class UniqueValuesService {
   /** Whether a claim met by a create no longer protects anything (see the class comment). */
   private async isStale(held: UniqueClaim, unique: UniqueValue, now: Date): Promise<boolean> {
     const fields = unique.scope ? [unique.field, unique.scope.field] : [unique.field];
-    const holder = await this.items.findFieldsById(unique.physical, held.itemId, fields);
+    const holder = await this.items.findFieldsById(unique.target, held.itemId, fields);
     if (!holder) return now.getTime() - held.claimedAt.getTime() >= CLAIM_GRACE_MS;
     const holdsValue = holder[unique.field] === unique.value;
     const inScope = unique.scope === null || holder[unique.scope.field] === unique.scope.value;
@@ -113,7 +115,12 @@ export class UniqueValuesService {
  * encoding keeps the type (`1`, `"1"` and `true` are different values) and the scope is part of
  * it, because uniqueness is checked in the caller's scope.
  */
-export function claimKey({ physical, scope, field, value }: UniqueValue): string {
+export function claimKey({
+  physical,
+  scope,
+  field,
+  value,
+}: Omit<UniqueValue, 'target'> & { physical: string }): string {
   const parts = [physical, scope?.field ?? null, scope?.value ?? null, field, value];
   return createHash('sha256').update(JSON.stringify(parts)).digest('hex');
 }

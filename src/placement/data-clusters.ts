@@ -1,0 +1,85 @@
+import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import { InjectConnection } from '@nestjs/mongoose';
+import { MongoClient, type Db } from 'mongodb';
+import type { Connection } from 'mongoose';
+import { boundedDriverOptions } from '../common/mongo/bounded-driver-options';
+import { APP_CONFIG, type AppConfig, type DataClusterConfig } from '../config';
+import type { TenantLocation } from './tenant-location';
+
+/** Called with each client this opens (database command metrics). */
+export const CLUSTER_CLIENT_WATCHER = Symbol('CLUSTER_CLIENT_WATCHER');
+export type ClusterClientWatcher = (client: MongoClient) => void;
+
+/**
+ * The deployments of DATA_CLUSTERS and a client for each, opened on first use with its own
+ * bounded pool (DATA_CLUSTER_POOL_SIZE) and the main connection's timeouts, so a dead or frozen
+ * cluster fails its own operations within the same bound and takes no connection of another.
+ * Without DATA_CLUSTERS the one cluster `default` is the main connection.
+ */
+@Injectable()
+export class DataClusters implements OnApplicationShutdown {
+  private readonly byName: ReadonlyMap<string, DataClusterConfig>;
+  private readonly clients = new Map<string, MongoClient>();
+
+  constructor(
+    @InjectConnection() private readonly main: Connection,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(CLUSTER_CLIENT_WATCHER) private readonly watch: ClusterClientWatcher,
+  ) {
+    this.byName = new Map(config.clusters.list.map((cluster) => [cluster.name, cluster]));
+  }
+
+  list(): DataClusterConfig[] {
+    return this.config.clusters.list;
+  }
+
+  get(name: string): DataClusterConfig | undefined {
+    return this.byName.get(name);
+  }
+
+  /** The database a location names; throws for a cluster that is not configured. */
+  database(location: TenantLocation): Db {
+    if (location.cluster === null) return this.mainDatabase();
+    return this.client(location.cluster).db(location.database);
+  }
+
+  /** The service's main database (the control plane, and tenants never placed). */
+  mainDatabase(): Db {
+    const db = this.main.db;
+    if (!db) throw new Error('database connection is not open');
+    return db;
+  }
+
+  /** Whether the cluster answers a ping within the selection timeout. */
+  async reachable(name: string): Promise<boolean> {
+    try {
+      await this.client(name).db('admin').command({ ping: 1 });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  private client(name: string): MongoClient {
+    const cluster = this.byName.get(name);
+    if (!cluster) throw new Error(`cluster ${name} is not in DATA_CLUSTERS`);
+    if (cluster.uri === undefined) return this.main.getClient();
+    let client = this.clients.get(name);
+    if (!client) {
+      client = new MongoClient(cluster.uri, {
+        ...boundedDriverOptions(this.config.database),
+        maxPoolSize: this.config.clusters.poolSize,
+        monitorCommands: this.config.metrics.enabled && this.config.metrics.databaseCommands,
+      });
+      this.watch(client);
+      this.clients.set(name, client);
+    }
+    return client;
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    const open = [...this.clients.values()];
+    this.clients.clear();
+    await Promise.all(open.map((client) => client.close().catch(() => undefined)));
+  }
+}

@@ -1,0 +1,34 @@
+import { Global, Module, type DynamicModule } from '@nestjs/common';
+import { MongooseModule } from '@nestjs/mongoose';
+import { CLUSTER_CLIENT_WATCHER, DataClusters, type ClusterClientWatcher } from './data-clusters';
+import { TenantPlacementDocument, TenantPlacementSchema } from './tenant-placement.schema';
+import { TenantPlacementsRepository } from './tenant-placements.repository';
+import { TenantPlacements } from './tenant-placements.service';
+
+/**
+ * Where tenant data lives: the clusters of DATA_CLUSTERS and one placement per tenant (a cluster
+ * and the tenant's database there). Global: tenant creation, the data seam and the operator API
+ * all ask it.
+ */
+@Global()
+@Module({})
+export class PlacementModule {
+  /** `watch` sees every cluster client opened (the root module counts its commands). */
+  static forRoot(watch: ClusterClientWatcher): DynamicModule {
+    return {
+      module: PlacementModule,
+      imports: [
+        MongooseModule.forFeature([
+          { name: TenantPlacementDocument.name, schema: TenantPlacementSchema },
+        ]),
+      ],
+      providers: [
+        { provide: CLUSTER_CLIENT_WATCHER, useValue: watch },
+        DataClusters,
+        TenantPlacementsRepository,
+        TenantPlacements,
+      ],
+      exports: [DataClusters, TenantPlacements],
+    };
+  }
+}

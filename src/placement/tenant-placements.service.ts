@@ -1,0 +1,94 @@
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { randomInt } from 'node:crypto';
+import { LookupCache } from '../common/cache/lookup-cache';
+import type { Tenant } from '../common/tenancy/namespace';
+import { APP_CONFIG, type AppConfig, type DataClusterConfig } from '../config';
+import { DataClusters } from './data-clusters';
+import { NoOpenClusterError, UnknownRegionError } from './placement.errors';
+import { tenantDatabaseName, type TenantLocation } from './tenant-location';
+import { TenantPlacementsRepository } from './tenant-placements.repository';
+
+export class UnconfiguredClusterError extends Error {
+  constructor(clusters: string[]) {
+    super(
+      `tenant placements name clusters that DATA_CLUSTERS does not list: ${clusters.join(', ')}. ` +
+        'Configure them again, or move their tenants off before removing a cluster.',
+    );
+    this.name = 'UnconfiguredClusterError';
+  }
+}
+
+/**
+ * Places new tenants on the clusters of DATA_CLUSTERS and says where a tenant's data lives.
+ *
+ * A new tenant goes to an open cluster — of the requested region, if any — with the fewest
+ * placed tenants, ties broken at random (concurrent creations on several instances then spread
+ * too). A tenant without a placement (created before placements existed) lives in the main
+ * database. Placements are cached like registry entries: they never change outside a move.
+ */
+@Injectable()
+export class TenantPlacements implements OnModuleInit {
+  private readonly cache: LookupCache<TenantLocation>;
+  private readonly mainDatabase: string;
+
+  constructor(
+    private readonly placements: TenantPlacementsRepository,
+    private readonly clusters: DataClusters,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    const { registryCacheMs: ttlMs, registryCacheSize: max } = config.lifecycle;
+    this.cache = new LookupCache({ ttlMs, max });
+    this.mainDatabase = config.database.dbName;
+  }
+
+  /** Refuses to start while a placement names a cluster DATA_CLUSTERS does not list. */
+  async onModuleInit(): Promise<void> {
+    const missing = (await this.placements.clustersInUse()).filter((c) => !this.clusters.get(c));
+    if (missing.length > 0) throw new UnconfiguredClusterError(missing.sort());
+  }
+
+  /**
+   * The cluster a new tenant goes to. `region` (validated here: UNKNOWN_REGION, NO_OPEN_CLUSTER)
+   * narrows the choice to that region's clusters. Called before the tenant is written, so a bad
+   * region creates nothing.
+   */
+  async choose(region?: string): Promise<DataClusterConfig> {
+    let candidates = this.clusters.list();
+    if (region !== undefined) {
+      candidates = candidates.filter((cluster) => cluster.region === region);
+      if (candidates.length === 0) {
+        throw new UnknownRegionError(region, [
+          ...new Set(this.clusters.list().map((c) => c.region)),
+        ]);
+      }
+    }
+    const open = candidates.filter((cluster) => cluster.open);
+    if (open.length === 0) throw new NoOpenClusterError(region ?? '');
+    const counts = await Promise.all(open.map((cluster) => this.placements.countOn(cluster.name)));
+    const fewest = Math.min(...counts);
+    const least = open.filter((_, i) => counts[i] === fewest);
+    return least[randomInt(least.length)] as DataClusterConfig;
+  }
+
+  /**
+   * Records the tenant's placement on `cluster`. A tenant placed already keeps its placement (a
+   * tenant created again after an erasure, or a creation retried), which is returned.
+   */
+  async place(tenant: Tenant, cluster: DataClusterConfig): Promise<TenantLocation> {
+    const database = tenantDatabaseName(this.mainDatabase, tenant);
+    await this.placements.insert({ cluster: cluster.name, database });
+    return this.locate(tenant);
+  }
+
+  /** Where the tenant's collections live; the main database for a tenant never placed. */
+  async locate(tenant: Tenant): Promise<TenantLocation> {
+    const database = tenantDatabaseName(this.mainDatabase, tenant);
+    const found = await this.cache.load(database, () => this.placements.find(database));
+    return found ?? { cluster: null, database: this.mainDatabase };
+  }
+
+  /** Tenants placed on each configured cluster. */
+  async tenantsOn(cluster: string): Promise<number> {
+    return this.placements.countOn(cluster);
+  }
+}
