@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { randomBytes } from 'node:crypto';
-import { createTestApp, TEST_ADMIN_KEY, type TestApp } from '../support/app';
+import { createTestApp, testDatabaseUri, TEST_ADMIN_KEY, type TestApp } from '../support/app';
 import { createSubKey, createTeam, type TestUser } from '../support/factories';
+import { startOwnDatabase, type OwnDatabase } from '../support/own-database';
 
 /**
  * Property: whatever identifiers principals have — subjects equal to or prefixes of team ids and
@@ -18,11 +19,27 @@ const SUBJECT_CHARS = 'ABCXYZabcxyz0189._:@|+-'.split('');
 const COLLECTIONS = ['a', 'b'] as const;
 const BRANCHES = ['', 'dev'] as const;
 
+/**
+ * The principals' tenants are spread over three clusters (this run's database server and two of
+ * the file's own), so isolation is checked between tenants in different databases and on
+ * different servers, as well as between tenants on one.
+ */
 let t: TestApp;
+let clusters: OwnDatabase[] = [];
 beforeAll(async () => {
-  t = await createTestApp(__filename);
+  clusters = await Promise.all([startOwnDatabase('isolation-1'), startOwnDatabase('isolation-2')]);
+  t = await createTestApp(__filename, {
+    DATA_CLUSTERS: JSON.stringify({
+      main: { uri: testDatabaseUri(), region: 'eu' },
+      one: { uri: clusters[0]?.uri, region: 'eu' },
+      two: { uri: clusters[1]?.uri, region: 'us' },
+    }),
+  });
 });
-afterAll(async () => t.close());
+afterAll(async () => {
+  await t?.close();
+  await Promise.all(clusters.map((cluster) => cluster.stop()));
+});
 
 type Principal =
   | { kind: 'team'; key: string; id: string }
@@ -254,4 +271,7 @@ it('no principal reads, counts, lists or changes anything it does not own', asyn
     }),
     { numRuns: RUNS, endOnFailure: true },
   );
+  // The principals were on every cluster.
+  const placed = await t.connection.collection('tenant_placements').distinct('cluster');
+  expect(placed.sort()).toEqual(['main', 'one', 'two']);
 });

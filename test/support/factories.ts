@@ -22,14 +22,18 @@ function suffix(): string {
 /** Creates a user through the operator API and returns its root key. */
 export async function createUser(
   t: TestApp,
-  fields: { subject?: string; email?: string } = {},
+  fields: { subject?: string; email?: string; region?: string } = {},
 ): Promise<TestUser> {
   const email = fields.email ?? `user-${suffix()}@example.com`;
   const res = await t
     .http()
     .post('/admin/users')
     .set('X-Api-Key', TEST_ADMIN_KEY)
-    .send({ email, ...(fields.subject ? { subject: fields.subject } : {}) })
+    .send({
+      email,
+      ...(fields.subject ? { subject: fields.subject } : {}),
+      ...(fields.region ? { region: fields.region } : {}),
+    })
     .expect(200);
   return {
     subject: res.body.profile.subject,
@@ -39,12 +43,16 @@ export async function createUser(
   };
 }
 
-export async function createTeam(t: TestApp, name = `team-${suffix()}`): Promise<TestTeam> {
+export async function createTeam(
+  t: TestApp,
+  name = `team-${suffix()}`,
+  region?: string,
+): Promise<TestTeam> {
   const res = await t
     .http()
     .post('/admin/teams')
     .set('X-Api-Key', TEST_ADMIN_KEY)
-    .send({ name })
+    .send({ name, ...(region ? { region } : {}) })
     .expect(200);
   return { teamId: res.body.team.id, apiKey: res.body.apiKey };
 }
