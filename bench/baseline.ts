@@ -1,5 +1,5 @@
 // The baseline: the least a server can do to answer the same item routes. node:http and the
-// native driver on the same database and physical collection as the service, with the same
+// native driver on the same databases and physical collections as the service, with the same
 // per-request auth cost (one indexed lookup of the key's SHA-256 digest in `api_keys`).
 // The service's throughput is reported as a ratio of this one's.
 //
@@ -105,7 +105,7 @@ interface Entry extends ItemTemplate {
 function collectionOf(name: string | undefined): Entry | undefined {
   const entry = name === undefined ? undefined : collections[name];
   if (!entry) return undefined;
-  return { ...entry, native: db.collection(entry.physical) };
+  return { ...entry, native: client.db(entry.database).collection(entry.physical) };
 }
 
 function idValue(entry: Entry, value: string): ObjectId | string {

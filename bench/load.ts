@@ -25,12 +25,14 @@ const withSeq = (template: string, n: number): string => template.replaceAll('%S
 
 /** Builds each request of one variant; its counter runs on across the warm-up and the rounds. */
 function requests(variant: LoadVariant): (req: autocannon.Request) => autocannon.Request {
-  const { method, paths, body, headers = {} } = variant.request;
+  const { method, paths, body, headers = {}, keys } = variant.request;
   let seq = 1;
   return (req) => {
     const n = seq++;
     const perRequest: Record<string, string> = {};
     for (const [name, value] of Object.entries(headers)) perRequest[name] = withSeq(value, n);
+    const key = keys?.[n % keys.length];
+    if (key !== undefined) perRequest['x-api-key'] = key;
     return {
       ...req,
       method,

@@ -14,6 +14,7 @@ import {
   type ResolvedDatabase,
 } from '../tools/dev-database';
 import { call, expectStatus } from './lib/api';
+import { compareClusterSpread } from './lib/cluster-spread';
 import { runComparison } from './lib/compare';
 import { comparisonChecks, comparisonsMarkdown, comparisonsSummary } from './lib/compare-report';
 import { comparisons } from './lib/comparisons';
@@ -132,10 +133,19 @@ function cleanup(): Promise<void> {
     if (state.client) {
       // On a MONGODB_URI server, remove what the run wrote; an embedded server goes with its data dir.
       if (state.database?.kind === 'external' && state.dbName) {
-        await state.client
-          .db(state.dbName)
-          .dropDatabase()
-          .catch(() => undefined);
+        const main = state.client.db(state.dbName);
+        // The tenants' databases on this server first: the placements name them.
+        const placed = await main
+          .collection<{ _id: string }>('tenant_placements')
+          .find({ cluster: 'default' })
+          .toArray()
+          .catch(() => []);
+        for (const { _id } of placed)
+          await state.client
+            .db(_id)
+            .dropDatabase()
+            .catch(() => undefined);
+        await main.dropDatabase().catch(() => undefined);
       }
       await state.client.close().catch(() => undefined);
     }
@@ -277,6 +287,8 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
     'service-metrics-on',
     'service-metrics-off',
     'service-events-off',
+    'service-one-cluster',
+    'service-three-clusters',
     'baseline',
     'load',
   ];
@@ -353,7 +365,23 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
   const serviceHwmKb = memoryOf(service.child.pid)?.hwmKb;
   const comparisonRuns = options.fanOutOnly
     ? []
-    : await compareFeatures(options, ctx, { service, baseline, features, serviceOptions });
+    : [
+        ...(await compareFeatures(options, ctx, { service, baseline, features, serviceOptions })),
+        ...(await compareClusterSpread({
+          settings: options.compare,
+          load: ctx.load,
+          database: settings,
+          tmp,
+          mainUri: resolved.uri,
+          service: serviceOptions,
+          ctx: {
+            ...ctx,
+            target: 'service',
+            items: { name: features.name, size: features.size, id: itemId },
+          },
+          log,
+        })),
+      ];
 
   let tail: TailRun | undefined;
   if (!options.fanOutOnly) {

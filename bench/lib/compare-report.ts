@@ -1,5 +1,6 @@
 // The feature comparisons in BENCHMARKS.md (a section with its own checks and one table per
 // comparison) and in the stdout summary.
+import { CLUSTER_COMPARISON_CHECKS } from './cluster-spread';
 import { comparisons } from './comparisons';
 import { sumLoads, type LoadTotals } from './load-runner';
 import type { Check, ComparisonRun, VariantRun } from './types';
@@ -21,7 +22,7 @@ function totalsOf(variant: VariantRun | undefined): LoadTotals | undefined {
  * whether that is allowed) and, like every speed check, in a smoke run.
  */
 export function comparisonChecks(runs: ComparisonRun[], smoke: boolean): Check[] {
-  return comparisons.flatMap((comparison) => {
+  return [...comparisons, ...CLUSTER_COMPARISON_CHECKS].flatMap((comparison) => {
     const run = runs.find((r) => r.comparison === comparison.id);
     const list = comparison.checks((id) => totalsOf(run?.variants.find((v) => v.variant === id)));
     const na = (detail: string): Check[] =>

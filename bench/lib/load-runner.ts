@@ -44,7 +44,11 @@ export async function probe(target: Target, request: ScenarioRequest, key: strin
     target.url,
     request.method,
     (request.paths[0] ?? '').replaceAll('%SEQ%', '0'),
-    { key, rawBody: request.body?.replaceAll('%SEQ%', '0'), headers: headersAt(request, 0) },
+    {
+      key: request.keys?.[0] ?? key,
+      rawBody: request.body?.replaceAll('%SEQ%', '0'),
+      headers: headersAt(request, 0),
+    },
   );
   const problems: string[] = [];
   const expected =
@@ -102,6 +106,7 @@ export async function runLoad(
         paths: request.paths,
         body: request.body,
         headers: request.headers,
+        keys: request.keys,
         expectStatus: request.expectStatus,
       },
       pid: target.child.pid,

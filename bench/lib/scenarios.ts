@@ -23,7 +23,13 @@ import { PAYLOAD, type SeededProjects } from './seed';
 
 /** `service` runs every scenario; the two metrics instances only the metrics comparison. */
 export type TargetName =
-  'service' | 'service-metrics-on' | 'service-metrics-off' | 'service-events-off' | 'baseline';
+  | 'service'
+  | 'service-metrics-on'
+  | 'service-metrics-off'
+  | 'service-events-off'
+  | 'service-one-cluster'
+  | 'service-three-clusters'
+  | 'baseline';
 
 /** What every scenario may use. */
 export interface BaseContext {
@@ -47,6 +53,8 @@ export interface ScenarioRequest {
   paths: string[];
   body?: string;
   headers?: Record<string, string>;
+  /** API keys taken in turn with `paths` (same length); unset: the bench user's key. */
+  keys?: string[];
   expectStatus?: number;
   /** The page number a keyset scenario asks for, for the report. */
   page?: number;

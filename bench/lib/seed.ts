@@ -14,6 +14,7 @@ interface Doc {
 }
 
 export interface SeedContext {
+  /** The service's main database (the registry, projects). */
   db: Db;
   serviceUrl: string;
   rootKey: string;
@@ -188,8 +189,9 @@ export async function seedProjects(
 export interface Items {
   /** The tenant's collection name in the API. */
   name: string;
-  /** The native collection behind it. */
+  /** The native collection behind it, and the database that holds it (the tenant's). */
   physical: string;
+  db: Db;
   via: string;
   /** The stored document of the API-created sample item. */
   sample: Doc;
@@ -201,6 +203,8 @@ export interface Items {
 /** What the baseline needs to write items the way the service does (BASELINE_COLLECTIONS). */
 export interface ItemTemplate {
   physical: string;
+  /** The database that holds it (the tenant's). */
+  database: string;
   idType: 'objectId' | 'string';
   ownerField: string;
   constants: Doc;
@@ -232,13 +236,13 @@ async function findPhysicalCollection(
   db: Db,
   name: string,
   sampleId: { $in: (string | ObjectId)[] },
-): Promise<{ physical: string; via: string } | undefined> {
-  const existing = new Set(
-    (await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name),
-  );
-  const holdsSample = async (physical: string): Promise<boolean> =>
+): Promise<{ physical: string; via: string; db: Db } | undefined> {
+  const names = async (holder: Db): Promise<Set<string>> =>
+    new Set((await holder.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name));
+  const holdsSample = async (holder: Db, existing: Set<string>, physical: string) =>
     existing.has(physical) &&
-    (await db.collection<Doc>(physical).countDocuments({ _id: sampleId })) > 0;
+    (await holder.collection<Doc>(physical).countDocuments({ _id: sampleId })) > 0;
+  const existing = await names(db);
   if (existing.has('data_collections')) {
     const entries: Doc[] = await db
       .collection<Doc>('data_collections')
@@ -246,15 +250,23 @@ async function findPhysicalCollection(
       .limit(1000)
       .toArray();
     for (const entry of entries.filter((e) => Object.values(e).includes(name))) {
+      // An entry that names a database (the tenant's) has its native collection there.
+      const holder = typeof entry.database === 'string' ? db.client.db(entry.database) : db;
+      const inHolder = holder === db ? existing : await names(holder);
       for (const value of Object.values(entry)) {
-        if (typeof value === 'string' && value !== name && (await holdsSample(value))) {
-          return { physical: value, via: 'registry data_collections' };
+        if (
+          typeof value === 'string' &&
+          value !== name &&
+          (await holdsSample(holder, inHolder, value))
+        ) {
+          return { physical: value, via: 'registry data_collections', db: holder };
         }
       }
     }
   }
   for (const physical of existing) {
-    if (await holdsSample(physical)) return { physical, via: 'search for the sample item' };
+    if (await holdsSample(db, existing, physical))
+      return { physical, via: 'search for the sample item', db };
   }
   return undefined;
 }
@@ -286,13 +298,14 @@ export async function setupItems(
   const ids = ObjectId.isValid(sampleId) ? [sampleId, new ObjectId(sampleId)] : [sampleId];
   const found = await findPhysicalCollection(db, name, { $in: ids });
   if (!found) throw new Error(`item ${sampleId} was created but is in no collection`);
-  const sample: Doc | null = await db
+  const sample: Doc | null = await found.db
     .collection<Doc>(found.physical)
     .findOne({ _id: { $in: ids } });
   if (!sample) throw new Error(`item ${sampleId} disappeared from ${found.physical}`);
   return {
     name,
     physical: found.physical,
+    db: found.db,
     via: found.via,
     sample,
     bodyFields: Object.keys(sampleBody),
@@ -318,6 +331,7 @@ export async function setupStandInItems(
   return {
     name,
     physical,
+    db,
     via: 'stand-in (no data routes)',
     sample,
     bodyFields: Object.keys(itemBody(0)),
@@ -333,6 +347,7 @@ export function itemTemplate(items: Items): ItemTemplate {
   }
   return {
     physical: items.physical,
+    database: items.db.databaseName,
     idType: items.sample._id instanceof ObjectId ? 'objectId' : 'string',
     ownerField: 'userId',
     constants,
@@ -356,7 +371,7 @@ function revisionLike(sample: unknown, i: number): unknown {
  * timestamps and the revision identity replaced; everything else the service stored (the stamped owner field, any
  * internal field) is copied as it is.
  */
-export async function seedItems({ db }: SeedContext, items: Items, size: number): Promise<void> {
+export async function seedItems(_ctx: SeedContext, items: Items, size: number): Promise<void> {
   const { sample } = items;
   const build = (i: number): Doc => {
     const body = itemBody(i);
@@ -371,6 +386,6 @@ export async function seedItems({ db }: SeedContext, items: Items, size: number)
     }
     return doc;
   };
-  await insertInBatches(db.collection<Doc>(items.physical), size, items.size, build);
+  await insertInBatches(items.db.collection<Doc>(items.physical), size, items.size, build);
   items.size = size;
 }

@@ -29,6 +29,8 @@ export interface ServiceOptions {
   events?: boolean;
   /** Node options before the script (the profiler's --cpu-prof). */
   nodeArgs?: string[];
+  /** More environment (DATA_CLUSTERS). */
+  env?: Record<string, string>;
 }
 
 const messageOf = (error: unknown): string =>
@@ -42,6 +44,7 @@ export async function startService({
   metrics,
   events = true,
   nodeArgs = [],
+  env = {},
 }: ServiceOptions): Promise<Target> {
   const port = await findFreePort();
   const logFile = `${name}.log`;
@@ -59,10 +62,15 @@ export async function startService({
       QUERY_TIMEOUT_MS: String(QUERY_TIMEOUT_MS),
       METRICS_ENABLED: String(metrics),
       EVENTS_ENABLED: String(events),
+      // The fan-out's 100 SSE clients share the bench user's key: the per-key and per-instance
+      // stream limits (10, 200) would be what it measures.
+      EVENTS_MAX_STREAMS_PER_KEY: '1000',
+      EVENTS_MAX_STREAMS: '1000',
       // Later instances find the indexes built by the first.
       ...(name === 'service' ? {} : { SYNC_INDEXES: 'false' }),
       MONGODB_URI: databaseUri,
       MONGODB_DB_NAME: dbName,
+      ...env,
     },
   });
   const url = `http://127.0.0.1:${port}`;

@@ -10,6 +10,8 @@ export interface LoadVariant {
     body?: string;
     /** Per-request headers; `%SEQ%` in a value is replaced like in paths and bodies. */
     headers?: Record<string, string>;
+    /** API keys taken in turn with `paths` (same length): request n uses both at n. */
+    keys?: string[];
     /** The one status that counts as success; unset: any 2xx. */
     expectStatus?: number;
   };
