@@ -109,7 +109,9 @@ describe('DELETE /admin/users/{subject}', () => {
 
     expect(await documentsNaming(await everyDatabase(t), user.subject)).toEqual([]);
     // The bystander keeps everything.
-    expect((await documentsNaming(await everyDatabase(t), bystander.subject)).length).toBeGreaterThan(10);
+    expect(
+      (await documentsNaming(await everyDatabase(t), bystander.subject)).length,
+    ).toBeGreaterThan(10);
     // Its own order and its sub profile's.
     await t.http().get('/data/orders/count').set('X-Api-Key', bystander.apiKey).expect(200, {
       count: 2,
