@@ -11,8 +11,9 @@ the service's rules cannot be written in an OpenAPI 3.0 document:
   the depth and size budgets of free-form values;
 - value rules two levels or more inside a free-form member, where Schemathesis stops following
   the document's recursive schemas and generates any JSON;
-- rules on the clock or on the service's state (expiresAt in the future; If-Match naming
-  another version; an Idempotency-Key used before for another request).
+- rules on the clock, on the service's state or on its configuration (expiresAt in the future;
+  If-Match naming another version; an Idempotency-Key used before for another request; a
+  region the deployment's DATA_CLUSTERS has).
 
 One header is left out of the document for some principals: X-Team is for root keys of team
 members, and any X-Team from a sub or team key is refused (403) before the route runs — tested
@@ -269,6 +270,17 @@ EXCLUSIONS: tuple[Exclusion, ...] = (
         reason="authField names the owner field of the items purgeData=true deletes; without "
         "purgeData it would mean nothing, and OpenAPI 3.0 cannot make one parameter require "
         "another's value.",
+    ),
+    Exclusion(
+        name="region-of-the-deployment",
+        operations=("POST /admin/users", "POST /admin/teams"),
+        status=400,
+        code="UNKNOWN_REGION",
+        field=r"^region$",
+        message=r"^must be one of: ",
+        reason="A new tenant's region must be one that the deployment's DATA_CLUSTERS lists; "
+        "which regions those are is configuration, not something the published schema can "
+        "name (the document is the same for every deployment).",
     ),
     Exclusion(
         name="idempotency-key-used-before",
