@@ -1,4 +1,4 @@
-import { createTestApp, uniqueDbName, type TestApp } from '../support/app';
+import { createTestApp, nativeCollection, uniqueDbName, type TestApp } from '../support/app';
 import { createApiKey, createSubKey, createUser, type TestUser } from '../support/factories';
 import { holdClock, moveClock } from '../support/held-clock';
 import { as } from '../support/http';
@@ -125,7 +125,10 @@ describe('the collection-registry cache', () => {
     const created = await physicalOf(collection);
     expect(created).toBeDefined();
     expect(created).not.toBe(dropped);
-    expect(await a.connection.db!.collection(created!).countDocuments()).toBe(1);
+    const entry = await a.connection
+      .db!.collection('data_collections')
+      .findOne({ physical: created });
+    expect(await nativeCollection(a, entry).countDocuments()).toBe(1);
     expect(await count(a, collection)).toEqual({ count: 1 });
   });
 

@@ -81,7 +81,10 @@ it('has an event for every write stored before a SIGKILL between writes and even
   try {
     const db = client.db(dbName);
     const registry = await db.collection('data_collections').findOne({ name: 'load' });
-    const items = db.collection(registry?.physical as string);
+    // The items are in the tenant's database, which the registry entry names.
+    const items = client
+      .db((registry?.database as string | undefined) ?? dbName)
+      .collection(registry?.physical as string);
     const intents = db.collection('event_intents');
     await until('every cut-off write has its intent and its item stored', async () => {
       const [withIntent, stored] = await Promise.all([

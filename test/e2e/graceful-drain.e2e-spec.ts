@@ -110,7 +110,9 @@ describe('graceful drain', () => {
     await until('the load is under way', () => answeredSoFar() >= ANSWERED_BEFORE_SIGTERM);
     const db = new MongoClient(uri, { serverSelectionTimeoutMS: 5000 });
     const registry = await db.db(dbName).collection('data_collections').findOne({ name: 'drain' });
-    proxy.hold((command) => command.insert === registry?.physical && command.$db === dbName);
+    // The items go to the tenant's database, which the registry entry names.
+    const itemsDb = (registry?.database as string | undefined) ?? dbName;
+    proxy.hold((command) => command.insert === registry?.physical && command.$db === itemsDb);
     await until('every client has a write waiting on the database', () => {
       return proxy?.held() === CLIENTS;
     });
@@ -138,14 +140,14 @@ describe('graceful drain', () => {
       const ids = new Set(
         (
           await db
-            .db(dbName)
+            .db(itemsDb)
             .listCollections({}, { nameOnly: true })
             .toArray()
             .then(async (collections) => {
               const all: string[] = [];
               for (const { name } of collections) {
                 const docs = await db
-                  .db(dbName)
+                  .db(itemsDb)
                   .collection<{ _id: unknown }>(name)
                   .find({}, { projection: { _id: 1 } })
                   .toArray();
@@ -161,6 +163,7 @@ describe('graceful drain', () => {
       const failed = outcomes.filter((o) => o.error !== undefined);
       expect(failed.filter((o) => ids.has(o.id))).toEqual([]);
       expect(failed.every((o) => o.afterSigterm)).toBe(true);
+      await db.db(itemsDb).dropDatabase();
       await db.db(dbName).dropDatabase();
     } finally {
       await db.close();
