@@ -1,4 +1,5 @@
 import {
+  companionCollection,
   createTestApp,
   TEST_ADMIN_KEY,
   tenantDatabases,
@@ -100,6 +101,9 @@ describe('DELETE /data/{c} without a body', () => {
       .expect(200);
     const physical = await physicalOf(a, user.subject, 'orders');
     expect(physical).toMatch(/^d_[0-9a-f]{24}$/);
+    const entry = await a.connection.db!.collection('data_collections').findOne({ physical });
+    const claims = companionCollection(a, entry, 'data_unique_claims');
+    expect(await claims.countDocuments({ physical })).toBe(1);
 
     await drop(a, user.apiKey, 'orders').expect(204);
 
@@ -108,9 +112,10 @@ describe('DELETE /data/{c} without a body', () => {
     const state = await databaseState(a);
     expect(state.native).not.toContain(physical);
     expect(state.registered).not.toContain(physical);
-    const db = a.connection.db!;
-    expect(await db.collection('data_unique_claims').countDocuments({ physical })).toBe(0);
-    expect(await db.collection('data_index_slots').countDocuments({ physical })).toBe(0);
+    expect(await claims.countDocuments({ physical })).toBe(0);
+    expect(await a.connection.db!.collection('data_index_slots').countDocuments({ physical })).toBe(
+      0,
+    );
 
     // The name starts afresh: no items, no indexes, and the old uniqueField value is free.
     await a

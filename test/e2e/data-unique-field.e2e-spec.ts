@@ -1,4 +1,4 @@
-import { createTestApp, type TestApp } from '../support/app';
+import { companionCollection, createTestApp, type TestApp } from '../support/app';
 import { createSubKey, createUser, type TestUser } from '../support/factories';
 import { as, type Client } from '../support/http';
 import { expectProblem } from '../support/problems';
@@ -31,19 +31,14 @@ async function itemsWith(collection: string, query: Record<string, string>): Pro
   return res.body as unknown[];
 }
 
-/** The physical collection behind a name of `user`'s namespace. */
-async function physicalOf(collection: string): Promise<string> {
-  const entry = await t.connection
-    .collection<{ physical: string }>('data_collections')
-    .findOne({ tenant: user.subject, name: collection });
-  if (!entry) throw new Error(`no collection ${collection}`);
-  return entry.physical;
-}
-
 /** Writes the claim a create leaves behind when it dies between the claim and the insert. */
 async function leaveClaim(collection: string, code: string, itemId: string, ageMs: number) {
-  const physical = await physicalOf(collection);
-  await t.connection.collection<UniqueClaimDocument>('data_unique_claims').insertOne({
+  const entry = await t.connection
+    .collection('data_collections')
+    .findOne({ tenant: user.subject, name: collection });
+  const physical = entry?.physical as string;
+  // Claims live beside the collection, in the tenant's database.
+  await companionCollection<UniqueClaimDocument>(t, entry, 'data_unique_claims').insertOne({
     _id: claimKey({ physical, scope: null, field: 'code', value: code }),
     physical,
     itemId,

@@ -3,14 +3,14 @@ import { getConnectionToken } from '@nestjs/mongoose';
 import { Test } from '@nestjs/testing';
 import { randomBytes } from 'node:crypto';
 import { basename } from 'node:path';
-import type { Collection, Db } from 'mongodb';
+import type { Collection, Db, Document } from 'mongodb';
 import type { Connection } from 'mongoose';
 import type { OpenAPIV3 } from 'openapi-types';
 import request from 'supertest';
 import { AppModule } from '../../src/app.module';
 import { APP_OPTIONS, configureApp } from '../../src/app.setup';
 import { buildOpenApiDocument } from '../../src/common/http/openapi';
-import { TenantStorage } from '../../src/data/storage/tenant-storage';
+import { TenantStorage, type NativeCollection } from '../../src/data/storage/tenant-storage';
 import { retryUntilReachable } from '../../src/database-boot';
 import { DataClusters } from '../../src/placement';
 import { loadConfig, type AppConfig } from '../../src/config';
@@ -124,12 +124,25 @@ export function nativeCollection(
   t: Pick<TestApp, 'app'>,
   entry: Record<string, unknown> | null,
 ): Collection {
+  return t.app.get(TenantStorage).collectionOf(nativeOf(entry));
+}
+
+/** A collection the service keeps beside the entry's native one (`data_unique_claims`). */
+export function companionCollection<T extends Document = Document>(
+  t: Pick<TestApp, 'app'>,
+  entry: Record<string, unknown> | null,
+  name: string,
+): Collection<T> {
+  return t.app.get(TenantStorage).companionOf<T>(nativeOf(entry), name);
+}
+
+function nativeOf(entry: Record<string, unknown> | null): NativeCollection {
   if (typeof entry?.physical !== 'string') throw new Error('no such registry entry');
-  return t.app.get(TenantStorage).collectionOf({
+  return {
     physical: entry.physical,
     ...(typeof entry.cluster === 'string' ? { cluster: entry.cluster } : {}),
     ...(typeof entry.database === 'string' ? { database: entry.database } : {}),
-  });
+  };
 }
 
 /** The databases of the app's placed tenants on the clusters it is configured with. */

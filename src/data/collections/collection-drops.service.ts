@@ -89,7 +89,7 @@ export class CollectionDropsService {
 
   private async removeNative(native: NativeCollection): Promise<void> {
     await this.storage.drop(native);
-    await this.claims.deleteForCollection(native.physical);
+    await this.claims.deleteForCollection(native);
     await this.slots.deleteForCollection(native.physical);
   }
 

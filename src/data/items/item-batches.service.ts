@@ -249,7 +249,7 @@ export class ItemBatchesService {
         },
       );
       deleted += gone.length;
-      for (const id of gone) await this.uniqueValues.releaseItem(target.physical, id);
+      for (const id of gone) await this.uniqueValues.releaseItem(target, id);
       // Nothing went although the ids matched a moment ago: they changed since; stop here.
       if (gone.length === 0 || ids.length < BATCH) break;
     }

@@ -146,7 +146,7 @@ export class ItemWritesService {
         return [id];
       }),
     );
-    await this.uniqueValues.releaseItem(target.physical, id);
+    await this.uniqueValues.releaseItem(target, id);
   }
 
   /** PATCH: one array operation on the item the route selects, under the rules of PUT. */

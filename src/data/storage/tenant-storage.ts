@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Collection, Document } from 'mongodb';
+import type { Collection, Db, Document } from 'mongodb';
 import { isIndexConflict, isNamespaceNotFound } from '../../common/errors';
 import { DUPLICATE, type Duplicate } from '../../common/mongo/duplicate';
 import { isUniqueViolation } from '../../common/errors/mongo-errors';
@@ -51,11 +51,21 @@ export class TenantStorage {
   }
 
   collectionOf<T extends Document>(entry: NativeCollection): Collection<T> {
-    const db =
-      entry.cluster !== undefined && entry.database !== undefined
-        ? this.clusters.database({ cluster: entry.cluster, database: entry.database })
-        : this.clusters.mainDatabase();
-    return db.collection<T>(entry.physical);
+    return this.databaseOf(entry).collection<T>(entry.physical);
+  }
+
+  /**
+   * A collection the service keeps beside tenant collections, in the database that holds
+   * `entry` (the tenant's; the main one for collections registered before placements).
+   */
+  companionOf<T extends Document>(entry: NativeCollection, name: string): Collection<T> {
+    return this.databaseOf(entry).collection<T>(name);
+  }
+
+  private databaseOf(entry: NativeCollection): Db {
+    return entry.cluster !== undefined && entry.database !== undefined
+      ? this.clusters.database({ cluster: entry.cluster, database: entry.database })
+      : this.clusters.mainDatabase();
   }
 
   /** Drops a native collection with its indexes; a collection that is not there is no error. */

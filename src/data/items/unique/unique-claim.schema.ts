@@ -1,6 +1,10 @@
 import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
 
 /**
+ * The shape of `data_unique_claims`, kept in the database of the collection it guards (the
+ * tenant's; UniqueClaimRepository makes its index there). This schema builds the index of the
+ * main database's, which holds the claims of collections registered before tenants were placed.
+ *
  * A `uniqueField` value taken in one scope of one collection: by the item `itemId`, or by the
  * create that is inserting it. `_id` is derived from (collection, scope, field, value), so two
  * creates of one value insert the same `_id` and the database lets exactly one of them through —

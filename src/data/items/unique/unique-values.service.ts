@@ -59,13 +59,13 @@ export class UniqueValuesService {
     for (let round = 0; round < CLAIM_ROUNDS; round += 1) {
       const mine: UniqueClaim = {
         key,
-        physical: unique.target.physical,
+        target: unique.target,
         itemId,
         token: randomBytes(12).toString('hex'),
         claimedAt: now,
       };
       if ((await this.claims.insert(mine)) !== DUPLICATE) return mine;
-      const held = await this.claims.find(key);
+      const held = await this.claims.find(unique.target, key);
       // Released between the insert and the read: try again.
       if (!held) continue;
       if (!(await this.isStale(held, unique, now)))
@@ -93,8 +93,8 @@ export class UniqueValuesService {
   }
 
   /** Gives back every value claimed for an item that was just deleted. */
-  async releaseItem(physical: string, itemId: string): Promise<void> {
-    for (const claim of await this.claims.findForItem(physical, itemId)) {
+  async releaseItem(target: NativeCollection, itemId: string): Promise<void> {
+    for (const claim of await this.claims.findForItem(target, itemId)) {
       await this.claims.release(claim);
     }
   }
