@@ -14,6 +14,7 @@ import {
   type ResolvedDatabase,
 } from '../tools/dev-database';
 import { call, expectStatus } from './lib/api';
+import { freezeChecks, freezeMarkdown, type FreezeRun } from './lib/cluster-freeze';
 import { compareClusterSpread } from './lib/cluster-spread';
 import { runComparison } from './lib/compare';
 import { comparisonChecks, comparisonsMarkdown, comparisonsSummary } from './lib/compare-report';
@@ -267,6 +268,7 @@ interface Outcome {
   comparisonRuns: ComparisonRun[];
   fanOut?: FanOutResult;
   tail?: TailRun;
+  freeze?: FreezeRun;
   info: ReportInfo;
 }
 
@@ -363,25 +365,27 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
   if (!options.comparisonsOnly)
     runs.push(...(await runScenarios(options, ctx, { service, baseline, seedCtx, items })));
   const serviceHwmKb = memoryOf(service.child.pid)?.hwmKb;
-  const comparisonRuns = options.fanOutOnly
+  const featureRuns = options.fanOutOnly
     ? []
-    : [
-        ...(await compareFeatures(options, ctx, { service, baseline, features, serviceOptions })),
-        ...(await compareClusterSpread({
-          settings: options.compare,
-          load: ctx.load,
-          database: settings,
-          tmp,
-          mainUri: resolved.uri,
-          service: serviceOptions,
-          ctx: {
-            ...ctx,
-            target: 'service',
-            items: { name: features.name, size: features.size, id: itemId },
-          },
-          log,
-        })),
-      ];
+    : await compareFeatures(options, ctx, { service, baseline, features, serviceOptions });
+  const clusters = options.fanOutOnly
+    ? { runs: [], freeze: undefined }
+    : await compareClusterSpread({
+        settings: options.compare,
+        load: ctx.load,
+        database: settings,
+        tmp,
+        mainUri: resolved.uri,
+        service: serviceOptions,
+        ctx: {
+          ...ctx,
+          target: 'service',
+          items: { name: features.name, size: features.size, id: itemId },
+        },
+        log,
+      });
+  const comparisonRuns = [...featureRuns, ...clusters.runs];
+  const { freeze } = clusters;
 
   let tail: TailRun | undefined;
   if (!options.fanOutOnly) {
@@ -432,6 +436,7 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
     comparisonRuns,
     fanOut,
     tail,
+    freeze,
     info: {
       date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
       node: process.version,
@@ -605,14 +610,17 @@ async function main(): Promise<void> {
   } finally {
     await cleanup();
   }
-  const { runs, comparisonRuns, fanOut, tail, info } = outcome;
+  const { runs, comparisonRuns, fanOut, tail, freeze, info } = outcome;
   const writeSize = options.itemSizes.at(-1) ?? 0;
   const checkList = checks(runs, comparisonRuns, {
     ...options,
     growthSizes: options.itemSizes,
     writeSize,
   });
-  const comparisonCheckList = comparisonChecks(comparisonRuns, options.smoke);
+  const comparisonCheckList = [
+    ...comparisonChecks(comparisonRuns, options.smoke),
+    ...(options.fanOutOnly ? [] : freezeChecks(freeze, options.smoke)),
+  ];
   mkdirSync(RESULTS, { recursive: true });
   writeFileSync(
     options.out,
@@ -624,12 +632,13 @@ async function main(): Promise<void> {
       comparisons:
         comparisonsMarkdown(comparisonRuns, comparisonCheckList) +
         tailMarkdown(tail) +
+        freezeMarkdown(freeze) +
         fanOutMarkdown(fanOut),
     }),
   );
   writeFileSync(
     options.json,
-    `${JSON.stringify({ info, options, runs, comparisonRuns, tail, fanOut, checkList, comparisonCheckList }, null, 2)}\n`,
+    `${JSON.stringify({ info, options, runs, comparisonRuns, tail, freeze, fanOut, checkList, comparisonCheckList }, null, 2)}\n`,
   );
   process.stdout.write(summary({ runs, checkList }));
   process.stdout.write(comparisonsSummary(comparisonRuns, comparisonCheckList));

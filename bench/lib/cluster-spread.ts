@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { resolveDatabase, type DatabaseSettings } from '../../tools/dev-database';
 import { call, expectStatus } from './api';
 import { runComparison } from './compare';
+import { freezeChecks, measureFreeze, type FreezeRun } from './cluster-freeze';
 import type { Comparison, ComparisonContext } from './comparisons';
 import type { LoadSettings, LoadTotals } from './load-runner';
 import { stopChild } from './processes';
@@ -116,18 +117,20 @@ async function createTenants(
   return tenants;
 }
 
-/** GET by _id and POST, each taking the tenants in turn (a path per request, with its key). */
-function comparisonsOf(one: Tenant[], three: Tenant[]): Comparison[] {
-  const reads = (tenants: Tenant[]) => ({
-    method: 'GET',
-    paths: tenants.flatMap((_, t) =>
-      Array.from(
-        { length: 10 },
-        (__, i) => `/data/${COLLECTION}/_id/c${(i * 7 + t) % ITEMS_PER_TENANT}`,
-      ),
+/** GET by _id, taking the tenants in turn (a path per request, with its key). */
+const reads = (tenants: Tenant[]) => ({
+  method: 'GET',
+  paths: tenants.flatMap((_, t) =>
+    Array.from(
+      { length: 10 },
+      (__, i) => `/data/${COLLECTION}/_id/c${(i * 7 + t) % ITEMS_PER_TENANT}`,
     ),
-    keys: tenants.flatMap((tenant) => Array.from({ length: 10 }, () => tenant.key)),
-  });
+  ),
+  keys: tenants.flatMap((tenant) => Array.from({ length: 10 }, () => tenant.key)),
+});
+
+/** GET by _id and POST, each taking the tenants in turn. */
+function comparisonsOf(one: Tenant[], three: Tenant[]): Comparison[] {
   const writes = (tenants: Tenant[]) => ({
     method: 'POST',
     paths: tenants.map(() => `/data/${COLLECTION}`),
@@ -184,7 +187,7 @@ export async function compareClusterSpread(options: {
   service: Omit<ServiceOptions, 'name' | 'metrics'>;
   ctx: ComparisonContext;
   log: (message: string) => void;
-}): Promise<ComparisonRun[]> {
+}): Promise<{ runs: ComparisonRun[]; freeze?: FreezeRun }> {
   const { log } = options;
   log('\nclusters: tenants on three clusters vs one');
   const clusters = await Promise.all(
@@ -249,7 +252,20 @@ export async function compareClusterSpread(options: {
         }),
       );
     }
-    return runs;
+    const frozen = clusters[1];
+    if (!frozen?.pid) return { runs };
+    log("\na frozen cluster: the other clusters' tenants before and during");
+    const freeze = await measureFreeze({
+      load,
+      target: three,
+      others: reads(threeTenants.slice(0, 2)),
+      frozenPid: frozen.pid,
+      frozenKey: (threeTenants[2] as Tenant).key,
+      frozenPath: `/data/${COLLECTION}/_id/c0`,
+      seconds: Math.max(2, options.settings.seconds * 3),
+    });
+    log(`  ${freezeChecks(freeze, false)[0]?.detail ?? ''}`);
+    return { runs, freeze };
   } finally {
     await Promise.all(targets.map((target) => stopChild(target.child)));
     await Promise.all(clusters.map((cluster) => cluster.stop()));
