@@ -262,7 +262,8 @@ export async function compareClusterSpread(options: {
       frozenPid: frozen.pid,
       frozenKey: (threeTenants[2] as Tenant).key,
       frozenPath: `/data/${COLLECTION}/_id/c0`,
-      seconds: Math.max(2, options.settings.seconds * 3),
+      seconds: Math.max(2, options.settings.seconds * 2),
+      rounds: options.settings.rounds,
     });
     log(`  ${freezeChecks(freeze, false)[0]?.detail ?? ''}`);
     return { runs, freeze };
