@@ -1,14 +1,16 @@
-import { MODULE_METADATA, PATH_METADATA } from '@nestjs/common/constants';
+import { METHOD_METADATA, MODULE_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import {
   Controller,
   Delete,
   Get,
+  RequestMethod,
   type DynamicModule,
   type ModuleMetadata,
   type Type,
 } from '@nestjs/common';
 import { AppModule } from './app.module';
 import { loadConfig } from './config';
+import { DATA_CONTROLLERS } from './data/data.controllers';
 
 type ModuleRef = NonNullable<ModuleMetadata['imports']>[number];
 
@@ -32,32 +34,59 @@ function controllersOf(root: ModuleRef): Set<Type> {
   return controllers;
 }
 
-/** A route's URL with its parameters unnamed: `data/:collection` and `data/:c` are one URL. */
-function urlsOf(controller: Type): string[] {
+interface Route {
+  method: string;
+  /** Its segments joined by `/`, parameters as declared (`data/:collection`). */
+  path: string;
+}
+
+/** The routes a controller class declares. */
+function routesOf(controller: Type): Route[] {
   const prefixes = [Reflect.getMetadata(PATH_METADATA, controller) as string | string[]].flat();
   const prototype = controller.prototype as Record<string, unknown>;
   return Object.getOwnPropertyNames(prototype).flatMap((name) => {
     const handler = prototype[name];
     if (typeof handler !== 'function' || name === 'constructor') return [];
     const paths = Reflect.getMetadata(PATH_METADATA, handler) as string | string[] | undefined;
-    if (paths === undefined) return [];
+    const method = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod | undefined;
+    if (paths === undefined || method === undefined) return [];
     return prefixes.flatMap((prefix) =>
-      [paths].flat().map((path) =>
-        `${prefix}/${path}`
+      [paths].flat().map((path) => ({
+        method: RequestMethod[method],
+        path: `${prefix}/${path}`
           .split('/')
           .filter((segment) => segment !== '')
-          .map((segment) => (segment.startsWith(':') ? ':' : segment))
           .join('/'),
-      ),
+      })),
     );
   });
+}
+
+/** A path with its parameters unnamed: `data/:collection` and `data/:c` are one URL. */
+const urlOf = (path: string): string =>
+  path
+    .split('/')
+    .map((segment) => (segment.startsWith(':') ? ':' : segment))
+    .join('/');
+
+/** Whether one URL could match both paths: as many segments, each equal or a parameter in one. */
+function overlap(a: string, b: string): boolean {
+  const [x, y] = [a.split('/'), b.split('/')];
+  return (
+    x.length === y.length &&
+    x.every((segment, i) => {
+      const other = y[i] as string;
+      return segment === other || segment.startsWith(':') || other.startsWith(':');
+    })
+  );
 }
 
 /** The URLs whose verbs are served by more than one controller class, with those classes. */
 function splitUrls(controllers: Iterable<Type>): string[] {
   const owners = new Map<string, Set<string>>();
   for (const controller of controllers) {
-    for (const url of urlsOf(controller)) {
+    for (const { path } of routesOf(controller)) {
+      const url = urlOf(path);
       owners.set(url, (owners.get(url) ?? new Set()).add(controller.name));
     }
   }
@@ -92,5 +121,28 @@ describe('routes', () => {
       remove(): void {}
     }
     expect(splitUrls([Reads, Writes])).toEqual(['things/:: Reads, Writes']);
+  });
+});
+
+describe('data routes', () => {
+  const routes = DATA_CONTROLLERS.flatMap(routesOf);
+
+  it('are found in the controllers', () => {
+    expect(routes.length).toBeGreaterThan(15);
+  });
+
+  it('never overlap, so their registration order cannot matter', () => {
+    const clashes = routes.flatMap((a, i) =>
+      routes
+        .slice(i + 1)
+        .filter((b) => a.method === b.method && overlap(a.path, b.path))
+        .map((b) => `${a.method} ${a.path} ~ ${b.path}`),
+    );
+    expect(clashes).toEqual([]);
+  });
+
+  it('detects an overlap between a parameter and a fixed segment', () => {
+    expect(overlap('data/:collection/:x', 'data/:collection/count')).toBe(true);
+    expect(overlap('data/:collection/count', 'data/:collection/:a/:b')).toBe(false);
   });
 });

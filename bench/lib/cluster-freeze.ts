@@ -4,7 +4,9 @@
 // none of their requests may fail; the frozen tenant's requests answer 503.
 import { call } from './api';
 import { runLoad, type LoadSettings } from './load-runner';
+import { quantile } from './comparisons';
 import type { ScenarioRequest } from './scenarios';
+import { ms } from './tail-latency';
 import type { Target } from './servers';
 import type { Check, LoadResult } from './types';
 
@@ -74,19 +76,6 @@ export async function measureFreeze(options: {
   }
   return run;
 }
-
-/** The q-quantile of `values` (linear between neighbours). */
-function quantile(values: number[], q: number): number | undefined {
-  const sorted = [...values].sort((a, b) => a - b);
-  if (sorted.length === 0) return undefined;
-  const at = (sorted.length - 1) * q;
-  const low = sorted[Math.floor(at)] ?? 0;
-  const high = sorted[Math.ceil(at)] ?? low;
-  return low + (high - low) * (at - Math.floor(at));
-}
-
-const ms = (n: number | null | undefined): string =>
-  n === null || n === undefined ? '—' : n < 10 ? n.toFixed(2) : n.toFixed(1);
 
 export function freezeChecks(run: FreezeRun | undefined, smoke: boolean): Check[] {
   const name = `A frozen cluster: the other clusters' tenants see no error and a p99 within ${FROZEN_P99_MAX}× of before`;

@@ -9,7 +9,7 @@ import { resolveDatabase, type DatabaseSettings } from '../../tools/dev-database
 import { call, expectStatus } from './api';
 import { runComparison } from './compare';
 import { freezeChecks, measureFreeze, type FreezeRun } from './cluster-freeze';
-import type { Comparison, ComparisonContext } from './comparisons';
+import { pct, quantile, type Comparison, type ComparisonContext } from './comparisons';
 import type { LoadSettings, LoadTotals } from './load-runner';
 import { stopChild } from './processes';
 import { startService, type ServiceOptions, type Target } from './servers';
@@ -25,16 +25,6 @@ const REGIONS = ['r1', 'r2', 'r3'] as const;
 
 interface Tenant {
   key: string;
-}
-
-/** The q-quantile of `values` (linear between neighbours). */
-function quantile(values: number[], q: number): number | undefined {
-  const sorted = [...values].sort((a, b) => a - b);
-  if (sorted.length === 0) return undefined;
-  const at = (sorted.length - 1) * q;
-  const low = sorted[Math.floor(at)] ?? 0;
-  const high = sorted[Math.ceil(at)] ?? low;
-  return low + (high - low) * (at - Math.floor(at));
 }
 
 /**
@@ -56,7 +46,6 @@ export function noDifferenceCheck(
     return { name, status: 'n/a', detail: 'not measured' };
   const low = quantile(ratios, 0.25) ?? median;
   const high = quantile(ratios, 0.75) ?? median;
-  const pct = (r: number): string => `${r >= 1 ? '+' : '−'}${Math.abs((r - 1) * 100).toFixed(1)} %`;
   const within = Math.abs(median - 1) <= SPREAD_CPU_TOLERANCE;
   const noisy = high - low > 2 * SPREAD_CPU_TOLERANCE && low <= 1 && high >= 1;
   return {

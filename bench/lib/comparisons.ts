@@ -81,14 +81,14 @@ export interface Comparison {
   checks(totals: (variant: string) => LoadTotals | undefined): Check[];
 }
 
-const pct = (ratio: number): string =>
+export const pct = (ratio: number): string =>
   `${ratio >= 1 ? '+' : '−'}${Math.abs((ratio - 1) * 100).toFixed(1)} %`;
 const cpu = (ms: number): string => `${ms.toFixed(3)} ms`;
 const rate = (n: number): string =>
   n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(1);
 
 /** The q-quantile of `values` (linear between neighbours); undefined when there are none. */
-function quantile(values: number[], q: number): number | undefined {
+export function quantile(values: number[], q: number): number | undefined {
   const sorted = [...values].sort((a, b) => a - b);
   if (sorted.length === 0) return undefined;
   const at = (sorted.length - 1) * q;

@@ -48,7 +48,7 @@ export async function tailLatency(
   };
 }
 
-const ms = (n: number | null | undefined): string =>
+export const ms = (n: number | null | undefined): string =>
   n === null || n === undefined ? '—' : n < 10 ? n.toFixed(2) : n.toFixed(1);
 
 export function tailMarkdown(run: TailRun | undefined): string {

@@ -11,7 +11,7 @@ import { ItemsController } from './items/items.controller';
  * `{collection}` comes nothing, one fixed segment (`count`, `bulk`, `index`, `stats`,
  * `aggregate`, `explain`), or exactly the two parameters of an item — and no URL has both a
  * fixed second segment and a parameter there. So no route can take another's requests, whatever
- * the order (data.controllers.spec.ts holds every pair of routes to it); a new route keeps to
+ * the order (src/routes.spec.ts holds every pair of routes to it); a new route keeps to
  * these shapes instead of relying on its place in this list.
  */
 export const DATA_CONTROLLERS = [

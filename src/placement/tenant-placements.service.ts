@@ -72,12 +72,11 @@ export class TenantPlacements implements OnModuleInit {
 
   /**
    * Records the tenant's placement on `cluster`. A tenant placed already keeps its placement (a
-   * tenant created again after an erasure, or a creation retried), which is returned.
+   * tenant created again after an erasure, or a creation retried).
    */
-  async place(tenant: Tenant, cluster: DataClusterConfig): Promise<TenantLocation> {
+  async place(tenant: Tenant, cluster: DataClusterConfig): Promise<void> {
     const database = tenantDatabaseName(this.mainDatabase, tenant);
     await this.placements.insert({ cluster: cluster.name, database });
-    return this.locate(tenant);
   }
 
   /** Where the tenant's collections live; the main database for a tenant never placed. */

@@ -1,8 +1,8 @@
 import {
   companionCollection,
   createTestApp,
+  everyDatabase,
   TEST_ADMIN_KEY,
-  tenantDatabases,
   uniqueDbName,
   type TestApp,
 } from '../support/app';
@@ -62,7 +62,7 @@ const names = async (t: TestApp, key: string, branch = '') =>
 async function databaseState(t: TestApp) {
   const db = t.connection.db!;
   const native: string[] = [];
-  for (const holder of [db, ...(await tenantDatabases(t))]) {
+  for (const holder of await everyDatabase(t)) {
     const names = await holder.listCollections({}, { nameOnly: true }).toArray();
     native.push(...names.map((c) => c.name).filter((n) => n.startsWith('d_')));
   }

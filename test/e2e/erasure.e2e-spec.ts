@@ -1,14 +1,8 @@
-import type { Db } from 'mongodb';
 import { randomBytes } from 'node:crypto';
-import { createTestApp, TEST_ADMIN_KEY, tenantDatabases, type TestApp } from '../support/app';
+import { createTestApp, everyDatabase, TEST_ADMIN_KEY, type TestApp } from '../support/app';
 import { documentsNaming } from '../support/database-scan';
 import { createSubKey, createTeam, createUser, type TestUser } from '../support/factories';
 import { expectInvalid, expectProblem } from '../support/problems';
-
-/** The main database and the databases of every tenant placed: all an erasure must clear. */
-async function everyDatabase(t: TestApp): Promise<Db[]> {
-  return [t.connection.db!, ...(await tenantDatabases(t))];
-}
 
 /** Account and team erasure: DELETE /admin/users/{subject}, DELETE /profile, DELETE /admin/teams/{id}. */
 let t: TestApp;

@@ -1,8 +1,6 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { BSON, MongoClient, type Document } from 'mongodb';
 import { TenantKindMigration } from '../../src/migrations/tenant-kind.migration';
-import { createTestApp, testDatabaseUri, uniqueDbName, type TestApp } from '../support/app';
+import { createTestApp, uniqueDbName, type TestApp } from '../support/app';
+import { readFixture, restoreCollections, type RecordedCollections } from '../support/fixture';
 
 /**
  * Boots today's service on a database that version 0.1.0 populated through its API (the
@@ -13,36 +11,10 @@ import { createTestApp, testDatabaseUri, uniqueDbName, type TestApp } from '../s
 interface LegacyFixture {
   keys: { team: string; clash: string; other: string };
   teamId: string;
-  collections: Record<
-    string,
-    {
-      documents: Document[];
-      indexes: { name: string; key: Record<string, 1 | -1>; unique: boolean }[];
-    }
-  >;
+  collections: RecordedCollections;
 }
 
-const fixture = BSON.EJSON.parse(
-  readFileSync(join(__dirname, '..', 'fixtures', 'legacy-0.1.0.json'), 'utf8'),
-) as LegacyFixture;
-
-async function restore(dbName: string): Promise<void> {
-  const client = await MongoClient.connect(testDatabaseUri());
-  try {
-    const db = client.db(dbName);
-    for (const [name, { documents, indexes }] of Object.entries(fixture.collections)) {
-      await db.createCollection(name);
-      if (documents.length > 0) await db.collection(name).insertMany(documents);
-      for (const index of indexes) {
-        await db
-          .collection(name)
-          .createIndex(index.key, { name: index.name, ...(index.unique ? { unique: true } : {}) });
-      }
-    }
-  } finally {
-    await client.close();
-  }
-}
+const fixture = readFixture<LegacyFixture>('legacy-0.1.0.json');
 
 const as = (key: string) => ({ 'X-Api-Key': key });
 const names = (body: unknown) => (body as { name: string }[]).map((c) => c.name);
@@ -53,7 +25,7 @@ describe('migration of 0.1.0 data namespaces', () => {
   const dbName = uniqueDbName(__filename);
 
   beforeAll(async () => {
-    await restore(dbName);
+    await restoreCollections(dbName, fixture.collections);
     // Two instances boot on the same legacy database at once, as a rolling start would.
     [t, second] = await Promise.all([
       createTestApp(__filename, { MONGODB_DB_NAME: dbName, MAX_INDEXES: '2' }),

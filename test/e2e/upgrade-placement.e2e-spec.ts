@@ -1,16 +1,13 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { BSON, MongoClient, type Document } from 'mongodb';
 import { tenantDatabaseName } from '../../src/placement';
 import {
   createTestApp,
-  testDatabaseUri,
+  everyDatabase,
   TEST_ADMIN_KEY,
-  tenantDatabases,
   uniqueDbName,
   type TestApp,
 } from '../support/app';
 import { documentsNaming } from '../support/database-scan';
+import { readFixture, restoreCollections, type RecordedCollections } from '../support/fixture';
 import { createUser } from '../support/factories';
 import { expectProblem } from '../support/problems';
 
@@ -26,39 +23,17 @@ interface Fixture {
   keys: { root: string; sub: string; team: string };
   subject: string;
   teamId: string;
-  collections: Record<
-    string,
-    {
-      documents: Document[];
-      indexes: { name: string; key: Record<string, 1 | -1>; unique: boolean }[];
-    }
-  >;
+  collections: RecordedCollections;
 }
 
-const fixture = BSON.EJSON.parse(
-  readFileSync(join(__dirname, '..', 'fixtures', 'before-placement.json'), 'utf8'),
-) as Fixture;
+const fixture = readFixture<Fixture>('before-placement.json');
 const admin = { 'X-Api-Key': TEST_ADMIN_KEY };
 const dbName = uniqueDbName(__filename);
 let t: TestApp;
 let second: TestApp;
 
 beforeAll(async () => {
-  const client = await MongoClient.connect(testDatabaseUri());
-  try {
-    const db = client.db(dbName);
-    for (const [name, { documents, indexes }] of Object.entries(fixture.collections)) {
-      await db.createCollection(name);
-      if (documents.length > 0) await db.collection(name).insertMany(documents);
-      for (const index of indexes) {
-        await db
-          .collection(name)
-          .createIndex(index.key, { name: index.name, ...(index.unique ? { unique: true } : {}) });
-      }
-    }
-  } finally {
-    await client.close();
-  }
+  await restoreCollections(dbName, fixture.collections);
   // Two instances start on it at once, as a rolling upgrade would.
   [t, second] = await Promise.all([
     createTestApp(__filename, { MONGODB_DB_NAME: dbName }),
@@ -185,7 +160,6 @@ describe('data written before tenants were placed', () => {
       if (status !== 'done') await new Promise((r) => setTimeout(r, 100));
     }
     expect(status).toBe('done');
-    const everywhere = [t.connection.db!, ...(await tenantDatabases(t))];
-    expect(await documentsNaming(everywhere, fixture.subject)).toEqual([]);
+    expect(await documentsNaming(await everyDatabase(t), fixture.subject)).toEqual([]);
   });
 });

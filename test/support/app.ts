@@ -157,6 +157,13 @@ export async function tenantDatabases(t: Pick<TestApp, 'app' | 'connection'>): P
     .map(({ _id: database, cluster }) => clusters.database({ cluster, database }));
 }
 
+/** The main database and every placed tenant's: all the app has written. */
+export async function everyDatabase(t: Pick<TestApp, 'app' | 'connection'>): Promise<Db[]> {
+  const main = t.connection.db;
+  if (!main) throw new Error('the database connection is not open');
+  return [main, ...(await tenantDatabases(t))];
+}
+
 /** The document the app serves (/docs-json), built the way configureApp builds it. */
 function documentOf(app: INestApplication): OpenApiResponseValidator {
   return new OpenApiResponseValidator(buildOpenApiDocument(app) as unknown as OpenAPIV3.Document);
