@@ -48,9 +48,14 @@ export interface AppConfig {
   };
   /**
    * DATA_CLUSTERS, DATA_CLUSTER_POOL_SIZE: where tenant data lives (src/placement). Without
-   * DATA_CLUSTERS, one cluster `default` on the main connection.
+   * DATA_CLUSTERS, one cluster `default` on the main connection. MOVE_*: tenant moves.
    */
-  clusters: { list: DataClusterConfig[]; poolSize: number };
+  clusters: {
+    list: DataClusterConfig[];
+    poolSize: number;
+    moveMaxWritePauseMs: number;
+    moveLeaseMs: number;
+  };
   /** The change feed (docs/events.md). */
   events: {
     enabled: boolean;
@@ -151,6 +156,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (lifecycle.COLLECTION_DROP_GRACE_MS <= lifecycle.REGISTRY_CACHE_MS) {
     problems.push('COLLECTION_DROP_GRACE_MS must exceed REGISTRY_CACHE_MS');
   }
+  if (clusters.MOVE_LEASE_MS <= clusters.MOVE_MAX_WRITE_PAUSE_MS) {
+    problems.push('MOVE_LEASE_MS must exceed MOVE_MAX_WRITE_PAUSE_MS');
+  }
   const dbName = resolveDatabaseName(database.MONGODB_URI, database.MONGODB_DB_NAME);
   if ('problems' in dbName) problems.push(...dbName.problems);
   const dataClusters = parseDataClusters(clusters.DATA_CLUSTERS);
@@ -221,7 +229,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       retryAfterSeconds: database.DB_RETRY_AFTER_SECONDS,
       queryTimeoutMs: database.QUERY_TIMEOUT_MS,
     },
-    clusters: { list: dataClusters.clusters, poolSize: clusters.DATA_CLUSTER_POOL_SIZE },
+    clusters: {
+      list: dataClusters.clusters,
+      poolSize: clusters.DATA_CLUSTER_POOL_SIZE,
+      moveMaxWritePauseMs: clusters.MOVE_MAX_WRITE_PAUSE_MS,
+      moveLeaseMs: clusters.MOVE_LEASE_MS,
+    },
     limits: {
       bodyBytes: limits.BODY_LIMIT,
       rateLimitMax: limits.RATE_LIMIT_MAX,

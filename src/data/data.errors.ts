@@ -113,6 +113,20 @@ export class WriteConflictError extends DomainError {
   }
 }
 
+/** Writes to the collection are paused for the last step of a tenant move (MOVE_MAX_WRITE_PAUSE_MS). */
+export class CollectionMovingError extends DomainError {
+  constructor(collection: string) {
+    super(
+      'COLLECTION_MOVING',
+      `The collection '${collection}' is being moved to another cluster; its writes are paused for a few seconds. Retry after the time in Retry-After.`,
+    );
+  }
+
+  override get headers(): Record<string, string> {
+    return { 'Retry-After': '1' };
+  }
+}
+
 export class CollectionNotFoundError extends DomainError {
   constructor(collection: string) {
     super('COLLECTION_NOT_FOUND', `The collection '${collection}' does not exist in this branch.`);

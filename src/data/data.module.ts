@@ -25,6 +25,14 @@ import { UniqueClaimRepository } from './items/unique/unique-claim.repository';
 import { TenantStorage } from './storage/tenant-storage';
 import { UniqueValuesService } from './items/unique/unique-values.service';
 
+import { CollectionMover } from './collections/collection-mover';
+import { CollectionWriteGate } from './collections/collection-write.gate';
+import {
+  CollectionWriteMarkerDocument,
+  CollectionWriteMarkerSchema,
+} from './collections/collection-write-marker.schema';
+import { CollectionWriteMarkersRepository } from './collections/collection-write-markers.repository';
+
 @Module({
   imports: [
     // Item and collection changes go to the change feed.
@@ -34,6 +42,7 @@ import { UniqueValuesService } from './items/unique/unique-values.service';
       { name: CollectionDropDocument.name, schema: CollectionDropSchema },
       { name: IndexSlotDocument.name, schema: IndexSlotSchema },
       { name: UniqueClaimDocument.name, schema: UniqueClaimSchema },
+      { name: CollectionWriteMarkerDocument.name, schema: CollectionWriteMarkerSchema },
     ]),
   ],
   controllers: DATA_CONTROLLERS,
@@ -46,6 +55,9 @@ import { UniqueValuesService } from './items/unique/unique-values.service';
     UniqueClaimRepository,
     CollectionsService,
     CollectionDropsService,
+    CollectionWriteMarkersRepository,
+    CollectionWriteGate,
+    CollectionMover,
     UniqueValuesService,
     ItemEvents,
     ItemsService,
@@ -54,7 +66,8 @@ import { UniqueValuesService } from './items/unique/unique-values.service';
     ItemBatchesService,
     IndexesService,
   ],
-  // GET /me reports the collection quota; erasures drop collections and purge owned items.
-  exports: [CollectionsService, CollectionDropsService, ItemBatchesService],
+  // GET /me reports the collection quota; erasures drop collections and purge owned items;
+  // tenant moves move collections.
+  exports: [CollectionsService, CollectionDropsService, ItemBatchesService, CollectionMover],
 })
 export class DataModule {}

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model } from 'mongoose';
@@ -11,6 +12,11 @@ import { ErasureDocument } from './erasure.schema';
 export interface ErasureRecord extends Erasure {
   /** The subject or team id; absent once the erasure is done. */
   target?: string;
+}
+
+/** What an erasure names its target by: SHA-256 of its kind and id. */
+export function digestOf(tenant: Tenant): string {
+  return createHash('sha256').update(`erasure\u0000${tenant.kind}\u0000${tenant.id}`).digest('hex');
 }
 
 function toRecord(doc: ErasureDocument): ErasureRecord {

@@ -1,5 +1,4 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
-import { createHash } from 'node:crypto';
 import type { Principal } from '../auth';
 import { ApiKeyService } from '../auth/api-key.service';
 import { ForbiddenError, ValidationFailedError } from '../common/errors';
@@ -13,8 +12,10 @@ import { ProfileService, type AccountErasure, type Erasure } from '../profile';
 import { ProjectService } from '../project/project.service';
 import { TeamService } from '../team';
 import { WebhooksService } from '../webhooks/webhooks.service';
-import { ErasureRepository, type ErasureRecord } from './erasure.repository';
-import { ErasureNotFoundError, ErasureTargetNotFoundError } from './lifecycle.errors';
+import { digestOf, ErasureRepository, type ErasureRecord } from './erasure.repository';
+import { tenantExists } from './tenant-exists';
+import { TenantMoves } from './tenant-moves.service';
+import { ErasureNotFoundError, TenantNotFoundError } from './lifecycle.errors';
 
 /**
  * The steps of an erasure, in order. Each one is idempotent (deletes by owner), so a step that
@@ -29,10 +30,6 @@ type Step = (typeof STEPS)[number];
 
 /** Running erasures one poll takes over at most. */
 const TAKEOVER_BATCH = 10;
-
-function digestOf(tenant: Tenant): string {
-  return createHash('sha256').update(`erasure\u0000${tenant.kind}\u0000${tenant.id}`).digest('hex');
-}
 
 /**
  * Account and team erasure: everything of a user (root and sub profiles, keys, projects, every
@@ -59,6 +56,7 @@ export class ErasureService implements AccountErasure, OnModuleDestroy {
     private readonly teams: TeamService,
     private readonly events: EventsService,
     private readonly webhooks: WebhooksService,
+    private readonly moves: TenantMoves,
     @Inject(APP_CONFIG) config: AppConfig,
     tasks: BackgroundTasks,
   ) {
@@ -96,7 +94,7 @@ export class ErasureService implements AccountErasure, OnModuleDestroy {
     if (!(await this.targetExists(tenant))) {
       const last = await this.erasures.findLatest(digest);
       if (last) return last;
-      throw new ErasureTargetNotFoundError(tenant);
+      throw new TenantNotFoundError(tenant);
     }
     const now = new Date();
     const created = await this.erasures.insertRunning(tenant, digest, now, this.leaseFrom(now));
@@ -139,12 +137,7 @@ export class ErasureService implements AccountErasure, OnModuleDestroy {
   }
 
   private targetExists(tenant: Tenant): Promise<boolean> {
-    switch (tenant.kind) {
-      case 'user':
-        return this.profiles.userExists(tenant.id);
-      case 'team':
-        return this.teams.exists(tenant.id);
-    }
+    return tenantExists(tenant, this.profiles, this.teams);
   }
 
   private continueInBackground(erasure: ErasureRecord): void {
@@ -212,6 +205,11 @@ export class ErasureService implements AccountErasure, OnModuleDestroy {
   }
 
   private async dropCollections(id: string, tenant: Tenant): Promise<void> {
+    // A move copies collections the drops would miss: the erasure goes on after it (its lease
+    // runs out and a later poll takes it over).
+    if (await this.moves.isRunning(tenant)) {
+      throw new Error('a move of the tenant is running; the erasure goes on once it ends');
+    }
     await this.collections.dropAll(tenant, () =>
       this.erasures.countCollectionDropped(id, this.leaseFrom()),
     );

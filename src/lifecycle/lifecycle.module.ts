@@ -9,18 +9,32 @@ import { WebhooksModule } from '../webhooks/webhooks.module';
 import { ErasureRepository } from './erasure.repository';
 import { ErasureDocument, ErasureSchema } from './erasure.schema';
 import { ErasureService } from './erasure.service';
+import { TenantMoveRepository } from './tenant-move.repository';
+import {
+  TenantMoveDocument,
+  TenantMoveRunDocument,
+  TenantMoveRunSchema,
+  TenantMoveSchema,
+} from './tenant-move.schema';
+import { TenantMoveRunner } from './tenant-move-runner';
+import { TenantMoves } from './tenant-moves.service';
 
 /**
- * The end of accounts and teams: erasures that reach into every module holding their data. No
- * routes of its own: the operator's erasure routes are the admin module's, DELETE /profile is
+ * The end of accounts and teams — erasures that reach into every module holding their data — and
+ * tenant moves between clusters, which an erasure waits for. No routes of its own: the operator's erasure routes are the admin module's, DELETE /profile is
  * the profile module's, which reaches the erasure through its port (ACCOUNT_ERASURE). Global
  * for that port alone: the profile module cannot import this one, which imports it. ApiKeyService
  * comes from the global AuthModule.
  */
+
 @Global()
 @Module({
   imports: [
-    MongooseModule.forFeature([{ name: ErasureDocument.name, schema: ErasureSchema }]),
+    MongooseModule.forFeature([
+      { name: ErasureDocument.name, schema: ErasureSchema },
+      { name: TenantMoveDocument.name, schema: TenantMoveSchema },
+      { name: TenantMoveRunDocument.name, schema: TenantMoveRunSchema },
+    ]),
     DataModule,
     EventsModule,
     ProfileModule,
@@ -31,8 +45,11 @@ import { ErasureService } from './erasure.service';
   providers: [
     ErasureRepository,
     ErasureService,
+    TenantMoveRepository,
+    TenantMoveRunner,
+    TenantMoves,
     { provide: ACCOUNT_ERASURE, useExisting: ErasureService },
   ],
-  exports: [ErasureService, ACCOUNT_ERASURE],
+  exports: [ErasureService, TenantMoves, ACCOUNT_ERASURE],
 })
 export class LifecycleModule {}

@@ -50,6 +50,13 @@ export class DataClusters implements OnApplicationShutdown {
     return db;
   }
 
+  /** Whether two clusters of DATA_CLUSTERS are one deployment (the same URI). */
+  sameDeployment(a: string | null, b: string | null): boolean {
+    const uri = (name: string | null) =>
+      name === null ? undefined : (this.byName.get(name)?.uri ?? undefined);
+    return uri(a) === uri(b);
+  }
+
   /** Whether the cluster answers a ping within the selection timeout. */
   async reachable(name: string): Promise<boolean> {
     try {

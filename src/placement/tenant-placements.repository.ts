@@ -36,6 +36,17 @@ export class TenantPlacementsRepository implements OnModuleInit {
     });
   }
 
+  /** Places the tenant of `database` on `cluster` (a move), whether it was placed before or not. */
+  async setCluster(database: string, cluster: string): Promise<void> {
+    await this.placements
+      .updateOne(
+        { _id: database },
+        { $set: { cluster }, $setOnInsert: { createdAt: new Date() } },
+        { upsert: true, timestamps: false },
+      )
+      .exec();
+  }
+
   async countOn(cluster: string): Promise<number> {
     return this.placements.countDocuments({ cluster }).exec();
   }

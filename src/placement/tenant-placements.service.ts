@@ -79,6 +79,22 @@ export class TenantPlacements implements OnModuleInit {
     await this.placements.insert({ cluster: cluster.name, database });
   }
 
+  /**
+   * The placement a move gives the tenant: new collections go to `cluster` from now on (on every
+   * instance once its cached placement has expired, REGISTRY_CACHE_MS).
+   */
+  async relocate(tenant: Tenant, cluster: string): Promise<TenantLocation & { cluster: string }> {
+    const database = tenantDatabaseName(this.mainDatabase, tenant);
+    await this.placements.setCluster(database, cluster);
+    this.cache.forgetKey(database);
+    return { cluster, database };
+  }
+
+  /** The database a tenant's placement names, on whichever cluster. */
+  databaseOf(tenant: Tenant): string {
+    return tenantDatabaseName(this.mainDatabase, tenant);
+  }
+
   /** Where the tenant's collections live; the main database for a tenant never placed. */
   async locate(tenant: Tenant): Promise<TenantLocation> {
     const database = tenantDatabaseName(this.mainDatabase, tenant);

@@ -1,7 +1,9 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsString, Matches } from 'class-validator';
 import { OptionalField } from '../../common/dto';
+import { TENANT_KINDS, type TenantKind } from '../../common/tenancy/namespace';
 import { CLUSTER_NAME } from '../../config';
+import type { MoveStatus, TenantMove } from '../../lifecycle';
 
 /** The optional `region` of a new user or team (POST /admin/users, POST /admin/teams). */
 export class PlacementRequestDto {
@@ -54,4 +56,85 @@ export class ClusterDto {
   /** Whether it answered a ping within DB_SERVER_SELECTION_TIMEOUT_MS. */
   @ApiProperty()
   reachable!: boolean;
+}
+
+/** POST /admin/tenants/{kind}/{id}/move. */
+export class MoveRequestDto {
+  /** The cluster of DATA_CLUSTERS to move the tenant to: open, and not the one it is on. */
+  @IsString()
+  @Matches(CLUSTER_NAME, { message: 'cluster must be 1-32 of a-z 0-9 -' })
+  @ApiProperty({ example: 'eu-2', pattern: CLUSTER_NAME.source })
+  cluster!: string;
+}
+
+/** A tenant move: POST /admin/tenants/{kind}/{id}/move, GET /admin/moves[/{id}]. */
+export class MoveDto {
+  @ApiProperty({ example: '6740a1f3c2b4e5d6f7a8b9c0', pattern: '^[0-9a-f]{24}$' })
+  id!: string;
+
+  @ApiProperty({ enum: TENANT_KINDS })
+  kind!: TenantKind;
+
+  /** The tenant's database (its placement's key); a move names its tenant by nothing else. */
+  @ApiProperty({ example: 'tenant_3b6f0c1d2e4a5968778899aabbccddee' })
+  database!: string;
+
+  /** Where the tenant goes. */
+  @ApiProperty({ example: 'eu-2' })
+  cluster!: string;
+
+  /** The cluster its placement named before; null for a tenant never placed (the main database). */
+  @ApiProperty({ type: String, nullable: true, example: 'eu-1' })
+  from!: string | null;
+
+  /**
+   * `running` until every collection is switched and the sources are gone (it survives restarts:
+   * another instance takes it over); `failed`: a collection's writes could not be paused for its
+   * switch (`error`), that collection and those after it stay where they were.
+   */
+  @ApiProperty({ enum: ['running', 'done', 'failed'] })
+  status!: MoveStatus;
+
+  /** The tenant's collections the move takes (every branch). */
+  @ApiProperty({ minimum: 0, example: 12 })
+  collections!: number;
+
+  @ApiProperty({ minimum: 0, example: 5 })
+  collectionsCopied!: number;
+
+  /** Items written to the target, catch-up copies included. */
+  @ApiProperty({ minimum: 0, example: 12000 })
+  itemsCopied!: number;
+
+  /** How often it was started or taken over: above 1, it was resumed after an interruption. */
+  @ApiProperty({ minimum: 1, example: 1 })
+  runs!: number;
+
+  @ApiProperty({ format: 'date-time' })
+  startedAt!: string;
+
+  @ApiProperty({ format: 'date-time', nullable: true, type: String })
+  finishedAt!: string | null;
+
+  /** Why it failed; null otherwise. */
+  @ApiProperty({ type: String, nullable: true })
+  error!: string | null;
+
+  static from(move: TenantMove): MoveDto {
+    return {
+      id: move.id,
+      kind: move.kind,
+      database: move.database,
+      cluster: move.cluster,
+      from: move.from,
+      status: move.status,
+      collections: move.collections,
+      collectionsCopied: move.collectionsCopied,
+      itemsCopied: move.itemsCopied,
+      runs: move.runs,
+      startedAt: move.startedAt.toISOString(),
+      finishedAt: move.finishedAt ? move.finishedAt.toISOString() : null,
+      error: move.error ?? null,
+    };
+  }
 }

@@ -25,6 +25,7 @@ export const ERROR_CATALOG = {
     status: HttpStatus.BAD_REQUEST,
     title: 'No data cluster of the region takes new tenants',
   },
+  UNKNOWN_CLUSTER: { status: HttpStatus.BAD_REQUEST, title: 'No data cluster has this name' },
   INVALID_IDEMPOTENCY_KEY: {
     status: HttpStatus.BAD_REQUEST,
     title: 'The Idempotency-Key header is not valid',
@@ -46,6 +47,7 @@ export const ERROR_CATALOG = {
   WEBHOOK_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The webhook does not exist' },
   ERASURE_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The erasure does not exist' },
   TEAM_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The team does not exist' },
+  MOVE_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The tenant move does not exist' },
   MEMBER_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'No such member of the team' },
   // 410
   CURSOR_EXPIRED: {
@@ -85,6 +87,16 @@ export const ERROR_CATALOG = {
     status: HttpStatus.CONFLICT,
     title: 'The index conflicts with an existing one',
   },
+  CLUSTER_CLOSED: {
+    status: HttpStatus.CONFLICT,
+    title: 'The data cluster takes no new tenants',
+  },
+  ALREADY_ON_CLUSTER: {
+    status: HttpStatus.CONFLICT,
+    title: 'The tenant is on this data cluster already',
+  },
+  MOVE_RUNNING: { status: HttpStatus.CONFLICT, title: 'A move of the tenant is running' },
+  ERASURE_RUNNING: { status: HttpStatus.CONFLICT, title: 'An erasure of the tenant is running' },
   IDEMPOTENCY_IN_PROGRESS: {
     status: HttpStatus.CONFLICT,
     title: 'A request with this Idempotency-Key is still running',
@@ -122,6 +134,10 @@ export const ERROR_CATALOG = {
   DATABASE_UNAVAILABLE: {
     status: HttpStatus.SERVICE_UNAVAILABLE,
     title: 'The database is unavailable or too slow',
+  },
+  COLLECTION_MOVING: {
+    status: HttpStatus.SERVICE_UNAVAILABLE,
+    title: 'The collection is being moved; its writes are paused briefly',
   },
   // data
   UNIQUE_INDEX_DUPLICATES: {

@@ -138,7 +138,8 @@ function patchSchemas(document: OpenAPIObject): void {
   if (problem?.properties) {
     problem.properties.existingId = {
       type: 'string',
-      description: 'The existing resource (PROFILE_EXISTS, DUPLICATE_ITEM)',
+      description:
+        'The existing resource (PROFILE_EXISTS, DUPLICATE_ITEM; MOVE_RUNNING: the move; ERASURE_RUNNING: the erasure)',
       example: '665f1c2a9b1e8a0012345678',
     };
   }

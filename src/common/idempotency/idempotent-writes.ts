@@ -1,4 +1,4 @@
-import { RequestMethod, UseInterceptors } from '@nestjs/common';
+import { RequestMethod, UseInterceptors, type NestInterceptor, type Type } from '@nestjs/common';
 import { METHOD_METADATA } from '@nestjs/common/constants';
 import { IdempotencyInterceptor } from './idempotency.interceptor';
 
@@ -10,14 +10,8 @@ export const WRITE_METHODS: ReadonlySet<RequestMethod> = new Set([
   RequestMethod.DELETE,
 ]);
 
-/**
- * Puts IdempotencyInterceptor on every write route of the controller, and on nothing else. It is
- * not global on purpose: NestJS runs any route that has an interceptor through an rxjs pipeline
- * with AsyncResource bindings, about 3 % of the CPU of a GET (bench:profile), while a route without
- * one is called directly. Every controller with write routes carries this decorator (checked by
- * test/e2e/idempotency.e2e-spec.ts over every route of the app).
- */
-export function IdempotentWrites(): ClassDecorator {
+/** Puts `interceptor` on every write route (WRITE_METHODS) of the controller, and on nothing else. */
+export function onWriteRoutes(interceptor: Type<NestInterceptor>): ClassDecorator {
   return (target) => {
     const prototype = (target as unknown as { prototype: object }).prototype;
     for (const name of Object.getOwnPropertyNames(prototype)) {
@@ -26,7 +20,18 @@ export function IdempotentWrites(): ClassDecorator {
       if (!descriptor || typeof handler !== 'function') continue;
       const method = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod | undefined;
       if (method !== undefined && WRITE_METHODS.has(method))
-        UseInterceptors(IdempotencyInterceptor)(prototype, name, descriptor);
+        UseInterceptors(interceptor)(prototype, name, descriptor);
     }
   };
+}
+
+/**
+ * Puts IdempotencyInterceptor on every write route of the controller, and on nothing else. It is
+ * not global on purpose: NestJS runs any route that has an interceptor through an rxjs pipeline
+ * with AsyncResource bindings, about 3 % of the CPU of a GET (bench:profile), while a route without
+ * one is called directly. Every controller with write routes carries this decorator (checked by
+ * test/e2e/idempotency.e2e-spec.ts over every route of the app).
+ */
+export function IdempotentWrites(): ClassDecorator {
+  return onWriteRoutes(IdempotencyInterceptor);
 }

@@ -10,7 +10,7 @@ import type { Types } from 'mongoose';
  */
 @Schema({ collection: 'data_collection_drops', versionKey: false })
 export class CollectionDropDocument {
-  /** The `_id` of the registry entry that was dropped. */
+  /** The `_id` of the registry entry that was dropped (a moved collection's source: a new id). */
   _id!: Types.ObjectId;
 
   /** The native collection (`d_<registry id>`). */
@@ -26,6 +26,13 @@ export class CollectionDropDocument {
 
   @Prop({ type: Date, required: true })
   droppedAt!: Date;
+
+  /**
+   * The source of a moved collection, not a dropped one: its registry entry lives on (at the
+   * new location), and so do its index slots.
+   */
+  @Prop({ type: Boolean })
+  movedAway?: boolean;
 }
 
 export const CollectionDropSchema = SchemaFactory.createForClass(CollectionDropDocument);

@@ -9,6 +9,12 @@ export interface Tombstone extends NativeCollection {
   /** The `_id` of the registry entry that was dropped. */
   id: Types.ObjectId;
   droppedAt: Date;
+  /** The source of a moved collection: no registry entry or index slot goes with it. */
+  movedAway?: true;
+}
+
+function where({ physical, cluster, database }: NativeCollection) {
+  return { physical, ...(cluster !== undefined ? { cluster, database } : {}) };
 }
 
 /** The tombstones of dropped collections (see CollectionDropsService for their life). */
@@ -21,15 +27,14 @@ export class CollectionDropsRepository {
 
   /** Writes the tombstone of an entry; a concurrent drop of the same entry wrote the same one. */
   async write(entryId: string, native: NativeCollection, droppedAt: Date): Promise<void> {
-    const { physical, cluster, database } = native;
     await orDuplicate(() =>
-      this.tombstones.create({
-        _id: new Types.ObjectId(entryId),
-        physical,
-        ...(cluster !== undefined ? { cluster, database } : {}),
-        droppedAt,
-      }),
+      this.tombstones.create({ _id: new Types.ObjectId(entryId), ...where(native), droppedAt }),
     );
+  }
+
+  /** Writes the tombstone of a moved collection's source. */
+  async writeMovedAway(native: NativeCollection, droppedAt: Date): Promise<void> {
+    await this.tombstones.create({ ...where(native), droppedAt, movedAway: true });
   }
 
   /** The oldest tombstones first, at most `limit`. */
@@ -45,6 +50,7 @@ export class CollectionDropsRepository {
       physical: doc.physical,
       ...(doc.cluster !== undefined ? { cluster: doc.cluster, database: doc.database } : {}),
       droppedAt: doc.droppedAt,
+      ...(doc.movedAway === true ? { movedAway: true as const } : {}),
     }));
   }
 

@@ -71,6 +71,16 @@ export class CollectionDropsService {
     return entries.length;
   }
 
+  /**
+   * Removes the source of a moved collection, under a tombstone like a drop's, so that every
+   * instance removes it again for COLLECTION_DROP_GRACE_MS. Its registry entry (which names the
+   * new location) and its index slots stay.
+   */
+  async removeMovedSource(source: NativeCollection): Promise<void> {
+    await this.tombstones.writeMovedAway(source, new Date());
+    await this.removeNative(source, { movedAway: true });
+  }
+
   /** One sweep now (also what every instance runs every LIFECYCLE_POLL_MS). */
   sweep(): Promise<void> {
     return this.task.runNow();
@@ -87,10 +97,13 @@ export class CollectionDropsService {
     return removed;
   }
 
-  private async removeNative(native: NativeCollection): Promise<void> {
+  private async removeNative(
+    native: NativeCollection,
+    { movedAway = false }: { movedAway?: boolean } = {},
+  ): Promise<void> {
     await this.storage.drop(native);
     await this.claims.deleteForCollection(native);
-    await this.slots.deleteForCollection(native.physical);
+    if (!movedAway) await this.slots.deleteForCollection(native.physical);
   }
 
   private async sweepTombstones(): Promise<void> {
@@ -99,8 +112,8 @@ export class CollectionDropsService {
     for (const tombstone of tombstones) {
       if (this.task.isStopped) return;
       // A drop that stopped after its tombstone (a crash) is finished here.
-      await this.registry.removeById(tombstone.id);
-      await this.removeNative(tombstone);
+      if (!tombstone.movedAway) await this.registry.removeById(tombstone.id);
+      await this.removeNative(tombstone, tombstone);
       if (tombstone.droppedAt.getTime() < expiredBefore) {
         await this.tombstones.remove(tombstone.id);
       }

@@ -9,13 +9,15 @@ import { namespaceFilter, namespaceKey, tenantFilter } from '../../common/tenanc
 import { APP_CONFIG, type AppConfig } from '../../config';
 import type { TenantLocation } from '../../placement';
 import type { NativeCollection } from '../storage/tenant-storage';
-import { CollectionRegistryDocument } from './collection-registry.schema';
+import { CollectionRegistryDocument, type CollectionMoving } from './collection-registry.schema';
 
 export interface RegisteredCollection extends NativeCollection {
   /** The registry entry's id; the native collection is `d_<id>`. */
   id: string;
   name: string;
   createdAt: Date;
+  /** Present while a tenant move copies the collection. */
+  moving?: CollectionMoving;
 }
 
 function toEntry(doc: CollectionRegistryDocument): RegisteredCollection {
@@ -26,6 +28,7 @@ function toEntry(doc: CollectionRegistryDocument): RegisteredCollection {
     ...(doc.cluster !== undefined ? { cluster: doc.cluster } : {}),
     ...(doc.database !== undefined ? { database: doc.database } : {}),
     createdAt: doc.createdAt,
+    ...(doc.moving ? { moving: doc.moving } : {}),
   };
 }
 
@@ -63,6 +66,8 @@ export class CollectionRegistryRepository implements OnModuleInit {
   /**
    * The entry of a name: from this instance's cache, with concurrent lookups of one name sharing
    * one read (LookupCache.load); `fresh` reads the registry, not the cache, and caches what it read.
+   * An entry being moved is read afresh every time: its location changes when the move switches
+   * it, and its writes may be paused.
    */
   async find(
     tenant: Tenant,
@@ -78,11 +83,95 @@ export class CollectionRegistryRepository implements OnModuleInit {
         .exec();
       return doc ? toEntry(doc) : null;
     };
-    if (!fresh) return this.cache.load(key, read);
+    if (!fresh) {
+      const cached = await this.cache.load(key, read);
+      if (!cached?.moving) return cached;
+    }
     const mark = this.cache.mark();
     const entry = await read();
     if (entry) this.cache.remember(key, entry, mark);
     return entry;
+  }
+
+  /**
+   * Marks every collection of the tenant (all branches) that is not at `to` as moved by `move`,
+   * in phase `copying`; how many it marked. Entries marked by this move already are left as they
+   * are.
+   */
+  async announceMove(tenant: Tenant, move: string, to: TenantLocation & { cluster: string }) {
+    const result = await this.registry
+      .updateMany(
+        {
+          ...tenantFilter(tenant),
+          moving: { $exists: false },
+          $or: [{ cluster: { $ne: to.cluster } }, { database: { $ne: to.database } }],
+        },
+        {
+          $set: { moving: { move, cluster: to.cluster, database: to.database, phase: 'copying' } },
+        },
+      )
+      .exec();
+    this.cache.forget(() => true);
+    return result.modifiedCount;
+  }
+
+  /** The entries a move is moving, in every branch. */
+  async movedBy(move: string): Promise<(RegisteredCollection & { branch: string })[]> {
+    const docs = await this.registry
+      .find({ 'moving.move': move })
+      .sort({ _id: 1 })
+      .lean<CollectionRegistryDocument[]>()
+      .exec();
+    return docs.map((doc) => ({ ...toEntry(doc), branch: doc.branch }));
+  }
+
+  /** Collections of the tenant that are not on the cluster (or are being moved). */
+  async countNotOn(tenant: Tenant, cluster: string): Promise<number> {
+    return this.registry
+      .countDocuments({
+        ...tenantFilter(tenant),
+        $or: [{ cluster: { $ne: cluster } }, { moving: { $exists: true } }],
+      })
+      .exec();
+  }
+
+  /** Sets the phase of an entry the move is moving; false when it is not (any more). */
+  async setMovePhase(id: string, move: string, phase: CollectionMoving['phase']): Promise<boolean> {
+    const result = await this.registry
+      .updateOne(
+        { _id: new Types.ObjectId(id), 'moving.move': move },
+        { $set: { 'moving.phase': phase } },
+      )
+      .exec();
+    this.forgetId(id);
+    return result.matchedCount === 1;
+  }
+
+  /**
+   * Points the entry at its new location and ends its move; false when the entry went (a drop)
+   * or another run of the move switched it already.
+   */
+  async switchLocation(id: string, move: string, to: TenantLocation): Promise<boolean> {
+    const result = await this.registry
+      .updateOne(
+        { _id: new Types.ObjectId(id), 'moving.move': move },
+        { $set: { cluster: to.cluster, database: to.database }, $unset: { moving: 1 } },
+      )
+      .exec();
+    this.forgetId(id);
+    return result.modifiedCount === 1;
+  }
+
+  /** Ends the entry's move where it is (a move that gave up). */
+  async endMove(id: string, move: string): Promise<void> {
+    await this.registry
+      .updateOne({ _id: new Types.ObjectId(id), 'moving.move': move }, { $unset: { moving: 1 } })
+      .exec();
+    this.forgetId(id);
+  }
+
+  private forgetId(id: string): void {
+    this.cache.forget((entry) => entry.id === id);
   }
 
   async countOnCluster(cluster: string): Promise<number> {
@@ -124,8 +213,7 @@ export class CollectionRegistryRepository implements OnModuleInit {
   /** Removes an entry by id, whoever's it is: a tombstone's reaper finishing a drop. */
   async removeById(id: Types.ObjectId): Promise<void> {
     await this.registry.deleteOne({ _id: id }).exec();
-    const hex = id.toHexString();
-    this.cache.forget((entry) => entry.id === hex);
+    this.forgetId(id.toHexString());
   }
 
   /**

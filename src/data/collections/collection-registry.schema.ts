@@ -2,6 +2,15 @@ import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
 import type { Types } from 'mongoose';
 import { NAMESPACE_INDEX_KEYS, NamespacedDocument } from '../../common/tenancy/namespace';
 
+/** A collection being moved: to which cluster and database, by which move, in which phase. */
+export interface CollectionMoving {
+  move: string;
+  cluster: string;
+  database: string;
+  /** `copying`: writes go to the source as usual; `paused`: writes are refused (503). */
+  phase: 'copying' | 'paused';
+}
+
 /**
  * One tenant collection: (namespace, name) → the physical MongoDB collection.
  * Physical names are made by the server (`d_<id of this entry>`), so no client name ever reaches
@@ -32,6 +41,14 @@ export class CollectionRegistryDocument extends NamespacedDocument {
 
   @Prop({ type: String })
   database?: string;
+
+  /**
+   * Set while a tenant move copies this collection (CollectionMover): the move, where to, and
+   * whether writes are paused for the last comparison. Every instance reads an entry that has
+   * it afresh for each request, and writes to it announce themselves (collection-write-markers).
+   */
+  @Prop({ type: Object })
+  moving?: CollectionMoving;
 
   /**
    * Position of the collection in its namespace (0, 1, …), below the quota. Unique per namespace,

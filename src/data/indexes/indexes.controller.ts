@@ -21,10 +21,12 @@ import {
 } from './dto/data-index.dto';
 import { IndexesService } from './indexes.service';
 import { IdempotentWrites } from '../../common/idempotency';
+import { MovableCollectionWrites } from '../collections/collection-write.gate';
 
 /** Native indexes of a tenant collection; root and team keys only. */
 @ApiTags('data')
 @IdempotentWrites()
+@MovableCollectionWrites()
 @Controller('data')
 @Auth('root', 'team')
 export class IndexesController {

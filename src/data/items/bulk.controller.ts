@@ -3,6 +3,7 @@ import { ApiBadRequestResponse, ApiBody, ApiOkResponse, ApiTags } from '@nestjs/
 import { Auth, CurrentPrincipal, type CustomerPrincipal } from '../../auth';
 import { ProblemDto } from '../../common/errors';
 import { IdempotentWrites } from '../../common/idempotency';
+import { MovableCollectionWrites } from '../collections/collection-write.gate';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import { CollectionNamePipe } from '../collections/collection-name.pipe';
 import { CollectionParam } from '../data.openapi';
@@ -14,6 +15,7 @@ import { ItemBatchesService } from './item-batches.service';
 /** `/data/{collection}/bulk`: many creates in one request. */
 @ApiTags('data')
 @IdempotentWrites()
+@MovableCollectionWrites()
 @Controller('data')
 @Auth('root', 'sub', 'team')
 export class BulkController {

@@ -26,6 +26,7 @@ import type { Response } from 'express';
 import { Auth, AuthHeadersFirst, CurrentPrincipal, type CustomerPrincipal } from '../../auth';
 import { ProblemDto } from '../../common/errors';
 import { IdempotentWrites } from '../../common/idempotency';
+import { MovableCollectionWrites } from '../collections/collection-write.gate';
 import { answerRead, answerWrite, IfMatchHeader } from '../../common/http/conditional';
 import type { IfMatch } from '../../common/http/etag';
 import { ApiConditional } from '../../common/http/openapi-conditional';
@@ -59,6 +60,7 @@ import { ItemsService } from './items.service';
 /** `/data/{collection}/{indexName}/{indexValue}`, the one item a field value selects. */
 @ApiTags('data')
 @IdempotentWrites()
+@MovableCollectionWrites()
 @Controller('data')
 export class ItemController {
   private readonly budget: JsonBudget;

@@ -62,6 +62,15 @@ export class TenantStorage {
     return this.databaseOf(entry).collection<T>(name);
   }
 
+  /** Whether two locations name one native collection (two cluster names for one deployment). */
+  sameNamespace(a: NativeCollection, b: NativeCollection): boolean {
+    return (
+      a.physical === b.physical &&
+      a.database === b.database &&
+      this.clusters.sameDeployment(a.cluster ?? null, b.cluster ?? null)
+    );
+  }
+
   private databaseOf(entry: NativeCollection): Db {
     return entry.cluster !== undefined && entry.database !== undefined
       ? this.clusters.database({ cluster: entry.cluster, database: entry.database })
@@ -160,6 +169,36 @@ export class TenantStorage {
       )
       .toArray();
     return groups.length > 0;
+  }
+
+  /**
+   * Gives `to` (the same collection in another database, a move's target) the indexes of `from`:
+   * missing ones are made, ones of another definition made again, extra ones dropped.
+   */
+  async copyIndexes(from: NativeCollection, to: NativeCollection): Promise<void> {
+    const wanted = await this.listIndexes(from);
+    const present = await this.listIndexes(to);
+    const same = (a: IndexInfo, b: IndexInfo) =>
+      a.unique === b.unique && JSON.stringify(a.fields) === JSON.stringify(b.fields);
+    for (const index of present) {
+      if (index.name === '_id_') continue;
+      const source = wanted.find((w) => w.name === index.name);
+      if (!source || !same(source, index)) await this.dropIndex(to, index.name);
+    }
+    for (const index of wanted) {
+      if (index.name === '_id_') continue;
+      const target = present.find((p) => p.name === index.name);
+      if (target && same(target, index)) continue;
+      await this.collectionOf(to).createIndex(index.fields, {
+        name: index.name,
+        ...(index.unique ? { unique: true } : {}),
+      });
+    }
+  }
+
+  /** Drops a tenant database of a cluster, with what is left in it (a moved tenant's source). */
+  async dropDatabase(location: { cluster: string; database: string }): Promise<void> {
+    await this.clusters.database(location).dropDatabase();
   }
 
   async dropIndex(entry: NativeCollection, name: string): Promise<void> {

@@ -4,6 +4,7 @@ import type { Collection } from 'mongodb';
 import type { Model } from 'mongoose';
 import { DUPLICATE, orDuplicate, type Duplicate } from '../../../common/mongo/duplicate';
 import { FallbackWriteQueue } from '../../../common/mongo/fallback-database';
+import { syncDocuments, type SyncResult } from '../../storage/document-sync';
 import { TenantStorage, type NativeCollection } from '../../storage/tenant-storage';
 import { UniqueClaimDocument } from './unique-claim.schema';
 
@@ -107,6 +108,17 @@ export class UniqueClaimRepository implements OnModuleInit {
     return this.deletes.run(claim.key, async () => {
       await this.claimsOf(claim.target).deleteOne({ _id: claim.key, token: claim.token });
     });
+  }
+
+  /**
+   * Makes the claims of `to` (the same collection in another database, a move's target) those
+   * of `from`; how many it copied and how many could not be yet (syncDocuments).
+   */
+  async copy(from: NativeCollection, to: NativeCollection): Promise<SyncResult> {
+    await this.ensureIndex(to);
+    return syncDocuments(this.claimsOf(from), this.claimsOf(to), { physical: from.physical }, [
+      'token',
+    ]);
   }
 
   /** Deletes every claim of a dropped collection. */

@@ -1,0 +1,64 @@
+import {
+  Injectable,
+  type CallHandler,
+  type ExecutionContext,
+  type NestInterceptor,
+} from '@nestjs/common';
+import { defer, finalize, mergeMap, type Observable } from 'rxjs';
+import { tenantOf, type RequestWithPrincipal } from '../../auth';
+import { onWriteRoutes } from '../../common/idempotency';
+import { CollectionMovingError } from '../data.errors';
+import { CollectionRegistryRepository } from './collection-registry.repository';
+import { CollectionWriteMarkersRepository } from './collection-write-markers.repository';
+
+/**
+ * The write side of a tenant move, on every write route of `/data/{collection}…`. Outside a
+ * move it costs nothing: the entry comes from the registry cache the handler reads too. While
+ * the collection is being moved, the write first marks itself under way, then reads the entry
+ * afresh: paused → 503 COLLECTION_MOVING with Retry-After; otherwise the write goes on, and the
+ * move cannot pause, compare or switch the collection until the marker is gone (CollectionMover).
+ */
+@Injectable()
+export class CollectionWriteGate implements NestInterceptor {
+  constructor(
+    private readonly registry: CollectionRegistryRepository,
+    private readonly markers: CollectionWriteMarkersRepository,
+  ) {}
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const req = context.switchToHttp().getRequest<RequestWithPrincipal>();
+    const principal = req.principal;
+    const name = (req.params as Record<string, string | undefined>).collection;
+    if (!principal || principal.kind === 'operator' || name === undefined) return next.handle();
+    const tenant = tenantOf(principal);
+    return defer(() => this.enter(tenant, principal.branch, name)).pipe(
+      mergeMap((marker) =>
+        marker === null
+          ? next.handle()
+          : next.handle().pipe(finalize(() => void this.markers.end(marker).catch(() => {}))),
+      ),
+    );
+  }
+
+  /** The marker of this write when the collection is being moved; null otherwise. */
+  private async enter(
+    tenant: ReturnType<typeof tenantOf>,
+    branch: string,
+    name: string,
+  ): Promise<string | null> {
+    const entry = await this.registry.find(tenant, branch, name);
+    if (!entry?.moving) return null;
+    const marker = await this.markers.begin(entry.id);
+    const now = await this.registry.find(tenant, branch, name, { fresh: true });
+    if (now?.moving?.phase === 'paused') {
+      await this.markers.end(marker);
+      throw new CollectionMovingError(name);
+    }
+    return marker;
+  }
+}
+
+/** CollectionWriteGate on every write route of a data controller. */
+export function MovableCollectionWrites(): ClassDecorator {
+  return onWriteRoutes(CollectionWriteGate);
+}

@@ -1,0 +1,227 @@
+import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import { BackgroundTasks, type BackgroundTask } from '../common/scheduling/background-tasks';
+import type { Tenant } from '../common/tenancy/namespace';
+import { APP_CONFIG, type AppConfig } from '../config';
+import { CollectionMover, CollectionPauseError } from '../data';
+import { TenantPlacements } from '../placement';
+import { TenantMoveRepository, type TenantMove } from './tenant-move.repository';
+
+/** Running moves one poll takes over at most. */
+const TAKEOVER_BATCH = 10;
+
+/** Thrown inside a run when this instance no longer holds the move: the new holder goes on. */
+class LeaseLostError extends Error {
+  constructor() {
+    super('the move’s lease ran out; another instance takes it over');
+  }
+}
+
+/**
+ * Runs tenant moves (TenantMoves starts them), in three phases:
+ *
+ * 1. announcing: the placement names the new cluster (new collections go there), the tenant's
+ *    other collections are marked `moving`; once every instance can have dropped what it cached
+ *    before (COLLECTION_DROP_GRACE_MS, which outlasts REGISTRY_CACHE_MS and the longest request),
+ *    every instance reads the marked entries afresh and every write to them is marked;
+ * 2. copying: CollectionMover moves one collection after the other, each with a brief pause of
+ *    its writes (MOVE_MAX_WRITE_PAUSE_MS) before its switch;
+ * 3. retiring: once no instance can still read a source (COLLECTION_DROP_GRACE_MS after the last
+ *    switch), the sources go, under tombstones.
+ *
+ * The instance that starts a move runs it under a lease (MOVE_LEASE_MS) renewed as it goes; a
+ * background task on every instance takes over a move whose lease ran out, claiming its next run
+ * with an insert only one instance wins. Every step can run again after a crash.
+ */
+@Injectable()
+export class TenantMoveRunner implements OnModuleDestroy {
+  private readonly logger = new Logger('TenantMoves');
+  private readonly leaseMs: number;
+  private readonly maxPauseMs: number;
+  private readonly graceMs: number;
+  private readonly task: BackgroundTask;
+  private readonly working = new Set<Promise<void>>();
+  private closing = false;
+
+  constructor(
+    private readonly moves: TenantMoveRepository,
+    private readonly mover: CollectionMover,
+    private readonly placements: TenantPlacements,
+    @Inject(APP_CONFIG) config: AppConfig,
+    tasks: BackgroundTasks,
+  ) {
+    this.leaseMs = config.clusters.moveLeaseMs;
+    this.maxPauseMs = config.clusters.moveMaxWritePauseMs;
+    this.graceMs = config.lifecycle.dropGraceMs;
+    this.task = tasks.register({
+      name: 'tenant-moves',
+      intervalMs: config.lifecycle.pollMs,
+      run: () => this.takeOverAbandoned(),
+    });
+  }
+
+  /** Stops the moves this instance runs between two steps; the lease runs out and they resume elsewhere. */
+  async onModuleDestroy(): Promise<void> {
+    this.closing = true;
+    await Promise.all(this.working);
+  }
+
+  private get stopping(): boolean {
+    return this.closing || this.task.isStopped;
+  }
+
+  /** When a lease taken now runs out. */
+  leaseFrom(now: Date = new Date()): Date {
+    return new Date(now.getTime() + this.leaseMs);
+  }
+
+  /** Runs the move in the background on this instance, which holds its lease. */
+  continueInBackground(move: TenantMove): void {
+    const work = this.run(move)
+      .catch((error: unknown) => {
+        // The lease runs out and the move is taken over; nothing is lost.
+        this.logger.warn({ err: error, move: move.id }, 'tenant move interrupted');
+      })
+      .finally(() => this.working.delete(work));
+    this.working.add(work);
+  }
+
+  /**
+   * Renews the lease when this instance still holds it with room for a whole pause; false when
+   * it does not (a pause started now could outlast it).
+   */
+  private async holdLease(move: TenantMove): Promise<boolean> {
+    if (this.stopping) return false;
+    if (Date.now() + this.maxPauseMs >= move.leaseUntil.getTime()) return false;
+    move.leaseUntil = this.leaseFrom();
+    await this.moves.update(move.id, { leaseUntil: move.leaseUntil });
+    return true;
+  }
+
+  private async renewOrStop(move: TenantMove): Promise<void> {
+    if (!(await this.holdLease(move))) throw new LeaseLostError();
+  }
+
+  /** Waits until `time`, renewing the lease. */
+  private async waitUntil(move: TenantMove, time: number): Promise<void> {
+    for (;;) {
+      await this.renewOrStop(move);
+      const left = time - Date.now();
+      if (left <= 0) return;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(left, this.leaseMs / 4)));
+    }
+  }
+
+  private async run(move: TenantMove): Promise<void> {
+    try {
+      if (move.phase === 'announcing') await this.announce(move);
+      if (move.phase === 'copying') await this.copy(move);
+      if (move.phase === 'retiring') await this.retire(move);
+    } catch (error) {
+      if (error instanceof LeaseLostError) return;
+      throw error;
+    }
+  }
+
+  /** Places the tenant on the target and marks its collections, until no new one turns up. */
+  private async announce(move: TenantMove): Promise<void> {
+    if (move.target === undefined) throw new Error('a running move names its tenant');
+    const tenant: Tenant = { kind: move.kind, id: move.target };
+    const to = await this.placements.relocate(tenant, move.cluster);
+    for (;;) {
+      await this.renewOrStop(move);
+      const marked = await this.mover.announce(tenant, move.id, to);
+      if (marked > 0 || move.announcedAt === undefined) {
+        move.announcedAt = new Date();
+        move.collections = move.collectionsCopied + (await this.mover.pending(move.id)).length;
+        await this.moves.update(move.id, {
+          announcedAt: move.announcedAt,
+          collections: move.collections,
+        });
+      } else if (Date.now() >= move.announcedAt.getTime() + this.graceMs) {
+        // A whole grace period passed since the last marks, and nothing new was created
+        // elsewhere: every instance places the tenant's new collections on the target.
+        break;
+      }
+      await this.waitUntil(move, move.announcedAt.getTime() + this.graceMs);
+    }
+    move.phase = 'copying';
+    await this.moves.update(move.id, { phase: 'copying' });
+  }
+
+  private async copy(move: TenantMove): Promise<void> {
+    await this.mover.resume(move.id);
+    for (const entry of await this.mover.pending(move.id)) {
+      await this.renewOrStop(move);
+      const { physical, cluster, database } = entry;
+      const placed = cluster !== undefined && database !== undefined;
+      const source = this.mover.leavesSource(entry)
+        ? { physical, ...(placed ? { cluster, database } : {}) }
+        : null;
+      if (source) {
+        const sourceDatabase = placed ? { cluster, database } : null;
+        await this.moves.addToRemove(move.id, 'sources', source, sourceDatabase, move.leaseUntil);
+      }
+      let outcome;
+      try {
+        outcome = await this.mover.move(entry, () => this.holdLease(move));
+      } catch (error) {
+        if (!(error instanceof CollectionPauseError)) throw error;
+        // Its writes never stopped for long enough: the collections not moved stay where they
+        // are, and the move ends failed once the moved ones' sources are gone.
+        await this.mover.abandon(move.id);
+        await this.moves.fail(move.id, error.message, source);
+        move.error = error.message;
+        break;
+      }
+      if (outcome.kind === 'gone' && source && entry.moving) {
+        // Dropped while it was moved: what was copied goes too.
+        const { cluster, database } = entry.moving;
+        await this.moves.addToRemove(
+          move.id,
+          'orphans',
+          { physical: entry.physical, cluster, database },
+          null,
+          move.leaseUntil,
+        );
+      }
+      await this.moves.update(
+        move.id,
+        {},
+        {
+          itemsCopied: outcome.itemsCopied,
+          ...(outcome.kind === 'switched' ? { collectionsCopied: 1 } : {}),
+        },
+      );
+      if (outcome.kind === 'switched') move.collectionsCopied += 1;
+    }
+    move.phase = 'retiring';
+    move.switchedAt = new Date();
+    await this.moves.update(move.id, { phase: 'retiring', switchedAt: move.switchedAt });
+  }
+
+  private async retire(move: TenantMove): Promise<void> {
+    await this.waitUntil(move, (move.switchedAt ?? new Date()).getTime() + this.graceMs);
+    const current = await this.moves.findById(move.id);
+    if (!current) return;
+    // A failed move leaves some collections on their clusters: their databases stay.
+    const failed = current.error !== undefined;
+    await this.mover.removeSources(
+      current.sources,
+      current.orphans,
+      failed ? [] : current.sourceDatabases,
+    );
+    await this.moves.end(move.id, failed ? 'failed' : 'done', new Date());
+    this.logger.log({ move: move.id, cluster: move.cluster }, 'tenant move done');
+  }
+
+  /** Takes over running moves whose holder let the lease run out (it died, or stopped). */
+  private async takeOverAbandoned(): Promise<void> {
+    const abandoned = await this.moves.findAbandoned(new Date(), TAKEOVER_BATCH);
+    for (const move of abandoned) {
+      if (this.stopping) return;
+      if (!(await this.moves.takeOver(move, this.leaseFrom()))) continue;
+      this.logger.log({ move: move.id }, 'resuming a tenant move');
+      this.continueInBackground(move);
+    }
+  }
+}

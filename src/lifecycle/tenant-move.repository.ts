@@ -1,0 +1,182 @@
+import { Injectable } from '@nestjs/common';
+import { InjectModel } from '@nestjs/mongoose';
+import { Types, type Model } from 'mongoose';
+import { DUPLICATE, orDuplicate, type Duplicate } from '../common/mongo/duplicate';
+import { isObjectIdHex } from '../common/mongo/object-id';
+import type { Tenant } from '../common/tenancy/namespace';
+import {
+  TenantMoveDocument,
+  TenantMoveRunDocument,
+  type MovedLocation,
+} from './tenant-move.schema';
+
+export type TenantMove = Omit<TenantMoveDocument, '_id'> & { id: string };
+
+function toMove(doc: TenantMoveDocument): TenantMove {
+  const { _id, ...rest } = doc;
+  return { ...rest, id: _id.toHexString() };
+}
+
+const activeKeyOf = (database: string) => `move:${database}`;
+
+/** Tenant moves and their runs in MongoDB. */
+@Injectable()
+export class TenantMoveRepository {
+  constructor(
+    @InjectModel(TenantMoveDocument.name) private readonly moves: Model<TenantMoveDocument>,
+    @InjectModel(TenantMoveRunDocument.name) private readonly runs: Model<TenantMoveRunDocument>,
+  ) {}
+
+  async findById(id: string): Promise<TenantMove | null> {
+    if (!isObjectIdHex(id)) return null;
+    const doc = await this.moves.findById(id).lean<TenantMoveDocument>().exec();
+    return doc ? toMove(doc) : null;
+  }
+
+  /** The running move of the tenant whose database this is, if any. */
+  async findRunning(database: string): Promise<TenantMove | null> {
+    const doc = await this.moves
+      .findOne({ activeKey: activeKeyOf(database) })
+      .lean<TenantMoveDocument>()
+      .exec();
+    return doc ? toMove(doc) : null;
+  }
+
+  /** Newest first, after the move `afterId` if given; one more than `limit` tells that more follow. */
+  async list(limit: number, afterId?: string): Promise<{ moves: TenantMove[]; more: boolean }> {
+    const docs = await this.moves
+      .find(afterId !== undefined ? { _id: { $lt: new Types.ObjectId(afterId) } } : {})
+      .sort({ _id: -1 })
+      .limit(limit + 1)
+      .lean<TenantMoveDocument[]>()
+      .exec();
+    return { moves: docs.slice(0, limit).map(toMove), more: docs.length > limit };
+  }
+
+  /** Records a running move (its first run claimed); DUPLICATE when one runs for the tenant. */
+  async insertRunning(
+    tenant: Tenant,
+    database: string,
+    cluster: string,
+    from: string | null,
+    now: Date,
+    leaseUntil: Date,
+  ): Promise<TenantMove | Duplicate> {
+    const _id = new Types.ObjectId();
+    const created = await orDuplicate(() =>
+      this.moves.create({
+        _id,
+        kind: tenant.kind,
+        target: tenant.id,
+        database,
+        activeKey: activeKeyOf(database),
+        cluster,
+        from,
+        status: 'running',
+        phase: 'announcing',
+        leaseUntil,
+        runs: 1,
+        startedAt: now,
+      }),
+    );
+    if (created === DUPLICATE) return DUPLICATE;
+    await this.runs.create({ _id: `${_id.toHexString()}:1`, claimedAt: now });
+    return toMove(created.toObject<TenantMoveDocument>());
+  }
+
+  /** Removes a move that never started (it lost to an erasure of its tenant). */
+  async remove(id: string): Promise<void> {
+    await this.moves.deleteOne({ _id: new Types.ObjectId(id), phase: 'announcing' }).exec();
+  }
+
+  async update(
+    id: string,
+    set: Partial<
+      Pick<
+        TenantMoveDocument,
+        'phase' | 'announcedAt' | 'switchedAt' | 'collections' | 'leaseUntil'
+      >
+    >,
+    inc: Partial<Pick<TenantMoveDocument, 'collectionsCopied' | 'itemsCopied'>> = {},
+  ): Promise<void> {
+    await this.moves
+      .updateOne(
+        { _id: new Types.ObjectId(id) },
+        { $set: set, ...(Object.keys(inc).length > 0 ? { $inc: inc } : {}) },
+      )
+      .exec();
+  }
+
+  /** Notes a location to remove at the end (`sources` or `orphans`), and renews the lease. */
+  async addToRemove(
+    id: string,
+    list: 'sources' | 'orphans',
+    location: MovedLocation,
+    database: { cluster: string; database: string } | null,
+    leaseUntil: Date,
+  ): Promise<void> {
+    await this.moves
+      .updateOne(
+        { _id: new Types.ObjectId(id) },
+        {
+          $addToSet: {
+            [list]: location,
+            ...(database ? { sourceDatabases: database } : {}),
+          },
+          $set: { leaseUntil },
+        },
+      )
+      .exec();
+  }
+
+  /**
+   * Records why the move fails: the collection it could not move keeps its source (`kept`), and
+   * the move goes on to remove the other sources.
+   */
+  async fail(id: string, error: string, kept: MovedLocation | null): Promise<void> {
+    await this.moves
+      .updateOne(
+        { _id: new Types.ObjectId(id) },
+        { $set: { error }, ...(kept ? { $pull: { sources: kept } } : {}) },
+      )
+      .exec();
+  }
+
+  /** Ends the move (done or failed) and forgets its tenant's id. */
+  async end(id: string, status: 'done' | 'failed', finishedAt: Date): Promise<void> {
+    await this.moves
+      .updateOne(
+        { _id: new Types.ObjectId(id) },
+        { $set: { status, activeKey: `ended:${id}`, finishedAt }, $unset: { target: 1 } },
+      )
+      .exec();
+  }
+
+  /** Running moves whose lease ran out before `now`, at most `limit`. */
+  async findAbandoned(now: Date, limit: number): Promise<TenantMove[]> {
+    const docs = await this.moves
+      .find({ status: 'running', leaseUntil: { $lt: now } })
+      .limit(limit)
+      .lean<TenantMoveDocument[]>()
+      .exec();
+    return docs.map(toMove);
+  }
+
+  /**
+   * Takes an abandoned move over: claims its next run (an insert only one instance wins), then
+   * renews its lease. False when another instance claimed that run first.
+   */
+  async takeOver(move: TenantMove, leaseUntil: Date): Promise<boolean> {
+    const run = move.runs + 1;
+    const claimed = await orDuplicate(() =>
+      this.runs.create({ _id: `${move.id}:${run}`, claimedAt: new Date() }),
+    );
+    if (claimed === DUPLICATE) return false;
+    await this.moves
+      .updateOne({ _id: new Types.ObjectId(move.id) }, { $set: { leaseUntil, runs: run } })
+      .exec();
+    move.runs = run;
+    move.leaseUntil = leaseUntil;
+    return true;
+  }
+}

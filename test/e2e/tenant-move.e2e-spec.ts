@@ -1,0 +1,288 @@
+import { MongoClient } from 'mongodb';
+import { tenantDatabaseName } from '../../src/placement';
+import {
+  createTestApp,
+  testDatabaseUri,
+  TEST_ADMIN_KEY,
+  uniqueDbName,
+  type TestApp,
+} from '../support/app';
+import { createUser, type TestUser } from '../support/factories';
+import { startOwnDatabase, type OwnDatabase } from '../support/own-database';
+import { expectProblem } from '../support/problems';
+import { until } from '../support/until';
+
+/**
+ * Moving a tenant between two database processes as two clusters, served by two instances: what
+ * the tenant sees afterwards (items, ETags, indexes, uniqueField, its quota), what is left on the
+ * source (nothing), the operator's view, and the moves that are refused.
+ */
+const admin = { 'X-Api-Key': TEST_ADMIN_KEY };
+const ENV = {
+  REGISTRY_CACHE_MS: '200',
+  COLLECTION_DROP_GRACE_MS: '1000',
+  LIFECYCLE_POLL_MS: '200',
+  MOVE_LEASE_MS: '3000',
+  MOVE_MAX_WRITE_PAUSE_MS: '1000',
+  ERASURE_LEASE_MS: '1000',
+};
+
+let clusterB: OwnDatabase;
+let one: TestApp;
+let two: TestApp;
+const dbName = uniqueDbName(__filename);
+
+beforeAll(async () => {
+  clusterB = await startOwnDatabase('move-b');
+  const clusters = {
+    a: { uri: testDatabaseUri(), region: 'eu' },
+    b: { uri: clusterB.uri, region: 'us' },
+    closed: { uri: clusterB.uri, region: 'ap', open: false },
+  };
+  const env = { ...ENV, MONGODB_DB_NAME: dbName, DATA_CLUSTERS: JSON.stringify(clusters) };
+  one = await createTestApp(__filename, env);
+  two = await createTestApp(__filename, env);
+});
+
+afterAll(async () => {
+  await two?.app.close();
+  await one?.close();
+  await clusterB?.stop();
+});
+
+interface MoveBody {
+  id: string;
+  status: string;
+  cluster: string;
+  from: string | null;
+  collections: number;
+  collectionsCopied: number;
+  itemsCopied: number;
+  runs: number;
+  finishedAt: string | null;
+}
+
+async function finished(t: TestApp, id: string): Promise<MoveBody> {
+  let move: MoveBody | undefined;
+  await until(
+    `move ${id} ends`,
+    async () => {
+      move = (await t.http().get(`/admin/moves/${id}`).set(admin).expect(200)).body as MoveBody;
+      return move.status !== 'running';
+    },
+    30_000,
+  );
+  return move as MoveBody;
+}
+
+async function seed(t: TestApp, user: TestUser): Promise<Record<string, unknown[]>> {
+  const key = { 'X-Api-Key': user.apiKey };
+  for (let i = 0; i < 30; i += 1) {
+    await t
+      .http()
+      .post('/data/orders')
+      .set(key)
+      .send({ item: { n: i, code: `c${i}` }, uniqueField: 'code' })
+      .expect(200);
+  }
+  await t
+    .http()
+    .post('/data/orders/index')
+    .set(key)
+    .send({ name: 'by_n', fields: { n: -1 } })
+    .expect(200);
+  for (let i = 0; i < 5; i += 1) {
+    await t
+      .http()
+      .post('/data/notes')
+      .set({ ...key, 'X-Branch': 'staging' })
+      .send({ item: { i } })
+      .expect(200);
+  }
+  return snapshot(t, user);
+}
+
+/** Everything the tenant reads: items with their ETags, and indexes. */
+async function snapshot(t: TestApp, user: TestUser): Promise<Record<string, unknown[]>> {
+  const key = { 'X-Api-Key': user.apiKey };
+  const orders = await t.http().get('/data/orders').query({ limit: 100 }).set(key).expect(200);
+  const notes = await t
+    .http()
+    .get('/data/notes')
+    .set({ ...key, 'X-Branch': 'staging' })
+    .expect(200);
+  const first = (orders.body as { _id: string }[])[0] as { _id: string };
+  const etag = await t.http().get(`/data/orders/_id/${first._id}`).set(key).expect(200);
+  const indexes = await t.http().get('/data/orders/index').set(key).expect(200);
+  return {
+    orders: orders.body as unknown[],
+    notes: notes.body as unknown[],
+    etag: [etag.headers.etag],
+    indexes: indexes.body as unknown[],
+  };
+}
+
+async function placementOf(t: TestApp, subject: string) {
+  return (await t.http().get(`/admin/tenants/user/${subject}/placement`).set(admin).expect(200))
+    .body as { cluster: string; database: string };
+}
+
+describe('moving a tenant', () => {
+  it('moves every collection of every branch; the tenant reads the same, nothing is left behind', async () => {
+    const user = await createUser(one, { region: 'eu' });
+    const before = await seed(one, user);
+    expect((await placementOf(one, user.subject)).cluster).toBe('a');
+
+    const started = await two
+      .http()
+      .post(`/admin/tenants/user/${user.subject}/move`)
+      .set(admin)
+      .send({ cluster: 'b' })
+      .expect(202);
+    const body = started.body as MoveBody;
+    expect(started.headers.location).toBe(`/admin/moves/${body.id}`);
+    expect(body).toMatchObject({ status: 'running', cluster: 'b', from: 'a', runs: 1 });
+
+    const move = await finished(one, body.id);
+    expect(move).toMatchObject({ status: 'done', collections: 2, collectionsCopied: 2 });
+    expect(move.itemsCopied).toBeGreaterThanOrEqual(35);
+    expect(move.finishedAt).not.toBeNull();
+
+    // The tenant reads exactly what it read before, ETags included, through either instance.
+    expect(await snapshot(one, user)).toEqual(before);
+    expect(await snapshot(two, user)).toEqual(before);
+    expect(await placementOf(two, user.subject)).toEqual({
+      cluster: 'b',
+      database: tenantDatabaseName(dbName, { kind: 'user', id: user.subject }),
+    });
+
+    // uniqueField holds on the target: a taken value is refused, a new one is taken.
+    const key = { 'X-Api-Key': user.apiKey };
+    expectProblem(
+      await two
+        .http()
+        .post('/data/orders')
+        .set(key)
+        .send({ item: { code: 'c7' }, uniqueField: 'code' }),
+      409,
+      'DUPLICATE_ITEM',
+    );
+    await one
+      .http()
+      .post('/data/orders')
+      .set(key)
+      .send({ item: { code: 'c-new' }, uniqueField: 'code' })
+      .expect(200);
+
+    // The data is on b, in the tenant's database there; a has nothing of it.
+    const database = tenantDatabaseName(dbName, { kind: 'user', id: user.subject });
+    const [onA, onB] = await Promise.all([
+      MongoClient.connect(testDatabaseUri()),
+      MongoClient.connect(clusterB.uri),
+    ]);
+    try {
+      const listed = await onA.db().admin().listDatabases({ nameOnly: true });
+      expect(listed.databases.map((d) => d.name)).not.toContain(database);
+      const target = onB.db(database);
+      const names = (await target.listCollections().toArray()).map((c) => c.name).sort();
+      expect(names.filter((n) => n.startsWith('d_'))).toHaveLength(2);
+      const entry = await one.connection
+        .collection('data_collections')
+        .findOne({ tenant: user.subject, name: 'orders' });
+      expect(entry).toMatchObject({ cluster: 'b', database });
+      expect(entry?.moving).toBeUndefined();
+      expect(await target.collection(entry?.physical as string).countDocuments()).toBe(31);
+      expect(
+        await target.collection('data_unique_claims').countDocuments({ physical: entry?.physical }),
+      ).toBe(31);
+    } finally {
+      await Promise.all([onA.close(), onB.close()]);
+    }
+
+    // The collection quota counts the same collections.
+    const me = await one.http().get('/me').set(key).expect(200);
+    expect(me.body).toMatchObject({ quota: { collections: { used: 1 } } });
+
+    const listed = await one.http().get('/admin/moves').set(admin).expect(200);
+    expect((listed.body as MoveBody[]).map((m) => m.id)).toContain(body.id);
+  });
+
+  it('refuses what cannot be moved, naming why', async () => {
+    const user = await createUser(one, { region: 'eu' });
+    const path = `/admin/tenants/user/${user.subject}/move`;
+    const post = (cluster: unknown) => one.http().post(path).set(admin).send({ cluster });
+    expectProblem(await post('nowhere'), 400, 'UNKNOWN_CLUSTER');
+    expectProblem(await post(null), 400, 'VALIDATION_FAILED');
+    expectProblem(await post('closed'), 409, 'CLUSTER_CLOSED');
+    expectProblem(await post('a'), 409, 'ALREADY_ON_CLUSTER');
+    expectProblem(
+      await one
+        .http()
+        .post('/admin/tenants/user/no-such-user/move')
+        .set(admin)
+        .send({ cluster: 'b' }),
+      404,
+      'PROFILE_NOT_FOUND',
+    );
+    expectProblem(
+      await one.http().post('/admin/tenants/galaxy/x/move').set(admin).send({ cluster: 'b' }),
+      400,
+      'VALIDATION_FAILED',
+    );
+    expectProblem(
+      await one.http().get('/admin/moves/0123456789abcdef01234567').set(admin),
+      404,
+      'MOVE_NOT_FOUND',
+    );
+
+    // One move per tenant at a time: the first is held up by its frozen target.
+    await one
+      .http()
+      .post('/data/kept')
+      .set({ 'X-Api-Key': user.apiKey })
+      .send({ item: { k: 1 } })
+      .expect(200);
+    clusterB.freeze();
+    try {
+      const first = (await post('b').expect(202)).body as MoveBody;
+      const second = await two.http().post(path).set(admin).send({ cluster: 'b' });
+      expectProblem(second, 409, 'MOVE_RUNNING');
+      expect(second.body.existingId).toBe(first.id);
+
+      // An erasure started meanwhile waits for the move; no move starts while it runs.
+      const erasure = await one
+        .http()
+        .delete(`/admin/users/${user.subject}`)
+        .set(admin)
+        .expect(202);
+      const during = await post('b');
+      expectProblem(during, 409, 'ERASURE_RUNNING');
+      expect(during.body.existingId).toBe(erasure.body.id);
+      clusterB.thaw();
+
+      expect((await finished(one, first.id)).status).toBe('done');
+      await until(
+        'the erasure ends after the move',
+        async () =>
+          (await one.http().get(`/admin/erasures/${erasure.body.id}`).set(admin)).body.status ===
+          'done',
+        30_000,
+      );
+      // Nothing of the user is left anywhere: the erasure dropped what the move had moved.
+      const entries = await one.connection
+        .collection('data_collections')
+        .countDocuments({ tenant: user.subject });
+      expect(entries).toBe(0);
+      const onB = await MongoClient.connect(clusterB.uri);
+      try {
+        const database = tenantDatabaseName(dbName, { kind: 'user', id: user.subject });
+        const left = await onB.db(database).listCollections().toArray();
+        expect(left.filter((c) => c.name.startsWith('d_'))).toEqual([]);
+      } finally {
+        await onB.close();
+      }
+    } finally {
+      clusterB.thaw();
+    }
+  });
+});
