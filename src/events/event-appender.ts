@@ -27,8 +27,8 @@ export class EventAppender {
     private readonly hub: EventHub,
   ) {}
 
-  /** Appends the changes in order and wakes the namespace's readers. */
-  async append(scope: ChangeScope, changes: RecordedChange[]): Promise<void> {
+  /** Appends the changes in order (of the write of `intent`, if any) and wakes the readers. */
+  async append(scope: ChangeScope, changes: RecordedChange[], intent?: string): Promise<void> {
     if (changes.length === 0) return;
     const namespace = namespaceIn(scope);
     const key = namespaceKey(namespace);
@@ -47,7 +47,9 @@ export class EventAppender {
       queue = created;
     }
     const into = queue;
-    const seqs = await Promise.all(changes.map((change) => into.add({ scope, change })));
+    const seqs = await Promise.all(
+      changes.map((change) => into.add({ scope, change, ...(intent ? { intent } : {}) })),
+    );
     this.hub.notify(namespace, Math.max(...seqs));
   }
 

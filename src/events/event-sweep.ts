@@ -59,6 +59,11 @@ export class EventSweep {
     for (const intent of abandoned) {
       const { kind, id, branch } = intent.namespace;
       const scope: ChangeScope = { tenant: { kind, id }, branch, actor: intent.actor };
+      // Its writer died after appending, before closing it: the events are in already.
+      if (await this.events.hasEventsOf(intent.namespace, intent.id.toHexString())) {
+        await this.intents.deleteOne(intent.id);
+        continue;
+      }
       const happened: RecordedChange[] = [];
       for (const change of intent.changes) {
         const lookup = this.lookups.get(change.resource);
@@ -72,7 +77,9 @@ export class EventSweep {
           happened.push({ ...change, owner: now.owner, data: now.data });
       }
       // A feed turned off records nothing, not even what its writes left behind.
-      if (this.settings.enabled) await this.appender.append(scope, happened);
+      if (this.settings.enabled) {
+        await this.appender.append(scope, happened, intent.id.toHexString());
+      }
       await this.intents.deleteOne(intent.id);
     }
   }

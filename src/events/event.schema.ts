@@ -58,6 +58,13 @@ export class EventDocument extends NamespacedDocument {
   /** The resource after the change (created, updated); null for deletions. */
   @Prop({ type: MongooseSchema.Types.Mixed, default: null })
   data!: Record<string, unknown> | null;
+
+  /**
+   * The intent (event_intents) of the write that appended it: the reconciler appends nothing
+   * for an intent whose events are in (a writer that died after appending, before closing it).
+   */
+  @Prop({ type: String })
+  intent?: string;
 }
 
 export const EventSchema = SchemaFactory.createForClass(EventDocument);

@@ -18,6 +18,8 @@ import { EventDocument } from './event.schema';
 export interface NumberedChange {
   scope: ChangeScope;
   change: RecordedChange;
+  /** The intent of the write it comes from, when it has one. */
+  intent?: string;
 }
 
 /** Which of a namespace's events a read takes, beyond the namespace. */
@@ -103,7 +105,7 @@ export class EventsRepository {
   ): Promise<number> {
     const ns = namespaceFilter(namespace);
     const at = new Date();
-    const docs = changes.map(({ scope, change }, i) => ({
+    const docs = changes.map(({ scope, change, intent }, i) => ({
       _id: new Types.ObjectId(),
       ...ns,
       seq: first + i,
@@ -115,6 +117,7 @@ export class EventsRepository {
       actor: scope.actor,
       owner: change.owner,
       data: change.data,
+      ...(intent !== undefined ? { intent } : {}),
     }));
     try {
       await this.events.collection.insertMany(docs, { ordered: true });
@@ -124,6 +127,18 @@ export class EventsRepository {
       if (before === null) throw error;
       return before;
     }
+  }
+
+  /**
+   * Whether the write of `intent` appended its events already. Read only for intents whose
+   * writer died, so it filters the namespace's events without an index of its own.
+   */
+  async hasEventsOf(namespace: Namespace, intent: string): Promise<boolean> {
+    const found = await this.events
+      .findOne({ ...namespaceFilter(namespace), intent }, { _id: 1 })
+      .lean()
+      .exec();
+    return found !== null;
   }
 
   /** The namespaces of events older than `cutoff`, looking at `limit` such events at most. */

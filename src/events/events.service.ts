@@ -98,7 +98,7 @@ export class EventsService implements OnModuleDestroy {
       throw error;
     }
     try {
-      await this.append(scope, outcome(result));
+      await this.append(scope, outcome(result), intent.toHexString());
       await this.intentLog.close(intent);
     } catch (error) {
       this.logger.warn({ err: error }, 'events left to the reconciler');
@@ -106,10 +106,13 @@ export class EventsService implements OnModuleDestroy {
     return result;
   }
 
-  /** Appends changes that need no intent (the change is its own record, e.g. a drop's tombstone). */
-  async append(scope: ChangeScope, changes: RecordedChange[]): Promise<void> {
+  /**
+   * Appends the changes of the write of `intent`, or changes that need no intent (the change is
+   * its own record, e.g. a drop's tombstone).
+   */
+  async append(scope: ChangeScope, changes: RecordedChange[], intent?: string): Promise<void> {
     if (!this.enabled || changes.length === 0) return;
-    await this.appender.append(scope, changes);
+    await this.appender.append(scope, changes, intent);
   }
 
   /** The newest event number of a namespace; 0 before its first event. */

@@ -13,7 +13,7 @@ the service's rules cannot be written in an OpenAPI 3.0 document:
   the document's recursive schemas and generates any JSON;
 - rules on the clock, on the service's state or on its configuration (expiresAt in the future;
   If-Match naming another version; an Idempotency-Key used before for another request; a
-  region the deployment's DATA_CLUSTERS has).
+  region or a cluster the deployment's DATA_CLUSTERS has).
 
 One header is left out of the document for some principals: X-Team is for root keys of team
 members, and any X-Team from a sub or team key is refused (403) before the route runs — tested
@@ -280,6 +280,17 @@ EXCLUSIONS: tuple[Exclusion, ...] = (
         message=r"^must be one of: ",
         reason="A new tenant's region must be one that the deployment's DATA_CLUSTERS lists; "
         "which regions those are is configuration, not something the published schema can "
+        "name (the document is the same for every deployment).",
+    ),
+    Exclusion(
+        name="cluster-of-the-deployment",
+        operations=("POST /admin/tenants/{kind}/{id}/move",),
+        status=400,
+        code="UNKNOWN_CLUSTER",
+        field=r"^cluster$",
+        message=r"^must be one of: ",
+        reason="A move's target must be a cluster that the deployment's DATA_CLUSTERS lists; "
+        "which clusters those are is configuration, not something the published schema can "
         "name (the document is the same for every deployment).",
     ),
     Exclusion(
