@@ -1779,6 +1779,7 @@ export interface components {
         | 'INTERNAL_ERROR'
         | 'DATABASE_UNAVAILABLE'
         | 'COLLECTION_MOVING'
+        | 'FEED_MOVING'
         | 'UNIQUE_INDEX_DUPLICATES';
       /** @example 1 field is not valid: name */
       detail: string;

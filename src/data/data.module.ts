@@ -27,11 +27,6 @@ import { UniqueValuesService } from './items/unique/unique-values.service';
 
 import { CollectionMover } from './collections/collection-mover';
 import { CollectionWriteGate } from './collections/collection-write.gate';
-import {
-  CollectionWriteMarkerDocument,
-  CollectionWriteMarkerSchema,
-} from './collections/collection-write-marker.schema';
-import { CollectionWriteMarkersRepository } from './collections/collection-write-markers.repository';
 
 @Module({
   imports: [
@@ -42,7 +37,6 @@ import { CollectionWriteMarkersRepository } from './collections/collection-write
       { name: CollectionDropDocument.name, schema: CollectionDropSchema },
       { name: IndexSlotDocument.name, schema: IndexSlotSchema },
       { name: UniqueClaimDocument.name, schema: UniqueClaimSchema },
-      { name: CollectionWriteMarkerDocument.name, schema: CollectionWriteMarkerSchema },
     ]),
   ],
   controllers: DATA_CONTROLLERS,
@@ -55,7 +49,6 @@ import { CollectionWriteMarkersRepository } from './collections/collection-write
     UniqueClaimRepository,
     CollectionsService,
     CollectionDropsService,
-    CollectionWriteMarkersRepository,
     CollectionWriteGate,
     CollectionMover,
     UniqueValuesService,

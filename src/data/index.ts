@@ -3,4 +3,4 @@ export { DataModule } from './data.module';
 export { CollectionsService } from './collections/collections.service';
 export { CollectionDropsService } from './collections/collection-drops.service';
 export { ItemBatchesService } from './items/item-batches.service';
-export { CollectionMover, CollectionPauseError } from './collections/collection-mover';
+export { CollectionMover } from './collections/collection-mover';

@@ -1,9 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import type { Types } from 'mongoose';
 import { GroupCommit } from '../common/batching/group-commit';
 import { isDatabaseUnavailable } from '../common/errors';
 import type { PlannedChange } from './event-intent.schema';
-import { EventIntentsRepository, type NewIntent } from './event-intents.repository';
+import { EventIntentsRepository, type IntentRef, type NewIntent } from './event-intents.repository';
 import type { ChangeScope } from './event-scope';
 
 /**
@@ -12,41 +11,63 @@ import type { ChangeScope } from './event-scope';
  */
 @Injectable()
 export class EventIntentLog {
-  private readonly inserts: GroupCommit<NewIntent>;
-  private readonly deletes: GroupCommit<Types.ObjectId>;
+  private readonly inserts: GroupCommit<NewIntent & { cluster: string | null }>;
+  private readonly deletes: GroupCommit<IntentRef>;
 
   constructor(private readonly intents: EventIntentsRepository) {
     const failsQueued = isDatabaseUnavailable;
-    this.inserts = new GroupCommit<NewIntent>(
+    this.inserts = new GroupCommit<NewIntent & { cluster: string | null }>(
       async (batch) => {
-        await this.intents.insertMany(batch);
+        for (const [cluster, intents] of byCluster(batch)) {
+          await this.intents.insertMany(cluster, intents);
+        }
         return batch.map((): void => undefined);
       },
       { failsQueued },
     );
-    this.deletes = new GroupCommit<Types.ObjectId>(
-      async (ids) => {
-        await this.intents.deleteMany(ids);
-        return ids.map((): void => undefined);
+    this.deletes = new GroupCommit<IntentRef>(
+      async (refs) => {
+        for (const [cluster, some] of byCluster(refs)) {
+          await this.intents.deleteMany(
+            cluster,
+            some.map((ref) => ref.id),
+          );
+        }
+        return refs.map((): void => undefined);
       },
       { failsQueued },
     );
   }
 
-  /** Records that a write in `scope` is about to make `changes`; returns the intent's id. */
-  async open(scope: ChangeScope, changes: PlannedChange[]): Promise<Types.ObjectId> {
+  /**
+   * Records that a write in `scope` is about to make `changes`, in its tenant's feed database;
+   * returns where the intent is.
+   */
+  async open(scope: ChangeScope, changes: PlannedChange[]): Promise<IntentRef> {
     const id = this.intents.newId();
-    await this.inserts.add({ id, scope, changes, createdAt: new Date() });
-    return id;
+    const cluster = await this.intents.clusterOf(scope.tenant);
+    await this.inserts.add({ id, scope, changes, createdAt: new Date(), cluster });
+    return { id, cluster };
   }
 
   /** The write's events are appended: the intent is done. */
-  close(id: Types.ObjectId): Promise<void> {
-    return this.deletes.add(id);
+  close(intent: IntentRef): Promise<void> {
+    return this.deletes.add(intent);
   }
 
   /** The write was refused and changed nothing; a failure leaves the intent to the reconciler. */
-  async discard(id: Types.ObjectId): Promise<void> {
-    await this.intents.deleteOne(id).catch(() => undefined);
+  async discard(intent: IntentRef): Promise<void> {
+    await this.intents.deleteOne(intent).catch(() => undefined);
   }
+}
+
+/** Items grouped by the feed database they go to. */
+function byCluster<T extends { cluster: string | null }>(items: T[]): Map<string | null, T[]> {
+  const groups = new Map<string | null, T[]>();
+  for (const item of items) {
+    const group = groups.get(item.cluster);
+    if (group) group.push(item);
+    else groups.set(item.cluster, [item]);
+  }
+  return groups;
 }

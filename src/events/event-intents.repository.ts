@@ -1,16 +1,17 @@
 import { Injectable } from '@nestjs/common';
-import { InjectModel } from '@nestjs/mongoose';
-import { Types, type Model } from 'mongoose';
+import { Types } from 'mongoose';
 import {
   namespaceFilter,
   namespaceOf,
   tenantFilter,
   type Namespace,
+  type StoredNamespace,
   type Tenant,
 } from '../common/tenancy/namespace';
-import { EventIntentDocument, type PlannedChange } from './event-intent.schema';
-import type { EventActor } from './event.schema';
+import type { EventIntentDocument, PlannedChange } from './event-intent.schema';
 import type { ChangeScope } from './event-scope';
+import type { EventActor } from './event.schema';
+import { FeedCollections, type FeedCollectionPair } from './feed-collections';
 
 /** An intent about to be inserted: the changes a write in `scope` plans. */
 export interface NewIntent {
@@ -20,36 +21,43 @@ export interface NewIntent {
   createdAt: Date;
 }
 
-/** A stored intent: the changes a write in `namespace` by `actor` planned. */
-export interface StoredIntent {
+/** Where an intent is: its id and the cluster of the feed database that holds it. */
+export interface IntentRef {
   id: Types.ObjectId;
+  cluster: string | null;
+}
+
+/** A stored intent: the changes a write in `namespace` by `actor` planned. */
+export interface StoredIntent extends IntentRef {
   namespace: Namespace;
   actor: EventActor;
   changes: PlannedChange[];
 }
 
-function toStoredIntent(doc: EventIntentDocument): StoredIntent {
-  return { id: doc._id, namespace: namespaceOf(doc), actor: doc.actor, changes: doc.changes };
-}
-
-/** The `event_intents` collection: writes under way, recorded before they happen. */
+/**
+ * The `event_intents` collections: writes under way, recorded before they happen, in the feed
+ * database of their tenant (FeedCollections), through the driver: this runs on every write, and
+ * a model's casting and hooks cost more CPU than the insert itself (bench: change feed
+ * comparison).
+ */
 @Injectable()
 export class EventIntentsRepository {
-  constructor(
-    @InjectModel(EventIntentDocument.name) private readonly intents: Model<EventIntentDocument>,
-  ) {}
+  constructor(private readonly feeds: FeedCollections) {}
 
   newId(): Types.ObjectId {
     return new Types.ObjectId();
   }
 
-  /**
-   * Inserts intents in one unordered command, through the driver's collection: this runs on
-   * every write, and a model's casting and hooks cost more CPU than the insert itself (bench:
-   * change feed comparison).
-   */
-  async insertMany(intents: NewIntent[]): Promise<void> {
-    await this.intents.collection.insertMany(
+  /** Where the tenant's new intents go. */
+  async clusterOf(tenant: Tenant): Promise<string | null> {
+    return (await this.feeds.of(tenant)).cluster;
+  }
+
+  /** Inserts intents bound for one feed database in one unordered command. */
+  async insertMany(cluster: string | null, intents: NewIntent[]): Promise<void> {
+    await (
+      await this.feeds.at(cluster)
+    ).intents.insertMany(
       intents.map(({ id, scope, changes, createdAt }) => ({
         _id: id,
         ...namespaceFilter({ ...scope.tenant, branch: scope.branch }),
@@ -61,27 +69,42 @@ export class EventIntentsRepository {
     );
   }
 
-  async deleteMany(ids: Types.ObjectId[]): Promise<void> {
-    await this.intents.collection.deleteMany({ _id: { $in: ids } });
+  /** Deletes intents of one feed database. */
+  async deleteMany(cluster: string | null, ids: Types.ObjectId[]): Promise<void> {
+    await (await this.feeds.at(cluster)).intents.deleteMany({ _id: { $in: ids } });
   }
 
-  async deleteOne(id: Types.ObjectId): Promise<void> {
-    await this.intents.deleteOne({ _id: id }).exec();
+  async deleteOne(intent: IntentRef): Promise<void> {
+    await (await this.feeds.at(intent.cluster)).intents.deleteOne({ _id: intent.id });
   }
 
-  /** The oldest intents created before `before`, at most `limit`. */
-  async findCreatedBefore(before: Date, limit: number): Promise<StoredIntent[]> {
-    const docs = await this.intents
+  /** The oldest intents of one feed database created before `before`, at most `limit`. */
+  async findCreatedBefore(
+    feed: FeedCollectionPair,
+    before: Date,
+    limit: number,
+  ): Promise<StoredIntent[]> {
+    const docs = await feed.intents
       .find({ createdAt: { $lt: before } })
       .sort({ createdAt: 1 })
       .limit(limit)
-      .lean<EventIntentDocument[]>()
-      .exec();
-    return docs.map(toStoredIntent);
+      .toArray();
+    return docs.map((raw) => {
+      const doc = raw as unknown as EventIntentDocument & StoredNamespace;
+      return {
+        id: doc._id,
+        cluster: feed.cluster,
+        namespace: namespaceOf(doc),
+        actor: doc.actor,
+        changes: doc.changes,
+      };
+    });
   }
 
-  /** Deletes a tenant's intents in every branch. */
+  /** Deletes a tenant's intents in every branch, in every feed database. */
   async deleteTenant(tenant: Tenant): Promise<void> {
-    await this.intents.deleteMany(tenantFilter(tenant)).exec();
+    for (const feed of this.feeds.every()) {
+      await feed.intents.deleteMany(tenantFilter(tenant));
+    }
   }
 }

@@ -2,13 +2,27 @@ import { Inject, Injectable } from '@nestjs/common';
 import { BackgroundTasks, type BackgroundTask } from '../common/scheduling/background-tasks';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { EventAppender } from './event-appender';
-import { EventIntentsRepository } from './event-intents.repository';
+import { EventIntentsRepository, type StoredIntent } from './event-intents.repository';
+import { FeedCollections, type FeedCollectionPair } from './feed-collections';
 import type { ChangeScope, RecordedChange, ResourceLookup } from './event-scope';
 import type { EventResource } from './event.schema';
 import { EventsRepository } from './events.repository';
 
 /** Events and intents one sweep handles at most; the next sweep takes the rest. */
 const SWEEP_BATCH = 500;
+
+/**
+ * Runs `work` on every feed database at once, so that a cluster that is down or frozen holds up
+ * only its own; the first failure is reported once all are done.
+ */
+async function eachFeed(
+  feeds: FeedCollectionPair[],
+  work: (feed: FeedCollectionPair) => Promise<void>,
+): Promise<void> {
+  const results = await Promise.allSettled(feeds.map(work));
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+}
 
 /**
  * The feed's background work, every EVENTS_SWEEP_MS on every instance (a background task): record
@@ -26,6 +40,7 @@ export class EventSweep {
     private readonly events: EventsRepository,
     private readonly intents: EventIntentsRepository,
     private readonly appender: EventAppender,
+    private readonly feeds: FeedCollections,
     @Inject(APP_CONFIG) config: AppConfig,
     tasks: BackgroundTasks,
   ) {
@@ -55,41 +70,53 @@ export class EventSweep {
 
   private async reconcile(): Promise<void> {
     const before = new Date(Date.now() - this.settings.intentGraceMs);
-    const abandoned = await this.intents.findCreatedBefore(before, SWEEP_BATCH);
-    for (const intent of abandoned) {
-      const { kind, id, branch } = intent.namespace;
-      const scope: ChangeScope = { tenant: { kind, id }, branch, actor: intent.actor };
-      // Its writer died after appending, before closing it: the events are in already.
-      if (await this.events.hasEventsOf(intent.namespace, intent.id.toHexString())) {
-        await this.intents.deleteOne(intent.id);
-        continue;
+    await eachFeed(this.feeds.every(), async (feed) => {
+      for (const intent of await this.intents.findCreatedBefore(feed, before, SWEEP_BATCH)) {
+        await this.reconcileOne(intent);
       }
-      const happened: RecordedChange[] = [];
-      for (const change of intent.changes) {
-        const lookup = this.lookups.get(change.resource);
-        if (!lookup) continue;
-        const now = await lookup({ tenant: scope.tenant, branch }, change);
-        // What the database shows: a created or updated resource that exists, a deleted one
-        // that does not. Anything else did not happen (or was undone since).
-        if (change.type === 'deleted' && now === null)
-          happened.push({ ...change, owner: null, data: null });
-        else if (change.type !== 'deleted' && now !== null)
-          happened.push({ ...change, owner: now.owner, data: now.data });
-      }
-      // A feed turned off records nothing, not even what its writes left behind.
-      if (this.settings.enabled) {
-        await this.appender.append(scope, happened, intent.id.toHexString());
-      }
-      await this.intents.deleteOne(intent.id);
+    });
+  }
+
+  /** Records what the write of an abandoned intent did, then deletes the intent. */
+  private async reconcileOne(intent: StoredIntent): Promise<void> {
+    const { kind, id, branch } = intent.namespace;
+    const scope: ChangeScope = { tenant: { kind, id }, branch, actor: intent.actor };
+    // Its writer died after appending, before closing it: the events are in already.
+    if (await this.events.hasEventsOf(intent.namespace, intent.id.toHexString())) {
+      await this.intents.deleteOne(intent);
+      return;
     }
+    const happened: RecordedChange[] = [];
+    for (const change of intent.changes) {
+      const lookup = this.lookups.get(change.resource);
+      if (!lookup) continue;
+      const now = await lookup({ tenant: scope.tenant, branch }, change);
+      // What the database shows: a created or updated resource that exists, a deleted one
+      // that does not. Anything else did not happen (or was undone since).
+      if (change.type === 'deleted' && now === null)
+        happened.push({ ...change, owner: null, data: null });
+      else if (change.type !== 'deleted' && now !== null)
+        happened.push({ ...change, owner: now.owner, data: now.data });
+    }
+    // A feed turned off records nothing, not even what its writes left behind.
+    if (this.settings.enabled) {
+      await this.appender.append(scope, happened, intent.id.toHexString());
+    }
+    await this.intents.deleteOne(intent);
   }
 
   /** Deletes events past retention, keeping each namespace's newest (it carries the numbering). */
   private async expire(): Promise<void> {
     const cutoff = new Date(Date.now() - this.settings.retentionMs);
-    for (const namespace of await this.events.namespacesWithEventsBefore(cutoff, SWEEP_BATCH)) {
-      const newest = await this.events.newestSeq(namespace);
-      await this.events.deleteOlderThan(namespace, cutoff, newest);
-    }
+    await eachFeed(this.feeds.every(), async (feed) => {
+      for (const namespace of await this.events.namespacesWithEventsBefore(
+        feed,
+        cutoff,
+        SWEEP_BATCH,
+      )) {
+        const newest = await this.events.newestSeqIn(feed, namespace);
+        await this.events.deleteOlderThan(feed, namespace, cutoff, newest);
+      }
+    });
   }
 }

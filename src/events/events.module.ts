@@ -11,6 +11,9 @@ import { EventSweep } from './event-sweep';
 import { EventTails } from './event-tails';
 import { EventDocument, EventSchema } from './event.schema';
 import { EventsController } from './events.controller';
+import { FeedCollections } from './feed-collections';
+import { FeedMover } from './feed-mover';
+import { FeedWriteGate } from './feed-write-gate';
 import { EventsRepository } from './events.repository';
 import { EventsService } from './events.service';
 import { StreamSlots } from './stream-slots';
@@ -29,6 +32,9 @@ import { StreamSlots } from './stream-slots';
   ],
   controllers: [EventsController],
   providers: [
+    FeedCollections,
+    FeedWriteGate,
+    FeedMover,
     EventsRepository,
     EventIntentsRepository,
     EventIntentLog,
@@ -47,6 +53,7 @@ import { StreamSlots } from './stream-slots';
     },
     EventsService,
   ],
-  exports: [EventsService],
+  // Tenant moves take a tenant's feed along.
+  exports: [EventsService, FeedMover],
 })
 export class EventsModule {}

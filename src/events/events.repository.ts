@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { InjectModel } from '@nestjs/mongoose';
-import { Types, type Model, type QueryFilter } from 'mongoose';
+import type { Document, Filter } from 'mongodb';
+import { Types, type QueryFilter } from 'mongoose';
 import { insertedBeforeRefusal } from '../common/mongo/duplicate';
 import {
   namespaceFilter,
@@ -12,7 +12,8 @@ import {
   type Tenant,
 } from '../common/tenancy/namespace';
 import type { ChangeScope, FeedEvent, RecordedChange } from './event-scope';
-import { EventDocument } from './event.schema';
+import type { EventDocument } from './event.schema';
+import { FeedCollections, type FeedCollectionPair } from './feed-collections';
 
 /** A change to append under a number: who made it, and what it was. */
 export interface NumberedChange {
@@ -45,30 +46,41 @@ function toFeedEvent(doc: EventDocument): FeedEvent {
   };
 }
 
-/** The `events` collection: every namespace's feed, numbered per namespace. */
+/**
+ * The `events` collections: every namespace's feed, numbered per namespace, in the feed database
+ * its tenant's placement names (FeedCollections). Through the driver: a model is bound to the
+ * main database, and its casting costs more CPU than these commands.
+ */
 @Injectable()
 export class EventsRepository {
-  constructor(@InjectModel(EventDocument.name) private readonly events: Model<EventDocument>) {}
+  constructor(private readonly feeds: FeedCollections) {}
+
+  private async eventsOf(tenant: Tenant) {
+    return (await this.feeds.of(tenant)).events;
+  }
 
   /** The newest event number of a namespace; 0 before its first event. */
   async newestSeq(namespace: Namespace): Promise<number> {
-    // The driver's collection: this runs for every append that guessed wrong and every poll.
-    const newest = await this.events.collection.findOne<{ seq: number }>(
-      namespaceFilter(namespace),
-      { sort: { seq: -1 }, projection: { seq: 1 } },
-    );
+    return this.newestSeqIn(await this.feeds.of(namespace), namespace);
+  }
+
+  /** The newest event number of a namespace in one feed database. */
+  async newestSeqIn(feed: FeedCollectionPair, namespace: Namespace): Promise<number> {
+    const newest = await feed.events.findOne<{ seq: number }>(namespaceFilter(namespace), {
+      sort: { seq: -1 },
+      projection: { seq: 1 },
+    });
     return newest?.seq ?? 0;
   }
 
   /** The oldest event number a namespace keeps (undefined: it has none). */
   async oldestSeq(namespace: Namespace): Promise<number | undefined> {
-    const [oldest] = await this.events
-      .find(namespaceFilter(namespace))
-      .sort({ seq: 1 })
-      .limit(1)
-      .select({ seq: 1 })
-      .lean<{ seq: number }[]>()
-      .exec();
+    const oldest = await (
+      await this.eventsOf(namespace)
+    ).findOne<{ seq: number }>(namespaceFilter(namespace), {
+      sort: { seq: 1 },
+      projection: { seq: 1 },
+    });
     return oldest?.seq;
   }
 
@@ -78,25 +90,25 @@ export class EventsRepository {
     range: EventRange,
     selection: QueryFilter<EventDocument>,
   ): Promise<FeedEvent[]> {
-    const filter: QueryFilter<EventDocument> = {
+    const filter = {
       ...namespaceFilter(namespace),
       seq: { $gt: range.after, ...(range.through !== undefined ? { $lte: range.through } : {}) },
       ...selection,
-    };
-    const docs = await this.events
+    } as Filter<Document>;
+    const docs = await (
+      await this.eventsOf(namespace)
+    )
       .find(filter)
       .sort({ seq: 1 })
       .limit(range.limit)
-      .lean<EventDocument[]>()
-      .exec();
-    return docs.map(toFeedEvent);
+      .toArray();
+    return docs.map((doc) => toFeedEvent(doc as unknown as EventDocument));
   }
 
   /**
    * Inserts changes of one namespace numbered from `first` on, in order, in one ordered command
-   * (so no reader sees a gap that fills later), through the driver's collection (a model's
-   * casting costs more CPU than the insert). Returns how many went in before a number already
-   * taken refused one (all of them when none was).
+   * (so no reader sees a gap that fills later). Returns how many went in before a number
+   * already taken refused one (all of them when none was).
    */
   async insertNumbered(
     namespace: Namespace,
@@ -120,7 +132,7 @@ export class EventsRepository {
       ...(intent !== undefined ? { intent } : {}),
     }));
     try {
-      await this.events.collection.insertMany(docs, { ordered: true });
+      await (await this.eventsOf(namespace)).insertMany(docs, { ordered: true });
       return docs.length;
     } catch (error) {
       const before = insertedBeforeRefusal(error);
@@ -134,35 +146,42 @@ export class EventsRepository {
    * writer died, so it filters the namespace's events without an index of its own.
    */
   async hasEventsOf(namespace: Namespace, intent: string): Promise<boolean> {
-    const found = await this.events
-      .findOne({ ...namespaceFilter(namespace), intent }, { _id: 1 })
-      .lean()
-      .exec();
+    const found = await (
+      await this.eventsOf(namespace)
+    ).findOne({ ...namespaceFilter(namespace), intent }, { projection: { _id: 1 } });
     return found !== null;
   }
 
-  /** The namespaces of events older than `cutoff`, looking at `limit` such events at most. */
-  async namespacesWithEventsBefore(cutoff: Date, limit: number): Promise<Namespace[]> {
-    const old = await this.events
-      .find({ at: { $lt: cutoff } })
+  /** The namespaces of one feed database's events older than `cutoff`, looking at `limit` such events at most. */
+  async namespacesWithEventsBefore(
+    feed: FeedCollectionPair,
+    cutoff: Date,
+    limit: number,
+  ): Promise<Namespace[]> {
+    const old = await feed.events
+      .find({ at: { $lt: cutoff } }, { projection: { tenantKind: 1, tenant: 1, branch: 1 } })
       .limit(limit)
-      .select({ tenantKind: 1, tenant: 1, branch: 1 })
-      .lean<StoredNamespace[]>()
-      .exec();
-    return [
-      ...new Map(old.map((doc) => [namespaceKey(namespaceOf(doc)), namespaceOf(doc)])).values(),
-    ];
+      .toArray();
+    const namespaces = old.map((doc) => namespaceOf(doc as unknown as StoredNamespace));
+    return [...new Map(namespaces.map((ns) => [namespaceKey(ns), ns])).values()];
   }
 
-  /** Deletes a namespace's events older than `cutoff` numbered below `seq`. */
-  async deleteOlderThan(namespace: Namespace, cutoff: Date, seq: number): Promise<void> {
-    await this.events
-      .deleteMany({ ...namespaceFilter(namespace), at: { $lt: cutoff }, seq: { $lt: seq } })
-      .exec();
+  /** Deletes a namespace's events in one feed database older than `cutoff` numbered below `seq`. */
+  async deleteOlderThan(
+    feed: FeedCollectionPair,
+    namespace: Namespace,
+    cutoff: Date,
+    seq: number,
+  ): Promise<void> {
+    await feed.events.deleteMany({
+      ...namespaceFilter(namespace),
+      at: { $lt: cutoff },
+      seq: { $lt: seq },
+    });
   }
 
-  /** Deletes a tenant's events in every branch. */
+  /** Deletes a tenant's events in every branch, in every feed database. */
   async deleteTenant(tenant: Tenant): Promise<void> {
-    await this.events.deleteMany(tenantFilter(tenant)).exec();
+    for (const feed of this.feeds.every()) await feed.events.deleteMany(tenantFilter(tenant));
   }
 }

@@ -21,6 +21,7 @@ import {
   type ResourceLookup,
 } from './event-scope';
 import { EventSweep } from './event-sweep';
+import { FeedWriteGate } from './feed-write-gate';
 import type { TailReader } from './event-tail';
 import { EventTails } from './event-tails';
 import type { EventDocument, EventResource } from './event.schema';
@@ -52,6 +53,7 @@ export class EventsService implements OnModuleDestroy {
     private readonly hub: EventHub,
     private readonly tails: EventTails,
     private readonly sweeper: EventSweep,
+    private readonly gate: FeedWriteGate,
     /** Streams and waiting long polls held open, per key and in all (EVENTS_MAX_STREAMS*). */
     readonly slots: StreamSlots,
     @Inject(APP_CONFIG) config: AppConfig,
@@ -89,21 +91,26 @@ export class EventsService implements OnModuleDestroy {
     outcome: (result: T) => RecordedChange[],
   ): Promise<T> {
     if (!this.enabled || planned.length === 0) return write();
-    const intent = await this.intentLog.open(scope, planned);
-    let result: T;
+    const marker = await this.gate.enter(scope.tenant);
     try {
-      result = await write();
-    } catch (error) {
-      if (error instanceof DomainError) await this.intentLog.discard(intent);
-      throw error;
+      const intent = await this.intentLog.open(scope, planned);
+      let result: T;
+      try {
+        result = await write();
+      } catch (error) {
+        if (error instanceof DomainError) await this.intentLog.discard(intent);
+        throw error;
+      }
+      try {
+        await this.append(scope, outcome(result), intent.id.toHexString());
+        await this.intentLog.close(intent);
+      } catch (error) {
+        this.logger.warn({ err: error }, 'events left to the reconciler');
+      }
+      return result;
+    } finally {
+      await this.gate.leave(marker);
     }
-    try {
-      await this.append(scope, outcome(result), intent.toHexString());
-      await this.intentLog.close(intent);
-    } catch (error) {
-      this.logger.warn({ err: error }, 'events left to the reconciler');
-    }
-    return result;
   }
 
   /**

@@ -10,3 +10,5 @@ export {
   type ResourceLookup,
 } from './event-scope';
 export type { PlannedChange } from './event-intent.schema';
+export { FeedMover } from './feed-mover';
+export { feedWriteTarget } from './feed-write-gate';

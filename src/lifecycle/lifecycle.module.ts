@@ -16,6 +16,7 @@ import {
   TenantMoveRunSchema,
   TenantMoveSchema,
 } from './tenant-move.schema';
+import { TenantFeedMove } from './tenant-feed-move';
 import { TenantMoveRunner } from './tenant-move-runner';
 import { TenantMoves } from './tenant-moves.service';
 
@@ -46,6 +47,7 @@ import { TenantMoves } from './tenant-moves.service';
     ErasureRepository,
     ErasureService,
     TenantMoveRepository,
+    TenantFeedMove,
     TenantMoveRunner,
     TenantMoves,
     { provide: ACCOUNT_ERASURE, useExisting: ErasureService },

@@ -2,9 +2,16 @@ import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common
 import { BackgroundTasks, type BackgroundTask } from '../common/scheduling/background-tasks';
 import type { Tenant } from '../common/tenancy/namespace';
 import { APP_CONFIG, type AppConfig } from '../config';
-import { CollectionMover, CollectionPauseError } from '../data';
-import { TenantPlacements } from '../placement';
+import { CollectionMover } from '../data';
+import { PauseTooLongError, TenantPlacements } from '../placement';
+import { TenantFeedMove } from './tenant-feed-move';
 import { TenantMoveRepository, type TenantMove } from './tenant-move.repository';
+
+/** The tenant a running move names. */
+function tenantOf(move: TenantMove): Tenant {
+  if (move.target === undefined) throw new Error('a running move names its tenant');
+  return { kind: move.kind, id: move.target };
+}
 
 /** Running moves one poll takes over at most. */
 const TAKEOVER_BATCH = 10;
@@ -46,6 +53,7 @@ export class TenantMoveRunner implements OnModuleDestroy {
     private readonly moves: TenantMoveRepository,
     private readonly mover: CollectionMover,
     private readonly placements: TenantPlacements,
+    private readonly feed: TenantFeedMove,
     @Inject(APP_CONFIG) config: AppConfig,
     tasks: BackgroundTasks,
   ) {
@@ -124,9 +132,9 @@ export class TenantMoveRunner implements OnModuleDestroy {
 
   /** Places the tenant on the target and marks its collections, until no new one turns up. */
   private async announce(move: TenantMove): Promise<void> {
-    if (move.target === undefined) throw new Error('a running move names its tenant');
-    const tenant: Tenant = { kind: move.kind, id: move.target };
+    const tenant = tenantOf(move);
     const to = await this.placements.relocate(tenant, move.cluster);
+    await this.feed.announce(move, tenant);
     for (;;) {
       await this.renewOrStop(move);
       const marked = await this.mover.announce(tenant, move.id, to);
@@ -165,7 +173,7 @@ export class TenantMoveRunner implements OnModuleDestroy {
       try {
         outcome = await this.mover.move(entry, () => this.holdLease(move));
       } catch (error) {
-        if (!(error instanceof CollectionPauseError)) throw error;
+        if (!(error instanceof PauseTooLongError)) throw error;
         // Its writes never stopped for long enough: the collections not moved stay where they
         // are, and the move ends failed once the moved ones' sources are gone.
         await this.mover.abandon(move.id);
@@ -194,6 +202,16 @@ export class TenantMoveRunner implements OnModuleDestroy {
       );
       if (outcome.kind === 'switched') move.collectionsCopied += 1;
     }
+    if (move.error === undefined) {
+      try {
+        await this.feed.move(move, tenantOf(move), () => this.holdLease(move));
+      } catch (error) {
+        if (!(error instanceof PauseTooLongError)) throw error;
+        // The feed stays on its cluster; the collections' sources go all the same.
+        await this.moves.fail(move.id, error.message, null);
+        move.error = error.message;
+      }
+    }
     move.phase = 'retiring';
     move.switchedAt = new Date();
     await this.moves.update(move.id, { phase: 'retiring', switchedAt: move.switchedAt });
@@ -205,6 +223,7 @@ export class TenantMoveRunner implements OnModuleDestroy {
     if (!current) return;
     // A failed move leaves some collections on their clusters: their databases stay.
     const failed = current.error !== undefined;
+    if (!failed) await this.feed.retire(current, tenantOf(current));
     await this.mover.removeSources(
       current.sources,
       current.orphans,

@@ -94,7 +94,13 @@ export class TenantMoveRepository {
     set: Partial<
       Pick<
         TenantMoveDocument,
-        'phase' | 'announcedAt' | 'switchedAt' | 'collections' | 'leaseUntil'
+        | 'phase'
+        | 'announcedAt'
+        | 'switchedAt'
+        | 'collections'
+        | 'leaseUntil'
+        | 'feedMoves'
+        | 'feedFrom'
       >
     >,
     inc: Partial<Pick<TenantMoveDocument, 'collectionsCopied' | 'itemsCopied'>> = {},

@@ -58,6 +58,16 @@ export class TenantMoveDocument {
   @Prop({ type: Date })
   switchedAt?: Date;
 
+  /**
+   * Whether the tenant's change feed goes along (it is in another deployment's feed database),
+   * and from which cluster's (null: the main database).
+   */
+  @Prop({ type: Boolean, default: false })
+  feedMoves!: boolean;
+
+  @Prop({ type: String, default: null })
+  feedFrom!: string | null;
+
   /** Collections to move, and those moved. */
   @Prop({ type: Number, default: 0 })
   collections!: number;

@@ -43,6 +43,31 @@ export class DataClusters implements OnApplicationShutdown {
     return this.client(location.cluster).db(location.database);
   }
 
+  /**
+   * The feed database of a cluster: a database named like the main one, holding the change feeds
+   * of the tenants whose feed is there (null: the main database itself).
+   */
+  feedDatabase(cluster: string | null): Db {
+    if (cluster === null) return this.mainDatabase();
+    return this.client(cluster).db(this.config.database.dbName);
+  }
+
+  /**
+   * The feed databases of every configured cluster and the main database, one per deployment
+   * (two cluster names for one deployment, or a cluster on the main deployment, share one).
+   */
+  feedDatabases(): { cluster: string | null; db: Db }[] {
+    const found: { cluster: string | null; db: Db }[] = [
+      { cluster: null, db: this.mainDatabase() },
+    ];
+    for (const { name } of this.list()) {
+      if (!found.some((f) => this.sameDeployment(f.cluster, name))) {
+        found.push({ cluster: name, db: this.feedDatabase(name) });
+      }
+    }
+    return found;
+  }
+
   /** The service's main database (the control plane, and tenants never placed). */
   mainDatabase(): Db {
     const db = this.main.db;
@@ -50,10 +75,11 @@ export class DataClusters implements OnApplicationShutdown {
     return db;
   }
 
-  /** Whether two clusters of DATA_CLUSTERS are one deployment (the same URI). */
+  /** Whether two clusters (null: the main connection) are one deployment (the same URI). */
   sameDeployment(a: string | null, b: string | null): boolean {
+    // null, and a cluster without a URI (`default`), are the main connection.
     const uri = (name: string | null) =>
-      name === null ? undefined : (this.byName.get(name)?.uri ?? undefined);
+      (name === null ? undefined : this.byName.get(name)?.uri) ?? this.config.database.uri;
     return uri(a) === uri(b);
   }
 

@@ -2,4 +2,10 @@ export { DataClusters } from './data-clusters';
 export { PlacementModule } from './placement.module';
 export { NoOpenClusterError, UnknownRegionError } from './placement.errors';
 export { tenantDatabaseName, type TenantLocation } from './tenant-location';
-export { TenantPlacements, UnconfiguredClusterError } from './tenant-placements.service';
+export {
+  TenantPlacements,
+  UnconfiguredClusterError,
+  type FeedLocation,
+} from './tenant-placements.service';
+export { MoveWriteMarkers } from './move-write-markers.repository';
+export { PauseTooLongError, switchWithPause, type PausedSwitch } from './move-pause';

@@ -10,6 +10,9 @@ import { TenantPlacements } from './tenant-placements.service';
  * and the tenant's database there). Global: tenant creation, the data seam and the operator API
  * all ask it.
  */
+import { MoveWriteMarkerDocument, MoveWriteMarkerSchema } from './move-write-marker.schema';
+import { MoveWriteMarkers } from './move-write-markers.repository';
+
 @Global()
 @Module({})
 export class PlacementModule {
@@ -20,6 +23,7 @@ export class PlacementModule {
       imports: [
         MongooseModule.forFeature([
           { name: TenantPlacementDocument.name, schema: TenantPlacementSchema },
+          { name: MoveWriteMarkerDocument.name, schema: MoveWriteMarkerSchema },
         ]),
       ],
       providers: [
@@ -27,8 +31,9 @@ export class PlacementModule {
         DataClusters,
         TenantPlacementsRepository,
         TenantPlacements,
+        MoveWriteMarkers,
       ],
-      exports: [DataClusters, TenantPlacements],
+      exports: [DataClusters, TenantPlacements, MoveWriteMarkers],
     };
   }
 }

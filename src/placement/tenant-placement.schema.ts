@@ -21,6 +21,17 @@ export class TenantPlacementDocument {
   @Prop({ required: true })
   cluster!: string;
 
+  /**
+   * The cluster whose feed database holds the tenant's change feed (`events`, `event_intents`).
+   * Absent on placements made before feeds were placed: the main database.
+   */
+  @Prop({ type: String })
+  feed?: string;
+
+  /** Set while a move takes the feed to another cluster (see FeedLocation). */
+  @Prop({ type: Object })
+  feedMoving?: { to: string; move: string; phase: 'copying' | 'paused' };
+
   createdAt!: Date;
 }
 

@@ -8,6 +8,9 @@ export interface TenantPlacement {
   cluster: string;
   /** The tenant's database there, also the placement's key. */
   database: string;
+  /** The cluster of its change feed; absent: the main database. */
+  feed?: string;
+  feedMoving?: { to: string; move: string; phase: 'copying' | 'paused' };
 }
 
 @Injectable()
@@ -23,16 +26,26 @@ export class TenantPlacementsRepository implements OnModuleInit {
 
   async find(database: string): Promise<TenantPlacement | null> {
     const doc = await this.placements
-      .findById(database, { cluster: 1 })
-      .lean<{ _id: string; cluster: string }>()
+      .findById(database, { cluster: 1, feed: 1, feedMoving: 1 })
+      .lean<TenantPlacementDocument>()
       .exec();
-    return doc ? { cluster: doc.cluster, database: doc._id } : null;
+    if (!doc) return null;
+    return {
+      cluster: doc.cluster,
+      database: doc._id,
+      ...(doc.feed !== undefined ? { feed: doc.feed } : {}),
+      ...(doc.feedMoving ? { feedMoving: doc.feedMoving } : {}),
+    };
   }
 
   /** DUPLICATE when the tenant has a placement already. */
   async insert(placement: TenantPlacement): Promise<void | Duplicate> {
     return orDuplicate(async () => {
-      await this.placements.create({ _id: placement.database, cluster: placement.cluster });
+      await this.placements.create({
+        _id: placement.database,
+        cluster: placement.cluster,
+        feed: placement.cluster,
+      });
     });
   }
 
@@ -44,6 +57,26 @@ export class TenantPlacementsRepository implements OnModuleInit {
         { $set: { cluster }, $setOnInsert: { createdAt: new Date() } },
         { upsert: true, timestamps: false },
       )
+      .exec();
+  }
+
+  /** Starts, pauses or ends (null) the move of the tenant's feed. */
+  async setFeedMoving(
+    database: string,
+    moving: { to: string; move: string; phase: 'copying' | 'paused' } | null,
+  ): Promise<void> {
+    await this.placements
+      .updateOne(
+        { _id: database },
+        moving ? { $set: { feedMoving: moving } } : { $unset: { feedMoving: 1 } },
+      )
+      .exec();
+  }
+
+  /** Points the tenant's feed at `cluster` and ends its move. */
+  async switchFeed(database: string, cluster: string): Promise<void> {
+    await this.placements
+      .updateOne({ _id: database }, { $set: { feed: cluster }, $unset: { feedMoving: 1 } })
       .exec();
   }
 

@@ -6,7 +6,17 @@ import { APP_CONFIG, type AppConfig, type DataClusterConfig } from '../config';
 import { DataClusters } from './data-clusters';
 import { NoOpenClusterError, UnknownRegionError } from './placement.errors';
 import { tenantDatabaseName, type TenantLocation } from './tenant-location';
-import { TenantPlacementsRepository } from './tenant-placements.repository';
+import { TenantPlacementsRepository, type TenantPlacement } from './tenant-placements.repository';
+
+/** What the cache keeps for a tenant that has no placement. */
+const UNPLACED = Object.freeze({ unplaced: true as const });
+
+/** Where a tenant's change feed lives, and whether a move is taking it elsewhere. */
+export interface FeedLocation {
+  /** A cluster of DATA_CLUSTERS, whose feed database holds it; null: the main database. */
+  cluster: string | null;
+  moving?: { to: string; move: string; phase: 'copying' | 'paused' };
+}
 
 export class UnconfiguredClusterError extends Error {
   constructor(clusters: string[]) {
@@ -28,7 +38,8 @@ export class UnconfiguredClusterError extends Error {
  */
 @Injectable()
 export class TenantPlacements implements OnModuleInit {
-  private readonly cache: LookupCache<TenantLocation>;
+  /** Placements read lately; `UNPLACED` for tenants never placed (every write asks). */
+  private readonly cache: LookupCache<TenantPlacement | typeof UNPLACED>;
   private readonly mainDatabase: string;
 
   constructor(
@@ -97,9 +108,52 @@ export class TenantPlacements implements OnModuleInit {
 
   /** Where the tenant's collections live; the main database for a tenant never placed. */
   async locate(tenant: Tenant): Promise<TenantLocation> {
+    const found = await this.placementOf(tenant);
+    return found
+      ? { cluster: found.cluster, database: found.database }
+      : { cluster: null, database: this.mainDatabase };
+  }
+
+  /**
+   * Where the tenant's change feed lives: the feed database of a cluster, or the main database
+   * (`cluster: null`: tenants placed before feeds were). A feed being moved is read afresh each
+   * time, like a registry entry being moved.
+   */
+  async feedOf(tenant: Tenant, { fresh = false } = {}): Promise<FeedLocation> {
+    let found = await this.placementOf(tenant);
+    if (found?.feedMoving || fresh) found = await this.placementOf(tenant, true);
+    return {
+      cluster: found?.feed ?? null,
+      ...(found?.feedMoving ? { moving: found.feedMoving } : {}),
+    };
+  }
+
+  /** Starts (`copying`), pauses or ends (null, where it was) the move of the tenant's feed. */
+  async setFeedMoving(tenant: Tenant, moving: FeedLocation['moving'] | null): Promise<void> {
+    const database = this.databaseOf(tenant);
+    await this.placements.setFeedMoving(database, moving ?? null);
+    this.cache.forgetKey(database);
+  }
+
+  /** Ends the move of the tenant's feed at `cluster`. */
+  async switchFeed(tenant: Tenant, cluster: string): Promise<void> {
+    const database = this.databaseOf(tenant);
+    await this.placements.switchFeed(database, cluster);
+    this.cache.forgetKey(database);
+  }
+
+  private async placementOf(tenant: Tenant, fresh = false): Promise<TenantPlacement | null> {
     const database = tenantDatabaseName(this.mainDatabase, tenant);
-    const found = await this.cache.load(database, () => this.placements.find(database));
-    return found ?? { cluster: null, database: this.mainDatabase };
+    const read = async () => (await this.placements.find(database)) ?? UNPLACED;
+    let found: TenantPlacement | typeof UNPLACED | null;
+    if (fresh) {
+      const mark = this.cache.mark();
+      found = await read();
+      this.cache.remember(database, found, mark);
+    } else {
+      found = await this.cache.load(database, read);
+    }
+    return found === null || 'unplaced' in found ? null : found;
   }
 
   /** Tenants placed on each configured cluster. */

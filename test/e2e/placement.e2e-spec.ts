@@ -147,7 +147,7 @@ describe('placing new tenants', () => {
 });
 
 describe('a placed tenant', () => {
-  it('keeps its items in its own database on its cluster, through either instance', async () => {
+  it('keeps its items and its change feed on its cluster, through either instance', async () => {
     const client = new MongoClient(clusterB.uri, { serverSelectionTimeoutMS: 5000 });
     try {
       let user: TestUser | undefined;
@@ -177,11 +177,25 @@ describe('a placed tenant', () => {
       expect(entry).toMatchObject({ cluster: 'b', database });
       const native = client.db(database).collection(entry?.physical as string);
       expect(await native.countDocuments({ _id: 'o1' as never })).toBe(1);
+      // Its change feed (the event of the item, with the item in it) is in b's feed database.
+      const ofTenant = { tenantKind: 'user', tenant: user.subject };
+      const events = await client.db(dbName).collection('events').find(ofTenant).toArray();
+      expect(events.map((e) => [e.resource, e.key, e.data?.n])).toEqual([
+        ['collection', 'orders', undefined],
+        ['item', 'o1', 1],
+      ]);
+      const feed = await two
+        .http()
+        .get('/events')
+        .query({ after: 0 })
+        .set('X-Api-Key', user.apiKey);
+      expect((feed.body as { events: unknown[] }).events).toHaveLength(2);
       // Nothing of it in the main database.
       const main = await one.connection
         .db!.listCollections({ name: entry?.physical as string })
         .toArray();
       expect(main).toEqual([]);
+      expect(await one.connection.collection('events').countDocuments(ofTenant)).toBe(0);
     } finally {
       await client.close();
     }

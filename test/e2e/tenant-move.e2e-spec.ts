@@ -199,6 +199,28 @@ describe('moving a tenant', () => {
       await Promise.all([onA.close(), onB.close()]);
     }
 
+    // The feed moved along: every event once, numbered without a gap, the new one included; its
+    // events and intents are in the feed database of b, none are left in the main one.
+    const feed = await one
+      .http()
+      .get('/events')
+      .query({ after: 0, limit: 500 })
+      .set(key)
+      .expect(200);
+    const seqs = (feed.body as { events: { id: string }[] }).events.map((e) => Number(e.id));
+    expect(seqs).toEqual(seqs.map((_, i) => i + 1));
+    // 30 orders, their collection, 5 notes (another branch), the new order.
+    expect(seqs).toHaveLength(32);
+    const onBAgain = await MongoClient.connect(clusterB.uri);
+    try {
+      const ofTenant = { tenantKind: 'user', tenant: user.subject };
+      expect(await onBAgain.db(dbName).collection('events').countDocuments(ofTenant)).toBe(38);
+      expect(await one.connection.collection('events').countDocuments(ofTenant)).toBe(0);
+      expect(await one.connection.collection('event_intents').countDocuments(ofTenant)).toBe(0);
+    } finally {
+      await onBAgain.close();
+    }
+
     // The collection quota counts the same collections.
     const me = await one.http().get('/me').set(key).expect(200);
     expect(me.body).toMatchObject({ quota: { collections: { used: 1 } } });

@@ -139,6 +139,10 @@ export const ERROR_CATALOG = {
     status: HttpStatus.SERVICE_UNAVAILABLE,
     title: 'The collection is being moved; its writes are paused briefly',
   },
+  FEED_MOVING: {
+    status: HttpStatus.SERVICE_UNAVAILABLE,
+    title: "The tenant's change feed is being moved; its writes are paused briefly",
+  },
   // data
   UNIQUE_INDEX_DUPLICATES: {
     status: HttpStatus.CONFLICT,

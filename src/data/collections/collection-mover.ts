@@ -2,38 +2,24 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import { UniqueClaimRepository } from '../items/unique/unique-claim.repository';
 import { REVISION_FIELD } from '../query/data.constants';
-import { syncDocuments } from '../storage/document-sync';
+import { syncDocuments } from '../../common/mongo/document-sync';
 import { TenantStorage, type NativeCollection } from '../storage/tenant-storage';
 import type { Tenant } from '../../auth';
 import type { RegisteredCollection } from './collection-registry.repository';
 import { CollectionRegistryRepository } from './collection-registry.repository';
 import { CollectionDropsService } from './collection-drops.service';
-import { CollectionWriteMarkersRepository } from './collection-write-markers.repository';
+import { MoveWriteMarkers, switchWithPause } from '../../placement';
 
 /** Comparisons while writes go on, before the first pause: each copies what changed since the last. */
 const CATCH_UP_PASSES = 3;
 /** A comparison that copied fewer items than this is close enough to pause. */
 const CLOSE_ENOUGH = 50;
-/** Pauses tried before the collection's move gives up for this run. */
-const PAUSE_ATTEMPTS = 5;
-/** How often a pausing move looks whether the writes under way are done. */
-const DRAIN_POLL_MS = 20;
-/** The part of MOVE_MAX_WRITE_PAUSE_MS kept back for the switch and for instances to notice it. */
-const PAUSE_RESERVE = 0.2;
 
 /** What a collection's move came to. */
 export type CollectionMoveOutcome =
   | { kind: 'switched'; itemsCopied: number }
   /** Dropped by its tenant while it was moved: nothing to switch. */
   | { kind: 'gone'; itemsCopied: number };
-
-/** A collection's writes could not be paused and compared within MOVE_MAX_WRITE_PAUSE_MS. */
-export class CollectionPauseError extends Error {
-  constructor(readonly entry: string) {
-    super(`the collection ${entry} could not be switched within MOVE_MAX_WRITE_PAUSE_MS`);
-    this.name = 'CollectionPauseError';
-  }
-}
 
 /**
  * Moves one collection of a tenant move (its registry entry marked `moving` by the move) to its
@@ -57,7 +43,7 @@ export class CollectionMover {
 
   constructor(
     private readonly registry: CollectionRegistryRepository,
-    private readonly markers: CollectionWriteMarkersRepository,
+    private readonly markers: MoveWriteMarkers,
     private readonly storage: TenantStorage,
     private readonly claims: UniqueClaimRepository,
     private readonly drops: CollectionDropsService,
@@ -172,31 +158,21 @@ export class CollectionMover {
       const { copied } = await copy();
       if (copied < CLOSE_ENOUGH) break;
     }
-    for (let attempt = 0; attempt < PAUSE_ATTEMPTS; attempt += 1) {
-      if (!(await holdLease())) throw new Error('the move’s lease ran out');
-      const deadline = Date.now() + this.maxPauseMs * (1 - PAUSE_RESERVE);
-      if (!(await this.registry.setMovePhase(entry.id, moving.move, 'paused'))) {
-        return { kind: 'gone', itemsCopied };
-      }
-      const drained = await this.drain(entry.id, deadline);
-      const last = drained ? await copy() : null;
-      if (last?.refused === 0 && Date.now() < deadline) {
-        return { kind: (await switchNow()) ? 'switched' : 'gone', itemsCopied };
-      }
-      // Too slow this time: writes go on, and the pause is tried again after one more catch-up.
-      await this.registry.setMovePhase(entry.id, moving.move, 'copying');
-      this.logger.warn({ entry: entry.id, attempt }, 'pause lifted without switching');
-      await copy();
-    }
-    throw new CollectionPauseError(entry.id);
-  }
-
-  /** Waits until no write to the entry is under way; false when the deadline came first. */
-  private async drain(entry: string, deadline: number): Promise<boolean> {
-    while (await this.markers.anyUnderWay(entry)) {
-      if (Date.now() >= deadline) return false;
-      await new Promise((resolve) => setTimeout(resolve, DRAIN_POLL_MS));
-    }
-    return true;
+    const outcome = await switchWithPause(
+      {
+        target: entry.id,
+        pause: () => this.registry.setMovePhase(entry.id, moving.move, 'paused'),
+        unpause: async () => {
+          await this.registry.setMovePhase(entry.id, moving.move, 'copying');
+          this.logger.warn({ entry: entry.id }, 'pause lifted without switching');
+        },
+        copy: async () => (await copy()).refused === 0,
+        switchOver: switchNow,
+      },
+      this.markers,
+      this.maxPauseMs,
+      holdLease,
+    );
+    return { kind: outcome, itemsCopied };
   }
 }

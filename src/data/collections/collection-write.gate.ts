@@ -9,7 +9,7 @@ import { tenantOf, type RequestWithPrincipal } from '../../auth';
 import { onWriteRoutes } from '../../common/idempotency';
 import { CollectionMovingError } from '../data.errors';
 import { CollectionRegistryRepository } from './collection-registry.repository';
-import { CollectionWriteMarkersRepository } from './collection-write-markers.repository';
+import { MoveWriteMarkers } from '../../placement';
 
 /**
  * The write side of a tenant move, on every write route of `/data/{collection}…`. Outside a
@@ -22,7 +22,7 @@ import { CollectionWriteMarkersRepository } from './collection-write-markers.rep
 export class CollectionWriteGate implements NestInterceptor {
   constructor(
     private readonly registry: CollectionRegistryRepository,
-    private readonly markers: CollectionWriteMarkersRepository,
+    private readonly markers: MoveWriteMarkers,
   ) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {

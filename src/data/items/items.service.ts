@@ -86,9 +86,17 @@ export class ItemsService {
             { target, scope, field: uniqueField, value: uniqueValue },
             id,
           );
-    const stored = await this.itemEvents.created(principal, collection, id, ownerField, () =>
-      this.insertHolding(claim, target, id, item),
-    );
+    let inserting = false;
+    const stored = await this.itemEvents
+      .created(principal, collection, id, ownerField, () => {
+        inserting = true;
+        return this.insertHolding(claim, target, id, item);
+      })
+      .catch(async (error: unknown) => {
+        // Refused before the insert (the feed's writes are paused): the value goes back at once.
+        if (claim && !inserting) await this.uniqueValues.release(claim).catch(() => undefined);
+        throw error;
+      });
     if (stored !== DUPLICATE) return stored;
     // A unique index refused the item: name the item it collides with when the caller may see it.
     await refuseTakenValue();

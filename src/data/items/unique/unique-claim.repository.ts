@@ -4,7 +4,7 @@ import type { Collection } from 'mongodb';
 import type { Model } from 'mongoose';
 import { DUPLICATE, orDuplicate, type Duplicate } from '../../../common/mongo/duplicate';
 import { FallbackWriteQueue } from '../../../common/mongo/fallback-database';
-import { syncDocuments, type SyncResult } from '../../storage/document-sync';
+import { syncDocuments, type SyncResult } from '../../../common/mongo/document-sync';
 import { TenantStorage, type NativeCollection } from '../../storage/tenant-storage';
 import { UniqueClaimDocument } from './unique-claim.schema';
 

@@ -6,7 +6,7 @@ import {
   type Filter,
   type OptionalUnlessRequiredId,
 } from 'mongodb';
-import { isUniqueViolation } from '../../common/errors/mongo-errors';
+import { isUniqueViolation } from '../errors/mongo-errors';
 
 /** Documents read or written per command while comparing two collections. */
 const BATCH = 500;

@@ -1,17 +1,17 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model } from 'mongoose';
-import { APP_CONFIG, type AppConfig } from '../../config';
-import { CollectionWriteMarkerDocument } from './collection-write-marker.schema';
+import { APP_CONFIG, type AppConfig } from '../config';
+import { MoveWriteMarkerDocument } from './move-write-marker.schema';
 
-/** The markers of writes under way to collections being moved (see the schema). */
+/** The markers of writes under way to what tenant moves copy (see the schema). */
 @Injectable()
-export class CollectionWriteMarkersRepository implements OnModuleInit {
+export class MoveWriteMarkers implements OnModuleInit {
   private readonly lifetimeMs: number;
 
   constructor(
-    @InjectModel(CollectionWriteMarkerDocument.name)
-    private readonly markers: Model<CollectionWriteMarkerDocument>,
+    @InjectModel(MoveWriteMarkerDocument.name)
+    private readonly markers: Model<MoveWriteMarkerDocument>,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.lifetimeMs = config.lifecycle.dropGraceMs;
@@ -21,10 +21,10 @@ export class CollectionWriteMarkersRepository implements OnModuleInit {
     await this.markers.init();
   }
 
-  /** Marks a write to `entry` under way; the marker's id. */
-  async begin(entry: string): Promise<string> {
+  /** Marks a write to `target` under way; the marker's id. */
+  async begin(target: string): Promise<string> {
     const _id = new Types.ObjectId();
-    await this.markers.create({ _id, entry, startedAt: new Date() });
+    await this.markers.create({ _id, target, startedAt: new Date() });
     return _id.toHexString();
   }
 
@@ -32,11 +32,11 @@ export class CollectionWriteMarkersRepository implements OnModuleInit {
     await this.markers.deleteOne({ _id: new Types.ObjectId(marker) }).exec();
   }
 
-  /** Whether a write to `entry` is under way (markers older than the longest request aside). */
-  async anyUnderWay(entry: string): Promise<boolean> {
+  /** Whether a write to `target` is under way (markers older than the longest request aside). */
+  async anyUnderWay(target: string): Promise<boolean> {
     const since = new Date(Date.now() - this.lifetimeMs);
     const found = await this.markers
-      .findOne({ entry, startedAt: { $gte: since } }, { _id: 1 })
+      .findOne({ target, startedAt: { $gte: since } }, { _id: 1 })
       .lean()
       .exec();
     return found !== null;

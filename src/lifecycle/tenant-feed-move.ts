@@ -1,0 +1,102 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Tenant } from '../common/tenancy/namespace';
+import { APP_CONFIG, type AppConfig } from '../config';
+import { FeedMover, feedWriteTarget } from '../events';
+import { DataClusters, MoveWriteMarkers, switchWithPause, TenantPlacements } from '../placement';
+import { TenantMoveRepository, type TenantMove } from './tenant-move.repository';
+
+/** Catch-up copies of the feed before its pause: each copies what was appended since the last. */
+const CATCH_UP_PASSES = 3;
+
+/**
+ * The change feed's part of a tenant move. Announced with the collections (the placement's
+ * `feedMoving`, read afresh by every instance once the grace has passed, and every write that
+ * records events marks itself: FeedWriteGate); copied and switched after them, with the tenant's
+ * event-recording writes paused for the last comparison (MOVE_MAX_WRITE_PAUSE_MS); its source
+ * removed with the collections'. A reader following the feed through an instance that still has
+ * the old placement cached reads the source, which holds every event up to the switch, and
+ * continues at the target from its cursor once the cache expires: no gap, no repeat.
+ */
+@Injectable()
+export class TenantFeedMove {
+  private readonly maxPauseMs: number;
+
+  constructor(
+    private readonly moves: TenantMoveRepository,
+    private readonly placements: TenantPlacements,
+    private readonly clusters: DataClusters,
+    private readonly feeds: FeedMover,
+    private readonly markers: MoveWriteMarkers,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.maxPauseMs = config.clusters.moveMaxWritePauseMs;
+  }
+
+  /** Marks the feed as moving, unless it is in the target's deployment already. */
+  async announce(move: TenantMove, tenant: Tenant): Promise<void> {
+    const feed = await this.placements.feedOf(tenant, { fresh: true });
+    if (feed.moving?.move === move.id) return;
+    if (this.clusters.sameDeployment(feed.cluster, move.cluster)) {
+      // The same feed database: nothing to copy.
+      await this.placements.switchFeed(tenant, move.cluster);
+      return;
+    }
+    move.feedMoves = true;
+    move.feedFrom = feed.cluster;
+    await this.moves.update(move.id, { feedMoves: true, feedFrom: feed.cluster });
+    await this.placements.setFeedMoving(tenant, {
+      to: move.cluster,
+      move: move.id,
+      phase: 'copying',
+    });
+  }
+
+  /** Copies the feed and switches it; `holdLease` as for a collection. */
+  async move(move: TenantMove, tenant: Tenant, holdLease: () => Promise<boolean>): Promise<void> {
+    if (!move.feedMoves) return;
+    const feed = await this.placements.feedOf(tenant, { fresh: true });
+    if (feed.moving?.move !== move.id) return; // switched already (an earlier run)
+    // A run that died during the pause left it paused.
+    if (feed.moving.phase === 'paused') await this.setPhase(move, tenant, 'copying');
+    for (let pass = 0; pass < CATCH_UP_PASSES; pass += 1) {
+      const { copied } = await this.feeds.copyEvents(tenant, move.feedFrom, move.cluster);
+      if (copied === 0) break;
+    }
+    try {
+      await switchWithPause(
+        {
+          target: feedWriteTarget(this.placements.databaseOf(tenant)),
+          pause: async () => {
+            await this.setPhase(move, tenant, 'paused');
+            return true;
+          },
+          unpause: () => this.setPhase(move, tenant, 'copying'),
+          copy: async () =>
+            (await this.feeds.finish(tenant, move.feedFrom, move.cluster)).refused === 0,
+          switchOver: async () => {
+            await this.placements.switchFeed(tenant, move.cluster);
+            return true;
+          },
+        },
+        this.markers,
+        this.maxPauseMs,
+        holdLease,
+      );
+    } catch (error) {
+      // The feed stays where it is, and its writes are no longer marked.
+      await this.placements.setFeedMoving(tenant, null);
+      throw error;
+    }
+  }
+
+  /** Removes the feed's source (after the grace), when it moved. */
+  async retire(move: TenantMove, tenant: Tenant): Promise<void> {
+    if (!move.feedMoves) return;
+    const feed = await this.placements.feedOf(tenant, { fresh: true });
+    if (feed.cluster === move.cluster) await this.feeds.removeFrom(tenant, move.feedFrom);
+  }
+
+  private setPhase(move: TenantMove, tenant: Tenant, phase: 'copying' | 'paused') {
+    return this.placements.setFeedMoving(tenant, { to: move.cluster, move: move.id, phase });
+  }
+}
