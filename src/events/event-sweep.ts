@@ -3,26 +3,14 @@ import { BackgroundTasks, type BackgroundTask } from '../common/scheduling/backg
 import { APP_CONFIG, type AppConfig } from '../config';
 import { EventAppender } from './event-appender';
 import { EventIntentsRepository, type StoredIntent } from './event-intents.repository';
-import { FeedCollections, type FeedCollectionPair } from './feed-collections';
+import { onEveryCluster } from '../placement';
+import { FeedCollections } from './feed-collections';
 import type { ChangeScope, RecordedChange, ResourceLookup } from './event-scope';
 import type { EventResource } from './event.schema';
 import { EventsRepository } from './events.repository';
 
 /** Events and intents one sweep handles at most; the next sweep takes the rest. */
 const SWEEP_BATCH = 500;
-
-/**
- * Runs `work` on every feed database at once, so that a cluster that is down or frozen holds up
- * only its own; the first failure is reported once all are done.
- */
-async function eachFeed(
-  feeds: FeedCollectionPair[],
-  work: (feed: FeedCollectionPair) => Promise<void>,
-): Promise<void> {
-  const results = await Promise.allSettled(feeds.map(work));
-  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (failed) throw failed.reason;
-}
 
 /**
  * The feed's background work, every EVENTS_SWEEP_MS on every instance (a background task): record
@@ -70,7 +58,7 @@ export class EventSweep {
 
   private async reconcile(): Promise<void> {
     const before = new Date(Date.now() - this.settings.intentGraceMs);
-    await eachFeed(this.feeds.every(), async (feed) => {
+    await onEveryCluster(this.feeds.every(), async (feed) => {
       for (const intent of await this.intents.findCreatedBefore(feed, before, SWEEP_BATCH)) {
         await this.reconcileOne(intent);
       }
@@ -108,7 +96,7 @@ export class EventSweep {
   /** Deletes events past retention, keeping each namespace's newest (it carries the numbering). */
   private async expire(): Promise<void> {
     const cutoff = new Date(Date.now() - this.settings.retentionMs);
-    await eachFeed(this.feeds.every(), async (feed) => {
+    await onEveryCluster(this.feeds.every(), async (feed) => {
       for (const namespace of await this.events.namespacesWithEventsBefore(
         feed,
         cutoff,

@@ -3,13 +3,15 @@ import type { Tenant } from '../common/tenancy/namespace';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { FeedMover, feedWriteTarget } from '../events';
 import { DataClusters, MoveWriteMarkers, switchWithPause, TenantPlacements } from '../placement';
+import { WebhooksService } from '../webhooks/webhooks.service';
 import { TenantMoveRepository, type TenantMove } from './tenant-move.repository';
 
 /** Catch-up copies of the feed before its pause: each copies what was appended since the last. */
 const CATCH_UP_PASSES = 3;
 
 /**
- * The change feed's part of a tenant move. Announced with the collections (the placement's
+ * The change feed's part of a tenant move, with the webhook deliveries that sit beside it in the
+ * cluster database (the delivery runner leaves a moving tenant alone until the switch). Announced with the collections (the placement's
  * `feedMoving`, read afresh by every instance once the grace has passed, and every write that
  * records events marks itself: FeedWriteGate); copied and switched after them, with the tenant's
  * event-recording writes paused for the last comparison (MOVE_MAX_WRITE_PAUSE_MS); its source
@@ -27,6 +29,7 @@ export class TenantFeedMove {
     private readonly clusters: DataClusters,
     private readonly feeds: FeedMover,
     private readonly markers: MoveWriteMarkers,
+    private readonly webhooks: WebhooksService,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.maxPauseMs = config.clusters.moveMaxWritePauseMs;
@@ -60,7 +63,8 @@ export class TenantFeedMove {
     if (feed.moving.phase === 'paused') await this.setPhase(move, tenant, 'copying');
     for (let pass = 0; pass < CATCH_UP_PASSES; pass += 1) {
       const { copied } = await this.feeds.copyEvents(tenant, move.feedFrom, move.cluster);
-      if (copied === 0) break;
+      const deliveries = await this.webhooks.copyDeliveries(tenant, move.feedFrom, move.cluster);
+      if (copied + deliveries.copied === 0) break;
     }
     try {
       await switchWithPause(
@@ -71,8 +75,15 @@ export class TenantFeedMove {
             return true;
           },
           unpause: () => this.setPhase(move, tenant, 'copying'),
-          copy: async () =>
-            (await this.feeds.finish(tenant, move.feedFrom, move.cluster)).refused === 0,
+          copy: async () => {
+            const feed = await this.feeds.finish(tenant, move.feedFrom, move.cluster);
+            const deliveries = await this.webhooks.copyDeliveries(
+              tenant,
+              move.feedFrom,
+              move.cluster,
+            );
+            return feed.refused + deliveries.refused === 0;
+          },
           switchOver: async () => {
             await this.placements.switchFeed(tenant, move.cluster);
             return true;
@@ -89,11 +100,13 @@ export class TenantFeedMove {
     }
   }
 
-  /** Removes the feed's source (after the grace), when it moved. */
+  /** Removes the feed's and deliveries' source (after the grace), when they moved. */
   async retire(move: TenantMove, tenant: Tenant): Promise<void> {
     if (!move.feedMoves) return;
     const feed = await this.placements.feedOf(tenant, { fresh: true });
-    if (feed.cluster === move.cluster) await this.feeds.removeFrom(tenant, move.feedFrom);
+    if (feed.cluster !== move.cluster) return;
+    await this.feeds.removeFrom(tenant, move.feedFrom);
+    await this.webhooks.removeDeliveriesFrom(tenant, move.feedFrom);
   }
 
   private setPhase(move: TenantMove, tenant: Tenant, phase: 'copying' | 'paused') {

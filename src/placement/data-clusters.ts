@@ -44,25 +44,25 @@ export class DataClusters implements OnApplicationShutdown {
   }
 
   /**
-   * The feed database of a cluster: a database named like the main one, holding the change feeds
-   * of the tenants whose feed is there (null: the main database itself).
+   * The cluster database of a cluster: a database named like the main one, holding the change
+   * feeds and webhook deliveries of the tenants placed there (null: the main database itself).
    */
-  feedDatabase(cluster: string | null): Db {
+  clusterDatabase(cluster: string | null): Db {
     if (cluster === null) return this.mainDatabase();
     return this.client(cluster).db(this.config.database.dbName);
   }
 
   /**
-   * The feed databases of every configured cluster and the main database, one per deployment
+   * The cluster databases of every configured cluster and the main database, one per deployment
    * (two cluster names for one deployment, or a cluster on the main deployment, share one).
    */
-  feedDatabases(): { cluster: string | null; db: Db }[] {
+  clusterDatabases(): { cluster: string | null; db: Db }[] {
     const found: { cluster: string | null; db: Db }[] = [
       { cluster: null, db: this.mainDatabase() },
     ];
     for (const { name } of this.list()) {
       if (!found.some((f) => this.sameDeployment(f.cluster, name))) {
-        found.push({ cluster: name, db: this.feedDatabase(name) });
+        found.push({ cluster: name, db: this.clusterDatabase(name) });
       }
     }
     return found;

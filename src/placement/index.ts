@@ -9,3 +9,4 @@ export {
 } from './tenant-placements.service';
 export { MoveWriteMarkers } from './move-write-markers.repository';
 export { PauseTooLongError, switchWithPause, type PausedSwitch } from './move-pause';
+export { ClusterDatabases, onEveryCluster, type ClusterCollection } from './cluster-databases';

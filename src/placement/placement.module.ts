@@ -12,6 +12,7 @@ import { TenantPlacements } from './tenant-placements.service';
  */
 import { MoveWriteMarkerDocument, MoveWriteMarkerSchema } from './move-write-marker.schema';
 import { MoveWriteMarkers } from './move-write-markers.repository';
+import { ClusterDatabases } from './cluster-databases';
 
 @Global()
 @Module({})
@@ -32,8 +33,9 @@ export class PlacementModule {
         TenantPlacementsRepository,
         TenantPlacements,
         MoveWriteMarkers,
+        ClusterDatabases,
       ],
-      exports: [DataClusters, TenantPlacements, MoveWriteMarkers],
+      exports: [DataClusters, TenantPlacements, MoveWriteMarkers, ClusterDatabases],
     };
   }
 }

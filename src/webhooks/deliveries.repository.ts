@@ -1,9 +1,15 @@
 import { Injectable } from '@nestjs/common';
-import { InjectModel } from '@nestjs/mongoose';
-import type { Model } from 'mongoose';
+import type { Collection, Document } from 'mongodb';
+import { syncDocuments, type SyncResult } from '../common/mongo/document-sync';
 import { orDuplicate } from '../common/mongo/duplicate';
 import { tenantFilter, type Tenant } from '../common/tenancy/namespace';
-import { DeliveryDocument, type Delivery, type DeliveryAttempt } from './webhook.schema';
+import { ClusterDatabases, onEveryCluster } from '../placement';
+import {
+  DeliverySchema,
+  type Delivery,
+  type DeliveryAttempt,
+  type DeliveryDocument,
+} from './webhook.schema';
 
 /** A delivery to store: one event for one webhook, due now. */
 export interface NewDelivery {
@@ -13,25 +19,49 @@ export interface NewDelivery {
   payload: string;
 }
 
-function toDelivery({ _id, ...delivery }: DeliveryDocument): Delivery {
-  return { id: _id, ...delivery };
+/** A stored delivery and the cluster database that holds it. */
+export type PlacedDelivery = Delivery & { cluster: string | null };
+
+/** Where a delivery is: its id and its cluster database. */
+export interface DeliveryRef {
+  id: string;
+  cluster: string | null;
 }
 
-/** The `webhook_deliveries` collection: every event owed to an endpoint, and its attempts. */
+const DELIVERIES = 'webhook_deliveries';
+
+function toDelivery(doc: Document, cluster: string | null): PlacedDelivery {
+  const { _id, ...delivery } = doc as DeliveryDocument;
+  return { id: _id, ...delivery, cluster };
+}
+
+/**
+ * The `webhook_deliveries` collections: every event owed to an endpoint, and its attempts, in
+ * the cluster database of the webhook's tenant (ClusterDatabases), beside its change feed: a
+ * delivery carries an event, which carries the tenant's data. Through the driver, since a model
+ * is bound to the main database.
+ */
 @Injectable()
 export class DeliveriesRepository {
-  constructor(
-    @InjectModel(DeliveryDocument.name) private readonly deliveries: Model<DeliveryDocument>,
-  ) {}
+  constructor(private readonly databases: ClusterDatabases) {}
+
+  private at(cluster: string | null): Promise<Collection> {
+    return this.databases.collection(cluster, DELIVERIES, DeliverySchema);
+  }
+
+  private async of(tenant: Tenant): Promise<Collection> {
+    return this.at(await this.databases.clusterOf(tenant));
+  }
 
   /**
    * Stores a pending delivery under `<webhook id>:<event id>`, which makes a second fan-out of
    * the same event (another instance) a no-op.
    */
   async insertOnce(delivery: NewDelivery, now: Date): Promise<void> {
+    const deliveries = await this.of(delivery.tenant);
     await orDuplicate(() =>
-      this.deliveries.create({
-        _id: `${delivery.webhookId}:${delivery.eventId}`,
+      deliveries.insertOne({
+        _id: `${delivery.webhookId}:${delivery.eventId}` as never,
         webhookId: delivery.webhookId,
         ...tenantFilter(delivery.tenant),
         eventId: delivery.eventId,
@@ -45,66 +75,101 @@ export class DeliveriesRepository {
     );
   }
 
-  /** Pending deliveries due by `now` that no instance holds, the longest due first. */
-  async findDue(now: Date, limit: number): Promise<Delivery[]> {
-    const docs = await this.deliveries
-      .find({ status: 'pending', nextAttemptAt: { $lte: now }, leaseUntil: { $lte: now } })
-      .sort({ nextAttemptAt: 1 })
-      .limit(limit)
-      .lean<DeliveryDocument[]>()
-      .exec();
-    return docs.map(toDelivery);
+  /**
+   * Pending deliveries due by `now` that no instance holds, the longest due first: up to
+   * `limit` of each cluster database, all read at once.
+   */
+  async findDue(now: Date, limit: number): Promise<PlacedDelivery[]> {
+    const found = await onEveryCluster(
+      this.databases.everywhere(DELIVERIES),
+      async ({ cluster, collection }) =>
+        (
+          await collection
+            .find({ status: 'pending', nextAttemptAt: { $lte: now }, leaseUntil: { $lte: now } })
+            .sort({ nextAttemptAt: 1 })
+            .limit(limit)
+            .toArray()
+        ).map((doc) => toDelivery(doc, cluster)),
+    );
+    return found.flat();
   }
 
-  async findById(id: string): Promise<Delivery | null> {
-    const doc = await this.deliveries.findById(id).lean<DeliveryDocument>().exec();
-    return doc && toDelivery(doc);
+  async findById(ref: DeliveryRef): Promise<PlacedDelivery | null> {
+    const doc = await (await this.at(ref.cluster)).findOne({ _id: ref.id as never });
+    return doc && toDelivery(doc, ref.cluster);
   }
 
   /** A webhook's newest deliveries, with their attempts. */
-  async listForWebhook(webhookId: string, limit: number): Promise<Delivery[]> {
-    const docs = await this.deliveries
+  async listForWebhook(tenant: Tenant, webhookId: string, limit: number): Promise<Delivery[]> {
+    const cluster = await this.databases.clusterOf(tenant);
+    const docs = await (
+      await this.at(cluster)
+    )
       .find({ webhookId })
       .sort({ createdAt: -1, _id: -1 })
       .limit(limit)
-      .lean<DeliveryDocument[]>()
-      .exec();
-    return docs.map(toDelivery);
+      .toArray();
+    return docs.map((doc) => toDelivery(doc, cluster));
   }
 
   /** Holds the delivery for this instance until `until`. */
-  async lease(id: string, until: Date): Promise<void> {
-    await this.deliveries.updateOne({ _id: id }, { $set: { leaseUntil: until } }).exec();
+  async lease(ref: DeliveryRef, until: Date): Promise<void> {
+    await (
+      await this.at(ref.cluster)
+    ).updateOne({ _id: ref.id as never }, { $set: { leaseUntil: until } });
   }
 
-  async markFailed(id: string): Promise<void> {
-    await this.deliveries.updateOne({ _id: id }, { $set: { status: 'failed' } }).exec();
+  async markFailed(ref: DeliveryRef): Promise<void> {
+    await (
+      await this.at(ref.cluster)
+    ).updateOne({ _id: ref.id as never }, { $set: { status: 'failed' } });
   }
 
   /** Adds an attempt, sets the outcome and the next attempt's time, and releases the lease. */
   async recordAttempt(
-    id: string,
+    ref: DeliveryRef,
     attempt: DeliveryAttempt,
     status: DeliveryDocument['status'],
     nextAttemptAt: Date,
   ): Promise<void> {
-    await this.deliveries
-      .updateOne(
-        { _id: id },
-        {
-          $push: { attempts: attempt },
-          $set: { status, nextAttemptAt, leaseUntil: new Date(0) },
-        },
-      )
-      .exec();
+    await (
+      await this.at(ref.cluster)
+    ).updateOne(
+      { _id: ref.id as never },
+      {
+        $push: { attempts: attempt as never },
+        $set: { status, nextAttemptAt, leaseUntil: new Date(0) },
+      },
+    );
   }
 
-  async deleteForWebhook(webhookId: string): Promise<void> {
-    await this.deliveries.deleteMany({ webhookId }).exec();
+  async deleteForWebhook(tenant: Tenant, webhookId: string): Promise<void> {
+    await (await this.of(tenant)).deleteMany({ webhookId });
   }
 
-  /** Deletes a tenant's deliveries in every branch. */
+  /**
+   * Makes the tenant's deliveries in the cluster database of `to` those of `from` (a move): a
+   * delivery is the same when its status, attempts and times are.
+   */
+  async copyTenant(tenant: Tenant, from: string | null, to: string): Promise<SyncResult> {
+    const [source, target] = await Promise.all([this.at(from), this.at(to)]);
+    return syncDocuments(source, target, tenantFilter(tenant), [
+      'status',
+      'attempts',
+      'nextAttemptAt',
+      'leaseUntil',
+    ]);
+  }
+
+  /** Deletes the tenant's deliveries in one cluster database (a moved tenant's source). */
+  async deleteTenantIn(tenant: Tenant, cluster: string | null): Promise<void> {
+    await (await this.at(cluster)).deleteMany(tenantFilter(tenant));
+  }
+
+  /** Deletes a tenant's deliveries in every branch, in every cluster database. */
   async deleteTenant(tenant: Tenant): Promise<void> {
-    await this.deliveries.deleteMany(tenantFilter(tenant)).exec();
+    await onEveryCluster(this.databases.everywhere(DELIVERIES), ({ collection }) =>
+      collection.deleteMany(tenantFilter(tenant)),
+    );
   }
 }

@@ -5,9 +5,10 @@ import { APP_CONFIG, type AppConfig } from '../config';
 import { EventsService } from '../events';
 import { EventDto } from '../events/dto/events.dto';
 import { AttemptClaimsRepository } from './attempt-claims.repository';
-import { DeliveriesRepository } from './deliveries.repository';
+import { ClusterDatabases } from '../placement';
+import { DeliveriesRepository, type PlacedDelivery } from './deliveries.repository';
 import { postDelivery } from './webhook-sender';
-import type { Delivery, Webhook } from './webhook.schema';
+import type { Webhook } from './webhook.schema';
 import { WebhooksRepository } from './webhooks.repository';
 
 /** Events fanned out per webhook and round, and deliveries sent per round. */
@@ -36,6 +37,7 @@ export class WebhookDeliveries {
     private readonly deliveries: DeliveriesRepository,
     private readonly claims: AttemptClaimsRepository,
     private readonly events: EventsService,
+    private readonly databases: ClusterDatabases,
     @Inject(APP_CONFIG) config: AppConfig,
     tasks: BackgroundTasks,
   ) {
@@ -62,6 +64,8 @@ export class WebhookDeliveries {
     for (const webhook of await this.webhooks.findActive()) {
       if (this.task?.isStopped) return;
       const { kind, id, branch } = namespaceOf(webhook);
+      // A move takes the tenant's feed and deliveries to another cluster: they go on there.
+      if (await this.databases.isMoving({ kind, id })) continue;
       const events = await this.events.readNamespace({ kind, id }, branch, {
         after: webhook.cursor,
         limit: FAN_OUT_BATCH,
@@ -94,19 +98,20 @@ export class WebhookDeliveries {
     await Promise.all(due.map((delivery) => this.attempt(delivery)));
   }
 
-  private async attempt(delivery: Delivery): Promise<void> {
+  private async attempt(delivery: PlacedDelivery): Promise<void> {
+    if (await this.databases.isMoving({ kind: delivery.tenantKind, id: delivery.tenant })) return;
     const leaseMs = this.settings.timeoutMs * 2;
     const window = Math.floor(Date.now() / leaseMs);
     if (!(await this.claims.claim(`${delivery.id}:${delivery.attempts.length + 1}:${window}`)))
       return;
     // Read again under the claim: another instance may have finished this attempt already.
-    const current = await this.deliveries.findById(delivery.id);
+    const current = await this.deliveries.findById(delivery);
     if (current?.status !== 'pending' || current.attempts.length !== delivery.attempts.length)
       return;
-    await this.deliveries.lease(delivery.id, new Date(Date.now() + leaseMs));
+    await this.deliveries.lease(delivery, new Date(Date.now() + leaseMs));
     const webhook = await this.webhooks.findById(delivery.webhookId);
     if (!webhook || webhook.disabledAt !== null) {
-      await this.deliveries.markFailed(delivery.id);
+      await this.deliveries.markFailed(delivery);
       return;
     }
     const attempt = await postDelivery(webhook, delivery, this.settings);
@@ -118,7 +123,7 @@ export class WebhookDeliveries {
     // sees it delivered sees the endpoint healthy (a crash in between only repeats the send).
     if (ok) await this.recordHealth(webhook, true);
     await this.deliveries.recordAttempt(
-      delivery.id,
+      delivery,
       attempt,
       ok ? 'delivered' : expired ? 'failed' : 'pending',
       new Date(Date.now() + backoff),

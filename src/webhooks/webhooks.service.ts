@@ -4,6 +4,7 @@ import { ValidationFailedError } from '../common/errors';
 import { APP_CONFIG, type AppConfig } from '../config';
 import type { EventType } from '../events/event.schema';
 import { EventsService, namespaceOfPrincipal } from '../events';
+import type { SyncResult } from '../common/mongo/document-sync';
 import { DeliveriesRepository } from './deliveries.repository';
 import { WebhookDeliveries } from './webhook-deliveries';
 import { resolveProblem, urlProblem } from './webhook-url';
@@ -70,20 +71,30 @@ export class WebhooksService {
   async remove(principal: CustomerPrincipal, id: string): Promise<void> {
     if (!(await this.webhooks.deleteIn(namespaceOfPrincipal(principal), id)))
       throw new WebhookNotFoundError(id);
-    await this.deliveries.deleteForWebhook(id);
+    await this.deliveries.deleteForWebhook(tenantOf(principal), id);
   }
 
   /** The newest deliveries of one of the caller's webhooks, with their attempts. */
   async deliveriesOf(principal: CustomerPrincipal, id: string, limit: number): Promise<Delivery[]> {
     if (!(await this.webhooks.existsIn(namespaceOfPrincipal(principal), id)))
       throw new WebhookNotFoundError(id);
-    return this.deliveries.listForWebhook(id, limit);
+    return this.deliveries.listForWebhook(tenantOf(principal), id, limit);
   }
 
   /** Deletes a tenant's webhooks and deliveries in every branch (an erasure). */
   async eraseTenant(tenant: Tenant): Promise<void> {
     await this.deliveries.deleteTenant(tenant);
     await this.webhooks.deleteTenant(tenant);
+  }
+
+  /** Copies the tenant's deliveries to another cluster database (a move, see TenantFeedMove). */
+  copyDeliveries(tenant: Tenant, from: string | null, to: string): Promise<SyncResult> {
+    return this.deliveries.copyTenant(tenant, from, to);
+  }
+
+  /** Removes the tenant's deliveries from a cluster database it moved away from. */
+  removeDeliveriesFrom(tenant: Tenant, cluster: string | null): Promise<void> {
+    return this.deliveries.deleteTenantIn(tenant, cluster);
   }
 
   /** One round now: fan out new events, send what is due (also every EVENTS_POLL_MS). */

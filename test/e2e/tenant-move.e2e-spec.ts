@@ -25,6 +25,9 @@ const ENV = {
   MOVE_LEASE_MS: '3000',
   MOVE_MAX_WRITE_PAUSE_MS: '1000',
   ERASURE_LEASE_MS: '1000',
+  EVENTS_POLL_MS: '100',
+  // The webhook below points at a closed local port: its deliveries stay pending, retried.
+  WEBHOOK_ALLOW_PRIVATE: 'true',
 };
 
 let clusterB: OwnDatabase;
@@ -130,8 +133,21 @@ async function placementOf(t: TestApp, subject: string) {
 describe('moving a tenant', () => {
   it('moves every collection of every branch; the tenant reads the same, nothing is left behind', async () => {
     const user = await createUser(one, { region: 'eu' });
+    const key = { 'X-Api-Key': user.apiKey };
+    const hook = await one
+      .http()
+      .post('/webhooks')
+      .set(key)
+      .send({ url: 'http://127.0.0.1:9/hook', events: ['created'] })
+      .expect(200);
+    const webhookId = (hook.body as { webhook: { id: string } }).webhook.id;
     const before = await seed(one, user);
     expect((await placementOf(one, user.subject)).cluster).toBe('a');
+    // A delivery per created item and the collection (default branch), attempted and pending.
+    const deliveries = async (t: TestApp) =>
+      (await t.http().get(`/webhooks/${webhookId}/deliveries`).query({ limit: 100 }).set(key))
+        .body as { id: string }[];
+    await until('the deliveries are stored', async () => (await deliveries(one)).length === 31);
 
     const started = await two
       .http()
@@ -156,8 +172,11 @@ describe('moving a tenant', () => {
       database: tenantDatabaseName(dbName, { kind: 'user', id: user.subject }),
     });
 
+    // The webhook's deliveries moved along (the new item's comes on top).
+    const moved = (await deliveries(two)).map((d) => d.id);
+    expect(moved).toHaveLength(31);
+
     // uniqueField holds on the target: a taken value is refused, a new one is taken.
-    const key = { 'X-Api-Key': user.apiKey };
     expectProblem(
       await two
         .http()
@@ -217,6 +236,12 @@ describe('moving a tenant', () => {
       expect(await onBAgain.db(dbName).collection('events').countDocuments(ofTenant)).toBe(38);
       expect(await one.connection.collection('events').countDocuments(ofTenant)).toBe(0);
       expect(await one.connection.collection('event_intents').countDocuments(ofTenant)).toBe(0);
+      expect(
+        await onBAgain.db(dbName).collection('webhook_deliveries').countDocuments(ofTenant),
+      ).toBeGreaterThanOrEqual(31);
+      expect(await one.connection.collection('webhook_deliveries').countDocuments(ofTenant)).toBe(
+        0,
+      );
     } finally {
       await onBAgain.close();
     }

@@ -1,0 +1,90 @@
+import { Injectable } from '@nestjs/common';
+import type { Collection, Db, Document } from 'mongodb';
+import type { Schema } from 'mongoose';
+import type { Tenant } from '../common/tenancy/namespace';
+import { DataClusters } from './data-clusters';
+import { TenantPlacements } from './tenant-placements.service';
+
+/** A collection of one cluster database (cluster null: the main database). */
+export interface ClusterCollection {
+  cluster: string | null;
+  collection: Collection<Document>;
+}
+
+/**
+ * The collections every cluster keeps for the tenants placed there, beside their own databases:
+ * in the cluster's *cluster database*, named like the main one (on the main deployment, the main
+ * database itself). A tenant's change feed and webhook deliveries are in the cluster database of
+ * the cluster its placement names for them (`feed`; null: the main database, for tenants placed
+ * before, and those never placed). The main database's indexes are made with the service's
+ * others; another cluster database's are made here from the collection's schema, once per
+ * instance, before its first use.
+ */
+@Injectable()
+export class ClusterDatabases {
+  private readonly indexed = new Map<string, Promise<unknown>>();
+
+  constructor(
+    private readonly clusters: DataClusters,
+    private readonly placements: TenantPlacements,
+  ) {}
+
+  /** The cluster whose cluster database holds the tenant's feed and deliveries now. */
+  async clusterOf(tenant: Tenant): Promise<string | null> {
+    return (await this.placements.feedOf(tenant)).cluster;
+  }
+
+  /** Whether the tenant's feed and deliveries are being moved (background work waits). */
+  async isMoving(tenant: Tenant): Promise<boolean> {
+    return (await this.placements.feedOf(tenant)).moving !== undefined;
+  }
+
+  /** The collection `name` (of `schema`) in a cluster database, its indexes made first. */
+  async collection(cluster: string | null, name: string, schema: Schema): Promise<Collection> {
+    const db = this.clusters.clusterDatabase(cluster);
+    if (cluster !== null) await this.ensureIndexes(cluster, db, name, schema);
+    return db.collection(name);
+  }
+
+  /**
+   * The collection `name` in every cluster database, one per deployment, for sweeps (which read
+   * and delete: they need no index made first, and a cluster that is down holds up no other).
+   */
+  everywhere(name: string): ClusterCollection[] {
+    return this.clusters
+      .clusterDatabases()
+      .map(({ cluster, db }) => ({ cluster, collection: db.collection(name) }));
+  }
+
+  private async ensureIndexes(cluster: string, db: Db, name: string, schema: Schema) {
+    const key = `${cluster}/${name}`;
+    let made = this.indexed.get(key);
+    if (!made) {
+      made = (async () => {
+        for (const [fields, options] of schema.indexes()) {
+          await db
+            .collection(name)
+            .createIndex(fields as Record<string, 1 | -1>, options as Document);
+        }
+      })();
+      this.indexed.set(key, made);
+      // A failed attempt is tried again by the next use.
+      made.catch(() => this.indexed.delete(key));
+    }
+    await made;
+  }
+}
+
+/**
+ * Runs `work` on every cluster database's collections at once, so that a cluster that is down or
+ * frozen holds up only its own; the first failure is thrown once all are done.
+ */
+export async function onEveryCluster<I extends { cluster: string | null }, T>(
+  clusters: I[],
+  work: (at: I) => Promise<T>,
+): Promise<T[]> {
+  const results = await Promise.allSettled(clusters.map(work));
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  return results.map((r) => (r as PromiseFulfilledResult<T>).value);
+}
