@@ -20,7 +20,7 @@ import { MeModule } from './me/me.module';
 import { HealthModule } from './health/health.module';
 import { MetricsModule, monitoredConnection, ServiceMetrics } from './metrics';
 import { MigrationsModule } from './migrations/migrations.module';
-import { PlacementModule } from './placement';
+import { ClusterIdempotencyStores, PlacementModule } from './placement';
 import { ProfileModule } from './profile/profile.module';
 import { ProfileService } from './profile/profile.service';
 import { ProjectModule } from './project/project.module';
@@ -78,7 +78,10 @@ export class AppModule {
           subProfiles: ProfileService,
           teamMemberships: TeamService,
         }),
-        IdempotencyModule.forRoot({ scopeOf: idempotencyScopeOf }),
+        IdempotencyModule.forRoot({
+          scopeOf: idempotencyScopeOf,
+          stores: ClusterIdempotencyStores,
+        }),
         AdminModule,
         ProfileModule,
         ProjectModule,

@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 import type { IdempotencyScope } from '../common/idempotency';
 import type { RequestWithPrincipal } from './auth.decorators';
-import type { Principal } from './principal';
+import { tenantOf, type Principal } from './principal';
 
 /**
  * Who owns a request's Idempotency-Keys: the principal as a person or party — a user (any of its
@@ -11,7 +11,11 @@ import type { Principal } from './principal';
 export function idempotencyScopeOf(req: Request): IdempotencyScope | null {
   const principal = (req as RequestWithPrincipal).principal;
   if (!principal) return null;
-  return { principal: identityOf(principal), branch: principal.branch };
+  return {
+    principal: identityOf(principal),
+    branch: principal.branch,
+    tenant: principal.kind === 'operator' ? null : tenantOf(principal),
+  };
 }
 
 function identityOf(principal: Principal): string {

@@ -40,7 +40,7 @@ export class EventIntentLog {
   }
 
   /**
-   * Records that a write in `scope` is about to make `changes`, in its tenant's feed database;
+   * Records that a write in `scope` is about to make `changes`, in its tenant's cluster database;
    * returns where the intent is.
    */
   async open(scope: ChangeScope, changes: PlannedChange[]): Promise<IntentRef> {
@@ -61,7 +61,7 @@ export class EventIntentLog {
   }
 }
 
-/** Items grouped by the feed database they go to. */
+/** Items grouped by the cluster database they go to. */
 function byCluster<T extends { cluster: string | null }>(items: T[]): Map<string | null, T[]> {
   const groups = new Map<string | null, T[]>();
   for (const item of items) {

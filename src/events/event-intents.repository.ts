@@ -21,7 +21,7 @@ export interface NewIntent {
   createdAt: Date;
 }
 
-/** Where an intent is: its id and the cluster of the feed database that holds it. */
+/** Where an intent is: its id and the cluster of the cluster database that holds it. */
 export interface IntentRef {
   id: Types.ObjectId;
   cluster: string | null;
@@ -53,7 +53,7 @@ export class EventIntentsRepository {
     return (await this.feeds.of(tenant)).cluster;
   }
 
-  /** Inserts intents bound for one feed database in one unordered command. */
+  /** Inserts intents bound for one cluster database in one unordered command. */
   async insertMany(cluster: string | null, intents: NewIntent[]): Promise<void> {
     await (
       await this.feeds.at(cluster)
@@ -69,7 +69,7 @@ export class EventIntentsRepository {
     );
   }
 
-  /** Deletes intents of one feed database. */
+  /** Deletes intents of one cluster database. */
   async deleteMany(cluster: string | null, ids: Types.ObjectId[]): Promise<void> {
     await (await this.feeds.at(cluster)).intents.deleteMany({ _id: { $in: ids } });
   }
@@ -78,7 +78,7 @@ export class EventIntentsRepository {
     await (await this.feeds.at(intent.cluster)).intents.deleteOne({ _id: intent.id });
   }
 
-  /** The oldest intents of one feed database created before `before`, at most `limit`. */
+  /** The oldest intents of one cluster database created before `before`, at most `limit`. */
   async findCreatedBefore(
     feed: FeedCollectionPair,
     before: Date,
@@ -101,7 +101,7 @@ export class EventIntentsRepository {
     });
   }
 
-  /** Deletes a tenant's intents in every branch, in every feed database. */
+  /** Deletes a tenant's intents in every branch, in every cluster database. */
   async deleteTenant(tenant: Tenant): Promise<void> {
     for (const feed of this.feeds.every()) {
       await feed.intents.deleteMany(tenantFilter(tenant));

@@ -28,17 +28,3 @@ export class TooManyStreamsError extends DomainError {
     return { 'Retry-After': String(STREAM_RETRY_AFTER_SECONDS) };
   }
 }
-
-/** The tenant's change feed is being switched to another cluster (MOVE_MAX_WRITE_PAUSE_MS at most). */
-export class FeedMovingError extends DomainError {
-  constructor() {
-    super(
-      'FEED_MOVING',
-      "The tenant's data is being moved to another cluster; its writes are paused for a few seconds. Retry after the time in Retry-After.",
-    );
-  }
-
-  override get headers(): Record<string, string> {
-    return { 'Retry-After': '1' };
-  }
-}

@@ -13,7 +13,6 @@ import { EventDocument, EventSchema } from './event.schema';
 import { EventsController } from './events.controller';
 import { FeedCollections } from './feed-collections';
 import { FeedMover } from './feed-mover';
-import { FeedWriteGate } from './feed-write-gate';
 import { EventsRepository } from './events.repository';
 import { EventsService } from './events.service';
 import { StreamSlots } from './stream-slots';
@@ -33,7 +32,6 @@ import { StreamSlots } from './stream-slots';
   controllers: [EventsController],
   providers: [
     FeedCollections,
-    FeedWriteGate,
     FeedMover,
     EventsRepository,
     EventIntentsRepository,

@@ -47,7 +47,7 @@ function toFeedEvent(doc: EventDocument): FeedEvent {
 }
 
 /**
- * The `events` collections: every namespace's feed, numbered per namespace, in the feed database
+ * The `events` collections: every namespace's feed, numbered per namespace, in the cluster database
  * its tenant's placement names (FeedCollections). Through the driver: a model is bound to the
  * main database, and its casting costs more CPU than these commands.
  */
@@ -64,7 +64,7 @@ export class EventsRepository {
     return this.newestSeqIn(await this.feeds.of(namespace), namespace);
   }
 
-  /** The newest event number of a namespace in one feed database. */
+  /** The newest event number of a namespace in one cluster database. */
   async newestSeqIn(feed: FeedCollectionPair, namespace: Namespace): Promise<number> {
     const newest = await feed.events.findOne<{ seq: number }>(namespaceFilter(namespace), {
       sort: { seq: -1 },
@@ -152,7 +152,7 @@ export class EventsRepository {
     return found !== null;
   }
 
-  /** The namespaces of one feed database's events older than `cutoff`, looking at `limit` such events at most. */
+  /** The namespaces of one cluster database's events older than `cutoff`, looking at `limit` such events at most. */
   async namespacesWithEventsBefore(
     feed: FeedCollectionPair,
     cutoff: Date,
@@ -166,7 +166,7 @@ export class EventsRepository {
     return [...new Map(namespaces.map((ns) => [namespaceKey(ns), ns])).values()];
   }
 
-  /** Deletes a namespace's events in one feed database older than `cutoff` numbered below `seq`. */
+  /** Deletes a namespace's events in one cluster database older than `cutoff` numbered below `seq`. */
   async deleteOlderThan(
     feed: FeedCollectionPair,
     namespace: Namespace,
@@ -180,7 +180,7 @@ export class EventsRepository {
     });
   }
 
-  /** Deletes a tenant's events in every branch, in every feed database. */
+  /** Deletes a tenant's events in every branch, in every cluster database. */
   async deleteTenant(tenant: Tenant): Promise<void> {
     for (const feed of this.feeds.every()) await feed.events.deleteMany(tenantFilter(tenant));
   }

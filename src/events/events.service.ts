@@ -20,8 +20,8 @@ import {
   type RecordedChange,
   type ResourceLookup,
 } from './event-scope';
+import { TenantContentGate } from '../placement';
 import { EventSweep } from './event-sweep';
-import { FeedWriteGate } from './feed-write-gate';
 import type { TailReader } from './event-tail';
 import { EventTails } from './event-tails';
 import type { EventDocument, EventResource } from './event.schema';
@@ -53,7 +53,7 @@ export class EventsService implements OnModuleDestroy {
     private readonly hub: EventHub,
     private readonly tails: EventTails,
     private readonly sweeper: EventSweep,
-    private readonly gate: FeedWriteGate,
+    private readonly gate: TenantContentGate,
     /** Streams and waiting long polls held open, per key and in all (EVENTS_MAX_STREAMS*). */
     readonly slots: StreamSlots,
     @Inject(APP_CONFIG) config: AppConfig,

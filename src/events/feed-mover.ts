@@ -4,7 +4,7 @@ import { syncDocuments, type SyncResult } from '../common/mongo/document-sync';
 import { FeedCollections } from './feed-collections';
 
 /**
- * The copying side of moving a tenant's change feed from one feed database to another (the
+ * The copying side of moving a tenant's change feed from one cluster database to another (the
  * tenant move runs it, and switches the placement). Events never change once appended, so a
  * comparison by `_id` copies the new ones and deletes those retention removed at the source.
  */
@@ -30,7 +30,7 @@ export class FeedMover {
     return { copied: events.copied, refused: events.refused + intents.refused };
   }
 
-  /** Removes what is left of the tenant's feed in a feed database (a source, after the grace). */
+  /** Removes what is left of the tenant's feed in a cluster database (a source, after the grace). */
   async removeFrom(tenant: Tenant, cluster: string | null): Promise<void> {
     const feed = await this.feeds.at(cluster);
     await feed.intents.deleteMany(tenantFilter(tenant));

@@ -11,4 +11,3 @@ export {
 } from './event-scope';
 export type { PlannedChange } from './event-intent.schema';
 export { FeedMover } from './feed-mover';
-export { feedWriteTarget } from './feed-write-gate';

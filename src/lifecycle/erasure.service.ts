@@ -8,6 +8,7 @@ import type { Tenant } from '../common/tenancy/namespace';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { CollectionDropsService } from '../data';
 import { EventsService } from '../events';
+import { ClusterIdempotencyStores } from '../placement';
 import { ProfileService, type AccountErasure, type Erasure } from '../profile';
 import { ProjectService } from '../project/project.service';
 import { TeamService } from '../team';
@@ -57,6 +58,7 @@ export class ErasureService implements AccountErasure, OnModuleDestroy {
     private readonly events: EventsService,
     private readonly webhooks: WebhooksService,
     private readonly moves: TenantMoves,
+    private readonly records: ClusterIdempotencyStores,
     @Inject(APP_CONFIG) config: AppConfig,
     tasks: BackgroundTasks,
   ) {
@@ -191,6 +193,8 @@ export class ErasureService implements AccountErasure, OnModuleDestroy {
         // Its change feed names it in every event, its webhooks and deliveries too.
         await this.webhooks.eraseTenant(tenant);
         await this.events.eraseTenant(tenant);
+        // Stored idempotent responses name it too (sealed, but still its content).
+        await this.records.eraseTenant(tenant);
         return;
     }
   }

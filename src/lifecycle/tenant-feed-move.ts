@@ -1,8 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Tenant } from '../common/tenancy/namespace';
 import { APP_CONFIG, type AppConfig } from '../config';
-import { FeedMover, feedWriteTarget } from '../events';
-import { DataClusters, MoveWriteMarkers, switchWithPause, TenantPlacements } from '../placement';
+import { FeedMover } from '../events';
+import {
+  ClusterIdempotencyStores,
+  DataClusters,
+  feedWriteTarget,
+  MoveWriteMarkers,
+  switchWithPause,
+  TenantPlacements,
+} from '../placement';
 import { WebhooksService } from '../webhooks/webhooks.service';
 import { TenantMoveRepository, type TenantMove } from './tenant-move.repository';
 
@@ -10,8 +17,9 @@ import { TenantMoveRepository, type TenantMove } from './tenant-move.repository'
 const CATCH_UP_PASSES = 3;
 
 /**
- * The change feed's part of a tenant move, with the webhook deliveries that sit beside it in the
- * cluster database (the delivery runner leaves a moving tenant alone until the switch). Announced with the collections (the placement's
+ * The change feed's part of a tenant move, with what sits beside it in the cluster database: the
+ * webhook deliveries (the delivery runner leaves a moving tenant alone until the switch) and the
+ * stored idempotent responses (a request that holds a key marks itself, like a write). Announced with the collections (the placement's
  * `feedMoving`, read afresh by every instance once the grace has passed, and every write that
  * records events marks itself: FeedWriteGate); copied and switched after them, with the tenant's
  * event-recording writes paused for the last comparison (MOVE_MAX_WRITE_PAUSE_MS); its source
@@ -30,6 +38,7 @@ export class TenantFeedMove {
     private readonly feeds: FeedMover,
     private readonly markers: MoveWriteMarkers,
     private readonly webhooks: WebhooksService,
+    private readonly records: ClusterIdempotencyStores,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.maxPauseMs = config.clusters.moveMaxWritePauseMs;
@@ -40,7 +49,7 @@ export class TenantFeedMove {
     const feed = await this.placements.feedOf(tenant, { fresh: true });
     if (feed.moving?.move === move.id) return;
     if (this.clusters.sameDeployment(feed.cluster, move.cluster)) {
-      // The same feed database: nothing to copy.
+      // The same cluster database: nothing to copy.
       await this.placements.switchFeed(tenant, move.cluster);
       return;
     }
@@ -64,7 +73,8 @@ export class TenantFeedMove {
     for (let pass = 0; pass < CATCH_UP_PASSES; pass += 1) {
       const { copied } = await this.feeds.copyEvents(tenant, move.feedFrom, move.cluster);
       const deliveries = await this.webhooks.copyDeliveries(tenant, move.feedFrom, move.cluster);
-      if (copied + deliveries.copied === 0) break;
+      const records = await this.records.copyTenant(tenant, move.feedFrom, move.cluster);
+      if (copied + deliveries.copied + records.copied === 0) break;
     }
     try {
       await switchWithPause(
@@ -82,7 +92,8 @@ export class TenantFeedMove {
               move.feedFrom,
               move.cluster,
             );
-            return feed.refused + deliveries.refused === 0;
+            const records = await this.records.copyTenant(tenant, move.feedFrom, move.cluster);
+            return feed.refused + deliveries.refused + records.refused === 0;
           },
           switchOver: async () => {
             await this.placements.switchFeed(tenant, move.cluster);
@@ -100,13 +111,14 @@ export class TenantFeedMove {
     }
   }
 
-  /** Removes the feed's and deliveries' source (after the grace), when they moved. */
+  /** Removes the source of the feed, deliveries and records (after the grace), when they moved. */
   async retire(move: TenantMove, tenant: Tenant): Promise<void> {
     if (!move.feedMoves) return;
     const feed = await this.placements.feedOf(tenant, { fresh: true });
     if (feed.cluster !== move.cluster) return;
     await this.feeds.removeFrom(tenant, move.feedFrom);
     await this.webhooks.removeDeliveriesFrom(tenant, move.feedFrom);
+    await this.records.deleteTenantIn(tenant, move.feedFrom);
   }
 
   private setPhase(move: TenantMove, tenant: Tenant, phase: 'copying' | 'paused') {

@@ -59,7 +59,7 @@ export class TenantMoveDocument {
   switchedAt?: Date;
 
   /**
-   * Whether the tenant's change feed goes along (it is in another deployment's feed database),
+   * Whether the tenant's change feed goes along (it is in another deployment's cluster database),
    * and from which cluster's (null: the main database).
    */
   @Prop({ type: Boolean, default: false })

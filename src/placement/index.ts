@@ -1,6 +1,6 @@
 export { DataClusters } from './data-clusters';
 export { PlacementModule } from './placement.module';
-export { NoOpenClusterError, UnknownRegionError } from './placement.errors';
+export { FeedMovingError, NoOpenClusterError, UnknownRegionError } from './placement.errors';
 export { tenantDatabaseName, type TenantLocation } from './tenant-location';
 export {
   TenantPlacements,
@@ -10,3 +10,5 @@ export {
 export { MoveWriteMarkers } from './move-write-markers.repository';
 export { PauseTooLongError, switchWithPause, type PausedSwitch } from './move-pause';
 export { ClusterDatabases, onEveryCluster, type ClusterCollection } from './cluster-databases';
+export { feedWriteTarget, TenantContentGate } from './tenant-content-gate';
+export { ClusterIdempotencyStores } from './cluster-idempotency-stores';

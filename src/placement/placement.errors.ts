@@ -17,3 +17,17 @@ export class NoOpenClusterError extends DomainError {
     ]);
   }
 }
+
+/** The tenant's change feed is being switched to another cluster (MOVE_MAX_WRITE_PAUSE_MS at most). */
+export class FeedMovingError extends DomainError {
+  constructor() {
+    super(
+      'FEED_MOVING',
+      "The tenant's data is being moved to another cluster; its writes are paused for a few seconds. Retry after the time in Retry-After.",
+    );
+  }
+
+  override get headers(): Record<string, string> {
+    return { 'Retry-After': '1' };
+  }
+}

@@ -13,6 +13,8 @@ import { TenantPlacements } from './tenant-placements.service';
 import { MoveWriteMarkerDocument, MoveWriteMarkerSchema } from './move-write-marker.schema';
 import { MoveWriteMarkers } from './move-write-markers.repository';
 import { ClusterDatabases } from './cluster-databases';
+import { TenantContentGate } from './tenant-content-gate';
+import { ClusterIdempotencyStores } from './cluster-idempotency-stores';
 
 @Global()
 @Module({})
@@ -34,8 +36,17 @@ export class PlacementModule {
         TenantPlacements,
         MoveWriteMarkers,
         ClusterDatabases,
+        TenantContentGate,
+        ClusterIdempotencyStores,
       ],
-      exports: [DataClusters, TenantPlacements, MoveWriteMarkers, ClusterDatabases],
+      exports: [
+        ClusterIdempotencyStores,
+        DataClusters,
+        TenantPlacements,
+        MoveWriteMarkers,
+        ClusterDatabases,
+        TenantContentGate,
+      ],
     };
   }
 }

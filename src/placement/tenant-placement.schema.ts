@@ -22,7 +22,7 @@ export class TenantPlacementDocument {
   cluster!: string;
 
   /**
-   * The cluster whose feed database holds the tenant's change feed (`events`, `event_intents`).
+   * The cluster whose cluster database holds the tenant's change feed (`events`, `event_intents`).
    * Absent on placements made before feeds were placed: the main database.
    */
   @Prop({ type: String })

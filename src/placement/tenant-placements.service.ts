@@ -13,7 +13,7 @@ const UNPLACED = Object.freeze({ unplaced: true as const });
 
 /** Where a tenant's change feed lives, and whether a move is taking it elsewhere. */
 export interface FeedLocation {
-  /** A cluster of DATA_CLUSTERS, whose feed database holds it; null: the main database. */
+  /** A cluster of DATA_CLUSTERS, whose cluster database holds it; null: the main database. */
   cluster: string | null;
   moving?: { to: string; move: string; phase: 'copying' | 'paused' };
 }
@@ -115,7 +115,7 @@ export class TenantPlacements implements OnModuleInit {
   }
 
   /**
-   * Where the tenant's change feed lives: the feed database of a cluster, or the main database
+   * Where the tenant's change feed lives: the cluster database of a cluster, or the main database
    * (`cluster: null`: tenants placed before feeds were). A feed being moved is read afresh each
    * time, like a registry entry being moved.
    */

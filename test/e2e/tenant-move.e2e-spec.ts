@@ -1,4 +1,4 @@
-import { MongoClient } from 'mongodb';
+import { MongoClient, type Db } from 'mongodb';
 import { tenantDatabaseName } from '../../src/placement';
 import {
   createTestApp,
@@ -141,13 +141,21 @@ describe('moving a tenant', () => {
       .send({ url: 'http://127.0.0.1:9/hook', events: ['created'] })
       .expect(200);
     const webhookId = (hook.body as { webhook: { id: string } }).webhook.id;
+    const keyed = () =>
+      one
+        .http()
+        .post('/data/keyed')
+        .set({ ...key, 'Idempotency-Key': 'move-k1' })
+        .send({ item: { once: true } })
+        .expect(200);
+    const first = await keyed();
     const before = await seed(one, user);
     expect((await placementOf(one, user.subject)).cluster).toBe('a');
-    // A delivery per created item and the collection (default branch), attempted and pending.
+    // A delivery per created item and collection (default branch), attempted and pending.
     const deliveries = async (t: TestApp) =>
       (await t.http().get(`/webhooks/${webhookId}/deliveries`).query({ limit: 100 }).set(key))
         .body as { id: string }[];
-    await until('the deliveries are stored', async () => (await deliveries(one)).length === 31);
+    await until('the deliveries are stored', async () => (await deliveries(one)).length === 33);
 
     const started = await two
       .http()
@@ -160,7 +168,7 @@ describe('moving a tenant', () => {
     expect(body).toMatchObject({ status: 'running', cluster: 'b', from: 'a', runs: 1 });
 
     const move = await finished(one, body.id);
-    expect(move).toMatchObject({ status: 'done', collections: 2, collectionsCopied: 2 });
+    expect(move).toMatchObject({ status: 'done', collections: 3, collectionsCopied: 3 });
     expect(move.itemsCopied).toBeGreaterThanOrEqual(35);
     expect(move.finishedAt).not.toBeNull();
 
@@ -172,9 +180,14 @@ describe('moving a tenant', () => {
       database: tenantDatabaseName(dbName, { kind: 'user', id: user.subject }),
     });
 
+    // Its stored idempotent response moved along: a repeat is answered from it, nothing runs.
+    const repeat = await keyed();
+    expect(repeat.headers['idempotent-replayed']).toBe('true');
+    expect(repeat.body).toEqual(first.body);
+
     // The webhook's deliveries moved along (the new item's comes on top).
     const moved = (await deliveries(two)).map((d) => d.id);
-    expect(moved).toHaveLength(31);
+    expect(moved).toHaveLength(33);
 
     // uniqueField holds on the target: a taken value is refused, a new one is taken.
     expectProblem(
@@ -204,7 +217,7 @@ describe('moving a tenant', () => {
       expect(listed.databases.map((d) => d.name)).not.toContain(database);
       const target = onB.db(database);
       const names = (await target.listCollections().toArray()).map((c) => c.name).sort();
-      expect(names.filter((n) => n.startsWith('d_'))).toHaveLength(2);
+      expect(names.filter((n) => n.startsWith('d_'))).toHaveLength(3);
       const entry = await one.connection
         .collection('data_collections')
         .findOne({ tenant: user.subject, name: 'orders' });
@@ -228,27 +241,31 @@ describe('moving a tenant', () => {
       .expect(200);
     const seqs = (feed.body as { events: { id: string }[] }).events.map((e) => Number(e.id));
     expect(seqs).toEqual(seqs.map((_, i) => i + 1));
-    // 30 orders, their collection, 5 notes (another branch), the new order.
-    expect(seqs).toHaveLength(32);
+    // The keyed collection and its item, 30 orders and their collection, the new order (the 5
+    // notes are in another branch).
+    expect(seqs).toHaveLength(34);
     const onBAgain = await MongoClient.connect(clusterB.uri);
     try {
       const ofTenant = { tenantKind: 'user', tenant: user.subject };
-      expect(await onBAgain.db(dbName).collection('events').countDocuments(ofTenant)).toBe(38);
+      expect(await onBAgain.db(dbName).collection('events').countDocuments(ofTenant)).toBe(40);
       expect(await one.connection.collection('events').countDocuments(ofTenant)).toBe(0);
       expect(await one.connection.collection('event_intents').countDocuments(ofTenant)).toBe(0);
       expect(
         await onBAgain.db(dbName).collection('webhook_deliveries').countDocuments(ofTenant),
-      ).toBeGreaterThanOrEqual(31);
+      ).toBeGreaterThanOrEqual(33);
       expect(await one.connection.collection('webhook_deliveries').countDocuments(ofTenant)).toBe(
         0,
       );
+      const records = (db: Db) => db.collection('idempotency_records').countDocuments(ofTenant);
+      expect(await records(onBAgain.db(dbName))).toBe(1);
+      expect(await records(one.connection.db as unknown as Db)).toBe(0);
     } finally {
       await onBAgain.close();
     }
 
     // The collection quota counts the same collections.
     const me = await one.http().get('/me').set(key).expect(200);
-    expect(me.body).toMatchObject({ quota: { collections: { used: 1 } } });
+    expect(me.body).toMatchObject({ quota: { collections: { used: 2 } } });
 
     const listed = await one.http().get('/admin/moves').set(admin).expect(200);
     expect((listed.body as MoveBody[]).map((m) => m.id)).toContain(body.id);

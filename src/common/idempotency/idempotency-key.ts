@@ -1,3 +1,4 @@
+import type { Tenant } from '../tenancy/namespace';
 import { createHash, hkdfSync } from 'node:crypto';
 import { InvalidIdempotencyKeyError } from './idempotency.errors';
 
@@ -82,10 +83,15 @@ export function openApiPath(routePath: string): string {
 export interface IdempotencyScope {
   principal: string;
   branch: string;
+  /** The tenant whose records they are (null: the operator's). Not part of the record's id. */
+  tenant: Tenant | null;
 }
 
+/** What a key's record and seal are derived from: who holds the key, in which branch. */
+type KeyOwner = Pick<IdempotencyScope, 'principal' | 'branch'>;
+
 /** The record of a key: a SHA-256 over the scope and the key, so the key is never stored. */
-export function recordIdOf(scope: IdempotencyScope, key: string): string {
+export function recordIdOf(scope: KeyOwner, key: string): string {
   return createHash('sha256')
     .update(JSON.stringify(['idempotency-record', scope.principal, scope.branch, key]))
     .digest('hex');
@@ -95,7 +101,7 @@ export function recordIdOf(scope: IdempotencyScope, key: string): string {
  * The key that seals a stored response: derived from the Idempotency-Key, which only the client
  * knows, so what the collection holds (a new API key's secret, say) cannot be read without it.
  */
-export function responseKeyOf(scope: IdempotencyScope, key: string): Buffer {
+export function responseKeyOf(scope: KeyOwner, key: string): Buffer {
   return Buffer.from(
     hkdfSync(
       'sha256',

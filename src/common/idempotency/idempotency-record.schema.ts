@@ -27,6 +27,16 @@ export class IdempotencyRecordDocument {
   @Prop({ type: Date, required: true, index: true })
   expiresAt!: Date;
 
+  /**
+   * Whose record it is (a user or a team; absent for the operator's, and on records written
+   * before they were kept beside the tenant): a tenant move takes its records along.
+   */
+  @Prop({ type: String })
+  tenantKind?: string;
+
+  @Prop({ type: String })
+  tenant?: string;
+
   /** The sealed response (sealResponse), once done. */
   @Prop({ type: Buffer })
   response?: Buffer;

@@ -19,7 +19,8 @@ import {
   takesIdempotencyKey,
   type IdempotencyScope,
 } from './idempotency-key';
-import { IdempotencyService } from './idempotency.service';
+import { IDEMPOTENCY_STORES, type IdempotencyStores } from './idempotency-stores';
+import { IdempotencyService, type Admission } from './idempotency.service';
 import { holdResponse } from './response-capture';
 import type { StoredResponse } from './sealed-response';
 
@@ -40,6 +41,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
   constructor(
     private readonly idempotency: IdempotencyService,
     @Inject(IDEMPOTENCY_SCOPE) private readonly scopeOf: IdempotencyScopeResolver,
+    @Inject(IDEMPOTENCY_STORES) private readonly stores: IdempotencyStores,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.maxResponseBytes = config.idempotency.maxResponseBytes;
@@ -67,13 +69,30 @@ export class IdempotencyInterceptor implements NestInterceptor {
         ifMatch: req.headers['if-match'],
         body: req.body as unknown,
       }),
+      tenant: scope.tenant,
     };
-    const admission = await this.idempotency.admit(request);
+    // The tenant's records stay where they are from the admission until the outcome is kept.
+    const release = await this.stores.hold(scope.tenant);
+    let admission: Admission;
+    try {
+      admission = await this.idempotency.admit(request);
+    } catch (error) {
+      await release();
+      throw error;
+    }
     const res = http.getResponse<Response>();
-    if (admission.kind === 'replay') return of(replay(res, admission.response));
-    holdResponse(res, this.maxResponseBytes, (response) =>
-      this.idempotency.settle(admission.claim, response, traceIdOf(req)),
-    );
+    if (admission.kind === 'replay') {
+      await release();
+      return of(replay(res, admission.response));
+    }
+    const { claim } = admission;
+    holdResponse(res, this.maxResponseBytes, async (response) => {
+      try {
+        await this.idempotency.settle(claim, response, traceIdOf(req));
+      } finally {
+        await release();
+      }
+    });
     return next.handle();
   }
 }

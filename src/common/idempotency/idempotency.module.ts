@@ -1,4 +1,4 @@
-import { Module, type DynamicModule } from '@nestjs/common';
+import { Module, type DynamicModule, type Type } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
 import {
   IDEMPOTENCY_SCOPE,
@@ -6,6 +6,7 @@ import {
   type IdempotencyScopeResolver,
 } from './idempotency.interceptor';
 import { IdempotencyRecordDocument, IdempotencyRecordSchema } from './idempotency-record.schema';
+import { IDEMPOTENCY_STORES, type IdempotencyStores } from './idempotency-stores';
 import { IdempotencyRepository } from './idempotency.repository';
 import { IdempotencyService } from './idempotency.service';
 import { IdempotencySweeper } from './idempotency.sweeper';
@@ -13,6 +14,8 @@ import { IdempotencySweeper } from './idempotency.sweeper';
 export interface IdempotencyModuleOptions {
   /** Who a request's keys belong to (the composition root binds it to the auth principal). */
   scopeOf: IdempotencyScopeResolver;
+  /** Where records live: a provider of IdempotencyStores that a global module exports. */
+  stores: Type<IdempotencyStores>;
 }
 
 /**
@@ -37,9 +40,10 @@ export class IdempotencyModule {
         IdempotencyService,
         IdempotencySweeper,
         { provide: IDEMPOTENCY_SCOPE, useValue: options.scopeOf },
+        { provide: IDEMPOTENCY_STORES, useExisting: options.stores },
         IdempotencyInterceptor,
       ],
-      exports: [IdempotencyService, IDEMPOTENCY_SCOPE, IdempotencyInterceptor],
+      exports: [IdempotencyService, IDEMPOTENCY_SCOPE, IDEMPOTENCY_STORES, IdempotencyInterceptor],
     };
   }
 }

@@ -1,9 +1,8 @@
-import { Injectable, type OnModuleInit } from '@nestjs/common';
-import { InjectModel } from '@nestjs/mongoose';
-import type { Model } from 'mongoose';
+import { Injectable } from '@nestjs/common';
+import type { Collection, Document } from 'mongodb';
 import { orDuplicate, type Duplicate } from '../mongo/duplicate';
 import { KeyedLock } from '../mongo/keyed-lock';
-import { IdempotencyRecordDocument } from './idempotency-record.schema';
+import { tenantFilter, type Tenant } from '../tenancy/namespace';
 
 export interface IdempotencyRecord {
   id: string;
@@ -17,8 +16,12 @@ export interface IdempotencyRecord {
 /** The only key of the deletion lane: every deletion of this process queues behind the others. */
 const DELETIONS = 'deletions';
 
+/** A records collection: the tenant's (IdempotencyStores.recordsOf), or the main one. */
+type Records = Collection<Document>;
+
 /**
- * The idempotency_records collection.
+ * The idempotency_records collections (IdempotencyStores says which one a request's records are
+ * in), through the driver.
  *
  * Deletions are the one place where FerretDB's behaviour matters: it deletes by reading the
  * matching documents and then deleting their `_id`s, without checking the filter again, so a
@@ -29,40 +32,40 @@ const DELETIONS = 'deletions';
  * deletion is checked atomically per document, so several instances are exact there too.
  */
 @Injectable()
-export class IdempotencyRepository implements OnModuleInit {
+export class IdempotencyRepository {
   private readonly lane = new KeyedLock();
-
-  constructor(
-    @InjectModel(IdempotencyRecordDocument.name)
-    private readonly records: Model<IdempotencyRecordDocument>,
-  ) {}
-
-  async onModuleInit(): Promise<void> {
-    await this.records.init();
-  }
 
   /** Inserts a running record; DUPLICATE when the key's record exists (another request has it). */
   async insertRunning(
+    records: Records,
     id: string,
     fingerprint: string,
     token: string,
     expiresAt: Date,
+    tenant: Tenant | null,
   ): Promise<true | Duplicate> {
     return orDuplicate(async () => {
-      await this.records.create({ _id: id, state: 'running', fingerprint, token, expiresAt });
+      await records.insertOne({
+        _id: id as never,
+        state: 'running',
+        fingerprint,
+        token,
+        expiresAt,
+        ...(tenant ? tenantFilter(tenant) : {}),
+      });
       return true as const;
     });
   }
 
-  async findById(id: string): Promise<IdempotencyRecord | null> {
-    const doc = await this.records.findById(id).lean().exec();
+  async findById(records: Records, id: string): Promise<IdempotencyRecord | null> {
+    const doc = await records.findOne({ _id: id as never });
     if (!doc) return null;
     return {
-      id: doc._id,
-      state: doc.state,
-      fingerprint: doc.fingerprint,
-      token: doc.token,
-      expiresAt: doc.expiresAt,
+      id: doc._id as unknown as string,
+      state: doc.state as IdempotencyRecord['state'],
+      fingerprint: doc.fingerprint as string,
+      token: doc.token as string,
+      expiresAt: doc.expiresAt as Date,
       response: doc.response ? bytesOf(doc.response) : null,
     };
   }
@@ -71,44 +74,51 @@ export class IdempotencyRepository implements OnModuleInit {
    * Keeps the response of the request that holds the record. Only that request writes to it, so
    * the update cannot race another (unless its lease ran out first: README, "Idempotent requests").
    */
-  async complete(id: string, token: string, response: Buffer, expiresAt: Date): Promise<void> {
-    await this.records
-      .updateOne({ _id: id, token }, { $set: { state: 'done', response, expiresAt } })
-      .exec();
+  async complete(
+    records: Records,
+    id: string,
+    token: string,
+    response: Buffer,
+    expiresAt: Date,
+  ): Promise<void> {
+    await records.updateOne(
+      { _id: id as never, token },
+      { $set: { state: 'done', response, expiresAt } },
+    );
   }
 
   /** Gives the key back (a 5xx, or a response that cannot be kept): a retry runs again. */
-  async release(id: string, token: string): Promise<void> {
+  async release(records: Records, id: string, token: string): Promise<void> {
     await this.lane.run(DELETIONS, () =>
-      this.records.deleteOne({ _id: id, token, state: 'running' }).exec(),
+      records.deleteOne({ _id: id as never, token, state: 'running' }),
     );
   }
 
   /** Deletes the record if it expired by `now`, so that the key can be claimed again. */
-  async deleteIfExpired(id: string, now: Date): Promise<void> {
+  async deleteIfExpired(records: Records, id: string, now: Date): Promise<void> {
     await this.lane.run(DELETIONS, () =>
-      this.records.deleteOne({ _id: id, expiresAt: { $lte: now } }).exec(),
+      records.deleteOne({ _id: id as never, expiresAt: { $lte: now } }),
     );
   }
 
   /** Deletes up to `limit` records expired by `now`; returns how many went. */
-  async deleteExpired(now: Date, limit: number): Promise<number> {
+  async deleteExpired(records: Records, now: Date, limit: number): Promise<number> {
     return this.lane.run(DELETIONS, async () => {
-      const expired = await this.records
-        .find({ expiresAt: { $lte: now } }, { _id: 1 })
+      const expired = await records
+        .find({ expiresAt: { $lte: now } }, { projection: { _id: 1 } })
         .limit(limit)
-        .lean()
-        .exec();
+        .toArray();
       if (expired.length === 0) return 0;
-      const result = await this.records
-        .deleteMany({ _id: { $in: expired.map((doc) => doc._id) }, expiresAt: { $lte: now } })
-        .exec();
+      const result = await records.deleteMany({
+        _id: { $in: expired.map((doc) => doc._id) },
+        expiresAt: { $lte: now },
+      });
       return result.deletedCount;
     });
   }
 }
 
-/** A lean read gives BSON Binary for a Buffer path; a document gives a Buffer. */
+/** A read gives BSON Binary for a Buffer; a document created here gives a Buffer. */
 function bytesOf(value: unknown): Buffer {
   if (Buffer.isBuffer(value)) return value;
   const binary = value as { buffer?: unknown };

@@ -1,4 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { Collection, Document } from 'mongodb';
+import type { Tenant } from '../tenancy/namespace';
+import { IDEMPOTENCY_STORES, type IdempotencyStores } from './idempotency-stores';
 import { randomUUID } from 'node:crypto';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import { DUPLICATE } from '../mongo/duplicate';
@@ -14,12 +17,16 @@ export interface IdempotentRequest {
   fingerprint: string;
   /** responseKeyOf(scope, key). */
   responseKey: Buffer;
+  /** Whose records it reads and writes (null: the operator's). */
+  tenant: Tenant | null;
 }
 
 /** The request holds the key and runs; `token` proves it when its outcome is settled. */
 export interface Claim {
   request: IdempotentRequest;
   token: string;
+  /** The records collection it holds the key in. */
+  records: Collection<Document>;
 }
 
 export type Admission =
@@ -49,6 +56,7 @@ export class IdempotencyService {
 
   constructor(
     private readonly records: IdempotencyRepository,
+    @Inject(IDEMPOTENCY_STORES) private readonly stores: IdempotencyStores,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.ttlMs = config.idempotency.ttlMs;
@@ -57,24 +65,27 @@ export class IdempotencyService {
 
   /** Run (the key is now held), replay, or throw 409 / 422. Nothing is run before this returns. */
   async admit(request: IdempotentRequest): Promise<Admission> {
+    const records = await this.stores.recordsOf(request.tenant);
     for (let round = 0; round < ADMISSION_ROUNDS; round += 1) {
       const token = randomUUID();
       const lease = new Date(Date.now() + this.leaseMs);
       const inserted = await this.records.insertRunning(
+        records,
         request.recordId,
         request.fingerprint,
         token,
         lease,
+        request.tenant,
       );
-      if (inserted !== DUPLICATE) return { kind: 'run', claim: { request, token } };
+      if (inserted !== DUPLICATE) return { kind: 'run', claim: { request, token, records } };
 
-      const record = await this.records.findById(request.recordId);
+      const record = await this.records.findById(records, request.recordId);
       if (record === null) continue;
       const now = new Date();
       // An expired record is no answer: a kept response past its period, or the lease of a
       // request whose instance died. It is removed and the key claimed afresh.
       if (record.expiresAt <= now) {
-        await this.records.deleteIfExpired(request.recordId, now);
+        await this.records.deleteIfExpired(records, request.recordId, now);
         continue;
       }
       if (record.fingerprint !== request.fingerprint) throw new IdempotencyKeyReusedError();
@@ -102,10 +113,11 @@ export class IdempotencyService {
         );
       }
       if (response === null || response.status >= 500) {
-        await this.records.release(recordId, claim.token);
+        await this.records.release(claim.records, recordId, claim.token);
         return;
       }
       await this.records.complete(
+        claim.records,
         recordId,
         claim.token,
         sealResponse(response, responseKey),

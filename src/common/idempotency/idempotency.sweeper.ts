@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import { BackgroundTasks, type BackgroundTask } from '../scheduling/background-tasks';
+import { IDEMPOTENCY_STORES, type IdempotencyStores } from './idempotency-stores';
 import { IdempotencyRepository } from './idempotency.repository';
 
 /** Records deleted per batch, and batches per sweep: a sweep's work is bounded. */
@@ -20,6 +21,7 @@ export class IdempotencySweeper {
 
   constructor(
     private readonly records: IdempotencyRepository,
+    @Inject(IDEMPOTENCY_STORES) private readonly stores: IdempotencyStores,
     @Inject(APP_CONFIG) config: AppConfig,
     tasks: BackgroundTasks,
   ) {
@@ -42,11 +44,18 @@ export class IdempotencySweeper {
   private async deleteExpired(): Promise<void> {
     const now = new Date();
     let deleted = 0;
-    for (let batch = 0; batch < SWEEP_MAX_BATCHES && !this.task.isStopped; batch += 1) {
-      const count = await this.records.deleteExpired(now, SWEEP_BATCH);
-      deleted += count;
-      if (count < SWEEP_BATCH) break;
-    }
+    // Every records collection at once: one that is down holds up no other.
+    const swept = await Promise.allSettled(
+      this.stores.everywhere().map(async ({ records }) => {
+        for (let batch = 0; batch < SWEEP_MAX_BATCHES && !this.task.isStopped; batch += 1) {
+          const count = await this.records.deleteExpired(records, now, SWEEP_BATCH);
+          deleted += count;
+          if (count < SWEEP_BATCH) break;
+        }
+      }),
+    );
     this.deleted = deleted;
+    const failed = swept.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
   }
 }

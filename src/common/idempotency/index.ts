@@ -4,3 +4,5 @@ export { IdempotencyInterceptor } from './idempotency.interceptor';
 export { IdempotencySweeper } from './idempotency.sweeper';
 export { addIdempotencyKeys } from './idempotency.openapi';
 export type { IdempotencyScope } from './idempotency-key';
+export { IDEMPOTENCY_STORES, type IdempotencyStores } from './idempotency-stores';
+export { IdempotencyRecordSchema } from './idempotency-record.schema';

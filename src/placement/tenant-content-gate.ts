@@ -1,22 +1,25 @@
 import { Injectable } from '@nestjs/common';
 import type { Tenant } from '../common/tenancy/namespace';
-import { MoveWriteMarkers, TenantPlacements } from '../placement';
-import { FeedMovingError } from './events.errors';
+import { MoveWriteMarkers } from './move-write-markers.repository';
+import { FeedMovingError } from './placement.errors';
+import { TenantPlacements } from './tenant-placements.service';
 
-/** The marker target of writes to a tenant's change feed (its events and intents). */
+/** The marker target of writes to a tenant's cluster-database content (feed, deliveries, records). */
 export function feedWriteTarget(tenantDatabase: string): string {
   return `feed:${tenantDatabase}`;
 }
 
 /**
- * The write side of moving a tenant's change feed, in front of every write that records events
- * (EventsService.record). Outside a move it costs a cached placement lookup. While the feed is
- * being moved, the write marks itself under way, then reads the placement afresh: paused → 503
- * FEED_MOVING with Retry-After, before anything is written; otherwise the write and its events
- * go to the feed where it is, and the move cannot switch the feed until the marker is gone.
+ * The write side of moving what a tenant keeps in its cluster database (ClusterDatabases: its
+ * change feed, webhook deliveries and stored idempotent responses), in front of every write that
+ * records events (EventsService.record) and every request that holds an Idempotency-Key. Outside
+ * a move it costs a cached placement lookup. While they are being moved, the write marks itself
+ * under way, then reads the placement afresh: paused → 503 FEED_MOVING with Retry-After, before
+ * anything is written; otherwise it goes on where they are, and the move cannot switch them
+ * until the marker is gone.
  */
 @Injectable()
-export class FeedWriteGate {
+export class TenantContentGate {
   constructor(
     private readonly placements: TenantPlacements,
     private readonly markers: MoveWriteMarkers,
