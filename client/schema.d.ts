@@ -5402,7 +5402,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After); FEED_MOVING: the tenant is being moved to another cluster and its writes are paused briefly (Retry-After) */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -5555,7 +5555,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After); FEED_MOVING: the tenant is being moved to another cluster and its writes are paused briefly (Retry-After) */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -6206,7 +6206,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After); FEED_MOVING: the tenant is being moved to another cluster and its writes are paused briefly (Retry-After); COLLECTION_MOVING: the same, for this collection's switch */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -6438,7 +6438,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After); FEED_MOVING: the tenant is being moved to another cluster and its writes are paused briefly (Retry-After); COLLECTION_MOVING: the same, for this collection's switch */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -6722,7 +6722,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After); FEED_MOVING: the tenant is being moved to another cluster and its writes are paused briefly (Retry-After); COLLECTION_MOVING: the same, for this collection's switch */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -7151,7 +7151,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After); FEED_MOVING: the tenant is being moved to another cluster and its writes are paused briefly (Retry-After); COLLECTION_MOVING: the same, for this collection's switch */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -7904,7 +7904,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After); FEED_MOVING: the tenant is being moved to another cluster and its writes are paused briefly (Retry-After); COLLECTION_MOVING: the same, for this collection's switch */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -8087,7 +8087,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After); FEED_MOVING: the tenant is being moved to another cluster and its writes are paused briefly (Retry-After); COLLECTION_MOVING: the same, for this collection's switch */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -8779,7 +8779,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After); FEED_MOVING: the tenant is being moved to another cluster and its writes are paused briefly (Retry-After); COLLECTION_MOVING: the same, for this collection's switch */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -9045,7 +9045,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After); FEED_MOVING: the tenant is being moved to another cluster and its writes are paused briefly (Retry-After); COLLECTION_MOVING: the same, for this collection's switch */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -9324,7 +9324,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After); FEED_MOVING: the tenant is being moved to another cluster and its writes are paused briefly (Retry-After); COLLECTION_MOVING: the same, for this collection's switch */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -10429,7 +10429,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After); FEED_MOVING: the tenant is being moved to another cluster and its writes are paused briefly (Retry-After) */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -10644,7 +10644,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After); FEED_MOVING: the tenant is being moved to another cluster and its writes are paused briefly (Retry-After) */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -10809,7 +10809,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After); FEED_MOVING: the tenant is being moved to another cluster and its writes are paused briefly (Retry-After) */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -11036,7 +11036,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After); FEED_MOVING: the tenant is being moved to another cluster and its writes are paused briefly (Retry-After) */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -11246,7 +11246,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After); FEED_MOVING: the tenant is being moved to another cluster and its writes are paused briefly (Retry-After) */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -11630,7 +11630,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After); FEED_MOVING: the tenant is being moved to another cluster and its writes are paused briefly (Retry-After) */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -12166,7 +12166,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After); FEED_MOVING: the tenant is being moved to another cluster and its writes are paused briefly (Retry-After) */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -12613,7 +12613,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After); FEED_MOVING: the tenant is being moved to another cluster and its writes are paused briefly (Retry-After) */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -12849,7 +12849,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After); FEED_MOVING: the tenant is being moved to another cluster and its writes are paused briefly (Retry-After) */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -13378,7 +13378,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After); FEED_MOVING: the tenant is being moved to another cluster and its writes are paused briefly (Retry-After) */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -13533,7 +13533,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After); FEED_MOVING: the tenant is being moved to another cluster and its writes are paused briefly (Retry-After) */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -13888,7 +13888,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After); FEED_MOVING: the tenant is being moved to another cluster and its writes are paused briefly (Retry-After) */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -14044,7 +14044,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After); FEED_MOVING: the tenant is being moved to another cluster and its writes are paused briefly (Retry-After) */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */

@@ -84,8 +84,12 @@ export class TenantPlacementsRepository implements OnModuleInit {
     return this.placements.countDocuments({ cluster }).exec();
   }
 
-  /** Every cluster some placement names. */
+  /** Every cluster some placement names, for its collections or for its feed. */
   async clustersInUse(): Promise<string[]> {
-    return (await this.placements.distinct('cluster').exec()).map(String);
+    const [clusters, feeds] = await Promise.all([
+      this.placements.distinct('cluster').exec(),
+      this.placements.distinct('feed').exec(),
+    ]);
+    return [...new Set([...clusters, ...feeds].filter((c) => c !== null).map(String))];
   }
 }

@@ -159,6 +159,13 @@ it('moves a tenant under load; a SIGKILL of the mover leaves the move to the oth
   try {
     const names = await onA.db().admin().listDatabases({ nameOnly: true });
     expect(names.databases.map((d) => d.name)).not.toContain(database);
+    // Nor its feed, deliveries or stored responses in the source's cluster database (the main
+    // one: a is the main deployment); they are in b's.
+    const ofTenant = { tenantKind: 'user', tenant: profile.subject };
+    for (const name of ['events', 'event_intents', 'webhook_deliveries', 'idempotency_records']) {
+      expect(await onA.db(dbName).collection(name).countDocuments(ofTenant)).toBe(0);
+    }
+    expect(await onB.db(dbName).collection('events').countDocuments(ofTenant)).toBeGreaterThan(0);
     const entries = await onA
       .db(dbName)
       .collection('data_collections')

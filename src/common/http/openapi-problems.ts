@@ -61,6 +61,22 @@ export function problemExample(code: ErrorCode, instance = '/…'): Record<strin
   };
 }
 
+/**
+ * What a tenant's write may meet while the tenant is moved to another cluster (docs/deployment.md,
+ * "Moving tenants"): every write of a tenant route can be paused for the switch of its change feed
+ * and stored responses, a data write also for the switch of its collection. Null elsewhere.
+ */
+function movingWrites(path: string, method: string): string | null {
+  if (method === 'get' || method === 'head' || /^\/(admin|health|metrics|docs)/.test(path)) {
+    return null;
+  }
+  const feed =
+    'FEED_MOVING: the tenant is being moved to another cluster and its writes are paused briefly (Retry-After)';
+  return path.startsWith('/data/{collection}')
+    ? `${feed}; COLLECTION_MOVING: the same, for this collection's switch`
+    : feed;
+}
+
 /** The catalog codes of `status` that `description` names, in catalog order. */
 function codesNamed(description: string, status: number): ErrorCode[] {
   return (Object.keys(ERROR_CATALOG) as ErrorCode[]).filter(
@@ -76,7 +92,7 @@ function codesNamed(description: string, status: number): ErrorCode[] {
  * gives every problem response examples with its own status and codes.
  */
 export function addStandardProblems(document: OpenAPIObject): OpenAPIObject {
-  for (const [path, , operation] of operations(document)) {
+  for (const [path, method, operation] of operations(document)) {
     // Class-level decorators share one response object between the controller's operations;
     // each operation gets its own, so that what follows applies once per operation.
     operation.responses = structuredClone(operation.responses);
@@ -105,6 +121,8 @@ export function addStandardProblems(document: OpenAPIObject): OpenAPIObject {
     for (const [status, description] of Object.entries(standard)) {
       responses[status] ??= problemResponse(description);
     }
+    const moving = movingWrites(path, method);
+    if (moving) responses['503']!.description += `; ${moving}`;
     // A response's codes: those its description names, else the status's default code.
     const codesOf: Record<string, ErrorCode[]> = {};
     for (const [status, response] of Object.entries(responses)) {
