@@ -111,6 +111,12 @@ export class TenantFeedMove {
     }
   }
 
+  /** Leaves the feed where it is (the move failed before it): its writes are no longer marked. */
+  async abandon(move: TenantMove, tenant: Tenant): Promise<void> {
+    const feed = await this.placements.feedOf(tenant, { fresh: true });
+    if (feed.moving?.move === move.id) await this.placements.setFeedMoving(tenant, null);
+  }
+
   /** Removes the source of the feed, deliveries and records (after the grace), when they moved. */
   async retire(move: TenantMove, tenant: Tenant): Promise<void> {
     if (!move.feedMoves) return;

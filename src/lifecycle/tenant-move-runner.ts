@@ -177,6 +177,7 @@ export class TenantMoveRunner implements OnModuleDestroy {
         // Its writes never stopped for long enough: the collections not moved stay where they
         // are, and the move ends failed once the moved ones' sources are gone.
         await this.mover.abandon(move.id);
+        await this.feed.abandon(move, tenantOf(move));
         await this.moves.fail(move.id, error.message, source);
         move.error = error.message;
         break;

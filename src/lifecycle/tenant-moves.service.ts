@@ -61,7 +61,13 @@ export class TenantMoves {
       );
     }
     const from = (await this.placements.locate(tenant)).cluster;
-    if (from === cluster && (await this.mover.countNotOn(tenant, cluster)) === 0) {
+    // There already: its collections, and its feed with what sits beside it.
+    const feed = (await this.placements.feedOf(tenant, { fresh: true })).cluster;
+    if (
+      from === cluster &&
+      this.clusters.sameDeployment(feed, cluster) &&
+      (await this.mover.countNotOn(tenant, cluster)) === 0
+    ) {
       throw new MoveConflictError(
         'ALREADY_ON_CLUSTER',
         `The ${tenant.kind} is on the cluster ${cluster} already.`,
