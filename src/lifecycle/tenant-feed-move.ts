@@ -7,6 +7,7 @@ import {
   DataClusters,
   feedWriteTarget,
   MoveWriteMarkers,
+  PauseTooLongError,
   switchWithPause,
   TenantPlacements,
 } from '../placement';
@@ -67,10 +68,13 @@ export class TenantFeedMove {
   async move(move: TenantMove, tenant: Tenant, holdLease: () => Promise<boolean>): Promise<void> {
     if (!move.feedMoves) return;
     const feed = await this.placements.feedOf(tenant, { fresh: true });
-    if (feed.moving?.move !== move.id) return; // switched already (an earlier run)
+    // Switched already, by an earlier run.
+    if (!feed.moving && this.clusters.sameDeployment(feed.cluster, move.cluster)) return;
+    if (feed.moving?.move !== move.id) throw new Error('the feed is not marked for this move');
     // A run that died during the pause left it paused.
     if (feed.moving.phase === 'paused') await this.setPhase(move, tenant, 'copying');
     for (let pass = 0; pass < CATCH_UP_PASSES; pass += 1) {
+      if (!(await holdLease())) throw new Error('the move’s lease ran out');
       const { copied } = await this.feeds.copyEvents(tenant, move.feedFrom, move.cluster);
       const deliveries = await this.webhooks.copyDeliveries(tenant, move.feedFrom, move.cluster);
       const records = await this.records.copyTenant(tenant, move.feedFrom, move.cluster);
@@ -105,8 +109,9 @@ export class TenantFeedMove {
         holdLease,
       );
     } catch (error) {
-      // The feed stays where it is, and its writes are no longer marked.
-      await this.placements.setFeedMoving(tenant, null);
+      // Given up (the move fails): the feed stays where it is, its writes no longer marked.
+      // Anything else (a lost lease, a database error) leaves it marked for the next run.
+      if (error instanceof PauseTooLongError) await this.placements.setFeedMoving(tenant, null);
       throw error;
     }
   }

@@ -94,15 +94,18 @@ export class TenantMoveRunner implements OnModuleDestroy {
   }
 
   /**
-   * Renews the lease when this instance still holds it with room for a whole pause; false when
-   * it does not (a pause started now could outlast it).
+   * Renews the lease while this instance still holds it; true when it does, with room for a
+   * whole pause after the renewal (a pause started now cannot outlast it).
    */
   private async holdLease(move: TenantMove): Promise<boolean> {
     if (this.stopping) return false;
-    if (Date.now() + this.maxPauseMs >= move.leaseUntil.getTime()) return false;
-    move.leaseUntil = this.leaseFrom();
-    await this.moves.update(move.id, { leaseUntil: move.leaseUntil });
-    return true;
+    // Run out (this instance stalled): another instance may hold the move now.
+    if (Date.now() >= move.leaseUntil.getTime()) return false;
+    const renewed = this.leaseFrom();
+    await this.moves.update(move.id, { leaseUntil: renewed });
+    move.leaseUntil = renewed;
+    // The renewal took so long that a pause started now could outlast it.
+    return Date.now() + this.maxPauseMs < renewed.getTime();
   }
 
   private async renewOrStop(move: TenantMove): Promise<void> {

@@ -166,6 +166,12 @@ it('moves a tenant under load; a SIGKILL of the mover leaves the move to the oth
       expect(await onA.db(dbName).collection(name).countDocuments(ofTenant)).toBe(0);
     }
     expect(await onB.db(dbName).collection('events').countDocuments(ofTenant)).toBeGreaterThan(0);
+    const placement = await onA
+      .db(dbName)
+      .collection('tenant_placements')
+      .findOne({ _id: database as never });
+    expect(placement).toMatchObject({ cluster: 'b', feed: 'b' });
+    expect(placement?.feedMoving).toBeUndefined();
     const entries = await onA
       .db(dbName)
       .collection('data_collections')

@@ -155,6 +155,7 @@ export class CollectionMover {
     };
 
     for (let pass = 0; pass < CATCH_UP_PASSES; pass += 1) {
+      if (!(await holdLease())) throw new Error('the move’s lease ran out');
       const { copied } = await copy();
       if (copied < CLOSE_ENOUGH) break;
     }
