@@ -9,6 +9,8 @@ import {
 } from '../support/app';
 import { createUser, type TestUser } from '../support/factories';
 import { startOwnDatabase, type OwnDatabase } from '../support/own-database';
+import { asOperator } from '../support/http';
+import { collectPages, ids } from '../support/paging';
 import { expectProblem } from '../support/problems';
 import { until } from '../support/until';
 
@@ -348,5 +350,22 @@ describe('moving a tenant', () => {
     } finally {
       clusterB.thaw();
     }
+  });
+
+  it('lists every move once, newest first, a page at a time through Link', async () => {
+    const pages = await collectPages(asOperator(two), '/admin/moves?limit=1');
+    const listed = pages.flatMap((page) => ids(page));
+    const stored = await one.connection
+      .collection('tenant_moves')
+      .find()
+      .sort({ _id: -1 })
+      .toArray();
+    expect(listed).toEqual(stored.map((move) => String(move._id)));
+    expect(listed.length).toBeGreaterThanOrEqual(2);
+    expectProblem(
+      await asOperator(one).get('/admin/moves?sort=startedAt'),
+      400,
+      'VALIDATION_FAILED',
+    );
   });
 });
