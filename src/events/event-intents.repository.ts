@@ -3,7 +3,6 @@ import { Types } from 'mongoose';
 import {
   namespaceFilter,
   namespaceOf,
-  tenantFilter,
   type Namespace,
   type StoredNamespace,
   type Tenant,
@@ -99,12 +98,5 @@ export class EventIntentsRepository {
         changes: doc.changes,
       };
     });
-  }
-
-  /** Deletes a tenant's intents in every branch, in every cluster database. */
-  async deleteTenant(tenant: Tenant): Promise<void> {
-    for (const feed of this.feeds.every()) {
-      await feed.intents.deleteMany(tenantFilter(tenant));
-    }
   }
 }

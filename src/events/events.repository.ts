@@ -6,7 +6,6 @@ import {
   namespaceFilter,
   namespaceKey,
   namespaceOf,
-  tenantFilter,
   type Namespace,
   type StoredNamespace,
   type Tenant,
@@ -178,10 +177,5 @@ export class EventsRepository {
       at: { $lt: cutoff },
       seq: { $lt: seq },
     });
-  }
-
-  /** Deletes a tenant's events in every branch, in every cluster database. */
-  async deleteTenant(tenant: Tenant): Promise<void> {
-    for (const feed of this.feeds.every()) await feed.events.deleteMany(tenantFilter(tenant));
   }
 }

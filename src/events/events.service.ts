@@ -22,6 +22,7 @@ import {
 } from './event-scope';
 import { TenantContentGate } from '../placement';
 import { EventSweep } from './event-sweep';
+import { FeedCollections } from './feed-collections';
 import type { TailReader } from './event-tail';
 import { EventTails } from './event-tails';
 import type { EventDocument, EventResource } from './event.schema';
@@ -54,6 +55,7 @@ export class EventsService implements OnModuleDestroy {
     private readonly tails: EventTails,
     private readonly sweeper: EventSweep,
     private readonly gate: TenantContentGate,
+    private readonly feeds: FeedCollections,
     /** Streams and waiting long polls held open, per key and in all (EVENTS_MAX_STREAMS*). */
     readonly slots: StreamSlots,
     @Inject(APP_CONFIG) config: AppConfig,
@@ -183,8 +185,7 @@ export class EventsService implements OnModuleDestroy {
 
   /** Deletes a tenant's events and intents in every branch (an erasure). */
   async eraseTenant(tenant: Tenant): Promise<void> {
-    await this.intents.deleteTenant(tenant);
-    await this.events.deleteTenant(tenant);
+    await this.feeds.deleteTenantEverywhere(tenant);
   }
 
   /** One sweep now: reconcile abandoned intents, then apply retention. */

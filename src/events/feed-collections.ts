@@ -1,12 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import type { Collection, Document } from 'mongodb';
+import type { SyncResult } from '../common/mongo/document-sync';
 import type { Tenant } from '../common/tenancy/namespace';
 import { ClusterDatabases } from '../placement';
 import { EventIntentSchema } from './event-intent.schema';
 import { EventSchema } from './event.schema';
 
-const EVENTS = 'events';
-const INTENTS = 'event_intents';
+export const EVENTS = 'events';
+export const INTENTS = 'event_intents';
 
 /** One cluster database's feed collections. */
 export interface FeedCollectionPair {
@@ -36,6 +37,32 @@ export class FeedCollections {
       this.databases.collection(cluster, INTENTS, EventIntentSchema),
     ]);
     return { cluster, events, intents };
+  }
+
+  /**
+   * Makes the tenant's events or intents in the cluster database of `to` those of `from` (a
+   * move). Both never change once written, so `_id`s alone tell what to copy and to delete.
+   */
+  copyTenant(
+    tenant: Tenant,
+    move: { from: string | null; to: string },
+    which: 'events' | 'intents',
+  ): Promise<SyncResult> {
+    const [name, schema] =
+      which === 'events' ? [EVENTS, EventSchema] : [INTENTS, EventIntentSchema];
+    return this.databases.copyTenant(name, schema, tenant, move, []);
+  }
+
+  /** Deletes the tenant's intents and events in one cluster database (null: the main one). */
+  async deleteTenantIn(tenant: Tenant, cluster: string | null, which = [INTENTS, EVENTS]) {
+    for (const name of which) await this.databases.deleteTenantIn(name, tenant, cluster);
+  }
+
+  /** Deletes the tenant's intents and events in every cluster database (an erasure). */
+  async deleteTenantEverywhere(tenant: Tenant): Promise<void> {
+    for (const name of [INTENTS, EVENTS]) {
+      await this.databases.deleteTenantEverywhere(name, tenant);
+    }
   }
 
   /** Every cluster database's feed collections, one per deployment (for sweeps). */

@@ -3,6 +3,7 @@ import type { Principal } from '../auth';
 import { ApiKeyService } from '../auth/api-key.service';
 import { ForbiddenError, ValidationFailedError } from '../common/errors';
 import { DUPLICATE } from '../common/mongo/duplicate';
+import { BackgroundRuns } from '../common/scheduling/background-runs';
 import { BackgroundTasks, type BackgroundTask } from '../common/scheduling/background-tasks';
 import type { Tenant } from '../common/tenancy/namespace';
 import { APP_CONFIG, type AppConfig } from '../config';
@@ -45,8 +46,7 @@ export class ErasureService implements AccountErasure, OnModuleDestroy {
   private readonly logger = new Logger('Erasure');
   private readonly leaseMs: number;
   private readonly task: BackgroundTask;
-  private readonly working = new Set<Promise<void>>();
-  private closing = false;
+  private readonly runs: BackgroundRuns;
 
   constructor(
     private readonly erasures: ErasureRepository,
@@ -68,6 +68,7 @@ export class ErasureService implements AccountErasure, OnModuleDestroy {
       intervalMs: config.lifecycle.pollMs,
       run: () => this.takeOverAbandoned(),
     });
+    this.runs = new BackgroundRuns(this.task, this.logger);
   }
 
   /**
@@ -75,13 +76,7 @@ export class ErasureService implements AccountErasure, OnModuleDestroy {
    * the lease runs out.
    */
   async onModuleDestroy(): Promise<void> {
-    this.closing = true;
-    await Promise.all(this.working);
-  }
-
-  /** True once the app shuts down: work in progress stops at the next step. */
-  private get stopping(): boolean {
-    return this.closing || this.task.isStopped;
+    await this.runs.stop();
   }
 
   /**
@@ -143,20 +138,14 @@ export class ErasureService implements AccountErasure, OnModuleDestroy {
   }
 
   private continueInBackground(erasure: ErasureRecord): void {
-    const work = this.finish(erasure)
-      .catch((error: unknown) => {
-        // The lease runs out and the erasure is taken over; nothing is lost.
-        this.logger.warn({ err: error, erasure: erasure.id }, 'erasure interrupted');
-      })
-      .finally(() => this.working.delete(work));
-    this.working.add(work);
+    this.runs.start(() => this.finish(erasure), 'erasure interrupted', { erasure: erasure.id });
   }
 
   /** Runs the steps not done yet, renewing the lease after each, then marks the erasure done. */
   private async finish(erasure: ErasureRecord): Promise<void> {
     for (const step of STEPS) {
       if (erasure.stepsDone.includes(step)) continue;
-      if (this.stopping) return;
+      if (this.runs.stopping) return;
       await this.completeStep(erasure, step);
     }
     await this.erasures.markDone(erasure.id, new Date());
@@ -227,7 +216,7 @@ export class ErasureService implements AccountErasure, OnModuleDestroy {
   private async takeOverAbandoned(): Promise<void> {
     const abandoned = await this.erasures.findAbandoned(new Date(), TAKEOVER_BATCH);
     for (const erasure of abandoned) {
-      if (this.stopping) return;
+      if (this.runs.stopping) return;
       if (!(await this.erasures.takeOver(erasure, this.leaseFrom()))) continue;
       this.logger.log({ erasure: erasure.id }, 'resuming an erasure');
       this.continueInBackground(erasure);

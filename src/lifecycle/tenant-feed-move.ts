@@ -73,12 +73,22 @@ export class TenantFeedMove {
     if (feed.moving?.move !== move.id) throw new Error('the feed is not marked for this move');
     // A run that died during the pause left it paused.
     if (feed.moving.phase === 'paused') await this.setPhase(move, tenant, 'copying');
+    const way = { from: move.feedFrom, to: move.cluster };
+    // The events (the last time with the intents of dead writes), deliveries and records.
+    const copyAll = async (last: boolean) => {
+      const copies = [
+        await (last ? this.feeds.finish(tenant, way) : this.feeds.copyEvents(tenant, way)),
+        await this.webhooks.copyDeliveries(tenant, way),
+        await this.records.copyTenant(tenant, way),
+      ];
+      return {
+        copied: copies.reduce((sum, c) => sum + c.copied, 0),
+        refused: copies.reduce((sum, c) => sum + c.refused, 0),
+      };
+    };
     for (let pass = 0; pass < CATCH_UP_PASSES; pass += 1) {
       if (!(await holdLease())) throw new Error('the move’s lease ran out');
-      const { copied } = await this.feeds.copyEvents(tenant, move.feedFrom, move.cluster);
-      const deliveries = await this.webhooks.copyDeliveries(tenant, move.feedFrom, move.cluster);
-      const records = await this.records.copyTenant(tenant, move.feedFrom, move.cluster);
-      if (copied + deliveries.copied + records.copied === 0) break;
+      if ((await copyAll(false)).copied === 0) break;
     }
     try {
       await switchWithPause(
@@ -89,16 +99,7 @@ export class TenantFeedMove {
             return true;
           },
           unpause: () => this.setPhase(move, tenant, 'copying'),
-          copy: async () => {
-            const feed = await this.feeds.finish(tenant, move.feedFrom, move.cluster);
-            const deliveries = await this.webhooks.copyDeliveries(
-              tenant,
-              move.feedFrom,
-              move.cluster,
-            );
-            const records = await this.records.copyTenant(tenant, move.feedFrom, move.cluster);
-            return feed.refused + deliveries.refused + records.refused === 0;
-          },
+          copy: async () => (await copyAll(true)).refused === 0,
           switchOver: async () => {
             await this.placements.switchFeed(tenant, move.cluster);
             return true;

@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import { BackgroundRuns } from '../common/scheduling/background-runs';
 import { BackgroundTasks, type BackgroundTask } from '../common/scheduling/background-tasks';
 import type { Tenant } from '../common/tenancy/namespace';
 import { APP_CONFIG, type AppConfig } from '../config';
@@ -46,8 +47,7 @@ export class TenantMoveRunner implements OnModuleDestroy {
   private readonly maxPauseMs: number;
   private readonly graceMs: number;
   private readonly task: BackgroundTask;
-  private readonly working = new Set<Promise<void>>();
-  private closing = false;
+  private readonly runs: BackgroundRuns;
 
   constructor(
     private readonly moves: TenantMoveRepository,
@@ -65,16 +65,12 @@ export class TenantMoveRunner implements OnModuleDestroy {
       intervalMs: config.lifecycle.pollMs,
       run: () => this.takeOverAbandoned(),
     });
+    this.runs = new BackgroundRuns(this.task, this.logger);
   }
 
   /** Stops the moves this instance runs between two steps; the lease runs out and they resume elsewhere. */
   async onModuleDestroy(): Promise<void> {
-    this.closing = true;
-    await Promise.all(this.working);
-  }
-
-  private get stopping(): boolean {
-    return this.closing || this.task.isStopped;
+    await this.runs.stop();
   }
 
   /** When a lease taken now runs out. */
@@ -84,13 +80,7 @@ export class TenantMoveRunner implements OnModuleDestroy {
 
   /** Runs the move in the background on this instance, which holds its lease. */
   continueInBackground(move: TenantMove): void {
-    const work = this.run(move)
-      .catch((error: unknown) => {
-        // The lease runs out and the move is taken over; nothing is lost.
-        this.logger.warn({ err: error, move: move.id }, 'tenant move interrupted');
-      })
-      .finally(() => this.working.delete(work));
-    this.working.add(work);
+    this.runs.start(() => this.run(move), 'tenant move interrupted', { move: move.id });
   }
 
   /**
@@ -98,7 +88,7 @@ export class TenantMoveRunner implements OnModuleDestroy {
    * whole pause after the renewal (a pause started now cannot outlast it).
    */
   private async holdLease(move: TenantMove): Promise<boolean> {
-    if (this.stopping) return false;
+    if (this.runs.stopping) return false;
     // Run out (this instance stalled): another instance may hold the move now.
     if (Date.now() >= move.leaseUntil.getTime()) return false;
     const renewed = this.leaseFrom();
@@ -241,7 +231,7 @@ export class TenantMoveRunner implements OnModuleDestroy {
   private async takeOverAbandoned(): Promise<void> {
     const abandoned = await this.moves.findAbandoned(new Date(), TAKEOVER_BATCH);
     for (const move of abandoned) {
-      if (this.stopping) return;
+      if (this.runs.stopping) return;
       if (!(await this.moves.takeOver(move, this.leaseFrom()))) continue;
       this.logger.log({ move: move.id }, 'resuming a tenant move');
       this.continueInBackground(move);

@@ -1,7 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import type { Collection, Db, Document } from 'mongodb';
 import type { Schema } from 'mongoose';
-import type { Tenant } from '../common/tenancy/namespace';
+import { allSettledOrThrow } from '../common/scheduling/all-settled';
+import { syncDocuments, type SyncResult } from '../common/mongo/document-sync';
+import { tenantFilter, type Tenant } from '../common/tenancy/namespace';
 import { DataClusters } from './data-clusters';
 import { TenantPlacements } from './tenant-placements.service';
 
@@ -56,6 +58,36 @@ export class ClusterDatabases {
       .map(({ cluster, db }) => ({ cluster, collection: db.collection(name) }));
   }
 
+  /**
+   * Makes the tenant's documents of collection `name` in the cluster database of `to` those of
+   * `from` (a move; syncDocuments, compared by `_id` and `fingerprint`).
+   */
+  async copyTenant(
+    name: string,
+    schema: Schema,
+    tenant: Tenant,
+    move: { from: string | null; to: string },
+    fingerprint: readonly string[],
+  ): Promise<SyncResult> {
+    const [source, target] = await Promise.all([
+      this.collection(move.from, name, schema),
+      this.collection(move.to, name, schema),
+    ]);
+    return syncDocuments(source, target, tenantFilter(tenant), fingerprint);
+  }
+
+  /** Deletes the tenant's documents of `name` in one cluster database (a moved tenant's source). */
+  async deleteTenantIn(name: string, tenant: Tenant, cluster: string | null): Promise<void> {
+    await this.clusters.clusterDatabase(cluster).collection(name).deleteMany(tenantFilter(tenant));
+  }
+
+  /** Deletes the tenant's documents of `name` in every cluster database (an erasure). */
+  async deleteTenantEverywhere(name: string, tenant: Tenant): Promise<void> {
+    await onEveryCluster(this.everywhere(name), ({ collection }) =>
+      collection.deleteMany(tenantFilter(tenant)),
+    );
+  }
+
   private async ensureIndexes(cluster: string, db: Db, name: string, schema: Schema) {
     const key = `${cluster}/${name}`;
     let made = this.indexed.get(key);
@@ -83,8 +115,5 @@ export async function onEveryCluster<I extends { cluster: string | null }, T>(
   clusters: I[],
   work: (at: I) => Promise<T>,
 ): Promise<T[]> {
-  const results = await Promise.allSettled(clusters.map(work));
-  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (failed) throw failed.reason;
-  return results.map((r) => (r as PromiseFulfilledResult<T>).value);
+  return allSettledOrThrow(clusters.map(work));
 }

@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import type { Collection, Document } from 'mongodb';
 import { IdempotencyRecordSchema, type IdempotencyStores } from '../common/idempotency';
-import { syncDocuments, type SyncResult } from '../common/mongo/document-sync';
-import { tenantFilter, type Tenant } from '../common/tenancy/namespace';
-import { ClusterDatabases, onEveryCluster } from './cluster-databases';
+import type { SyncResult } from '../common/mongo/document-sync';
+import type { Tenant } from '../common/tenancy/namespace';
+import { ClusterDatabases } from './cluster-databases';
 import { TenantContentGate } from './tenant-content-gate';
 
 const RECORDS = 'idempotency_records';
@@ -26,32 +26,24 @@ export class ClusterIdempotencyStores implements IdempotencyStores {
     return this.databases.collection(cluster, RECORDS, IdempotencyRecordSchema);
   }
 
-  everywhere(): { where: string; records: Collection<Document> }[] {
-    return this.databases
-      .everywhere(RECORDS)
-      .map(({ cluster, collection }) => ({ where: cluster ?? 'main', records: collection }));
+  everywhere(): Collection<Document>[] {
+    return this.databases.everywhere(RECORDS).map(({ collection }) => collection);
   }
 
   /** Makes the tenant's records in the cluster database of `to` those of `from` (a move). */
-  async copyTenant(tenant: Tenant, from: string | null, to: string): Promise<SyncResult> {
-    const [source, target] = await Promise.all([
-      this.databases.collection(from, RECORDS, IdempotencyRecordSchema),
-      this.databases.collection(to, RECORDS, IdempotencyRecordSchema),
-    ]);
-    return syncDocuments(source, target, tenantFilter(tenant), ['state', 'token', 'expiresAt']);
+  copyTenant(tenant: Tenant, move: { from: string | null; to: string }): Promise<SyncResult> {
+    const fingerprint = ['state', 'token', 'expiresAt'];
+    return this.databases.copyTenant(RECORDS, IdempotencyRecordSchema, tenant, move, fingerprint);
   }
 
   /** Deletes the tenant's records in one cluster database (a moved tenant's source). */
-  async deleteTenantIn(tenant: Tenant, cluster: string | null): Promise<void> {
-    const records = await this.databases.collection(cluster, RECORDS, IdempotencyRecordSchema);
-    await records.deleteMany(tenantFilter(tenant));
+  deleteTenantIn(tenant: Tenant, cluster: string | null): Promise<void> {
+    return this.databases.deleteTenantIn(RECORDS, tenant, cluster);
   }
 
   /** Deletes the tenant's records in every cluster database (an erasure). */
-  async eraseTenant(tenant: Tenant): Promise<void> {
-    await onEveryCluster(this.databases.everywhere(RECORDS), ({ collection }) =>
-      collection.deleteMany(tenantFilter(tenant)),
-    );
+  eraseTenant(tenant: Tenant): Promise<void> {
+    return this.databases.deleteTenantEverywhere(RECORDS, tenant);
   }
 
   async hold(tenant: Tenant | null): Promise<() => Promise<void>> {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Collection, Document } from 'mongodb';
-import { syncDocuments, type SyncResult } from '../common/mongo/document-sync';
+import type { SyncResult } from '../common/mongo/document-sync';
 import { orDuplicate } from '../common/mongo/duplicate';
 import { tenantFilter, type Tenant } from '../common/tenancy/namespace';
 import { ClusterDatabases, onEveryCluster } from '../placement';
@@ -151,25 +151,18 @@ export class DeliveriesRepository {
    * Makes the tenant's deliveries in the cluster database of `to` those of `from` (a move): a
    * delivery is the same when its status, attempts and times are.
    */
-  async copyTenant(tenant: Tenant, from: string | null, to: string): Promise<SyncResult> {
-    const [source, target] = await Promise.all([this.at(from), this.at(to)]);
-    return syncDocuments(source, target, tenantFilter(tenant), [
-      'status',
-      'attempts',
-      'nextAttemptAt',
-      'leaseUntil',
-    ]);
+  copyTenant(tenant: Tenant, move: { from: string | null; to: string }): Promise<SyncResult> {
+    const fingerprint = ['status', 'attempts', 'nextAttemptAt', 'leaseUntil'];
+    return this.databases.copyTenant(DELIVERIES, DeliverySchema, tenant, move, fingerprint);
   }
 
   /** Deletes the tenant's deliveries in one cluster database (a moved tenant's source). */
-  async deleteTenantIn(tenant: Tenant, cluster: string | null): Promise<void> {
-    await (await this.at(cluster)).deleteMany(tenantFilter(tenant));
+  deleteTenantIn(tenant: Tenant, cluster: string | null): Promise<void> {
+    return this.databases.deleteTenantIn(DELIVERIES, tenant, cluster);
   }
 
   /** Deletes a tenant's deliveries in every branch, in every cluster database. */
-  async deleteTenant(tenant: Tenant): Promise<void> {
-    await onEveryCluster(this.databases.everywhere(DELIVERIES), ({ collection }) =>
-      collection.deleteMany(tenantFilter(tenant)),
-    );
+  deleteTenant(tenant: Tenant): Promise<void> {
+    return this.databases.deleteTenantEverywhere(DELIVERIES, tenant);
   }
 }

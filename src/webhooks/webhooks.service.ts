@@ -88,8 +88,8 @@ export class WebhooksService {
   }
 
   /** Copies the tenant's deliveries to another cluster database (a move, see TenantFeedMove). */
-  copyDeliveries(tenant: Tenant, from: string | null, to: string): Promise<SyncResult> {
-    return this.deliveries.copyTenant(tenant, from, to);
+  copyDeliveries(tenant: Tenant, move: { from: string | null; to: string }): Promise<SyncResult> {
+    return this.deliveries.copyTenant(tenant, move);
   }
 
   /** Removes the tenant's deliveries from a cluster database it moved away from. */

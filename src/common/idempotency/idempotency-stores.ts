@@ -9,8 +9,8 @@ import type { Tenant } from '../tenancy/namespace';
 export interface IdempotencyStores {
   /** The records collection of a tenant (null: the operator's, in the main database). */
   recordsOf(tenant: Tenant | null): Promise<Collection<Document>>;
-  /** Every records collection, for the sweeper, with a name for its log. */
-  everywhere(): { where: string; records: Collection<Document> }[];
+  /** Every records collection, for the sweeper. */
+  everywhere(): Collection<Document>[];
   /**
    * Keeps the tenant's records where they are while a request with a key runs, and returns the
    * release; refuses (503) while a move of them is switching.

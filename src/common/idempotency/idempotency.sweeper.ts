@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../../config';
+import { allSettledOrThrow } from '../scheduling/all-settled';
 import { BackgroundTasks, type BackgroundTask } from '../scheduling/background-tasks';
 import { IDEMPOTENCY_STORES, type IdempotencyStores } from './idempotency-stores';
 import { IdempotencyRepository } from './idempotency.repository';
@@ -45,17 +46,18 @@ export class IdempotencySweeper {
     const now = new Date();
     let deleted = 0;
     // Every records collection at once: one that is down holds up no other.
-    const swept = await Promise.allSettled(
-      this.stores.everywhere().map(async ({ records }) => {
-        for (let batch = 0; batch < SWEEP_MAX_BATCHES && !this.task.isStopped; batch += 1) {
-          const count = await this.records.deleteExpired(records, now, SWEEP_BATCH);
-          deleted += count;
-          if (count < SWEEP_BATCH) break;
-        }
-      }),
-    );
-    this.deleted = deleted;
-    const failed = swept.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failed) throw failed.reason;
+    try {
+      await allSettledOrThrow(
+        this.stores.everywhere().map(async (records) => {
+          for (let batch = 0; batch < SWEEP_MAX_BATCHES && !this.task.isStopped; batch += 1) {
+            const count = await this.records.deleteExpired(records, now, SWEEP_BATCH);
+            deleted += count;
+            if (count < SWEEP_BATCH) break;
+          }
+        }),
+      );
+    } finally {
+      this.deleted = deleted;
+    }
   }
 }
