@@ -109,6 +109,10 @@ export interface AppConfig {
     aggregateMaxGroups: number;
     /** Items in one bulk create. */
     bulkMaxItems: number;
+    /** POST /import: longest line, most lines, most bytes (encoded and decoded). */
+    importMaxLineBytes: number;
+    importMaxLines: number;
+    importMaxBytes: number;
     profileJsonMaxBytes: number;
     profileJsonMaxDepth: number;
   };
@@ -253,6 +257,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       filterMaxInValues: limits.FILTER_MAX_IN_VALUES,
       aggregateMaxGroups: limits.AGGREGATE_MAX_GROUPS,
       bulkMaxItems: limits.BULK_MAX_ITEMS,
+      importMaxLineBytes: limits.IMPORT_MAX_LINE_BYTES,
+      importMaxLines: limits.IMPORT_MAX_LINES,
+      importMaxBytes: limits.IMPORT_MAX_BYTES,
       profileJsonMaxBytes: limits.PROFILE_JSON_MAX_BYTES,
       profileJsonMaxDepth: limits.PROFILE_JSON_MAX_DEPTH,
     },

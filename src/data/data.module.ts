@@ -26,6 +26,12 @@ import { TenantStorage } from './storage/tenant-storage';
 import { UniqueValuesService } from './items/unique/unique-values.service';
 
 import { CollectionMover } from './collections/collection-mover';
+import { FallbackWriteQueue } from '../common/mongo/fallback-database';
+import { ItemReplacements } from './transfer/item-replacements';
+import { NamespaceExport } from './transfer/namespace-export';
+import { TransferItemsRepository } from './transfer/transfer-items.repository';
+import { NamespaceImport } from './transfer/namespace-import';
+import { TransferController } from './transfer/transfer.controller';
 import { CollectionWriteGate } from './collections/collection-write.gate';
 
 @Module({
@@ -39,7 +45,7 @@ import { CollectionWriteGate } from './collections/collection-write.gate';
       { name: UniqueClaimDocument.name, schema: UniqueClaimSchema },
     ]),
   ],
-  controllers: DATA_CONTROLLERS,
+  controllers: [...DATA_CONTROLLERS, TransferController],
   providers: [
     TenantStorage,
     CollectionDropsRepository,
@@ -58,9 +64,21 @@ import { CollectionWriteGate } from './collections/collection-write.gate';
     ItemAnalysisService,
     ItemBatchesService,
     IndexesService,
+    NamespaceExport,
+    NamespaceImport,
+    ItemReplacements,
+    TransferItemsRepository,
+    // One queue for the writes of an item, whichever service makes them (FallbackWriteQueue).
+    { provide: FallbackWriteQueue, useFactory: () => new FallbackWriteQueue() },
   ],
   // GET /me reports the collection quota; erasures drop collections and purge owned items;
-  // tenant moves move collections.
-  exports: [CollectionsService, CollectionDropsService, ItemBatchesService, CollectionMover],
+  // tenant moves move collections; account exports hold every branch's items.
+  exports: [
+    CollectionsService,
+    CollectionDropsService,
+    ItemBatchesService,
+    CollectionMover,
+    NamespaceExport,
+  ],
 })
 export class DataModule {}

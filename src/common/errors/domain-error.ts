@@ -83,3 +83,10 @@ export class InvalidQueryError extends DomainError {
     super('INVALID_QUERY', detail);
   }
 }
+
+/** A request body over a route's size limit, refused from its Content-Length. */
+export class PayloadTooLargeError extends DomainError {
+  constructor(limitBytes: number) {
+    super('PAYLOAD_TOO_LARGE', `The request body exceeds the limit of ${limitBytes} bytes.`);
+  }
+}

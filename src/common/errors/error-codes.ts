@@ -26,6 +26,14 @@ export const ERROR_CATALOG = {
     title: 'No data cluster of the region takes new tenants',
   },
   UNKNOWN_CLUSTER: { status: HttpStatus.BAD_REQUEST, title: 'No data cluster has this name' },
+  MALFORMED_LINE: {
+    status: HttpStatus.BAD_REQUEST,
+    title: 'A line of the import is not a record of the export format',
+  },
+  DIGEST_MISMATCH: {
+    status: HttpStatus.BAD_REQUEST,
+    title: 'The end record does not match the lines before it',
+  },
   INVALID_IDEMPOTENCY_KEY: {
     status: HttpStatus.BAD_REQUEST,
     title: 'The Idempotency-Key header is not valid',
@@ -116,9 +124,17 @@ export const ERROR_CATALOG = {
     status: HttpStatus.PAYLOAD_TOO_LARGE,
     title: 'The request body is too large',
   },
+  LINE_TOO_LONG: {
+    status: HttpStatus.PAYLOAD_TOO_LARGE,
+    title: 'A line of the import is longer than IMPORT_MAX_LINE_BYTES',
+  },
+  TOO_MANY_LINES: {
+    status: HttpStatus.PAYLOAD_TOO_LARGE,
+    title: 'The import has more lines than IMPORT_MAX_LINES',
+  },
   UNSUPPORTED_MEDIA_TYPE: {
     status: HttpStatus.UNSUPPORTED_MEDIA_TYPE,
-    title: 'The request body must be application/json',
+    title: 'The request body is not of the media type the route takes',
   },
   UNSUPPORTED_CONTENT_ENCODING: {
     status: HttpStatus.UNSUPPORTED_MEDIA_TYPE,

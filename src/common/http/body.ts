@@ -1,6 +1,10 @@
 import { json, type NextFunction, type Request, type Response } from 'express';
 import type { ProblemRenderer } from '../errors';
-import { UnsupportedContentEncodingError, UnsupportedMediaTypeError } from '../errors';
+import {
+  PayloadTooLargeError,
+  UnsupportedContentEncodingError,
+  UnsupportedMediaTypeError,
+} from '../errors';
 
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const JSON_TYPES = ['application/json', 'application/*+json'];
@@ -26,14 +30,45 @@ function contentEncodingOf(req: Request): string {
   return (req.headers['content-encoding'] || 'identity').toLowerCase();
 }
 
+/** A route whose body its handler reads as a stream: its media type and largest size. */
+export interface StreamedBody {
+  method: string;
+  path: string;
+  type: string;
+  maxBytes: number;
+}
+
 /**
- * Body handling in front of the routes: JSON only (415 otherwise), gzip, deflate or br
+ * A streamed body is checked here like a JSON one — its media type (415), its Content-Encoding
+ * (415) and its Content-Length (413) — and left unread for the handler.
+ */
+function checkStreamed(req: Request, route: StreamedBody): Error | null {
+  if (!req.is(route.type))
+    return new UnsupportedMediaTypeError(
+      `Content-Type ${req.headers['content-type'] ?? '(none)'} is not supported; send ${route.type}.`,
+    );
+  const encoding = contentEncodingOf(req);
+  if (!SUPPORTED_CONTENT_ENCODINGS.has(encoding))
+    return new UnsupportedContentEncodingError(
+      `Content-Encoding ${JSON.stringify(encoding.slice(0, 64))} is not supported; send gzip, deflate, br or no Content-Encoding.`,
+    );
+  const length = Number(req.headers['content-length'] ?? 0);
+  if (length > route.maxBytes) return new PayloadTooLargeError(route.maxBytes);
+  return null;
+}
+
+/**
+ * Body handling in front of the routes: JSON only (415 otherwise) but on `streamed` routes, gzip, deflate or br
  * Content-Encoding (415 otherwise; a body that does not decode is a 400 INVALID_CONTENT_ENCODING,
  * see ProblemRenderer), a size limit on the decoded body (413) and problem+json for malformed
  * JSON (400). Express error middleware placed right behind the parser catches its errors, which
  * never reach Nest's exception filters.
  */
-export function bodyMiddleware(limitBytes: number, renderer: ProblemRenderer) {
+export function bodyMiddleware(
+  limitBytes: number,
+  renderer: ProblemRenderer,
+  streamed: readonly StreamedBody[] = [],
+) {
   const parseJson = json({
     limit: limitBytes,
     type: JSON_TYPES,
@@ -43,6 +78,12 @@ export function bodyMiddleware(limitBytes: number, renderer: ProblemRenderer) {
     (req: Request, _res: Response, next: NextFunction): void => {
       if (!hasBody(req)) {
         next();
+        return;
+      }
+      const route = streamed.find((r) => r.method === req.method && r.path === req.path);
+      if (route) {
+        // The handler reads it; the JSON parser below leaves other media types alone.
+        next(checkStreamed(req, route) ?? undefined);
         return;
       }
       const isJson = Boolean(req.is(JSON_TYPES));

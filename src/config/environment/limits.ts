@@ -83,6 +83,27 @@ export class LimitsVariables {
   @Max(10_000)
   BULK_MAX_ITEMS = 500;
 
+  /** Longest line of a POST /import body, in bytes after decoding; a longer line is refused alone. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1024)
+  @Max(16 * 1024 * 1024)
+  IMPORT_MAX_LINE_BYTES = 1024 * 1024;
+
+  /** Lines one POST /import reads; the import stops at the first line beyond. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(100_000_000)
+  IMPORT_MAX_LINES = 1_000_000;
+
+  /** Bytes of one POST /import body: its Content-Length (413), and what it decodes to. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1024)
+  @Max(1024 * 1024 * 1024 * 1024)
+  IMPORT_MAX_BYTES = 1024 * 1024 * 1024;
+
   @Type(() => Number)
   @IsInt()
   @Min(1024)

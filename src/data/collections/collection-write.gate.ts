@@ -5,7 +5,7 @@ import {
   type NestInterceptor,
 } from '@nestjs/common';
 import { defer, finalize, mergeMap, type Observable } from 'rxjs';
-import { tenantOf, type RequestWithPrincipal } from '../../auth';
+import { tenantOf, type CustomerPrincipal, type RequestWithPrincipal } from '../../auth';
 import { onWriteRoutes } from '../../common/idempotency';
 import { CollectionMovingError } from '../data.errors';
 import { CollectionRegistryRepository } from './collection-registry.repository';
@@ -38,6 +38,16 @@ export class CollectionWriteGate implements NestInterceptor {
           : next.handle().pipe(finalize(() => void this.markers.end(marker).catch(() => {}))),
       ),
     );
+  }
+
+  /** Runs a write of `name` that no route names (an import's): the same gate, around it. */
+  async around<T>(principal: CustomerPrincipal, name: string, write: () => Promise<T>): Promise<T> {
+    const marker = await this.enter(tenantOf(principal), principal.branch, name);
+    try {
+      return await write();
+    } finally {
+      if (marker !== null) await this.markers.end(marker).catch(() => {});
+    }
   }
 
   /** The marker of this write when the collection is being moved; null otherwise. */

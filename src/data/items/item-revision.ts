@@ -25,7 +25,7 @@ import { isPlainObject } from '../query/json-guard';
 const CREATION = `${REVISION_FIELD}.c`;
 const COUNT = `${REVISION_FIELD}.n`;
 
-const CREATION_TOKEN = /^[0-9a-f]{24}$/;
+export const CREATION_TOKEN = /^[0-9a-f]{24}$/;
 const LEGACY_IDENTITY = /^l([0-9a-z]*)$/;
 
 /** The record a new item is stored with. */

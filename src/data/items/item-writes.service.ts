@@ -43,10 +43,10 @@ type ItemAddress = { indexName: string; indexValue: string } | null;
  */
 @Injectable()
 export class ItemWritesService {
-  private readonly writes = new FallbackWriteQueue();
   private readonly budget: JsonBudget;
 
   constructor(
+    private readonly writes: FallbackWriteQueue,
     private readonly collections: CollectionsService,
     private readonly items: ItemsRepository,
     private readonly uniqueValues: UniqueValuesService,
@@ -281,10 +281,10 @@ export class ItemWritesService {
 }
 
 /** Reads of an item that a concurrent write keeps moving before a change computed from it gives up. */
-const MODIFY_ROUNDS = 3;
+export const MODIFY_ROUNDS = 3;
 
 /** Writes of one item are queued in-process under this key (collection namespace + id). */
-function writeKey(physical: string, id: string): string {
+export function writeKey(physical: string, id: string): string {
   return JSON.stringify([physical, id]);
 }
 

@@ -13,6 +13,7 @@ import { toMongoProjection, type Projection } from '../query/projection';
 import { REVISION_FIELD } from '../query/data.constants';
 import { COUNT_WRITE, newRevisionRecord } from './item-revision';
 import type { Guarded, JsonObject, JsonScalar } from '../query/json-guard';
+import type { KeptTimes } from '../query/data-requests';
 import { TenantStorage, type NativeCollection } from '../storage/tenant-storage';
 
 /** An item as stored: string `_id`, BSON dates, the revision record (item-revision.ts). */
@@ -51,13 +52,13 @@ export class ItemsRepository {
     target: NativeCollection,
     id: string,
     item: Guarded<JsonObject>,
-    now: Date,
+    times: KeptTimes,
   ): Promise<StoredItem | Duplicate> {
     const stored = {
       _id: id,
       ...item,
-      _createdAt: now,
-      _updatedAt: now,
+      _createdAt: times.createdAt,
+      _updatedAt: times.updatedAt,
       [REVISION_FIELD]: newRevisionRecord(),
     } as StoredItem;
     return orDuplicate(async () => {

@@ -17,7 +17,7 @@ import {
   type Condition,
   type ItemMatch,
 } from '../query/data-query';
-import type { ItemListQuery, ItemQuery, NewItemRequest } from '../query/data-requests';
+import type { ItemListQuery, ItemQuery, KeptTimes, NewItemRequest } from '../query/data-requests';
 import {
   isScalar,
   valueAtPath,
@@ -62,10 +62,11 @@ export class ItemsService {
   ): Promise<StoredItem> {
     const { item, ownerField, uniqueField } = request;
     const id = request.id ?? new Types.ObjectId().toHexString();
-    // A sub key's items are always its own; root and team keys may file items for others.
-    if (principal.kind === 'sub' || !Object.hasOwn(item, ownerField))
+    // A sub key's items are always its own; root and team keys may file items for others (and
+    // import them as they are).
+    if (principal.kind === 'sub' || (!request.imported && !Object.hasOwn(item, ownerField)))
       item[ownerField] = ownerValueOf(principal);
-    const uniqueValue = uniqueField === null ? undefined : this.uniqueValue(item, id, uniqueField);
+    const uniqueValue = uniqueField === null ? undefined : uniqueValueOf(item, id, uniqueField);
 
     const target = await this.collections.findOrCreate(principal, collection);
     const scope = ownerScopeOf(principal, ownerField);
@@ -90,7 +91,7 @@ export class ItemsService {
     const stored = await this.itemEvents
       .created(principal, collection, id, ownerField, () => {
         inserting = true;
-        return this.insertHolding(claim, target, id, item);
+        return this.insertHolding(claim, target, id, item, request.imported?.times ?? null);
       })
       .catch(async (error: unknown) => {
         // Refused before the insert (the feed's writes are paused): the value goes back at once.
@@ -145,11 +146,14 @@ export class ItemsService {
     target: NativeCollection,
     id: string,
     item: Guarded<JsonObject>,
+    kept: KeptTimes | null,
   ): Promise<StoredItem | typeof DUPLICATE> {
-    if (!claim) return this.items.insert(target, id, item, new Date());
+    const now = new Date();
+    const times = kept ?? { createdAt: now, updatedAt: now };
+    if (!claim) return this.items.insert(target, id, item, times);
     await this.uniqueValues.assertInsertable(claim);
     try {
-      const stored = await this.items.insert(target, id, item, new Date());
+      const stored = await this.items.insert(target, id, item, times);
       if (stored === DUPLICATE) await this.uniqueValues.release(claim);
       return stored;
     } catch (error) {
@@ -157,25 +161,6 @@ export class ItemsService {
       await this.uniqueValues.release(claim).catch(() => undefined);
       throw error;
     }
-  }
-
-  /** The value `uniqueField` names, after the owner field was stamped: present and scalar. */
-  private uniqueValue(
-    item: Guarded<Record<string, unknown>>,
-    id: string,
-    field: string,
-  ): JsonScalar {
-    if (field === '_id') return id;
-    if (!Object.hasOwn(item, field))
-      throw new ValidationFailedError([
-        { field: 'uniqueField', message: `item has no field '${field}'` },
-      ]);
-    const value = item[field];
-    if (!isScalar(value))
-      throw new ValidationFailedError([
-        { field: `item.${field}`, message: 'must be a string, number, boolean or null' },
-      ]);
-    return value;
   }
 
   async list(
@@ -266,4 +251,23 @@ function cursorText(sortPath: string, value: unknown): string | null {
     return numeric ? null : value;
   }
   return null;
+}
+
+/** The value `uniqueField` names, after the owner field was stamped: present and scalar. */
+export function uniqueValueOf(
+  item: Guarded<Record<string, unknown>>,
+  id: string,
+  field: string,
+): JsonScalar {
+  if (field === '_id') return id;
+  if (!Object.hasOwn(item, field))
+    throw new ValidationFailedError([
+      { field: 'uniqueField', message: `item has no field '${field}'` },
+    ]);
+  const value = item[field];
+  if (!isScalar(value))
+    throw new ValidationFailedError([
+      { field: `item.${field}`, message: 'must be a string, number, boolean or null' },
+    ]);
+  return value;
 }

@@ -33,6 +33,12 @@ export type BulkItemInput = { request: NewItemRequest } | { refused: DomainError
  * ambiguity).
  */
 
+/** An item's `_createdAt` and `_updatedAt`: set by the server, or kept by an import. */
+export interface KeptTimes {
+  createdAt: Date;
+  updatedAt: Date;
+}
+
 export interface NewItemRequest {
   /** The client's `_id`, or null: the server makes one. */
   id: string | null;
@@ -42,6 +48,11 @@ export interface NewItemRequest {
   ownerField: string;
   /** `return`: a taken uniqueField value answers the item holding it (find-or-create). */
   onConflict: 'error' | 'return';
+  /**
+   * An imported item (POST /import): it keeps its times when it has them, and a root or team
+   * key's import writes its owner field as it is (none is added).
+   */
+  imported?: { times: KeptTimes | null };
 }
 
 export interface ItemChangeRequest {

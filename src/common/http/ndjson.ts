@@ -1,0 +1,159 @@
+import type { Request, Response } from 'express';
+import { Readable, type Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createBrotliDecompress, createGunzip, createGzip, createInflate } from 'node:zlib';
+
+/** Newline-delimited JSON: one JSON value per line (export files, import bodies and results). */
+export const NDJSON = 'application/x-ndjson';
+
+/** Lines are written in chunks of about this size: one socket write per chunk, not per line. */
+const CHUNK_CHARS = 64 * 1024;
+
+/** Whether the client takes a gzip-encoded response (Accept-Encoding, q-values honoured). */
+function acceptsGzip(req: Request): boolean {
+  return req.acceptsEncodings('gzip', 'identity') === 'gzip';
+}
+
+/**
+ * Answers 200 with `lines` as NDJSON, gzip-encoded when `compress` and the client accepts it,
+ * as the client reads it: the next line is produced only when the socket has taken the last
+ * chunk, so memory stays flat however many lines follow. The first line is produced before
+ * anything is sent: its failure is still a problem response with its own status. A later failure
+ * (or the client going away) ends the iteration (its `finally` blocks run) and cuts the
+ * connection without the last chunk, so an HTTP client sees an incomplete response, never a
+ * complete-looking one.
+ */
+export async function sendLines(
+  req: Request,
+  res: Response,
+  lines: AsyncIterable<string>,
+  { compress = true }: { compress?: boolean } = {},
+): Promise<void> {
+  const iterator = lines[Symbol.asyncIterator]();
+  const first = await iterator.next();
+  const gzip = compress && acceptsGzip(req);
+  res.status(200);
+  res.setHeader('Content-Type', `${NDJSON}; charset=utf-8`);
+  if (compress) res.setHeader('Vary', 'Accept-Encoding');
+  if (gzip) res.setHeader('Content-Encoding', 'gzip');
+  // Whatever follows is streamed: a proxy must not wait for the whole body.
+  res.setHeader('X-Accel-Buffering', 'no');
+  async function* chunks(): AsyncGenerator<string> {
+    let chunk = first.done ? '' : `${first.value}\n`;
+    try {
+      for (;;) {
+        const next = await iterator.next();
+        if (next.done) break;
+        chunk += `${next.value}\n`;
+        if (chunk.length >= CHUNK_CHARS) {
+          yield chunk;
+          chunk = '';
+        }
+      }
+      if (chunk.length > 0) yield chunk;
+    } finally {
+      await iterator.return?.();
+    }
+  }
+  const source = Readable.from(chunks(), { objectMode: false });
+  try {
+    if (gzip) await pipeline(source, createGzip(), res);
+    else await pipeline(source, res);
+  } catch {
+    // pipeline has destroyed the response: the client sees the cut.
+  }
+}
+
+/** A line of a request body, or a line longer than the bound (its text is not kept). */
+export type BodyLine = { text: string; bytes: Buffer } | { tooLong: number };
+
+/** The body went past its byte bound, or its encoding could not be decoded. */
+export class BodyStreamError extends Error {
+  constructor(
+    readonly reason: 'too-large' | 'bad-encoding',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'BodyStreamError';
+  }
+}
+
+/** The decoder of a Content-Encoding the body middleware lets through (src/common/http/body.ts). */
+function decoderOf(encoding: string): Transform | null {
+  switch (encoding) {
+    case 'gzip':
+      return createGunzip();
+    case 'deflate':
+      return createInflate();
+    case 'br':
+      return createBrotliDecompress();
+    default:
+      return null;
+  }
+}
+
+/**
+ * The lines of a request body as they arrive, decoded per Content-Encoding: split at `\n` (a
+ * trailing `\r` dropped), each at most `maxLineBytes` (a longer one is reported by its length and
+ * skipped, without holding it), the whole decoded body at most `maxBytes` (BodyStreamError
+ * 'too-large'). A body that does not decode throws BodyStreamError 'bad-encoding'. Reading
+ * pauses while the consumer is busy: the client's sending is held back by TCP, not buffered.
+ */
+export async function* readBodyLines(
+  req: Request,
+  { maxLineBytes, maxBytes }: { maxLineBytes: number; maxBytes: number },
+): AsyncGenerator<BodyLine> {
+  const encoding = (req.headers['content-encoding'] || 'identity').toLowerCase();
+  const decoder = decoderOf(encoding);
+  const source: AsyncIterable<Buffer> = decoder ? req.pipe(decoder) : req;
+  if (decoder) req.once('error', (error) => decoder.destroy(error));
+  let total = 0;
+  let parts: Buffer[] = [];
+  let partBytes = 0;
+  let overLong = 0;
+  try {
+    for await (const chunk of source) {
+      total += chunk.length;
+      if (total > maxBytes)
+        throw new BodyStreamError('too-large', `The body decodes to more than ${maxBytes} bytes.`);
+      let start = 0;
+      for (;;) {
+        const end = chunk.indexOf(0x0a, start);
+        const piece = chunk.subarray(start, end === -1 ? chunk.length : end);
+        if (overLong > 0 || partBytes + piece.length > maxLineBytes) {
+          overLong = (overLong || partBytes) + piece.length;
+          parts = [];
+          partBytes = 0;
+        } else if (piece.length > 0) {
+          parts.push(piece);
+          partBytes += piece.length;
+        }
+        if (end === -1) break;
+        if (overLong > 0) yield { tooLong: overLong };
+        else yield lineOf(Buffer.concat(parts, partBytes));
+        parts = [];
+        partBytes = 0;
+        overLong = 0;
+        start = end + 1;
+      }
+    }
+  } catch (error) {
+    if (error instanceof BodyStreamError) throw error;
+    if (decoder && isDecodeError(error))
+      throw new BodyStreamError('bad-encoding', `The body is not valid ${encoding}.`);
+    throw error;
+  }
+  if (overLong > 0) yield { tooLong: overLong };
+  else if (partBytes > 0) yield lineOf(Buffer.concat(parts, partBytes));
+}
+
+function lineOf(bytes: Buffer): BodyLine {
+  const trimmed = bytes.at(-1) === 0x0d ? bytes.subarray(0, -1) : bytes;
+  return { text: trimmed.toString('utf8'), bytes: trimmed };
+}
+
+/** zlib's errors for input that is not what its Content-Encoding says. */
+function isDecodeError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('Z_');
+}

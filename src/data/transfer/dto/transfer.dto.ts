@@ -1,0 +1,245 @@
+import { ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
+import { IsIn, IsString, Matches, MaxLength } from 'class-validator';
+import { OptionalField } from '../../../common/dto';
+import { ApiSchemaPatch } from '../../../common/http/openapi';
+import { DataIndexDto } from '../../indexes/dto/data-index.dto';
+import { DataItemDto, AuthFieldProperty } from '../../items/dto/data-item.dto';
+import { FIELD_NAME_SCHEMA_PATTERN } from '../../query/json-guard';
+
+const NAME = '[A-Za-z][A-Za-z0-9_-]{0,63}';
+const COLLECTION_LIST = `^${NAME}(,${NAME})*$`;
+/** `<collection>/<_id>`: an item id has 1-128 characters and no controls. */
+const RESUME_POINT = `^${NAME}/[^\\u0000-\\u001F\\u007F-\\u009F]{1,128}$`;
+
+/** GET /export and the account exports: what to export. */
+export class ExportQueryDto {
+  /** Only these collections (comma-separated names); each must exist. Default: all. */
+  @OptionalField()
+  @IsString()
+  @Matches(new RegExp(COLLECTION_LIST), {
+    message: 'collections must be collection names, comma-separated',
+  })
+  @ApiPropertyOptional({ pattern: COLLECTION_LIST, example: 'orders,customers' })
+  collections?: string;
+
+  /**
+   * Resume a cut download after this item: `<collection>/<_id>` of the last complete item line
+   * received. The response holds the items after it (and a new manifest and end).
+   */
+  @OptionalField()
+  @IsString()
+  @MaxLength(64 + 1 + 128 * 2)
+  @Matches(new RegExp(RESUME_POINT, 'u'), { message: 'after must be <collection>/<_id>' })
+  @ApiPropertyOptional({ pattern: RESUME_POINT, example: 'orders/665f1c2a9b1e8a0012345678' })
+  after?: string;
+
+  /** A sub key's export holds the items whose owner field (this, default `userId`) is its own. */
+  @AuthFieldProperty()
+  authField?: string;
+}
+
+/** POST /import: how to write the lines. */
+export class ImportQueryDto {
+  /** `insert`: an item whose `_id` exists is refused (409); `upsert`: it is replaced. */
+  @OptionalField()
+  @IsIn(['insert', 'upsert'])
+  @ApiPropertyOptional({ enum: ['insert', 'upsert'], default: 'insert' })
+  mode?: 'insert' | 'upsert';
+
+  /** `true`: nothing is written; each line reports what would happen. */
+  @OptionalField()
+  @IsIn(['true', 'false'])
+  @ApiPropertyOptional({ enum: ['true', 'false'], default: 'false' })
+  dryRun?: 'true' | 'false';
+
+  /** The owner field of the items (default `userId`), unless the manifest names one for their collection. */
+  @AuthFieldProperty()
+  authField?: string;
+
+  /** A field whose value must not be taken in the caller's scope, as in POST /data/{c}; a manifest entry may name its own. */
+  @OptionalField()
+  @IsString()
+  @MaxLength(256)
+  @ApiPropertyOptional({ example: 'orderNumber', pattern: FIELD_NAME_SCHEMA_PATTERN })
+  uniqueField?: string;
+}
+
+export class ManifestCollectionDto {
+  @ApiProperty({ example: 'orders' })
+  name!: string;
+
+  /** The collection's indexes but `_id_`. */
+  @ApiProperty({ type: [DataIndexDto] })
+  indexes!: DataIndexDto[];
+
+  /** Its items when the export began (a sub key's export: the ones it owns). */
+  @ApiProperty({ example: 1250 })
+  count!: number;
+
+  /** Import only: the owner field of this collection's items. */
+  @ApiPropertyOptional({ example: 'userId' })
+  authField?: string;
+
+  /** Import only: the uniqueField of this collection's items. */
+  @ApiPropertyOptional({ example: 'orderNumber' })
+  uniqueField?: string;
+}
+
+export class ExportNamespaceDto {
+  @ApiProperty({ enum: ['user', 'team'] })
+  kind!: 'user' | 'team';
+
+  @ApiProperty({ example: '' })
+  branch!: string;
+}
+
+export class ExportOwnerDto {
+  @ApiProperty({ example: 'userId' })
+  field!: string;
+
+  @ApiProperty({ example: 'acct-42' })
+  value!: string;
+}
+
+/** The first line of an export. */
+@ApiSchemaPatch({ additionalProperties: true })
+export class ExportManifestDto {
+  @ApiProperty({ enum: ['manifest'] })
+  type!: 'manifest';
+
+  /** The format version: it changes only when a reader of this one would misread a file. */
+  @ApiProperty({ enum: [1] })
+  format!: 1;
+
+  @ApiProperty({ format: 'date-time' })
+  exportedAt!: string;
+
+  @ApiProperty({ type: ExportNamespaceDto })
+  namespace!: ExportNamespaceDto;
+
+  /** A sub key's export: the owner field and value its items hold. */
+  @ApiPropertyOptional({ type: ExportOwnerDto })
+  owner?: ExportOwnerDto;
+
+  /** The newest event when the export began: GET /events?after= this gives what changed since. Null when the change feed is off. */
+  @ApiProperty({ type: String, nullable: true, example: '1042' })
+  feedPosition!: string | null;
+
+  /** A resumed export: the `after` it resumed after. */
+  @ApiPropertyOptional({ example: 'orders/665f1c2a9b1e8a0012345678' })
+  after?: string;
+
+  @ApiProperty({ type: [ManifestCollectionDto] })
+  collections!: ManifestCollectionDto[];
+}
+
+/** One item of an export, by collection then `_id`. */
+@ApiSchemaPatch({ additionalProperties: true })
+export class ExportItemRecordDto {
+  @ApiProperty({ enum: ['item'] })
+  type!: 'item';
+
+  /** The branch (account exports, which span branches). */
+  @ApiPropertyOptional({ example: '' })
+  branch?: string;
+
+  @ApiProperty({ example: 'orders' })
+  collection!: string;
+
+  @ApiProperty({ type: DataItemDto })
+  item!: DataItemDto;
+}
+
+/** The last line of an export: a client that did not get it has an incomplete file. */
+@ApiSchemaPatch({ additionalProperties: true })
+export class ExportEndRecordDto {
+  @ApiProperty({ enum: ['end'] })
+  type!: 'end';
+
+  /** The lines between the manifest and this one. */
+  @ApiProperty({ example: 1250 })
+  items!: number;
+
+  /** SHA-256 (hex) of those lines, each with its `\n`, in order. */
+  @ApiProperty({ pattern: '^[0-9a-f]{64}$' })
+  sha256!: string;
+}
+
+/** Any line of a namespace export. */
+export const EXPORT_LINE = {
+  oneOf: [
+    { $ref: getSchemaPath(ExportManifestDto) },
+    { $ref: getSchemaPath(ExportItemRecordDto) },
+    { $ref: getSchemaPath(ExportEndRecordDto) },
+  ],
+  description:
+    'NDJSON: each line is one of these records — a manifest first, then item lines by collection and _id, then the end (docs/data.md, "Export and import")',
+};
+
+/** The result of one input line. */
+@ApiSchemaPatch({ additionalProperties: true })
+export class ImportResultLineDto {
+  @ApiProperty({ enum: ['result'] })
+  type!: 'result';
+
+  /** The input line, counting from 1. */
+  @ApiProperty({ example: 2 })
+  line!: number;
+
+  /**
+   * 201 created, 200 replaced (an item) or accepted (a manifest, an end); otherwise what the
+   * same item would have got from POST /data/{collection}.
+   */
+  @ApiProperty({ example: 201 })
+  status!: number;
+
+  @ApiPropertyOptional({ example: 'DUPLICATE_ITEM' })
+  code?: string;
+
+  @ApiPropertyOptional()
+  detail?: string;
+
+  /** The item written (or, in a dry run, that would be). */
+  @ApiPropertyOptional({ example: '665f1c2a9b1e8a0012345678' })
+  _id?: string;
+}
+
+/** The last line of an import's response. */
+export class ImportTotalsDto {
+  @ApiProperty({ enum: ['totals'] })
+  type!: 'totals';
+
+  /** `complete`: every line was read; `stopped`: the import ended at `stoppedAt` (see `code`). */
+  @ApiProperty({ enum: ['complete', 'stopped'] })
+  outcome!: 'complete' | 'stopped';
+
+  @ApiProperty()
+  dryRun!: boolean;
+
+  @ApiProperty({ example: 1252 })
+  lines!: number;
+
+  @ApiProperty({ example: 1250 })
+  created!: number;
+
+  @ApiProperty({ example: 0 })
+  replaced!: number;
+
+  @ApiProperty({ example: 0 })
+  failed!: number;
+
+  @ApiPropertyOptional({ example: 731 })
+  stoppedAt?: number;
+
+  @ApiPropertyOptional({ example: 'DATABASE_UNAVAILABLE' })
+  code?: string;
+
+  @ApiPropertyOptional()
+  detail?: string;
+}
+
+/** Any line of an import's response. */
+export const IMPORT_RESULT_LINE = {
+  oneOf: [{ $ref: getSchemaPath(ImportResultLineDto) }, { $ref: getSchemaPath(ImportTotalsDto) }],
+  description: 'NDJSON: a result line per input line, in order, then the totals',
+};

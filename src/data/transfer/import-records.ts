@@ -1,0 +1,206 @@
+import { isUtf8 } from 'node:buffer';
+import { DomainError, ValidationFailedError, type FieldError } from '../../common/errors';
+import { parseRfc3339 } from '../../common/pagination/rfc3339';
+import { INDEX_NAME_PATTERN } from '../indexes/dto/data-index.dto';
+import { CLIENT_ID_PATTERN, COLLECTION_NAME_PATTERN } from '../query/data.constants';
+import { ownerFieldOf, type KeptTimes, type NewItemRequest } from '../query/data-requests';
+import { toIndexRequest, type IndexRequest } from '../query/index-requests';
+import { guardDocument, guardFieldName, isPlainObject, type JsonBudget } from '../query/json-guard';
+import { FORMAT } from './transfer-format';
+
+/**
+ * The records POST /import reads (transfer-format.ts), checked line by line: a line that is not
+ * one is its own 400, never the import's. Members a record does not know are ignored (later
+ * versions of format 1 add optional ones).
+ */
+
+/** A line that is not JSON, not a record, or a record of another format. */
+export class MalformedLineError extends DomainError {
+  constructor(detail: string) {
+    super('MALFORMED_LINE', detail);
+  }
+}
+
+/** The end record does not count or digest the lines read since the manifest. */
+export class DigestMismatchError extends DomainError {
+  constructor(detail: string) {
+    super('DIGEST_MISMATCH', detail);
+  }
+}
+
+/** How the items of a collection are written: the query's settings, or its manifest entry's. */
+export interface CollectionSettings {
+  ownerField: string;
+  uniqueField: string | null;
+}
+
+export interface ImportCollection {
+  name: string;
+  indexes: IndexRequest[];
+  /** `authField` / `uniqueField` of the manifest entry, when it names them. */
+  settings: Partial<CollectionSettings>;
+}
+
+export type ImportRecord =
+  | { type: 'manifest'; collections: ImportCollection[] }
+  | { type: 'item'; collection: string; branch: string | undefined; item: unknown }
+  | { type: 'end'; items: number; sha256: string };
+
+/** One line of an import body as a record. */
+export function parseRecord(bytes: Buffer, text: string): ImportRecord {
+  if (!isUtf8(bytes)) throw new MalformedLineError('The line is not valid UTF-8.');
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new MalformedLineError('The line is not JSON.');
+  }
+  if (!isPlainObject(value) || typeof value.type !== 'string')
+    throw new MalformedLineError('The line is not a record: a JSON object with a string `type`.');
+  switch (value.type) {
+    case 'manifest':
+      return parseManifest(value);
+    case 'item':
+      return parseItem(value);
+    case 'end':
+      return parseEnd(value);
+    default:
+      throw new MalformedLineError(
+        `Records of type ${JSON.stringify(value.type.slice(0, 64))} are not imported: manifest, item and end are.`,
+      );
+  }
+}
+
+function parseManifest(value: Record<string, unknown>): ImportRecord {
+  if (value.format !== FORMAT)
+    throw new MalformedLineError(
+      `The manifest is of format ${JSON.stringify(value.format)}; this service reads format ${FORMAT}.`,
+    );
+  const raw = value.collections ?? [];
+  if (!Array.isArray(raw))
+    throw new ValidationFailedError([{ field: 'collections', message: 'must be an array' }]);
+  const errors: FieldError[] = [];
+  const collections: ImportCollection[] = [];
+  raw.forEach((entry: unknown, i) => {
+    try {
+      collections.push(parseCollection(entry, `collections[${i}]`));
+    } catch (error) {
+      if (!(error instanceof ValidationFailedError)) throw error;
+      errors.push(...(error.errors ?? []));
+    }
+  });
+  if (errors.length > 0) throw new ValidationFailedError(errors);
+  return { type: 'manifest', collections };
+}
+
+function parseCollection(entry: unknown, at: string): ImportCollection {
+  if (!isPlainObject(entry))
+    throw new ValidationFailedError([{ field: at, message: 'must be an object' }]);
+  const { name, indexes = [], authField, uniqueField } = entry;
+  if (typeof name !== 'string' || !COLLECTION_NAME_PATTERN.test(name))
+    throw new ValidationFailedError([
+      { field: `${at}.name`, message: `must match ${COLLECTION_NAME_PATTERN.source}` },
+    ]);
+  if (!Array.isArray(indexes))
+    throw new ValidationFailedError([{ field: `${at}.indexes`, message: 'must be an array' }]);
+  const settings: Partial<CollectionSettings> = {};
+  // A value that is not a string is refused by the field-name guard ownerFieldOf applies.
+  if (authField !== undefined)
+    settings.ownerField = ownerFieldOf(authField as string, `${at}.authField`);
+  if (uniqueField !== undefined)
+    settings.uniqueField = guardFieldName(uniqueField, `${at}.uniqueField`);
+  return {
+    name,
+    indexes: indexes.map((index: unknown, i) => parseIndex(index, `${at}.indexes[${i}]`)),
+    settings,
+  };
+}
+
+function parseIndex(index: unknown, at: string): IndexRequest {
+  if (!isPlainObject(index))
+    throw new ValidationFailedError([{ field: at, message: 'must be an object' }]);
+  const { name, fields, unique = false } = index;
+  if (typeof name !== 'string' || !INDEX_NAME_PATTERN.test(name))
+    throw new ValidationFailedError([
+      { field: `${at}.name`, message: `must match ${INDEX_NAME_PATTERN.source}` },
+    ]);
+  if (typeof unique !== 'boolean')
+    throw new ValidationFailedError([{ field: `${at}.unique`, message: 'must be a boolean' }]);
+  try {
+    return toIndexRequest({ name, fields, unique });
+  } catch (error) {
+    if (!(error instanceof ValidationFailedError)) throw error;
+    throw new ValidationFailedError(
+      (error.errors ?? []).map((e) => ({ field: `${at}.${e.field}`, message: e.message })),
+    );
+  }
+}
+
+function parseItem(value: Record<string, unknown>): ImportRecord {
+  const { collection, branch, item } = value;
+  if (typeof collection !== 'string' || !COLLECTION_NAME_PATTERN.test(collection))
+    throw new ValidationFailedError([
+      { field: 'collection', message: `must match ${COLLECTION_NAME_PATTERN.source}` },
+    ]);
+  if (branch !== undefined && typeof branch !== 'string')
+    throw new ValidationFailedError([{ field: 'branch', message: 'must be a string' }]);
+  if (item === undefined)
+    throw new ValidationFailedError([{ field: 'item', message: 'is required' }]);
+  return { type: 'item', collection, branch, item };
+}
+
+function parseEnd(value: Record<string, unknown>): ImportRecord {
+  const { items, sha256 } = value;
+  if (typeof items !== 'number' || !Number.isSafeInteger(items) || items < 0)
+    throw new ValidationFailedError([{ field: 'items', message: 'must be a whole number' }]);
+  if (typeof sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(sha256))
+    throw new ValidationFailedError([{ field: 'sha256', message: 'must be 64 hex digits' }]);
+  return { type: 'end', items, sha256 };
+}
+
+/**
+ * An item record's item as a create request: the rules of POST /data/{c}'s `item`, except that
+ * it keeps `_id`, and `_createdAt` / `_updatedAt` (RFC 3339) when it has them — one of them alone
+ * stands for both.
+ */
+export function toImportedItemRequest(
+  raw: unknown,
+  settings: CollectionSettings,
+  budget: JsonBudget,
+): NewItemRequest {
+  const item = guardDocument(raw, 'item', budget);
+  let id: string | null = null;
+  if (Object.hasOwn(item, '_id')) {
+    const given = item._id;
+    if (typeof given !== 'string' || !CLIENT_ID_PATTERN.test(given))
+      throw new ValidationFailedError([
+        { field: 'item._id', message: 'must be a string of 1-128 characters, no controls' },
+      ]);
+    id = given;
+    delete item._id;
+  }
+  const createdAt = timeOf(item, '_createdAt');
+  const updatedAt = timeOf(item, '_updatedAt');
+  let times: KeptTimes | null = null;
+  if (createdAt || updatedAt) {
+    times = { createdAt: createdAt ?? updatedAt!, updatedAt: updatedAt ?? createdAt! };
+    if (times.updatedAt < times.createdAt)
+      throw new ValidationFailedError([
+        { field: 'item._updatedAt', message: 'must not be before _createdAt' },
+      ]);
+  }
+  return { id, item, ...settings, onConflict: 'error', imported: { times } };
+}
+
+/** A kept time, taken out of the item. */
+function timeOf(item: Record<string, unknown>, field: '_createdAt' | '_updatedAt'): Date | null {
+  if (!Object.hasOwn(item, field)) return null;
+  const value = item[field];
+  delete item[field];
+  const parsed = typeof value === 'string' ? parseRfc3339(value) : null;
+  if (!parsed)
+    throw new ValidationFailedError([
+      { field: `item.${field}`, message: 'must be an RFC 3339 date-time' },
+    ]);
+  return parsed.date;
+}

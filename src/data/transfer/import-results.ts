@@ -1,0 +1,93 @@
+import { DomainError, type ErrorCode, type FieldError } from '../../common/errors';
+import { BodyStreamError } from '../../common/http/ndjson';
+
+/** What POST /import answers: a result line per input line, then the totals. */
+
+/** The result line of an input line. */
+export interface LineResult {
+  type: 'result';
+  line: number;
+  status: number;
+  code?: ErrorCode;
+  detail?: string;
+  errors?: FieldError[];
+  _id?: string;
+  [extension: string]: unknown;
+}
+
+/** The last line of an import's response: how it ended and what it did. */
+export interface ImportTotals {
+  type: 'totals';
+  /** `complete`: every line was read; `stopped`: the import ended at `stoppedAt`. */
+  outcome: 'complete' | 'stopped';
+  dryRun: boolean;
+  lines: number;
+  created: number;
+  replaced: number;
+  failed: number;
+  stoppedAt?: number;
+  code?: ErrorCode;
+  detail?: string;
+}
+
+/** A line's result, and whether the import stops at it. */
+export interface Outcome {
+  result: LineResult;
+  stops: boolean;
+}
+
+export function failure(line: number, error: DomainError, stops = false): Outcome {
+  return {
+    result: {
+      type: 'result',
+      line,
+      status: error.status,
+      code: error.code,
+      detail: error.message,
+      ...(error.errors ? { errors: error.errors } : {}),
+      ...(error.extensions ?? {}),
+    },
+    stops,
+  };
+}
+
+export function ok(line: number, status: number, id?: string): Outcome {
+  return {
+    result: { type: 'result', line, status, ...(id !== undefined ? { _id: id } : {}) },
+    stops: false,
+  };
+}
+
+/** A line longer than IMPORT_MAX_LINE_BYTES. */
+export function lineTooLong(bytes: number): DomainError {
+  return new DomainError(
+    'LINE_TOO_LONG',
+    `The line has ${bytes} bytes; a line has at most the bytes IMPORT_MAX_LINE_BYTES allows.`,
+  );
+}
+
+/** The line beyond IMPORT_MAX_LINES. */
+export function tooManyLines(max: number): DomainError {
+  return new DomainError(
+    'TOO_MANY_LINES',
+    `An import reads at most ${max} lines (IMPORT_MAX_LINES).`,
+  );
+}
+
+/** The body could not be read on: a result line for the line it stopped at, or none (the client left). */
+export function bodyFailure(line: number, error: unknown): Outcome | null {
+  if (!(error instanceof BodyStreamError)) return null;
+  const domain =
+    error.reason === 'too-large'
+      ? new DomainError('PAYLOAD_TOO_LARGE', `${error.message} (IMPORT_MAX_BYTES)`)
+      : new DomainError('INVALID_CONTENT_ENCODING', error.message);
+  return failure(line, domain, true);
+}
+
+/** What a result adds to the totals. */
+export function count(totals: ImportTotals, result: LineResult): void {
+  if (result.status >= 400) totals.failed += 1;
+  else if (result.status === 201) totals.created += 1;
+  // 200 on an item (it has an _id) replaced it; on a manifest or an end it is just accepted.
+  else if (result._id !== undefined) totals.replaced += 1;
+}

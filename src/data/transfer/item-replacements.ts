@@ -1,0 +1,85 @@
+import { Injectable } from '@nestjs/common';
+import { ownerValueOf, type CustomerPrincipal } from '../../auth';
+import { DUPLICATE } from '../../common/mongo/duplicate';
+import { FallbackWriteQueue } from '../../common/mongo/fallback-database';
+import { CollectionsService } from '../collections/collections.service';
+import { DuplicateItemError, WriteConflictError } from '../data.errors';
+import { ItemEvents } from '../items/item-events';
+import { ownerScopeOf } from '../items/item-scope';
+import { MODIFY_ROUNDS, writeKey } from '../items/item-writes.service';
+import { ItemsRepository, type StoredItem } from '../items/items.repository';
+import { uniqueValueOf } from '../items/items.service';
+import type { ItemMatch } from '../query/data-query';
+import type { NewItemRequest } from '../query/data-requests';
+import { TransferItemsRepository } from './transfer-items.repository';
+
+/** Upserts of an import: an item replaced whole by `_id`, under the rules of a write. */
+@Injectable()
+export class ItemReplacements {
+  constructor(
+    private readonly collections: CollectionsService,
+    private readonly items: ItemsRepository,
+    private readonly transfers: TransferItemsRepository,
+    private readonly itemEvents: ItemEvents,
+    /** Shared with ItemWritesService: one item's writes queue behind each other. */
+    private readonly writes: FallbackWriteQueue,
+  ) {}
+
+  /**
+   * An import's upsert of an item that exists in the caller's scope (`request.id`): replaces it
+   * whole — its fields, its times when the import carries them (else it keeps `_createdAt` and is
+   * updated now) — under the rules of a write: a uniqueField value another item holds is refused,
+   * the write is counted and makes an `updated` event. Null when no item with this id is in the
+   * caller's scope (the caller creates it).
+   */
+  async replace(
+    principal: CustomerPrincipal,
+    collection: string,
+    request: NewItemRequest & { id: string },
+  ): Promise<StoredItem | null> {
+    const { id, item, ownerField, uniqueField } = request;
+    if (principal.kind === 'sub') item[ownerField] = ownerValueOf(principal);
+    const target = await this.collections.find(principal, collection);
+    if (!target) return null;
+    const scope = ownerScopeOf(principal, ownerField);
+    const byId: ItemMatch = { scope, conditions: [{ kind: 'eq', path: '_id', anyOf: [id] }] };
+    const unique = uniqueField === null ? null : uniqueValueOf(item, id, uniqueField);
+    return this.writes.run(writeKey(target.physical, id), async () => {
+      for (let round = 0; round < MODIFY_ROUNDS; round += 1) {
+        const [current] = await this.items.findMatching(target, byId, 1);
+        if (!current) return null;
+        if (uniqueField !== null && unique !== null) {
+          const holder = await this.items.findIdByValue(target, scope, uniqueField, unique);
+          if (holder !== null && holder !== id) throw DuplicateItemError.taken(uniqueField, holder);
+        }
+        const times = request.imported?.times ?? {
+          createdAt: current._createdAt,
+          updatedAt: new Date(),
+        };
+        const [replaced] = await this.itemEvents.updated(
+          principal,
+          collection,
+          [id],
+          ownerField,
+          async () => {
+            const written = await this.transfers.replaceAtRevision(
+              target,
+              current,
+              scope,
+              item,
+              times,
+            );
+            if (written === DUPLICATE)
+              throw new DuplicateItemError(
+                'A unique index of the collection refuses the item; nothing was changed.',
+              );
+            // Changed since it was read: no write, no event; read it again.
+            return written === null ? [] : [written];
+          },
+        );
+        if (replaced) return replaced;
+      }
+      throw new WriteConflictError();
+    });
+  }
+}

@@ -1,0 +1,179 @@
+import { Injectable } from '@nestjs/common';
+import { MongoServerError } from 'mongodb';
+import type { Tenant } from '../../auth';
+import { ValidationFailedError } from '../../common/errors';
+import { EventsService } from '../../events';
+import { CollectionRegistryRepository } from '../collections/collection-registry.repository';
+import type { RegisteredCollection } from '../collections/collection-registry.repository';
+import { CollectionNotFoundError } from '../data.errors';
+import { toItemJson } from '../items/dto/data-item.dto';
+import { ItemsRepository, type StoredItem } from '../items/items.repository';
+import type { OwnerScope } from '../query/data-query';
+import { TenantStorage } from '../storage/tenant-storage';
+import { TransferItemsRepository } from './transfer-items.repository';
+import {
+  FORMAT,
+  parseResumePoint,
+  RecordDigest,
+  type ItemRecord,
+  type ManifestCollection,
+  type NamespaceManifest,
+} from './transfer-format';
+
+/** Items read from the database per round trip of an export. */
+const EXPORT_BATCH = 500;
+
+/** MongoDB's CursorNotFound: the server let an idle cursor go (a client that reads slowly). */
+const CURSOR_NOT_FOUND = 43;
+
+/** What an export reads: one namespace (tenant and branch), a sub key's items or all of them. */
+export interface ExportSource {
+  tenant: Tenant;
+  branch: string;
+  owner: OwnerScope | null;
+}
+
+export interface ExportRequest {
+  /** `collections=`: these only (each must exist); null: every collection of the namespace. */
+  collections: string[] | null;
+  /** `after=<collection>/<_id>`: resume after this item. */
+  after: string | null;
+}
+
+/**
+ * GET /export: a namespace as NDJSON (transfer-format.ts), read as the client takes it — one
+ * cursor per collection in `_id` order, EXPORT_BATCH items per round trip — so memory stays flat
+ * in the number of items. Nothing is locked: writes go on, and the manifest's feedPosition, read
+ * before any item, is where GET /events gives every change the export may have missed.
+ */
+@Injectable()
+export class NamespaceExport {
+  constructor(
+    private readonly registry: CollectionRegistryRepository,
+    private readonly items: ItemsRepository,
+    private readonly transfers: TransferItemsRepository,
+    private readonly storage: TenantStorage,
+    private readonly events: EventsService,
+  ) {}
+
+  /** The export's lines: manifest, items, end. Refusals come with the first line, before any is sent. */
+  async *lines(source: ExportSource, request: ExportRequest): AsyncGenerator<string> {
+    const entries = await this.selected(source, request.collections);
+    const resume = request.after === null ? null : resumePoint(request.after, entries);
+    const feedPosition = await this.feedPosition(source);
+    const manifest: NamespaceManifest = {
+      type: 'manifest',
+      format: FORMAT,
+      exportedAt: new Date().toISOString(),
+      namespace: { kind: source.tenant.kind, branch: source.branch },
+      ...(source.owner ? { owner: source.owner } : {}),
+      feedPosition,
+      ...(request.after !== null ? { after: request.after } : {}),
+      collections: await this.describe(entries, source.owner),
+    };
+    yield JSON.stringify(manifest);
+    const digest = new RecordDigest();
+    for (const entry of entries) {
+      if (resume && entry.name < resume.collection) continue;
+      const afterId = resume?.collection === entry.name ? resume.id : null;
+      for await (const line of this.itemLines(entry, source.owner, afterId)) {
+        digest.add(line);
+        yield line;
+      }
+    }
+    yield JSON.stringify(digest.end());
+  }
+
+  /** The collections of a namespace as a manifest lists them (an account export's per branch). */
+  async describe(
+    entries: RegisteredCollection[],
+    owner: OwnerScope | null,
+  ): Promise<ManifestCollection[]> {
+    const described: ManifestCollection[] = [];
+    for (const entry of entries) {
+      const indexes = (await this.storage.listIndexes(entry)).filter((i) => i.name !== '_id_');
+      const count = await this.items.count(entry, { scope: owner, conditions: [] });
+      described.push({ name: entry.name, indexes, count });
+    }
+    return described;
+  }
+
+  /** The item lines of one collection, after `afterId`; `branch` names it (an account export). */
+  async *itemLines(
+    entry: RegisteredCollection,
+    owner: OwnerScope | null,
+    afterId: string | null,
+    branch?: string,
+  ): AsyncGenerator<string> {
+    for await (const item of this.itemsOf(entry, owner, afterId)) {
+      const record: ItemRecord = {
+        type: 'item',
+        ...(branch !== undefined ? { branch } : {}),
+        collection: entry.name,
+        item: toItemJson(item),
+      };
+      yield JSON.stringify(record);
+    }
+  }
+
+  /** The newest event of the namespace before the export reads anything; null without a feed. */
+  async feedPosition(source: Pick<ExportSource, 'tenant' | 'branch'>): Promise<string | null> {
+    if (!this.events.enabled) return null;
+    return String(await this.events.latest(source.tenant, source.branch));
+  }
+
+  /**
+   * The items in `_id` order through one cursor; should the server drop it (idle too long, the
+   * client reading slowly), a new one goes on after the last item read.
+   */
+  private async *itemsOf(
+    entry: RegisteredCollection,
+    owner: OwnerScope | null,
+    afterId: string | null,
+  ): AsyncGenerator<StoredItem> {
+    let last = afterId;
+    for (;;) {
+      const cursor = this.transfers.inIdOrder(entry, owner, last, EXPORT_BATCH);
+      try {
+        for await (const item of cursor) {
+          last = item._id;
+          yield item;
+        }
+        return;
+      } catch (error) {
+        if (!(error instanceof MongoServerError && error.code === CURSOR_NOT_FOUND)) throw error;
+      } finally {
+        await cursor.close().catch(() => undefined);
+      }
+    }
+  }
+
+  /** The namespace's collections the export covers, by name. */
+  private async selected(
+    source: ExportSource,
+    names: string[] | null,
+  ): Promise<RegisteredCollection[]> {
+    const all = await this.registry.listFor(source.tenant, source.branch);
+    if (names === null) return all;
+    const byName = new Map(all.map((entry) => [entry.name, entry]));
+    const missing = names.find((name) => !byName.has(name));
+    if (missing !== undefined) throw new CollectionNotFoundError(missing);
+    return [...new Set(names)]
+      .sort()
+      .map((name) => byName.get(name))
+      .filter((entry): entry is RegisteredCollection => entry !== undefined);
+  }
+}
+
+/** `after=`: a collection of the export and an item id. */
+function resumePoint(
+  after: string,
+  entries: RegisteredCollection[],
+): { collection: string; id: string } {
+  const point = parseResumePoint(after);
+  if (!point || !entries.some((entry) => entry.name === point.collection))
+    throw new ValidationFailedError([
+      { field: 'after', message: 'must be <collection>/<_id>, naming a collection of the export' },
+    ]);
+  return point;
+}

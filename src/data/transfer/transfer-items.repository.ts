@@ -1,0 +1,90 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Collection, FindCursor } from 'mongodb';
+import { orDuplicate, type Duplicate } from '../../common/mongo/duplicate';
+import { APP_CONFIG, type AppConfig } from '../../config';
+import {
+  CREATION_TOKEN,
+  itemETag,
+  itemRevision,
+  newRevisionRecord,
+  revisionCondition,
+  tagOf,
+} from '../items/item-revision';
+import type { StoredItem } from '../items/items.repository';
+import type { KeptTimes } from '../query/data-requests';
+import { toMongoFilter, type Condition, type OwnerScope } from '../query/data-query';
+import { REVISION_FIELD } from '../query/data.constants';
+import type { Guarded, JsonObject } from '../query/json-guard';
+import { TenantStorage, type NativeCollection } from '../storage/tenant-storage';
+
+/** The item reads and writes of exports and imports that no other route makes. */
+@Injectable()
+export class TransferItemsRepository {
+  private readonly maxTimeMS: number;
+
+  constructor(
+    private readonly storage: TenantStorage,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.maxTimeMS = config.database.queryTimeoutMs;
+  }
+
+  private collection(target: NativeCollection): Collection<StoredItem> {
+    return this.storage.collectionOf<StoredItem>(target);
+  }
+
+  /**
+   * Replaces the item with this id while it is still at the revision read (`current`): its
+   * fields become `item`'s, its times `times`, and its revision counts the write. Null when it
+   * changed or went since it was read.
+   */
+  async replaceAtRevision(
+    target: NativeCollection,
+    current: StoredItem,
+    scope: OwnerScope | null,
+    item: Guarded<JsonObject>,
+    times: KeptTimes,
+  ): Promise<StoredItem | null | Duplicate> {
+    const { identity, revision } = itemRevision(current);
+    const filter = toMongoFilter({
+      scope,
+      conditions: [{ kind: 'eq', path: '_id', anyOf: [current._id] }],
+      revision: revisionCondition(tagOf(itemETag(current))),
+    });
+    const replacement = {
+      ...item,
+      _createdAt: times.createdAt,
+      _updatedAt: times.updatedAt,
+      // A legacy item (no record) gets one: its identity changes with its first write.
+      [REVISION_FIELD]: {
+        c: CREATION_TOKEN.test(identity) ? identity : newRevisionRecord().c,
+        n: revision + 1,
+      },
+    };
+    return orDuplicate(() =>
+      this.collection(target).findOneAndReplace(filter, replacement, {
+        returnDocument: 'after',
+        maxTimeMS: this.maxTimeMS,
+      }),
+    );
+  }
+
+  /**
+   * The items in scope in `_id` order, after `afterId` if given, read batch by batch as the
+   * caller iterates (an export). No time limit: MongoDB counts maxTimeMS over the whole cursor,
+   * which a long export outlives; a dead or frozen database still ends it (the driver's bounds).
+   */
+  inIdOrder(
+    target: NativeCollection,
+    scope: OwnerScope | null,
+    afterId: string | null,
+    batchSize: number,
+  ): FindCursor<StoredItem> {
+    const conditions: Condition[] =
+      afterId === null ? [] : [{ kind: 'range', path: '_id', op: 'gt', value: afterId }];
+    return this.collection(target)
+      .find(toMongoFilter({ scope, conditions }))
+      .sort({ _id: 1 })
+      .batchSize(batchSize);
+  }
+}

@@ -1,0 +1,167 @@
+import {
+  Controller,
+  Get,
+  Headers,
+  HttpCode,
+  HttpStatus,
+  Inject,
+  Post,
+  Query,
+  Req,
+  Res,
+} from '@nestjs/common';
+import {
+  ApiBody,
+  ApiConsumes,
+  ApiExtraModels,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiPayloadTooLargeResponse,
+  ApiTags,
+  ApiUnsupportedMediaTypeResponse,
+} from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import { Auth, CurrentPrincipal, tenantOf, type CustomerPrincipal } from '../../auth';
+import { ProblemDto, ValidationFailedError } from '../../common/errors';
+import type { StreamedBody } from '../../common/http/body';
+import { NDJSON, readBodyLines, sendLines } from '../../common/http/ndjson';
+import { APP_CONFIG, type AppConfig } from '../../config';
+import { ownerScopeOf } from '../items/item-scope';
+import { ownerFieldOf } from '../query/data-requests';
+import { guardFieldName } from '../query/json-guard';
+import {
+  EXPORT_LINE,
+  ExportEndRecordDto,
+  ExportItemRecordDto,
+  ExportManifestDto,
+  ExportQueryDto,
+  IMPORT_RESULT_LINE,
+  ImportQueryDto,
+  ImportResultLineDto,
+  ImportTotalsDto,
+} from './dto/transfer.dto';
+import { NamespaceExport } from './namespace-export';
+import { NamespaceImport } from './namespace-import';
+
+/** POST /import reads its body itself (a stream of lines): the body middleware only checks it. */
+export function importBody(config: AppConfig): StreamedBody {
+  return { method: 'POST', path: '/import', type: NDJSON, maxBytes: config.limits.importMaxBytes };
+}
+
+/**
+ * `/export` and `/import`: the caller's namespace in the request branch as NDJSON, out and in
+ * (docs/data.md, "Export and import"). Both stream: an export is read as the client takes it; an
+ * import answers each line as it is written.
+ */
+@ApiTags('data')
+@ApiExtraModels(
+  ExportManifestDto,
+  ExportItemRecordDto,
+  ExportEndRecordDto,
+  ImportResultLineDto,
+  ImportTotalsDto,
+)
+@Controller()
+@Auth('root', 'sub', 'team')
+export class TransferController {
+  constructor(
+    private readonly exporter: NamespaceExport,
+    private readonly importer: NamespaceImport,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /**
+   * Exports the namespace: a manifest, every item by collection then `_id`, and an end line with
+   * the item count and SHA-256. gzip when Accept-Encoding allows. A sub key gets the items it
+   * owns. Nothing is locked: writes go on, and GET /events?after=<feedPosition> gives what
+   * changed since the export began. A download cut short lacks the end line; resume it with
+   * `after` = the last complete item's `<collection>/<_id>`.
+   */
+  @Get('export')
+  @ApiOkResponse({
+    description: 'The export, one record per line (streamed)',
+    content: { [NDJSON]: { schema: EXPORT_LINE } },
+  })
+  @ApiNotFoundResponse({
+    type: ProblemDto,
+    description: 'COLLECTION_NOT_FOUND: `collections` names a collection that does not exist',
+  })
+  async exportNamespace(
+    @CurrentPrincipal() principal: CustomerPrincipal,
+    @Query() query: ExportQueryDto,
+    @Req() req: Request,
+    @Res() res: Response,
+  ): Promise<void> {
+    const owner = ownerScopeOf(principal, ownerFieldOf(query.authField));
+    const lines = this.exporter.lines(
+      { tenant: tenantOf(principal), branch: principal.branch, owner },
+      { collections: query.collections?.split(',') ?? null, after: query.after ?? null },
+    );
+    await sendLines(req, res, lines);
+  }
+
+  /**
+   * Imports NDJSON records — an export, or item lines alone — into the namespace. Each item is
+   * written under the rules of POST /data/{collection}, but keeps its `_id`, `_createdAt` and
+   * `_updatedAt`, and a root or team key keeps its owner values (a sub key's import makes every
+   * item its own). `mode=upsert` replaces items by `_id`; `dryRun=true` writes nothing. The
+   * response streams a result line per input line, in order, then the totals; a line's failure
+   * does not stop the others. The import stops — the totals say where and why — at a line beyond
+   * IMPORT_MAX_LINES, a body beyond IMPORT_MAX_BYTES or that does not decode, or the database
+   * failing. Idempotency-Key is not taken: `mode=upsert` makes a repeated import of items with
+   * `_id`s write the same items again.
+   */
+  @Post('import')
+  @HttpCode(HttpStatus.OK)
+  @ApiConsumes(NDJSON)
+  @ApiBody({
+    description:
+      'NDJSON, optionally gzip, deflate or br Content-Encoding: records of the export format (a manifest and an end are optional; item lines alone will do)',
+    schema: EXPORT_LINE,
+  })
+  @ApiOkResponse({
+    description: 'A result line per input line, then the totals (streamed)',
+    content: { [NDJSON]: { schema: IMPORT_RESULT_LINE } },
+  })
+  @ApiPayloadTooLargeResponse({
+    type: ProblemDto,
+    description: 'PAYLOAD_TOO_LARGE: Content-Length over IMPORT_MAX_BYTES',
+  })
+  @ApiUnsupportedMediaTypeResponse({
+    type: ProblemDto,
+    description:
+      'UNSUPPORTED_MEDIA_TYPE: the body is not application/x-ndjson; UNSUPPORTED_CONTENT_ENCODING: not gzip, deflate, br or none',
+  })
+  async importNamespace(
+    @CurrentPrincipal() principal: CustomerPrincipal,
+    @Query() query: ImportQueryDto,
+    @Headers('idempotency-key') idempotencyKey: string | undefined,
+    @Req() req: Request,
+    @Res() res: Response,
+  ): Promise<void> {
+    if (idempotencyKey !== undefined)
+      throw new ValidationFailedError([
+        {
+          field: 'Idempotency-Key',
+          message: 'is not taken by POST /import; repeat it with mode=upsert instead',
+        },
+      ]);
+    const options = {
+      mode: query.mode ?? 'insert',
+      dryRun: query.dryRun === 'true',
+      settings: {
+        ownerField: ownerFieldOf(query.authField),
+        uniqueField:
+          query.uniqueField === undefined ? null : guardFieldName(query.uniqueField, 'uniqueField'),
+      },
+    } as const;
+    const { importMaxLineBytes, importMaxBytes } = this.config.limits;
+    const body = readBodyLines(req, { maxLineBytes: importMaxLineBytes, maxBytes: importMaxBytes });
+    // An import that stopped early leaves the rest of the body unread: the connection goes with
+    // the response rather than reading it all.
+    res.once('finish', () => {
+      if (!req.complete) req.socket.destroy();
+    });
+    await sendLines(req, res, this.importer.run(principal, body, options), { compress: false });
+  }
+}
