@@ -485,6 +485,29 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/export': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Exports the namespace: a manifest, every item by collection then `_id`, and an end line with
+     *     the item count and SHA-256. gzip when Accept-Encoding allows. A sub key gets the items it
+     *     owns. Nothing is locked: writes go on, and GET /events?after=<feedPosition> gives what
+     *     changed since the export began. A download cut short lacks the end line; resume it with
+     *     `after` = the last complete item's `<collection>/<_id>`.
+     */
+    get: operations['exportNamespace'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/health': {
     parameters: {
       query?: never;
@@ -516,6 +539,33 @@ export interface paths {
     get: operations['checkReadiness'];
     put?: never;
     post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/import': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Imports NDJSON records — an export, or item lines alone — into the namespace. Each item is
+     *     written under the rules of POST /data/{collection}, but keeps its `_id`, `_createdAt` and
+     *     `_updatedAt`, and a root or team key keeps its owner values (a sub key's import makes every
+     *     item its own). `mode=upsert` replaces items by `_id`; `dryRun=true` writes nothing. The
+     *     response streams a result line per input line, in order, then the totals; a line's failure
+     *     does not stop the others. The import stops — the totals say where and why — at a line beyond
+     *     IMPORT_MAX_LINES, a body beyond IMPORT_MAX_BYTES or that does not decode, or the database
+     *     failing. Idempotency-Key is not taken: `mode=upsert` makes a repeated import of items with
+     *     `_id`s write the same items again.
+     */
+    post: operations['importNamespace'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1505,6 +1555,72 @@ export interface components {
       /** @description The index that would serve the query (equality fields, then sort, then ranges), when none does or the database does not say. */
       suggestion?: components['schemas']['IndexSuggestionDto'];
     };
+    ExportEndRecordDto: {
+      /**
+       * @description The lines between the manifest and this one.
+       * @example 1250
+       */
+      items: number;
+      /** @description SHA-256 (hex) of those lines, each with its `\n`, in order. */
+      sha256: string;
+      /** @enum {string} */
+      type: 'end';
+    } & {
+      [key: string]: unknown;
+    };
+    ExportItemRecordDto: {
+      /**
+       * @description The branch (account exports, which span branches).
+       * @example
+       */
+      branch?: string;
+      /** @example orders */
+      collection: string;
+      item: components['schemas']['DataItemDto'];
+      /** @enum {string} */
+      type: 'item';
+    } & {
+      [key: string]: unknown;
+    };
+    ExportManifestDto: {
+      /**
+       * @description A resumed export: the `after` it resumed after.
+       * @example orders/665f1c2a9b1e8a0012345678
+       */
+      after?: string;
+      collections: components['schemas']['ManifestCollectionDto'][];
+      /** Format: date-time */
+      exportedAt: string;
+      /**
+       * @description The newest event when the export began: GET /events?after= this gives what changed since. Null when the change feed is off.
+       * @example 1042
+       */
+      feedPosition: string | null;
+      /**
+       * @description The format version: it changes only when a reader of this one would misread a file.
+       * @enum {number}
+       */
+      format: 1;
+      namespace: components['schemas']['ExportNamespaceDto'];
+      /** @description A sub key's export: the owner field and value its items hold. */
+      owner?: components['schemas']['ExportOwnerDto'];
+      /** @enum {string} */
+      type: 'manifest';
+    } & {
+      [key: string]: unknown;
+    };
+    ExportNamespaceDto: {
+      /** @example  */
+      branch: string;
+      /** @enum {string} */
+      kind: 'user' | 'team';
+    };
+    ExportOwnerDto: {
+      /** @example userId */
+      field: string;
+      /** @example acct-42 */
+      value: string;
+    };
     FieldErrorDto: {
       /**
        * @description Path of the offending input: a body path (`item.a.b`), a query key or a header name.
@@ -1513,6 +1629,54 @@ export interface components {
       field: string;
       /** @example name must be shorter than or equal to 200 characters */
       message: string;
+    };
+    ImportResultLineDto: {
+      /**
+       * @description The item written (or, in a dry run, that would be).
+       * @example 665f1c2a9b1e8a0012345678
+       */
+      _id?: string;
+      /** @example DUPLICATE_ITEM */
+      code?: string;
+      detail?: string;
+      /**
+       * @description The input line, counting from 1.
+       * @example 2
+       */
+      line: number;
+      /**
+       * @description 201 created, 200 replaced (an item) or accepted (a manifest, an end); otherwise what the
+       *     same item would have got from POST /data/{collection}.
+       * @example 201
+       */
+      status: number;
+      /** @enum {string} */
+      type: 'result';
+    } & {
+      [key: string]: unknown;
+    };
+    ImportTotalsDto: {
+      /** @example DATABASE_UNAVAILABLE */
+      code?: string;
+      /** @example 1250 */
+      created: number;
+      detail?: string;
+      dryRun: boolean;
+      /** @example 0 */
+      failed: number;
+      /** @example 1252 */
+      lines: number;
+      /**
+       * @description `complete`: every line was read; `stopped`: the import ended at `stoppedAt` (see `code`).
+       * @enum {string}
+       */
+      outcome: 'complete' | 'stopped';
+      /** @example 0 */
+      replaced: number;
+      /** @example 731 */
+      stoppedAt?: number;
+      /** @enum {string} */
+      type: 'totals';
     };
     IndexSuggestionDto: {
       /**
@@ -1534,6 +1698,27 @@ export interface components {
        */
       apiKey: string;
       key: components['schemas']['ApiKeyDto'];
+    };
+    ManifestCollectionDto: {
+      /**
+       * @description Import only: the owner field of this collection's items.
+       * @example userId
+       */
+      authField?: string;
+      /**
+       * @description Its items when the export began (a sub key's export: the ones it owns).
+       * @example 1250
+       */
+      count: number;
+      /** @description The collection's indexes but `_id_`. */
+      indexes: components['schemas']['DataIndexDto'][];
+      /** @example orders */
+      name: string;
+      /**
+       * @description Import only: the uniqueField of this collection's items.
+       * @example orderNumber
+       */
+      uniqueField?: string;
     };
     MeDto: {
       /** @example acct-42 */
@@ -1734,6 +1919,8 @@ export interface components {
         | 'UNKNOWN_REGION'
         | 'NO_OPEN_CLUSTER'
         | 'UNKNOWN_CLUSTER'
+        | 'MALFORMED_LINE'
+        | 'DIGEST_MISMATCH'
         | 'INVALID_IDEMPOTENCY_KEY'
         | 'UNAUTHENTICATED'
         | 'FORBIDDEN'
@@ -1772,6 +1959,8 @@ export interface components {
         | 'PRECONDITION_FAILED'
         | 'IDEMPOTENCY_KEY_REUSED'
         | 'PAYLOAD_TOO_LARGE'
+        | 'LINE_TOO_LONG'
+        | 'TOO_MANY_LINES'
         | 'UNSUPPORTED_MEDIA_TYPE'
         | 'UNSUPPORTED_CONTENT_ENCODING'
         | 'RATE_LIMITED'
@@ -2236,7 +2425,7 @@ export interface components {
         'application/problem+json': components['schemas']['ProblemDto'];
       };
     };
-    /** @description The request body must be application/json: a body that is not JSON, or an unsupported Content-Encoding, on any path */
+    /** @description The request body is not of the media type the route takes: a body that is not JSON, or an unsupported Content-Encoding, on any path */
     UnsupportedMediaType: {
       headers: {
         /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
@@ -3100,7 +3289,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The request body must be application/json, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
+      /** @description The request body is not of the media type the route takes, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
       415: {
         headers: {
           /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
@@ -3604,7 +3793,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The request body must be application/json, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
+      /** @description The request body is not of the media type the route takes, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
       415: {
         headers: {
           /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
@@ -3974,7 +4163,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The request body must be application/json, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
+      /** @description The request body is not of the media type the route takes, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
       415: {
         headers: {
           /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
@@ -4482,7 +4671,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The request body must be application/json, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
+      /** @description The request body is not of the media type the route takes, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
       415: {
         headers: {
           /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
@@ -4985,7 +5174,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The request body must be application/json, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
+      /** @description The request body is not of the media type the route takes, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
       415: {
         headers: {
           /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
@@ -5336,7 +5525,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The request body must be application/json, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
+      /** @description The request body is not of the media type the route takes, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
       415: {
         headers: {
           /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
@@ -6140,7 +6329,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The request body must be application/json, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
+      /** @description The request body is not of the media type the route takes, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
       415: {
         headers: {
           /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
@@ -6372,7 +6561,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The request body must be application/json, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
+      /** @description The request body is not of the media type the route takes, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
       415: {
         headers: {
           /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
@@ -6656,7 +6845,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The request body must be application/json, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
+      /** @description The request body is not of the media type the route takes, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
       415: {
         headers: {
           /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
@@ -7085,7 +7274,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The request body must be application/json, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
+      /** @description The request body is not of the media type the route takes, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
       415: {
         headers: {
           /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
@@ -7838,7 +8027,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The request body must be application/json, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
+      /** @description The request body is not of the media type the route takes, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
       415: {
         headers: {
           /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
@@ -8040,7 +8229,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The request body must be application/json, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
+      /** @description The request body is not of the media type the route takes, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
       415: {
         headers: {
           /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
@@ -8713,7 +8902,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The request body must be application/json, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
+      /** @description The request body is not of the media type the route takes, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
       415: {
         headers: {
           /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
@@ -8979,7 +9168,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The request body must be application/json, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
+      /** @description The request body is not of the media type the route takes, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
       415: {
         headers: {
           /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
@@ -9258,7 +9447,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The request body must be application/json, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
+      /** @description The request body is not of the media type the route takes, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
       415: {
         headers: {
           /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
@@ -9675,6 +9864,175 @@ export interface operations {
       };
     };
   };
+  exportNamespace: {
+    parameters: {
+      query?: {
+        /** @description Only these collections (comma-separated names); each must exist. Default: all. */
+        collections?: string;
+        /**
+         * @description Resume a cut download after this item: `<collection>/<_id>` of the last complete item line
+         *     received. The response holds the items after it (and a new manifest and end).
+         */
+        after?: string;
+        /** @description A sub key's export holds the items whose owner field (this, default `userId`) is its own. */
+        authField?: string;
+      };
+      header?: {
+        /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
+        'X-Branch'?: string;
+        /** @description With a root key of a member of the team: act for the team, as the team's key would. A value that names no team of the caller's (not a member, no such team, not a team id) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN. */
+        'X-Team'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The export, one record per line (streamed) */
+      200: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining': number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset': number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/x-ndjson':
+            | components['schemas']['ExportManifestDto']
+            | components['schemas']['ExportItemRecordDto']
+            | components['schemas']['ExportEndRecordDto'];
+        };
+      };
+      /** @description The request is not valid (VALIDATION_FAILED); INVALID_BRANCH: X-Branch is not a valid branch name */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description COLLECTION_NOT_FOUND: `collections` names a collection that does not exist */
+      404: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Internal server error (INTERNAL_ERROR) */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
   checkLiveness: {
     parameters: {
       query?: never;
@@ -9869,6 +10227,236 @@ export interface operations {
         headers: {
           /** @description Seconds to wait before retrying */
           'Retry-After': number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  importNamespace: {
+    parameters: {
+      query?: {
+        /** @description `insert`: an item whose `_id` exists is refused (409); `upsert`: it is replaced. */
+        mode?: 'insert' | 'upsert';
+        /** @description `true`: nothing is written; each line reports what would happen. */
+        dryRun?: 'true' | 'false';
+        /** @description The owner field of the items (default `userId`), unless the manifest names one for their collection. */
+        authField?: string;
+        /** @description A field whose value must not be taken in the caller's scope, as in POST /data/{c}; a manifest entry may name its own. */
+        uniqueField?: string;
+      };
+      header?: {
+        /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
+        'X-Branch'?: string;
+        /** @description With a root key of a member of the team: act for the team, as the team's key would. A value that names no team of the caller's (not a member, no such team, not a team id) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN. */
+        'X-Team'?: string;
+        /**
+         * @description A key the client chooses for this request (a UUID is a good one): a retry with the same key, method, path, query, If-Match and body gets the first response again, with `Idempotent-Replayed: true`, and nothing is done again. Keys belong to the principal (user, sub profile, team or operator) and the branch. A response below 500 is kept for IDEMPOTENCY_TTL_MS (24 hours by default); after a 5xx the key may be used again. The same key for another request → 422 IDEMPOTENCY_KEY_REUSED; while the first request still runs → 409 IDEMPOTENCY_IN_PROGRESS with Retry-After. 1-255 visible ASCII characters without `"` and `\`, optionally in double quotes (the same key); otherwise 400 INVALID_IDEMPOTENCY_KEY.
+         * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+         */
+        'Idempotency-Key'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    /** @description NDJSON, optionally gzip, deflate or br Content-Encoding: records of the export format (a manifest and an end are optional; item lines alone will do) */
+    requestBody: {
+      content: {
+        'application/x-ndjson':
+          | components['schemas']['ExportManifestDto']
+          | components['schemas']['ExportItemRecordDto']
+          | components['schemas']['ExportEndRecordDto'];
+      };
+    };
+    responses: {
+      /** @description A result line per input line, then the totals (streamed) */
+      200: {
+        headers: {
+          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining': number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset': number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/x-ndjson':
+            components['schemas']['ImportResultLineDto'] | components['schemas']['ImportTotalsDto'];
+        };
+      };
+      /** @description The request is not valid (VALIDATION_FAILED, MALFORMED_JSON, or INVALID_CONTENT_ENCODING for a body that does not decode); INVALID_BRANCH: X-Branch is not a valid branch name; INVALID_IDEMPOTENCY_KEY: Idempotency-Key is malformed */
+      400: {
+        headers: {
+          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      403: {
+        headers: {
+          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description A request with this Idempotency-Key is still running; IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry after Retry-After for its response */
+      409: {
+        headers: {
+          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description PAYLOAD_TOO_LARGE: Content-Length over IMPORT_MAX_BYTES */
+      413: {
+        headers: {
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description UNSUPPORTED_MEDIA_TYPE: the body is not application/x-ndjson; UNSUPPORTED_CONTENT_ENCODING: not gzip, deflate, br or none */
+      415: {
+        headers: {
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The Idempotency-Key was used for another request; IDEMPOTENCY_KEY_REUSED: this Idempotency-Key was used for a different request */
+      422: {
+        headers: {
+          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Internal server error (INTERNAL_ERROR) */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After); FEED_MOVING: the tenant is being moved to another cluster and its writes are paused briefly (Retry-After) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
           /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
           'X-Request-Id': string;
           [name: string]: unknown;
@@ -10382,7 +10970,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The request body must be application/json, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
+      /** @description The request body is not of the media type the route takes, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
       415: {
         headers: {
           /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
@@ -10578,7 +11166,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The request body must be application/json, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
+      /** @description The request body is not of the media type the route takes, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
       415: {
         headers: {
           /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
@@ -10762,7 +11350,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The request body must be application/json, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
+      /** @description The request body is not of the media type the route takes, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
       415: {
         headers: {
           /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
@@ -10989,7 +11577,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The request body must be application/json, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
+      /** @description The request body is not of the media type the route takes, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
       415: {
         headers: {
           /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
@@ -11199,7 +11787,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The request body must be application/json, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
+      /** @description The request body is not of the media type the route takes, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
       415: {
         headers: {
           /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
@@ -12100,7 +12688,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The request body must be application/json, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
+      /** @description The request body is not of the media type the route takes, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
       415: {
         headers: {
           /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
@@ -12547,7 +13135,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The request body must be application/json, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
+      /** @description The request body is not of the media type the route takes, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
       415: {
         headers: {
           /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
@@ -13312,7 +13900,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The request body must be application/json, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
+      /** @description The request body is not of the media type the route takes, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
       415: {
         headers: {
           /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
@@ -13822,7 +14410,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The request body must be application/json, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
+      /** @description The request body is not of the media type the route takes, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
       415: {
         headers: {
           /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
