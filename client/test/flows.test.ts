@@ -1,8 +1,12 @@
-// `npm run test:client`: the flows of flows.ts through the typed client, against the built service
-// (dist/main.js) started on a free port with a fresh database and its own operator key.
+// `npm run test:client`: the flows of flows.ts and transfer-flows.ts through the typed client,
+// against the built service (dist/main.js) started on a free port with a fresh database and its
+// own operator key.
 import { after, before, describe, it } from 'node:test';
 import { startService, type RunningService } from '../scripts/service';
-import { rootFlow, subFlow, teamFlow, type Target } from './flows';
+import { rootFlow, subFlow, teamFlow } from './flows';
+import { sha256Agrees } from './sha256';
+import type { Target } from './support';
+import { exportImportFlow, importLinesFlow, resumedExportFlow } from './transfer-flows';
 
 const log = (message: string): void => void process.stdout.write(`# ${message}\n`);
 
@@ -26,4 +30,14 @@ void describe('typed client against the built service', { timeout: 180_000 }, ()
     subFlow(target()));
   void it('team: the operator creates a team and its key; the team works per branch', () =>
     teamFlow(target()));
+  void it('export, import into another user, export again: the same items and digest', () =>
+    exportImportFlow(target()));
+  void it('a cut export resumes after the last complete item: each item once, digest checked', () =>
+    resumedExportFlow(target()));
+  void it('an import answers each line: a malformed line is a 400 and the import goes on', () =>
+    importLinesFlow(target()));
+});
+
+void describe('the export check', () => {
+  void it('digests as node:crypto does, however the bytes are split', () => sha256Agrees());
 });

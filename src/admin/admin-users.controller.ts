@@ -18,6 +18,7 @@ import {
   ApiBadRequestResponse,
   ApiBody,
   ApiConflictResponse,
+  ApiExtraModels,
   ApiNotFoundResponse,
   ApiOkResponse,
   ApiQuery,
@@ -27,10 +28,16 @@ import type { Request, Response } from 'express';
 import { Auth } from '../auth';
 import { ApiKeyDto } from '../auth/dto/api-key.dto';
 import { ProblemDto, ValidationFailedError } from '../common/errors';
+import { sendLines } from '../common/http/ndjson';
 import { IdempotentWrites } from '../common/idempotency';
 import { ApiKeysetPage, linkNextPage, parseKeysetPage } from '../common/pagination/keyset-page';
 import { APP_CONFIG, type AppConfig } from '../config';
-import { ErasureService } from '../lifecycle';
+import {
+  ACCOUNT_EXPORT_MODELS,
+  ACCOUNT_EXPORT_RESPONSE,
+  AccountExport,
+  ErasureService,
+} from '../lifecycle';
 import { acceptedErasure, ERASURE_ACCEPTED, ErasureDto, ProfileDto } from '../profile';
 import { MyTeamDto } from '../team';
 import { AdminService } from './admin.service';
@@ -44,8 +51,9 @@ import {
   UserSummaryDto,
 } from './dto/admin.dto';
 
-/** The operator's users: registration, reads, plans and erasure. */
+/** The operator's users: registration, reads, plans, export and erasure. */
 @ApiTags('admin')
+@ApiExtraModels(...ACCOUNT_EXPORT_MODELS)
 @IdempotentWrites()
 @Controller('admin/users')
 @Auth('operator')
@@ -53,6 +61,7 @@ export class AdminUsersController {
   constructor(
     private readonly admin: AdminService,
     private readonly erasures: ErasureService,
+    private readonly accounts: AccountExport,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -139,6 +148,23 @@ export class AdminUsersController {
     @Body() plans: PlanListDto,
   ): Promise<ProfileDto> {
     return ProfileDto.from(await this.admin.setPlans(subject, plans));
+  }
+
+  /**
+   * Exports a user's account (a data-access or portability request): everything an erasure would
+   * delete — root and sub profiles, key metadata, projects, team memberships, webhooks, and the
+   * items of every collection in every branch — as NDJSON in the format of GET /export, gzip
+   * when Accept-Encoding allows. Never a secret; the change feed is not part of it.
+   */
+  @Get(':subject/export')
+  @ApiOkResponse(ACCOUNT_EXPORT_RESPONSE)
+  @ApiNotFoundResponse({ type: ProblemDto, description: 'PROFILE_NOT_FOUND: no such user' })
+  async exportUser(
+    @Param('subject') subject: string,
+    @Req() req: Request,
+    @Res() res: Response,
+  ): Promise<void> {
+    await sendLines(req, res, this.accounts.lines(subject));
   }
 
   /**

@@ -6,6 +6,7 @@ import { ACCOUNT_ERASURE, ProfileModule } from '../profile';
 import { ProjectModule } from '../project/project.module';
 import { TeamModule } from '../team/team.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
+import { AccountExport } from './account-export.service';
 import { ErasureRepository } from './erasure.repository';
 import { ErasureDocument, ErasureSchema } from './erasure.schema';
 import { ErasureService } from './erasure.service';
@@ -22,10 +23,11 @@ import { TenantMoves } from './tenant-moves.service';
 
 /**
  * The end of accounts and teams — erasures that reach into every module holding their data — and
- * tenant moves between clusters, which an erasure waits for. No routes of its own: the operator's erasure routes are the admin module's, DELETE /profile is
- * the profile module's, which reaches the erasure through its port (ACCOUNT_ERASURE). Global
- * for that port alone: the profile module cannot import this one, which imports it. ApiKeyService
- * comes from the global AuthModule.
+ * tenant moves between clusters, which an erasure waits for; and the account export, which reads
+ * what an erasure deletes. No routes of its own: the operator's erasure and export routes are the
+ * admin module's, GET /me/export the me module's, DELETE /profile the profile module's, which
+ * reaches the erasure through its port (ACCOUNT_ERASURE). Global for that port alone: the profile
+ * module cannot import this one, which imports it. ApiKeyService comes from the global AuthModule.
  */
 
 @Global()
@@ -44,6 +46,7 @@ import { TenantMoves } from './tenant-moves.service';
     WebhooksModule,
   ],
   providers: [
+    AccountExport,
     ErasureRepository,
     ErasureService,
     TenantMoveRepository,
@@ -52,6 +55,6 @@ import { TenantMoves } from './tenant-moves.service';
     TenantMoves,
     { provide: ACCOUNT_ERASURE, useExisting: ErasureService },
   ],
-  exports: [ErasureService, TenantMoves, ACCOUNT_ERASURE],
+  exports: [AccountExport, ErasureService, TenantMoves, ACCOUNT_ERASURE],
 })
 export class LifecycleModule {}

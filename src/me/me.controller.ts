@@ -1,14 +1,26 @@
-import { Controller, Get } from '@nestjs/common';
-import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { Auth, CurrentPrincipal, type Principal } from '../auth';
+import { Controller, Get, Req, Res } from '@nestjs/common';
+import { ApiExtraModels, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import { Auth, AuthHeadersFirst, CurrentPrincipal, type Principal } from '../auth';
+import { sendLines } from '../common/http/ndjson';
+import { ACCOUNT_EXPORT_MODELS, ACCOUNT_EXPORT_RESPONSE, AccountExport } from '../lifecycle';
 import { MeDto } from './me.dto';
 import { MeService } from './me.service';
 
-/** Who am I: the principal of the request's key, its branch, the key and the quotas that apply. */
+type RootPrincipal = Extract<Principal, { kind: 'root' }>;
+
+/**
+ * Who am I: the principal of the request's key, its branch, the key and the quotas that apply;
+ * and everything the service holds of the caller's account (GET /me/export).
+ */
 @ApiTags('me')
+@ApiExtraModels(...ACCOUNT_EXPORT_MODELS)
 @Controller('me')
 export class MeController {
-  constructor(private readonly me: MeService) {}
+  constructor(
+    private readonly me: MeService,
+    private readonly accounts: AccountExport,
+  ) {}
 
   /** Every kind of key may ask; nothing here is secret to the key that asks. */
   @Get()
@@ -34,5 +46,27 @@ export class MeController {
   })
   async getMe(@CurrentPrincipal() principal: Principal): Promise<MeDto> {
     return this.me.describe(principal);
+  }
+
+  /**
+   * Exports your whole account (a data-access or portability request), as the operator's GET
+   * /admin/users/{subject}/export does: root and sub profiles, key metadata, projects, team
+   * memberships, webhooks and the items of every collection in every branch, as NDJSON in the
+   * format of GET /export, gzip when Accept-Encoding allows. Never a secret; the change feed is
+   * not part of it. Root keys not bound to a branch only (an account spans every branch).
+   */
+  @Get('export')
+  @AuthHeadersFirst({
+    kinds: ['root'],
+    forbidden:
+      'FORBIDDEN: not a root key (sub and team keys, X-Team included), or a root key bound to a branch',
+  })
+  @ApiOkResponse(ACCOUNT_EXPORT_RESPONSE)
+  async exportMyAccount(
+    @CurrentPrincipal() principal: RootPrincipal,
+    @Req() req: Request,
+    @Res() res: Response,
+  ): Promise<void> {
+    await sendLines(req, res, this.accounts.ofOwnAccount(principal));
   }
 }

@@ -143,6 +143,16 @@ export class ProfileRepository implements OnModuleInit {
     return docs.map(toProfile);
   }
 
+  /** Every sub profile of a subject, by branch then creation (an account export). */
+  async listSubsInEveryBranch(subject: string): Promise<Profile[]> {
+    const docs = await this.profiles
+      .find({ subject, clientId: { $ne: '' } })
+      .sort({ branch: 1, _id: 1 })
+      .lean<ProfileDocument[]>()
+      .exec();
+    return docs.map(toProfile);
+  }
+
   /** Sub profiles of a subject in a branch with this accountId (one per OAuth client), at most `limit`. */
   async findByAccount(
     subject: string,

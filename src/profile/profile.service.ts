@@ -116,6 +116,11 @@ export class ProfileService {
     return this.profiles.findByKey(key);
   }
 
+  /** Every sub profile of a user, by branch then creation (an account export). */
+  subProfilesInEveryBranch(subject: string): Promise<Profile[]> {
+    return this.profiles.listSubsInEveryBranch(subject);
+  }
+
   /** Replaces a user's plans (operator API); each plan's metadata follows the settings rules. */
   async setPlans(subject: string, input: PlanInput[]): Promise<Profile> {
     const plans = this.checkPlans(input);

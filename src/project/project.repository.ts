@@ -228,6 +228,17 @@ export class ProjectRepository implements OnModuleInit {
     return result.deletedCount;
   }
 
+  /** Every project of the owner, by branch then creation (an account export). */
+  async listAllOwned(owner: Tenant): Promise<Project[]> {
+    const docs = await this.projects
+      .find(ownerFilter(owner))
+      .sort({ branch: 1, _id: 1 })
+      .maxTimeMS(this.maxTimeMs)
+      .lean<ProjectDocument[]>()
+      .exec();
+    return docs.map(toProject);
+  }
+
   /** One page of the owner's projects in the branch, in the requested order. */
   async listOwned(owner: Tenant, branch: string, spec: ProjectListSpec): Promise<ProjectPage> {
     const query = buildListQuery(ownerFilter(owner), branch, spec);

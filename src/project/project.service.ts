@@ -92,6 +92,11 @@ export class ProjectService implements OnModuleInit {
     await this.projects.deleteAllOwned(tenant);
   }
 
+  /** Every project of a user or a team, by branch then creation: an account export. */
+  listAllOf(tenant: Tenant): Promise<Project[]> {
+    return this.projects.listAllOwned(tenant);
+  }
+
   async create(principal: Principal, fields: ProjectFields): Promise<Project> {
     const owner = projectOwnerOf(principal);
     const id = new Types.ObjectId();

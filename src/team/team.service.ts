@@ -19,6 +19,11 @@ export interface MyTeam {
   role: TeamRole;
 }
 
+/** A user's membership of a team, with when it began. */
+export interface MyMembership extends MyTeam {
+  createdAt: Date;
+}
+
 /** Teams and their members. Also answers auth's membership port (X-Team). */
 @Injectable()
 export class TeamService implements TeamMembershipLookup {
@@ -62,11 +67,22 @@ export class TeamService implements TeamMembershipLookup {
 
   /** The teams a user belongs to, with its role in each. */
   async teamsOf(subject: string): Promise<MyTeam[]> {
+    return (await this.membershipsOf(subject)).map(({ teamId, name, role }) => ({
+      teamId,
+      name,
+      role,
+    }));
+  }
+
+  /** The teams a user belongs to, with its role in each and since when (an account export). */
+  async membershipsOf(subject: string): Promise<MyMembership[]> {
     const memberships = await this.members.listForSubject(subject);
     const teams = await this.teams.findByIds(memberships.map((m) => m.teamId));
     return memberships.flatMap((m) => {
       const team = teams.get(m.teamId);
-      return team ? [{ teamId: m.teamId, name: team.name, role: m.role }] : [];
+      return team
+        ? [{ teamId: m.teamId, name: team.name, role: m.role, createdAt: m.createdAt }]
+        : [];
     });
   }
 

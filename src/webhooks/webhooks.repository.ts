@@ -66,6 +66,16 @@ export class WebhooksRepository {
     return docs.map(toWebhook);
   }
 
+  /** A tenant's webhooks in every branch, by branch then age (an account export). */
+  async listOfTenant(tenant: Tenant): Promise<Webhook[]> {
+    const docs = await this.webhooks
+      .find(tenantFilter(tenant))
+      .sort({ branch: 1, createdAt: 1, _id: 1 })
+      .lean<WebhookDocument[]>()
+      .exec();
+    return docs.map(toWebhook);
+  }
+
   /** Deletes one of a namespace's webhooks; false when it has none with that id. */
   async deleteIn(namespace: Namespace, id: string): Promise<boolean> {
     const filter = ownedById(namespace, id);

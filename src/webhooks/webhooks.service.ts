@@ -68,6 +68,11 @@ export class WebhooksService {
     return this.webhooks.listIn(namespaceOfPrincipal(principal));
   }
 
+  /** A tenant's webhooks in every branch, by branch then age (an account export). */
+  listOfTenant(tenant: Tenant): Promise<Webhook[]> {
+    return this.webhooks.listOfTenant(tenant);
+  }
+
   async remove(principal: CustomerPrincipal, id: string): Promise<void> {
     if (!(await this.webhooks.deleteIn(namespaceOfPrincipal(principal), id)))
       throw new WebhookNotFoundError(id);

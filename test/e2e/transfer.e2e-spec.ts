@@ -234,6 +234,16 @@ describe('export and import', () => {
       await importAs(t, user, `${item}\n${JSON.stringify({ ...good, items: 2 })}\n`),
     );
     expect(bad.results[1]).toMatchObject({ status: 400, code: 'DIGEST_MISMATCH' });
+    // The digest covers the lines after the manifest, whatever became of the manifest itself.
+    const refused = { type: 'manifest', format: 1, collections: [{ name: '-bad' }] };
+    const after = resultsOf(
+      await importAs(
+        t,
+        user,
+        [refused, JSON.parse(item) as Line, good].map((l) => JSON.stringify(l)).join('\n'),
+      ),
+    );
+    expect(after.results.map((r) => r.status)).toEqual([400, 201, 200]);
   });
 
   it('creates the collections and indexes a manifest names, and applies its uniqueField', async () => {

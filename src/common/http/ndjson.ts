@@ -27,7 +27,14 @@ export async function sendLines(
   req: Request,
   res: Response,
   lines: AsyncIterable<string>,
-  { compress = true }: { compress?: boolean } = {},
+  {
+    compress = true,
+    chunkChars = CHUNK_CHARS,
+  }: {
+    compress?: boolean;
+    /** Lines are written once this many characters are ready; 0: each line as it comes. */
+    chunkChars?: number;
+  } = {},
 ): Promise<void> {
   const iterator = lines[Symbol.asyncIterator]();
   const first = await iterator.next();
@@ -41,11 +48,15 @@ export async function sendLines(
   async function* chunks(): AsyncGenerator<string> {
     let chunk = first.done ? '' : `${first.value}\n`;
     try {
+      if (chunk.length >= chunkChars) {
+        yield chunk;
+        chunk = '';
+      }
       for (;;) {
         const next = await iterator.next();
         if (next.done) break;
         chunk += `${next.value}\n`;
-        if (chunk.length >= CHUNK_CHARS) {
+        if (chunk.length >= chunkChars) {
           yield chunk;
           chunk = '';
         }

@@ -86,6 +86,7 @@ describe('takesIdempotencyKey', () => {
     ['GET', '/project/{projectId}', false],
     ['PATCH', '/project/{projectId}', false],
     ['PATCH', '/data/{collection}/{indexName}/{indexValue}', true],
+    ['POST', '/import', false],
   ])('%s %s → %s', (method, path, expected) => {
     expect(takesIdempotencyKey(method, path)).toBe(expected);
   });

@@ -59,13 +59,20 @@ const KEYED_UPDATES: ReadonlySet<string> = new Set([
 const KEYED_PATCHES: ReadonlySet<string> = new Set(['/data/{collection}/{indexName}/{indexValue}']);
 
 /**
- * Whether an operation takes Idempotency-Key: every POST, PUT and DELETE of projects and data
- * items, and PATCH (array operations) of data items. The OpenAPI document and the interceptor both ask this, so they cannot disagree. Other
- * operations ignore the header: they are reads, or writes that a repeat leaves as they were.
+ * POSTs that refuse a key (400): an import streams its body and its answer, which cannot be kept
+ * whole; repeated with mode=upsert, it writes the same items again.
+ */
+export const UNKEYED_POSTS: ReadonlySet<string> = new Set(['/import']);
+
+/**
+ * Whether an operation takes Idempotency-Key: every POST but UNKEYED_POSTS, PUT and DELETE of
+ * projects and data items, and PATCH (array operations) of data items. The OpenAPI document and
+ * the interceptor both ask this, so they cannot disagree. Other operations ignore the header:
+ * they are reads, or writes that a repeat leaves as they were.
  */
 export function takesIdempotencyKey(method: string, path: string): boolean {
   const verb = method.toUpperCase();
-  if (verb === 'POST') return true;
+  if (verb === 'POST') return !UNKEYED_POSTS.has(path);
   if (verb === 'PATCH') return KEYED_PATCHES.has(path);
   return (verb === 'PUT' || verb === 'DELETE') && KEYED_UPDATES.has(path);
 }

@@ -120,20 +120,28 @@ function parseIndex(index: unknown, at: string): IndexRequest {
   if (!isPlainObject(index))
     throw new ValidationFailedError([{ field: at, message: 'must be an object' }]);
   const { name, fields, unique = false } = index;
-  if (typeof name !== 'string' || !INDEX_NAME_PATTERN.test(name))
-    throw new ValidationFailedError([
-      { field: `${at}.name`, message: `must match ${INDEX_NAME_PATTERN.source}` },
-    ]);
   if (typeof unique !== 'boolean')
     throw new ValidationFailedError([{ field: `${at}.unique`, message: 'must be a boolean' }]);
+  let request: IndexRequest;
   try {
-    return toIndexRequest({ name, fields, unique });
+    request = toIndexRequest({ fields, unique });
   } catch (error) {
     if (!(error instanceof ValidationFailedError)) throw error;
     throw new ValidationFailedError(
       (error.errors ?? []).map((e) => ({ field: `${at}.${e.field}`, message: e.message })),
     );
   }
+  // A name a client may choose, or the one the service gives an index on these fields (it is
+  // made of the field paths, which may hold any character a field name may).
+  if (name === request.name) return request;
+  if (typeof name !== 'string' || !INDEX_NAME_PATTERN.test(name))
+    throw new ValidationFailedError([
+      {
+        field: `${at}.name`,
+        message: `must match ${INDEX_NAME_PATTERN.source}, or be the default name of its fields`,
+      },
+    ]);
+  return { ...request, name, named: true };
 }
 
 function parseItem(value: Record<string, unknown>): ImportRecord {
@@ -203,4 +211,14 @@ function timeOf(item: Record<string, unknown>, field: '_createdAt' | '_updatedAt
       { field: `item.${field}`, message: 'must be an RFC 3339 date-time' },
     ]);
   return parsed.date;
+}
+
+/** Whether a line that is not a valid record still claims to be a manifest or an end. */
+export function isSectionLine(text: string): boolean {
+  try {
+    const value: unknown = JSON.parse(text);
+    return isPlainObject(value) && (value.type === 'manifest' || value.type === 'end');
+  } catch {
+    return false;
+  }
 }

@@ -18,6 +18,7 @@ import type { NewItemRequest } from '../query/data-requests';
 import { isPlainObject, type JsonBudget } from '../query/json-guard';
 import {
   DigestMismatchError,
+  isSectionLine,
   parseRecord,
   toImportedItemRequest,
   type CollectionSettings,
@@ -82,7 +83,9 @@ export class ImportRun {
     try {
       record = parseRecord(input.bytes, input.text);
     } catch (error) {
-      this.digest.add(input.bytes);
+      // A refused manifest or end still ends the lines an end record digests.
+      if (isSectionLine(input.text)) this.digest.end();
+      else this.digest.add(input.bytes);
       if (error instanceof DomainError) return now(failure(line, error));
       throw error;
     }

@@ -116,6 +116,11 @@ export class NamespaceExport {
     }
   }
 
+  /** A tenant's collections in every branch (an account export spans them). */
+  inEveryBranch(tenant: Tenant): Promise<(RegisteredCollection & { branch: string })[]> {
+    return this.registry.listInEveryBranch(tenant);
+  }
+
   /** The newest event of the namespace before the export reads anything; null without a feed. */
   async feedPosition(source: Pick<ExportSource, 'tenant' | 'branch'>): Promise<string | null> {
     if (!this.events.enabled) return null;

@@ -24,6 +24,7 @@ import type { Request, Response } from 'express';
 import { Auth, CurrentPrincipal, tenantOf, type CustomerPrincipal } from '../../auth';
 import { ProblemDto, ValidationFailedError } from '../../common/errors';
 import type { StreamedBody } from '../../common/http/body';
+import { IdempotentWrites } from '../../common/idempotency';
 import { NDJSON, readBodyLines, sendLines } from '../../common/http/ndjson';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import { ownerScopeOf } from '../items/item-scope';
@@ -61,6 +62,9 @@ export function importBody(config: AppConfig): StreamedBody {
   ImportResultLineDto,
   ImportTotalsDto,
 )
+// On every write route, as everywhere: POST /import is not keyed (UNKEYED_POSTS), so the
+// interceptor lets it through and the handler refuses the header.
+@IdempotentWrites()
 @Controller()
 @Auth('root', 'sub', 'team')
 export class TransferController {
@@ -162,6 +166,10 @@ export class TransferController {
     res.once('finish', () => {
       if (!req.complete) req.socket.destroy();
     });
-    await sendLines(req, res, this.importer.run(principal, body, options), { compress: false });
+    // Each result goes out as soon as its line is written: a client may wait for it.
+    await sendLines(req, res, this.importer.run(principal, body, options), {
+      compress: false,
+      chunkChars: 0,
+    });
   }
 }

@@ -1,0 +1,202 @@
+import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
+import type { Document } from 'mongodb';
+import { createTestApp, testDatabaseUri, type TestApp } from '../support/app';
+import { createUser, type TestUser } from '../support/factories';
+import { as } from '../support/http';
+import type { Line } from '../support/ndjson';
+import { startOwnDatabase, type OwnDatabase } from '../support/own-database';
+import { until } from '../support/until';
+import { startWireProxy, type WireProxy } from '../support/wire-proxy';
+
+/** How many lines one import writes at once (src/data/transfer/namespace-import.ts). */
+const IMPORT_WINDOW = 8;
+
+/** An import whose body the test writes line by line while it reads the result lines. */
+interface OpenImport {
+  results: Line[];
+  send(lines: Line[]): void;
+  end(): void;
+  /** Breaks the connection, as a client that crashed or went offline. */
+  cut(): void;
+  /** Resolves when the response has ended (the totals are the last result). */
+  finished: Promise<void>;
+}
+
+async function listen(t: TestApp): Promise<string> {
+  await t.app.listen(0, '127.0.0.1');
+  return (await t.app.getUrl()).replace('[::1]', '127.0.0.1');
+}
+
+function openImport(base: string, user: TestUser): OpenImport {
+  const results: Line[] = [];
+  let req: ClientRequest | undefined;
+  const finished = new Promise<void>((resolve) => {
+    req = httpRequest(`${base}/import`, {
+      method: 'POST',
+      headers: { 'X-Api-Key': user.apiKey, 'Content-Type': 'application/x-ndjson' },
+    });
+    req.on('response', (res: IncomingMessage) => {
+      expect(res.statusCode).toBe(200);
+      let buffered = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        buffered += chunk;
+        const lines = buffered.split('\n');
+        buffered = lines.pop() ?? '';
+        for (const line of lines) if (line !== '') results.push(JSON.parse(line) as Line);
+      });
+      res.on('end', () => resolve());
+      res.on('error', () => resolve());
+    });
+    req.on('error', () => resolve());
+    req.flushHeaders();
+  });
+  const client = req as ClientRequest;
+  return {
+    results,
+    send: (lines) => client.write(lines.map((line) => `${JSON.stringify(line)}\n`).join('')),
+    end: () => client.end(),
+    cut: () => client.destroy(),
+    finished,
+  };
+}
+
+const itemLine = (id: string): Line => ({ type: 'item', collection: 'c', item: { _id: id } });
+const ids = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
+
+describe('import faults', () => {
+  describe('the client going away mid-import', () => {
+    let proxy: WireProxy;
+    let t: TestApp;
+    let base: string;
+
+    beforeAll(async () => {
+      proxy = await startWireProxy(testDatabaseUri());
+      t = await createTestApp(__filename, { MONGODB_URI: proxy.uri });
+      base = await listen(t);
+    });
+
+    afterAll(async () => {
+      proxy?.release();
+      await t?.close();
+      await proxy?.close();
+    });
+
+    /** The insert of an item whose `_id` starts with `late-`. */
+    const lateInsert = (command: Document) =>
+      Array.isArray(command.documents) &&
+      command.documents.some((doc: Document) => String(doc._id).startsWith('late-'));
+
+    it('keeps every line it reported written, and writes at most the lines in flight when the client left', async () => {
+      const user = await createUser(t);
+      const upload = openImport(base, user);
+      try {
+        upload.send(ids('early', 10).map(itemLine));
+        await until('the first ten results', () => upload.results.length === 10);
+        expect(upload.results.map((r) => r.status)).toEqual(Array(10).fill(201));
+
+        // The next lines' inserts are held at the database: the import has as many in flight
+        // as it takes at once, and reads no further until one of them is done.
+        proxy.hold(lateInsert);
+        upload.send(ids('late', 30).map(itemLine));
+        await until('a window of inserts in flight', () => proxy.held() === IMPORT_WINDOW);
+      } finally {
+        upload.cut();
+      }
+      await upload.finished;
+      // The held inserts go through; any further one would be held again (and show).
+      proxy.release();
+      proxy.hold(lateInsert);
+      const heldSoFar = proxy.held();
+      const stored = async () =>
+        (
+          await as(t, user)
+            .get('/data/c', { query: { limit: '100' } })
+            .expect(200)
+        ).body as Line[];
+      await until('the writes in flight are done', async () => (await stored()).length === 18);
+      const storedIds = (await stored()).map((item) => item._id as string);
+      const reported = upload.results.filter((r) => r.status === 201).map((r) => r._id as string);
+      expect(reported).toEqual(ids('early', 10));
+      for (const id of reported) expect(storedIds).toContain(id);
+      expect(storedIds.filter((id) => id.startsWith('late-')).sort()).toEqual(
+        ids('late', IMPORT_WINDOW).sort(),
+      );
+      // Nothing beyond the window was read after the client left.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(proxy.held()).toBe(heldSoFar);
+      expect(await stored()).toHaveLength(18);
+      proxy.release();
+    });
+  });
+
+  describe('the database freezing mid-import', () => {
+    let database: OwnDatabase;
+    let t: TestApp;
+    let base: string;
+
+    beforeAll(async () => {
+      database = await startOwnDatabase('import-frozen');
+      t = await createTestApp(__filename, {
+        MONGODB_URI: database.uri,
+        DB_SERVER_SELECTION_TIMEOUT_MS: '1500',
+      });
+      base = await listen(t);
+    });
+
+    afterAll(async () => {
+      database?.thaw();
+      await t?.close();
+      await database?.stop();
+    });
+
+    it('says in its results what was written and where it stopped', async () => {
+      const user = await createUser(t);
+      const upload = openImport(base, user);
+      try {
+        upload.send(ids('before', 10).map(itemLine));
+        await until('the first ten results', () => upload.results.length === 10);
+        database.freeze();
+        upload.send(ids('during', 10).map(itemLine));
+        upload.end();
+        await upload.finished;
+      } finally {
+        database.thaw();
+        upload.cut();
+      }
+      const totals = upload.results.at(-1) as Line;
+      const results = upload.results.slice(0, -1);
+      expect(totals).toMatchObject({
+        type: 'totals',
+        outcome: 'stopped',
+        stoppedAt: 11,
+        code: 'DATABASE_UNAVAILABLE',
+        created: 10,
+      });
+      // Every line read has its result; the lines in flight at the stop report 503, and no line
+      // after them was read.
+      expect(results.map((r) => r.line)).toEqual(
+        Array.from({ length: 10 + IMPORT_WINDOW }, (_, i) => i + 1),
+      );
+      expect(results.slice(10).every((r) => r.status === 503)).toBe(true);
+      expect(totals.lines).toBe(10 + IMPORT_WINDOW);
+
+      // Thawed: what was reported written is there; a line reported 503 may or may not be
+      // (its write may have reached the database before it froze), and no line after the stop.
+      await until('the database answers again', async () => {
+        const res = await as(t, user).get('/data/c/count');
+        return res.status === 200;
+      });
+      const stored = (
+        (
+          await as(t, user)
+            .get('/data/c', { query: { limit: '100' } })
+            .expect(200)
+        ).body as Line[]
+      ).map((item) => item._id as string);
+      for (const id of ids('before', 10)) expect(stored).toContain(id);
+      const unreported = stored.filter((id) => !id.startsWith('before-'));
+      for (const id of unreported) expect(ids('during', IMPORT_WINDOW)).toContain(id);
+    });
+  });
+});
