@@ -271,6 +271,18 @@ describe('export and import', () => {
       name: 'm',
       indexes: [{ name: '_id_' }, { name: 'code_1', fields: { code: 1 } }],
     });
+    // A sub key makes collections but no indexes.
+    const sub = await createSubKey(t, user);
+    const fromSub = resultsOf(await importAs(t, sub, [manifest]));
+    expect(fromSub.results[0]).toMatchObject({ status: 200 });
+    const other = {
+      ...manifest,
+      collections: [{ name: 'm2', indexes: [{ name: 'x_1', fields: { x: 1 }, unique: false }] }],
+    };
+    const refused = resultsOf(await importAs(t, sub, [other]));
+    expect(refused.results[0]).toMatchObject({ status: 403, code: 'FORBIDDEN' });
+    const m2 = (await as(t, user).get('/data/m2/index').expect(200)).body as Line[];
+    expect(m2.map((index) => index.name)).not.toContain('x_1');
     const future = resultsOf(await importAs(t, user, [{ ...manifest, format: 2 }]));
     expect(future.results[0]).toMatchObject({ status: 400, code: 'MALFORMED_LINE' });
   });

@@ -3,6 +3,7 @@ import { ownerValueOf, type CustomerPrincipal } from '../../auth';
 import {
   DatabaseUnavailableError,
   DomainError,
+  ForbiddenError,
   isDatabaseUnavailable,
   ValidationFailedError,
 } from '../../common/errors';
@@ -27,6 +28,7 @@ import {
 } from './import-records';
 import { failure, lineTooLong, ok, type Outcome } from './import-results';
 import { ItemReplacements } from './item-replacements';
+import { LineHolds } from './line-holds';
 import { RecordDigest } from './transfer-format';
 
 export interface ImportOptions {
@@ -56,8 +58,7 @@ type ItemLine = Extract<ImportRecord, { type: 'item' }>;
 export class ImportRun {
   private readonly settings = new Map<string, CollectionSettings>();
   private readonly digest = new RecordDigest();
-  /** The last line holding each `_id` / uniqueField value, while it is in flight. */
-  private readonly holders = new Map<string, Promise<void>>();
+  private readonly holds = new LineHolds();
   /** Collections the lines read so far name. */
   private readonly seen = new Set<string>();
   /** Collections a dry run would have created (they count against the quota). */
@@ -101,7 +102,7 @@ export class ImportRun {
         // which line meets a full quota is the same on every run.
         const first = !this.seen.has(record.collection);
         this.seen.add(record.collection);
-        const { wait, release } = this.hold(record);
+        const { wait, release } = this.holds.hold(this.valuesOf(record));
         const run = async () => {
           try {
             await wait;
@@ -115,31 +116,15 @@ export class ImportRun {
     }
   }
 
-  /**
-   * The item holds its `_id` and its uniqueField value until `release`; `wait` settles when the
-   * lines before it holding either are done.
-   */
-  private hold(record: ItemLine): { wait: Promise<unknown>; release: () => void } {
-    const keys: string[] = [];
+  /** The values the item holds while it is in flight: its `_id` and its uniqueField value. */
+  private valuesOf(record: ItemLine): unknown[] {
     const item = isPlainObject(record.item) ? record.item : {};
-    if (typeof item._id === 'string')
-      keys.push(JSON.stringify([record.collection, '_id', item._id]));
+    const values: unknown[] = [];
+    if (typeof item._id === 'string') values.push([record.collection, '_id', item._id]);
     const { uniqueField } = this.settingsOf(record.collection);
     if (uniqueField !== null && Object.hasOwn(item, uniqueField))
-      keys.push(JSON.stringify([record.collection, uniqueField, item[uniqueField]]));
-    const before = keys
-      .map((key) => this.holders.get(key))
-      .filter((held): held is Promise<void> => held !== undefined);
-    let finish = (): void => undefined;
-    const finished = new Promise<void>((resolve) => (finish = resolve));
-    for (const key of keys) this.holders.set(key, finished);
-    return {
-      wait: Promise.all(before),
-      release: () => {
-        finish();
-        for (const key of keys) if (this.holders.get(key) === finished) this.holders.delete(key);
-      },
-    };
+      values.push([record.collection, uniqueField, item[uniqueField]]);
+    return values;
   }
 
   private settingsOf(collection: string): CollectionSettings {
@@ -273,6 +258,19 @@ export class ImportRun {
       return;
     }
     await collections.findOrCreate(this.principal, collection.name);
+    // Indexes are root and team keys' to make (as on /data/{c}/index): a sub key's import
+    // accepts a manifest whose indexes exist already, as an export by the sub key names them.
+    if (this.principal.kind === 'sub') {
+      const present = new Set(
+        (await indexes.list(this.principal, collection.name)).map((i) => i.name),
+      );
+      const missing = collection.indexes.filter((index) => !present.has(index.name));
+      if (missing.length > 0)
+        throw new ForbiddenError(
+          `A sub key creates no indexes; missing: ${missing.map((i) => i.name).join(', ')}.`,
+        );
+      return;
+    }
     for (const index of collection.indexes)
       await gate.around(this.principal, collection.name, () =>
         indexes.create(this.principal, collection.name, index),
