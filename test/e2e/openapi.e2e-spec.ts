@@ -199,6 +199,9 @@ describe('OpenAPI document', () => {
     for (const [path, method, operation] of operationsOf(document)) {
       const body = operation.requestBody as OpenAPIV3.RequestBodyObject | undefined;
       if (!body) continue;
+      // POST /import streams NDJSON records, which are open by their format's rule (new optional
+      // members are ignored): its body is checked below.
+      if (body.content['application/x-ndjson']) continue;
       bodies += 1;
       const ref = body.content['application/json']!.schema as
         OpenAPIV3.ReferenceObject | OpenAPIV3.ArraySchemaObject;
@@ -218,6 +221,11 @@ describe('OpenAPI document', () => {
       }
     }
     expect(bodies).toBeGreaterThan(10);
+    expect(
+      Object.keys(
+        (document.paths['/import']!.post!.requestBody as OpenAPIV3.RequestBodyObject).content,
+      ),
+    ).toEqual(['application/x-ndjson']);
     // The one body that may be left out entirely.
     expect(document.paths['/api-keys']!.post!.requestBody).toMatchObject({ required: false });
     expect(schemaOf(document, 'CreateDataItemDto').required).toEqual(['item']);
