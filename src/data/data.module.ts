@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
 import { EventsModule } from '../events';
+import { HealthModule } from '../health/health.module';
 import { CollectionDropDocument, CollectionDropSchema } from './collections/collection-drop.schema';
 import { CollectionDropsRepository } from './collections/collection-drops.repository';
 import { CollectionDropsService } from './collections/collection-drops.service';
@@ -38,6 +39,8 @@ import { CollectionWriteGate } from './collections/collection-write.gate';
   imports: [
     // Item and collection changes go to the change feed.
     EventsModule,
+    // Exports and imports end when the instance drains.
+    HealthModule,
     MongooseModule.forFeature([
       { name: CollectionRegistryDocument.name, schema: CollectionRegistrySchema },
       { name: CollectionDropDocument.name, schema: CollectionDropSchema },

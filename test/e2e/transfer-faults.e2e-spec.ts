@@ -1,10 +1,17 @@
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import type { Document } from 'mongodb';
-import { createTestApp, testDatabaseUri, type TestApp } from '../support/app';
+import {
+  createTestApp,
+  testDatabaseUri,
+  TEST_ADMIN_KEY,
+  uniqueDbName,
+  type TestApp,
+} from '../support/app';
 import { createUser, type TestUser } from '../support/factories';
 import { as } from '../support/http';
 import type { Line } from '../support/ndjson';
 import { startOwnDatabase, type OwnDatabase } from '../support/own-database';
+import { startService, type ServiceProcess } from '../support/service-process';
 import { until } from '../support/until';
 import { startWireProxy, type WireProxy } from '../support/wire-proxy';
 
@@ -27,7 +34,7 @@ async function listen(t: TestApp): Promise<string> {
   return (await t.app.getUrl()).replace('[::1]', '127.0.0.1');
 }
 
-function openImport(base: string, user: TestUser): OpenImport {
+function openImport(base: string, user: Pick<TestUser, 'apiKey'>): OpenImport {
   const results: Line[] = [];
   let req: ClientRequest | undefined;
   const finished = new Promise<void>((resolve) => {
@@ -81,11 +88,6 @@ describe('import faults', () => {
       await t?.close();
       await proxy?.close();
     });
-
-    /** The insert of an item whose `_id` starts with `late-`. */
-    const lateInsert = (command: Document) =>
-      Array.isArray(command.documents) &&
-      command.documents.some((doc: Document) => String(doc._id).startsWith('late-'));
 
     it('keeps every line it reported written, and writes at most the lines in flight when the client left', async () => {
       const user = await createUser(t);
@@ -199,4 +201,103 @@ describe('import faults', () => {
       for (const id of unreported) expect(ids('during', IMPORT_WINDOW)).toContain(id);
     });
   });
+
+  describe('SIGTERM during an export and an import', () => {
+    let proxy: WireProxy | undefined;
+    let service: ServiceProcess | undefined;
+
+    afterAll(async () => {
+      proxy?.release();
+      await service?.kill();
+      await proxy?.close();
+    });
+
+    /**
+     * Both are made to be under way when the signal comes, not hoped to be: a proxy holds the
+     * export's next batch (its getMore) and the import's item inserts.
+     */
+    it('cuts the export (no end line: the client resumes elsewhere) and ends the import with its totals, then exits 0', async () => {
+      proxy = await startWireProxy(testDatabaseUri());
+      service = await startService({
+        MONGODB_DB_NAME: uniqueDbName(__filename),
+        MONGODB_URI: proxy.uri,
+        SHUTDOWN_TIMEOUT_MS: '15000',
+        QUERY_TIMEOUT_MS: '120000',
+      });
+      const created = await service.send(
+        'POST',
+        '/admin/users',
+        { 'X-Api-Key': TEST_ADMIN_KEY },
+        { email: 'transfer-sigterm@example.com' },
+      );
+      const apiKey = (JSON.parse(created.body) as { apiKey: string }).apiKey;
+      const auth = { 'X-Api-Key': apiKey };
+      for (let batch = 0; batch < 3; batch += 1) {
+        const items = Array.from({ length: 400 }, (_, i) => ({ n: batch * 400 + i }));
+        expect((await service.send('POST', '/data/big/bulk', auth, { items })).status).toBe(200);
+      }
+      const base = `http://127.0.0.1:${service.port}`;
+      const upload = openImport(base, { apiKey });
+      upload.send(ids('early', 10).map(itemLine));
+      await until('the first ten import results', () => upload.results.length === 10);
+
+      let getMores = 0;
+      let inserts = 0;
+      proxy.hold((command) => {
+        if (command.getMore !== undefined) getMores += 1;
+        else if (lateInsert(command)) inserts += 1;
+        else return false;
+        return true;
+      });
+      const download = { text: '', ended: false, failed: false };
+      const exportDone = new Promise<void>((resolve) => {
+        const req = httpRequest(`${base}/export`, { headers: auth }, (res) => {
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (download.text += chunk));
+          res.on('end', () => ((download.ended = true), resolve()));
+          res.on('error', () => ((download.failed = true), resolve()));
+          res.on('aborted', () => (download.failed = true));
+        });
+        req.on('error', () => ((download.failed = true), resolve()));
+        req.end();
+      });
+      await until('the export waits for its second batch', () => getMores === 1);
+      upload.send(ids('late', 20).map(itemLine));
+      await until('a window of import lines in flight', () => inserts === IMPORT_WINDOW);
+
+      service.process.kill('SIGTERM');
+      await exportDone;
+      // Lines of its first batch arrived (those of whole 64 KB chunks), and it was cut without
+      // an end line.
+      const received = download.text.split('\n').filter((l) => l.includes('"type":"item"'));
+      expect(received.length).toBeGreaterThan(0);
+      expect(received.length).toBeLessThanOrEqual(500);
+      expect(download.text).not.toContain('"type":"end"');
+      expect(download.failed || !download.ended).toBe(true);
+
+      // The writes in flight finish; the import reads no further line and answers its totals.
+      proxy.release();
+      await upload.finished;
+      const totals = upload.results.at(-1) as Line;
+      expect(totals).toMatchObject({
+        type: 'totals',
+        outcome: 'stopped',
+        stoppedAt: 10 + IMPORT_WINDOW + 1,
+        code: 'SHUTTING_DOWN',
+        created: 10 + IMPORT_WINDOW,
+      });
+      expect(upload.results.at(-2)).toMatchObject({ status: 503, code: 'SHUTTING_DOWN' });
+      const { code } = await service.exited;
+      expect(code).toBe(0);
+      expect(service.stderr()).toBe('');
+    });
+  });
 });
+
+/** The insert of an item whose `_id` starts with `late-`. */
+function lateInsert(command: Document): boolean {
+  return (
+    Array.isArray(command.documents) &&
+    command.documents.some((doc: Document) => String(doc._id).startsWith('late-'))
+  );
+}

@@ -45,20 +45,22 @@ interface PrincipalRun {
 const RUNS: readonly PrincipalRun[] = [
   {
     kind: 'team',
-    paths: '^/(project|data|events|me)(/|$)',
-    // An event stream never ends by itself: tested end to end (events.e2e-spec.ts).
-    notOperations: ['streamEvents'],
+    paths: '^/(project|data|events|me|export|import)(/|$)',
+    // An event stream never ends by itself: tested end to end (events.e2e-spec.ts). An account
+    // is exported by its user's root key only.
+    notOperations: ['streamEvents', 'exportMyAccount'],
     maxExamples: 20,
   },
   {
     kind: 'sub',
-    paths: '^/(profile|profiles|data|events|me)(/|$)',
-    // Sub profiles are created and deleted, accounts erased, and indexes and collection
-    // statistics read, by root and team keys only.
+    paths: '^/(profile|profiles|data|events|me|export|import)(/|$)',
+    // Sub profiles are created and deleted, accounts erased and exported, and indexes and
+    // collection statistics read, by root and team keys only.
     notOperations: [
       'createSubProfile',
       'deleteSubProfile',
       'eraseOwnAccount',
+      'exportMyAccount',
       'streamEvents',
       'getDataCollectionStats',
       'listDataIndexes',
@@ -69,11 +71,16 @@ const RUNS: readonly PrincipalRun[] = [
   },
   {
     kind: 'root',
-    paths: '^/(profile|profiles|project|data|api-keys|teams|events|me)(/|$)',
+    paths: '^/(profile|profiles|project|data|api-keys|teams|events|me|export|import)(/|$)',
     notOperations: ['streamEvents'],
     maxExamples: 40,
   },
-  { kind: 'operator', paths: '^/(admin|health|me)(/|$)', maxExamples: 40 },
+  {
+    kind: 'operator',
+    paths: '^/(admin|health|me)(/|$)',
+    notOperations: ['exportMyAccount'],
+    maxExamples: 40,
+  },
 ];
 
 const USAGE = `Usage: npm run test:contract [-- options]

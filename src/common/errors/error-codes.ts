@@ -151,6 +151,10 @@ export const ERROR_CATALOG = {
     status: HttpStatus.SERVICE_UNAVAILABLE,
     title: 'The database is unavailable or too slow',
   },
+  SHUTTING_DOWN: {
+    status: HttpStatus.SERVICE_UNAVAILABLE,
+    title: 'The instance is shutting down; retry, another instance will answer',
+  },
   COLLECTION_MOVING: {
     status: HttpStatus.SERVICE_UNAVAILABLE,
     title: 'The collection is being moved; its writes are paused briefly',

@@ -30,10 +30,13 @@ export async function sendLines(
   {
     compress = true,
     chunkChars = CHUNK_CHARS,
+    signal,
   }: {
     compress?: boolean;
     /** Lines are written once this many characters are ready; 0: each line as it comes. */
     chunkChars?: number;
+    /** Cuts the response when aborted (the instance shutting down): the client sees the cut. */
+    signal?: AbortSignal;
   } = {},
 ): Promise<void> {
   const iterator = lines[Symbol.asyncIterator]();
@@ -67,11 +70,16 @@ export async function sendLines(
     }
   }
   const source = Readable.from(chunks(), { objectMode: false });
+  // The response itself goes: the source's own destroy waits for a read under way to end.
+  const cut = () => res.destroy();
+  signal?.addEventListener('abort', cut, { once: true });
   try {
     if (gzip) await pipeline(source, createGzip(), res);
     else await pipeline(source, res);
   } catch {
     // pipeline has destroyed the response: the client sees the cut.
+  } finally {
+    signal?.removeEventListener('abort', cut);
   }
 }
 

@@ -91,3 +91,11 @@ export function count(totals: ImportTotals, result: LineResult): void {
   // 200 on an item (it has an _id) replaced it; on a manifest or an end it is just accepted.
   else if (result._id !== undefined) totals.replaced += 1;
 }
+
+/** The instance began shutting down: the import ends where it is; the client repeats the rest. */
+export function shuttingDown(): DomainError {
+  return new DomainError(
+    'SHUTTING_DOWN',
+    'The instance is shutting down; import the lines from this one on again (mode=upsert repeats none).',
+  );
+}

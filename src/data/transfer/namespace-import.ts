@@ -12,6 +12,7 @@ import {
   bodyFailure,
   count,
   failure,
+  shuttingDown,
   tooManyLines,
   type ImportTotals,
   type Outcome,
@@ -71,6 +72,7 @@ export class NamespaceImport {
     principal: CustomerPrincipal,
     body: AsyncIterable<BodyLine>,
     options: ImportOptions,
+    signal?: AbortSignal,
   ): AsyncGenerator<string> {
     const run = new ImportRun(this.deps, principal, options);
     const input = body[Symbol.asyncIterator]();
@@ -85,6 +87,7 @@ export class NamespaceImport {
       failed: 0,
     };
     let reading: Promise<IteratorResult<BodyLine> | { failed: unknown }> | null = null;
+    const abortion = signal ? aborted(signal) : null;
     // Set as soon as a line that stops the import is known (its result may still wait its turn).
     const halted = { now: false };
     let inputDone = false;
@@ -107,9 +110,18 @@ export class NamespaceImport {
           await (pending[0] as Pending).promise;
           continue;
         }
+        if (signal?.aborted) {
+          // The instance is shutting down: the lines read are finished, no other is read.
+          pending.push(settled(failure(totals.lines + 1, shuttingDown(), true)));
+          halted.now = true;
+          continue;
+        }
         reading ??= input.next().catch((failed: unknown) => ({ failed }));
         const head = pending[0]?.promise;
-        const next = await (head ? Promise.race([reading, head.then(() => null)]) : reading);
+        const waits: Promise<IteratorResult<BodyLine> | { failed: unknown } | null>[] = [reading];
+        if (head) waits.push(head.then(() => null));
+        if (abortion) waits.push(abortion);
+        const next = await Promise.race(waits);
         if (next === null) continue;
         reading = null;
         if ('failed' in next) {
@@ -161,4 +173,12 @@ function track(promise: Promise<Outcome>, halted: { now: boolean }): Pending {
     if (stops) halted.now = true;
   });
   return pending;
+}
+
+/** Settles (null) when `signal` aborts. */
+function aborted(signal: AbortSignal): Promise<null> {
+  if (signal.aborted) return Promise.resolve(null);
+  return new Promise((resolve) =>
+    signal.addEventListener('abort', () => resolve(null), { once: true }),
+  );
 }

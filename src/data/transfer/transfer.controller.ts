@@ -27,6 +27,7 @@ import type { StreamedBody } from '../../common/http/body';
 import { IdempotentWrites } from '../../common/idempotency';
 import { NDJSON, readBodyLines, sendLines } from '../../common/http/ndjson';
 import { APP_CONFIG, type AppConfig } from '../../config';
+import { ShutdownState } from '../../health/shutdown.state';
 import { ownerScopeOf } from '../items/item-scope';
 import { ownerFieldOf } from '../query/data-requests';
 import { guardFieldName } from '../query/json-guard';
@@ -71,6 +72,7 @@ export class TransferController {
   constructor(
     private readonly exporter: NamespaceExport,
     private readonly importer: NamespaceImport,
+    private readonly shutdown: ShutdownState,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -101,7 +103,8 @@ export class TransferController {
       { tenant: tenantOf(principal), branch: principal.branch, owner },
       { collections: query.collections?.split(',') ?? null, after: query.after ?? null },
     );
-    await sendLines(req, res, lines);
+    // At shutdown the download is cut: the client resumes it with `after` on another instance.
+    await this.untilDrain((signal) => sendLines(req, res, lines, { signal }));
   }
 
   /**
@@ -164,12 +167,27 @@ export class TransferController {
     // An import that stopped early leaves the rest of the body unread: the connection goes with
     // the response rather than reading it all.
     res.once('finish', () => {
-      if (!req.complete) req.socket.destroy();
+      // (A connection closing after this response has let go of its socket already.)
+      if (!req.complete) req.socket?.destroy();
     });
-    // Each result goes out as soon as its line is written: a client may wait for it.
-    await sendLines(req, res, this.importer.run(principal, body, options), {
-      compress: false,
-      chunkChars: 0,
-    });
+    // Each result goes out as soon as its line is written: a client may wait for it. At
+    // shutdown the import stops reading and answers its totals (SHUTTING_DOWN).
+    await this.untilDrain((signal) =>
+      sendLines(req, res, this.importer.run(principal, body, options, signal), {
+        compress: false,
+        chunkChars: 0,
+      }),
+    );
+  }
+
+  /** Runs `work` with a signal that aborts when the instance begins to drain. */
+  private async untilDrain(work: (signal: AbortSignal) => Promise<void>): Promise<void> {
+    const drain = new AbortController();
+    const stop = this.shutdown.onDrain(() => drain.abort());
+    try {
+      await work(drain.signal);
+    } finally {
+      stop();
+    }
   }
 }
