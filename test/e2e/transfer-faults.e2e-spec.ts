@@ -130,6 +130,59 @@ describe('import faults', () => {
       expect(await stored()).toHaveLength(18);
       proxy.release();
     });
+    it('locks nothing during an export: writes go on, and the feed after its position has them', async () => {
+      const user = await createUser(t);
+      const api = as(t, user);
+      for (let batch = 0; batch < 2; batch += 1) {
+        const items = Array.from({ length: 400 }, (_, i) => ({ n: batch * 400 + i }));
+        await api.post('/data/big/bulk', { items }).expect(200);
+      }
+      // The export is under way on the server: its second batch is held at the database.
+      let getMores = 0;
+      proxy.hold((command) => {
+        if (command.getMore === undefined) return false;
+        getMores += 1;
+        return true;
+      });
+      let text = '';
+      const done = new Promise<void>((resolve, reject) => {
+        const req = httpRequest(
+          `${base}/export`,
+          { headers: { 'X-Api-Key': user.apiKey } },
+          (res) => {
+            res.setEncoding('utf8');
+            res.on('data', (chunk: string) => (text += chunk));
+            res.on('end', () => resolve());
+            res.on('error', reject);
+          },
+        );
+        req.on('error', reject);
+        req.end();
+      });
+      try {
+        await until('the export waits for its second batch', () => getMores === 1);
+        await api.post('/data/big', { item: { _id: 'written-during', n: -1 } }).expect(200);
+        await api.put('/data/big', { filter: { n: 0 }, values: { changed: true } }).expect(200);
+        await api.post('/data/other', { item: { _id: 'elsewhere' } }).expect(200);
+      } finally {
+        proxy.release();
+      }
+      await done;
+      const lines = text.split('\n').filter((line) => line !== '');
+      const manifest = JSON.parse(lines[0] as string) as Line;
+      expect(JSON.parse(lines.at(-1) as string)).toMatchObject({ type: 'end' });
+      const events = (
+        await api.get('/events', { query: { after: String(manifest.feedPosition) } }).expect(200)
+      ).body.events as Line[];
+      const changed = events.map((e) => [e.resource, e.type, e.collection, (e.data as Line)?._id]);
+      expect(changed).toEqual(
+        expect.arrayContaining([
+          ['item', 'created', 'big', 'written-during'],
+          ['item', 'updated', 'big', expect.any(String)],
+          ['item', 'created', 'other', 'elsewhere'],
+        ]),
+      );
+    });
   });
 
   describe('the database freezing mid-import', () => {
