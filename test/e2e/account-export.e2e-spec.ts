@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { createTestApp, TEST_ADMIN_KEY, type TestApp } from '../support/app';
 import {
   addTeamMember,
@@ -13,7 +13,7 @@ import {
   type TestUser,
 } from '../support/factories';
 import { as, asOperator } from '../support/http';
-import { exportAs, type Line, type NdjsonResponse } from '../support/ndjson';
+import { digestOf, exportAs, type Line, type NdjsonResponse } from '../support/ndjson';
 import { until } from '../support/until';
 
 /** Account exports: GET /me/export and GET /admin/users/{subject}/export. */
@@ -81,12 +81,6 @@ describe('account export', () => {
     if (Array.isArray(value)) return value.flatMap(namesIn);
     if (typeof value !== 'object' || value === null) return [];
     return Object.entries(value).flatMap(([name, inner]) => [name, ...namesIn(inner)]);
-  }
-
-  function digestOf(lines: string[]): string {
-    const hash = createHash('sha256');
-    for (const line of lines) hash.update(`${line}\n`);
-    return hash.digest('hex');
   }
 
   /** The manifest without what differs from one export to the next. */

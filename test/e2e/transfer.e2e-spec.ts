@@ -1,9 +1,8 @@
-import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { createTestApp, type TestApp } from '../support/app';
 import { createSubKey, createUser, type TestUser } from '../support/factories';
 import { as } from '../support/http';
-import { exportAs, importAs, resultsOf, type Line } from '../support/ndjson';
+import { digestOf, exportAs, importAs, resultsOf, type Line } from '../support/ndjson';
 
 /** Export and import of a namespace: the format, its options and its refusals. */
 describe('export and import', () => {
@@ -32,12 +31,6 @@ describe('export and import', () => {
         .expect(200);
     await api.post('/data/notes', { item: { _id: 'n1', text: 'héllo ✓' } }).expect(200);
     return user;
-  }
-
-  function digestOf(lines: string[]): string {
-    const hash = createHash('sha256');
-    for (const line of lines) hash.update(`${line}\n`);
-    return hash.digest('hex');
   }
 
   it('exports a manifest, the items by collection then _id, and an end that counts and digests them', async () => {
@@ -88,8 +81,15 @@ describe('export and import', () => {
     const missing = await exportAs(t, user, { collections: 'orders,nope' });
     expect(missing.status).toBe(404);
     expect(missing.body.code).toBe('COLLECTION_NOT_FOUND');
-    const badAfter = await exportAs(t, user, { after: 'elsewhere/o1' });
+    const badAfter = await exportAs(t, user, { after: 'no-slash' });
     expect(badAfter.status).toBe(400);
+    // A place in the order, not necessarily a collection: the collections after it by name.
+    const between = await exportAs(t, user, { after: 'nz/x' });
+    expect(between.lines.filter((l) => l.type === 'item').map((l) => l.collection)).toEqual([
+      'orders',
+      'orders',
+      'orders',
+    ]);
   });
 
   it('resumes after an item', async () => {
@@ -323,6 +323,15 @@ describe('export and import', () => {
 
     const json = await as(t, user).post('/import', { a: 1 });
     expect(json.status).toBe(415);
+    const none = await as(t, user).post('/import');
+    expect(none.status).toBe(400);
+    const put = await t
+      .http()
+      .put('/import')
+      .set('X-Api-Key', user.apiKey)
+      .set('Content-Type', 'application/x-ndjson')
+      .send('{}');
+    expect(put.status).toBe(405);
     const big = await importAs(t, user, 'x'.repeat(70_000));
     expect(big.status).toBe(413);
     const keyed = await importAs(t, user, '{}', {}, { 'Idempotency-Key': 'k-1' });

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Test } from 'supertest';
 import type { TestApp } from './app';
@@ -86,4 +87,11 @@ export function importAs(
 export function resultsOf(response: NdjsonResponse): { results: Line[]; totals: Line } {
   const totals = response.lines.at(-1) ?? {};
   return { results: response.lines.slice(0, -1), totals };
+}
+
+/** The SHA-256 an end line gives of `lines` (each with its `\n`). */
+export function digestOf(lines: string[]): string {
+  const hash = createHash('sha256');
+  for (const line of lines) hash.update(`${line}\n`);
+  return hash.digest('hex');
 }

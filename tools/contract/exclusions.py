@@ -25,6 +25,10 @@ The fuzzer's long polls are shortened to one second: a generated valid `wait` of
 above 1 is sent as 1 (invalid ones are left alone), since every such case would otherwise wait
 up to 30 s for an event; long polls are tested end to end (test/e2e/events.e2e-spec.ts).
 
+POST /import takes NDJSON, GET /export and the account exports answer it: a generated body (one
+record) is sent as one line, and a response's first line is what its schema is checked against
+(each line of every NDJSON response is checked by the e2e tests, test/support/openapi-validator.ts).
+
 One report of another kind is dropped as well, for a reason of the same sort: DELETE
 /data/{c}/index removes the index its body names while GET /data/{c}/index lists the remaining
 ones, so "deleted resource still available" (ST301) on that list is the list answering.
@@ -427,3 +431,17 @@ def before_load_schema(context, raw_schema: dict) -> None:
                         and parameter.get("name") == TEAM_HEADER
                     )
                 ]
+
+
+@schemathesis.serializer("application/x-ndjson")
+def ndjson_body(ctx, value) -> bytes:
+    """A generated record as one NDJSON line."""
+    return (json.dumps(value, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+@schemathesis.deserializer("application/x-ndjson")
+def ndjson_first_line(ctx, response):
+    """The first line of an NDJSON response (a manifest, or an import's first result)."""
+    text = response.content.decode("utf-8")
+    first = text.split("\n", 1)[0]
+    return json.loads(first) if first else None

@@ -20,7 +20,8 @@ export const SUPPORTED_CONTENT_ENCODINGS: ReadonlySet<string> = new Set([
   'br',
 ]);
 
-function hasBody(req: Request): boolean {
+/** Whether the request carries a body (a length above 0, or a chunked one). */
+export function hasBody(req: Request): boolean {
   const length = req.headers['content-length'];
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
@@ -80,10 +81,11 @@ export function bodyMiddleware(
         next();
         return;
       }
-      const route = streamed.find((r) => r.method === req.method && r.path === req.path);
+      const route = streamed.find((r) => r.path === req.path);
       if (route) {
-        // The handler reads it; the JSON parser below leaves other media types alone.
-        next(checkStreamed(req, route) ?? undefined);
+        // The handler reads it; the JSON parser below leaves other media types alone. Another
+        // method on the path is routing's to answer (405), whatever its body.
+        next((route.method === req.method && checkStreamed(req, route)) || undefined);
         return;
       }
       const isJson = Boolean(req.is(JSON_TYPES));

@@ -154,22 +154,25 @@ export function toNewItemRequest(body: CreateDataItemDto, budget: JsonBudget): N
     throw new ValidationFailedError(
       managed.map((f) => ({ field: `item.${f}`, message: 'is set by the server' })),
     );
-  let id: string | null = null;
-  if (Object.hasOwn(item, '_id')) {
-    const given = item._id;
-    if (typeof given !== 'string' || !CLIENT_ID_PATTERN.test(given))
-      throw new ValidationFailedError([
-        { field: 'item._id', message: 'must be a string of 1-128 characters, no controls' },
-      ]);
-    id = given;
-    delete item._id;
-  }
+  const id = takeClientId(item);
   const onConflict = body.onConflict ?? 'error';
   if (onConflict === 'return' && uniqueField === null)
     throw new ValidationFailedError([
       { field: 'onConflict', message: "'return' needs uniqueField: the value that finds the item" },
     ]);
   return { id, item, uniqueField, ownerField, onConflict };
+}
+
+/** The item's own `_id`, taken out of it (null: the server makes one). */
+export function takeClientId(item: Guarded<JsonObject>): string | null {
+  if (!Object.hasOwn(item, '_id')) return null;
+  const given = item._id;
+  if (typeof given !== 'string' || !CLIENT_ID_PATTERN.test(given))
+    throw new ValidationFailedError([
+      { field: 'item._id', message: 'must be a string of 1-128 characters, no controls' },
+    ]);
+  delete item._id;
+  return given;
 }
 
 export function toItemChangeRequest(

@@ -2,8 +2,13 @@ import { isUtf8 } from 'node:buffer';
 import { DomainError, ValidationFailedError, type FieldError } from '../../common/errors';
 import { parseRfc3339 } from '../../common/pagination/rfc3339';
 import { INDEX_NAME_PATTERN } from '../indexes/dto/data-index.dto';
-import { CLIENT_ID_PATTERN, COLLECTION_NAME_PATTERN } from '../query/data.constants';
-import { ownerFieldOf, type KeptTimes, type NewItemRequest } from '../query/data-requests';
+import { COLLECTION_NAME_PATTERN } from '../query/data.constants';
+import {
+  ownerFieldOf,
+  takeClientId,
+  type KeptTimes,
+  type NewItemRequest,
+} from '../query/data-requests';
 import { toIndexRequest, type IndexRequest } from '../query/index-requests';
 import { guardDocument, guardFieldName, isPlainObject, type JsonBudget } from '../query/json-guard';
 import { FORMAT } from './transfer-format';
@@ -177,16 +182,7 @@ export function toImportedItemRequest(
   budget: JsonBudget,
 ): NewItemRequest {
   const item = guardDocument(raw, 'item', budget);
-  let id: string | null = null;
-  if (Object.hasOwn(item, '_id')) {
-    const given = item._id;
-    if (typeof given !== 'string' || !CLIENT_ID_PATTERN.test(given))
-      throw new ValidationFailedError([
-        { field: 'item._id', message: 'must be a string of 1-128 characters, no controls' },
-      ]);
-    id = given;
-    delete item._id;
-  }
+  const id = takeClientId(item);
   const createdAt = timeOf(item, '_createdAt');
   const updatedAt = timeOf(item, '_updatedAt');
   let times: KeptTimes | null = null;

@@ -42,7 +42,7 @@ function settled(outcome: Outcome): Pending {
  *
  * Input faults are the line's result; the import goes on. It stops — the in-flight lines still
  * report — at a line beyond IMPORT_MAX_LINES, a body past IMPORT_MAX_BYTES or that does not
- * decode, the database failing, or the client going away.
+ * decode, the database failing, the instance shutting down, or the client going away.
  */
 @Injectable()
 export class NamespaceImport {

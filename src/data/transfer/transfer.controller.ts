@@ -23,7 +23,7 @@ import {
 import type { Request, Response } from 'express';
 import { Auth, CurrentPrincipal, tenantOf, type CustomerPrincipal } from '../../auth';
 import { ProblemDto, ValidationFailedError } from '../../common/errors';
-import type { StreamedBody } from '../../common/http/body';
+import { hasBody, type StreamedBody } from '../../common/http/body';
 import { IdempotentWrites } from '../../common/idempotency';
 import { NDJSON, readBodyLines, sendLines } from '../../common/http/ndjson';
 import { APP_CONFIG, type AppConfig } from '../../config';
@@ -146,6 +146,10 @@ export class TransferController {
     @Req() req: Request,
     @Res() res: Response,
   ): Promise<void> {
+    if (!hasBody(req))
+      throw new ValidationFailedError([
+        { field: 'body', message: 'is required: the NDJSON lines to import' },
+      ]);
     if (idempotencyKey !== undefined)
       throw new ValidationFailedError([
         {

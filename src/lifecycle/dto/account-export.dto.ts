@@ -5,6 +5,7 @@ import {
   ExportEndRecordDto,
   ExportItemRecordDto,
   ManifestCollectionDto,
+  ManifestHeadDto,
 } from '../../data/transfer/dto/transfer.dto';
 import { ProjectDto } from '../../project/dto/project.dto';
 import { ProfileDto } from '../../profile';
@@ -37,17 +38,7 @@ export class AccountExportBranchDto {
 
 /** The first line of an account export. */
 @ApiSchemaPatch({ additionalProperties: true })
-export class AccountExportManifestDto {
-  @ApiProperty({ enum: ['manifest'] })
-  type!: 'manifest';
-
-  /** The export format's version (the one GET /export writes). */
-  @ApiProperty({ enum: [1] })
-  format!: 1;
-
-  @ApiProperty({ format: 'date-time' })
-  exportedAt!: string;
-
+export class AccountExportManifestDto extends ManifestHeadDto {
   @ApiProperty({ type: AccountExportSubjectDto })
   account!: AccountExportSubjectDto;
 

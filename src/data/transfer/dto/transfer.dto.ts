@@ -101,9 +101,8 @@ export class ExportOwnerDto {
   value!: string;
 }
 
-/** The first line of an export. */
-@ApiSchemaPatch({ additionalProperties: true })
-export class ExportManifestDto {
+/** What every manifest starts with: a namespace's export and an account's. */
+export abstract class ManifestHeadDto {
   @ApiProperty({ enum: ['manifest'] })
   type!: 'manifest';
 
@@ -113,7 +112,11 @@ export class ExportManifestDto {
 
   @ApiProperty({ format: 'date-time' })
   exportedAt!: string;
+}
 
+/** The first line of an export. */
+@ApiSchemaPatch({ additionalProperties: true })
+export class ExportManifestDto extends ManifestHeadDto {
   @ApiProperty({ type: ExportNamespaceDto })
   namespace!: ExportNamespaceDto;
 
