@@ -205,6 +205,28 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/admin/users/{subject}/export': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Exports a user's account (a data-access or portability request): everything an erasure would
+     *     delete — root and sub profiles, key metadata, projects, team memberships, webhooks, and the
+     *     items of every collection in every branch — as NDJSON in the format of GET /export, gzip
+     *     when Accept-Encoding allows. Never a secret; the change feed is not part of it.
+     */
+    get: operations['exportUser'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/admin/users/{subject}/plans': {
     parameters: {
       query?: never;
@@ -589,6 +611,29 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/me/export': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Exports your whole account (a data-access or portability request), as the operator's GET
+     *     /admin/users/{subject}/export does: root and sub profiles, key metadata, projects, team
+     *     memberships, webhooks and the items of every collection in every branch, as NDJSON in the
+     *     format of GET /export, gzip when Accept-Encoding allows. Never a secret; the change feed is
+     *     not part of it. Root keys not bound to a branch only (an account spans every branch).
+     */
+    get: operations['exportMyAccount'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/profile': {
     parameters: {
       query?: never;
@@ -833,6 +878,93 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
   schemas: {
+    AccountApiKeyRecordDto: {
+      key: components['schemas']['ApiKeyDto'];
+      /** @enum {string} */
+      type: 'apiKey';
+    } & {
+      [key: string]: unknown;
+    };
+    AccountExportBranchDto: {
+      /**
+       * @description '' for the standard branch.
+       * @example
+       */
+      branch: string;
+      collections: components['schemas']['ManifestCollectionDto'][];
+      /**
+       * @description The branch's newest event when the export began: GET /events?after= this (with X-Branch) gives what changed since. Null when the change feed is off.
+       * @example 1042
+       */
+      feedPosition: string | null;
+    };
+    AccountExportManifestDto: {
+      account: components['schemas']['AccountExportSubjectDto'];
+      /** @description Every branch holding anything of the account, by name. */
+      branches: components['schemas']['AccountExportBranchDto'][];
+      /** Format: date-time */
+      exportedAt: string;
+      /**
+       * @description The format version: it changes only when a reader of this one would misread a file.
+       * @enum {number}
+       */
+      format: 1;
+      /** @enum {string} */
+      type: 'manifest';
+    } & {
+      [key: string]: unknown;
+    };
+    AccountExportSubjectDto: {
+      /** @example auth0|5f7c8ec7c33c6c004bbafe82 */
+      subject: string;
+    };
+    AccountMembershipDto: {
+      /** Format: date-time */
+      createdAt: string;
+      /** @example Platform team */
+      name: string;
+      /** @enum {string} */
+      role: 'admin' | 'member';
+      /** @example 3f1b7a0e-9c55-4a43-a7e1-5f8f3b9d2c10 */
+      teamId: string;
+    };
+    AccountMembershipRecordDto: {
+      membership: components['schemas']['AccountMembershipDto'];
+      /** @enum {string} */
+      type: 'membership';
+    } & {
+      [key: string]: unknown;
+    };
+    AccountProfileRecordDto: {
+      profile: components['schemas']['ProfileDto'];
+      /** @enum {string} */
+      type: 'profile';
+    } & {
+      [key: string]: unknown;
+    };
+    AccountProjectRecordDto: {
+      project: components['schemas']['ProjectDto'];
+      /** @enum {string} */
+      type: 'project';
+    } & {
+      [key: string]: unknown;
+    };
+    AccountSubProfileRecordDto: {
+      profile: components['schemas']['ProfileDto'];
+      /** @enum {string} */
+      type: 'subProfile';
+    } & {
+      [key: string]: unknown;
+    };
+    AccountWebhookRecordDto: {
+      /** @example  */
+      branch: string;
+      /** @enum {string} */
+      type: 'webhook';
+      webhook: components['schemas']['WebhookDto'];
+    } & {
+      [key: string]: unknown;
+    };
     AggregateGroupDto: {
       /** @description A stored value (string, number, boolean, null; timestamps as RFC 3339) */
       key: (string | number | boolean | Record<string, never> | unknown[]) | null;
@@ -1967,6 +2099,7 @@ export interface components {
         | 'TOO_MANY_STREAMS'
         | 'INTERNAL_ERROR'
         | 'DATABASE_UNAVAILABLE'
+        | 'SHUTTING_DOWN'
         | 'COLLECTION_MOVING'
         | 'FEED_MOVING'
         | 'UNIQUE_INDEX_DUPLICATES';
@@ -4938,6 +5071,168 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['ErasureDto'];
+        };
+      };
+      /** @description The request is not valid (VALIDATION_FAILED) */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description FORBIDDEN: the key is not one of: operator */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description PROFILE_NOT_FOUND: no such user */
+      404: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Internal server error (INTERNAL_ERROR) */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  exportUser: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        subject: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The account, one record per line (streamed): the manifest, the profile, sub profiles, keys (metadata only), projects, memberships, webhooks (no secret), then the items of every branch by branch, collection and _id (with their branch), then the end over every line between */
+      200: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining': number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset': number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/x-ndjson':
+            | components['schemas']['AccountExportManifestDto']
+            | components['schemas']['AccountProfileRecordDto']
+            | components['schemas']['AccountSubProfileRecordDto']
+            | components['schemas']['AccountApiKeyRecordDto']
+            | components['schemas']['AccountProjectRecordDto']
+            | components['schemas']['AccountMembershipRecordDto']
+            | components['schemas']['AccountWebhookRecordDto']
+            | components['schemas']['ExportItemRecordDto']
+            | components['schemas']['ExportEndRecordDto'];
         };
       };
       /** @description The request is not valid (VALIDATION_FAILED) */
@@ -10254,11 +10549,6 @@ export interface operations {
         'X-Branch'?: string;
         /** @description With a root key of a member of the team: act for the team, as the team's key would. A value that names no team of the caller's (not a member, no such team, not a team id) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN. */
         'X-Team'?: string;
-        /**
-         * @description A key the client chooses for this request (a UUID is a good one): a retry with the same key, method, path, query, If-Match and body gets the first response again, with `Idempotent-Replayed: true`, and nothing is done again. Keys belong to the principal (user, sub profile, team or operator) and the branch. A response below 500 is kept for IDEMPOTENCY_TTL_MS (24 hours by default); after a 5xx the key may be used again. The same key for another request → 422 IDEMPOTENCY_KEY_REUSED; while the first request still runs → 409 IDEMPOTENCY_IN_PROGRESS with Retry-After. 1-255 visible ASCII characters without `"` and `\`, optionally in double quotes (the same key); otherwise 400 INVALID_IDEMPOTENCY_KEY.
-         * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-         */
-        'Idempotency-Key'?: string;
       };
       path?: never;
       cookie?: never;
@@ -10276,8 +10566,6 @@ export interface operations {
       /** @description A result line per input line, then the totals (streamed) */
       200: {
         headers: {
-          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
-          'Idempotent-Replayed'?: 'true';
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit': number;
           /** @description Requests left in the current window */
@@ -10293,11 +10581,9 @@ export interface operations {
             components['schemas']['ImportResultLineDto'] | components['schemas']['ImportTotalsDto'];
         };
       };
-      /** @description The request is not valid (VALIDATION_FAILED, MALFORMED_JSON, or INVALID_CONTENT_ENCODING for a body that does not decode); INVALID_BRANCH: X-Branch is not a valid branch name; INVALID_IDEMPOTENCY_KEY: Idempotency-Key is malformed */
+      /** @description The request is not valid (VALIDATION_FAILED, MALFORMED_JSON, or INVALID_CONTENT_ENCODING for a body that does not decode); INVALID_BRANCH: X-Branch is not a valid branch name */
       400: {
         headers: {
-          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
-          'Idempotent-Replayed'?: 'true';
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -10332,29 +10618,6 @@ export interface operations {
       /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
-          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
-          'Idempotent-Replayed'?: 'true';
-          /** @description Requests allowed per window for this key */
-          'X-RateLimit-Limit'?: number;
-          /** @description Requests left in the current window */
-          'X-RateLimit-Remaining'?: number;
-          /** @description Seconds until the window resets */
-          'X-RateLimit-Reset'?: number;
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A request with this Idempotency-Key is still running; IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry after Retry-After for its response */
-      409: {
-        headers: {
-          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
-          'Idempotent-Replayed'?: 'true';
-          /** @description Seconds to wait before retrying */
-          'Retry-After'?: number;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -10383,25 +10646,6 @@ export interface operations {
       /** @description UNSUPPORTED_MEDIA_TYPE: the body is not application/x-ndjson; UNSUPPORTED_CONTENT_ENCODING: not gzip, deflate, br or none */
       415: {
         headers: {
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The Idempotency-Key was used for another request; IDEMPOTENCY_KEY_REUSED: this Idempotency-Key was used for a different request */
-      422: {
-        headers: {
-          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
-          'Idempotent-Replayed'?: 'true';
-          /** @description Requests allowed per window for this key */
-          'X-RateLimit-Limit'?: number;
-          /** @description Requests left in the current window */
-          'X-RateLimit-Remaining'?: number;
-          /** @description Seconds until the window resets */
-          'X-RateLimit-Reset'?: number;
           /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
           'X-Request-Id': string;
           [name: string]: unknown;
@@ -10556,6 +10800,152 @@ export interface operations {
         };
       };
       /** @description FORBIDDEN: the key is not one of: root, sub, team, operator */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Internal server error (INTERNAL_ERROR) */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  exportMyAccount: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
+        'X-Branch'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The account, one record per line (streamed): the manifest, the profile, sub profiles, keys (metadata only), projects, memberships, webhooks (no secret), then the items of every branch by branch, collection and _id (with their branch), then the end over every line between */
+      200: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining': number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset': number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/x-ndjson':
+            | components['schemas']['AccountExportManifestDto']
+            | components['schemas']['AccountProfileRecordDto']
+            | components['schemas']['AccountSubProfileRecordDto']
+            | components['schemas']['AccountApiKeyRecordDto']
+            | components['schemas']['AccountProjectRecordDto']
+            | components['schemas']['AccountMembershipRecordDto']
+            | components['schemas']['AccountWebhookRecordDto']
+            | components['schemas']['ExportItemRecordDto']
+            | components['schemas']['ExportEndRecordDto'];
+        };
+      };
+      /** @description The request is not valid (VALIDATION_FAILED); INVALID_BRANCH: X-Branch is not a valid branch name */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description FORBIDDEN: not a root key (sub and team keys, X-Team included), or a root key bound to a branch; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
