@@ -283,6 +283,8 @@ describe('export and import', () => {
     expect(refused.results[0]).toMatchObject({ status: 403, code: 'FORBIDDEN' });
     const m2 = (await as(t, user).get('/data/m2/index').expect(200)).body as Line[];
     expect(m2.map((index) => index.name)).not.toContain('x_1');
+    const empty = resultsOf(await importAs(t, user, [{ type: 'manifest', format: 1 }]));
+    expect(empty.results[0]).toMatchObject({ status: 400, code: 'VALIDATION_FAILED' });
     const future = resultsOf(await importAs(t, user, [{ ...manifest, format: 2 }]));
     expect(future.results[0]).toMatchObject({ status: 400, code: 'MALFORMED_LINE' });
   });

@@ -81,9 +81,11 @@ function parseManifest(value: Record<string, unknown>): ImportRecord {
     throw new MalformedLineError(
       `The manifest is of format ${JSON.stringify(value.format)}; this service reads format ${FORMAT}.`,
     );
-  const raw = value.collections ?? [];
+  const raw = value.collections;
   if (!Array.isArray(raw))
-    throw new ValidationFailedError([{ field: 'collections', message: 'must be an array' }]);
+    throw new ValidationFailedError([
+      { field: 'collections', message: 'is required: an array of collections' },
+    ]);
   const errors: FieldError[] = [];
   const collections: ImportCollection[] = [];
   raw.forEach((entry: unknown, i) => {

@@ -32,15 +32,20 @@ import { ownerScopeOf } from '../items/item-scope';
 import { ownerFieldOf } from '../query/data-requests';
 import { guardFieldName } from '../query/json-guard';
 import {
+  IMPORT_LINE,
+  IMPORT_RESULT_LINE,
+  ImportItemRecordDto,
+  ImportManifestDto,
+  ImportQueryDto,
+  ImportResultLineDto,
+  ImportTotalsDto,
+} from './dto/import.dto';
+import {
   EXPORT_LINE,
   ExportEndRecordDto,
   ExportItemRecordDto,
   ExportManifestDto,
   ExportQueryDto,
-  IMPORT_RESULT_LINE,
-  ImportQueryDto,
-  ImportResultLineDto,
-  ImportTotalsDto,
 } from './dto/transfer.dto';
 import { NamespaceExport } from './namespace-export';
 import { NamespaceImport } from './namespace-import';
@@ -60,6 +65,8 @@ export function importBody(config: AppConfig): StreamedBody {
   ExportManifestDto,
   ExportItemRecordDto,
   ExportEndRecordDto,
+  ImportManifestDto,
+  ImportItemRecordDto,
   ImportResultLineDto,
   ImportTotalsDto,
 )
@@ -124,7 +131,7 @@ export class TransferController {
   @ApiBody({
     description:
       'NDJSON, optionally gzip, deflate or br Content-Encoding: records of the export format (a manifest and an end are optional; item lines alone will do)',
-    schema: EXPORT_LINE,
+    schema: IMPORT_LINE,
   })
   @ApiOkResponse({
     description: 'A result line per input line, then the totals (streamed)',

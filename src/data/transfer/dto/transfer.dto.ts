@@ -1,10 +1,9 @@
 import { ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
-import { IsIn, IsString, Matches, MaxLength } from 'class-validator';
+import { IsString, Matches, MaxLength } from 'class-validator';
 import { OptionalField } from '../../../common/dto';
 import { ApiSchemaPatch } from '../../../common/http/openapi';
 import { DataIndexDto } from '../../indexes/dto/data-index.dto';
 import { DataItemDto, AuthFieldProperty } from '../../items/dto/data-item.dto';
-import { FIELD_NAME_SCHEMA_PATTERN } from '../../query/json-guard';
 
 const NAME = '[A-Za-z][A-Za-z0-9_-]{0,63}';
 const COLLECTION_LIST = `^${NAME}(,${NAME})*$`;
@@ -38,32 +37,6 @@ export class ExportQueryDto {
   authField?: string;
 }
 
-/** POST /import: how to write the lines. */
-export class ImportQueryDto {
-  /** `insert`: an item whose `_id` exists is refused (409); `upsert`: it is replaced. */
-  @OptionalField()
-  @IsIn(['insert', 'upsert'])
-  @ApiPropertyOptional({ enum: ['insert', 'upsert'], default: 'insert' })
-  mode?: 'insert' | 'upsert';
-
-  /** `true`: nothing is written; each line reports what would happen. */
-  @OptionalField()
-  @IsIn(['true', 'false'])
-  @ApiPropertyOptional({ enum: ['true', 'false'], default: 'false' })
-  dryRun?: 'true' | 'false';
-
-  /** The owner field of the items (default `userId`), unless the manifest names one for their collection. */
-  @AuthFieldProperty()
-  authField?: string;
-
-  /** A field whose value must not be taken in the caller's scope, as in POST /data/{c}; a manifest entry may name its own. */
-  @OptionalField()
-  @IsString()
-  @MaxLength(256)
-  @ApiPropertyOptional({ example: 'orderNumber', pattern: FIELD_NAME_SCHEMA_PATTERN })
-  uniqueField?: string;
-}
-
 export class ManifestCollectionDto {
   @ApiProperty({ example: 'orders' })
   name!: string;
@@ -75,14 +48,6 @@ export class ManifestCollectionDto {
   /** Its items when the export began (a sub key's export: the ones it owns). */
   @ApiProperty({ example: 1250 })
   count!: number;
-
-  /** Import only: the owner field of this collection's items. */
-  @ApiPropertyOptional({ example: 'userId' })
-  authField?: string;
-
-  /** Import only: the uniqueField of this collection's items. */
-  @ApiPropertyOptional({ example: 'orderNumber' })
-  uniqueField?: string;
 }
 
 export class ExportNamespaceDto {
@@ -177,72 +142,4 @@ export const EXPORT_LINE = {
   ],
   description:
     'NDJSON: each line is one of these records — a manifest first, then item lines by collection and _id, then the end (docs/data.md, "Export and import")',
-};
-
-/** The result of one input line. */
-@ApiSchemaPatch({ additionalProperties: true })
-export class ImportResultLineDto {
-  @ApiProperty({ enum: ['result'] })
-  type!: 'result';
-
-  /** The input line, counting from 1. */
-  @ApiProperty({ example: 2 })
-  line!: number;
-
-  /**
-   * 201 created, 200 replaced (an item) or accepted (a manifest, an end); otherwise what the
-   * same item would have got from POST /data/{collection}.
-   */
-  @ApiProperty({ example: 201 })
-  status!: number;
-
-  @ApiPropertyOptional({ example: 'DUPLICATE_ITEM' })
-  code?: string;
-
-  @ApiPropertyOptional()
-  detail?: string;
-
-  /** The item written (or, in a dry run, that would be). */
-  @ApiPropertyOptional({ example: '665f1c2a9b1e8a0012345678' })
-  _id?: string;
-}
-
-/** The last line of an import's response. */
-export class ImportTotalsDto {
-  @ApiProperty({ enum: ['totals'] })
-  type!: 'totals';
-
-  /** `complete`: every line was read; `stopped`: the import ended at `stoppedAt` (see `code`). */
-  @ApiProperty({ enum: ['complete', 'stopped'] })
-  outcome!: 'complete' | 'stopped';
-
-  @ApiProperty()
-  dryRun!: boolean;
-
-  @ApiProperty({ example: 1252 })
-  lines!: number;
-
-  @ApiProperty({ example: 1250 })
-  created!: number;
-
-  @ApiProperty({ example: 0 })
-  replaced!: number;
-
-  @ApiProperty({ example: 0 })
-  failed!: number;
-
-  @ApiPropertyOptional({ example: 731 })
-  stoppedAt?: number;
-
-  @ApiPropertyOptional({ example: 'DATABASE_UNAVAILABLE' })
-  code?: string;
-
-  @ApiPropertyOptional()
-  detail?: string;
-}
-
-/** Any line of an import's response. */
-export const IMPORT_RESULT_LINE = {
-  oneOf: [{ $ref: getSchemaPath(ImportResultLineDto) }, { $ref: getSchemaPath(ImportTotalsDto) }],
-  description: 'NDJSON: a result line per input line, in order, then the totals',
 };

@@ -1,0 +1,174 @@
+import { ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
+import { IsIn, IsString, MaxLength } from 'class-validator';
+import { OptionalField } from '../../../common/dto';
+import { ApiSchemaPatch } from '../../../common/http/openapi';
+import { DataIndexDto } from '../../indexes/dto/data-index.dto';
+import { AuthFieldProperty } from '../../items/dto/data-item.dto';
+import { COLLECTION_NAME_PATTERN } from '../../query/data.constants';
+import {
+  DATA_VALUE,
+  FIELD_NAME_SCHEMA_PATTERN,
+  OWNER_FIELD_SCHEMA_PATTERN,
+} from '../../query/json-guard';
+import { ExportEndRecordDto } from './transfer.dto';
+
+/** POST /import: how to write the lines. */
+export class ImportQueryDto {
+  /** `insert`: an item whose `_id` exists is refused (409); `upsert`: it is replaced. */
+  @OptionalField()
+  @IsIn(['insert', 'upsert'])
+  @ApiPropertyOptional({ enum: ['insert', 'upsert'], default: 'insert' })
+  mode?: 'insert' | 'upsert';
+
+  /** `true`: nothing is written; each line reports what would happen. */
+  @OptionalField()
+  @IsIn(['true', 'false'])
+  @ApiPropertyOptional({ enum: ['true', 'false'], default: 'false' })
+  dryRun?: 'true' | 'false';
+
+  /** The owner field of the items (default `userId`), unless the manifest names one for their collection. */
+  @AuthFieldProperty()
+  authField?: string;
+
+  /** A field whose value must not be taken in the caller's scope, as in POST /data/{c}; a manifest entry may name its own. */
+  @OptionalField()
+  @IsString()
+  @MaxLength(256)
+  @ApiPropertyOptional({ example: 'orderNumber', pattern: FIELD_NAME_SCHEMA_PATTERN })
+  uniqueField?: string;
+}
+
+/** A collection an import's manifest names: created, with its indexes. */
+export class ImportCollectionDto {
+  @ApiProperty({ example: 'orders', pattern: COLLECTION_NAME_PATTERN.source })
+  name!: string;
+
+  /** Created when missing (root and team keys); `_id_` is every collection's already. */
+  @ApiPropertyOptional({ type: [DataIndexDto] })
+  indexes?: DataIndexDto[];
+
+  /** The owner field of this collection's items (else the query's `authField`). */
+  @ApiPropertyOptional({ example: 'userId', pattern: OWNER_FIELD_SCHEMA_PATTERN })
+  authField?: string;
+
+  /** The uniqueField of this collection's items (else the query's). */
+  @ApiPropertyOptional({ example: 'orderNumber', pattern: FIELD_NAME_SCHEMA_PATTERN })
+  uniqueField?: string;
+}
+
+/**
+ * A manifest as an import reads it: an export's (its other members are ignored), or one written
+ * by hand naming the collections to create.
+ */
+@ApiSchemaPatch({ additionalProperties: true })
+export class ImportManifestDto {
+  @ApiProperty({ enum: ['manifest'] })
+  type!: 'manifest';
+
+  /** Format 1 only: a manifest of another format is refused on its line. */
+  @ApiProperty({ enum: [1] })
+  format!: 1;
+
+  @ApiProperty({ type: [ImportCollectionDto] })
+  collections!: ImportCollectionDto[];
+}
+
+/** An item to write: `_id`, `_createdAt` and `_updatedAt` are kept when present. */
+@ApiSchemaPatch({ additionalProperties: true })
+export class ImportItemRecordDto {
+  @ApiProperty({ enum: ['item'] })
+  type!: 'item';
+
+  /** When present, the request's branch (an account export's lines name theirs). */
+  @ApiPropertyOptional({ example: '' })
+  branch?: string;
+
+  @ApiProperty({ example: 'orders', pattern: COLLECTION_NAME_PATTERN.source })
+  collection!: string;
+
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: DATA_VALUE,
+    example: { _id: 'order-1001', total: 42.5, _createdAt: '2026-01-05T10:00:00.000Z' },
+  })
+  item!: Record<string, unknown>;
+}
+
+/** Any line of an import's body. */
+export const IMPORT_LINE = {
+  oneOf: [
+    { $ref: getSchemaPath(ImportManifestDto) },
+    { $ref: getSchemaPath(ImportItemRecordDto) },
+    { $ref: getSchemaPath(ExportEndRecordDto) },
+  ],
+  description:
+    'NDJSON, each line one of these records: an export, or item lines alone (a manifest and an end are optional)',
+};
+
+/** The result of one input line. */
+@ApiSchemaPatch({ additionalProperties: true })
+export class ImportResultLineDto {
+  @ApiProperty({ enum: ['result'] })
+  type!: 'result';
+
+  /** The input line, counting from 1. */
+  @ApiProperty({ example: 2 })
+  line!: number;
+
+  /**
+   * 201 created, 200 replaced (an item) or accepted (a manifest, an end); otherwise what the
+   * same item would have got from POST /data/{collection}.
+   */
+  @ApiProperty({ example: 201 })
+  status!: number;
+
+  @ApiPropertyOptional({ example: 'DUPLICATE_ITEM' })
+  code?: string;
+
+  @ApiPropertyOptional()
+  detail?: string;
+
+  /** The item written (or, in a dry run, that would be). */
+  @ApiPropertyOptional({ example: '665f1c2a9b1e8a0012345678' })
+  _id?: string;
+}
+
+/** The last line of an import's response. */
+export class ImportTotalsDto {
+  @ApiProperty({ enum: ['totals'] })
+  type!: 'totals';
+
+  /** `complete`: every line was read; `stopped`: the import ended at `stoppedAt` (see `code`). */
+  @ApiProperty({ enum: ['complete', 'stopped'] })
+  outcome!: 'complete' | 'stopped';
+
+  @ApiProperty()
+  dryRun!: boolean;
+
+  @ApiProperty({ example: 1252 })
+  lines!: number;
+
+  @ApiProperty({ example: 1250 })
+  created!: number;
+
+  @ApiProperty({ example: 0 })
+  replaced!: number;
+
+  @ApiProperty({ example: 0 })
+  failed!: number;
+
+  @ApiPropertyOptional({ example: 731 })
+  stoppedAt?: number;
+
+  @ApiPropertyOptional({ example: 'DATABASE_UNAVAILABLE' })
+  code?: string;
+
+  @ApiPropertyOptional()
+  detail?: string;
+}
+
+/** Any line of an import's response. */
+export const IMPORT_RESULT_LINE = {
+  oneOf: [{ $ref: getSchemaPath(ImportResultLineDto) }, { $ref: getSchemaPath(ImportTotalsDto) }],
+  description: 'NDJSON: a result line per input line, in order, then the totals',
+};
