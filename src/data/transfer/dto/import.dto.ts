@@ -2,7 +2,6 @@ import { ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger
 import { IsIn, IsString, MaxLength } from 'class-validator';
 import { OptionalField } from '../../../common/dto';
 import { ApiSchemaPatch } from '../../../common/http/openapi';
-import { DataIndexDto } from '../../indexes/dto/data-index.dto';
 import { AuthFieldProperty } from '../../items/dto/data-item.dto';
 import { COLLECTION_NAME_PATTERN } from '../../query/data.constants';
 import {
@@ -38,14 +37,33 @@ export class ImportQueryDto {
   uniqueField?: string;
 }
 
+/** An index an import's manifest names (as an export lists it). */
+export class ImportIndexDto {
+  /** A name POST /data/{c}/index accepts, or the default name of its fields. */
+  @ApiProperty({ example: 'status_1' })
+  name!: string;
+
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'integer', enum: [1, -1] },
+    minProperties: 1,
+    maxProperties: 5,
+    example: { status: 1 },
+  })
+  fields!: Record<string, 1 | -1>;
+
+  @ApiPropertyOptional({ default: false })
+  unique?: boolean;
+}
+
 /** A collection an import's manifest names: created, with its indexes. */
 export class ImportCollectionDto {
   @ApiProperty({ example: 'orders', pattern: COLLECTION_NAME_PATTERN.source })
   name!: string;
 
   /** Created when missing (root and team keys); `_id_` is every collection's already. */
-  @ApiPropertyOptional({ type: [DataIndexDto] })
-  indexes?: DataIndexDto[];
+  @ApiPropertyOptional({ type: [ImportIndexDto] })
+  indexes?: ImportIndexDto[];
 
   /** The owner field of this collection's items (else the query's `authField`). */
   @ApiPropertyOptional({ example: 'userId', pattern: OWNER_FIELD_SCHEMA_PATTERN })
