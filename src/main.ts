@@ -126,6 +126,8 @@ export async function bootstrap(startDatabase?: DatabaseStarter): Promise<void> 
     if (error instanceof DatabaseBootError) fail(error.message);
     throw error;
   });
+  // An import's body arrives for as long as the import runs; Node's default (300 s) would cut it.
+  (app.getHttpServer() as Server).requestTimeout = config.requestTimeoutMs;
   await app.listen(config.port, config.host);
 
   const url = (await app.getUrl()).replace('[::1]', 'localhost').replace('127.0.0.1', 'localhost');

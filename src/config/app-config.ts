@@ -22,6 +22,8 @@ export interface AppConfig {
   /** OTEL_EXPORTER_OTLP_ENDPOINT: tracing is on when set (see src/tracing.ts). */
   tracing: { otlpEndpoint?: string };
   shutdownTimeoutMs: number;
+  /** HTTP_REQUEST_TIMEOUT_MS: the longest a request may take to arrive whole (an import's body). */
+  requestTimeoutMs: number;
   /** IDEMPOTENCY_*: how Idempotency-Key responses are kept (src/common/idempotency). */
   idempotency: {
     ttlMs: number;
@@ -190,6 +192,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     },
     tracing: { otlpEndpoint: observability.OTEL_EXPORTER_OTLP_ENDPOINT },
     shutdownTimeoutMs: runtime.SHUTDOWN_TIMEOUT_MS,
+    requestTimeoutMs: runtime.HTTP_REQUEST_TIMEOUT_MS,
     idempotency: {
       ttlMs: idempotency.IDEMPOTENCY_TTL_MS,
       leaseMs: idempotency.IDEMPOTENCY_LEASE_MS,

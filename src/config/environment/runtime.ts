@@ -48,4 +48,13 @@ export class RuntimeVariables {
   @IsInt()
   @Min(0)
   SHUTDOWN_TIMEOUT_MS = 10_000;
+
+  /**
+   * How long a request may take to arrive whole (Node's server.requestTimeout): an import's body
+   * streams for as long as the import runs, so this bounds one import. Checked every 30 s.
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1000)
+  HTTP_REQUEST_TIMEOUT_MS = 900_000;
 }

@@ -87,7 +87,6 @@ export class NamespaceImport {
       failed: 0,
     };
     let reading: Promise<IteratorResult<BodyLine> | { failed: unknown }> | null = null;
-    const abortion = signal ? aborted(signal) : null;
     // Set as soon as a line that stops the import is known (its result may still wait its turn).
     const halted = { now: false };
     let inputDone = false;
@@ -120,8 +119,12 @@ export class NamespaceImport {
         const head = pending[0]?.promise;
         const waits: Promise<IteratorResult<BodyLine> | { failed: unknown } | null>[] = [reading];
         if (head) waits.push(head.then(() => null));
-        if (abortion) waits.push(abortion);
+        // A wake of this round's own: a race against a promise that outlives the import would
+        // keep every round's reaction (and the line it read) until the import ends.
+        const abortion = signal ? whenAborted(signal) : null;
+        if (abortion) waits.push(abortion.promise);
         const next = await Promise.race(waits);
+        abortion?.dispose();
         if (next === null) continue;
         reading = null;
         if ('failed' in next) {
@@ -175,10 +178,13 @@ function track(promise: Promise<Outcome>, halted: { now: boolean }): Pending {
   return pending;
 }
 
-/** Settles (null) when `signal` aborts. */
-function aborted(signal: AbortSignal): Promise<null> {
-  if (signal.aborted) return Promise.resolve(null);
-  return new Promise((resolve) =>
-    signal.addEventListener('abort', () => resolve(null), { once: true }),
-  );
+/** Settles (null) when `signal` aborts; `dispose` stops listening (the promise is then let go). */
+function whenAborted(signal: AbortSignal): { promise: Promise<null>; dispose: () => void } {
+  let listener = (): void => undefined;
+  const promise = new Promise<null>((resolve) => {
+    listener = () => resolve(null);
+    if (signal.aborted) resolve(null);
+    else signal.addEventListener('abort', listener, { once: true });
+  });
+  return { promise, dispose: () => signal.removeEventListener('abort', listener) };
 }
