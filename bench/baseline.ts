@@ -5,10 +5,11 @@
 //
 // Environment: PORT, MONGODB_URI, MONGODB_DB_NAME, BASELINE_COLLECTIONS (JSON: { <name>:
 // ItemTemplate } from lib/seed.ts). Only types are imported from the harness: at run time this
-// process loads node:http and the driver, nothing else.
+// process loads node:http, the driver and its own NDJSON streaming (baseline-transfer.ts).
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { MongoClient, ObjectId, type Collection, type Document, type Filter } from 'mongodb';
+import { exportCollection, importInto } from './baseline-transfer';
 import type { ItemTemplate } from './lib/seed';
 
 const BODY_LIMIT = 1024 * 1024;
@@ -99,13 +100,14 @@ function propOf(body: object, key: string): unknown {
 }
 
 interface Entry extends ItemTemplate {
+  name: string;
   native: Collection;
 }
 
 function collectionOf(name: string | undefined): Entry | undefined {
   const entry = name === undefined ? undefined : collections[name];
-  if (!entry) return undefined;
-  return { ...entry, native: client.db(entry.database).collection(entry.physical) };
+  if (!entry || name === undefined) return undefined;
+  return { ...entry, name, native: client.db(entry.database).collection(entry.physical) };
 }
 
 function idValue(entry: Entry, value: string): ObjectId | string {
@@ -201,6 +203,49 @@ async function aggregate(entry: Entry, searchParams: URLSearchParams): Promise<u
   };
 }
 
+/** An item as the service stores it: the template's constants, the fields, an id, times, owner. */
+function newDocument(
+  entry: Entry,
+  principal: StoredKey,
+  fields: Record<string, unknown>,
+  at = new Date(),
+): Record<string, unknown> {
+  const doc: Record<string, unknown> = {
+    ...entry.constants,
+    ...fields,
+    _id:
+      fields._id ?? (entry.idType === 'objectId' ? new ObjectId() : new ObjectId().toHexString()),
+    _createdAt: at,
+    _updatedAt: at,
+  };
+  if (doc[entry.ownerField] === undefined)
+    doc[entry.ownerField] = principal.subject || principal.teamId;
+  return doc;
+}
+
+/** GET /transfer/export/{c} and POST /transfer/import/{c}: the bare counterparts of /export and /import. */
+async function transfer(
+  req: IncomingMessage,
+  res: ServerResponse,
+  segments: string[],
+): Promise<void> {
+  const principal = await authenticate(req);
+  const entry = collectionOf(segments[2]);
+  if (!entry || segments.length !== 3) throw new HttpError(404, 'no route');
+  if (segments[1] === 'export' && req.method === 'GET')
+    return exportCollection(entry.native, entry.name, res);
+  if (segments[1] === 'import' && req.method === 'POST')
+    return importInto(entry.native, req, res, (item) => {
+      // The kept times, as the service's import keeps them.
+      const { _createdAt, _updatedAt, ...fields } = item;
+      const at = typeof _createdAt === 'string' ? new Date(_createdAt) : undefined;
+      const doc = newDocument(entry, principal, fields, at);
+      if (typeof _updatedAt === 'string') doc._updatedAt = new Date(_updatedAt);
+      return doc;
+    });
+  throw new HttpError(404, 'no route');
+}
+
 async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://baseline');
   if (url.pathname === '/health') return send(res, 200, { status: 'ok' });
@@ -212,6 +257,7 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     return;
   }
   const segments = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
+  if (segments[0] === 'transfer') return transfer(req, res, segments);
   if (segments[0] !== 'data' || segments.length < 2) throw new HttpError(404, 'no route');
   const principal = await authenticate(req);
   const entry = collectionOf(segments[1]);
@@ -246,18 +292,7 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     const item = typeof body === 'object' && body !== null ? propOf(body, 'item') : undefined;
     if (typeof item !== 'object' || item === null || Array.isArray(item))
       throw new HttpError(400, 'item');
-    const fields = item as Record<string, unknown>;
-    const now = new Date();
-    const doc: Record<string, unknown> = {
-      ...entry.constants,
-      ...fields,
-      _id:
-        fields._id ?? (entry.idType === 'objectId' ? new ObjectId() : new ObjectId().toHexString()),
-      _createdAt: now,
-      _updatedAt: now,
-    };
-    if (doc[entry.ownerField] === undefined)
-      doc[entry.ownerField] = principal.subject || principal.teamId;
+    const doc = newDocument(entry, principal, item as Record<string, unknown>);
     try {
       await entry.native.insertOne(doc);
     } catch (error) {

@@ -2,7 +2,8 @@
 // drives each scenario with autocannon from a separate process, compares what three features
 // cost (metrics, Idempotency-Key, conditional GET), and writes BENCHMARKS.md.
 // Modes: default (short), --long, --smoke (CI: tiny data, fails on any error); --large adds
-// 1,000,000 items. See docs/benchmarks.md.
+// 1,000,000 items. Last, an export and an import of a namespace next to the baseline's
+// (--transfer-only runs just that). See docs/benchmarks.md.
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -21,6 +22,8 @@ import { comparisonChecks, comparisonsMarkdown, comparisonsSummary } from './lib
 import { comparisons } from './lib/comparisons';
 import { fanOutMarkdown, sseFanOut, type FanOutResult } from './lib/sse-fanout';
 import { tailLatency, tailMarkdown, TAIL_CONNECTIONS, type TailRun } from './lib/tail-latency';
+import { runTransfer, setupTransfer, type TransferRun } from './lib/transfer';
+import { transferChecks, transferMarkdown, transferSummary } from './lib/transfer-report';
 import { probe, runLoad, sumLoads, type LoadSettings } from './lib/load-runner';
 import { parseOptions } from './lib/options';
 import { RESULTS, SERVICE_DIST } from './lib/paths';
@@ -123,6 +126,8 @@ const state: {
   database?: ResolvedDatabase;
   client?: MongoClient;
   dbName?: string;
+  /** The export and import's own database (lib/transfer.ts). */
+  transferDbName?: string;
   dataDir?: string;
   tmp?: string;
 } = {};
@@ -133,8 +138,9 @@ function cleanup(): Promise<void> {
     await stopAll().catch(() => undefined);
     if (state.client) {
       // On a MONGODB_URI server, remove what the run wrote; an embedded server goes with its data dir.
-      if (state.database?.kind === 'external' && state.dbName) {
-        const main = state.client.db(state.dbName);
+      const names = [state.dbName, state.transferDbName].filter((n): n is string => !!n);
+      for (const name of state.database?.kind === 'external' ? names : []) {
+        const main = state.client.db(name);
         // The tenants' databases on this server first: the placements name them.
         const placed = await main
           .collection<{ _id: string }>('tenant_placements')
@@ -269,6 +275,7 @@ interface Outcome {
   fanOut?: FanOutResult;
   tail?: TailRun;
   freeze?: FreezeRun;
+  transfer?: TransferRun;
   info: ReportInfo;
 }
 
@@ -291,6 +298,7 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
     'service-events-off',
     'service-one-cluster',
     'service-three-clusters',
+    'service-transfer',
     'baseline',
     'load',
   ];
@@ -356,19 +364,27 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
   }
   log(`  physical collection ${items.physical} (found by ${items.via})`);
   const features = await setupFeatures(seedCtx, ctx.subject, FEATURE_ITEMS);
+  // Every full run ends with the export and import; the comparison-only runs leave it out.
+  const withTransfer = options.transferOnly || !options.comparisonsOnly;
+  if (withTransfer) state.transferDbName = `${dbName}_transfer`;
+  const transferSetup = withTransfer
+    ? await setupTransfer(client, serviceOptions, ctx.runTag)
+    : undefined;
   const baseline = await startBaseline(resolved.uri, dbName, {
     [items.name]: itemTemplate(items),
     [features.name]: itemTemplate(features),
+    ...(transferSetup && !('missing' in transferSetup) ? transferSetup.baselineCollections : {}),
   });
   ctx.load.busyPids = () => [service.child.pid, baseline.child.pid, ...databasePids];
 
   if (!options.comparisonsOnly)
     runs.push(...(await runScenarios(options, ctx, { service, baseline, seedCtx, items })));
   const serviceHwmKb = memoryOf(service.child.pid)?.hwmKb;
-  const featureRuns = options.fanOutOnly
+  const oneThingOnly = options.fanOutOnly || options.transferOnly;
+  const featureRuns = oneThingOnly
     ? []
     : await compareFeatures(options, ctx, { service, baseline, features, serviceOptions });
-  const clusters = options.fanOutOnly
+  const clusters = oneThingOnly
     ? { runs: [], freeze: undefined }
     : await compareClusterSpread({
         settings: options.compare,
@@ -388,7 +404,7 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
   const { freeze } = clusters;
 
   let tail: TailRun | undefined;
-  if (!options.fanOutOnly) {
+  if (!oneThingOnly) {
     const seconds = options.smoke ? 1 : Math.max(5, options.duration);
     log(`\ntail latency: GET item by _id, ${TAIL_CONNECTIONS} connections, ${seconds} s`);
     tail = await tailLatency(
@@ -409,11 +425,37 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
   const fanOutSize = options.smoke
     ? { clients: 10, events: 20, timeoutMs: 30_000 }
     : { clients: 100, events: 100, timeoutMs: 120_000 };
-  log(`\nchange feed fan-out: ${fanOutSize.clients} SSE clients, ${fanOutSize.events} events`);
-  const fanOut = await sseFanOut(service, ctx.rootKey, fanOutSize);
-  log(
-    `  ${fanOut.deliveredPerSecond} events/s delivered in ${fanOut.seconds} s; RSS ${fanOut.rssIdleMiB} → ${fanOut.rssWithClientsMiB} → ${fanOut.rssAfterMiB} MiB`,
-  );
+  let fanOut: FanOutResult | undefined;
+  if (!options.transferOnly) {
+    log(`\nchange feed fan-out: ${fanOutSize.clients} SSE clients, ${fanOutSize.events} events`);
+    fanOut = await sseFanOut(service, ctx.rootKey, fanOutSize);
+    log(
+      `  ${fanOut.deliveredPerSecond} events/s delivered in ${fanOut.seconds} s; RSS ${fanOut.rssIdleMiB} → ${fanOut.rssWithClientsMiB} → ${fanOut.rssAfterMiB} MiB`,
+    );
+  }
+
+  // Last, as the longest part; on a database of its own (lib/transfer.ts).
+  let transfer: TransferRun | undefined;
+  if (withTransfer) {
+    log(`\nexport and import: ${options.transferItems.toLocaleString('en-US')} items`);
+    transfer =
+      !transferSetup || 'missing' in transferSetup
+        ? {
+            size: options.transferItems,
+            seedSeconds: 0,
+            legs: [],
+            missing: transferSetup?.missing ?? 'not set up',
+          }
+        : await runTransfer({
+            serviceOptions,
+            baseline,
+            baselineKey: ctx.rootKey,
+            load: ctx.load,
+            setup: transferSetup,
+            size: options.transferItems,
+            log,
+          });
+  }
 
   if (resolved.kind === 'ferretdb') {
     notes.push(
@@ -437,6 +479,7 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
     fanOut,
     tail,
     freeze,
+    transfer,
     info: {
       date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
       node: process.version,
@@ -610,7 +653,7 @@ async function main(): Promise<void> {
   } finally {
     await cleanup();
   }
-  const { runs, comparisonRuns, fanOut, tail, freeze, info } = outcome;
+  const { runs, comparisonRuns, fanOut, tail, freeze, transfer, info } = outcome;
   const writeSize = options.itemSizes.at(-1) ?? 0;
   const checkList = checks(runs, comparisonRuns, {
     ...options,
@@ -619,8 +662,9 @@ async function main(): Promise<void> {
   });
   const comparisonCheckList = [
     ...comparisonChecks(comparisonRuns, options.smoke),
-    ...(options.fanOutOnly ? [] : freezeChecks(freeze, options.smoke)),
+    ...(options.fanOutOnly || options.transferOnly ? [] : freezeChecks(freeze, options.smoke)),
   ];
+  const transferCheckList = transferChecks(transfer, options);
   mkdirSync(RESULTS, { recursive: true });
   writeFileSync(
     options.out,
@@ -633,18 +677,22 @@ async function main(): Promise<void> {
         comparisonsMarkdown(comparisonRuns, comparisonCheckList) +
         tailMarkdown(tail) +
         freezeMarkdown(freeze) +
-        fanOutMarkdown(fanOut),
+        fanOutMarkdown(fanOut) +
+        transferMarkdown(transfer, transferCheckList),
     }),
   );
   writeFileSync(
     options.json,
-    `${JSON.stringify({ info, options, runs, comparisonRuns, tail, freeze, fanOut, checkList, comparisonCheckList }, null, 2)}\n`,
+    `${JSON.stringify({ info, options, runs, comparisonRuns, tail, freeze, fanOut, transfer, checkList, comparisonCheckList, transferCheckList }, null, 2)}\n`,
   );
   process.stdout.write(summary({ runs, checkList }));
   process.stdout.write(comparisonsSummary(comparisonRuns, comparisonCheckList));
+  process.stdout.write(transferSummary(transfer, transferCheckList));
   log(`report: ${relative(process.cwd(), options.out) || options.out}`);
   // In smoke mode the performance checks are n/a, so this fails on errors and slow runs only.
-  const failed = [...checkList, ...comparisonCheckList].some((c) => c.status === 'FAIL');
+  const failed = [...checkList, ...comparisonCheckList, ...transferCheckList].some(
+    (c) => c.status === 'FAIL',
+  );
   process.exit(failed ? 1 : 0);
 }
 

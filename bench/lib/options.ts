@@ -13,6 +13,7 @@ type ModeSettings = Pick<
   | 'connections'
   | 'quietMaxMs'
   | 'compare'
+  | 'transferItems'
 >;
 
 const MODES: Record<Mode, ModeSettings> = {
@@ -25,6 +26,7 @@ const MODES: Record<Mode, ModeSettings> = {
     connections: 4,
     quietMaxMs: 5_000,
     compare: { rounds: 1, seconds: 1, warmup: 0 },
+    transferItems: 2_000,
   },
   default: {
     itemSizes: [10_000, 100_000],
@@ -35,6 +37,7 @@ const MODES: Record<Mode, ModeSettings> = {
     connections: 10,
     quietMaxMs: 30_000,
     compare: { rounds: 10, seconds: 1, warmup: 2 },
+    transferItems: 100_000,
   },
   long: {
     itemSizes: [10_000, 100_000],
@@ -45,6 +48,7 @@ const MODES: Record<Mode, ModeSettings> = {
     connections: 10,
     quietMaxMs: 60_000,
     compare: { rounds: 20, seconds: 3, warmup: 3 },
+    transferItems: 100_000,
   },
 };
 
@@ -61,12 +65,14 @@ const USAGE = `Usage: npm run bench [-- options]
   --comparisons-only   run the feature comparisons and the SSE fan-out only (no scenario, no
                        projects, no large data)
   --fan-out-only       run the SSE fan-out only
+  --transfer-only      run the export and import only (100,000 items; 2,000 with --smoke)
   --duration S, --connections N, --rounds N   override the mode's values (--rounds: comparison rounds)
+  --transfer-items N   items the export and import move (default 100,000; 2,000 with --smoke)
   --out FILE    where to write the Markdown report (default: BENCHMARKS.md; with --smoke,
-                --comparisons-only or --fan-out-only
-                bench/results/<smoke|comparisons-MODE|fan-out-MODE>.md)`;
+                --comparisons-only, --fan-out-only or --transfer-only
+                bench/results/<smoke|comparisons-MODE|fan-out-MODE|transfer-MODE>.md)`;
 
-const VALUE_OPTIONS = ['--duration', '--connections', '--rounds', '--out'];
+const VALUE_OPTIONS = ['--duration', '--connections', '--rounds', '--transfer-items', '--out'];
 const FLAGS = [
   '--smoke',
   '--long',
@@ -74,6 +80,7 @@ const FLAGS = [
   '--full',
   '--comparisons-only',
   '--fan-out-only',
+  '--transfer-only',
   '--allow-missing-routes',
   '--help',
 ];
@@ -100,19 +107,31 @@ export function parseOptions(argv: string[]): BenchOptions {
   if (values.duration) settings.duration = Number(values.duration);
   if (values.connections) settings.connections = Number(values.connections);
   if (values.rounds) settings.compare = { ...settings.compare, rounds: Number(values.rounds) };
+  if (values['transfer-items']) settings.transferItems = Number(values['transfer-items']);
   if (
     !(settings.duration > 0) ||
     !(settings.connections >= 1) ||
     !Number.isInteger(settings.compare.rounds) ||
-    settings.compare.rounds < 1
+    settings.compare.rounds < 1 ||
+    !Number.isInteger(settings.transferItems) ||
+    settings.transferItems < 1
   )
-    throw new Error(`bad --duration, --connections or --rounds\n${USAGE}`);
+    throw new Error(`bad --duration, --connections, --rounds or --transfer-items\n${USAGE}`);
   const smoke = mode === 'smoke';
   const fanOutOnly = flags.has('fan-out-only');
-  const comparisonsOnly = flags.has('comparisons-only') || fanOutOnly;
+  const transferOnly = flags.has('transfer-only');
+  if ([flags.has('comparisons-only'), fanOutOnly, transferOnly].filter(Boolean).length > 1)
+    throw new Error('--comparisons-only, --fan-out-only and --transfer-only exclude each other');
+  const comparisonsOnly = flags.has('comparisons-only') || fanOutOnly || transferOnly;
   // Only a full default or --long run replaces BENCHMARKS.md and <mode>.json.
   const partial = smoke || comparisonsOnly;
-  const name = fanOutOnly ? `fan-out-${mode}` : comparisonsOnly ? `comparisons-${mode}` : mode;
+  const name = fanOutOnly
+    ? `fan-out-${mode}`
+    : transferOnly
+      ? `transfer-${mode}`
+      : comparisonsOnly
+        ? `comparisons-${mode}`
+        : mode;
   return {
     mode,
     ...settings,
@@ -120,6 +139,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     allowMissingRoutes: flags.has('allow-missing-routes'),
     comparisonsOnly,
     fanOutOnly,
+    transferOnly,
     mainSize: settings.itemSizes.includes(100_000) ? 100_000 : (settings.itemSizes.at(-1) ?? 0),
     out: values.out
       ? resolve(values.out)

@@ -29,6 +29,7 @@ export type TargetName =
   | 'service-events-off'
   | 'service-one-cluster'
   | 'service-three-clusters'
+  | 'service-transfer'
   | 'baseline';
 
 /** What every scenario may use. */

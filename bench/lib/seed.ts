@@ -212,10 +212,12 @@ export interface ItemTemplate {
 
 export const itemId = (i: number): string => seededId(ITEM_EPOCH_SEC, i);
 const ITEM_EPOCH_MS = ITEM_EPOCH_SEC * 1000;
+/** Item i's _createdAt and _updatedAt: 10 ms apart, in index order like the ids. */
+export const itemCreatedAt = (i: number): Date => new Date(ITEM_EPOCH_MS + i * 10);
 const REVISION_EPOCH_SEC = 1_700_000_200;
 
 /** The client-visible fields of item i; `group` has 10 values, each on a tenth of the items. */
-function itemBody(i: number): Doc {
+export function itemBody(i: number): Doc {
   return {
     sku: `sku-${i}`,
     group: `g${i % 10}`,
@@ -375,7 +377,7 @@ export async function seedItems(_ctx: SeedContext, items: Items, size: number): 
   const { sample } = items;
   const build = (i: number): Doc => {
     const body = itemBody(i);
-    const at = new Date(ITEM_EPOCH_MS + i * 10);
+    const at = itemCreatedAt(i);
     const doc: Doc = {};
     for (const [key, value] of Object.entries(sample)) {
       if (key === '_id') doc[key] = idLike(value, itemId(i));

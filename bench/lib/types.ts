@@ -159,6 +159,10 @@ export interface BenchOptions {
   comparisonsOnly: boolean;
   /** Only the SSE fan-out (implies comparisonsOnly's data). */
   fanOutOnly: boolean;
+  /** Only the export and import (implies comparisonsOnly's data). */
+  transferOnly: boolean;
+  /** Items in the namespace the export and import move. */
+  transferItems: number;
   /** The item count the main scenarios run at. */
   mainSize: number;
   out: string;
