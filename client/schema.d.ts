@@ -1762,6 +1762,74 @@ export interface components {
       /** @example name must be shorter than or equal to 200 characters */
       message: string;
     };
+    ImportCollectionDto: {
+      /**
+       * @description The owner field of this collection's items (else the query's `authField`).
+       * @example userId
+       */
+      authField?: string;
+      /** @description Created when missing (root and team keys); `_id_` is every collection's already. */
+      indexes?: components['schemas']['ImportIndexDto'][];
+      /** @example orders */
+      name: string;
+      /**
+       * @description The uniqueField of this collection's items (else the query's).
+       * @example orderNumber
+       */
+      uniqueField?: string;
+    };
+    ImportIndexDto: {
+      /**
+       * @example {
+       *       "status": 1
+       *     }
+       */
+      fields: {
+        [key: string]: 1 | -1;
+      };
+      /**
+       * @description A name POST /data/{c}/index accepts, or the default name of its fields.
+       * @example status_1
+       */
+      name: string;
+      /** @default false */
+      unique: boolean;
+    };
+    ImportItemRecordDto: {
+      /**
+       * @description When present, the request's branch (an account export's lines name theirs).
+       * @example
+       */
+      branch?: string;
+      /** @example orders */
+      collection: string;
+      /**
+       * @example {
+       *       "_createdAt": "2026-01-05T10:00:00.000Z",
+       *       "_id": "order-1001",
+       *       "total": 42.5
+       *     }
+       */
+      item: {
+        [key: string]: components['schemas']['DataValue'];
+      };
+      /** @enum {string} */
+      type: 'item';
+    } & {
+      [key: string]: unknown;
+    };
+    ImportManifestDto: {
+      collections: components['schemas']['ImportCollectionDto'][];
+      /**
+       * @description Format 1 only: a manifest of another format is refused on its line.
+       * @enum {number}
+       */
+      format: 1;
+      /** @enum {string} */
+      type: 'manifest';
+    } & {
+      [key: string]: unknown;
+    };
     ImportResultLineDto: {
       /**
        * @description The item written (or, in a dry run, that would be).
@@ -1833,11 +1901,6 @@ export interface components {
     };
     ManifestCollectionDto: {
       /**
-       * @description Import only: the owner field of this collection's items.
-       * @example userId
-       */
-      authField?: string;
-      /**
        * @description Its items when the export began (a sub key's export: the ones it owns).
        * @example 1250
        */
@@ -1846,11 +1909,6 @@ export interface components {
       indexes: components['schemas']['DataIndexDto'][];
       /** @example orders */
       name: string;
-      /**
-       * @description Import only: the uniqueField of this collection's items.
-       * @example orderNumber
-       */
-      uniqueField?: string;
     };
     MeDto: {
       /** @example acct-42 */
@@ -10557,8 +10615,8 @@ export interface operations {
     requestBody: {
       content: {
         'application/x-ndjson':
-          | components['schemas']['ExportManifestDto']
-          | components['schemas']['ExportItemRecordDto']
+          | components['schemas']['ImportManifestDto']
+          | components['schemas']['ImportItemRecordDto']
           | components['schemas']['ExportEndRecordDto'];
       };
     };
