@@ -7,6 +7,14 @@ export interface FieldError {
   message: string;
 }
 
+/** A problem's members but its status (DomainError.members). */
+export interface ProblemMembers {
+  code: ErrorCode;
+  detail: string;
+  errors?: FieldError[];
+  [extension: string]: unknown;
+}
+
 /**
  * Errors that the rules of the service raise. Services throw them; the problem filter turns them
  * into RFC 9457 responses using ERROR_CATALOG, so no service speaks HTTP.
@@ -25,6 +33,19 @@ export class DomainError extends Error {
 
   get status(): number {
     return ERROR_CATALOG[this.code].status;
+  }
+
+  /**
+   * What the problem says besides its status: `code`, `detail`, the field `errors` and the
+   * extensions — the per-item answer of a request that answers many (bulk creates, imports).
+   */
+  members(): ProblemMembers {
+    return {
+      code: this.code,
+      detail: this.message,
+      ...(this.errors ? { errors: this.errors } : {}),
+      ...(this.extensions ?? {}),
+    };
   }
 
   /** Response headers the problem carries (e.g. the current ETag of a 412). */

@@ -6,6 +6,7 @@ import {
   DomainError,
   isDatabaseUnavailable,
   ValidationFailedError,
+  type ProblemMembers,
 } from '../../common/errors';
 import { DUPLICATE } from '../../common/mongo/duplicate';
 import { CollectionsService } from '../collections/collections.service';
@@ -22,29 +23,13 @@ import type { NativeCollection } from '../storage/tenant-storage';
 /** One item's outcome in a bulk create: its index in the request and what a lone POST would have answered. */
 export type BulkItemResult =
   | { index: number; status: number; _id: string }
-  | { index: number; status: number; error: BulkItemError };
-
-export interface BulkItemError {
-  code: string;
-  detail: string;
-  errors?: { field: string; message: string }[];
-  [extension: string]: unknown;
-}
+  | { index: number; status: number; error: ProblemMembers };
 
 /** Items created at once by one bulk request; bounded so one request cannot hold many connections. */
 const BULK_CONCURRENCY = 8;
 
 /** Ids read and written per round of a multi-item update or delete. */
 const BATCH = 500;
-
-function errorOf(error: DomainError): BulkItemError {
-  return {
-    code: error.code,
-    detail: error.message,
-    ...(error.errors ? { errors: error.errors } : {}),
-    ...(error.extensions ?? {}),
-  };
-}
 
 /**
  * Writes of many items per request: bulk creates (each item under exactly the rules of a lone
@@ -92,16 +77,16 @@ export class ItemBatchesService {
     input: BulkItemInput,
   ): Promise<BulkItemResult> {
     if ('refused' in input)
-      return { index, status: input.refused.status, error: errorOf(input.refused) };
+      return { index, status: input.refused.status, error: input.refused.members() };
     try {
       const item = await this.single.create(principal, collection, input.request);
       return { index, status: 200, _id: item._id };
     } catch (error) {
       if (error instanceof DomainError)
-        return { index, status: error.status, error: errorOf(error) };
+        return { index, status: error.status, error: error.members() };
       if (isDatabaseUnavailable(error)) {
         const unavailable = new DatabaseUnavailableError();
-        return { index, status: unavailable.status, error: errorOf(unavailable) };
+        return { index, status: unavailable.status, error: unavailable.members() };
       }
       throw error;
     }

@@ -38,15 +38,7 @@ export interface Outcome {
 
 export function failure(line: number, error: DomainError, stops = false): Outcome {
   return {
-    result: {
-      type: 'result',
-      line,
-      status: error.status,
-      code: error.code,
-      detail: error.message,
-      ...(error.errors ? { errors: error.errors } : {}),
-      ...(error.extensions ?? {}),
-    },
+    result: { type: 'result', line, status: error.status, ...error.members() },
     stops,
   };
 }
