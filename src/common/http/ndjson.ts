@@ -72,7 +72,9 @@ export async function sendLines(
   const source = Readable.from(chunks(), { objectMode: false });
   // The response itself goes: the source's own destroy waits for a read under way to end.
   const cut = () => res.destroy();
-  signal?.addEventListener('abort', cut, { once: true });
+  // Aborted while the first line was made: cut as soon as the answer has begun.
+  if (signal?.aborted) cut();
+  else signal?.addEventListener('abort', cut, { once: true });
   try {
     if (gzip) await pipeline(source, createGzip(), res);
     else await pipeline(source, res);
