@@ -9,6 +9,7 @@ import { namespaceFilter, namespaceKey, tenantFilter } from '../../common/tenanc
 import { APP_CONFIG, type AppConfig } from '../../config';
 import type { TenantLocation } from '../../placement';
 import type { NativeCollection } from '../storage/tenant-storage';
+import type { CollectionRules, RulesChange } from '../rules/collection-rules';
 import { CollectionRegistryDocument, type CollectionMoving } from './collection-registry.schema';
 
 export interface RegisteredCollection extends NativeCollection {
@@ -18,6 +19,8 @@ export interface RegisteredCollection extends NativeCollection {
   createdAt: Date;
   /** Present while a tenant move copies the collection. */
   moving?: CollectionMoving;
+  /** The collection's schema and expiry; `{}` when it has none. */
+  rules: CollectionRules;
 }
 
 function toEntry(doc: CollectionRegistryDocument): RegisteredCollection {
@@ -29,6 +32,7 @@ function toEntry(doc: CollectionRegistryDocument): RegisteredCollection {
     ...(doc.database !== undefined ? { database: doc.database } : {}),
     createdAt: doc.createdAt,
     ...(doc.moving ? { moving: doc.moving } : {}),
+    rules: doc.rules ?? {},
   };
 }
 
@@ -36,8 +40,9 @@ function toEntry(doc: CollectionRegistryDocument): RegisteredCollection {
 export class CollectionRegistryRepository implements OnModuleInit {
   /**
    * Entries read lately (REGISTRY_CACHE_MS, REGISTRY_CACHE_SIZE). An entry changes only by going
-   * (a drop): the instance that drops forgets it at once, every other one within
-   * REGISTRY_CACHE_MS — which is why a drop keeps its tombstone longer than that.
+   * (a drop) or by a change of its rules: the instance that makes the change forgets it at once,
+   * every other one within REGISTRY_CACHE_MS — which is why a drop keeps its tombstone longer
+   * than that, and why a rule takes effect on other instances that much later.
    */
   private readonly cache: LookupCache<RegisteredCollection>;
 
@@ -168,6 +173,41 @@ export class CollectionRegistryRepository implements OnModuleInit {
       .updateOne({ _id: new Types.ObjectId(id), 'moving.move': move }, { $unset: { moving: 1 } })
       .exec();
     this.forgetId(id);
+  }
+
+  /**
+   * Sets or removes rules of an entry (RulesChange) and answers the entry as it is now; null
+   * when the entry went. This instance sees the new rules at once.
+   */
+  async changeRules(
+    tenant: Tenant,
+    branch: string,
+    entry: RegisteredCollection,
+    change: RulesChange,
+  ): Promise<RegisteredCollection | null> {
+    const set: Record<string, unknown> = {};
+    const unset: Record<string, 1> = {};
+    for (const [rule, value] of Object.entries(change)) {
+      if (value === null) unset[`rules.${rule}`] = 1;
+      else if (value !== undefined) set[`rules.${rule}`] = value;
+    }
+    const doc = await this.registry
+      .findOneAndUpdate(
+        { _id: new Types.ObjectId(entry.id) },
+        {
+          ...(Object.keys(set).length > 0 ? { $set: set } : {}),
+          ...(Object.keys(unset).length > 0 ? { $unset: unset } : {}),
+        },
+        { returnDocument: 'after' },
+      )
+      .lean<CollectionRegistryDocument>()
+      .exec();
+    const key = CollectionRegistryRepository.key(tenant, branch, entry.name);
+    this.cache.forgetKey(key);
+    if (!doc) return null;
+    const changed = toEntry(doc);
+    this.cache.remember(key, changed, this.cache.mark());
+    return changed;
   }
 
   private forgetId(id: string): void {

@@ -1,6 +1,7 @@
 import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
 import type { Types } from 'mongoose';
 import { NAMESPACE_INDEX_KEYS, NamespacedDocument } from '../../common/tenancy/namespace';
+import type { CollectionRules } from '../rules/collection-rules';
 
 /** A collection being moved: to which cluster and database, by which move, in which phase. */
 export interface CollectionMoving {
@@ -57,6 +58,10 @@ export class CollectionRegistryDocument extends NamespacedDocument {
    */
   @Prop({ required: true })
   slot!: number;
+
+  /** The collection's schema and expiry, when it has any (rules/collection-rules.ts). */
+  @Prop({ type: Object })
+  rules?: CollectionRules;
 
   createdAt!: Date;
 }

@@ -175,6 +175,35 @@ export class ItemEvents implements OnModuleInit {
     );
   }
 
+  /**
+   * A change of the collection's rules (its schema, its expiry); the write answers whether the
+   * collection was still there to change.
+   */
+  collectionUpdated(
+    principal: CustomerPrincipal,
+    name: string,
+    write: () => Promise<boolean>,
+  ): Promise<boolean> {
+    return this.events.record(
+      changeScopeOf(principal),
+      [{ resource: 'collection', type: 'updated', collection: name, key: name }],
+      write,
+      (changed) =>
+        changed
+          ? [
+              {
+                resource: 'collection',
+                type: 'updated',
+                collection: name,
+                key: name,
+                owner: null,
+                data: { name },
+              },
+            ]
+          : [],
+    );
+  }
+
   /** A drop of the collection `name`; the write answers whether there was one. */
   collectionDropped(
     principal: CustomerPrincipal,
