@@ -9,7 +9,7 @@ import {
   FIELD_NAME_SCHEMA_PATTERN,
   OWNER_FIELD_SCHEMA_PATTERN,
 } from '../../query/json-guard';
-import { ExportEndRecordDto, ManifestSchemaDto } from './transfer.dto';
+import { ExportEndRecordDto } from './transfer.dto';
 import { SchemaErrorDto } from '../../rules/schema/dto/collection-schema.dto';
 
 /** POST /import: how to write the lines. */
@@ -58,6 +58,19 @@ export class ImportIndexDto {
 }
 
 /** A collection an import's manifest names: created, with its indexes. */
+/** A collection's schema in an import's manifest: `action` defaults to `error`. */
+export class ImportSchemaDto {
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    example: { type: 'object', required: ['title'] },
+  })
+  schema!: Record<string, unknown>;
+
+  @ApiPropertyOptional({ enum: ['error', 'warn'], default: 'error' })
+  action?: 'error' | 'warn';
+}
+
 export class ImportCollectionDto {
   @ApiProperty({ example: 'orders', pattern: COLLECTION_NAME_PATTERN.source })
   name!: string;
@@ -78,8 +91,8 @@ export class ImportCollectionDto {
    * The collection's schema (root and team keys; a sub key's manifest may name only the one the
    * collection has): checked when the manifest is read, set at the end record, after the items.
    */
-  @ApiPropertyOptional({ type: ManifestSchemaDto })
-  schema?: ManifestSchemaDto;
+  @ApiPropertyOptional({ type: ImportSchemaDto })
+  schema?: ImportSchemaDto;
 }
 
 /**
