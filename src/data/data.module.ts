@@ -34,6 +34,11 @@ import { TransferItemsRepository } from './transfer/transfer-items.repository';
 import { NamespaceImport } from './transfer/namespace-import';
 import { TransferController } from './transfer/transfer.controller';
 import { CollectionWriteGate } from './collections/collection-write.gate';
+import { ExpiredItemsRepository } from './rules/expiry/expired-items.repository';
+import { ExpiringCollectionsRepository } from './rules/expiry/expiring-collections.repository';
+import { ExpiryService } from './rules/expiry/expiry.service';
+import { ExpirySweep } from './rules/expiry/expiry-sweep';
+import { ItemExpiry } from './rules/expiry/item-expiry';
 
 @Module({
   imports: [
@@ -71,6 +76,11 @@ import { CollectionWriteGate } from './collections/collection-write.gate';
     NamespaceImport,
     ItemReplacements,
     TransferItemsRepository,
+    ExpiredItemsRepository,
+    ExpiringCollectionsRepository,
+    ItemExpiry,
+    ExpiryService,
+    ExpirySweep,
     // One queue for the writes of an item, whichever service makes them (FallbackWriteQueue).
     { provide: FallbackWriteQueue, useFactory: () => new FallbackWriteQueue() },
   ],

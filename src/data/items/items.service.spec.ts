@@ -18,6 +18,7 @@ import {
 import type { ItemsRepository } from './items.repository';
 import type { TenantStorage } from '../storage/tenant-storage';
 import type { CreateDataItemDto, DeleteDataItemDto, UpdateDataItemDto } from './dto/data-item.dto';
+import type { ItemExpiry } from '../rules/expiry/item-expiry';
 import { ItemsService } from './items.service';
 import { FallbackWriteQueue } from '../../common/mongo/fallback-database';
 import { ItemWritesService } from './item-writes.service';
@@ -76,7 +77,7 @@ function setup() {
       calls.push({ method, args });
       return Promise.resolve(typeof result === 'function' ? (result as () => unknown)() : result);
     };
-  const entry = { name: 'c', physical: 'd_1', createdAt: new Date() };
+  const entry = { name: 'c', physical: 'd_1', createdAt: new Date(), rules: {} };
   const registry = {
     find: record('registry.find', entry),
     countFor: record('registry.countFor', 0),
@@ -133,7 +134,9 @@ function setup() {
   );
   const uniqueValues = new UniqueValuesService(claims, items);
   // The feed is off here: writes go straight through (events are tested on a real database).
-  const service = new ItemsService(collections, items, uniqueValues, passThroughEvents);
+  // No collection of this test has an expiry rule: nothing expires (tested on a real database).
+  const noExpiry = { releaseHeld: () => Promise.resolve() } as unknown as ItemExpiry;
+  const service = new ItemsService(collections, items, uniqueValues, passThroughEvents, noExpiry);
   const writes = new ItemWritesService(
     new FallbackWriteQueue(),
     collections,

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Types } from 'mongoose';
-import { type CustomerPrincipal, ownerValueOf } from '../../auth';
+import { type CustomerPrincipal, ownerValueOf, tenantOf } from '../../auth';
 import { ValidationFailedError } from '../../common/errors';
 import { DUPLICATE } from '../../common/mongo/duplicate';
 import type { KeysetSide } from '../../common/pagination/keyset';
@@ -33,6 +33,7 @@ import { ItemsRepository, type StoredItem } from './items.repository';
 import type { UniqueClaim } from './unique/unique-claim.repository';
 import { UniqueValuesService } from './unique/unique-values.service';
 import type { NativeCollection } from '../storage/tenant-storage';
+import { ItemExpiry } from '../rules/expiry/item-expiry';
 
 export interface ItemPage {
   items: StoredItem[];
@@ -53,6 +54,7 @@ export class ItemsService {
     private readonly items: ItemsRepository,
     private readonly uniqueValues: UniqueValuesService,
     private readonly itemEvents: ItemEvents,
+    private readonly expiry: ItemExpiry,
   ) {}
 
   async create(
@@ -70,6 +72,14 @@ export class ItemsService {
 
     const target = await this.collections.findOrCreate(principal, collection);
     const scope = ownerScopeOf(principal, ownerField);
+    // An expired item holds neither its _id nor its value any more: it goes first.
+    await this.expiry.releaseHeld(
+      { tenant: tenantOf(principal), branch: principal.branch, entry: target },
+      request.id ?? null,
+      uniqueField === null || uniqueValue === undefined
+        ? null
+        : { scope, field: uniqueField, value: uniqueValue },
+    );
     // Refuses a taken uniqueField value in the caller's scope, naming the item that holds it.
     const refuseTakenValue = async (): Promise<void> => {
       if (uniqueField === null || uniqueValue === undefined) return;
@@ -196,7 +206,8 @@ export class ItemsService {
     const match = this.queryMatch(principal, query);
     const target = await this.collections.find(principal, collection);
     if (!target) return 0;
-    if (match.scope === null && match.conditions.length === 0)
+    // Collection statistics cannot leave expired items out: a collection with a rule counts.
+    if (match.scope === null && match.conditions.length === 0 && !target.rules.expiry)
       return this.items.estimatedCount(target);
     return this.items.count(target, match);
   }

@@ -14,6 +14,7 @@ import type { StoredItem } from '../items/items.repository';
 import type { KeptTimes } from '../query/data-requests';
 import { toMongoFilter, type Condition, type OwnerScope } from '../query/data-query';
 import { REVISION_FIELD } from '../query/data.constants';
+import { itemFilter } from '../rules/expiry/live-items';
 import type { Guarded, JsonObject } from '../query/json-guard';
 import { TenantStorage, type NativeCollection } from '../storage/tenant-storage';
 
@@ -83,7 +84,7 @@ export class TransferItemsRepository {
     const conditions: Condition[] =
       afterId === null ? [] : [{ kind: 'range', path: '_id', op: 'gt', value: afterId }];
     return this.collection(target)
-      .find(toMongoFilter({ scope, conditions }))
+      .find(itemFilter(target, { scope, conditions }))
       .sort({ _id: 1 })
       .batchSize(batchSize);
   }
