@@ -62,8 +62,11 @@ export class ExpirySweep {
         limit,
       );
       found += round.found;
-      if (round.deleted > 0)
-        this.logger.debug(`expired ${round.deleted} items of ${collection.entry.physical}`);
+      // Fewer deleted than found: another instance deleted (and recorded) the others.
+      if (round.found > 0)
+        this.logger.debug(
+          `expiry round of ${collection.entry.physical}: found ${round.found}, deleted ${round.deleted}`,
+        );
       if (round.found < limit) break;
     }
     return found;
