@@ -79,11 +79,9 @@ export class ItemsRepository {
   }
 
   async existsById(target: NativeCollection, id: string): Promise<boolean> {
-    const doc = await this.collection(target).findOne(
-      { _id: id },
-      { projection: { _id: 1 }, maxTimeMS: this.maxTimeMS },
-    );
-    return doc !== null;
+    const byId: ItemMatch = { scope: null, conditions: [{ kind: 'eq', path: '_id', anyOf: [id] }] };
+    const options = { projection: { _id: 1 }, maxTimeMS: this.maxTimeMS };
+    return (await this.collection(target).findOne(itemFilter(target, byId), options)) !== null;
   }
 
   /** The named top-level fields of one item (a uniqueField claim's holder), or null when none. */
