@@ -26,7 +26,10 @@ export class ExpiredItemsRepository {
     return this.storage.collectionOf<StoredItem>(target);
   }
 
-  /** Ids of up to `limit` items that match and have expired at `now`, in `_id` order. */
+  /**
+   * Ids of up to `limit` items that match and have expired at `now`. Unsorted, so that MongoDB
+   * may serve a `_createdAt`/`_updatedAt` rule from an index on that field.
+   */
   async findIds(
     target: NativeCollection,
     rule: ExpiryRule,
@@ -36,7 +39,7 @@ export class ExpiredItemsRepository {
   ): Promise<string[]> {
     const filter = { $and: [toMongoFilter(match), expiredFilter(rule, now)] } as Filter<StoredItem>;
     const docs = await this.collection(target)
-      .find(filter, { projection: { _id: 1 }, sort: { _id: 1 } })
+      .find(filter, { projection: { _id: 1 } })
       .limit(limit)
       .maxTimeMS(this.maxTimeMS)
       .toArray();

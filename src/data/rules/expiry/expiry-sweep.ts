@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { DomainError } from '../../../common/errors';
 import { BackgroundTasks, type BackgroundTask } from '../../../common/scheduling/background-tasks';
 import { APP_CONFIG, type AppConfig } from '../../../config';
 import { ExpiringCollectionsRepository } from './expiring-collections.repository';
@@ -47,7 +48,13 @@ export class ExpirySweep {
       if (this.task.isStopped || budget <= 0) return;
       // A collection being moved is left to its move; its items expire on the target.
       if (collection.entry.moving) continue;
-      budget -= await this.sweep(collection, budget);
+      try {
+        budget -= await this.sweep(collection, budget);
+      } catch (error) {
+        // Refused (its writes paused by a move, its feed moving): the next sweep takes it.
+        if (!(error instanceof DomainError)) throw error;
+        this.logger.warn({ err: error }, `expiry of ${collection.entry.physical} postponed`);
+      }
     }
   }
 

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Tenant } from '../../../auth';
 import type { ChangeScope } from '../../../events';
 import type { RegisteredCollection } from '../../collections/collection-registry.repository';
+import { CollectionWriteGate } from '../../collections/collection-write.gate';
 import { ItemEvents } from '../../items/item-events';
 import { UniqueValuesService } from '../../items/unique/unique-values.service';
 import type { Condition, ItemMatch, OwnerScope } from '../../query/data-query';
@@ -36,6 +37,7 @@ export class ItemExpiry {
     private readonly expired: ExpiredItemsRepository,
     private readonly itemEvents: ItemEvents,
     private readonly uniqueValues: UniqueValuesService,
+    private readonly gate: CollectionWriteGate,
   ) {}
 
   /**
@@ -53,20 +55,17 @@ export class ItemExpiry {
     const stored = withExpired(where.entry);
     const ids = await this.expired.findIds(stored, rule, match, limit, now);
     if (ids.length === 0) return { found: 0, deleted: 0 };
-    const scope: ChangeScope = { tenant: where.tenant, branch: where.branch, actor: EXPIRY_ACTOR };
-    const gone = await this.itemEvents.deletedIn(
-      scope,
-      where.entry.name,
-      stored,
-      ids,
-      DEFAULT_OWNER_FIELD,
-      async () => {
+    const { tenant, branch, entry } = where;
+    const scope: ChangeScope = { tenant, branch, actor: EXPIRY_ACTOR };
+    // Deletes announce themselves to a tenant move like any write (CollectionWriteGate).
+    const gone = await this.gate.aroundIn(tenant, branch, entry.name, () =>
+      this.itemEvents.deletedIn(scope, entry.name, stored, ids, DEFAULT_OWNER_FIELD, async () => {
         const deleted: string[] = [];
         for (const id of ids) {
           if (await this.expired.deleteIfExpired(stored, rule, id, now)) deleted.push(id);
         }
         return deleted;
-      },
+      }),
     );
     for (const id of gone) await this.uniqueValues.releaseItem(stored, id);
     return { found: ids.length, deleted: gone.length };
