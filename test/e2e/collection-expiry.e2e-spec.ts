@@ -135,6 +135,15 @@ describe('the expiry rule', () => {
     expect((list.body as { name: string }[]).map((c) => c.name)).not.toContain('refused');
   });
 
+  it('creates its collection within MAX_COLLECTIONS', async () => {
+    const other = as(t, await createUser(t));
+    for (let i = 0; i < 8; i += 1)
+      await other.put(`/data/c${i}/expiry`, { field: '_createdAt', afterSeconds: 60 }).expect(200);
+    const refused = await other.put('/data/c8/expiry', { field: '_createdAt', afterSeconds: 60 });
+    expectProblem(refused, 409, 'COLLECTION_QUOTA_EXCEEDED');
+    expectProblem(await other.get('/data/c8/expiry'), 404, 'EXPIRY_NOT_FOUND');
+  });
+
   it('is refused to sub keys (403), for reading too', async () => {
     await api.put('/data/subs/expiry', { field: '_createdAt', afterSeconds: 60 }).expect(200);
     const sub = as(t, await createSubKey(t, user));
@@ -171,18 +180,20 @@ function checkShown(what: string, shown: string[], items: Expiring[], sent: numb
 
 async function readsOf(collection: string, items: Expiring[]): Promise<void> {
   const sent = Date.now();
-  const [list, count, groups, exported] = await Promise.all([
+  const [list, count, groups, exported, account] = await Promise.all([
     api.get(`/data/${collection}`, { query: { limit: '500' } }),
     api.get(`/data/${collection}/count`),
     api.get(`/data/${collection}/aggregate`, { query: { groupBy: 'kind' } }),
     exportAs(t, user, { collections: collection }),
+    exportAs(t, user, {}, { path: '/me/export' }),
   ]);
   const byId = await Promise.all(
     items
       .filter((item) => Number.isFinite(item.expiresAt))
+      // By a field's value: `tag` holds the item's _id.
       .map(async (item) => ({
         id: item.id,
-        res: await api.get(`/data/${collection}/_id/${item.id}`),
+        res: await api.get(`/data/${collection}/tag/${item.id}`),
       })),
   );
   const done = Date.now();
@@ -192,6 +203,10 @@ async function readsOf(collection: string, items: Expiring[]): Promise<void> {
     .filter((line) => line.type === 'item')
     .map((line) => (line.item as { _id: string })._id);
   checkShown(`${collection} export`, exportedIds, items, sent, done);
+  const accountIds = account.lines
+    .filter((line) => line.type === 'item' && line.collection === collection)
+    .map((line) => (line.item as { _id: string })._id);
+  checkShown(`${collection} account export`, accountIds, items, sent, done);
   const found = byId.filter(({ res }) => res.status === 200).map(({ id }) => id);
   expect(byId.every(({ res }) => res.status === 200 || res.status === 404)).toBe(true);
   checkShown(
@@ -248,8 +263,8 @@ describe('expired items', () => {
     await api
       .post('/data/sessions/bulk', {
         items: [
-          ...timed.map(([id, endsAt]) => ({ _id: id, kind: 'session', endsAt })),
-          { _id: 'absent', kind: 'session' },
+          ...timed.map(([id, endsAt]) => ({ _id: id, tag: id, kind: 'session', endsAt })),
+          { _id: 'absent', tag: 'absent', kind: 'session' },
         ],
       })
       .expect(200);
@@ -261,7 +276,9 @@ describe('expired items', () => {
     // A _createdAt rule set after the items: items stored before a rule expire by it too.
     const logins: Expiring[] = [];
     for (const id of ['l1', 'l2', 'l3']) {
-      const res = await api.post('/data/logins', { item: { _id: id, kind: 'login' } }).expect(200);
+      const res = await api
+        .post('/data/logins', { item: { _id: id, tag: id, kind: 'login' } })
+        .expect(200);
       logins.push({ id, expiresAt: Date.parse(res.body._createdAt as string) + 3_000 });
       await new Promise((resolve) => setTimeout(resolve, 400));
     }
