@@ -67,6 +67,7 @@ export class ExpirySweep {
         collection,
         { scope: null, conditions: [] },
         limit,
+        { stopped: () => this.task.isStopped },
       );
       found += round.found;
       // Fewer deleted than found: another instance deleted (and recorded) the others.

@@ -48,7 +48,7 @@ export class ItemExpiry {
     where: ExpiringCollection,
     match: ItemMatch,
     limit: number,
-    now = Date.now(),
+    { now = Date.now(), stopped = () => false }: { now?: number; stopped?: () => boolean } = {},
   ): Promise<{ found: number; deleted: number }> {
     const rule = where.entry.rules.expiry;
     if (!rule) return { found: 0, deleted: 0 };
@@ -62,6 +62,8 @@ export class ItemExpiry {
       this.itemEvents.deletedIn(scope, entry.name, stored, ids, DEFAULT_OWNER_FIELD, async () => {
         const deleted: string[] = [];
         for (const id of ids) {
+          // Shutting down: what went is recorded, the rest waits for the next sweep.
+          if (stopped()) break;
           if (await this.expired.deleteIfExpired(stored, rule, id, now)) deleted.push(id);
         }
         return deleted;
@@ -85,12 +87,12 @@ export class ItemExpiry {
     const now = Date.now();
     if (id !== null) {
       const byId: Condition = { kind: 'eq', path: '_id', anyOf: [id] };
-      await this.expireMatching(where, { scope: null, conditions: [byId] }, 1, now);
+      await this.expireMatching(where, { scope: null, conditions: [byId] }, 1, { now });
     }
     if (unique !== null) {
       const byValue: Condition = { kind: 'eq', path: unique.field, anyOf: [unique.value] };
       const match = { scope: unique.scope, conditions: [byValue] };
-      await this.expireMatching(where, match, HOLDERS_AT_MOST, now);
+      await this.expireMatching(where, match, HOLDERS_AT_MOST, { now });
     }
   }
 }

@@ -3,6 +3,9 @@ import { IsInt, IsString, Max, MaxLength, Min, MinLength } from 'class-validator
 import { FIELD_PATH_SCHEMA_PATTERN, MAX_FIELD_NAME_LENGTH } from '../../../query/json-guard';
 import type { ExpiryRule } from '../../collection-rules';
 
+/** A field path (the guard's rules) that is not `_id` nor inside a field the server manages. */
+export const EXPIRY_FIELD_SCHEMA_PATTERN = `^(?!_id(?:\\.|$))(?!_(?:createdAt|updatedAt)\\.)${FIELD_PATH_SCHEMA_PATTERN.slice(1)}`;
+
 /** The most EXPIRY_MAX_SECONDS may be (100 years); the configured maximum is checked too. */
 export const AFTER_SECONDS_CEILING = 3_153_600_000;
 
@@ -15,7 +18,7 @@ export class PutExpiryDto {
   @IsString()
   @MinLength(1)
   @MaxLength(MAX_FIELD_NAME_LENGTH)
-  @ApiProperty({ example: 'expiresAt', pattern: FIELD_PATH_SCHEMA_PATTERN, maxLength: 256 })
+  @ApiProperty({ example: 'expiresAt', pattern: EXPIRY_FIELD_SCHEMA_PATTERN, maxLength: 256 })
   field!: string;
 
   /** An item expires this many seconds after its field's time; at most EXPIRY_MAX_SECONDS. */
