@@ -7,7 +7,7 @@ import {
   uniqueDbName,
   type TestApp,
 } from '../support/app';
-import { createSubKey, createUser, type TestUser } from '../support/factories';
+import { createSubKey, createTeam, createUser, type TestUser } from '../support/factories';
 import { as, type Client } from '../support/http';
 import { exportAs } from '../support/ndjson';
 import { expectInvalid, expectProblem } from '../support/problems';
@@ -142,6 +142,17 @@ describe('the expiry rule', () => {
     const refused = await other.put('/data/c8/expiry', { field: '_createdAt', afterSeconds: 60 });
     expectProblem(refused, 409, 'COLLECTION_QUOTA_EXCEEDED');
     expectProblem(await other.get('/data/c8/expiry'), 404, 'EXPIRY_NOT_FOUND');
+  });
+
+  it("is a team key's to set on the team's collections, apart from its members' own", async () => {
+    const team = as(t, await createTeam(t));
+    await team.put('/data/shared/expiry', { field: '_updatedAt', afterSeconds: 7 }).expect(200);
+    expect((await team.get('/data/shared/expiry').expect(200)).body).toMatchObject({
+      field: '_updatedAt',
+      afterSeconds: 7,
+    });
+    expectProblem(await api.get('/data/shared/expiry'), 404, 'EXPIRY_NOT_FOUND');
+    await team.delete('/data/shared/expiry').expect(204);
   });
 
   it('is refused to sub keys (403), for reading too', async () => {
