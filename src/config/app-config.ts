@@ -80,13 +80,16 @@ export interface AppConfig {
     retryWindowMs: number;
     max: number;
   };
-  /** Collection drops and erasures (docs/data.md, docs/profiles.md). */
+  /** Collection drops, erasures and expiry (docs/data.md, docs/profiles.md). */
   lifecycle: {
     registryCacheMs: number;
     registryCacheSize: number;
     dropGraceMs: number;
     erasureLeaseMs: number;
     pollMs: number;
+    /** EXPIRY_SWEEP_MS and EXPIRY_MAX_SECONDS (docs/data.md, "Expiry"). */
+    expirySweepMs: number;
+    expiryMaxSeconds: number;
   };
   limits: {
     bodyBytes: number;
@@ -228,6 +231,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       dropGraceMs: lifecycle.COLLECTION_DROP_GRACE_MS,
       erasureLeaseMs: lifecycle.ERASURE_LEASE_MS,
       pollMs: lifecycle.LIFECYCLE_POLL_MS,
+      expirySweepMs: lifecycle.EXPIRY_SWEEP_MS,
+      expiryMaxSeconds: lifecycle.EXPIRY_MAX_SECONDS,
     },
     adminApiKey: auth.ADMIN_API_KEY,
     apiKeyCache: { ttlMs: auth.API_KEY_CACHE_MS, max: auth.API_KEY_CACHE_SIZE },

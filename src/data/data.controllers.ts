@@ -3,6 +3,7 @@ import { CollectionsController } from './collections/collections.controller';
 import { IndexesController } from './indexes/indexes.controller';
 import { BulkController } from './items/bulk.controller';
 import { CountController } from './items/count.controller';
+import { ExpiryController } from './rules/expiry/expiry.controller';
 import { ItemController } from './items/item.controller';
 import { ItemsController } from './items/items.controller';
 import { SchemaController } from './rules/schema/schema.controller';
@@ -10,7 +11,7 @@ import { SchemaController } from './rules/schema/schema.controller';
 /**
  * The controllers of `/data`, one per URL. Their paths cannot overlap: after
  * `{collection}` comes nothing, one fixed segment (`count`, `bulk`, `index`, `stats`,
- * `aggregate`, `explain`, `schema`, `schema-violations`), or exactly the two parameters of an item — and no URL has both a
+ * `aggregate`, `explain`, `schema`, `schema-violations`, `expiry`), or exactly the two parameters of an item — and no URL has both a
  * fixed second segment and a parameter there. So no route can take another's requests, whatever
  * the order (src/routes.spec.ts holds every pair of routes to it); a new route keeps to
  * these shapes instead of relying on its place in this list.
@@ -24,4 +25,5 @@ export const DATA_CONTROLLERS = [
   IndexesController,
   AnalysisController,
   SchemaController,
+  ExpiryController,
 ];

@@ -132,3 +132,9 @@ export class CollectionNotFoundError extends DomainError {
     super('COLLECTION_NOT_FOUND', `The collection '${collection}' does not exist in this branch.`);
   }
 }
+
+export class ExpiryNotFoundError extends DomainError {
+  constructor(collection: string) {
+    super('EXPIRY_NOT_FOUND', `The collection '${collection}' has no expiry rule in this branch.`);
+  }
+}

@@ -38,6 +38,11 @@ import { ItemSchemas } from './rules/schema/item-schemas';
 import { SchemaEnforcement } from './rules/schema/schema-enforcement';
 import { CollectionSchemas } from './rules/schema/collection-schemas.service';
 import { CheckedUpdates } from './rules/schema/checked-updates';
+import { ExpiredItemsRepository } from './rules/expiry/expired-items.repository';
+import { ExpiringCollectionsRepository } from './rules/expiry/expiring-collections.repository';
+import { ExpiryService } from './rules/expiry/expiry.service';
+import { ExpirySweep } from './rules/expiry/expiry-sweep';
+import { ItemExpiry } from './rules/expiry/item-expiry';
 
 @Module({
   imports: [
@@ -79,6 +84,11 @@ import { CheckedUpdates } from './rules/schema/checked-updates';
     SchemaEnforcement,
     CollectionSchemas,
     CheckedUpdates,
+    ExpiredItemsRepository,
+    ExpiringCollectionsRepository,
+    ItemExpiry,
+    ExpiryService,
+    ExpirySweep,
     // One queue for the writes of an item, whichever service makes them (FallbackWriteQueue).
     { provide: FallbackWriteQueue, useFactory: () => new FallbackWriteQueue() },
   ],

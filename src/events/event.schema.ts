@@ -7,9 +7,14 @@ export type EventType = (typeof EVENT_TYPES)[number];
 export const EVENT_RESOURCES = ['item', 'project', 'profile', 'collection'] as const;
 export type EventResource = (typeof EVENT_RESOURCES)[number];
 
-/** Who made a change: the principal kind and its identity (subject, accountId, team id). */
+export const EVENT_ACTOR_KINDS = ['root', 'sub', 'team', 'operator', 'system'] as const;
+
+/**
+ * Who made a change: the principal kind and its identity (subject, accountId, team id), or the
+ * service itself (`system`, with the work that did it: `expiry`).
+ */
 export interface EventActor {
-  kind: 'root' | 'sub' | 'team' | 'operator';
+  kind: (typeof EVENT_ACTOR_KINDS)[number];
   id: string;
 }
 

@@ -13,7 +13,7 @@ the service's rules cannot be written in an OpenAPI 3.0 document:
   the document's recursive schemas and generates any JSON;
 - rules on the clock, on the service's state or on its configuration (expiresAt in the future;
   If-Match naming another version; an Idempotency-Key used before for another request; a
-  region or a cluster the deployment's DATA_CLUSTERS has).
+  region or a cluster the deployment's DATA_CLUSTERS has; an expiry within EXPIRY_MAX_SECONDS).
 
 One header is left out of the document for some principals: X-Team is for root keys of team
 members, and any X-Team from a sub or team key is refused (403) before the route runs — tested
@@ -334,6 +334,17 @@ EXCLUSIONS: tuple[Exclusion, ...] = (
         reason="A move's target must be a cluster that the deployment's DATA_CLUSTERS lists; "
         "which clusters those are is configuration, not something the published schema can "
         "name (the document is the same for every deployment).",
+    ),
+    Exclusion(
+        name="expiry-within-the-deployment-maximum",
+        operations=("PUT /data/{collection}/expiry",),
+        status=400,
+        code="VALIDATION_FAILED",
+        field=r"^afterSeconds$",
+        message=r"^must not be greater than \d+$",
+        reason="An expiry rule's afterSeconds is at most EXPIRY_MAX_SECONDS, which is "
+        "configuration; the document states the largest value any deployment may allow (the "
+        "document is the same for every deployment).",
     ),
     Exclusion(
         name="idempotency-key-used-before",

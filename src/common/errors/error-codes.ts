@@ -51,6 +51,7 @@ export const ERROR_CATALOG = {
   ITEM_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'No item matches' },
   INDEX_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The index does not exist' },
   COLLECTION_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The collection does not exist' },
+  EXPIRY_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The collection has no expiry rule' },
   ELEMENT_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'No array element matches' },
   WEBHOOK_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The webhook does not exist' },
   ERASURE_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The erasure does not exist' },

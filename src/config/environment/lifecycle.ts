@@ -1,7 +1,9 @@
 import { Type } from 'class-transformer';
 import { IsInt, Max, Min } from 'class-validator';
 
-/** Collection drops and erasures, and the collection registry cache they must outlast. */
+/**
+ * Collection drops, erasures and item expiry, and the collection registry cache they must outlast.
+ */
 export class LifecycleVariables {
   /**
    * How long an instance trusts what it read of the collection registry (ms; 0: not at all). A
@@ -48,4 +50,21 @@ export class LifecycleVariables {
   @Min(50)
   @Max(3_600_000)
   LIFECYCLE_POLL_MS = 5_000;
+
+  /**
+   * How often each instance deletes the expired items of collections with an expiry rule (ms):
+   * an item is gone from the database within this long after it expired (reads hide it at once).
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(50)
+  @Max(86_400_000)
+  EXPIRY_SWEEP_MS = 30_000;
+
+  /** The longest `afterSeconds` an expiry rule may have (seconds; default 10 years). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(3_153_600_000)
+  EXPIRY_MAX_SECONDS = 315_360_000;
 }

@@ -10,7 +10,8 @@ import {
   type AggregateResult,
 } from './aggregate';
 import { CollectionsService } from '../collections/collections.service';
-import { toMongoFilter, type ItemMatch } from '../query/data-query';
+import type { ItemMatch } from '../query/data-query';
+import { itemFilter } from '../rules/expiry/live-items';
 import type { ItemListQuery, ItemQuery } from '../query/data-requests';
 import { ItemsRepository } from '../items/items.repository';
 import { suggestIndex, toExplainResult, type ExplainResult } from './explain';
@@ -43,7 +44,7 @@ export class ItemAnalysisService {
     const target = await this.collections.find(principal, collection);
     if (!target) return { groups: [], truncated: false };
     const max = this.config.limits.aggregateMaxGroups;
-    const pipeline = aggregatePipeline(request, toMongoFilter(match), max);
+    const pipeline = aggregatePipeline(request, itemFilter(target, match), max);
     try {
       return toAggregateResult(await this.items.aggregate(target, pipeline), max);
     } catch (error) {

@@ -8,33 +8,11 @@ import { claimSlot, lowestFree } from '../../common/mongo/slots';
 import { namespaceFilter, namespaceKey, tenantFilter } from '../../common/tenancy/namespace';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import type { TenantLocation } from '../../placement';
-import type { NativeCollection } from '../storage/tenant-storage';
-import { rulesUpdate, type CollectionRules, type RulesChange } from '../rules/collection-rules';
+import { rulesUpdate, type RulesChange } from '../rules/collection-rules';
 import { CollectionRegistryDocument, type CollectionMoving } from './collection-registry.schema';
+import { toEntry, type RegisteredCollection } from './registered-collection';
 
-export interface RegisteredCollection extends NativeCollection {
-  /** The registry entry's id; the native collection is `d_<id>`. */
-  id: string;
-  name: string;
-  createdAt: Date;
-  /** Present while a tenant move copies the collection. */
-  moving?: CollectionMoving;
-  /** The collection's schema and expiry; `{}` when it has none. */
-  rules: CollectionRules;
-}
-
-function toEntry(doc: CollectionRegistryDocument): RegisteredCollection {
-  return {
-    id: doc._id.toHexString(),
-    name: doc.name,
-    physical: doc.physical,
-    ...(doc.cluster !== undefined ? { cluster: doc.cluster } : {}),
-    ...(doc.database !== undefined ? { database: doc.database } : {}),
-    createdAt: doc.createdAt,
-    ...(doc.moving ? { moving: doc.moving } : {}),
-    rules: doc.rules ?? {},
-  };
-}
+export type { RegisteredCollection } from './registered-collection';
 
 @Injectable()
 export class CollectionRegistryRepository implements OnModuleInit {

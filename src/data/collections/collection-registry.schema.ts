@@ -80,3 +80,6 @@ CollectionRegistrySchema.index(
 );
 // Collections per cluster (GET /admin/clusters).
 CollectionRegistrySchema.index({ cluster: 1 }, { name: 'cluster' });
+// The collections with an expiry rule, which the expiry sweep visits (a plain index: a range on
+// afterSeconds skips the entries without a rule, on every supported database).
+CollectionRegistrySchema.index({ 'rules.expiry.afterSeconds': 1 }, { name: 'rules_expiry' });

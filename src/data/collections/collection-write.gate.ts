@@ -5,7 +5,12 @@ import {
   type NestInterceptor,
 } from '@nestjs/common';
 import { defer, finalize, mergeMap, type Observable } from 'rxjs';
-import { tenantOf, type CustomerPrincipal, type RequestWithPrincipal } from '../../auth';
+import {
+  tenantOf,
+  type CustomerPrincipal,
+  type RequestWithPrincipal,
+  type Tenant,
+} from '../../auth';
 import { onWriteRoutes } from '../../common/idempotency';
 import { CollectionMovingError } from '../data.errors';
 import { CollectionRegistryRepository } from './collection-registry.repository';
@@ -41,8 +46,13 @@ export class CollectionWriteGate implements NestInterceptor {
   }
 
   /** Runs a write of `name` that no route names (an import's): the same gate, around it. */
-  async around<T>(principal: CustomerPrincipal, name: string, write: () => Promise<T>): Promise<T> {
-    const marker = await this.enter(tenantOf(principal), principal.branch, name);
+  around<T>(principal: CustomerPrincipal, name: string, write: () => Promise<T>): Promise<T> {
+    return this.aroundIn(tenantOf(principal), principal.branch, name, write);
+  }
+
+  /** `around` for a write no request makes (the expiry sweep's), in a namespace. */
+  async aroundIn<T>(tenant: Tenant, branch: string, name: string, write: () => Promise<T>) {
+    const marker = await this.enter(tenant, branch, name);
     try {
       return await write();
     } finally {
@@ -51,11 +61,7 @@ export class CollectionWriteGate implements NestInterceptor {
   }
 
   /** The marker of this write when the collection is being moved; null otherwise. */
-  private async enter(
-    tenant: ReturnType<typeof tenantOf>,
-    branch: string,
-    name: string,
-  ): Promise<string | null> {
+  private async enter(tenant: Tenant, branch: string, name: string): Promise<string | null> {
     const entry = await this.registry.find(tenant, branch, name);
     if (!entry?.moving) return null;
     const marker = await this.markers.begin(entry.id);

@@ -238,6 +238,9 @@ export class ItemBatchesService {
         ids,
         ownerField,
         async () => {
+          // The expiry sweep deletes items of this collection too: only deletes this one counted
+          // are its own, or an item could be recorded twice.
+          if (target.rules?.expiry) return this.deleteEach(target, match, ids);
           await this.items.deleteMatchingIds(target, match, ids);
           const remaining = await this.items.existingIds(target, ids);
           return ids.filter((id) => !remaining.has(id));
@@ -249,6 +252,13 @@ export class ItemBatchesService {
       if (gone.length === 0 || ids.length < BATCH) break;
     }
     return deleted;
+  }
+
+  /** Deletes the ids one by one: those this call deleted. */
+  private async deleteEach(target: NativeCollection, match: ItemMatch, ids: string[]) {
+    const gone: string[] = [];
+    for (const id of ids) if (await this.items.deleteById(target, id, match)) gone.push(id);
+    return gone;
   }
 }
 

@@ -4,6 +4,7 @@ import { DUPLICATE, type Duplicate } from '../../common/mongo/duplicate';
 import {
   changeScopeOf,
   EventsService,
+  type ChangeScope,
   type PlannedChange,
   type RecordedChange,
 } from '../../events';
@@ -117,8 +118,20 @@ export class ItemEvents implements OnModuleInit {
    * A write that deletes some of the items `ids` of `target` and answers which it deleted.
    * Their owners are read first: a sub key sees the deletions of its own items.
    */
-  async deleted(
+  deleted(
     principal: CustomerPrincipal,
+    collection: string,
+    target: NativeCollection,
+    ids: readonly string[],
+    ownerField: string,
+    write: () => Promise<readonly string[]>,
+  ): Promise<readonly string[]> {
+    return this.deletedIn(changeScopeOf(principal), collection, target, ids, ownerField, write);
+  }
+
+  /** `deleted` by another actor than a request's principal (the service's expiry). */
+  async deletedIn(
+    scope: ChangeScope,
     collection: string,
     target: NativeCollection,
     ids: readonly string[],
@@ -133,7 +146,7 @@ export class ItemEvents implements OnModuleInit {
     );
     const owners = new Map(before.map((item) => [item._id, ownerOf(item, ownerField)]));
     return this.events.record(
-      changeScopeOf(principal),
+      scope,
       this.planned('deleted', collection, ids, ownerField),
       write,
       (gone) =>

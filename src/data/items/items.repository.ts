@@ -2,12 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Collection, Document, FindCursor } from 'mongodb';
 import { orDuplicate, type Duplicate } from '../../common/mongo/duplicate';
 import { APP_CONFIG, type AppConfig } from '../../config';
-import {
-  toMongoFilter,
-  type Condition,
-  type ItemMatch,
-  type OwnerScope,
-} from '../query/data-query';
+import type { Condition, ItemMatch, OwnerScope } from '../query/data-query';
+import { itemFilter } from '../rules/expiry/live-items';
 import { toMongoSort, type ListPlan } from '../query/list-plan';
 import { toMongoProjection, type Projection } from '../query/projection';
 import { REVISION_FIELD } from '../query/data.constants';
@@ -75,7 +71,7 @@ export class ItemsRepository {
     value: JsonScalar,
   ): Promise<string | null> {
     const match: ItemMatch = { scope, conditions: [{ kind: 'eq', path: field, anyOf: [value] }] };
-    const doc = await this.collection(target).findOne(toMongoFilter(match), {
+    const doc = await this.collection(target).findOne(itemFilter(target, match), {
       projection: { _id: 1 },
       maxTimeMS: this.maxTimeMS,
     });
@@ -83,11 +79,9 @@ export class ItemsRepository {
   }
 
   async existsById(target: NativeCollection, id: string): Promise<boolean> {
-    const doc = await this.collection(target).findOne(
-      { _id: id },
-      { projection: { _id: 1 }, maxTimeMS: this.maxTimeMS },
-    );
-    return doc !== null;
+    const byId: ItemMatch = { scope: null, conditions: [{ kind: 'eq', path: '_id', anyOf: [id] }] };
+    const options = { projection: { _id: 1 }, maxTimeMS: this.maxTimeMS };
+    return (await this.collection(target).findOne(itemFilter(target, byId), options)) !== null;
   }
 
   /** The named top-level fields of one item (a uniqueField claim's holder), or null when none. */
@@ -113,7 +107,10 @@ export class ItemsRepository {
     projection: Projection | null = null,
   ): Promise<StoredItem[]> {
     return this.collection(target)
-      .find(toMongoFilter(match), projection ? { projection: toMongoProjection(projection) } : {})
+      .find(
+        itemFilter(target, match),
+        projection ? { projection: toMongoProjection(projection) } : {},
+      )
       .limit(limit)
       .maxTimeMS(this.maxTimeMS)
       .toArray();
@@ -127,7 +124,7 @@ export class ItemsRepository {
     { inIdOrder = false } = {},
   ): Promise<string[]> {
     const docs = await this.collection(target)
-      .find(toMongoFilter(match), {
+      .find(itemFilter(target, match), {
         projection: { _id: 1 },
         ...(inIdOrder ? { sort: { _id: 1 } } : {}),
       })
@@ -156,7 +153,7 @@ export class ItemsRepository {
   ): FindCursor<StoredItem> {
     return this.collection(target)
       .find(
-        toMongoFilter(match, plan),
+        itemFilter(target, match, plan),
         projection ? { projection: toMongoProjection(projection) } : {},
       )
       .sort(toMongoSort(plan))
@@ -165,7 +162,7 @@ export class ItemsRepository {
   }
 
   async count(target: NativeCollection, match: ItemMatch): Promise<number> {
-    return this.collection(target).countDocuments(toMongoFilter(match), {
+    return this.collection(target).countDocuments(itemFilter(target, match), {
       maxTimeMS: this.maxTimeMS,
     });
   }
@@ -195,7 +192,7 @@ export class ItemsRepository {
     const idCondition: Condition = { kind: 'eq', path: '_id', anyOf: [id] };
     return orDuplicate(() =>
       this.collection(target).findOneAndUpdate(
-        toMongoFilter({ ...match, conditions: [idCondition, ...match.conditions] }),
+        itemFilter(target, { ...match, conditions: [idCondition, ...match.conditions] }),
         { $set: set, ...COUNT_WRITE },
         { returnDocument: 'after', maxTimeMS: this.maxTimeMS },
       ),
@@ -205,7 +202,7 @@ export class ItemsRepository {
   async deleteById(target: NativeCollection, id: string, match: ItemMatch): Promise<boolean> {
     const idCondition: Condition = { kind: 'eq', path: '_id', anyOf: [id] };
     const result = await this.collection(target).deleteOne(
-      toMongoFilter({ ...match, conditions: [idCondition, ...match.conditions] }),
+      itemFilter(target, { ...match, conditions: [idCondition, ...match.conditions] }),
       { maxTimeMS: this.maxTimeMS },
     );
     return result.deletedCount === 1;
@@ -238,7 +235,7 @@ export class ItemsRepository {
     const paths = inner === outer || inner.startsWith(`${outer}.`) ? [outer] : [groupBy, field];
     const projection = { _id: 0, ...Object.fromEntries(paths.map((path) => [path, 1])) };
     return this.collection(target)
-      .find(toMongoFilter(match), { projection })
+      .find(itemFilter(target, match), { projection })
       .sort({ [groupBy]: 1 })
       .maxTimeMS(this.maxTimeMS);
   }
@@ -252,7 +249,7 @@ export class ItemsRepository {
   ): Promise<{ matched: number; modified: number } | Duplicate> {
     return orDuplicate(async () => {
       const result = await this.collection(target).updateMany(
-        toMongoFilter(match),
+        itemFilter(target, match),
         { $set: { ...values, _updatedAt: now }, ...COUNT_WRITE },
         { maxTimeMS: this.maxTimeMS },
       );
@@ -268,7 +265,7 @@ export class ItemsRepository {
   ): Promise<number> {
     const idCondition: Condition = { kind: 'eq', path: '_id', anyOf: ids };
     const result = await this.collection(target).deleteMany(
-      toMongoFilter({ ...match, conditions: [idCondition, ...match.conditions] }),
+      itemFilter(target, { ...match, conditions: [idCondition, ...match.conditions] }),
       { maxTimeMS: this.maxTimeMS },
     );
     return result.deletedCount;

@@ -20,6 +20,7 @@ import type { TenantStorage } from '../storage/tenant-storage';
 import type { CreateDataItemDto, DeleteDataItemDto, UpdateDataItemDto } from './dto/data-item.dto';
 import { ItemSchemas } from '../rules/schema/item-schemas';
 import { SchemaEnforcement } from '../rules/schema/schema-enforcement';
+import type { ItemExpiry } from '../rules/expiry/item-expiry';
 import { ItemsService } from './items.service';
 import { FallbackWriteQueue } from '../../common/mongo/fallback-database';
 import { ItemWritesService } from './item-writes.service';
@@ -78,7 +79,7 @@ function setup() {
       calls.push({ method, args });
       return Promise.resolve(typeof result === 'function' ? (result as () => unknown)() : result);
     };
-  const entry = { name: 'c', physical: 'd_1', createdAt: new Date() };
+  const entry = { name: 'c', physical: 'd_1', createdAt: new Date(), rules: {} };
   const registry = {
     find: record('registry.find', entry),
     countFor: record('registry.countFor', 0),
@@ -134,10 +135,11 @@ function setup() {
     config,
   );
   const uniqueValues = new UniqueValuesService(claims, items);
-  // The feed is off here: writes go straight through (events are tested on a real database).
-  // No collection here has a schema: enforcement checks nothing.
-  const schema = new SchemaEnforcement(new ItemSchemas(config));
-  const service = new ItemsService(collections, items, uniqueValues, passThroughEvents, schema);
+  // The feed is off, and no collection has a schema or an expiry rule (all three are tested on
+  // a real database).
+  const [events, schema] = [passThroughEvents, new SchemaEnforcement(new ItemSchemas(config))];
+  const noExpiry = { releaseHeld: () => Promise.resolve() } as unknown as ItemExpiry;
+  const service = new ItemsService(collections, items, uniqueValues, events, schema, noExpiry);
   const writes = new ItemWritesService(
     new FallbackWriteQueue(),
     collections,

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Types } from 'mongoose';
-import { type CustomerPrincipal, ownerValueOf } from '../../auth';
+import { type CustomerPrincipal, ownerValueOf, tenantOf } from '../../auth';
 import { ValidationFailedError } from '../../common/errors';
 import { DUPLICATE } from '../../common/mongo/duplicate';
 import type { KeysetSide } from '../../common/pagination/keyset';
@@ -34,6 +34,7 @@ import type { UniqueClaim } from './unique/unique-claim.repository';
 import { UniqueValuesService } from './unique/unique-values.service';
 import type { NativeCollection } from '../storage/tenant-storage';
 import { SchemaEnforcement } from '../rules/schema/schema-enforcement';
+import { ItemExpiry } from '../rules/expiry/item-expiry';
 
 export interface ItemPage {
   items: StoredItem[];
@@ -55,6 +56,7 @@ export class ItemsService {
     private readonly uniqueValues: UniqueValuesService,
     private readonly itemEvents: ItemEvents,
     private readonly schema: SchemaEnforcement,
+    private readonly expiry: ItemExpiry,
   ) {}
 
   async create(
@@ -73,6 +75,14 @@ export class ItemsService {
     const target = await this.collections.findOrCreate(principal, collection);
     this.schema.enforce(target, item, ownerField);
     const scope = ownerScopeOf(principal, ownerField);
+    // An expired item holds neither its _id nor its value any more: it goes first.
+    await this.expiry.releaseHeld(
+      { tenant: tenantOf(principal), branch: principal.branch, entry: target },
+      request.id ?? null,
+      uniqueField === null || uniqueValue === undefined
+        ? null
+        : { scope, field: uniqueField, value: uniqueValue },
+    );
     // Refuses a taken uniqueField value in the caller's scope, naming the item that holds it.
     const refuseTakenValue = async (): Promise<void> => {
       if (uniqueField === null || uniqueValue === undefined) return;
@@ -199,7 +209,8 @@ export class ItemsService {
     const match = this.queryMatch(principal, query);
     const target = await this.collections.find(principal, collection);
     if (!target) return 0;
-    if (match.scope === null && match.conditions.length === 0)
+    // Collection statistics cannot leave expired items out: a collection with a rule counts.
+    if (match.scope === null && match.conditions.length === 0 && !target.rules.expiry)
       return this.items.estimatedCount(target);
     return this.items.count(target, match);
   }

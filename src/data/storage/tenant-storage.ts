@@ -5,6 +5,7 @@ import { DUPLICATE, type Duplicate } from '../../common/mongo/duplicate';
 import { isUniqueViolation } from '../../common/errors/mongo-errors';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import { DataClusters } from '../../placement';
+import type { CollectionRules } from '../rules/collection-rules';
 
 /**
  * What names a tenant's native collection: a registry entry (or a tombstone, which keeps the
@@ -20,6 +21,8 @@ export interface NativeCollection {
    */
   readonly cluster?: string;
   readonly database?: string;
+  /** The collection's rules when this is its registry entry: reads leave expired items out. */
+  readonly rules?: CollectionRules;
 }
 
 export interface IndexInfo {

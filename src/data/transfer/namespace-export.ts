@@ -10,6 +10,7 @@ import { toItemJson } from '../items/dto/data-item.dto';
 import { ItemsRepository, type StoredItem } from '../items/items.repository';
 import type { OwnerScope } from '../query/data-query';
 import { TenantStorage } from '../storage/tenant-storage';
+import { hasExpired } from '../rules/expiry/expiry-time';
 import { TransferItemsRepository } from './transfer-items.repository';
 import {
   FORMAT,
@@ -151,11 +152,14 @@ export class NamespaceExport {
     afterId: string | null,
   ): AsyncGenerator<StoredItem> {
     let last = afterId;
+    const rule = entry.rules.expiry;
     for (;;) {
       const cursor = this.transfers.inIdOrder(entry, owner, last, EXPORT_BATCH);
       try {
         for await (const item of cursor) {
           last = item._id;
+          // The cursor's filter left out what had expired when it began; this, what has since.
+          if (rule && hasExpired(rule, item, Date.now())) continue;
           yield item;
         }
         return;

@@ -12,8 +12,9 @@ import {
 } from '../items/item-revision';
 import type { StoredItem } from '../items/items.repository';
 import type { KeptTimes } from '../query/data-requests';
-import { toMongoFilter, type Condition, type OwnerScope } from '../query/data-query';
+import type { Condition, OwnerScope } from '../query/data-query';
 import { REVISION_FIELD } from '../query/data.constants';
+import { itemFilter } from '../rules/expiry/live-items';
 import type { Guarded, JsonObject } from '../query/json-guard';
 import { TenantStorage, type NativeCollection } from '../storage/tenant-storage';
 
@@ -46,7 +47,8 @@ export class TransferItemsRepository {
     times: KeptTimes,
   ): Promise<StoredItem | null | Duplicate> {
     const { identity, revision } = itemRevision(current);
-    const filter = toMongoFilter({
+    // An item that expired since it was read is not replaced: its _id goes to a create.
+    const filter = itemFilter(target, {
       scope,
       conditions: [{ kind: 'eq', path: '_id', anyOf: [current._id] }],
       revision: revisionCondition(tagOf(itemETag(current))),
@@ -83,7 +85,7 @@ export class TransferItemsRepository {
     const conditions: Condition[] =
       afterId === null ? [] : [{ kind: 'range', path: '_id', op: 'gt', value: afterId }];
     return this.collection(target)
-      .find(toMongoFilter({ scope, conditions }))
+      .find(itemFilter(target, { scope, conditions }))
       .sort({ _id: 1 })
       .batchSize(batchSize);
   }

@@ -1,7 +1,13 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsString, Matches } from 'class-validator';
 import { OptionalField } from '../../common/dto';
-import { EVENT_RESOURCES, EVENT_TYPES, type EventResource, type EventType } from '../event.schema';
+import {
+  EVENT_ACTOR_KINDS,
+  EVENT_RESOURCES,
+  EVENT_TYPES,
+  type EventResource,
+  type EventType,
+} from '../event.schema';
 import type { FeedEvent } from '../event-scope';
 
 const COUNT = /^(0|[1-9][0-9]{0,14})$/;
@@ -54,10 +60,14 @@ export class EventsPageQueryDto extends EventsQueryDto {
 }
 
 export class EventActorDto {
-  @ApiProperty({ enum: ['root', 'sub', 'team', 'operator'] })
+  /** `system`: the service itself (`id` names the work: `expiry` deletes expired items). */
+  @ApiProperty({ enum: EVENT_ACTOR_KINDS })
   kind!: string;
 
-  /** The subject, accountId or team id (a member's subject when it acted with X-Team). */
+  /**
+   * The subject, accountId or team id (a member's subject when it acted with X-Team); for
+   * `system`, the work.
+   */
   @ApiProperty({ example: 'auth0|ada' })
   id!: string;
 }
