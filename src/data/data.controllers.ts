@@ -5,6 +5,7 @@ import { BulkController } from './items/bulk.controller';
 import { CountController } from './items/count.controller';
 import { ItemController } from './items/item.controller';
 import { ItemsController } from './items/items.controller';
+import { TypedClientsController } from './rules/typed/typed-clients.controller';
 
 /**
  * The controllers of `/data`, one per URL. Their paths cannot overlap: after
@@ -13,8 +14,14 @@ import { ItemsController } from './items/items.controller';
  * fixed second segment and a parameter there. So no route can take another's requests, whatever
  * the order (src/routes.spec.ts holds every pair of routes to it); a new route keeps to
  * these shapes instead of relying on its place in this list.
+ *
+ * One exception: `GET /data/openapi.json`. It has the shape of `GET /data/{collection}`, but no
+ * collection name holds a dot, so it names no collection. Its controller comes first, so that it
+ * takes that path before the collection route would (src/routes.spec.ts holds both: that such a
+ * fixed segment can be no collection name, and that its controller is registered earlier).
  */
 export const DATA_CONTROLLERS = [
+  TypedClientsController,
   CollectionsController,
   ItemsController,
   BulkController,
