@@ -155,5 +155,6 @@ export async function writeCollectionTypes(options: CollectionsOptions): Promise
   const types = await collectionTypes(text, source, options.out);
   mkdirSync(dirname(options.out), { recursive: true });
   writeFileSync(options.out, types);
-  return `wrote ${options.out} (${collectionNames(JSON.parse(text)).length} collections)`;
+  const count = collectionNames(JSON.parse(text)).length;
+  return `wrote ${options.out} (${count} collection${count === 1 ? '' : 's'})`;
 }
