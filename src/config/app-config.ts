@@ -115,6 +115,11 @@ export interface AppConfig {
     importMaxLineBytes: number;
     importMaxLines: number;
     importMaxBytes: number;
+    /** PUT /data/{c}/schema: largest JSON text, deepest nesting. */
+    schemaMaxBytes: number;
+    schemaMaxDepth: number;
+    /** Items one multi-item update of a collection with a schema may change. */
+    schemaMultiUpdateMax: number;
     profileJsonMaxBytes: number;
     profileJsonMaxDepth: number;
   };
@@ -263,6 +268,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       importMaxLineBytes: limits.IMPORT_MAX_LINE_BYTES,
       importMaxLines: limits.IMPORT_MAX_LINES,
       importMaxBytes: limits.IMPORT_MAX_BYTES,
+      schemaMaxBytes: limits.SCHEMA_MAX_BYTES,
+      schemaMaxDepth: limits.SCHEMA_MAX_DEPTH,
+      schemaMultiUpdateMax: limits.SCHEMA_MULTI_UPDATE_MAX,
       profileJsonMaxBytes: limits.PROFILE_JSON_MAX_BYTES,
       profileJsonMaxDepth: limits.PROFILE_JSON_MAX_DEPTH,
     },

@@ -5,13 +5,14 @@ import { BulkController } from './items/bulk.controller';
 import { CountController } from './items/count.controller';
 import { ItemController } from './items/item.controller';
 import { ItemsController } from './items/items.controller';
+import { SchemaController } from './rules/schema/schema.controller';
 import { TypedClientsController } from './rules/typed/typed-clients.controller';
 
 /**
  * The controllers of `/data`, one per URL. Their paths cannot overlap: after
  * `{collection}` comes nothing, one fixed segment (`count`, `bulk`, `index`, `stats`,
- * `aggregate`, `explain`), or exactly the two parameters of an item — and no URL has both a
- * fixed second segment and a parameter there. So no route can take another's requests, whatever
+ * `aggregate`, `explain`, `schema`, `schema-violations`), or exactly the two parameters of an
+ * item — and no URL has both a fixed second segment and a parameter there. So no route can take another's requests, whatever
  * the order (src/routes.spec.ts holds every pair of routes to it); a new route keeps to
  * these shapes instead of relying on its place in this list.
  *
@@ -29,4 +30,5 @@ export const DATA_CONTROLLERS = [
   ItemController,
   IndexesController,
   AnalysisController,
+  SchemaController,
 ];

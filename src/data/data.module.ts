@@ -34,6 +34,10 @@ import { TransferItemsRepository } from './transfer/transfer-items.repository';
 import { NamespaceImport } from './transfer/namespace-import';
 import { TransferController } from './transfer/transfer.controller';
 import { CollectionWriteGate } from './collections/collection-write.gate';
+import { ItemSchemas } from './rules/schema/item-schemas';
+import { SchemaEnforcement } from './rules/schema/schema-enforcement';
+import { CollectionSchemas } from './rules/schema/collection-schemas.service';
+import { CheckedUpdates } from './rules/schema/checked-updates';
 
 @Module({
   imports: [
@@ -71,6 +75,10 @@ import { CollectionWriteGate } from './collections/collection-write.gate';
     NamespaceImport,
     ItemReplacements,
     TransferItemsRepository,
+    ItemSchemas,
+    SchemaEnforcement,
+    CollectionSchemas,
+    CheckedUpdates,
     // One queue for the writes of an item, whichever service makes them (FallbackWriteQueue).
     { provide: FallbackWriteQueue, useFactory: () => new FallbackWriteQueue() },
   ],

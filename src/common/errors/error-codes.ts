@@ -57,6 +57,7 @@ export const ERROR_CATALOG = {
   TEAM_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The team does not exist' },
   MOVE_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The tenant move does not exist' },
   MEMBER_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'No such member of the team' },
+  SCHEMA_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The collection has no schema' },
   // 410
   CURSOR_EXPIRED: {
     status: HttpStatus.GONE,
@@ -115,6 +116,10 @@ export const ERROR_CATALOG = {
     title: 'The If-Match precondition does not hold',
   },
   // 422
+  SCHEMA_VIOLATION: {
+    status: HttpStatus.UNPROCESSABLE_ENTITY,
+    title: "The item does not follow the collection's schema",
+  },
   IDEMPOTENCY_KEY_REUSED: {
     status: HttpStatus.UNPROCESSABLE_ENTITY,
     title: 'The Idempotency-Key was used for another request',

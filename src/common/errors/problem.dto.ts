@@ -8,6 +8,14 @@ export class FieldErrorDto {
 
   @ApiProperty({ example: 'name must be shorter than or equal to 200 characters' })
   message!: string;
+
+  /** SCHEMA_VIOLATION: JSON Pointer (RFC 6901) to the value in the item's own fields (`''`: the item). */
+  @ApiPropertyOptional({ example: '/age' })
+  pointer?: string;
+
+  /** SCHEMA_VIOLATION: the JSON Schema keyword the value fails. */
+  @ApiPropertyOptional({ example: 'minimum' })
+  keyword?: string;
 }
 
 /** RFC 9457 problem details (`application/problem+json`), returned for every error. */

@@ -3,6 +3,7 @@ import { ERROR_CATALOG, problemType, type ErrorCode } from '../errors';
 import {
   BRANCH_HEADER,
   HEADERS,
+  ITEM_WRITES,
   PROBLEM_MEDIA_TYPE,
   PROBLEM_REF,
   operations,
@@ -55,6 +56,13 @@ export function problemExample(code: ErrorCode, instance = '/…'): Record<strin
       ? {
           errors: [
             { field: 'name', message: 'name must be shorter than or equal to 200 characters' },
+          ],
+        }
+      : {}),
+    ...(code === 'SCHEMA_VIOLATION'
+      ? {
+          errors: [
+            { field: 'item.age', pointer: '/age', keyword: 'minimum', message: 'must be >= 0' },
           ],
         }
       : {}),
@@ -118,6 +126,9 @@ export function addStandardProblems(document: OpenAPIObject): OpenAPIObject {
       standard['415'] =
         `${ERROR_CATALOG.UNSUPPORTED_MEDIA_TYPE.title}, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING)`;
     }
+    if (method !== 'get' && method !== 'delete' && ITEM_WRITES.test(path))
+      standard['422'] =
+        `${ERROR_CATALOG.SCHEMA_VIOLATION.title}: the item as it would be stored breaks the collection's JSON Schema, whose action is \`error\`; nothing was written (SCHEMA_VIOLATION, with \`errors\`)`;
     for (const [status, description] of Object.entries(standard)) {
       responses[status] ??= problemResponse(description);
     }

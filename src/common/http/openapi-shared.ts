@@ -48,7 +48,15 @@ export function header(
   return { description, required, schema };
 }
 
+/** The routes that write items: a collection schema checks them (422, Schema-Warnings). */
+export const ITEM_WRITES = /^\/data\/\{collection\}(\/bulk|\/\{indexName\}\/\{indexValue\})?$/;
+
 export const HEADERS = {
+  schemaWarnings: header(
+    "Only when the item written breaks its collection's schema and the schema's action is `warn`: the places and keywords it fails, as comma-separated `<pointer> <keyword>` pairs, each pointer a JSON Pointer in its URI fragment form (`#/address/city required, #/age minimum`); at most 4,096 characters",
+    { type: 'string' },
+    false,
+  ),
   requestId: header(
     'The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id)',
     { type: 'string' },

@@ -13,6 +13,7 @@ import {
   BEARER_SCHEME,
   BRANCH_HEADER,
   HEADERS,
+  ITEM_WRITES,
   PROBLEM_SCHEMA,
   TEAM_HEADER,
   operations,
@@ -66,7 +67,7 @@ function listAuthHeadersFirst(document: OpenAPIObject): void {
  * success, possibly on errors); Retry-After on 429 and 503; Link on list pages.
  */
 function addResponseHeaders(document: OpenAPIObject): void {
-  for (const [, method, operation] of operations(document)) {
+  for (const [path, method, operation] of operations(document)) {
     const secured = (operation.security ?? []).length > 0;
     for (const [status, response] of Object.entries(
       operation.responses as Record<string, Response>,
@@ -84,6 +85,8 @@ function addResponseHeaders(document: OpenAPIObject): void {
       }
       if (status === '429' || status === '503') headers['Retry-After'] = HEADERS.retryAfter;
       if (status === '200' && method === 'get' && isList(response)) headers.Link = HEADERS.link;
+      if (success && method !== 'get' && ITEM_WRITES.test(path))
+        headers['Schema-Warnings'] = HEADERS.schemaWarnings;
       response.headers = headers;
     }
   }
@@ -140,6 +143,12 @@ function patchSchemas(document: OpenAPIObject): void {
       type: 'string',
       description:
         'The existing resource (PROFILE_EXISTS, DUPLICATE_ITEM; MOVE_RUNNING: the move; ERASURE_RUNNING: the erasure)',
+      example: '665f1c2a9b1e8a0012345678',
+    };
+    problem.properties.itemId = {
+      type: 'string',
+      description:
+        'SCHEMA_VIOLATION of a multi-item update: the matched item that would break the schema (none was written)',
       example: '665f1c2a9b1e8a0012345678',
     };
   }

@@ -104,6 +104,30 @@ export class LimitsVariables {
   @Max(1024 * 1024 * 1024 * 1024)
   IMPORT_MAX_BYTES = 1024 * 1024 * 1024;
 
+  /** Largest collection schema (PUT /data/{c}/schema), in bytes of its JSON text. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1024)
+  @Max(1024 * 1024)
+  SCHEMA_MAX_BYTES = 64 * 1024;
+
+  /**
+   * Deepest nesting of a collection schema (objects and arrays, the schema itself level 1); the
+   * request body's DATA_MAX_DEPTH bounds it too.
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(4)
+  @Max(100)
+  SCHEMA_MAX_DEPTH = 16;
+
+  /** Items one multi-item update of a collection with a schema may change (all checked first). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(100_000)
+  SCHEMA_MULTI_UPDATE_MAX = 1000;
+
   @Type(() => Number)
   @IsInt()
   @Min(1024)

@@ -9,7 +9,7 @@ import { namespaceFilter, namespaceKey, tenantFilter } from '../../common/tenanc
 import { APP_CONFIG, type AppConfig } from '../../config';
 import type { TenantLocation } from '../../placement';
 import type { NativeCollection } from '../storage/tenant-storage';
-import type { CollectionRules, RulesChange } from '../rules/collection-rules';
+import { rulesUpdate, type CollectionRules, type RulesChange } from '../rules/collection-rules';
 import { CollectionRegistryDocument, type CollectionMoving } from './collection-registry.schema';
 
 export interface RegisteredCollection extends NativeCollection {
@@ -176,38 +176,15 @@ export class CollectionRegistryRepository implements OnModuleInit {
   }
 
   /**
-   * Sets or removes rules of an entry (RulesChange) and answers the entry as it is now; null
-   * when the entry went. This instance sees the new rules at once.
+   * Sets or removes rules of an entry (RulesChange); false when the entry went. This instance
+   * reads the entry afresh next time, so it sees the new rules at once.
    */
-  async changeRules(
-    tenant: Tenant,
-    branch: string,
-    entry: RegisteredCollection,
-    change: RulesChange,
-  ): Promise<RegisteredCollection | null> {
-    const set: Record<string, unknown> = {};
-    const unset: Record<string, 1> = {};
-    for (const [rule, value] of Object.entries(change)) {
-      if (value === null) unset[`rules.${rule}`] = 1;
-      else if (value !== undefined) set[`rules.${rule}`] = value;
-    }
-    const doc = await this.registry
-      .findOneAndUpdate(
-        { _id: new Types.ObjectId(entry.id) },
-        {
-          ...(Object.keys(set).length > 0 ? { $set: set } : {}),
-          ...(Object.keys(unset).length > 0 ? { $unset: unset } : {}),
-        },
-        { returnDocument: 'after' },
-      )
-      .lean<CollectionRegistryDocument>()
+  async changeRules(entry: RegisteredCollection, change: RulesChange): Promise<boolean> {
+    const result = await this.registry
+      .updateOne({ _id: new Types.ObjectId(entry.id) }, rulesUpdate(change))
       .exec();
-    const key = CollectionRegistryRepository.key(tenant, branch, entry.name);
-    this.cache.forgetKey(key);
-    if (!doc) return null;
-    const changed = toEntry(doc);
-    this.cache.remember(key, changed, this.cache.mark());
-    return changed;
+    this.forgetId(entry.id);
+    return result.matchedCount === 1;
   }
 
   private forgetId(id: string): void {

@@ -1,4 +1,5 @@
 import { Body, Controller, HttpCode, HttpStatus, Inject, Param, Post } from '@nestjs/common';
+import { AnswersSchemaWarnings } from '../rules/schema/schema-warnings.interceptor';
 import { ApiBadRequestResponse, ApiBody, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { Auth, CurrentPrincipal, type CustomerPrincipal } from '../../auth';
 import { ProblemDto } from '../../common/errors';
@@ -16,6 +17,7 @@ import { ItemBatchesService } from './item-batches.service';
 @ApiTags('data')
 @IdempotentWrites()
 @MovableCollectionWrites()
+@AnswersSchemaWarnings()
 @Controller('data')
 @Auth('root', 'sub', 'team')
 export class BulkController {

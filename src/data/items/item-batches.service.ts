@@ -19,10 +19,14 @@ import { ItemsService } from './items.service';
 import { ItemEvents } from './item-events';
 import { UniqueValuesService } from './unique/unique-values.service';
 import type { NativeCollection } from '../storage/tenant-storage';
+import type { SchemaError } from '../rules/schema/item-schemas';
+import { CheckedUpdates } from '../rules/schema/checked-updates';
+import { SchemaEnforcement } from '../rules/schema/schema-enforcement';
+import { collectWarnings } from '../rules/schema/schema-warnings';
 
 /** One item's outcome in a bulk create: its index in the request and what a lone POST would have answered. */
 export type BulkItemResult =
-  | { index: number; status: number; _id: string }
+  | { index: number; status: number; _id: string; warnings?: SchemaError[] }
   | { index: number; status: number; error: ProblemMembers };
 
 /** Items created at once by one bulk request; bounded so one request cannot hold many connections. */
@@ -44,6 +48,8 @@ export class ItemBatchesService {
     private readonly single: ItemsService,
     private readonly uniqueValues: UniqueValuesService,
     private readonly itemEvents: ItemEvents,
+    private readonly schema: SchemaEnforcement,
+    private readonly checked: CheckedUpdates,
   ) {}
 
   private scopeOf(principal: CustomerPrincipal, ownerField: string): ItemMatch['scope'] {
@@ -79,8 +85,10 @@ export class ItemBatchesService {
     if ('refused' in input)
       return { index, status: input.refused.status, error: input.refused.members() };
     try {
-      const item = await this.single.create(principal, collection, input.request);
-      return { index, status: 200, _id: item._id };
+      const { value: item, warnings } = await collectWarnings(() =>
+        this.single.create(principal, collection, input.request),
+      );
+      return { index, status: 200, _id: item._id, ...(warnings.length > 0 ? { warnings } : {}) };
     } catch (error) {
       if (error instanceof DomainError)
         return { index, status: error.status, error: error.members() };
@@ -106,6 +114,8 @@ export class ItemBatchesService {
     };
     const target = await this.collections.find(principal, collection);
     if (!target) return { matched: 0, modified: 0 };
+    if (this.schema.applies(target))
+      return this.checked.updateMany(principal, collection, target, match, request);
     const now = new Date();
     const result = this.itemEvents.enabled
       ? await this.updateInRounds(principal, collection, target, match, request, now)

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { type CustomerPrincipal } from '../../auth';
 import { PreconditionFailedError, type DomainError } from '../../common/errors';
 import { ifMatchHolds, NO_PRECONDITION, type IfMatch } from '../../common/http/etag';
-import { DUPLICATE } from '../../common/mongo/duplicate';
+import { DUPLICATE, type Duplicate } from '../../common/mongo/duplicate';
 import { FallbackWriteQueue } from '../../common/mongo/fallback-database';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import { CollectionsService } from '../collections/collections.service';
@@ -28,6 +28,9 @@ import { assertOwnerFieldKept, ownerScopeOf } from './item-scope';
 import { ItemsRepository, type StoredItem } from './items.repository';
 import { UniqueValuesService } from './unique/unique-values.service';
 import type { NativeCollection } from '../storage/tenant-storage';
+import { SchemaEnforcement } from '../rules/schema/schema-enforcement';
+import { afterSet } from '../rules/schema/after-set';
+import { MODIFY_ROUNDS, writeKey } from './item-write-queue';
 
 /** A route's `{indexName}/{indexValue}`, or none (a write by the body filter alone). */
 type ItemAddress = { indexName: string; indexValue: string } | null;
@@ -36,10 +39,11 @@ type ItemAddress = { indexName: string; indexValue: string } | null;
  * The rules of changing stored items: which item a write selects (one, none or several), the
  * owner field a sub key may not change, and If-Match.
  *
- * Updates and deletes are one conditional write each (the match, the id, and under If-Match the
- * revision). FerretDB does not re-check a filter at write time, so they are also queued per
- * item in this process (`writes`): one instance then never writes over an item that stopped
- * matching its filter or its If-Match. Several instances need MongoDB for that.
+ * Updates and deletes are one conditional write each (the match, the id, under If-Match the
+ * revision; under a collection schema, the revision read and checked). FerretDB does not
+ * re-check a filter at write time, so they are also queued per item in this process (`writes`):
+ * one instance then never writes over an item that stopped matching its filter or its If-Match.
+ * Several instances need MongoDB for that.
  */
 @Injectable()
 export class ItemWritesService {
@@ -51,6 +55,7 @@ export class ItemWritesService {
     private readonly items: ItemsRepository,
     private readonly uniqueValues: UniqueValuesService,
     private readonly itemEvents: ItemEvents,
+    private readonly schema: SchemaEnforcement,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.budget = dataBudget(config.limits);
@@ -90,6 +95,12 @@ export class ItemWritesService {
     const target = await this.collections.find(principal, collection);
     if (!target) throw notFound(collection, ifMatch);
     const id = await this.singleId(target, match, collection, address, ifMatch);
+    // Under a schema the item as it will be must follow it: read, check, write at that revision.
+    if (this.schema.applies(target))
+      return this.changeAtRevision(principal, collection, target, id, match, ownerField, ifMatch, {
+        after: (current) => afterSet(current, values),
+        write: (atRead, now) => this.items.updateById(target, id, atRead, values, now),
+      });
     return this.writes.run(writeKey(target.physical, id), () =>
       this.itemEvents.updated(principal, collection, [id], ownerField, async () => {
         const conditional = { ...match, revision: revisionCondition(ifMatch) };
@@ -149,7 +160,10 @@ export class ItemWritesService {
     await this.uniqueValues.releaseItem(target, id);
   }
 
-  /** PATCH: one array operation on the item the route selects, under the rules of PUT. */
+  /**
+   * PATCH: one array operation on the item the route selects, under the rules of PUT. The new
+   * array is computed from the item as read and written only at the revision read.
+   */
   async applyArrayOperation(
     principal: CustomerPrincipal,
     collection: string,
@@ -158,37 +172,41 @@ export class ItemWritesService {
     operation: ArrayOperation,
     ifMatch: IfMatch = NO_PRECONDITION,
   ): Promise<StoredItem> {
-    return this.modifyOne(
-      principal,
-      collection,
-      address,
-      ownerField,
-      operation.field,
-      (current) =>
-        guardDocument({ value: applyArrayOperation(current, operation) }, 'value', this.budget),
-      ifMatch,
-    );
-  }
-
-  /**
-   * A change computed from the item itself (array operations): the one item the route selects is
-   * read, `change` gives the guarded value (`{value}`) to set at `path`, and the write goes through only at
-   * the revision read — a change in between (another instance) means reading again.
-   */
-  private async modifyOne(
-    principal: CustomerPrincipal,
-    collection: string,
-    address: { indexName: string; indexValue: string },
-    ownerField: string,
-    path: string,
-    change: (item: StoredItem) => Guarded<JsonObject>,
-    ifMatch: IfMatch = NO_PRECONDITION,
-  ): Promise<StoredItem> {
+    const path = operation.field;
     assertOwnerFieldKept(principal, { [path.split('.')[0] as string]: true }, ownerField);
     const match = this.bodyMatch(principal, ownerField, address, []);
     const target = await this.collections.find(principal, collection);
     if (!target) throw notFound(collection, ifMatch);
     const id = await this.singleId(target, match, collection, address, ifMatch);
+    let holder = {} as Guarded<JsonObject>;
+    return this.changeAtRevision(principal, collection, target, id, match, ownerField, ifMatch, {
+      after: (current) => {
+        const value = applyArrayOperation(current, operation);
+        holder = guardDocument({ value }, 'value', this.budget);
+        return afterSet(current, { [path]: holder.value });
+      },
+      write: (atRead, now) => this.items.setFieldById(target, id, atRead, path, holder, now),
+    });
+  }
+
+  /**
+   * A write of the item `id` computed from the item as read: `after` gives the item as it will
+   * be (checked against the collection's schema), `write` makes the change under the match and
+   * the revision read. A change in between (another instance) means reading again.
+   */
+  private async changeAtRevision(
+    principal: CustomerPrincipal,
+    collection: string,
+    target: NativeCollection,
+    id: string,
+    match: ItemMatch,
+    ownerField: string,
+    ifMatch: IfMatch,
+    change: {
+      after: (current: StoredItem) => Record<string, unknown>;
+      write: (atRead: ItemMatch, now: Date) => Promise<StoredItem | null | Duplicate>;
+    },
+  ): Promise<StoredItem> {
     const byId: ItemMatch = {
       ...match,
       conditions: [{ kind: 'eq', path: '_id', anyOf: [id] }, ...match.conditions],
@@ -199,7 +217,7 @@ export class ItemWritesService {
         if (!current) throw notFound(collection, ifMatch);
         const etag = itemETag(current);
         if (!ifMatchHolds(ifMatch, etag)) throw new PreconditionFailedError(etag);
-        const holder = change(current);
+        this.schema.enforce(target, change.after(current), ownerField);
         const atRead = { ...match, revision: revisionCondition(tagOf(etag)) };
         const updated = await this.itemEvents.updated(
           principal,
@@ -207,17 +225,10 @@ export class ItemWritesService {
           [id],
           ownerField,
           async () => {
-            const written = await this.items.setFieldById(
-              target,
-              id,
-              atRead,
-              path,
-              holder,
-              new Date(),
-            );
+            const written = await change.write(atRead, new Date());
             if (written === DUPLICATE)
               throw new DuplicateItemError(
-                'A unique index of the collection refuses the new value; nothing was changed.',
+                'A unique index of the collection refuses the new values; nothing was changed.',
               );
             // Not written at this revision: nothing changed, and no event.
             return written === null ? [] : [written];
@@ -278,14 +289,6 @@ export class ItemWritesService {
     if (id === undefined) throw notFound(collection, ifMatch);
     return id;
   }
-}
-
-/** Reads of an item that a concurrent write keeps moving before a change computed from it gives up. */
-export const MODIFY_ROUNDS = 3;
-
-/** Writes of one item are queued in-process under this key (collection namespace + id). */
-export function writeKey(physical: string, id: string): string {
-  return JSON.stringify([physical, id]);
 }
 
 /** No item to write: 404, or 412 under If-Match (there is no representation to match). */

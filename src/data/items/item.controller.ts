@@ -1,3 +1,4 @@
+import { AnswersSchemaWarnings } from '../rules/schema/schema-warnings.interceptor';
 import {
   Body,
   Controller,
@@ -61,6 +62,7 @@ import { ItemsService } from './items.service';
 @ApiTags('data')
 @IdempotentWrites()
 @MovableCollectionWrites()
+@AnswersSchemaWarnings()
 @Controller('data')
 export class ItemController {
   private readonly budget: JsonBudget;

@@ -1,3 +1,4 @@
+import { AnswersSchemaWarnings } from '../rules/schema/schema-warnings.interceptor';
 import {
   Body,
   Controller,
@@ -76,6 +77,7 @@ const ITEM_CREATED_HEADER = 'X-Item-Created';
 @ApiExtraModels(DataItemDto, ProjectedDataItemDto, UpdateManyResultDto)
 @IdempotentWrites()
 @MovableCollectionWrites()
+@AnswersSchemaWarnings()
 @Controller('data')
 export class ItemsController {
   private readonly budget: JsonBudget;

@@ -18,6 +18,8 @@ import {
 import type { ItemsRepository } from './items.repository';
 import type { TenantStorage } from '../storage/tenant-storage';
 import type { CreateDataItemDto, DeleteDataItemDto, UpdateDataItemDto } from './dto/data-item.dto';
+import { ItemSchemas } from '../rules/schema/item-schemas';
+import { SchemaEnforcement } from '../rules/schema/schema-enforcement';
 import { ItemsService } from './items.service';
 import { FallbackWriteQueue } from '../../common/mongo/fallback-database';
 import { ItemWritesService } from './item-writes.service';
@@ -133,13 +135,16 @@ function setup() {
   );
   const uniqueValues = new UniqueValuesService(claims, items);
   // The feed is off here: writes go straight through (events are tested on a real database).
-  const service = new ItemsService(collections, items, uniqueValues, passThroughEvents);
+  // No collection here has a schema: enforcement checks nothing.
+  const schema = new SchemaEnforcement(new ItemSchemas(config));
+  const service = new ItemsService(collections, items, uniqueValues, passThroughEvents, schema);
   const writes = new ItemWritesService(
     new FallbackWriteQueue(),
     collections,
     items,
     uniqueValues,
     passThroughEvents,
+    schema,
     config,
   );
   const budget = dataBudget(config.limits);

@@ -33,6 +33,7 @@ import { ItemsRepository, type StoredItem } from './items.repository';
 import type { UniqueClaim } from './unique/unique-claim.repository';
 import { UniqueValuesService } from './unique/unique-values.service';
 import type { NativeCollection } from '../storage/tenant-storage';
+import { SchemaEnforcement } from '../rules/schema/schema-enforcement';
 
 export interface ItemPage {
   items: StoredItem[];
@@ -53,6 +54,7 @@ export class ItemsService {
     private readonly items: ItemsRepository,
     private readonly uniqueValues: UniqueValuesService,
     private readonly itemEvents: ItemEvents,
+    private readonly schema: SchemaEnforcement,
   ) {}
 
   async create(
@@ -69,6 +71,7 @@ export class ItemsService {
     const uniqueValue = uniqueField === null ? undefined : uniqueValueOf(item, id, uniqueField);
 
     const target = await this.collections.findOrCreate(principal, collection);
+    this.schema.enforce(target, item, ownerField);
     const scope = ownerScopeOf(principal, ownerField);
     // Refuses a taken uniqueField value in the caller's scope, naming the item that holds it.
     const refuseTakenValue = async (): Promise<void> => {

@@ -32,3 +32,20 @@ export interface CollectionRules {
 
 /** A change of rules: a rule given is set, `null` removes it, absent leaves it as it is. */
 export type RulesChange = { [K in keyof CollectionRules]?: CollectionRules[K] | null };
+
+/** The update of a registry entry that makes a RulesChange. */
+export function rulesUpdate(change: RulesChange): {
+  $set?: Record<string, unknown>;
+  $unset?: Record<string, 1>;
+} {
+  const set: Record<string, unknown> = {};
+  const unset: Record<string, 1> = {};
+  for (const [rule, value] of Object.entries(change)) {
+    if (value === null) unset[`rules.${rule}`] = 1;
+    else if (value !== undefined) set[`rules.${rule}`] = value;
+  }
+  return {
+    ...(Object.keys(set).length > 0 ? { $set: set } : {}),
+    ...(Object.keys(unset).length > 0 ? { $unset: unset } : {}),
+  };
+}

@@ -30,6 +30,8 @@ import { failure, lineTooLong, ok, type Outcome } from './import-results';
 import { ItemReplacements } from './item-replacements';
 import { LineHolds } from './line-holds';
 import { RecordDigest } from './transfer-format';
+import type { SchemaEnforcement } from '../rules/schema/schema-enforcement';
+import { collectWarnings } from '../rules/schema/schema-warnings';
 
 export interface ImportOptions {
   /** `insert`: an `_id` that exists is a 409; `upsert`: it is replaced. */
@@ -48,6 +50,7 @@ interface ImportDeps {
   items: ItemsRepository;
   indexes: IndexesService;
   gate: CollectionWriteGate;
+  schema: SchemaEnforcement;
   budget: JsonBudget;
   logger: Logger;
 }
@@ -106,7 +109,11 @@ export class ImportRun {
         const run = async () => {
           try {
             await wait;
-            return await this.guarded(line, () => this.item(line, record));
+            const { value, warnings } = await collectWarnings(() =>
+              this.guarded(line, () => this.item(line, record)),
+            );
+            if (warnings.length > 0) value.result.warnings = warnings; // a schema that warns
+            return value;
           } finally {
             release();
           }
@@ -190,6 +197,7 @@ export class ImportRun {
       await this.wouldCreateCollection(collection);
       return ok(line, 201, id ?? undefined);
     }
+    this.deps.schema.enforce(target, item, ownerField);
     const scope = ownerScopeOf(principal, ownerField);
     let replaces = false;
     if (id !== null && (await items.existsById(target, id))) {

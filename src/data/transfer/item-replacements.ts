@@ -6,11 +6,12 @@ import { CollectionsService } from '../collections/collections.service';
 import { DuplicateItemError, WriteConflictError } from '../data.errors';
 import { ItemEvents } from '../items/item-events';
 import { ownerScopeOf } from '../items/item-scope';
-import { MODIFY_ROUNDS, writeKey } from '../items/item-writes.service';
+import { MODIFY_ROUNDS, writeKey } from '../items/item-write-queue';
 import { ItemsRepository, type StoredItem } from '../items/items.repository';
 import { uniqueValueOf } from '../items/items.service';
 import type { ItemMatch } from '../query/data-query';
 import type { NewItemRequest } from '../query/data-requests';
+import { SchemaEnforcement } from '../rules/schema/schema-enforcement';
 import { TransferItemsRepository } from './transfer-items.repository';
 
 /** Upserts of an import: an item replaced whole by `_id`, under the rules of a write. */
@@ -23,6 +24,7 @@ export class ItemReplacements {
     private readonly itemEvents: ItemEvents,
     /** Shared with ItemWritesService: one item's writes queue behind each other. */
     private readonly writes: FallbackWriteQueue,
+    private readonly schema: SchemaEnforcement,
   ) {}
 
   /**
@@ -41,6 +43,7 @@ export class ItemReplacements {
     if (principal.kind === 'sub') item[ownerField] = ownerValueOf(principal);
     const target = await this.collections.find(principal, collection);
     if (!target) return null;
+    this.schema.enforce(target, item, ownerField);
     const scope = ownerScopeOf(principal, ownerField);
     const byId: ItemMatch = { scope, conditions: [{ kind: 'eq', path: '_id', anyOf: [id] }] };
     const unique = uniqueField === null ? null : uniqueValueOf(item, id, uniqueField);

@@ -18,6 +18,7 @@ import {
   type Outcome,
 } from './import-results';
 import { ImportRun, type ImportDeps, type ImportOptions } from './import-run';
+import { SchemaEnforcement } from '../rules/schema/schema-enforcement';
 import { ItemReplacements } from './item-replacements';
 
 /** Lines written at once by one import; their results still come in line order. */
@@ -56,6 +57,7 @@ export class NamespaceImport {
     items: ItemsRepository,
     indexes: IndexesService,
     gate: CollectionWriteGate,
+    schema: SchemaEnforcement,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     const budget = dataBudget({
@@ -63,7 +65,17 @@ export class NamespaceImport {
       bodyBytes: config.limits.importMaxLineBytes,
     });
     const logger = new Logger('Import');
-    this.deps = { collections, creates, replacements, items, indexes, gate, budget, logger };
+    this.deps = {
+      collections,
+      creates,
+      replacements,
+      items,
+      indexes,
+      gate,
+      schema,
+      budget,
+      logger,
+    };
     this.maxLines = config.limits.importMaxLines;
   }
 

@@ -1,3 +1,5 @@
+import { FieldErrorDto } from '../../../common/errors';
+import { SchemaErrorDto } from '../../rules/schema/dto/collection-schema.dto';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsDefined, IsString, MaxLength } from 'class-validator';
 import { OptionalField } from '../../../common/dto';
@@ -47,15 +49,9 @@ export class BulkItemErrorDto {
   @ApiProperty({ example: "An item with this value of 'orderNumber' already exists." })
   detail!: string;
 
-  @ApiPropertyOptional({
-    type: 'array',
-    items: {
-      type: 'object',
-      properties: { field: { type: 'string' }, message: { type: 'string' } },
-      required: ['field', 'message'],
-    },
-  })
-  errors?: { field: string; message: string }[];
+  /** The offending fields; for SCHEMA_VIOLATION each also has `pointer` and `keyword`. */
+  @ApiPropertyOptional({ type: [FieldErrorDto] })
+  errors?: FieldErrorDto[];
 }
 
 export class BulkItemResultDto {
@@ -74,6 +70,10 @@ export class BulkItemResultDto {
   /** Why the item was not created (any other status); a problem's code, detail, errors and extensions such as existingId. */
   @ApiPropertyOptional({ type: BulkItemErrorDto })
   error?: BulkItemErrorDto;
+
+  /** Created, but breaking its collection's schema, whose action is `warn`: where and why. */
+  @ApiPropertyOptional({ type: [SchemaErrorDto] })
+  warnings?: SchemaErrorDto[];
 }
 
 export class BulkCreateResultDto {

@@ -10,6 +10,7 @@ import {
   OWNER_FIELD_SCHEMA_PATTERN,
 } from '../../query/json-guard';
 import { ExportEndRecordDto } from './transfer.dto';
+import { SchemaErrorDto } from '../../rules/schema/dto/collection-schema.dto';
 
 /** POST /import: how to write the lines. */
 export class ImportQueryDto {
@@ -149,6 +150,13 @@ export class ImportResultLineDto {
   /** The item written (or, in a dry run, that would be). */
   @ApiPropertyOptional({ example: '665f1c2a9b1e8a0012345678' })
   _id?: string;
+
+  /**
+   * Where the item breaks its collection's schema when the schema's action is `warn` (it was
+   * written); under `error` the line is a 422 SCHEMA_VIOLATION with `errors` instead.
+   */
+  @ApiPropertyOptional({ type: [SchemaErrorDto] })
+  warnings?: SchemaErrorDto[];
 }
 
 /** The last line of an import's response. */

@@ -1,0 +1,108 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { CustomerPrincipal } from '../../../auth';
+import { ValidationFailedError } from '../../../common/errors';
+import { DUPLICATE } from '../../../common/mongo/duplicate';
+import { FallbackWriteQueue } from '../../../common/mongo/fallback-database';
+import { APP_CONFIG, type AppConfig } from '../../../config';
+import { DuplicateItemError } from '../../data.errors';
+import { ItemEvents } from '../../items/item-events';
+import { itemETag, revisionCondition, tagOf } from '../../items/item-revision';
+import { holdingItems } from '../../items/item-write-queue';
+import { ItemsRepository, type StoredItem } from '../../items/items.repository';
+import type { ItemMatch } from '../../query/data-query';
+import type { ItemChangeRequest } from '../../query/data-requests';
+import type { NativeCollection } from '../../storage/tenant-storage';
+import { afterSet } from './after-set';
+import { SchemaEnforcement } from './schema-enforcement';
+
+/** Items read and written per round (and per change-feed intent). */
+const ROUND = 500;
+
+/**
+ * A multi-item update (PUT with `multi: true`) of a collection with a schema: every matched
+ * item as it will be is checked before any is written, and one that would break the schema
+ * refuses the whole update. The items' write queues are held from the read to the last write,
+ * so no other write of this instance changes them in between; each is then written only at the
+ * revision checked (on MongoDB that holds across instances too). At most SCHEMA_MULTI_UPDATE_MAX
+ * items are updated so.
+ */
+@Injectable()
+export class CheckedUpdates {
+  private readonly max: number;
+
+  constructor(
+    private readonly items: ItemsRepository,
+    private readonly itemEvents: ItemEvents,
+    private readonly writes: FallbackWriteQueue,
+    private readonly schema: SchemaEnforcement,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.max = config.limits.schemaMultiUpdateMax;
+  }
+
+  async updateMany(
+    principal: CustomerPrincipal,
+    collection: string,
+    target: NativeCollection,
+    match: ItemMatch,
+    request: ItemChangeRequest,
+  ): Promise<{ matched: number; modified: number }> {
+    const ids = await this.items.findMatchingIds(target, match, this.max + 1, { inIdOrder: true });
+    if (ids.length > this.max)
+      throw new ValidationFailedError([
+        {
+          field: 'filter',
+          message: `matches more than ${this.max} items: an update of a collection with a schema changes at most that many at once (SCHEMA_MULTI_UPDATE_MAX)`,
+        },
+      ]);
+    return holdingItems(this.writes, target.physical, ids, async () => {
+      const read: StoredItem[] = [];
+      for (let at = 0; at < ids.length; at += ROUND) {
+        const round = ids.slice(at, at + ROUND);
+        const byIds = {
+          ...match,
+          conditions: [{ kind: 'eq' as const, path: '_id', anyOf: round }, ...match.conditions],
+        };
+        read.push(...(await this.items.findMatching(target, byIds, round.length)));
+      }
+      const { values, ownerField } = request;
+      this.schema.enforceAll(
+        target,
+        read.map((item) => afterSet(item, values)),
+        ownerField,
+      );
+      const now = new Date();
+      let modified = 0;
+      for (let at = 0; at < read.length; at += ROUND) {
+        const round = read.slice(at, at + ROUND);
+        let refused = false;
+        const written = await this.itemEvents.updated(
+          principal,
+          collection,
+          round.map((item) => item._id),
+          ownerField,
+          async () => {
+            const done: StoredItem[] = [];
+            for (const item of round) {
+              const atRead = { ...match, revision: revisionCondition(tagOf(itemETag(item))) };
+              const result = await this.items.updateById(target, item._id, atRead, values, now);
+              if (result === DUPLICATE) {
+                refused = true;
+                break;
+              }
+              // Null: changed by another instance since it was read (on FerretDB it is written anyway).
+              if (result) done.push(result);
+            }
+            return done;
+          },
+        );
+        modified += written.length;
+        if (refused)
+          throw new DuplicateItemError(
+            'A unique index of the collection refuses the new values of a matching item; the items written before it keep their new values.',
+          );
+      }
+      return { matched: read.length, modified };
+    });
+  }
+}

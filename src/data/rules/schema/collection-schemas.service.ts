@@ -1,0 +1,119 @@
+import { Injectable } from '@nestjs/common';
+import type { CustomerPrincipal } from '../../../auth';
+import { CollectionRegistryRepository } from '../../collections/collection-registry.repository';
+import type { RegisteredCollection } from '../../collections/collection-registry.repository';
+import { CollectionsService } from '../../collections/collections.service';
+import { CollectionNotFoundError } from '../../data.errors';
+import { ItemEvents } from '../../items/item-events';
+import { TransferItemsRepository } from '../../transfer/transfer-items.repository';
+import type { SchemaAction, SchemaRule } from '../collection-rules';
+import { ItemSchemas, type SchemaError } from './item-schemas';
+import { SchemaNotFoundError } from './schema.errors';
+
+export interface SchemaView {
+  schema: Record<string, unknown>;
+  action: SchemaAction;
+  changedAt: string;
+}
+
+export interface ViolationsPage {
+  checked: number;
+  violating: number;
+  sample: { _id: string; errors: SchemaError[] }[];
+  next?: string;
+}
+
+/** Violating items a page of GET /data/{c}/schema-violations shows. */
+const SAMPLE_SIZE = 20;
+
+/**
+ * A collection's schema: put, read and removed by root and team keys. A change never rewrites
+ * items; it is an `updated` event of the collection, and in force at once on this instance and
+ * within REGISTRY_CACHE_MS on every other one.
+ */
+@Injectable()
+export class CollectionSchemas {
+  constructor(
+    private readonly collections: CollectionsService,
+    private readonly registry: CollectionRegistryRepository,
+    private readonly itemEvents: ItemEvents,
+    private readonly schemas: ItemSchemas,
+    private readonly transfers: TransferItemsRepository,
+  ) {}
+
+  /** Sets the schema (creating the collection, within the quota, when there is none). */
+  async put(
+    principal: CustomerPrincipal,
+    name: string,
+    schema: unknown,
+    action: SchemaAction,
+  ): Promise<SchemaView> {
+    const text = this.schemas.accept(schema);
+    const entry = await this.collections.findOrCreate(principal, name);
+    const rule: SchemaRule = { text, action, changedAt: new Date() };
+    await this.change(principal, entry, rule);
+    return viewOf(rule);
+  }
+
+  async get(principal: CustomerPrincipal, name: string): Promise<SchemaView> {
+    return viewOf((await this.withSchema(principal, name)).rule);
+  }
+
+  async remove(principal: CustomerPrincipal, name: string): Promise<void> {
+    const { entry } = await this.withSchema(principal, name);
+    await this.change(principal, entry, null);
+  }
+
+  /**
+   * One page of the items in `_id` order after `after`, checked against the schema (nothing is
+   * written): bounded work per request, however large the collection.
+   */
+  async violations(
+    principal: CustomerPrincipal,
+    name: string,
+    page: { limit: number; after: string | null; ownerField: string },
+  ): Promise<ViolationsPage> {
+    const { limit, after, ownerField } = page;
+    const { entry, rule } = await this.withSchema(principal, name);
+    const items = await this.transfers.inIdOrder(entry, null, after, limit).limit(limit).toArray();
+    const found: ViolationsPage = { checked: items.length, violating: 0, sample: [] };
+    for (const item of items) {
+      const errors = this.schemas.check(rule.text, item, ownerField);
+      if (errors.length === 0) continue;
+      found.violating += 1;
+      if (found.sample.length < SAMPLE_SIZE) found.sample.push({ _id: item._id, errors });
+    }
+    const last = items.at(-1);
+    if (items.length === limit && last) found.next = last._id;
+    return found;
+  }
+
+  private async withSchema(
+    principal: CustomerPrincipal,
+    name: string,
+  ): Promise<{ entry: RegisteredCollection; rule: SchemaRule }> {
+    const entry = await this.collections.find(principal, name);
+    if (!entry) throw new CollectionNotFoundError(name);
+    if (!entry.rules.schema) throw new SchemaNotFoundError(name);
+    return { entry, rule: entry.rules.schema };
+  }
+
+  private async change(
+    principal: CustomerPrincipal,
+    entry: RegisteredCollection,
+    schema: SchemaRule | null,
+  ): Promise<void> {
+    const changed = await this.itemEvents.collectionUpdated(principal, entry.name, () =>
+      this.registry.changeRules(entry, { schema }),
+    );
+    if (!changed) throw new CollectionNotFoundError(entry.name);
+  }
+}
+
+function viewOf(rule: SchemaRule): SchemaView {
+  return {
+    schema: JSON.parse(rule.text) as Record<string, unknown>,
+    action: rule.action,
+    changedAt: new Date(rule.changedAt).toISOString(),
+  };
+}

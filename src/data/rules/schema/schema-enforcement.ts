@@ -1,0 +1,48 @@
+import { Injectable } from '@nestjs/common';
+import type { RegisteredCollection } from '../../collections/collection-registry.repository';
+import type { NativeCollection } from '../../storage/tenant-storage';
+import { ItemSchemas } from './item-schemas';
+import { SchemaViolationError } from './schema.errors';
+import { noteWarnings } from './schema-warnings';
+
+/** A collection as the write paths hold it: its registry entry carries its rules. */
+type Target = NativeCollection & Partial<Pick<RegisteredCollection, 'rules'>>;
+
+/**
+ * The collection schema on the write paths: every write checks the item as it will be stored,
+ * before anything is written. Under `error` a violation is a 422 and nothing is written; under
+ * `warn` the write goes on and the violation is noted for the response (schema-warnings.ts).
+ */
+@Injectable()
+export class SchemaEnforcement {
+  constructor(private readonly schemas: ItemSchemas) {}
+
+  /** Whether the collection has a schema (writes then read the item they change first). */
+  applies(target: Target): boolean {
+    return target.rules?.schema !== undefined;
+  }
+
+  /** Checks one item as it will be stored (its own fields: see ItemSchemas.check). */
+  enforce(target: Target, item: Record<string, unknown>, ownerField: string): void {
+    this.enforceAll(target, [item], ownerField);
+  }
+
+  /**
+   * Checks items a write will store together (a multi-item update): one that fails under
+   * `error` refuses them all, naming it.
+   */
+  enforceAll(target: Target, items: readonly Record<string, unknown>[], ownerField: string): void {
+    const rule = target.rules?.schema;
+    if (!rule) return;
+    for (const item of items) {
+      const errors = this.schemas.check(rule.text, item, ownerField);
+      if (errors.length === 0) continue;
+      if (rule.action === 'warn') noteWarnings(errors);
+      else
+        throw new SchemaViolationError(
+          errors,
+          items.length > 1 && typeof item._id === 'string' ? item._id : undefined,
+        );
+    }
+  }
+}

@@ -1,0 +1,38 @@
+import { DomainError, type FieldError } from '../../../common/errors';
+import type { SchemaError } from './item-schemas';
+
+/** An error of SCHEMA_VIOLATION's `errors`: where (`pointer`, and as a body path `field`), which keyword, why. */
+export type SchemaViolationEntry = FieldError & SchemaError;
+
+/** The body path of a pointer into the item, as other problems name fields (`item.address.city`). */
+function fieldOf(pointer: string): string {
+  const segments = pointer
+    .split('/')
+    .slice(1)
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  return ['item', ...segments].join('.');
+}
+
+/** 422: the item as it would be stored breaks the collection's schema (action `error`); nothing was written. */
+export class SchemaViolationError extends DomainError {
+  constructor(errors: SchemaError[], itemId?: string) {
+    const entries: SchemaViolationEntry[] = errors.map((e) => ({
+      field: fieldOf(e.pointer),
+      ...e,
+    }));
+    super(
+      'SCHEMA_VIOLATION',
+      itemId === undefined
+        ? `The item does not follow the collection's schema (${errors.length} error${errors.length === 1 ? '' : 's'}); nothing was written.`
+        : `The item ${itemId} would not follow the collection's schema after the update; no item was written.`,
+      entries,
+      itemId === undefined ? undefined : { itemId },
+    );
+  }
+}
+
+export class SchemaNotFoundError extends DomainError {
+  constructor(collection: string) {
+    super('SCHEMA_NOT_FOUND', `The collection '${collection}' has no schema.`);
+  }
+}
