@@ -1,8 +1,7 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { createTestApp, type TestApp } from '../support/app';
@@ -16,9 +15,8 @@ import {
 } from '../support/factories';
 import { anonymous, as, type Client } from '../support/http';
 import { expectProblem } from '../support/problems';
+import { ROOT, run, TSC, typeCheck } from '../support/scripts';
 
-const ROOT = resolve(__dirname, '..', '..');
-const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 const GENERATOR = join(ROOT, 'dist-dev', 'client', 'scripts', 'collections.js');
 
 const TODO_SCHEMA = {
@@ -80,52 +78,6 @@ const WRITTEN_AT = ((lines) => {
   const line = lines.findIndex((text) => text.startsWith('export const written'));
   return `(${line + 1},${(lines[line] ?? '').indexOf('priority') + 1})`;
 })(WRONG_FIELD_TYPE.split('\n'));
-
-interface Finished {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/**
- * Runs a node script to its end, keeping its output. Never synchronously: the generator asks the
- * service, which answers on this process's event loop.
- */
-function run(script: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<Finished> {
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [script, ...args], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH, ...env },
-      timeout: 120_000,
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    child.once('error', fail);
-    child.once('close', (status) => done({ status, stdout, stderr }));
-  });
-}
-
-/** `tsc --strict --noEmit` on one file, as an app with the generated types would compile it. */
-function typeCheck(file: string): Promise<Finished> {
-  return run(TSC, [
-    '--strict',
-    '--noEmit',
-    '--pretty',
-    'false',
-    '--target',
-    'es2022',
-    '--module',
-    'esnext',
-    '--moduleResolution',
-    'bundler',
-    '--types',
-    'node',
-    '--skipLibCheck',
-    file,
-  ]);
-}
 
 describe('typed clients for a tenant’s collections', () => {
   let t: TestApp;
