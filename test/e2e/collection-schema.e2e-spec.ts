@@ -1,6 +1,11 @@
 import { createTestApp, type TestApp } from '../support/app';
-import { createTenants, type TestSubProfile, type TestUser } from '../support/factories';
-import { importAs, resultsOf, type Line } from '../support/ndjson';
+import {
+  createTenants,
+  createUser,
+  type TestSubProfile,
+  type TestUser,
+} from '../support/factories';
+import { exportAs, importAs, resultsOf, type Line } from '../support/ndjson';
 import { expectInvalid, expectProblem } from '../support/problems';
 import { ItemsRepository } from '../../src/data/items/items.repository';
 
@@ -408,6 +413,54 @@ describe('items stored before the schema', () => {
       await http().get(`/data/${name}/schema-violations?limit=0`).set(as(user.apiKey)),
       'limit',
     );
+  });
+});
+
+describe('export and import', () => {
+  it('a manifest carries the schema; an import restores the items first, then the schema', async () => {
+    const name = 'carried';
+    await post(name, { item: { _id: 'old', title: '' } }).expect(200);
+    await putSchema(name, { schema: SCHEMA, action: 'error' }).expect(200);
+    await post(name, { item: { _id: 'new', title: 'T' } }).expect(200);
+    const exported = await exportAs(t, user, { collections: name });
+    const manifest = exported.lines[0] as { collections: { name: string; schema?: unknown }[] };
+    expect(manifest.collections[0]?.schema).toEqual({ schema: SCHEMA, action: 'error' });
+
+    const target = await createUser(t);
+    const dry = resultsOf(await importAs(t, target, exported.text, { dryRun: 'true' }));
+    expect(dry.totals).toMatchObject({ outcome: 'complete', created: 2, failed: 0 });
+    expectProblem(
+      await http().get(`/data/${name}/schema`).set(as(target.apiKey)),
+      404,
+      'COLLECTION_NOT_FOUND',
+    );
+    const restored = resultsOf(await importAs(t, target, exported.text));
+    // The item stored before the schema comes back too: the schema is set after the items.
+    expect(restored.totals).toMatchObject({ outcome: 'complete', created: 2, failed: 0 });
+    const schema = await http().get(`/data/${name}/schema`).set(as(target.apiKey)).expect(200);
+    expect(schema.body).toMatchObject({ schema: SCHEMA, action: 'error' });
+    expectProblem(
+      await http()
+        .post(`/data/${name}`)
+        .set(as(target.apiKey))
+        .send({ item: { qty: 1 } }),
+      422,
+      'SCHEMA_VIOLATION',
+    );
+  });
+
+  it('refuses a manifest schema the service does not run, and a sub key setting one', async () => {
+    const manifest = (schema: object) => ({
+      type: 'manifest',
+      format: 1,
+      collections: [{ name: 'manifested', indexes: [], schema: { schema, action: 'warn' } }],
+    });
+    const bad = resultsOf(
+      await importAs(t, user, [manifest({ properties: { a: { pattern: '(?=a)' } } })]),
+    );
+    expect(bad.results[0]).toMatchObject({ status: 400, code: 'VALIDATION_FAILED' });
+    const bySub = resultsOf(await importAs(t, sub, [manifest({ type: 'object' })]));
+    expect(bySub.results[0]).toMatchObject({ status: 403, code: 'FORBIDDEN' });
   });
 });
 

@@ -1,4 +1,5 @@
 import { INTERCEPTORS_METADATA, METHOD_METADATA } from '@nestjs/common/constants';
+import { ITEM_WRITES } from '../../src/common/http/openapi-shared';
 import { ModulesContainer } from '@nestjs/core';
 import { MongoClient } from 'mongodb';
 import { randomUUID } from 'node:crypto';
@@ -434,7 +435,12 @@ describe('Idempotency-Key', () => {
             operation.responses[status]?.content?.['application/problem+json']?.examples ?? {},
           );
         expect(examples('409')).toContain('IDEMPOTENCY_IN_PROGRESS');
-        expect(examples('422')).toEqual(['IDEMPOTENCY_KEY_REUSED']);
+        // Item writes may also meet their collection's schema.
+        const itemWrite = ITEM_WRITES.test(path) && method !== 'delete';
+        expect(examples('422')).toEqual([
+          ...(itemWrite ? ['SCHEMA_VIOLATION'] : []),
+          'IDEMPOTENCY_KEY_REUSED',
+        ]);
         expect(examples('400')).toContain('INVALID_IDEMPOTENCY_KEY');
         expect(Object.keys(operation.responses['409']!.headers ?? {})).toContain('Retry-After');
       }

@@ -85,7 +85,42 @@ DATA = (
     "GET /data/{collection}/explain",
 )
 
+ITEM_WRITES = (
+    "POST /data/{collection}",
+    "PUT /data/{collection}/{indexName}/{indexValue}",
+    "PUT /data/{collection}",
+    "PATCH /data/{collection}/{indexName}/{indexValue}",
+)
+
 EXCLUSIONS: tuple[Exclusion, ...] = (
+    Exclusion(
+        name="collection-schema-refuses-items",
+        operations=ITEM_WRITES,
+        status=422,
+        code="SCHEMA_VIOLATION",
+        field=None,
+        message=None,
+        reason="A collection's JSON Schema (PUT /data/{collection}/schema, which the run also "
+        "calls) is the tenant's own rule for its items: it is in the tenant's document "
+        "(GET /data/openapi.json), not in the service's, so an item the service's document "
+        "allows may break it.",
+    ),
+    Exclusion(
+        name="schema-document-rules",
+        operations=("PUT /data/{collection}/schema",),
+        status=400,
+        code="VALIDATION_FAILED",
+        field=r"^schema(\..*)?$",
+        message=r"^(the keyword .* is not supported|must be a schema |must be an (array|object)$"
+        r"|must be a (string|JSON object)$|the format .* is not supported|only '.*' is supported"
+        r"|must point inside the schema|the pattern cannot run in linear time|'.*' is managed by "
+        r"the service|nests deeper than|must be at most \d+ bytes|schema is invalid|strict mode"
+        r"|can't resolve reference|reference .* resolves to more than one schema)",
+        reason="A collection schema is a JSON Schema (draft 2020-12) document, which the service "
+        "checks against the meta-schema and its own limits (docs/data.md, \"Collection "
+        "schemas\"); OpenAPI 3.0 cannot state the JSON Schema meta-schema, so the document "
+        "describes the member as a free-form object.",
+    ),
     Exclusion(
         name="clientId-with-accountId",
         operations=PROFILE_TARGETS + ("POST /api-keys",),

@@ -1,3 +1,4 @@
+import { SCHEMA_ACTIONS, type SchemaAction } from '../rules/collection-rules';
 import { isUtf8 } from 'node:buffer';
 import { DomainError, ValidationFailedError, type FieldError } from '../../common/errors';
 import { parseRfc3339 } from '../../common/pagination/rfc3339';
@@ -44,6 +45,8 @@ export interface ImportCollection {
   indexes: IndexRequest[];
   /** `authField` / `uniqueField` of the manifest entry, when it names them. */
   settings: Partial<CollectionSettings>;
+  /** The collection's schema as an export lists it (checked when the manifest is read). */
+  schema?: { schema: unknown; action: SchemaAction };
 }
 
 export type ImportRecord =
@@ -103,7 +106,7 @@ function parseManifest(value: Record<string, unknown>): ImportRecord {
 function parseCollection(entry: unknown, at: string): ImportCollection {
   if (!isPlainObject(entry))
     throw new ValidationFailedError([{ field: at, message: 'must be an object' }]);
-  const { name, indexes = [], authField, uniqueField } = entry;
+  const { name, indexes = [], authField, uniqueField, schema } = entry;
   if (typeof name !== 'string' || !COLLECTION_NAME_PATTERN.test(name))
     throw new ValidationFailedError([
       { field: `${at}.name`, message: `must match ${COLLECTION_NAME_PATTERN.source}` },
@@ -120,7 +123,20 @@ function parseCollection(entry: unknown, at: string): ImportCollection {
     name,
     indexes: indexes.map((index: unknown, i) => parseIndex(index, `${at}.indexes[${i}]`)),
     settings,
+    ...(schema !== undefined ? { schema: parseSchemaRule(schema, `${at}.schema`) } : {}),
   };
+}
+
+/** `{schema, action}` as an export lists a collection's schema (the schema itself is checked later). */
+function parseSchemaRule(rule: unknown, at: string): { schema: unknown; action: SchemaAction } {
+  if (!isPlainObject(rule) || !isPlainObject(rule.schema))
+    throw new ValidationFailedError([{ field: at, message: 'must be {schema: {…}, action}' }]);
+  const { action = 'error' } = rule;
+  if (!SCHEMA_ACTIONS.includes(action as SchemaAction))
+    throw new ValidationFailedError([
+      { field: `${at}.action`, message: `must be one of ${SCHEMA_ACTIONS.join(', ')}` },
+    ]);
+  return { schema: rule.schema, action: action as SchemaAction };
 }
 
 function parseIndex(index: unknown, at: string): IndexRequest {

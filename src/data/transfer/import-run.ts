@@ -1,4 +1,3 @@
-import { Logger } from '@nestjs/common';
 import { ownerValueOf, type CustomerPrincipal } from '../../auth';
 import {
   DatabaseUnavailableError,
@@ -8,15 +7,11 @@ import {
   ValidationFailedError,
 } from '../../common/errors';
 import type { BodyLine } from '../../common/http/ndjson';
-import { CollectionsService } from '../collections/collections.service';
-import { CollectionWriteGate } from '../collections/collection-write.gate';
 import { CollectionQuotaExceededError, DuplicateItemError } from '../data.errors';
-import { IndexesService } from '../indexes/indexes.service';
-import { ItemsRepository } from '../items/items.repository';
-import { ItemsService, uniqueValueOf } from '../items/items.service';
+import { uniqueValueOf } from '../items/items.service';
 import { ownerScopeOf } from '../items/item-scope';
 import type { NewItemRequest } from '../query/data-requests';
-import { isPlainObject, type JsonBudget } from '../query/json-guard';
+import { isPlainObject } from '../query/json-guard';
 import {
   DigestMismatchError,
   isSectionLine,
@@ -27,33 +22,11 @@ import {
   type ImportRecord,
 } from './import-records';
 import { failure, lineTooLong, ok, type Outcome } from './import-results';
-import { ItemReplacements } from './item-replacements';
 import { LineHolds } from './line-holds';
 import { RecordDigest } from './transfer-format';
-import type { SchemaEnforcement } from '../rules/schema/schema-enforcement';
+import { ManifestRules } from './manifest-rules';
+import type { ImportDeps, ImportOptions } from './import-context';
 import { collectWarnings } from '../rules/schema/schema-warnings';
-
-export interface ImportOptions {
-  /** `insert`: an `_id` that exists is a 409; `upsert`: it is replaced. */
-  mode: 'insert' | 'upsert';
-  /** Nothing is written; each line reports what would happen. */
-  dryRun: boolean;
-  /** `authField` and `uniqueField` of the query: for collections the manifest gives none. */
-  settings: CollectionSettings;
-}
-
-export /** What an import writes with. */
-interface ImportDeps {
-  collections: CollectionsService;
-  creates: ItemsService;
-  replacements: ItemReplacements;
-  items: ItemsRepository;
-  indexes: IndexesService;
-  gate: CollectionWriteGate;
-  schema: SchemaEnforcement;
-  budget: JsonBudget;
-  logger: Logger;
-}
 
 type ItemLine = Extract<ImportRecord, { type: 'item' }>;
 
@@ -66,12 +39,15 @@ export class ImportRun {
   private readonly seen = new Set<string>();
   /** Collections a dry run would have created (they count against the quota). */
   private readonly wouldCreate = new Set<string>();
+  private readonly rules: ManifestRules;
 
   constructor(
     private readonly deps: ImportDeps,
     private readonly principal: CustomerPrincipal,
     private readonly options: ImportOptions,
-  ) {}
+  ) {
+    this.rules = new ManifestRules(deps, principal);
+  }
 
   /**
    * Reads a line in input order (its record, the digest, the values it holds) and returns its
@@ -97,8 +73,13 @@ export class ImportRun {
       case 'manifest':
         this.digest.end();
         return { barrier: true, run: () => this.guarded(line, () => this.manifest(line, record)) };
-      case 'end':
-        return now(this.end(line, record));
+      case 'end': {
+        const outcome = this.end(line, record);
+        if (!this.rules.waiting || outcome.result.status >= 400) return now(outcome);
+        // The manifest's rules, after its items (ManifestRules).
+        const run = () => this.guarded(line, () => this.rules.apply().then(() => outcome));
+        return { barrier: true, run };
+      }
       case 'item': {
         this.digest.add(input.bytes);
         // A collection's first line may create it: collections are created in line order, so
@@ -260,6 +241,7 @@ export class ImportRun {
 
   private async createCollection(collection: ImportCollection): Promise<void> {
     const { collections, indexes, gate } = this.deps;
+    await this.rules.take(collection, this.options.dryRun);
     if (this.options.dryRun) {
       if (!(await collections.find(this.principal, collection.name)))
         await this.wouldCreateCollection(collection.name);

@@ -94,7 +94,20 @@ export class NamespaceExport {
     for (const entry of entries) {
       const indexes = (await this.storage.listIndexes(entry)).filter((i) => i.name !== '_id_');
       const count = await this.items.count(entry, { scope: owner, conditions: [] });
-      described.push({ name: entry.name, indexes, count });
+      const { schema } = entry.rules;
+      described.push({
+        name: entry.name,
+        indexes,
+        count,
+        ...(schema
+          ? {
+              schema: {
+                schema: JSON.parse(schema.text) as Record<string, unknown>,
+                action: schema.action,
+              },
+            }
+          : {}),
+      });
     }
     return described;
   }

@@ -17,8 +17,11 @@ import {
   type ImportTotals,
   type Outcome,
 } from './import-results';
-import { ImportRun, type ImportDeps, type ImportOptions } from './import-run';
+import { ImportRun } from './import-run';
+import type { ImportDeps, ImportOptions } from './import-context';
 import { SchemaEnforcement } from '../rules/schema/schema-enforcement';
+import { ItemSchemas } from '../rules/schema/item-schemas';
+import { CollectionSchemas } from '../rules/schema/collection-schemas.service';
 import { ItemReplacements } from './item-replacements';
 
 /** Lines written at once by one import; their results still come in line order. */
@@ -58,6 +61,8 @@ export class NamespaceImport {
     indexes: IndexesService,
     gate: CollectionWriteGate,
     schema: SchemaEnforcement,
+    schemas: ItemSchemas,
+    collectionSchemas: CollectionSchemas,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     const budget = dataBudget({
@@ -73,6 +78,8 @@ export class NamespaceImport {
       indexes,
       gate,
       schema,
+      schemas,
+      collectionSchemas,
       budget,
       logger,
     };

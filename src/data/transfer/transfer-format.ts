@@ -1,3 +1,4 @@
+import type { SchemaAction } from '../rules/collection-rules';
 import { createHash, type Hash } from 'node:crypto';
 import type { IndexInfo } from '../storage/tenant-storage';
 
@@ -21,6 +22,8 @@ export interface ManifestCollection {
   indexes: IndexInfo[];
   /** Its items (a sub key's: the ones it owns) when the export began. */
   count: number;
+  /** Its JSON Schema and the schema's action, when it has one (GET /data/{c}/schema). */
+  schema?: { schema: Record<string, unknown>; action: SchemaAction };
 }
 
 export interface NamespaceManifest {

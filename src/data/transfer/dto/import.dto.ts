@@ -9,7 +9,7 @@ import {
   FIELD_NAME_SCHEMA_PATTERN,
   OWNER_FIELD_SCHEMA_PATTERN,
 } from '../../query/json-guard';
-import { ExportEndRecordDto } from './transfer.dto';
+import { ExportEndRecordDto, ManifestSchemaDto } from './transfer.dto';
 import { SchemaErrorDto } from '../../rules/schema/dto/collection-schema.dto';
 
 /** POST /import: how to write the lines. */
@@ -73,6 +73,13 @@ export class ImportCollectionDto {
   /** The uniqueField of this collection's items (else the query's). */
   @ApiPropertyOptional({ example: 'orderNumber', pattern: FIELD_NAME_SCHEMA_PATTERN })
   uniqueField?: string;
+
+  /**
+   * The collection's schema (root and team keys; a sub key's manifest may name only the one the
+   * collection has): checked when the manifest is read, set at the end record, after the items.
+   */
+  @ApiPropertyOptional({ type: ManifestSchemaDto })
+  schema?: ManifestSchemaDto;
 }
 
 /**

@@ -37,6 +37,19 @@ export class ExportQueryDto {
   authField?: string;
 }
 
+/** A collection's schema as a manifest lists it: GET /data/{c}/schema without its time. */
+export class ManifestSchemaDto {
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    example: { type: 'object', required: ['title'] },
+  })
+  schema!: Record<string, unknown>;
+
+  @ApiProperty({ enum: ['error', 'warn'], example: 'error' })
+  action!: 'error' | 'warn';
+}
+
 export class ManifestCollectionDto {
   @ApiProperty({ example: 'orders' })
   name!: string;
@@ -48,6 +61,10 @@ export class ManifestCollectionDto {
   /** Its items when the export began (a sub key's export: the ones it owns). */
   @ApiProperty({ example: 1250 })
   count!: number;
+
+  /** Its JSON Schema, when it has one (docs/data.md, "Collection schemas"). */
+  @ApiPropertyOptional({ type: ManifestSchemaDto })
+  schema?: ManifestSchemaDto;
 }
 
 export class ExportNamespaceDto {
