@@ -3,7 +3,8 @@
 // cost (metrics, Idempotency-Key, conditional GET), and writes BENCHMARKS.md.
 // Modes: default (short), --long, --smoke (CI: tiny data, fails on any error); --large adds
 // 1,000,000 items. Last, an export and an import of a namespace next to the baseline's
-// (--transfer-only runs just that). See docs/benchmarks.md.
+// (--transfer-only runs just that). --schema-only runs just the JSON Schema comparison. See
+// docs/benchmarks.md.
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -20,6 +21,7 @@ import { compareClusterSpread } from './lib/cluster-spread';
 import { runComparison } from './lib/compare';
 import { comparisonChecks, comparisonsMarkdown, comparisonsSummary } from './lib/compare-report';
 import { comparisons } from './lib/comparisons';
+import { schemaComparison } from './lib/schema-cost';
 import { fanOutMarkdown, sseFanOut, type FanOutResult } from './lib/sse-fanout';
 import { tailLatency, tailMarkdown, TAIL_CONNECTIONS, type TailRun } from './lib/tail-latency';
 import { runTransfer, setupTransfer, type TransferRun } from './lib/transfer';
@@ -380,10 +382,12 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
   if (!options.comparisonsOnly)
     runs.push(...(await runScenarios(options, ctx, { service, baseline, seedCtx, items })));
   const serviceHwmKb = memoryOf(service.child.pid)?.hwmKb;
-  const oneThingOnly = options.fanOutOnly || options.transferOnly;
-  const featureRuns = oneThingOnly
-    ? []
-    : await compareFeatures(options, ctx, { service, baseline, features, serviceOptions });
+  const oneThingOnly = options.fanOutOnly || options.transferOnly || options.schemaOnly;
+  const featureRuns = options.schemaOnly
+    ? [await compareSchemaCost(options, ctx, service, features)]
+    : oneThingOnly
+      ? []
+      : await compareFeatures(options, ctx, { service, baseline, features, serviceOptions });
   const clusters = oneThingOnly
     ? { runs: [], freeze: undefined }
     : await compareClusterSpread({
@@ -426,7 +430,7 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
     ? { clients: 10, events: 20, timeoutMs: 30_000 }
     : { clients: 100, events: 100, timeoutMs: 120_000 };
   let fanOut: FanOutResult | undefined;
-  if (!options.transferOnly) {
+  if (!options.transferOnly && !options.schemaOnly) {
     log(`\nchange feed fan-out: ${fanOutSize.clients} SSE clients, ${fanOutSize.events} events`);
     fanOut = await sseFanOut(service, ctx.rootKey, fanOutSize);
     log(
@@ -607,7 +611,7 @@ async function compareFeatures(
   ];
   const results: ComparisonRun[] = [];
   try {
-    for (const comparison of comparisons) {
+    for (const comparison of [...comparisons, schemaComparison]) {
       results.push(
         await runComparison(comparison, {
           load: ctx.load,
@@ -639,6 +643,27 @@ async function compareFeatures(
   return results;
 }
 
+/** `--schema-only`: the JSON Schema comparison alone, on the main service. */
+function compareSchemaCost(
+  options: BenchOptions,
+  ctx: HarnessContext,
+  service: Target,
+  features: Items,
+): Promise<ComparisonRun> {
+  log('\nJSON Schema comparison');
+  return runComparison(schemaComparison, {
+    load: ctx.load,
+    settings: options.compare,
+    targets: { service },
+    ctx: {
+      ...ctx,
+      target: 'service',
+      items: { name: features.name, size: features.size, id: itemId },
+    },
+    log,
+  });
+}
+
 async function main(): Promise<void> {
   if (!existsSync(join(SERVICE_DIST, 'main.js'))) {
     process.stderr.write('dist/main.js is missing: run `npm run build` (npm run bench does it).\n');
@@ -662,7 +687,9 @@ async function main(): Promise<void> {
   });
   const comparisonCheckList = [
     ...comparisonChecks(comparisonRuns, options.smoke),
-    ...(options.fanOutOnly || options.transferOnly ? [] : freezeChecks(freeze, options.smoke)),
+    ...(options.fanOutOnly || options.transferOnly || options.schemaOnly
+      ? []
+      : freezeChecks(freeze, options.smoke)),
   ];
   const transferCheckList = transferChecks(transfer, options);
   mkdirSync(RESULTS, { recursive: true });

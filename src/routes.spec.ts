@@ -11,6 +11,7 @@ import {
 import { AppModule } from './app.module';
 import { loadConfig } from './config';
 import { DATA_CONTROLLERS } from './data/data.controllers';
+import { COLLECTION_NAME_PATTERN } from './data/query/data.constants';
 
 type ModuleRef = NonNullable<ModuleMetadata['imports']>[number];
 
@@ -81,6 +82,25 @@ function overlap(a: string, b: string): boolean {
   );
 }
 
+/** Whether `fixed`, where `param` is `:collection`, is a segment no collection name can be. */
+const noCollection = (param: string, fixed: string): boolean =>
+  param === ':collection' && !fixed.startsWith(':') && !COLLECTION_NAME_PATTERN.test(fixed);
+
+/**
+ * Whether the router could give a request for `fixed` to `param` (they overlap) although it is
+ * not meant for it: `fixed` has a segment no collection name can be (one with a dot, such as
+ * `openapi.json`) where `param` has `:collection`.
+ */
+function shadows(param: string, fixed: string): boolean {
+  const [x, y] = [param.split('/'), fixed.split('/')];
+  return overlap(param, fixed) && x.some((segment, i) => noCollection(segment, y[i] as string));
+}
+
+/** Whether one request could be meant for both paths: they overlap, and neither shadows the other. */
+function overlapInMeaning(a: string, b: string): boolean {
+  return overlap(a, b) && !shadows(a, b) && !shadows(b, a);
+}
+
 /** The URLs whose verbs are served by more than one controller class, with those classes. */
 function splitUrls(controllers: Iterable<Type>): string[] {
   const owners = new Map<string, Set<string>>();
@@ -125,7 +145,10 @@ describe('routes', () => {
 });
 
 describe('data routes', () => {
-  const routes = DATA_CONTROLLERS.flatMap(routesOf);
+  // In registration order: the order in which the router tries them.
+  const routes = DATA_CONTROLLERS.flatMap((controller, order) =>
+    routesOf(controller).map((route) => ({ ...route, order, controller: controller.name })),
+  );
 
   it('are found in the controllers', () => {
     expect(routes.length).toBeGreaterThan(15);
@@ -135,14 +158,38 @@ describe('data routes', () => {
     const clashes = routes.flatMap((a, i) =>
       routes
         .slice(i + 1)
-        .filter((b) => a.method === b.method && overlap(a.path, b.path))
+        .filter((b) => a.method === b.method && overlapInMeaning(a.path, b.path))
         .map((b) => `${a.method} ${a.path} ~ ${b.path}`),
     );
     expect(clashes).toEqual([]);
   });
 
+  it('register a fixed path that no collection name can be before the route it overlaps', () => {
+    const late = routes.flatMap((fixed) =>
+      routes
+        .filter((b) => b.method === fixed.method && shadows(b.path, fixed.path))
+        .filter((b) => b.order <= fixed.order)
+        .map(
+          (b) =>
+            `${fixed.method} ${fixed.path} (${fixed.controller}) not before ${b.path} (${b.controller})`,
+        ),
+    );
+    expect(routes.some((r) => r.path === 'data/openapi.json')).toBe(true);
+    expect(late).toEqual([]);
+  });
+
   it('detects an overlap between a parameter and a fixed segment', () => {
     expect(overlap('data/:collection/:x', 'data/:collection/count')).toBe(true);
     expect(overlap('data/:collection/count', 'data/:collection/:a/:b')).toBe(false);
+  });
+
+  it('tells a fixed segment that no collection name can be from one that could be', () => {
+    expect(overlap('data/:collection', 'data/openapi.json')).toBe(true);
+    expect(overlapInMeaning('data/:collection', 'data/openapi.json')).toBe(false);
+    expect(overlapInMeaning('data/openapi.json', 'data/:collection')).toBe(false);
+    expect(overlapInMeaning('data/:collection', 'data/count')).toBe(true);
+    expect(overlapInMeaning('data/:collection/:x', 'data/:collection/a.b')).toBe(true);
+    expect(shadows('data/:collection', 'data/openapi.json')).toBe(true);
+    expect(shadows('data/openapi.json', 'data/:collection')).toBe(false);
   });
 });

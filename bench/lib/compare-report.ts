@@ -3,6 +3,7 @@
 import { CLUSTER_COMPARISON_CHECKS } from './cluster-spread';
 import { comparisons } from './comparisons';
 import { sumLoads, type LoadTotals } from './load-runner';
+import { schemaComparison } from './schema-cost';
 import type { Check, ComparisonRun, VariantRun } from './types';
 
 const int = (n: number): string => Math.round(n).toLocaleString('en-US');
@@ -22,7 +23,7 @@ function totalsOf(variant: VariantRun | undefined): LoadTotals | undefined {
  * whether that is allowed) and, like every speed check, in a smoke run.
  */
 export function comparisonChecks(runs: ComparisonRun[], smoke: boolean): Check[] {
-  return [...comparisons, ...CLUSTER_COMPARISON_CHECKS].flatMap((comparison) => {
+  return [...comparisons, schemaComparison, ...CLUSTER_COMPARISON_CHECKS].flatMap((comparison) => {
     const run = runs.find((r) => r.comparison === comparison.id);
     const list = comparison.checks((id) => totalsOf(run?.variants.find((v) => v.variant === id)));
     const na = (detail: string): Check[] =>
@@ -54,7 +55,7 @@ export function comparisonsMarkdown(runs: ComparisonRun[], checkList: Check[]): 
     '## Feature comparisons',
     '',
     first
-      ? `What a request costs the service next to the baseline (\`Service cost\`: every item scenario the baseline serves), and what metrics, an Idempotency-Key, the change feed and a conditional GET cost the service, on a collection of ${int(first.size)} items. The variants of a comparison ran in turns, round after round (the order flips every round), after a warm-up. \`CPU ms/req\` is the server process's CPU time (user + system) during the load divided by its responses: the figure the CPU checks judge (the median of the round-by-round ratios), since throughput here is mostly the database's. \`DB cmds/req\` is the database commands the server sent (its \`mongodb_commands_total\`) per response, background work included. \`database CPU ms/req\` is the embedded database server's over the same time.`
+      ? `What a request costs the service next to the baseline (\`Service cost\`: every item scenario the baseline serves), and what metrics, an Idempotency-Key, the change feed, a conditional GET and a collection's JSON Schema cost the service, on a collection of ${int(first.size)} items. The variants of a comparison ran in turns, round after round (the order flips every round), after a warm-up. \`CPU ms/req\` is the server process's CPU time (user + system) during the load divided by its responses: the figure the CPU checks judge (the median of the round-by-round ratios), since throughput here is mostly the database's. \`DB cmds/req\` is the database commands the server sent (its \`mongodb_commands_total\`) per response, background work included. \`database CPU ms/req\` is the embedded database server's over the same time.`
       : 'No comparison ran.',
     '',
     '| Check | Result | Numbers |',

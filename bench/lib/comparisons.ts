@@ -103,7 +103,7 @@ export function quantile(values: number[], q: number): number | undefined {
  * load from the rest of the machine, and the median is not moved by a round that met a burst. The
  * throughput difference is reported, not judged, and the baseline's figures when there is one.
  */
-function cpuRatioCheck(
+export function cpuRatioCheck(
   name: string,
   limit: number,
   withFeature: LoadTotals | undefined,

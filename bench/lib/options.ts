@@ -66,13 +66,22 @@ const USAGE = `Usage: npm run bench [-- options]
                        projects, no large data)
   --fan-out-only       run the SSE fan-out only
   --transfer-only      run the export and import only (100,000 items; 2,000 with --smoke)
+  --schema-only        run the JSON Schema comparison only (POST with a 20-property schema vs none)
   --duration S, --connections N, --rounds N   override the mode's values (--rounds: comparison rounds)
+  --round-seconds S    seconds of load per comparison variant and round (default 1; 3 with --long)
   --transfer-items N   items the export and import move (default 100,000; 2,000 with --smoke)
   --out FILE    where to write the Markdown report (default: BENCHMARKS.md; with --smoke,
-                --comparisons-only, --fan-out-only or --transfer-only
-                bench/results/<smoke|comparisons-MODE|fan-out-MODE|transfer-MODE>.md)`;
+                --comparisons-only, --fan-out-only, --transfer-only or --schema-only
+                bench/results/<smoke|comparisons-MODE|fan-out-MODE|transfer-MODE|schema-MODE>.md)`;
 
-const VALUE_OPTIONS = ['--duration', '--connections', '--rounds', '--transfer-items', '--out'];
+const VALUE_OPTIONS = [
+  '--duration',
+  '--connections',
+  '--rounds',
+  '--round-seconds',
+  '--transfer-items',
+  '--out',
+];
 const FLAGS = [
   '--smoke',
   '--long',
@@ -81,6 +90,7 @@ const FLAGS = [
   '--comparisons-only',
   '--fan-out-only',
   '--transfer-only',
+  '--schema-only',
   '--allow-missing-routes',
   '--help',
 ];
@@ -107,31 +117,43 @@ export function parseOptions(argv: string[]): BenchOptions {
   if (values.duration) settings.duration = Number(values.duration);
   if (values.connections) settings.connections = Number(values.connections);
   if (values.rounds) settings.compare = { ...settings.compare, rounds: Number(values.rounds) };
+  if (values['round-seconds'])
+    settings.compare = { ...settings.compare, seconds: Number(values['round-seconds']) };
   if (values['transfer-items']) settings.transferItems = Number(values['transfer-items']);
   if (
     !(settings.duration > 0) ||
     !(settings.connections >= 1) ||
     !Number.isInteger(settings.compare.rounds) ||
     settings.compare.rounds < 1 ||
+    !(settings.compare.seconds > 0) ||
     !Number.isInteger(settings.transferItems) ||
     settings.transferItems < 1
   )
-    throw new Error(`bad --duration, --connections, --rounds or --transfer-items\n${USAGE}`);
+    throw new Error(
+      `bad --duration, --connections, --rounds, --round-seconds or --transfer-items\n${USAGE}`,
+    );
   const smoke = mode === 'smoke';
   const fanOutOnly = flags.has('fan-out-only');
   const transferOnly = flags.has('transfer-only');
-  if ([flags.has('comparisons-only'), fanOutOnly, transferOnly].filter(Boolean).length > 1)
-    throw new Error('--comparisons-only, --fan-out-only and --transfer-only exclude each other');
-  const comparisonsOnly = flags.has('comparisons-only') || fanOutOnly || transferOnly;
+  const schemaOnly = flags.has('schema-only');
+  if (
+    [flags.has('comparisons-only'), fanOutOnly, transferOnly, schemaOnly].filter(Boolean).length > 1
+  )
+    throw new Error(
+      '--comparisons-only, --fan-out-only, --transfer-only and --schema-only exclude each other',
+    );
+  const comparisonsOnly = flags.has('comparisons-only') || fanOutOnly || transferOnly || schemaOnly;
   // Only a full default or --long run replaces BENCHMARKS.md and <mode>.json.
   const partial = smoke || comparisonsOnly;
   const name = fanOutOnly
     ? `fan-out-${mode}`
     : transferOnly
       ? `transfer-${mode}`
-      : comparisonsOnly
-        ? `comparisons-${mode}`
-        : mode;
+      : schemaOnly
+        ? `schema-${mode}`
+        : comparisonsOnly
+          ? `comparisons-${mode}`
+          : mode;
   return {
     mode,
     ...settings,
@@ -140,6 +162,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     comparisonsOnly,
     fanOutOnly,
     transferOnly,
+    schemaOnly,
     mainSize: settings.itemSizes.includes(100_000) ? 100_000 : (settings.itemSizes.at(-1) ?? 0),
     out: values.out
       ? resolve(values.out)

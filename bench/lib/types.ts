@@ -161,6 +161,8 @@ export interface BenchOptions {
   fanOutOnly: boolean;
   /** Only the export and import (implies comparisonsOnly's data). */
   transferOnly: boolean;
+  /** Only the JSON Schema comparison (lib/schema-cost.ts; implies comparisonsOnly's data). */
+  schemaOnly: boolean;
   /** Items in the namespace the export and import move. */
   transferItems: number;
   /** The item count the main scenarios run at. */

@@ -7,16 +7,23 @@ import { ExpiryController } from './rules/expiry/expiry.controller';
 import { ItemController } from './items/item.controller';
 import { ItemsController } from './items/items.controller';
 import { SchemaController } from './rules/schema/schema.controller';
+import { TypedClientsController } from './rules/typed/typed-clients.controller';
 
 /**
  * The controllers of `/data`, one per URL. Their paths cannot overlap: after
  * `{collection}` comes nothing, one fixed segment (`count`, `bulk`, `index`, `stats`,
- * `aggregate`, `explain`, `schema`, `schema-violations`, `expiry`), or exactly the two parameters of an item — and no URL has both a
- * fixed second segment and a parameter there. So no route can take another's requests, whatever
- * the order (src/routes.spec.ts holds every pair of routes to it); a new route keeps to
- * these shapes instead of relying on its place in this list.
+ * `aggregate`, `explain`, `schema`, `schema-violations`, `expiry`), or exactly the two parameters
+ * of an item — and no URL has both a fixed second segment and a parameter there. So no route can
+ * take another's requests, whatever the order (src/routes.spec.ts holds every pair of routes to
+ * it); a new route keeps to these shapes instead of relying on its place in this list.
+ *
+ * One exception: `GET /data/openapi.json`. It has the shape of `GET /data/{collection}`, but no
+ * collection name holds a dot, so it names no collection. Its controller comes first, so that it
+ * takes that path before the collection route would (src/routes.spec.ts holds both: that such a
+ * fixed segment can be no collection name, and that its controller is registered earlier).
  */
 export const DATA_CONTROLLERS = [
+  TypedClientsController,
   CollectionsController,
   ItemsController,
   BulkController,
