@@ -306,6 +306,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/data/openapi.json': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** An OpenAPI document of the caller's collections, typed by their schemas */
+    get: operations['getCollectionsDocument'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/data/{collection}': {
     parameters: {
       query?: never;
@@ -389,6 +406,29 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/data/{collection}/expiry': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The collection's expiry rule. */
+    get: operations['getDataExpiry'];
+    /**
+     * Sets the expiry rule (creating the collection if needed): from the moment an item's time
+     *     plus `afterSeconds` has passed, no request sees it, and the sweep deletes it within
+     *     EXPIRY_SWEEP_MS with a `deleted` event by `{"kind":"system","id":"expiry"}`.
+     */
+    put: operations['putDataExpiry'];
+    post?: never;
+    /** Removes the expiry rule: items no longer expire (those deleted stay deleted). */
+    delete: operations['deleteDataExpiry'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/data/{collection}/explain': {
     parameters: {
       query?: never;
@@ -420,6 +460,49 @@ export interface paths {
     post: operations['createDataIndex'];
     /** Drops an index by name; `_id_` is protected. */
     delete: operations['deleteDataIndex'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/data/{collection}/schema': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get: operations['getDataSchema'];
+    /**
+     * Sets the collection's schema (creating the collection within the quota when there is none).
+     *     Stored items are not rewritten (GET …/schema-violations lists those that break it); the change
+     *     is an `updated` event of the collection and holds on every instance within REGISTRY_CACHE_MS.
+     */
+    put: operations['putDataSchema'];
+    post?: never;
+    /** Removes the schema: writes are no longer checked. */
+    delete: operations['deleteDataSchema'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/data/{collection}/schema-violations': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The stored items that break the schema, one page at a time in `_id` order (at most `limit`
+     *     items read per request, so the work is bounded however large the collection is). Follow
+     *     `next` with `after` to check the rest.
+     */
+    get: operations['listDataSchemaViolations'];
+    put?: never;
+    post?: never;
+    delete?: never;
     options?: never;
     head?: never;
     patch?: never;
@@ -1049,10 +1132,8 @@ export interface components {
       code: string;
       /** @example An item with this value of 'orderNumber' already exists. */
       detail: string;
-      errors?: {
-        field: string;
-        message: string;
-      }[];
+      /** @description The offending fields; for SCHEMA_VIOLATION each also has `pointer` and `keyword`. */
+      errors?: components['schemas']['FieldErrorDto'][];
     } & {
       [key: string]: unknown;
     };
@@ -1074,6 +1155,8 @@ export interface components {
        * @example 200
        */
       status: number;
+      /** @description Created, but breaking its collection's schema, whose action is `warn`: where and why. */
+      warnings?: components['schemas']['SchemaErrorDto'][];
     };
     ClusterDto: {
       /**
@@ -1100,6 +1183,49 @@ export interface components {
       limit: number;
       /** @example 3 */
       used: number;
+    };
+    CollectionSchemaDto: {
+      /**
+       * @example error
+       * @enum {string}
+       */
+      action: 'error' | 'warn';
+      /**
+       * Format: date-time
+       * @description When the schema was last put.
+       * @example 2026-11-26T10:00:00.000Z
+       */
+      changedAt: string;
+      /**
+       * @example {
+       *       "additionalProperties": false,
+       *       "properties": {
+       *         "due": {
+       *           "format": "date-time",
+       *           "type": "string"
+       *         },
+       *         "status": {
+       *           "enum": [
+       *             "open",
+       *             "done"
+       *           ]
+       *         },
+       *         "title": {
+       *           "maxLength": 200,
+       *           "minLength": 1,
+       *           "type": "string"
+       *         }
+       *       },
+       *       "required": [
+       *         "title",
+       *         "status"
+       *       ],
+       *       "type": "object"
+       *     }
+       */
+      schema: {
+        [key: string]: unknown;
+      };
     };
     ConfirmErasureDto: {
       /** @example auth0|5f7c8ec7c33c6c004bbafe82 */
@@ -1626,12 +1752,16 @@ export interface components {
     };
     EventActorDto: {
       /**
-       * @description The subject, accountId or team id (a member's subject when it acted with X-Team).
+       * @description The subject, accountId or team id (a member's subject when it acted with X-Team); for
+       *     `system`, the work.
        * @example auth0|ada
        */
       id: string;
-      /** @enum {string} */
-      kind: 'root' | 'sub' | 'team' | 'operator';
+      /**
+       * @description `system`: the service itself (`id` names the work: `expiry` deletes expired items).
+       * @enum {string}
+       */
+      kind: 'root' | 'sub' | 'team' | 'operator' | 'system';
     };
     EventDto: {
       actor: components['schemas']['EventActorDto'];
@@ -1667,6 +1797,18 @@ export interface components {
        * @example 1043
        */
       next: string;
+    };
+    ExpiryDto: {
+      /** @example 86400 */
+      afterSeconds: number;
+      /**
+       * Format: date-time
+       * @description When the rule was set (RFC 3339).
+       * @example 2026-11-26T09:00:00.000Z
+       */
+      changedAt: string;
+      /** @example _createdAt */
+      field: string;
     };
     ExplainResultDto: {
       /**
@@ -1759,8 +1901,18 @@ export interface components {
        * @example name
        */
       field: string;
+      /**
+       * @description SCHEMA_VIOLATION: the JSON Schema keyword the value fails.
+       * @example minimum
+       */
+      keyword?: string;
       /** @example name must be shorter than or equal to 200 characters */
       message: string;
+      /**
+       * @description SCHEMA_VIOLATION: JSON Pointer (RFC 6901) to the value in the item's own fields (`''`: the item).
+       * @example /age
+       */
+      pointer?: string;
     };
     ImportCollectionDto: {
       /**
@@ -1772,6 +1924,11 @@ export interface components {
       indexes?: components['schemas']['ImportIndexDto'][];
       /** @example orders */
       name: string;
+      /**
+       * @description The collection's schema (root and team keys; a sub key's manifest may name only the one the
+       *     collection has): checked when the manifest is read, set at the end record, after the items.
+       */
+      schema?: components['schemas']['ImportSchemaDto'];
       /**
        * @description The uniqueField of this collection's items (else the query's).
        * @example orderNumber
@@ -1852,8 +2009,31 @@ export interface components {
       status: number;
       /** @enum {string} */
       type: 'result';
+      /**
+       * @description Where the item breaks its collection's schema when the schema's action is `warn` (it was
+       *     written); under `error` the line is a 422 SCHEMA_VIOLATION with `errors` instead.
+       */
+      warnings?: components['schemas']['SchemaErrorDto'][];
     } & {
       [key: string]: unknown;
+    };
+    ImportSchemaDto: {
+      /**
+       * @default error
+       * @enum {string}
+       */
+      action: 'error' | 'warn';
+      /**
+       * @example {
+       *       "required": [
+       *         "title"
+       *       ],
+       *       "type": "object"
+       *     }
+       */
+      schema: {
+        [key: string]: unknown;
+      };
     };
     ImportTotalsDto: {
       /** @example DATABASE_UNAVAILABLE */
@@ -1909,6 +2089,26 @@ export interface components {
       indexes: components['schemas']['DataIndexDto'][];
       /** @example orders */
       name: string;
+      /** @description Its JSON Schema, when it has one (docs/data.md, "Collection schemas"). */
+      schema?: components['schemas']['ManifestSchemaDto'];
+    };
+    ManifestSchemaDto: {
+      /**
+       * @example error
+       * @enum {string}
+       */
+      action: 'error' | 'warn';
+      /**
+       * @example {
+       *       "required": [
+       *         "title"
+       *       ],
+       *       "type": "object"
+       *     }
+       */
+      schema: {
+        [key: string]: unknown;
+      };
     };
     MeDto: {
       /** @example acct-42 */
@@ -2122,12 +2322,14 @@ export interface components {
         | 'ITEM_NOT_FOUND'
         | 'INDEX_NOT_FOUND'
         | 'COLLECTION_NOT_FOUND'
+        | 'EXPIRY_NOT_FOUND'
         | 'ELEMENT_NOT_FOUND'
         | 'WEBHOOK_NOT_FOUND'
         | 'ERASURE_NOT_FOUND'
         | 'TEAM_NOT_FOUND'
         | 'MOVE_NOT_FOUND'
         | 'MEMBER_NOT_FOUND'
+        | 'SCHEMA_NOT_FOUND'
         | 'CURSOR_EXPIRED'
         | 'METHOD_NOT_ALLOWED'
         | 'CONFLICT'
@@ -2147,6 +2349,7 @@ export interface components {
         | 'ERASURE_RUNNING'
         | 'IDEMPOTENCY_IN_PROGRESS'
         | 'PRECONDITION_FAILED'
+        | 'SCHEMA_VIOLATION'
         | 'IDEMPOTENCY_KEY_REUSED'
         | 'PAYLOAD_TOO_LARGE'
         | 'LINE_TOO_LONG'
@@ -2172,6 +2375,11 @@ export interface components {
       existingId?: string;
       /** @example /project */
       instance: string;
+      /**
+       * @description SCHEMA_VIOLATION of a multi-item update: the matched item that would break the schema (none was written)
+       * @example 665f1c2a9b1e8a0012345678
+       */
+      itemId?: string;
       /** @example 400 */
       status: number;
       /** @example The request is not valid */
@@ -2317,6 +2525,60 @@ export interface components {
     } & {
       [key: string]: unknown;
     };
+    PutCollectionSchemaDto: {
+      /**
+       * @description `error`: a write that breaks the schema is refused (422); `warn`: it is written, with a `Schema-Warnings` header. Default: `"error"`.
+       * @enum {string}
+       */
+      action?: 'error' | 'warn';
+      /**
+       * @description A JSON Schema (draft 2020-12) of an item's own fields: `_id`, `_createdAt`, `_updatedAt`
+       *     and the owner field are the service's. `$ref` only inside the schema; `pattern` in RE2
+       *     syntax (linear time: no backreferences, no lookaround); at most SCHEMA_MAX_BYTES and
+       *     SCHEMA_MAX_DEPTH. A keyword or format the service does not support is a 400 naming it.
+       * @example {
+       *       "additionalProperties": false,
+       *       "properties": {
+       *         "due": {
+       *           "format": "date-time",
+       *           "type": "string"
+       *         },
+       *         "status": {
+       *           "enum": [
+       *             "open",
+       *             "done"
+       *           ]
+       *         },
+       *         "title": {
+       *           "maxLength": 200,
+       *           "minLength": 1,
+       *           "type": "string"
+       *         }
+       *       },
+       *       "required": [
+       *         "title",
+       *         "status"
+       *       ],
+       *       "type": "object"
+       *     }
+       */
+      schema: {
+        [key: string]: unknown;
+      };
+    };
+    PutExpiryDto: {
+      /**
+       * @description An item expires this many seconds after its field's time; at most EXPIRY_MAX_SECONDS.
+       * @example 3600
+       */
+      afterSeconds: number;
+      /**
+       * @description `_createdAt`, `_updatedAt`, or the path of a field holding an RFC 3339 time in UTC
+       *     (`2026-11-26T09:00:00Z`; docs/data.md, "Expiry"). Not `_id` nor a path inside a managed field.
+       * @example expiresAt
+       */
+      field: string;
+    };
     PutTeamMemberDto: {
       /**
        * @description `admin` may also manage the team's keys; `member` acts for the team only.
@@ -2346,6 +2608,41 @@ export interface components {
       limit: number;
       /** @example 3 */
       used: number;
+    };
+    SchemaErrorDto: {
+      /** @example enum */
+      keyword: string;
+      /** @example must be equal to one of the allowed values */
+      message: string;
+      /**
+       * @description JSON Pointer (RFC 6901) to the value in the item's own fields (`''`: the item).
+       * @example /status
+       */
+      pointer: string;
+    };
+    SchemaViolationSampleDto: {
+      /** @example 665f1b2c9d3e4a0012345678 */
+      _id: string;
+      errors: components['schemas']['SchemaErrorDto'][];
+    };
+    SchemaViolationsDto: {
+      /**
+       * @description Items read by this request (at most `limit`).
+       * @example 100
+       */
+      checked: number;
+      /**
+       * @description The `_id` to pass as `after` for the next page; absent when every item was read.
+       * @example 665f1b2c9d3e4a0012345678
+       */
+      next?: string;
+      /** @description The first violating items of this page (at most 20) with their errors. */
+      sample: components['schemas']['SchemaViolationSampleDto'][];
+      /**
+       * @description Of those, the items that do not follow the schema.
+       * @example 2
+       */
+      violating: number;
     };
     TeamDetailDto: {
       /** Format: date-time */
@@ -6281,6 +6578,209 @@ export interface operations {
       };
     };
   };
+  getCollectionsDocument: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
+        'X-Branch'?: string;
+        /** @description With a root key of a member of the team: act for the team, as the team's key would. A value that names no team of the caller's (not a member, no such team, not a team id) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN. */
+        'X-Team'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OpenAPI 3.1: per collection `/data/{name}` (GET, POST) and `/data/{name}/_id/{id}` (GET, PUT, DELETE); with a schema, the components `<name>.Item`, `<name>.NewItem`, `<name>.Values` */
+      200: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining': number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset': number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "components": {
+           *         "schemas": {
+           *           "todos.Item": {
+           *             "properties": {
+           *               "_createdAt": {
+           *                 "format": "date-time",
+           *                 "type": "string"
+           *               },
+           *               "_id": {
+           *                 "type": "string"
+           *               },
+           *               "_updatedAt": {
+           *                 "format": "date-time",
+           *                 "type": "string"
+           *               },
+           *               "done": {
+           *                 "type": "boolean"
+           *               },
+           *               "title": {
+           *                 "type": "string"
+           *               }
+           *             },
+           *             "required": [
+           *               "title",
+           *               "_id",
+           *               "_createdAt",
+           *               "_updatedAt"
+           *             ],
+           *             "type": "object"
+           *           }
+           *         }
+           *       },
+           *       "info": {
+           *         "title": "Data collections",
+           *         "version": "3f9c0a1b2c4d"
+           *       },
+           *       "openapi": "3.1.0",
+           *       "paths": {
+           *         "/data/todos": {
+           *           "get": {
+           *             "operationId": "todos.list"
+           *           },
+           *           "post": {
+           *             "operationId": "todos.create"
+           *           }
+           *         },
+           *         "/data/todos/_id/{id}": {
+           *           "delete": {
+           *             "operationId": "todos.delete"
+           *           },
+           *           "get": {
+           *             "operationId": "todos.get"
+           *           },
+           *           "put": {
+           *             "operationId": "todos.update"
+           *           }
+           *         }
+           *       }
+           *     }
+           */
+          'application/json': {
+            [key: string]: unknown;
+          };
+        };
+      };
+      /** @description The request is not valid (VALIDATION_FAILED); INVALID_BRANCH: X-Branch is not a valid branch name */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Internal server error (INTERNAL_ERROR) */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
   listDataItems: {
     parameters: {
       query?: {
@@ -6534,6 +7034,8 @@ export interface operations {
           ETag?: string;
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description Only when the item written breaks its collection's schema and the schema's action is `warn`: the places and keywords it fails, as comma-separated `<pointer> <keyword>` pairs, each pointer a JSON Pointer in its URI fragment form (`#/address/city required, #/age minimum`); at most 4,096 characters */
+          'Schema-Warnings'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit': number;
           /** @description Requests left in the current window */
@@ -6693,7 +7195,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The Idempotency-Key was used for another request; IDEMPOTENCY_KEY_REUSED: this Idempotency-Key was used for a different request */
+      /** @description The item does not follow the collection's schema: the item as it would be stored breaks the collection's JSON Schema, whose action is `error`; nothing was written (SCHEMA_VIOLATION, with `errors`); IDEMPOTENCY_KEY_REUSED: this Idempotency-Key was used for a different request */
       422: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -6801,6 +7303,8 @@ export interface operations {
           ETag: string;
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description Only when the item written breaks its collection's schema and the schema's action is `warn`: the places and keywords it fails, as comma-separated `<pointer> <keyword>` pairs, each pointer a JSON Pointer in its URI fragment form (`#/address/city required, #/age minimum`); at most 4,096 characters */
+          'Schema-Warnings'?: string;
           /** @description With onConflict "return": `true` when the item was created, `false` when the answer is the existing item that holds the uniqueField value */
           'X-Item-Created'?: 'true' | 'false';
           /** @description Requests allowed per window for this key */
@@ -6925,7 +7429,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The Idempotency-Key was used for another request; IDEMPOTENCY_KEY_REUSED: this Idempotency-Key was used for a different request */
+      /** @description The item does not follow the collection's schema: the item as it would be stored breaks the collection's JSON Schema, whose action is `error`; nothing was written (SCHEMA_VIOLATION, with `errors`); IDEMPOTENCY_KEY_REUSED: this Idempotency-Key was used for a different request */
       422: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -7040,6 +7544,8 @@ export interface operations {
           ETag?: string;
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description Only when the item written breaks its collection's schema and the schema's action is `warn`: the places and keywords it fails, as comma-separated `<pointer> <keyword>` pairs, each pointer a JSON Pointer in its URI fragment form (`#/address/city required, #/age minimum`); at most 4,096 characters */
+          'Schema-Warnings'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit': number;
           /** @description Requests left in the current window */
@@ -7059,6 +7565,8 @@ export interface operations {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description Only when the item written breaks its collection's schema and the schema's action is `warn`: the places and keywords it fails, as comma-separated `<pointer> <keyword>` pairs, each pointer a JSON Pointer in its URI fragment form (`#/address/city required, #/age minimum`); at most 4,096 characters */
+          'Schema-Warnings'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit': number;
           /** @description Requests left in the current window */
@@ -7504,6 +8012,8 @@ export interface operations {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description Only when the item written breaks its collection's schema and the schema's action is `warn`: the places and keywords it fails, as comma-separated `<pointer> <keyword>` pairs, each pointer a JSON Pointer in its URI fragment form (`#/address/city required, #/age minimum`); at most 4,096 characters */
+          'Schema-Warnings'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit': number;
           /** @description Requests left in the current window */
@@ -7638,7 +8148,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The Idempotency-Key was used for another request; IDEMPOTENCY_KEY_REUSED: this Idempotency-Key was used for a different request */
+      /** @description The item does not follow the collection's schema: the item as it would be stored breaks the collection's JSON Schema, whose action is `error`; nothing was written (SCHEMA_VIOLATION, with `errors`); IDEMPOTENCY_KEY_REUSED: this Idempotency-Key was used for a different request */
       422: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -7862,6 +8372,536 @@ export interface operations {
         };
       };
       /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  getDataExpiry: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
+        'X-Branch'?: string;
+        /** @description With a root key of a member of the team: act for the team, as the team's key would. A value that names no team of the caller's (not a member, no such team, not a team id) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN. */
+        'X-Team'?: string;
+      };
+      path: {
+        /** @description Collection name: ^[A-Za-z][A-Za-z0-9_-]{0,63}$ (per tenant and branch) */
+        collection: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining': number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset': number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "afterSeconds": 3600,
+           *       "changedAt": "2026-11-26T09:00:00.000Z",
+           *       "field": "expiresAt"
+           *     }
+           */
+          'application/json': components['schemas']['ExpiryDto'];
+        };
+      };
+      /** @description Bad collection name; INVALID_BRANCH: X-Branch is not a valid branch name */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description EXPIRY_NOT_FOUND (no rule, or no such collection) */
+      404: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Internal server error (INTERNAL_ERROR) */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  putDataExpiry: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
+        'X-Branch'?: string;
+        /** @description With a root key of a member of the team: act for the team, as the team's key would. A value that names no team of the caller's (not a member, no such team, not a team id) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN. */
+        'X-Team'?: string;
+      };
+      path: {
+        /** @description Collection name: ^[A-Za-z][A-Za-z0-9_-]{0,63}$ (per tenant and branch) */
+        collection: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['PutExpiryDto'];
+      };
+    };
+    responses: {
+      200: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining': number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset': number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "afterSeconds": 3600,
+           *       "changedAt": "2026-11-26T09:00:00.000Z",
+           *       "field": "expiresAt"
+           *     }
+           */
+          'application/json': components['schemas']['ExpiryDto'];
+        };
+      };
+      /** @description VALIDATION_FAILED (field, afterSeconds, unknown members), bad collection name; INVALID_BRANCH: X-Branch is not a valid branch name */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description COLLECTION_NOT_FOUND (dropped meanwhile) */
+      404: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description COLLECTION_QUOTA_EXCEEDED */
+      409: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The request body is too large (PAYLOAD_TOO_LARGE) */
+      413: {
+        headers: {
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The request body is not of the media type the route takes, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
+      415: {
+        headers: {
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Internal server error (INTERNAL_ERROR) */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After); FEED_MOVING: the tenant is being moved to another cluster and its writes are paused briefly (Retry-After); COLLECTION_MOVING: the same, for this collection's switch */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  deleteDataExpiry: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
+        'X-Branch'?: string;
+        /** @description With a root key of a member of the team: act for the team, as the team's key would. A value that names no team of the caller's (not a member, no such team, not a team id) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN. */
+        'X-Team'?: string;
+      };
+      path: {
+        /** @description Collection name: ^[A-Za-z][A-Za-z0-9_-]{0,63}$ (per tenant and branch) */
+        collection: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Removed */
+      204: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining': number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset': number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Bad collection name; INVALID_BRANCH: X-Branch is not a valid branch name */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description EXPIRY_NOT_FOUND (no rule, or no such collection) */
+      404: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Internal server error (INTERNAL_ERROR) */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After); FEED_MOVING: the tenant is being moved to another cluster and its writes are paused briefly (Retry-After); COLLECTION_MOVING: the same, for this collection's switch */
       503: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -8650,6 +9690,722 @@ export interface operations {
       };
     };
   };
+  getDataSchema: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
+        'X-Branch'?: string;
+        /** @description With a root key of a member of the team: act for the team, as the team's key would. A value that names no team of the caller's (not a member, no such team, not a team id) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN. */
+        'X-Team'?: string;
+      };
+      path: {
+        /** @description Collection name: ^[A-Za-z][A-Za-z0-9_-]{0,63}$ (per tenant and branch) */
+        collection: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining': number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset': number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "action": "error",
+           *       "changedAt": "2026-11-26T10:00:00.000Z",
+           *       "schema": {
+           *         "properties": {
+           *           "status": {
+           *             "enum": [
+           *               "open",
+           *               "done"
+           *             ]
+           *           },
+           *           "title": {
+           *             "minLength": 1,
+           *             "type": "string"
+           *           }
+           *         },
+           *         "required": [
+           *           "title",
+           *           "status"
+           *         ],
+           *         "type": "object"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['CollectionSchemaDto'];
+        };
+      };
+      /** @description The request is not valid (VALIDATION_FAILED); INVALID_BRANCH: X-Branch is not a valid branch name */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description COLLECTION_NOT_FOUND, SCHEMA_NOT_FOUND */
+      404: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Internal server error (INTERNAL_ERROR) */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  putDataSchema: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
+        'X-Branch'?: string;
+        /** @description With a root key of a member of the team: act for the team, as the team's key would. A value that names no team of the caller's (not a member, no such team, not a team id) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN. */
+        'X-Team'?: string;
+      };
+      path: {
+        /** @description Collection name: ^[A-Za-z][A-Za-z0-9_-]{0,63}$ (per tenant and branch) */
+        collection: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['PutCollectionSchemaDto'];
+      };
+    };
+    responses: {
+      200: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining': number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset': number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "action": "error",
+           *       "changedAt": "2026-11-26T10:00:00.000Z",
+           *       "schema": {
+           *         "properties": {
+           *           "status": {
+           *             "enum": [
+           *               "open",
+           *               "done"
+           *             ]
+           *           },
+           *           "title": {
+           *             "minLength": 1,
+           *             "type": "string"
+           *           }
+           *         },
+           *         "required": [
+           *           "title",
+           *           "status"
+           *         ],
+           *         "type": "object"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['CollectionSchemaDto'];
+        };
+      };
+      /** @description The request is not valid (VALIDATION_FAILED, MALFORMED_JSON, or INVALID_CONTENT_ENCODING for a body that does not decode); INVALID_BRANCH: X-Branch is not a valid branch name */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The request body is too large (PAYLOAD_TOO_LARGE) */
+      413: {
+        headers: {
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The request body is not of the media type the route takes, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
+      415: {
+        headers: {
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Internal server error (INTERNAL_ERROR) */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After); FEED_MOVING: the tenant is being moved to another cluster and its writes are paused briefly (Retry-After); COLLECTION_MOVING: the same, for this collection's switch */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  deleteDataSchema: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
+        'X-Branch'?: string;
+        /** @description With a root key of a member of the team: act for the team, as the team's key would. A value that names no team of the caller's (not a member, no such team, not a team id) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN. */
+        'X-Team'?: string;
+      };
+      path: {
+        /** @description Collection name: ^[A-Za-z][A-Za-z0-9_-]{0,63}$ (per tenant and branch) */
+        collection: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Removed */
+      204: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining': number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset': number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description The request is not valid (VALIDATION_FAILED); INVALID_BRANCH: X-Branch is not a valid branch name */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description COLLECTION_NOT_FOUND, SCHEMA_NOT_FOUND */
+      404: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Internal server error (INTERNAL_ERROR) */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After); FEED_MOVING: the tenant is being moved to another cluster and its writes are paused briefly (Retry-After); COLLECTION_MOVING: the same, for this collection's switch */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  listDataSchemaViolations: {
+    parameters: {
+      query?: {
+        /** @description Items to read (1–500). */
+        limit?: string;
+        /** @description `next` of the previous page: read the items after this `_id`. */
+        after?: string;
+        /** @description The owner field of the items (default `userId`): the service's, so not checked. */
+        authField?: string;
+      };
+      header?: {
+        /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
+        'X-Branch'?: string;
+        /** @description With a root key of a member of the team: act for the team, as the team's key would. A value that names no team of the caller's (not a member, no such team, not a team id) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN. */
+        'X-Team'?: string;
+      };
+      path: {
+        /** @description Collection name: ^[A-Za-z][A-Za-z0-9_-]{0,63}$ (per tenant and branch) */
+        collection: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining': number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset': number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "checked": 100,
+           *       "next": "665f1b2c9d3e4a00123456dc",
+           *       "sample": [
+           *         {
+           *           "_id": "665f1b2c9d3e4a0012345678",
+           *           "errors": [
+           *             {
+           *               "keyword": "enum",
+           *               "message": "must be equal to one of the allowed values",
+           *               "pointer": "/status"
+           *             }
+           *           ]
+           *         }
+           *       ],
+           *       "violating": 1
+           *     }
+           */
+          'application/json': components['schemas']['SchemaViolationsDto'];
+        };
+      };
+      /** @description The request is not valid (VALIDATION_FAILED); INVALID_BRANCH: X-Branch is not a valid branch name */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description COLLECTION_NOT_FOUND, SCHEMA_NOT_FOUND */
+      404: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Internal server error (INTERNAL_ERROR) */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
   getDataCollectionStats: {
     parameters: {
       query?: never;
@@ -9100,6 +10856,8 @@ export interface operations {
           ETag: string;
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description Only when the item written breaks its collection's schema and the schema's action is `warn`: the places and keywords it fails, as comma-separated `<pointer> <keyword>` pairs, each pointer a JSON Pointer in its URI fragment form (`#/address/city required, #/age minimum`); at most 4,096 characters */
+          'Schema-Warnings'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit': number;
           /** @description Requests left in the current window */
@@ -9266,7 +11024,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The Idempotency-Key was used for another request; IDEMPOTENCY_KEY_REUSED: this Idempotency-Key was used for a different request */
+      /** @description The item does not follow the collection's schema: the item as it would be stored breaks the collection's JSON Schema, whose action is `error`; nothing was written (SCHEMA_VIOLATION, with `errors`); IDEMPOTENCY_KEY_REUSED: this Idempotency-Key was used for a different request */
       422: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -9382,6 +11140,8 @@ export interface operations {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description Only when the item written breaks its collection's schema and the schema's action is `warn`: the places and keywords it fails, as comma-separated `<pointer> <keyword>` pairs, each pointer a JSON Pointer in its URI fragment form (`#/address/city required, #/age minimum`); at most 4,096 characters */
+          'Schema-Warnings'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit': number;
           /** @description Requests left in the current window */
@@ -9649,6 +11409,8 @@ export interface operations {
           ETag: string;
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description Only when the item written breaks its collection's schema and the schema's action is `warn`: the places and keywords it fails, as comma-separated `<pointer> <keyword>` pairs, each pointer a JSON Pointer in its URI fragment form (`#/address/city required, #/age minimum`); at most 4,096 characters */
+          'Schema-Warnings'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit': number;
           /** @description Requests left in the current window */
@@ -9811,7 +11573,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The Idempotency-Key was used for another request; IDEMPOTENCY_KEY_REUSED: this Idempotency-Key was used for a different request */
+      /** @description The item does not follow the collection's schema: the item as it would be stored breaks the collection's JSON Schema, whose action is `error`; nothing was written (SCHEMA_VIOLATION, with `errors`); IDEMPOTENCY_KEY_REUSED: this Idempotency-Key was used for a different request */
       422: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
