@@ -7,6 +7,7 @@ import { rootFlow, subFlow, teamFlow } from './flows';
 import { sha256Agrees } from './sha256';
 import type { Target } from './support';
 import { exportImportFlow, importLinesFlow, resumedExportFlow } from './transfer-flows';
+import { collectionRulesFlow } from './rules-flows';
 
 const log = (message: string): void => void process.stdout.write(`# ${message}\n`);
 
@@ -36,6 +37,8 @@ void describe('typed client against the built service', { timeout: 180_000 }, ()
     resumedExportFlow(target()));
   void it('an import answers each line: a malformed line is a 400 and the import goes on', () =>
     importLinesFlow(target()));
+  void it('collection rules: a schema enforced and warned, its violations listed, an expiry', () =>
+    collectionRulesFlow(target()));
 });
 
 void describe('the export check', () => {
