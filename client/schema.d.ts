@@ -1920,6 +1920,8 @@ export interface components {
        * @example userId
        */
       authField?: string;
+      /** @description The collection's expiry rule, under the same rules as `schema`. */
+      expiry?: components['schemas']['ManifestExpiryDto'];
       /** @description Created when missing (root and team keys); `_id_` is every collection's already. */
       indexes?: components['schemas']['ImportIndexDto'][];
       /** @example orders */
@@ -2085,12 +2087,20 @@ export interface components {
        * @example 1250
        */
       count: number;
+      /** @description Its expiry rule, when it has one (docs/data.md, "Expiry"). */
+      expiry?: components['schemas']['ManifestExpiryDto'];
       /** @description The collection's indexes but `_id_`. */
       indexes: components['schemas']['DataIndexDto'][];
       /** @example orders */
       name: string;
       /** @description Its JSON Schema, when it has one (docs/data.md, "Collection schemas"). */
       schema?: components['schemas']['ManifestSchemaDto'];
+    };
+    ManifestExpiryDto: {
+      /** @example 2592000 */
+      afterSeconds: number;
+      /** @example _createdAt */
+      field: string;
     };
     ManifestSchemaDto: {
       /**

@@ -422,9 +422,14 @@ describe('export and import', () => {
     await post(name, { item: { _id: 'old', title: '' } }).expect(200);
     await putSchema(name, { schema: SCHEMA, action: 'error' }).expect(200);
     await post(name, { item: { _id: 'new', title: 'T' } }).expect(200);
+    const expiry = { field: '_createdAt', afterSeconds: 86_400 };
+    await http().put(`/data/${name}/expiry`).set(as(user.apiKey)).send(expiry).expect(200);
     const exported = await exportAs(t, user, { collections: name });
-    const manifest = exported.lines[0] as { collections: { name: string; schema?: unknown }[] };
-    expect(manifest.collections[0]?.schema).toEqual({ schema: SCHEMA, action: 'error' });
+    const manifest = exported.lines[0] as { collections: Record<string, unknown>[] };
+    expect(manifest.collections[0]).toMatchObject({
+      schema: { schema: SCHEMA, action: 'error' },
+      expiry,
+    });
 
     const target = await createUser(t);
     const dry = resultsOf(await importAs(t, target, exported.text, { dryRun: 'true' }));
@@ -439,6 +444,8 @@ describe('export and import', () => {
     expect(restored.totals).toMatchObject({ outcome: 'complete', created: 2, failed: 0 });
     const schema = await http().get(`/data/${name}/schema`).set(as(target.apiKey)).expect(200);
     expect(schema.body).toMatchObject({ schema: SCHEMA, action: 'error' });
+    const rule = await http().get(`/data/${name}/expiry`).set(as(target.apiKey)).expect(200);
+    expect(rule.body).toMatchObject(expiry);
     expectProblem(
       await http()
         .post(`/data/${name}`)
@@ -461,6 +468,18 @@ describe('export and import', () => {
     expect(bad.results[0]).toMatchObject({ status: 400, code: 'VALIDATION_FAILED' });
     const bySub = resultsOf(await importAs(t, sub, [manifest({ type: 'object' })]));
     expect(bySub.results[0]).toMatchObject({ status: 403, code: 'FORBIDDEN' });
+    const badExpiry = resultsOf(
+      await importAs(t, user, [
+        {
+          type: 'manifest',
+          format: 1,
+          collections: [
+            { name: 'manifested', indexes: [], expiry: { field: '_id', afterSeconds: 5 } },
+          ],
+        },
+      ]),
+    );
+    expect(badExpiry.results[0]).toMatchObject({ status: 400, code: 'VALIDATION_FAILED' });
   });
 });
 

@@ -5,6 +5,7 @@ import type { IndexesService } from '../indexes/indexes.service';
 import type { ItemsRepository } from '../items/items.repository';
 import type { ItemsService } from '../items/items.service';
 import type { JsonBudget } from '../query/json-guard';
+import type { ExpiryService } from '../rules/expiry/expiry.service';
 import type { CollectionSchemas } from '../rules/schema/collection-schemas.service';
 import type { ItemSchemas } from '../rules/schema/item-schemas';
 import type { SchemaEnforcement } from '../rules/schema/schema-enforcement';
@@ -33,6 +34,7 @@ export interface ImportDeps {
   schema: SchemaEnforcement;
   schemas: ItemSchemas;
   collectionSchemas: CollectionSchemas;
+  expiry: ExpiryService;
   budget: JsonBudget;
   logger: Logger;
 }

@@ -47,6 +47,8 @@ export interface ImportCollection {
   settings: Partial<CollectionSettings>;
   /** The collection's schema as an export lists it (checked when the manifest is read). */
   schema?: { schema: unknown; action: SchemaAction };
+  /** The collection's expiry rule as an export lists it (checked when the manifest is read). */
+  expiry?: { field: string; afterSeconds: number };
 }
 
 export type ImportRecord =
@@ -106,7 +108,7 @@ function parseManifest(value: Record<string, unknown>): ImportRecord {
 function parseCollection(entry: unknown, at: string): ImportCollection {
   if (!isPlainObject(entry))
     throw new ValidationFailedError([{ field: at, message: 'must be an object' }]);
-  const { name, indexes = [], authField, uniqueField, schema } = entry;
+  const { name, indexes = [], authField, uniqueField, schema, expiry } = entry;
   if (typeof name !== 'string' || !COLLECTION_NAME_PATTERN.test(name))
     throw new ValidationFailedError([
       { field: `${at}.name`, message: `must match ${COLLECTION_NAME_PATTERN.source}` },
@@ -124,7 +126,20 @@ function parseCollection(entry: unknown, at: string): ImportCollection {
     indexes: indexes.map((index: unknown, i) => parseIndex(index, `${at}.indexes[${i}]`)),
     settings,
     ...(schema !== undefined ? { schema: parseSchemaRule(schema, `${at}.schema`) } : {}),
+    ...(expiry !== undefined ? { expiry: parseExpiryRule(expiry, `${at}.expiry`) } : {}),
   };
+}
+
+/** `{field, afterSeconds}` as an export lists a collection's expiry (its values are checked later). */
+function parseExpiryRule(rule: unknown, at: string): { field: string; afterSeconds: number } {
+  if (!isPlainObject(rule) || typeof rule.field !== 'string')
+    throw new ValidationFailedError([{ field: at, message: 'must be {field, afterSeconds}' }]);
+  const { field, afterSeconds } = rule;
+  if (typeof afterSeconds !== 'number' || !Number.isInteger(afterSeconds) || afterSeconds < 1)
+    throw new ValidationFailedError([
+      { field: `${at}.afterSeconds`, message: 'must be an integer of 1 or more' },
+    ]);
+  return { field, afterSeconds };
 }
 
 /** `{schema, action}` as an export lists a collection's schema (the schema itself is checked later). */

@@ -95,7 +95,7 @@ export class NamespaceExport {
     for (const entry of entries) {
       const indexes = (await this.storage.listIndexes(entry)).filter((i) => i.name !== '_id_');
       const count = await this.items.count(entry, { scope: owner, conditions: [] });
-      const { schema } = entry.rules;
+      const { schema, expiry } = entry.rules;
       described.push({
         name: entry.name,
         indexes,
@@ -108,6 +108,7 @@ export class NamespaceExport {
               },
             }
           : {}),
+        ...(expiry ? { expiry: { field: expiry.field, afterSeconds: expiry.afterSeconds } } : {}),
       });
     }
     return described;

@@ -22,6 +22,7 @@ import type { ImportDeps, ImportOptions } from './import-context';
 import { SchemaEnforcement } from '../rules/schema/schema-enforcement';
 import { ItemSchemas } from '../rules/schema/item-schemas';
 import { CollectionSchemas } from '../rules/schema/collection-schemas.service';
+import { ExpiryService } from '../rules/expiry/expiry.service';
 import { ItemReplacements } from './item-replacements';
 
 /** Lines written at once by one import; their results still come in line order. */
@@ -63,6 +64,7 @@ export class NamespaceImport {
     schema: SchemaEnforcement,
     schemas: ItemSchemas,
     collectionSchemas: CollectionSchemas,
+    expiry: ExpiryService,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     const budget = dataBudget({
@@ -80,6 +82,7 @@ export class NamespaceImport {
       schema,
       schemas,
       collectionSchemas,
+      expiry,
       budget,
       logger,
     };

@@ -24,6 +24,8 @@ export interface ManifestCollection {
   count: number;
   /** Its JSON Schema and the schema's action, when it has one (GET /data/{c}/schema). */
   schema?: { schema: Record<string, unknown>; action: SchemaAction };
+  /** When its items expire, when it has a rule (GET /data/{c}/expiry). */
+  expiry?: { field: string; afterSeconds: number };
 }
 
 export interface NamespaceManifest {

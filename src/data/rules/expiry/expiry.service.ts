@@ -71,7 +71,7 @@ export class ExpiryService {
   }
 
   /** `field` names a time the rule can read; `afterSeconds` is within EXPIRY_MAX_SECONDS. */
-  private check(request: { field: string; afterSeconds: number }): void {
+  check(request: { field: string; afterSeconds: number }): void {
     const { field, afterSeconds } = request;
     const problem = fieldPathProblem(field);
     const [first = ''] = field.split('.');

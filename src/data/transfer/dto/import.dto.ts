@@ -9,7 +9,7 @@ import {
   FIELD_NAME_SCHEMA_PATTERN,
   OWNER_FIELD_SCHEMA_PATTERN,
 } from '../../query/json-guard';
-import { ExportEndRecordDto } from './transfer.dto';
+import { ExportEndRecordDto, ManifestExpiryDto } from './transfer.dto';
 import { SchemaErrorDto } from '../../rules/schema/dto/collection-schema.dto';
 
 /** POST /import: how to write the lines. */
@@ -93,6 +93,10 @@ export class ImportCollectionDto {
    */
   @ApiPropertyOptional({ type: ImportSchemaDto })
   schema?: ImportSchemaDto;
+
+  /** The collection's expiry rule, under the same rules as `schema`. */
+  @ApiPropertyOptional({ type: ManifestExpiryDto })
+  expiry?: ManifestExpiryDto;
 }
 
 /**

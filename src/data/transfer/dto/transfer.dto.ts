@@ -50,6 +50,15 @@ export class ManifestSchemaDto {
   action!: 'error' | 'warn';
 }
 
+/** A collection's expiry rule as a manifest lists it: GET /data/{c}/expiry without its time. */
+export class ManifestExpiryDto {
+  @ApiProperty({ example: '_createdAt' })
+  field!: string;
+
+  @ApiProperty({ example: 2592000, minimum: 1 })
+  afterSeconds!: number;
+}
+
 export class ManifestCollectionDto {
   @ApiProperty({ example: 'orders' })
   name!: string;
@@ -65,6 +74,10 @@ export class ManifestCollectionDto {
   /** Its JSON Schema, when it has one (docs/data.md, "Collection schemas"). */
   @ApiPropertyOptional({ type: ManifestSchemaDto })
   schema?: ManifestSchemaDto;
+
+  /** Its expiry rule, when it has one (docs/data.md, "Expiry"). */
+  @ApiPropertyOptional({ type: ManifestExpiryDto })
+  expiry?: ManifestExpiryDto;
 }
 
 export class ExportNamespaceDto {
