@@ -404,7 +404,7 @@ describe('two instances sweeping one database', () => {
 
   const bodyOf = (reply: Reply) => JSON.parse(reply.body) as Record<string, unknown>;
 
-  it('record every expiry exactly once, although both delete the same items at once', async () => {
+  it('record every expiry exactly once while both sweep every 100 ms', async () => {
     const created = await a.send(
       'POST',
       '/admin/users',
@@ -449,9 +449,9 @@ describe('two instances sweeping one database', () => {
     expect([...perId.values()].filter((n) => n !== 1)).toEqual([]);
     expect(events.every((e) => e.actor.kind === 'system' && e.actor.id === 'expiry')).toBe(true);
 
-    // The overlap happened: both instances were deleting this collection's expired items, and
-    // between them they found more than there were — an item found by both (it existed at
-    // both finds) was then deleted by both, and only one of them was told it did.
+    // Every deletion was recorded by the instance that made it. Whether the two sweeps happened
+    // to find the same items here is the machine's timing, so it is reported, not asserted:
+    // collection-expiry-contest.e2e-spec.ts makes that contest happen with a fault point.
     const rounds = (service: ServiceProcess) =>
       [...service.stdout().matchAll(/found (\d+), deleted (\d+)/g)].map((m) => ({
         found: Number(m[1]),
@@ -461,9 +461,6 @@ describe('two instances sweeping one database', () => {
     const sum = (rs: { found: number; deleted: number }[], k: 'found' | 'deleted') =>
       rs.reduce((n, r) => n + r[k], 0);
     expect(sum(ra, 'deleted') + sum(rb, 'deleted')).toBe(ITEMS);
-    expect(sum(ra, 'found')).toBeGreaterThan(0);
-    expect(sum(rb, 'found')).toBeGreaterThan(0);
-    expect(sum(ra, 'found') + sum(rb, 'found')).toBeGreaterThan(ITEMS);
     process.stderr.write(
       `two sweeping instances: a found ${sum(ra, 'found')} and deleted ${sum(ra, 'deleted')}, ` +
         `b found ${sum(rb, 'found')} and deleted ${sum(rb, 'deleted')}, of ${ITEMS}\n`,

@@ -344,6 +344,37 @@ describe('every write path under action "warn"', () => {
     expect(many.headers['schema-warnings']).toContain('#/a type');
   });
 
+  it('find-or-create, PUT by filter and an import upsert warn alike', async () => {
+    const name = await collectionWith('warn');
+    const found = await post(name, {
+      item: { code: 'A-1', qty: -1 },
+      uniqueField: 'code',
+      onConflict: 'return',
+    }).expect(200);
+    expect(found.headers['schema-warnings']).toBe('#/title required, #/qty minimum');
+    const id = found.body._id as string;
+    const byFilter = await http()
+      .put(`/data/${name}`)
+      .set(as(user.apiKey))
+      .send({ filter: { code: 'A-1' }, values: { title: 'T', qty: 'many' } })
+      .expect(200);
+    expect(byFilter.headers['schema-warnings']).toBe('#/qty type');
+    expect(byFilter.body.qty).toBe('many');
+    const { results } = resultsOf(
+      await importAs(
+        t,
+        user,
+        [{ type: 'item', collection: name, item: { _id: id, code: 'a-1', title: 'T' } }],
+        { mode: 'upsert' },
+      ),
+    );
+    expect(results[0]).toMatchObject({
+      status: 200,
+      warnings: [expect.objectContaining({ pointer: '/code', keyword: 'pattern' })],
+    });
+    expect((await getItem(name, id)).body.code).toBe('a-1');
+  });
+
   it('percent-encodes field names in the header (URI fragment form)', async () => {
     const name = await collectionWith('warn', {
       properties: { 'odd key, é': { type: 'string' } },
