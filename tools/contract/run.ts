@@ -42,6 +42,17 @@ interface PrincipalRun {
  * own). The operator runs last: it erases accounts and teams, the seeded ones among them (their
  * names are in the dictionaries), after which the other principals' keys no longer work.
  */
+/** The routes of a collection's rules: root and team keys only. */
+const COLLECTION_RULES = [
+  'putDataSchema',
+  'getDataSchema',
+  'deleteDataSchema',
+  'listDataSchemaViolations',
+  'putDataExpiry',
+  'getDataExpiry',
+  'deleteDataExpiry',
+];
+
 const RUNS: readonly PrincipalRun[] = [
   {
     kind: 'team',
@@ -54,8 +65,9 @@ const RUNS: readonly PrincipalRun[] = [
   {
     kind: 'sub',
     paths: '^/(profile|profiles|data|events|me|export|import)(/|$)',
-    // Sub profiles are created and deleted, accounts erased and exported, and indexes and
-    // collection statistics read, by root and team keys only.
+    // Sub profiles are created and deleted, accounts erased and exported, indexes and
+    // collection statistics read, and collection rules (schema, expiry) kept, by root and team
+    // keys only.
     notOperations: [
       'createSubProfile',
       'deleteSubProfile',
@@ -66,13 +78,17 @@ const RUNS: readonly PrincipalRun[] = [
       'listDataIndexes',
       'createDataIndex',
       'deleteDataIndex',
+      ...COLLECTION_RULES,
     ],
     maxExamples: 20,
   },
   {
     kind: 'root',
     paths: '^/(profile|profiles|project|data|api-keys|teams|events|me|export|import)(/|$)',
-    notOperations: ['streamEvents'],
+    // Collection rules are the team run's to fuzz (it runs first, in a namespace of its own): a
+    // schema or an expiry fuzzed onto the seeded collections would refuse or hide every item the
+    // root run writes and reads after it.
+    notOperations: ['streamEvents', 'putDataSchema', 'putDataExpiry'],
     maxExamples: 40,
   },
   {
