@@ -375,6 +375,22 @@ describe('every write path under action "warn"', () => {
     expect((await getItem(name, id)).body.code).toBe('a-1');
   });
 
+  it('a repeated request (Idempotency-Key) answers the same warnings', async () => {
+    const name = await collectionWith('warn');
+    const send = () =>
+      http()
+        .post(`/data/${name}`)
+        .set(as(user.apiKey))
+        .set('Idempotency-Key', `warned-${name}`)
+        .send({ item: { qty: -1 } })
+        .expect(200);
+    const first = await send();
+    const again = await send();
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body._id).toBe(first.body._id);
+    expect(again.headers['schema-warnings']).toBe('#/title required, #/qty minimum');
+  });
+
   it('percent-encodes field names in the header (URI fragment form)', async () => {
     const name = await collectionWith('warn', {
       properties: { 'odd key, é': { type: 'string' } },

@@ -75,6 +75,7 @@ describe('CORS_ORIGINS with a list of origins', () => {
           'X-Item-Created',
           'X-Items-Deleted',
           'Location',
+          'Schema-Warnings',
         ].map((h) => h.toLowerCase()),
       ),
     );

@@ -20,6 +20,7 @@ export const CORS_EXPOSED_HEADERS = [
   'X-Item-Created',
   'X-Items-Deleted',
   'Location',
+  'Schema-Warnings',
 ];
 
 /** Request headers the API reads. */

@@ -2,7 +2,7 @@ import type { Response } from 'express';
 import type { StoredResponse } from './sealed-response';
 
 /** The response headers that are part of an outcome and replayed with it. */
-const KEPT_HEADERS = ['content-type', 'etag', 'location', 'link'] as const;
+const KEPT_HEADERS = ['content-type', 'etag', 'location', 'link', 'schema-warnings'] as const;
 
 /** end() and write() as one signature: the captured calls are passed on unchanged. */
 type Passthrough = (...args: unknown[]) => unknown;
