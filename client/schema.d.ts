@@ -2646,7 +2646,7 @@ export interface components {
        * @example 665f1b2c9d3e4a0012345678
        */
       next?: string;
-      /** @description The first violating items of this page (at most 20) with their errors. */
+      /** @description The first violating items of this page (at most SCHEMA_MAX_ERRORS, 20 by default) with their errors. */
       sample: components['schemas']['SchemaViolationSampleDto'][];
       /**
        * @description Of those, the items that do not follow the schema.

@@ -49,6 +49,8 @@ describe('loadConfig', () => {
         schemaMaxBytes: 64 * 1024,
         schemaMaxDepth: 16,
         schemaMultiUpdateMax: 1000,
+        schemaMaxErrors: 20,
+        schemaCacheSize: 500,
         profileJsonMaxBytes: 65536,
         profileJsonMaxDepth: 10,
       },

@@ -123,6 +123,9 @@ export interface AppConfig {
     schemaMaxDepth: number;
     /** Items one multi-item update of a collection with a schema may change. */
     schemaMultiUpdateMax: number;
+    /** Errors per item (and violating items per page) reported; compiled schemas kept. */
+    schemaMaxErrors: number;
+    schemaCacheSize: number;
     profileJsonMaxBytes: number;
     profileJsonMaxDepth: number;
   };
@@ -276,6 +279,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       schemaMaxBytes: limits.SCHEMA_MAX_BYTES,
       schemaMaxDepth: limits.SCHEMA_MAX_DEPTH,
       schemaMultiUpdateMax: limits.SCHEMA_MULTI_UPDATE_MAX,
+      schemaMaxErrors: limits.SCHEMA_MAX_ERRORS,
+      schemaCacheSize: limits.SCHEMA_CACHE_SIZE,
       profileJsonMaxBytes: limits.PROFILE_JSON_MAX_BYTES,
       profileJsonMaxDepth: limits.PROFILE_JSON_MAX_DEPTH,
     },

@@ -128,6 +128,20 @@ export class LimitsVariables {
   @Max(100_000)
   SCHEMA_MULTI_UPDATE_MAX = 1000;
 
+  /** Errors reported per item that breaks its schema, and violating items per schema-violations page. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  SCHEMA_MAX_ERRORS = 20;
+
+  /** Compiled collection schemas an instance keeps (the least recently used go first). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(10)
+  @Max(100_000)
+  SCHEMA_CACHE_SIZE = 500;
+
   @Type(() => Number)
   @IsInt()
   @Min(1024)

@@ -35,6 +35,7 @@ const config = {
     bodyBytes: 1024 * 1024,
     maxCollections: 100,
     maxIndexes: 20,
+    schemaCacheSize: 10,
   },
 } as AppConfig;
 

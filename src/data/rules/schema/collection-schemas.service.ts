@@ -1,4 +1,5 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { APP_CONFIG, type AppConfig } from '../../../config';
 import type { CustomerPrincipal } from '../../../auth';
 import { CollectionRegistryRepository } from '../../collections/collection-registry.repository';
 import type { RegisteredCollection } from '../../collections/collection-registry.repository';
@@ -23,9 +24,6 @@ export interface ViolationsPage {
   next?: string;
 }
 
-/** Violating items a page of GET /data/{c}/schema-violations shows. */
-const SAMPLE_SIZE = 20;
-
 /**
  * A collection's schema: put, read and removed by root and team keys. A change never rewrites
  * items; it is an `updated` event of the collection, and in force at once on this instance and
@@ -33,13 +31,19 @@ const SAMPLE_SIZE = 20;
  */
 @Injectable()
 export class CollectionSchemas {
+  /** Violating items a page of GET /data/{c}/schema-violations shows (SCHEMA_MAX_ERRORS). */
+  private readonly sampleSize: number;
+
   constructor(
     private readonly collections: CollectionsService,
     private readonly registry: CollectionRegistryRepository,
     private readonly itemEvents: ItemEvents,
     private readonly schemas: ItemSchemas,
     private readonly transfers: TransferItemsRepository,
-  ) {}
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.sampleSize = config.limits.schemaMaxErrors;
+  }
 
   /** Sets the schema (creating the collection, within the quota, when there is none). */
   async put(
@@ -81,7 +85,7 @@ export class CollectionSchemas {
       const errors = this.schemas.check(rule.text, item, ownerField);
       if (errors.length === 0) continue;
       found.violating += 1;
-      if (found.sample.length < SAMPLE_SIZE) found.sample.push({ _id: item._id, errors });
+      if (found.sample.length < this.sampleSize) found.sample.push({ _id: item._id, errors });
     }
     const last = items.at(-1);
     if (items.length === limit && last) found.next = last._id;

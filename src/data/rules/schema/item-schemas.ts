@@ -18,12 +18,6 @@ export interface SchemaError {
   message: string;
 }
 
-/** At most this many errors are reported per item (the first ones Ajv finds). */
-export const MAX_SCHEMA_ERRORS = 20;
-
-/** Compiled schemas an instance keeps (by their JSON text); compiling one takes milliseconds. */
-const COMPILED_SCHEMAS = 500;
-
 /**
  * RE2 (linear time) for `pattern` and `patternProperties`, as Ajv asks for a RegExp engine. Ajv
  * shares a compiled pattern between the places that name it by its `toString()`: each pattern
@@ -59,7 +53,8 @@ export class ItemSchemas {
     });
     addFormats(this.ajv, [...SUPPORTED_FORMATS] as Parameters<typeof addFormats>[1]);
     this.compiled = new LRUCache({
-      max: COMPILED_SCHEMAS,
+      // SCHEMA_CACHE_SIZE schemas by their JSON text; compiling one again takes milliseconds.
+      max: config.limits.schemaCacheSize,
       // Ajv keeps every schema it compiled: a schema this cache lets go is let go there too.
       dispose: (validate) => this.ajv.removeSchema(validate.schema),
     });
@@ -81,7 +76,8 @@ export class ItemSchemas {
   check(text: string, item: Record<string, unknown>, ownerField: string): SchemaError[] {
     const validate = this.validatorOf(text);
     if (validate(ownFields(item, ownerField))) return [];
-    return (validate.errors ?? []).slice(0, MAX_SCHEMA_ERRORS).map(toSchemaError);
+    // The first SCHEMA_MAX_ERRORS that Ajv finds.
+    return (validate.errors ?? []).slice(0, this.config.limits.schemaMaxErrors).map(toSchemaError);
   }
 
   private validatorOf(text: string): ValidateFunction {

@@ -80,7 +80,7 @@ export class SchemaViolationsDto {
   @ApiProperty({ example: 2 })
   violating!: number;
 
-  /** The first violating items of this page (at most 20) with their errors. */
+  /** The first violating items of this page (at most SCHEMA_MAX_ERRORS, 20 by default) with their errors. */
   @ApiProperty({ type: [SchemaViolationSampleDto] })
   sample!: SchemaViolationSampleDto[];
 
