@@ -197,24 +197,7 @@ export class ItemEvents implements OnModuleInit {
     name: string,
     write: () => Promise<boolean>,
   ): Promise<boolean> {
-    return this.events.record(
-      changeScopeOf(principal),
-      [{ resource: 'collection', type: 'updated', collection: name, key: name }],
-      write,
-      (changed) =>
-        changed
-          ? [
-              {
-                resource: 'collection',
-                type: 'updated',
-                collection: name,
-                key: name,
-                owner: null,
-                data: { name },
-              },
-            ]
-          : [],
-    );
+    return this.collectionChange(principal, 'updated', name, { name }, write);
   }
 
   /** A drop of the collection `name`; the write answers whether there was one. */
@@ -223,23 +206,20 @@ export class ItemEvents implements OnModuleInit {
     name: string,
     write: () => Promise<boolean>,
   ): Promise<boolean> {
-    return this.events.record(
-      changeScopeOf(principal),
-      [{ resource: 'collection', type: 'deleted', collection: name, key: name }],
-      write,
-      (dropped) =>
-        dropped
-          ? [
-              {
-                resource: 'collection',
-                type: 'deleted',
-                collection: name,
-                key: name,
-                owner: null,
-                data: null,
-              },
-            ]
-          : [],
+    return this.collectionChange(principal, 'deleted', name, null, write);
+  }
+
+  /** A write of the collection `name` that answers whether it made the change (its one event). */
+  private collectionChange(
+    principal: CustomerPrincipal,
+    type: 'updated' | 'deleted',
+    name: string,
+    data: Record<string, unknown> | null,
+    write: () => Promise<boolean>,
+  ): Promise<boolean> {
+    const planned = { resource: 'collection', type, collection: name, key: name } as const;
+    return this.events.record(changeScopeOf(principal), [planned], write, (changed) =>
+      changed ? [{ ...planned, owner: null, data }] : [],
     );
   }
 }
