@@ -12,6 +12,7 @@ import { CollectionDropsService } from './collection-drops.service';
 import { ItemEvents } from '../items/item-events';
 import { COLLECTION_NAME_PATTERN } from '../query/data.constants';
 import { TenantStorage, type IndexInfo } from '../storage/tenant-storage';
+import type { RulesChange } from '../rules/collection-rules';
 import {
   CollectionNotFoundError,
   CollectionQuotaExceededError,
@@ -98,6 +99,19 @@ export class CollectionsService {
       return registered;
     });
     return entry;
+  }
+
+  /**
+   * Sets or removes rules of the caller's collection (RulesChange), as read afresh, with the
+   * collection's `updated` event; false when there is no such collection. This instance
+   * enforces the change at once, every other one within REGISTRY_CACHE_MS.
+   */
+  changeRules(principal: CustomerPrincipal, name: string, change: RulesChange): Promise<boolean> {
+    return this.events.collectionUpdated(principal, name, async () => {
+      const tenant = tenantOf(principal);
+      const entry = await this.registry.find(tenant, principal.branch, name, { fresh: true });
+      return entry !== null && (await this.registry.changeRules(entry, change));
+    });
   }
 
   /**

@@ -75,10 +75,10 @@ export class ManifestRules {
   async apply(): Promise<void> {
     for (const [name, { schema, expiry }] of this.pending) {
       if (schema)
-        await this.deps.collectionSchemas.put(
+        await this.deps.collectionSchemas.putAccepted(
           this.principal,
           name,
-          JSON.parse(schema.text),
+          schema.text,
           schema.action,
         );
       if (expiry) await this.deps.expiry.set(this.principal, name, expiry);

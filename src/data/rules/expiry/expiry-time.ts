@@ -78,8 +78,10 @@ export function utcTimeAtOrBefore(cutoff: number): string {
   const date = new Date(cutoff);
   const year = date.getUTCFullYear();
   if (year < 0) return NOTHING;
-  const any = PARTS.map((part) => digitRange(pad(part.min, part.width), pad(part.max, part.width)));
-  if (year > 9999) return `^${timeOf(any)}(?:\\.[0-9]+)?${UTC}$`;
+  const anyParts = PARTS.map((part) =>
+    digitRange(pad(part.min, part.width), pad(part.max, part.width)),
+  );
+  if (year > 9999) return `^${timeOf(anyParts)}(?:\\.[0-9]+)?${UTC}$`;
   const values = [
     year,
     date.getUTCMonth() + 1,
@@ -94,7 +96,9 @@ export function utcTimeAtOrBefore(cutoff: number): string {
     const value = values[k] ?? 0;
     if (value <= part.min) return;
     const smaller = digitRange(pad(part.min, part.width), pad(value - 1, part.width));
-    branches.push(`${timeOf([...exact.slice(0, k), smaller, ...any.slice(k + 1)])}(?:\\.[0-9]+)?`);
+    branches.push(
+      `${timeOf([...exact.slice(0, k), smaller, ...anyParts.slice(k + 1)])}(?:\\.[0-9]+)?`,
+    );
   });
   branches.push(`${timeOf(exact)}${fractionAtMost(pad(date.getUTCMilliseconds(), 3))}`);
   return `^(?:${branches.join('|')})${UTC}$`;

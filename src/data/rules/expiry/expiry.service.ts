@@ -5,11 +5,10 @@ import { APP_CONFIG, type AppConfig } from '../../../config';
 import { CollectionRegistryRepository } from '../../collections/collection-registry.repository';
 import { CollectionsService } from '../../collections/collections.service';
 import { CollectionNotFoundError, ExpiryNotFoundError } from '../../data.errors';
-import { ItemEvents } from '../../items/item-events';
 import { MANAGED_FIELDS } from '../../query/data.constants';
 import { TIMESTAMP_FIELDS } from '../../query/data-query';
 import { fieldPathProblem } from '../../query/json-guard';
-import type { ExpiryRule, RulesChange } from '../collection-rules';
+import type { ExpiryRule } from '../collection-rules';
 
 /**
  * A collection's expiry rule (root and team keys): set, read and removed on its registry entry;
@@ -22,7 +21,6 @@ export class ExpiryService {
   constructor(
     private readonly collections: CollectionsService,
     private readonly registry: CollectionRegistryRepository,
-    private readonly itemEvents: ItemEvents,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -41,7 +39,7 @@ export class ExpiryService {
     this.check(request);
     const rule: ExpiryRule = { ...request, changedAt: new Date() };
     await this.collections.findOrCreate(principal, collection);
-    if (!(await this.change(principal, collection, { expiry: rule })))
+    if (!(await this.collections.changeRules(principal, collection, { expiry: rule })))
       throw new CollectionNotFoundError(collection);
     return rule;
   }
@@ -49,25 +47,12 @@ export class ExpiryService {
   async remove(principal: CustomerPrincipal, collection: string): Promise<void> {
     const entry = await this.fresh(principal, collection);
     if (!entry?.rules.expiry) throw new ExpiryNotFoundError(collection);
-    if (!(await this.change(principal, collection, { expiry: null })))
+    if (!(await this.collections.changeRules(principal, collection, { expiry: null })))
       throw new ExpiryNotFoundError(collection);
   }
 
   private fresh(principal: CustomerPrincipal, collection: string) {
     return this.registry.find(tenantOf(principal), principal.branch, collection, { fresh: true });
-  }
-
-  /** Changes the rules of the entry as it is now; false when the collection went meanwhile. */
-  private change(
-    principal: CustomerPrincipal,
-    collection: string,
-    change: RulesChange,
-  ): Promise<boolean> {
-    return this.itemEvents.collectionUpdated(principal, collection, async () => {
-      const entry = await this.fresh(principal, collection);
-      if (!entry) return false;
-      return this.registry.changeRules(entry, change);
-    });
   }
 
   /** `field` names a time the rule can read; `afterSeconds` is within EXPIRY_MAX_SECONDS. */

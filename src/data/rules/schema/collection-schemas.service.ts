@@ -1,11 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../../../config';
 import type { CustomerPrincipal } from '../../../auth';
-import { CollectionRegistryRepository } from '../../collections/collection-registry.repository';
 import type { RegisteredCollection } from '../../collections/collection-registry.repository';
 import { CollectionsService } from '../../collections/collections.service';
 import { CollectionNotFoundError } from '../../data.errors';
-import { ItemEvents } from '../../items/item-events';
 import { TransferItemsRepository } from '../../transfer/transfer-items.repository';
 import type { SchemaAction, SchemaRule } from '../collection-rules';
 import { ItemSchemas, type SchemaError } from './item-schemas';
@@ -36,8 +34,6 @@ export class CollectionSchemas {
 
   constructor(
     private readonly collections: CollectionsService,
-    private readonly registry: CollectionRegistryRepository,
-    private readonly itemEvents: ItemEvents,
     private readonly schemas: ItemSchemas,
     private readonly transfers: TransferItemsRepository,
     @Inject(APP_CONFIG) config: AppConfig,
@@ -52,10 +48,20 @@ export class CollectionSchemas {
     schema: unknown,
     action: SchemaAction,
   ): Promise<SchemaView> {
-    const text = this.schemas.accept(schema);
-    const entry = await this.collections.findOrCreate(principal, name);
+    return this.putAccepted(principal, name, this.schemas.accept(schema), action);
+  }
+
+  /** Sets a schema already accepted (ItemSchemas.accept gave its text): an import's manifest's. */
+  async putAccepted(
+    principal: CustomerPrincipal,
+    name: string,
+    text: string,
+    action: SchemaAction,
+  ): Promise<SchemaView> {
+    await this.collections.findOrCreate(principal, name);
     const rule: SchemaRule = { text, action, changedAt: new Date() };
-    await this.change(principal, entry, rule);
+    if (!(await this.collections.changeRules(principal, name, { schema: rule })))
+      throw new CollectionNotFoundError(name);
     return viewOf(rule);
   }
 
@@ -64,8 +70,9 @@ export class CollectionSchemas {
   }
 
   async remove(principal: CustomerPrincipal, name: string): Promise<void> {
-    const { entry } = await this.withSchema(principal, name);
-    await this.change(principal, entry, null);
+    await this.withSchema(principal, name);
+    if (!(await this.collections.changeRules(principal, name, { schema: null })))
+      throw new CollectionNotFoundError(name);
   }
 
   /**
@@ -100,17 +107,6 @@ export class CollectionSchemas {
     if (!entry) throw new CollectionNotFoundError(name);
     if (!entry.rules.schema) throw new SchemaNotFoundError(name);
     return { entry, rule: entry.rules.schema };
-  }
-
-  private async change(
-    principal: CustomerPrincipal,
-    entry: RegisteredCollection,
-    schema: SchemaRule | null,
-  ): Promise<void> {
-    const changed = await this.itemEvents.collectionUpdated(principal, entry.name, () =>
-      this.registry.changeRules(entry, { schema }),
-    );
-    if (!changed) throw new CollectionNotFoundError(entry.name);
   }
 }
 

@@ -1,11 +1,11 @@
 import {
   Injectable,
-  UseInterceptors,
   type CallHandler,
   type ExecutionContext,
   type NestInterceptor,
 } from '@nestjs/common';
 import type { Response } from 'express';
+import { onWriteRoutes } from '../../../common/idempotency';
 import { Observable, tap } from 'rxjs';
 import type { SchemaError } from './item-schemas';
 import { gatheringWarnings, schemaWarningsHeader } from './schema-warnings';
@@ -36,6 +36,10 @@ export class SchemaWarningsInterceptor implements NestInterceptor {
   }
 }
 
-/** On a controller whose routes write items: their answers carry Schema-Warnings. */
-export const AnswersSchemaWarnings = (): ClassDecorator & MethodDecorator =>
-  UseInterceptors(SchemaWarningsInterceptor);
+/**
+ * On a controller whose routes write items: their answers carry Schema-Warnings. Only its write
+ * routes get the interceptor (onWriteRoutes), so reads stay without one, on their fast path.
+ * Put it below IdempotentWrites: it then wraps the idempotency interceptor, and the header is
+ * set before a response is kept for replay.
+ */
+export const AnswersSchemaWarnings = (): ClassDecorator => onWriteRoutes(SchemaWarningsInterceptor);
