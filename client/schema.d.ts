@@ -7554,8 +7554,6 @@ export interface operations {
           ETag?: string;
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
-          /** @description Only when the item written breaks its collection's schema and the schema's action is `warn`: the places and keywords it fails, as comma-separated `<pointer> <keyword>` pairs, each pointer a JSON Pointer in its URI fragment form (`#/address/city required, #/age minimum`); at most 4,096 characters */
-          'Schema-Warnings'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit': number;
           /** @description Requests left in the current window */
@@ -7575,8 +7573,6 @@ export interface operations {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
-          /** @description Only when the item written breaks its collection's schema and the schema's action is `warn`: the places and keywords it fails, as comma-separated `<pointer> <keyword>` pairs, each pointer a JSON Pointer in its URI fragment form (`#/address/city required, #/age minimum`); at most 4,096 characters */
-          'Schema-Warnings'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit': number;
           /** @description Requests left in the current window */
@@ -11150,8 +11146,6 @@ export interface operations {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
-          /** @description Only when the item written breaks its collection's schema and the schema's action is `warn`: the places and keywords it fails, as comma-separated `<pointer> <keyword>` pairs, each pointer a JSON Pointer in its URI fragment form (`#/address/city required, #/age minimum`); at most 4,096 characters */
-          'Schema-Warnings'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit': number;
           /** @description Requests left in the current window */

@@ -3,7 +3,7 @@ import { ERROR_CATALOG, problemType, type ErrorCode } from '../errors';
 import {
   BRANCH_HEADER,
   HEADERS,
-  ITEM_WRITES,
+  writesItems,
   PROBLEM_MEDIA_TYPE,
   PROBLEM_REF,
   operations,
@@ -126,7 +126,7 @@ export function addStandardProblems(document: OpenAPIObject): OpenAPIObject {
       standard['415'] =
         `${ERROR_CATALOG.UNSUPPORTED_MEDIA_TYPE.title}, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING)`;
     }
-    if (method !== 'get' && method !== 'delete' && ITEM_WRITES.test(path))
+    if (writesItems(path, method))
       standard['422'] =
         `${ERROR_CATALOG.SCHEMA_VIOLATION.title}: the item as it would be stored breaks the collection's JSON Schema, whose action is \`error\`; nothing was written (SCHEMA_VIOLATION, with \`errors\`)`;
     for (const [status, description] of Object.entries(standard)) {

@@ -51,6 +51,11 @@ export function header(
 /** The routes that write items: a collection schema checks them (422, Schema-Warnings). */
 export const ITEM_WRITES = /^\/data\/\{collection\}(\/bulk|\/\{indexName\}\/\{indexValue\})?$/;
 
+/** Whether an operation writes items a collection schema checks (deletes store none). */
+export function writesItems(path: string, method: string): boolean {
+  return (method === 'post' || method === 'put' || method === 'patch') && ITEM_WRITES.test(path);
+}
+
 export const HEADERS = {
   schemaWarnings: header(
     "Only when the item written breaks its collection's schema and the schema's action is `warn`: the places and keywords it fails, as comma-separated `<pointer> <keyword>` pairs, each pointer a JSON Pointer in its URI fragment form (`#/address/city required, #/age minimum`); at most 4,096 characters",

@@ -13,7 +13,7 @@ import {
   BEARER_SCHEME,
   BRANCH_HEADER,
   HEADERS,
-  ITEM_WRITES,
+  writesItems,
   PROBLEM_SCHEMA,
   TEAM_HEADER,
   operations,
@@ -85,8 +85,7 @@ function addResponseHeaders(document: OpenAPIObject): void {
       }
       if (status === '429' || status === '503') headers['Retry-After'] = HEADERS.retryAfter;
       if (status === '200' && method === 'get' && isList(response)) headers.Link = HEADERS.link;
-      if (success && method !== 'get' && ITEM_WRITES.test(path))
-        headers['Schema-Warnings'] = HEADERS.schemaWarnings;
+      if (success && writesItems(path, method)) headers['Schema-Warnings'] = HEADERS.schemaWarnings;
       response.headers = headers;
     }
   }
