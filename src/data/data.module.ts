@@ -32,6 +32,7 @@ import { ItemReplacements } from './transfer/item-replacements';
 import { NamespaceExport } from './transfer/namespace-export';
 import { TransferItemsRepository } from './transfer/transfer-items.repository';
 import { NamespaceImport } from './transfer/namespace-import';
+import { ImportBatches } from './transfer/import-batches';
 import { TransferController } from './transfer/transfer.controller';
 import { CollectionWriteGate } from './collections/collection-write.gate';
 import { ItemSchemas } from './rules/schema/item-schemas';
@@ -78,6 +79,7 @@ import { ItemExpiry } from './rules/expiry/item-expiry';
     IndexesService,
     NamespaceExport,
     NamespaceImport,
+    ImportBatches,
     ItemReplacements,
     TransferItemsRepository,
     ItemSchemas,

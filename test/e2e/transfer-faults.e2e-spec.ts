@@ -9,14 +9,18 @@ import {
 } from '../support/app';
 import { createUser, type TestUser } from '../support/factories';
 import { as } from '../support/http';
-import type { Line } from '../support/ndjson';
+import { exportAs, type Line } from '../support/ndjson';
 import { startOwnDatabase, type OwnDatabase } from '../support/own-database';
 import { startService, type ServiceProcess } from '../support/service-process';
 import { until } from '../support/until';
 import { startWireProxy, type WireProxy } from '../support/wire-proxy';
 
-/** How many lines one import writes at once (src/data/transfer/namespace-import.ts). */
+/**
+ * How many writes one import has under way at once, and how many item lines one of them holds
+ * at most (src/data/transfer/namespace-import.ts, import-batch-lines.ts).
+ */
 const IMPORT_WINDOW = 8;
+const IMPORT_BATCH_LINES = 500;
 
 /** An import whose body the test writes line by line while it reads the result lines. */
 interface OpenImport {
@@ -92,16 +96,19 @@ describe('import faults', () => {
     it('keeps every line it reported written, and writes at most the lines in flight when the client left', async () => {
       const user = await createUser(t);
       const upload = openImport(base, user);
+      // More lines than a full window of batches holds: the import reads no further.
+      const late = IMPORT_WINDOW * IMPORT_BATCH_LINES + 1000;
+      const heldIds: string[] = [];
       try {
         upload.send(ids('early', 10).map(itemLine));
         await until('the first ten results', () => upload.results.length === 10);
         expect(upload.results.map((r) => r.status)).toEqual(Array(10).fill(201));
 
-        // The next lines' inserts are held at the database: the import has as many in flight
-        // as it takes at once, and reads no further until one of them is done.
-        proxy.hold(lateInsert);
-        upload.send(ids('late', 30).map(itemLine));
-        await until('a window of inserts in flight', () => proxy.held() === IMPORT_WINDOW);
+        // The next lines' inserts are held at the database: the import has as many writes
+        // under way as it takes at once, and reads no further until one of them is done.
+        proxy.hold((command) => lateInsert(command) && heldIds.push(...idsOf(command)) > 0);
+        upload.send(ids('late', late).map(itemLine));
+        await until('a window of writes in flight', () => proxy.held() === IMPORT_WINDOW);
       } finally {
         upload.cut();
       }
@@ -110,24 +117,28 @@ describe('import faults', () => {
       proxy.release();
       proxy.hold(lateInsert);
       const heldSoFar = proxy.held();
-      const stored = async () =>
-        (
-          await as(t, user)
-            .get('/data/c', { query: { limit: '100' } })
-            .expect(200)
-        ).body as Line[];
-      await until('the writes in flight are done', async () => (await stored()).length === 18);
-      const storedIds = (await stored()).map((item) => item._id as string);
+      const count = async () =>
+        ((await as(t, user).get('/data/c/count').expect(200)).body as { count: number }).count;
+      await until(
+        'the writes in flight are done',
+        async () => (await count()) === 10 + heldIds.length,
+      );
+      const exported = await exportAs(t, user, { collections: 'c' });
+      const storedIds = exported.lines
+        .filter((line) => line.type === 'item')
+        .map((line) => (line.item as Line)._id as string);
       const reported = upload.results.filter((r) => r.status === 201).map((r) => r._id as string);
       expect(reported).toEqual(ids('early', 10));
       for (const id of reported) expect(storedIds).toContain(id);
-      expect(storedIds.filter((id) => id.startsWith('late-')).sort()).toEqual(
-        ids('late', IMPORT_WINDOW).sort(),
-      );
+      // What was written is what was in flight: the first lines after the early ones, in order,
+      // at most a window of full batches.
+      expect(heldIds).toEqual(ids('late', heldIds.length));
+      expect(heldIds.length).toBeLessThanOrEqual(IMPORT_WINDOW * IMPORT_BATCH_LINES);
+      expect(storedIds.filter((id) => id.startsWith('late-')).sort()).toEqual([...heldIds].sort());
       // Nothing beyond the window was read after the client left.
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(proxy.held()).toBe(heldSoFar);
-      expect(await stored()).toHaveLength(18);
+      expect(await count()).toBe(10 + heldIds.length);
       proxy.release();
     });
     it('locks nothing during an export: writes go on, and the feed after its position has them', async () => {
@@ -228,13 +239,13 @@ describe('import faults', () => {
         code: 'DATABASE_UNAVAILABLE',
         created: 10,
       });
-      // Every line read has its result; the lines in flight at the stop report 503, and no line
-      // after them was read.
-      expect(results.map((r) => r.line)).toEqual(
-        Array.from({ length: 10 + IMPORT_WINDOW }, (_, i) => i + 1),
-      );
+      // Every line read has its result; the lines in flight at the stop (the batches of the
+      // lines read by then) report 503, and no line after them was read.
+      const read = totals.lines as number;
+      expect(read).toBeGreaterThanOrEqual(11);
+      expect(read).toBeLessThanOrEqual(20);
+      expect(results.map((r) => r.line)).toEqual(Array.from({ length: read }, (_, i) => i + 1));
       expect(results.slice(10).every((r) => r.status === 503)).toBe(true);
-      expect(totals.lines).toBe(10 + IMPORT_WINDOW);
 
       // Thawed: what was reported written is there; a line reported 503 may or may not be
       // (its write may have reached the database before it froze), and no line after the stop.
@@ -251,7 +262,7 @@ describe('import faults', () => {
       ).map((item) => item._id as string);
       for (const id of ids('before', 10)) expect(stored).toContain(id);
       const unreported = stored.filter((id) => !id.startsWith('before-'));
-      for (const id of unreported) expect(ids('during', IMPORT_WINDOW)).toContain(id);
+      for (const id of unreported) expect(ids('during', read - 10)).toContain(id);
     });
   });
 
@@ -295,10 +306,10 @@ describe('import faults', () => {
       await until('the first ten import results', () => upload.results.length === 10);
 
       let getMores = 0;
-      let inserts = 0;
+      const heldIds: string[] = [];
       proxy.hold((command) => {
         if (command.getMore !== undefined) getMores += 1;
-        else if (lateInsert(command)) inserts += 1;
+        else if (lateInsert(command)) heldIds.push(...idsOf(command));
         else return false;
         return true;
       });
@@ -316,7 +327,7 @@ describe('import faults', () => {
       });
       await until('the export waits for its second batch', () => getMores === 1);
       upload.send(ids('late', 20).map(itemLine));
-      await until('a window of import lines in flight', () => inserts === IMPORT_WINDOW);
+      await until('the late lines in flight', () => heldIds.length === 20);
 
       service.process.kill('SIGTERM');
       await exportDone;
@@ -335,9 +346,9 @@ describe('import faults', () => {
       expect(totals).toMatchObject({
         type: 'totals',
         outcome: 'stopped',
-        stoppedAt: 10 + IMPORT_WINDOW + 1,
+        stoppedAt: 10 + 20 + 1,
         code: 'SHUTTING_DOWN',
-        created: 10 + IMPORT_WINDOW,
+        created: 10 + 20,
       });
       expect(upload.results.at(-2)).toMatchObject({ status: 503, code: 'SHUTTING_DOWN' });
       const { code } = await service.exited;
@@ -353,4 +364,9 @@ function lateInsert(command: Document): boolean {
     Array.isArray(command.documents) &&
     command.documents.some((doc: Document) => String(doc._id).startsWith('late-'))
   );
+}
+
+/** The `_id`s of the documents an insert command carries. */
+function idsOf(command: Document): string[] {
+  return (command.documents as Document[]).map((doc) => String(doc._id));
 }

@@ -166,6 +166,68 @@ describe('export and import', () => {
     expect(stored._updatedAt).toBe('2020-01-01T00:00:00.000Z');
   });
 
+  /** The database commands the service has sent so far (the metric counts round trips). */
+  async function commands(): Promise<number> {
+    const res = await t.http().get('/metrics').expect(200);
+    return Number(/^mongodb_commands_total (\d+)/m.exec(res.text)?.[1]);
+  }
+
+  it('writes a run of item lines together, with the results and events of writing them one by one', async () => {
+    const user = await createUser(t);
+    const api = as(t, user);
+    await api.post('/data/runs/index', { field: 'email', unique: true }).expect(200);
+    await api.post('/data/runs', { item: { _id: 'taken', email: 'held@example.com' } }).expect(200);
+    const line = (item: Line) => ({ type: 'item', collection: 'runs', item });
+    const fresh = Array.from({ length: 40 }, (_, i) => line({ _id: `r${i}`, n: i }));
+    const body = [
+      line({ _id: 'first' }), // the file's first line of the collection: written by itself
+      ...fresh.slice(0, 10),
+      line({ _id: 'taken' }), // stored already
+      ...fresh.slice(10, 20),
+      line({ email: 'held@example.com' }), // a unique index refuses it
+      ...fresh.slice(20),
+      line({ _id: 'r0' }), // an earlier line of the file holds it
+    ];
+    const before = await commands();
+    const { results, totals } = resultsOf(await importAs(t, user, body));
+    const used = (await commands()) - before;
+    const refused: Record<number, Line> = {
+      12: { status: 409, code: 'DUPLICATE_ITEM', existingId: 'taken' },
+      23: { status: 409, code: 'DUPLICATE_ITEM' },
+      44: { status: 409, code: 'DUPLICATE_ITEM', existingId: 'r0' },
+    };
+    expect(results).toHaveLength(body.length);
+    results.forEach((result, i) =>
+      expect(result).toMatchObject({ line: i + 1, ...(refused[i + 1] ?? { status: 201 }) }),
+    );
+    expect(results[22]?.existingId).toBeUndefined();
+    expect(totals).toMatchObject({ outcome: 'complete', created: 41, failed: 3 });
+    // Written one by one, each line takes four commands at least (the feed's intent opened and
+    // closed, the insert, its event); the batches need a few each, the four lines written alone
+    // their own.
+    expect(used).toBeLessThan(2 * body.length);
+    const events = (await api.get('/events').expect(200)).body.events as Line[];
+    const created = events
+      .filter((e) => e.resource === 'item' && e.type === 'created')
+      .map((e) => (e.data as Line)._id);
+    expect(created).toEqual(['taken', 'first', ...fresh.map((l) => l.item._id)]);
+
+    // An upsert's run replaces the stored items and creates the others.
+    const upsert = resultsOf(
+      await importAs(
+        t,
+        user,
+        [line({ _id: 'first', v: 2 }), line({ _id: 'r1', n: -1 }), line({ _id: 'new' })],
+        {
+          mode: 'upsert',
+        },
+      ),
+    );
+    expect(upsert.results.map((r) => r.status)).toEqual([200, 200, 201]);
+    expect((await api.get('/data/runs/_id/r1').expect(200)).body).toMatchObject({ n: -1 });
+    expect((await api.get('/data/runs/count').expect(200)).body).toEqual({ count: 43 });
+  });
+
   it('answers a malformed line on its own and goes on', async () => {
     const user = await createUser(t);
     const body = [

@@ -23,19 +23,32 @@ export interface WireProxy {
   close(): Promise<void>;
 }
 
-/** The command document of an OP_MSG (its kind-0 section), or undefined for anything else. */
+/**
+ * The command of an OP_MSG: its kind-0 section, with the documents of its kind-1 sections (a
+ * driver sends an insert's documents as one) under their identifier; undefined for anything else.
+ */
 function commandOf(message: Buffer): Document | undefined {
   if (message.readInt32LE(12) !== OP_MSG) return undefined;
   const flags = message.readUInt32LE(16);
   const end = message.length - (flags & CHECKSUM_PRESENT ? 4 : 0);
+  let command: Document | undefined;
+  const sequences: Record<string, Document[]> = {};
   let offset = 20;
   while (offset < end) {
     const kind = message.readUInt8(offset);
     const size = message.readInt32LE(offset + 1);
-    if (kind === 0) return BSON.deserialize(message.subarray(offset + 1, offset + 1 + size));
+    const section = message.subarray(offset + 1, offset + 1 + size);
+    if (kind === 0) command = BSON.deserialize(section);
+    else {
+      const nul = section.indexOf(0, 4);
+      const documents: Document[] = [];
+      for (let at = nul + 1; at < section.length; at += section.readInt32LE(at))
+        documents.push(BSON.deserialize(section.subarray(at, at + section.readInt32LE(at))));
+      sequences[section.toString('utf8', 4, nul)] = documents;
+    }
     offset += 1 + size;
   }
-  return undefined;
+  return command && { ...command, ...sequences };
 }
 
 export async function startWireProxy(target: string): Promise<WireProxy> {

@@ -97,6 +97,22 @@ export class ItemEvents implements OnModuleInit {
     );
   }
 
+  /** An insert of the items `ids` at once (an import's run of lines) answering those it wrote. */
+  createdAll(
+    principal: CustomerPrincipal,
+    collection: string,
+    ids: readonly string[],
+    ownerField: string,
+    write: () => Promise<StoredItem[]>,
+  ): Promise<StoredItem[]> {
+    return this.events.record(
+      changeScopeOf(principal),
+      this.planned('created', collection, ids, ownerField),
+      write,
+      (stored) => this.recorded('created', collection, stored, ownerField),
+    );
+  }
+
   /** A write that updates the items `ids` and answers those it updated. */
   updated<T extends StoredItem | StoredItem[]>(
     principal: CustomerPrincipal,

@@ -20,6 +20,12 @@ export interface StoredItem extends Document {
   [REVISION_FIELD]?: { c?: string; n?: number };
 }
 
+/** An item as first stored: its fields, its times and a new revision record. */
+export function newStoredItem(id: string, item: Guarded<JsonObject>, times: KeptTimes): StoredItem {
+  const stored = { _id: id, ...item, _createdAt: times.createdAt, _updatedAt: times.updatedAt };
+  return { ...stored, [REVISION_FIELD]: newRevisionRecord() };
+}
+
 /**
  * Items of tenant collections, through TenantStorage: callers name a registry entry and pass only
  * guarded documents and server-built conditions; queries from client input carry maxTimeMS.
@@ -50,13 +56,7 @@ export class ItemsRepository {
     item: Guarded<JsonObject>,
     times: KeptTimes,
   ): Promise<StoredItem | Duplicate> {
-    const stored = {
-      _id: id,
-      ...item,
-      _createdAt: times.createdAt,
-      _updatedAt: times.updatedAt,
-      [REVISION_FIELD]: newRevisionRecord(),
-    } as StoredItem;
+    const stored = newStoredItem(id, item, times);
     return orDuplicate(async () => {
       await this.collection(target).insertOne(stored);
       return stored;
@@ -97,9 +97,7 @@ export class ItemsRepository {
     );
   }
 
-  /** Up to `limit` matching items in _id order (callers ask for 2 to detect ambiguity). */
-  // No sort in the two lookups below: callers only ask whether 0, 1 or more items match, and an
-  // unsorted limited find lets the server stop at the first matches.
+  /** Up to `limit` matching items, unsorted: the server stops at the first (2 detect ambiguity). */
   async findMatching(
     target: NativeCollection,
     match: ItemMatch,

@@ -66,10 +66,7 @@ export class ItemsService {
   ): Promise<StoredItem> {
     const { item, ownerField, uniqueField } = request;
     const id = request.id ?? new Types.ObjectId().toHexString();
-    // A sub key's items are always its own; root and team keys may file items for others (and
-    // import them as they are).
-    if (principal.kind === 'sub' || (!request.imported && !Object.hasOwn(item, ownerField)))
-      item[ownerField] = ownerValueOf(principal);
+    stampOwner(principal, request);
     const uniqueValue = uniqueField === null ? undefined : uniqueValueOf(item, id, uniqueField);
 
     const target = await this.collections.findOrCreate(principal, collection);
@@ -265,6 +262,16 @@ function cursorText(sortPath: string, value: unknown): string | null {
     return numeric ? null : value;
   }
   return null;
+}
+
+/**
+ * Writes the owner field of a new item: a sub key's items are always its own; root and team
+ * keys may file items for others (and import them as they are).
+ */
+export function stampOwner(principal: CustomerPrincipal, request: NewItemRequest): void {
+  const { item, ownerField } = request;
+  if (principal.kind === 'sub' || (!request.imported && !Object.hasOwn(item, ownerField)))
+    item[ownerField] = ownerValueOf(principal);
 }
 
 /** The value `uniqueField` names, after the owner field was stamped: present and scalar. */

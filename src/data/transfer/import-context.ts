@@ -10,6 +10,7 @@ import type { CollectionSchemas } from '../rules/schema/collection-schemas.servi
 import type { ItemSchemas } from '../rules/schema/item-schemas';
 import type { SchemaEnforcement } from '../rules/schema/schema-enforcement';
 import type { CollectionSettings } from './import-records';
+import type { ImportBatches } from './import-batches';
 import type { ItemReplacements } from './item-replacements';
 
 /** How an import writes (its options) and with what (its dependencies). */
@@ -27,6 +28,8 @@ export interface ImportOptions {
 export interface ImportDeps {
   collections: CollectionsService;
   creates: ItemsService;
+  /** Runs of item lines of one collection, written together. */
+  batches: ImportBatches;
   replacements: ItemReplacements;
   items: ItemsRepository;
   indexes: IndexesService;

@@ -1,4 +1,10 @@
-import { DomainError, type ErrorCode, type FieldError } from '../../common/errors';
+import {
+  DatabaseUnavailableError,
+  DomainError,
+  isDatabaseUnavailable,
+  type ErrorCode,
+  type FieldError,
+} from '../../common/errors';
 import { BodyStreamError } from '../../common/http/ndjson';
 
 /** What POST /import answers: a result line per input line, then the totals. */
@@ -48,6 +54,18 @@ export function ok(line: number, status: number, id?: string): Outcome {
     result: { type: 'result', line, status, ...(id !== undefined ? { _id: id } : {}) },
     stops: false,
   };
+}
+
+/**
+ * A line whose write failed: a rule's refusal is its result; the database failing or an
+ * unexpected error (reported through `log`) stops the import.
+ */
+export function lineFailure(line: number, error: unknown, log: (error: unknown) => void): Outcome {
+  if (error instanceof DatabaseUnavailableError || isDatabaseUnavailable(error))
+    return failure(line, new DatabaseUnavailableError(), true);
+  if (error instanceof DomainError) return failure(line, error, error.status >= 500);
+  log(error);
+  return failure(line, new DomainError('INTERNAL_ERROR', 'The line could not be written.'), true);
 }
 
 /** A line longer than IMPORT_MAX_LINE_BYTES. */

@@ -1,34 +1,38 @@
-import { ownerValueOf, type CustomerPrincipal } from '../../auth';
-import {
-  DatabaseUnavailableError,
-  DomainError,
-  ForbiddenError,
-  isDatabaseUnavailable,
-  ValidationFailedError,
-} from '../../common/errors';
+import type { CustomerPrincipal } from '../../auth';
+import { DomainError, ValidationFailedError } from '../../common/errors';
 import type { BodyLine } from '../../common/http/ndjson';
-import { CollectionQuotaExceededError, DuplicateItemError } from '../data.errors';
-import { uniqueValueOf } from '../items/items.service';
-import { ownerScopeOf } from '../items/item-scope';
 import type { NewItemRequest } from '../query/data-requests';
 import { isPlainObject } from '../query/json-guard';
+import type { BatchItemResult } from './import-batches';
+import { ImportDryRun } from './import-dry-run';
+import {
+  BatchedLines,
+  type BatchOfLines,
+  type ItemLine,
+  type LineWork,
+} from './import-batch-lines';
+
+type ItemAt = BatchOfLines['lines'][number];
 import {
   DigestMismatchError,
   isSectionLine,
   parseRecord,
   toImportedItemRequest,
   type CollectionSettings,
-  type ImportCollection,
   type ImportRecord,
 } from './import-records';
-import { failure, lineTooLong, ok, type Outcome } from './import-results';
+import { failure, lineFailure, lineTooLong, ok, type Outcome } from './import-results';
 import { LineHolds } from './line-holds';
 import { RecordDigest } from './transfer-format';
-import { ManifestRules } from './manifest-rules';
+import { ManifestCollections } from './manifest-collections';
 import type { ImportDeps, ImportOptions } from './import-context';
 import { collectWarnings } from '../rules/schema/schema-warnings';
+import type { SchemaError } from '../rules/schema/item-schemas';
 
-type ItemLine = Extract<ImportRecord, { type: 'item' }>;
+const done = (outcome: Outcome): LineWork => ({
+  barrier: false,
+  run: () => Promise.resolve([outcome]),
+});
 
 /** One import's state: the settings its manifests gave, its digest, the lines in flight. */
 export class ImportRun {
@@ -37,27 +41,29 @@ export class ImportRun {
   private readonly holds = new LineHolds();
   /** Collections the lines read so far name. */
   private readonly seen = new Set<string>();
-  /** Collections a dry run would have created (they count against the quota). */
-  private readonly wouldCreate = new Set<string>();
-  private readonly rules: ManifestRules;
+  private readonly made: ManifestCollections;
+  private readonly dry: ImportDryRun;
+  private readonly batched: BatchedLines;
 
   constructor(
     private readonly deps: ImportDeps,
     private readonly principal: CustomerPrincipal,
     private readonly options: ImportOptions,
   ) {
-    this.rules = new ManifestRules(deps, principal);
+    this.dry = new ImportDryRun(deps, principal, options);
+    this.made = new ManifestCollections(deps, principal, options, this.dry);
+    this.batched = new BatchedLines(this.holds, (batch) => this.batch(batch));
   }
 
   /**
-   * Reads a line in input order (its record, the digest, the values it holds) and returns its
-   * work, to run now or, for a manifest, once the lines before it are done.
+   * Reads a line in input order (its record, the digest, the values it holds) and answers the
+   * work it completes, in line order: none while the line waits in a batch, the open batch first
+   * when the line cannot join it. A manifest runs once the lines before it are done.
    */
-  start(line: number, input: BodyLine): { barrier: boolean; run: () => Promise<Outcome> } {
-    const now = (outcome: Outcome) => ({ barrier: false, run: () => Promise.resolve(outcome) });
+  start(line: number, input: BodyLine): LineWork[] {
     if ('tooLong' in input) {
       this.digest.add('');
-      return now(failure(line, lineTooLong(input.tooLong)));
+      return [...this.batched.flush(), done(failure(line, lineTooLong(input.tooLong)))];
     }
     let record: ImportRecord;
     try {
@@ -66,19 +72,24 @@ export class ImportRun {
       // A refused manifest or end still ends the lines an end record digests.
       if (isSectionLine(input.text)) this.digest.end();
       else this.digest.add(input.bytes);
-      if (error instanceof DomainError) return now(failure(line, error));
+      if (error instanceof DomainError)
+        return [...this.batched.flush(), done(failure(line, error))];
       throw error;
     }
     switch (record.type) {
-      case 'manifest':
+      case 'manifest': {
         this.digest.end();
-        return { barrier: true, run: () => this.guarded(line, () => this.manifest(line, record)) };
+        const run = () => this.guarded(line, () => this.manifest(line, record)).then(one);
+        return [...this.batched.flush(), { barrier: true, run }];
+      }
       case 'end': {
         const outcome = this.end(line, record);
-        if (!this.rules.waiting || outcome.result.status >= 400) return now(outcome);
+        if (!this.made.rules.waiting || outcome.result.status >= 400)
+          return [...this.batched.flush(), done(outcome)];
         // The manifest's rules, after its items (ManifestRules).
-        const run = () => this.guarded(line, () => this.rules.apply().then(() => outcome));
-        return { barrier: true, run };
+        const run = () =>
+          this.guarded(line, () => this.made.rules.apply().then(() => outcome)).then(one);
+        return [...this.batched.flush(), { barrier: true, run }];
       }
       case 'item': {
         this.digest.add(input.bytes);
@@ -86,22 +97,75 @@ export class ImportRun {
         // which line meets a full quota is the same on every run.
         const first = !this.seen.has(record.collection);
         this.seen.add(record.collection);
-        const { wait, release } = this.holds.hold(this.valuesOf(record));
-        const run = async () => {
-          try {
-            await wait;
-            const { value, warnings } = await collectWarnings(() =>
-              this.guarded(line, () => this.item(line, record)),
-            );
-            if (warnings.length > 0) value.result.warnings = warnings; // a schema that warns
-            return value;
-          } finally {
-            release();
-          }
-        };
-        return { barrier: first, run };
+        const values = this.valuesOf(record);
+        if (!first && this.batches(record.collection))
+          return this.batched.join(line, record, values, input.bytes.length);
+        const works = this.batched.flush();
+        const { wait, release } = this.holds.hold(values);
+        const run = () => wait.then(() => this.alone(line, record).then(one)).finally(release);
+        works.push({ barrier: first, run });
+        return works;
       }
     }
+  }
+
+  /**
+   * Whether a collection's item lines are written in batches: not in a dry run, and not with a
+   * uniqueField, whose values are claimed one by one (ItemsService.create).
+   */
+  private batches(collection: string): boolean {
+    const { uniqueField } = this.settingsOf(collection);
+    return !this.options.dryRun && (uniqueField === null || uniqueField === '_id');
+  }
+
+  /** Whether item lines wait in a batch (BatchedLines.flush starts them). */
+  get batching(): boolean {
+    return this.batched.waiting;
+  }
+
+  /** Starts the lines waiting in a batch (the input pauses or ends). */
+  flush(): LineWork[] {
+    return this.batched.flush();
+  }
+
+  /** Writes a batch's items together; those a unique index refused are written alone. */
+  private async batch({ collection, lines }: BatchOfLines): Promise<Outcome[]> {
+    const log = this.logOnce();
+    const requests = lines.map(({ line, record }): NewItemRequest | Outcome => {
+      try {
+        return this.requestOf(record);
+      } catch (error) {
+        return lineFailure(line, error, log);
+      }
+    });
+    const items = requests.filter((r): r is NewItemRequest => !('result' in r));
+    let results: BatchItemResult[] = [];
+    try {
+      const { gate, batches } = this.deps;
+      if (items.length > 0)
+        results = await gate.around(this.principal, collection, () =>
+          batches.create(this.principal, collection, items, {
+            replacing: this.options.mode === 'upsert',
+          }),
+        );
+    } catch (error) {
+      // Nothing is known of each item: every line of the batch has the failure (logged once).
+      return requests.map((r, i) =>
+        'result' in r ? r : lineFailure((lines[i] as ItemAt).line, error, log),
+      );
+    }
+    const outcomes: Outcome[] = [];
+    let next = 0;
+    for (const [i, request] of requests.entries()) {
+      const { line, record } = lines[i] as ItemAt;
+      const result = 'result' in request ? null : (results[next++] as BatchItemResult);
+      if (result === null) outcomes.push(request as Outcome);
+      else if ('refused' in result) outcomes.push(failure(line, result.refused));
+      else if ('alone' in result)
+        outcomes.push(await this.alone(line, record, request as NewItemRequest));
+      else outcomes.push(withWarnings(ok(line, 201, result.stored._id), result.warnings));
+    }
+    return outcomes;
   }
 
   /** The values the item holds while it is in flight: its `_id` and its uniqueField value. */
@@ -124,89 +188,54 @@ export class ImportRun {
     try {
       return await work();
     } catch (error) {
-      if (error instanceof DatabaseUnavailableError || isDatabaseUnavailable(error))
-        return failure(line, new DatabaseUnavailableError(), true);
-      if (error instanceof DomainError) return failure(line, error, error.status >= 500);
-      this.deps.logger.error({ err: error, line }, 'import line failed');
-      return failure(
-        line,
-        new DomainError('INTERNAL_ERROR', 'The line could not be written.'),
-        true,
-      );
+      return lineFailure(line, error, this.logOnce());
     }
   }
 
-  private async item(line: number, record: ItemLine): Promise<Outcome> {
-    const { principal } = this;
-    if (record.branch !== undefined && record.branch !== principal.branch)
+  /** Logs an unexpected failure of a line, once for the lines that share it. */
+  private logOnce(): (error: unknown) => void {
+    let logged = false;
+    return (error) => {
+      if (!logged) this.deps.logger.error({ err: error }, 'import line failed');
+      logged = true;
+    };
+  }
+
+  /** An item line's request: refused (its result) when it does not hold a valid item. */
+  private requestOf(record: ItemLine): NewItemRequest {
+    const { branch } = this.principal;
+    if (record.branch !== undefined && record.branch !== branch)
       throw new ValidationFailedError([
-        { field: 'branch', message: `is not the request's branch ('${principal.branch}')` },
+        { field: 'branch', message: `is not the request's branch ('${branch}')` },
       ]);
-    const request = toImportedItemRequest(
-      record.item,
-      this.settingsOf(record.collection),
-      this.deps.budget,
+    return toImportedItemRequest(record.item, this.settingsOf(record.collection), this.deps.budget);
+  }
+
+  /** Writes one item line by itself (its request, when a batch made it already). */
+  private async alone(line: number, record: ItemLine, request?: NewItemRequest): Promise<Outcome> {
+    const { value, warnings } = await collectWarnings(() =>
+      this.guarded(line, () =>
+        this.item(line, record.collection, request ?? this.requestOf(record)),
+      ),
     );
-    if (this.options.dryRun) return this.dryItem(line, record.collection, request);
+    return withWarnings(value, warnings);
+  }
+
+  private async item(line: number, collection: string, request: NewItemRequest): Promise<Outcome> {
+    const { principal } = this;
+    if (this.options.dryRun) return this.dry.item(line, collection, request);
     const { gate, replacements, creates } = this.deps;
-    return gate.around(principal, record.collection, async () => {
+    return gate.around(principal, collection, async () => {
       if (this.options.mode === 'upsert' && request.id !== null) {
-        const replaced = await replacements.replace(principal, record.collection, {
+        const replaced = await replacements.replace(principal, collection, {
           ...request,
           id: request.id,
         });
         if (replaced) return ok(line, 200, replaced._id);
       }
-      const created = await creates.create(principal, record.collection, request);
+      const created = await creates.create(principal, collection, request);
       return ok(line, 201, created._id);
     });
-  }
-
-  /** What writing the item would answer, from the stored data (not from earlier lines). */
-  private async dryItem(
-    line: number,
-    collection: string,
-    request: NewItemRequest,
-  ): Promise<Outcome> {
-    const { collections, items } = this.deps;
-    const { principal } = this;
-    const { item, ownerField, uniqueField, id } = request;
-    if (principal.kind === 'sub') item[ownerField] = ownerValueOf(principal);
-    const unique = uniqueField === null ? null : uniqueValueOf(item, id ?? '', uniqueField);
-    const target = await collections.find(principal, collection);
-    if (!target) {
-      await this.wouldCreateCollection(collection);
-      return ok(line, 201, id ?? undefined);
-    }
-    this.deps.schema.enforce(target, item, ownerField);
-    const scope = ownerScopeOf(principal, ownerField);
-    let replaces = false;
-    if (id !== null && (await items.existsById(target, id))) {
-      const inScope =
-        scope === null ||
-        (
-          await items.findMatching(
-            target,
-            { scope, conditions: [{ kind: 'eq', path: '_id', anyOf: [id] }] },
-            1,
-          )
-        ).length > 0;
-      if (this.options.mode === 'insert' || !inScope) throw DuplicateItemError.taken('_id', id);
-      replaces = true;
-    }
-    if (uniqueField !== null && unique !== null && uniqueField !== '_id') {
-      const holder = await items.findIdByValue(target, scope, uniqueField, unique);
-      if (holder !== null && holder !== id) throw DuplicateItemError.taken(uniqueField, holder);
-    }
-    return ok(line, replaces ? 200 : 201, id ?? undefined);
-  }
-
-  /** A dry run's new collection: within the quota, counting those it would have made. */
-  private async wouldCreateCollection(collection: string): Promise<void> {
-    if (this.wouldCreate.has(collection)) return;
-    const { used, limit } = await this.deps.collections.quota(this.principal);
-    if (used + this.wouldCreate.size >= limit) throw new CollectionQuotaExceededError(limit);
-    this.wouldCreate.add(collection);
   }
 
   /**
@@ -225,7 +254,7 @@ export class ImportRun {
     let refusal: DomainError | null = null;
     for (const collection of record.collections) {
       try {
-        await this.createCollection(collection);
+        await this.made.create(collection);
       } catch (error) {
         if (!(error instanceof DomainError) || error.status >= 500) throw error;
         refusal ??= new DomainError(
@@ -237,34 +266,6 @@ export class ImportRun {
       }
     }
     return refusal ? failure(line, refusal) : ok(line, 200);
-  }
-
-  private async createCollection(collection: ImportCollection): Promise<void> {
-    const { collections, indexes, gate } = this.deps;
-    await this.rules.take(collection, this.options.dryRun);
-    if (this.options.dryRun) {
-      if (!(await collections.find(this.principal, collection.name)))
-        await this.wouldCreateCollection(collection.name);
-      return;
-    }
-    await collections.findOrCreate(this.principal, collection.name);
-    // Indexes are root and team keys' to make (as on /data/{c}/index): a sub key's import
-    // accepts a manifest whose indexes exist already, as an export by the sub key names them.
-    if (this.principal.kind === 'sub') {
-      const present = new Set(
-        (await indexes.list(this.principal, collection.name)).map((i) => i.name),
-      );
-      const missing = collection.indexes.filter((index) => !present.has(index.name));
-      if (missing.length > 0)
-        throw new ForbiddenError(
-          `A sub key creates no indexes; missing: ${missing.map((i) => i.name).join(', ')}.`,
-        );
-      return;
-    }
-    for (const index of collection.indexes)
-      await gate.around(this.principal, collection.name, () =>
-        indexes.create(this.principal, collection.name, index),
-      );
   }
 
   /** An end record: does it count and digest the lines since the manifest? */
@@ -279,4 +280,15 @@ export class ImportRun {
       );
     return ok(line, 200);
   }
+}
+
+/** A written item's outcome with the warnings of a schema that warns. */
+function withWarnings(outcome: Outcome, warnings: SchemaError[]): Outcome {
+  if (warnings.length > 0) outcome.result.warnings = warnings;
+  return outcome;
+}
+
+/** A line's outcome as the outcomes of its work. */
+function one(outcome: Outcome): Outcome[] {
+  return [outcome];
 }

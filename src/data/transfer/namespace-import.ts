@@ -18,6 +18,8 @@ import {
   type Outcome,
 } from './import-results';
 import { ImportRun } from './import-run';
+import type { LineWork } from './import-batch-lines';
+import { ImportBatches } from './import-batches';
 import type { ImportDeps, ImportOptions } from './import-context';
 import { SchemaEnforcement } from '../rules/schema/schema-enforcement';
 import { ItemSchemas } from '../rules/schema/item-schemas';
@@ -25,27 +27,41 @@ import { CollectionSchemas } from '../rules/schema/collection-schemas.service';
 import { ExpiryService } from '../rules/expiry/expiry.service';
 import { ItemReplacements } from './item-replacements';
 
-/** Lines written at once by one import; their results still come in line order. */
+/**
+ * Writes under way at once in one import (a line, or a batch of item lines); their results
+ * still come in line order.
+ */
 const IMPORT_WINDOW = 8;
 
+/** Work under way (a line, or a batch of them), its outcomes in line order. */
 interface Pending {
-  promise: Promise<Outcome>;
+  promise: Promise<Outcome[]>;
   settled: boolean;
 }
 
 function settled(outcome: Outcome): Pending {
-  return { promise: Promise.resolve(outcome), settled: true };
+  return { promise: Promise.resolve([outcome]), settled: true };
 }
+
+/** What a read waits against when lines wait in a batch: the input pausing (nothing buffered). */
+const PAUSE = Symbol('pause');
+const nextTurn = () => new Promise<typeof PAUSE>((resolve) => setImmediate(resolve, PAUSE));
 
 /**
  * POST /import: NDJSON records (transfer-format.ts) into the caller's namespace, each item under
- * the rules of POST /data/{c} (ItemsService.create; upserts ItemReplacements.replace), with a
- * result line per input line, in order. Up to IMPORT_WINDOW lines are written at once; lines
- * naming the same `_id` or the same uniqueField value wait for each other, so the results are
- * what writing them one by one would give. A manifest waits for the lines before it and holds
- * the ones after it until its collections and indexes exist.
+ * the rules of POST /data/{c}, with a result line per input line, in order. Consecutive item
+ * lines of one collection are written together (ImportBatches: one intent, ordered inserts and
+ * one append of events per batch of up to IMPORT_BATCH_LINES lines or IMPORT_BATCH_BYTES); a
+ * batch starts when it is full, when a line cannot join it, and as soon as the input has no
+ * further line at hand, so a client that waits for results before it sends more gets them.
+ * Lines of collections with a uniqueField, lines of a dry run and a collection's first line are
+ * written one by one (ItemsService.create; upserts ItemReplacements.replace). Up to
+ * IMPORT_WINDOW writes are under way at once; lines naming the same `_id` or the same
+ * uniqueField value wait for each other, so the results are what writing them one by one would
+ * give. A manifest waits for the lines before it and holds the ones after it until its
+ * collections and indexes exist.
  *
- * Input faults are the line's result; the import goes on. It stops — the in-flight lines still
+ * Input faults are the line's result; the import goes on. It stops — the writes under way still
  * report — at a line beyond IMPORT_MAX_LINES, a body past IMPORT_MAX_BYTES or that does not
  * decode, the database failing, the instance shutting down, or the client going away.
  */
@@ -57,6 +73,7 @@ export class NamespaceImport {
   constructor(
     collections: CollectionsService,
     creates: ItemsService,
+    batches: ImportBatches,
     replacements: ItemReplacements,
     items: ItemsRepository,
     indexes: IndexesService,
@@ -75,6 +92,7 @@ export class NamespaceImport {
     this.deps = {
       collections,
       creates,
+      batches,
       replacements,
       items,
       indexes,
@@ -112,19 +130,35 @@ export class NamespaceImport {
     // Set as soon as a line that stops the import is known (its result may still wait its turn).
     const halted = { now: false };
     let inputDone = false;
+    // Starts work in line order: a barrier once the work before it is done.
+    const begin = async (works: LineWork[]): Promise<void> => {
+      for (const work of works) {
+        if (work.barrier) {
+          await Promise.all(pending.map((p) => p.promise));
+          pending.push(track(work.run(), halted));
+          await (pending.at(-1) as Pending).promise;
+        } else pending.push(track(work.run(), halted));
+      }
+    };
     try {
       for (;;) {
         // Results leave in line order, as soon as the line's write is done.
         while (pending[0]?.settled) {
-          const { result, stops } = await (pending.shift() as Pending).promise;
-          count(totals, result);
-          yield JSON.stringify(result);
-          if (stops && totals.outcome === 'complete') {
-            totals.outcome = 'stopped';
-            totals.stoppedAt = result.line;
-            totals.code = result.code;
-            totals.detail = result.detail;
+          for (const { result, stops } of await (pending.shift() as Pending).promise) {
+            count(totals, result);
+            yield JSON.stringify(result);
+            if (stops && totals.outcome === 'complete') {
+              totals.outcome = 'stopped';
+              totals.stoppedAt = result.line;
+              totals.code = result.code;
+              totals.detail = result.detail;
+            }
           }
+        }
+        // No line follows: the lines waiting in a batch start.
+        if ((halted.now || inputDone) && run.batching) {
+          await begin(run.flush());
+          continue;
         }
         if (halted.now || inputDone || pending.length >= IMPORT_WINDOW) {
           if (pending.length === 0) break;
@@ -133,24 +167,34 @@ export class NamespaceImport {
         }
         if (signal?.aborted) {
           // The instance is shutting down: the lines read are finished, no other is read.
+          await begin(run.flush());
           pending.push(settled(failure(totals.lines + 1, shuttingDown(), true)));
           halted.now = true;
           continue;
         }
         reading ??= input.next().catch((failed: unknown) => ({ failed }));
         const head = pending[0]?.promise;
-        const waits: Promise<IteratorResult<BodyLine> | { failed: unknown } | null>[] = [reading];
+        const waits: Promise<
+          IteratorResult<BodyLine> | { failed: unknown } | null | typeof PAUSE
+        >[] = [reading];
         if (head) waits.push(head.then(() => null));
+        // Lines wait in a batch: it starts when the input has no further line at hand.
+        if (run.batching) waits.push(nextTurn());
         // A wake of this round's own: a race against a promise that outlives the import would
         // keep every round's reaction (and the line it read) until the import ends.
         const abortion = signal ? whenAborted(signal) : null;
         if (abortion) waits.push(abortion.promise);
         const next = await Promise.race(waits);
         abortion?.dispose();
+        if (next === PAUSE) {
+          await begin(run.flush());
+          continue;
+        }
         if (next === null) continue;
         reading = null;
         if ('failed' in next) {
           inputDone = true;
+          await begin(run.flush());
           const outcome = bodyFailure(totals.lines + 1, next.failed);
           if (outcome) pending.push(settled(outcome));
           else totals.outcome = 'stopped';
@@ -164,18 +208,12 @@ export class NamespaceImport {
         totals.lines += 1;
         const line = totals.lines;
         if (line > this.maxLines) {
+          await begin(run.flush());
           pending.push(settled(failure(line, tooManyLines(this.maxLines), true)));
           halted.now = true;
           continue;
         }
-        const started = run.start(line, next.value);
-        // A barrier (a manifest, a collection's first line) starts once the lines before it are
-        // done, and the lines after it wait for it.
-        if (started.barrier) {
-          await Promise.all(pending.map((p) => p.promise));
-          pending.push(track(started.run(), halted));
-          await (pending.at(-1) as Pending).promise;
-        } else pending.push(track(started.run(), halted));
+        await begin(run.start(line, next.value));
       }
     } finally {
       // Stops reading the body (an import that stopped, or a client that went away). A read
@@ -191,11 +229,11 @@ export class NamespaceImport {
  * A line's work under way: `settled` marks it done for the ordered output, and a line that stops
  * the import halts the reading at once.
  */
-function track(promise: Promise<Outcome>, halted: { now: boolean }): Pending {
+function track(promise: Promise<Outcome[]>, halted: { now: boolean }): Pending {
   const pending: Pending = { promise, settled: false };
-  void promise.then(({ stops }) => {
+  void promise.then((outcomes) => {
     pending.settled = true;
-    if (stops) halted.now = true;
+    if (outcomes.some(({ stops }) => stops)) halted.now = true;
   });
   return pending;
 }

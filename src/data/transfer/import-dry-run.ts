@@ -1,0 +1,65 @@
+import { ownerValueOf, type CustomerPrincipal } from '../../auth';
+import { CollectionQuotaExceededError, DuplicateItemError } from '../data.errors';
+import { uniqueValueOf } from '../items/items.service';
+import { ownerScopeOf } from '../items/item-scope';
+import type { NewItemRequest } from '../query/data-requests';
+import type { ImportDeps, ImportOptions } from './import-context';
+import { ok, type Outcome } from './import-results';
+
+/**
+ * What an import with `dryRun=true` would answer, read from the stored data (not from earlier
+ * lines, which wrote nothing), counting the collections it would have made against the quota.
+ */
+export class ImportDryRun {
+  /** Collections the run would have created. */
+  private readonly wouldCreate = new Set<string>();
+
+  constructor(
+    private readonly deps: ImportDeps,
+    private readonly principal: CustomerPrincipal,
+    private readonly options: ImportOptions,
+  ) {}
+
+  /** What writing the item would answer. */
+  async item(line: number, collection: string, request: NewItemRequest): Promise<Outcome> {
+    const { collections, items } = this.deps;
+    const { principal } = this;
+    const { item, ownerField, uniqueField, id } = request;
+    if (principal.kind === 'sub') item[ownerField] = ownerValueOf(principal);
+    const unique = uniqueField === null ? null : uniqueValueOf(item, id ?? '', uniqueField);
+    const target = await collections.find(principal, collection);
+    if (!target) {
+      await this.collection(collection);
+      return ok(line, 201, id ?? undefined);
+    }
+    this.deps.schema.enforce(target, item, ownerField);
+    const scope = ownerScopeOf(principal, ownerField);
+    let replaces = false;
+    if (id !== null && (await items.existsById(target, id))) {
+      const inScope =
+        scope === null ||
+        (
+          await items.findMatching(
+            target,
+            { scope, conditions: [{ kind: 'eq', path: '_id', anyOf: [id] }] },
+            1,
+          )
+        ).length > 0;
+      if (this.options.mode === 'insert' || !inScope) throw DuplicateItemError.taken('_id', id);
+      replaces = true;
+    }
+    if (uniqueField !== null && unique !== null && uniqueField !== '_id') {
+      const holder = await items.findIdByValue(target, scope, uniqueField, unique);
+      if (holder !== null && holder !== id) throw DuplicateItemError.taken(uniqueField, holder);
+    }
+    return ok(line, replaces ? 200 : 201, id ?? undefined);
+  }
+
+  /** A new collection the run would make: within the quota, counting those it would have made. */
+  async collection(name: string): Promise<void> {
+    if (this.wouldCreate.has(name)) return;
+    const { used, limit } = await this.deps.collections.quota(this.principal);
+    if (used + this.wouldCreate.size >= limit) throw new CollectionQuotaExceededError(limit);
+    this.wouldCreate.add(name);
+  }
+}
