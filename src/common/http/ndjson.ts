@@ -114,7 +114,8 @@ function decoderOf(encoding: string): Transform | null {
 }
 
 /**
- * The lines of a request body as they arrive, decoded per Content-Encoding: split at `\n` (a
+ * The lines of a request body as they arrive, those completed by one decoded chunk together (a
+ * consumer takes them without waiting for each), decoded per Content-Encoding: split at `\n` (a
  * trailing `\r` dropped), each at most `maxLineBytes` (a longer one is reported by its length and
  * skipped, without holding it), the whole decoded body at most `maxBytes` (BodyStreamError
  * 'too-large'). A body that does not decode throws BodyStreamError 'bad-encoding'. Reading
@@ -123,7 +124,7 @@ function decoderOf(encoding: string): Transform | null {
 export async function* readBodyLines(
   req: Request,
   { maxLineBytes, maxBytes }: { maxLineBytes: number; maxBytes: number },
-): AsyncGenerator<BodyLine> {
+): AsyncGenerator<BodyLine[]> {
   const encoding = (req.headers['content-encoding'] || 'identity').toLowerCase();
   const decoder = decoderOf(encoding);
   const source: AsyncIterable<Buffer> = decoder ? req.pipe(decoder) : req;
@@ -137,6 +138,7 @@ export async function* readBodyLines(
       total += chunk.length;
       if (total > maxBytes)
         throw new BodyStreamError('too-large', `The body decodes to more than ${maxBytes} bytes.`);
+      const lines: BodyLine[] = [];
       let start = 0;
       for (;;) {
         const end = chunk.indexOf(0x0a, start);
@@ -150,13 +152,13 @@ export async function* readBodyLines(
           partBytes += piece.length;
         }
         if (end === -1) break;
-        if (overLong > 0) yield { tooLong: overLong };
-        else yield lineOf(Buffer.concat(parts, partBytes));
+        lines.push(overLong > 0 ? { tooLong: overLong } : lineOf(Buffer.concat(parts, partBytes)));
         parts = [];
         partBytes = 0;
         overLong = 0;
         start = end + 1;
       }
+      if (lines.length > 0) yield lines;
     }
   } catch (error) {
     if (error instanceof BodyStreamError) throw error;
@@ -164,8 +166,8 @@ export async function* readBodyLines(
       throw new BodyStreamError('bad-encoding', `The body is not valid ${encoding}.`);
     throw error;
   }
-  if (overLong > 0) yield { tooLong: overLong };
-  else if (partBytes > 0) yield lineOf(Buffer.concat(parts, partBytes));
+  if (overLong > 0) yield [{ tooLong: overLong }];
+  else if (partBytes > 0) yield [lineOf(Buffer.concat(parts, partBytes))];
 }
 
 function lineOf(bytes: Buffer): BodyLine {

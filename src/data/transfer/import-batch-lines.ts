@@ -5,13 +5,15 @@ import type { Outcome } from './import-results';
 export type ItemLine = Extract<ImportRecord, { type: 'item' }>;
 
 /** Item lines written together at most: bounded in count and in their bytes. */
-export const IMPORT_BATCH_LINES = 500;
+export const IMPORT_BATCH_LINES = 100;
 export const IMPORT_BATCH_BYTES = 1024 * 1024;
 
 /** The work of one or more lines, their outcomes in line order. */
 export interface LineWork {
   /** It starts once the work before it is done, and the work after it waits for it. */
   barrier: boolean;
+  /** How many lines it answers. */
+  lines: number;
   run: () => Promise<Outcome[]>;
 }
 
@@ -50,7 +52,8 @@ export class BatchedLines {
     if (batch === null) return [];
     this.open = null;
     const { wait, release } = this.holds.hold(batch.values);
-    return [{ barrier: false, run: () => wait.then(() => this.write(batch)).finally(release) }];
+    const run = () => wait.then(() => this.write(batch)).finally(release);
+    return [{ barrier: false, lines: batch.lines.length, run }];
   }
 
   /** Adds an item line to the open batch, after starting it when the line cannot join it. */

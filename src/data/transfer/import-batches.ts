@@ -19,7 +19,7 @@ import { TransferItemsRepository } from './transfer-items.repository';
  * replaces it).
  */
 export type BatchItemResult =
-  { stored: StoredItem; warnings: SchemaError[] } | { refused: DomainError } | { alone: true };
+  { created: string; warnings: SchemaError[] } | { refused: DomainError } | { alone: true };
 
 /**
  * Creates the items of consecutive import lines of one collection together: each under the
@@ -58,6 +58,7 @@ export class ImportBatches {
     const kept = requests.flatMap((request) => (request.id === null ? [] : [request.id]));
     const present =
       replacing && kept.length > 0 ? await this.stored.existingIds(target, kept) : null;
+    const checked = this.schema.applies(target);
     requests.forEach((request, index) => {
       if (request.id !== null && present?.has(request.id)) {
         results[index] = { alone: true };
@@ -65,16 +66,17 @@ export class ImportBatches {
       }
       stampOwner(principal, request);
       const warnings: SchemaError[] = [];
-      try {
-        gatheringWarnings(warnings, () =>
-          this.schema.enforce(target, request.item, request.ownerField),
-        );
-      } catch (error) {
-        if (!(error instanceof DomainError)) throw error;
-        results[index] = { refused: error };
-        return;
-      }
-      noteWarnings(warnings);
+      if (checked)
+        try {
+          gatheringWarnings(warnings, () =>
+            this.schema.enforce(target, request.item, request.ownerField),
+          );
+        } catch (error) {
+          if (!(error instanceof DomainError)) throw error;
+          results[index] = { refused: error };
+          return;
+        }
+      if (warnings.length > 0) noteWarnings(warnings);
       const id = request.id ?? new Types.ObjectId().toHexString();
       const times = request.imported?.times ?? { createdAt: now, updatedAt: now };
       const item = newStoredItem(id, request.item, times);
@@ -112,7 +114,7 @@ export class ImportBatches {
       },
     );
     writes.forEach(({ index, item, warnings }, at) => {
-      results[index] = refused.has(at) ? { alone: true } : { stored: item, warnings };
+      results[index] = refused.has(at) ? { alone: true } : { created: item._id, warnings };
     });
     return results;
   }

@@ -31,6 +31,7 @@ import type { SchemaError } from '../rules/schema/item-schemas';
 
 const done = (outcome: Outcome): LineWork => ({
   barrier: false,
+  lines: 1,
   run: () => Promise.resolve([outcome]),
 });
 
@@ -80,7 +81,7 @@ export class ImportRun {
       case 'manifest': {
         this.digest.end();
         const run = () => this.guarded(line, () => this.manifest(line, record)).then(one);
-        return [...this.batched.flush(), { barrier: true, run }];
+        return [...this.batched.flush(), { barrier: true, lines: 1, run }];
       }
       case 'end': {
         const outcome = this.end(line, record);
@@ -89,7 +90,7 @@ export class ImportRun {
         // The manifest's rules, after its items (ManifestRules).
         const run = () =>
           this.guarded(line, () => this.made.rules.apply().then(() => outcome)).then(one);
-        return [...this.batched.flush(), { barrier: true, run }];
+        return [...this.batched.flush(), { barrier: true, lines: 1, run }];
       }
       case 'item': {
         this.digest.add(input.bytes);
@@ -103,7 +104,7 @@ export class ImportRun {
         const works = this.batched.flush();
         const { wait, release } = this.holds.hold(values);
         const run = () => wait.then(() => this.alone(line, record).then(one)).finally(release);
-        works.push({ barrier: first, run });
+        works.push({ barrier: first, lines: 1, run });
         return works;
       }
     }
@@ -163,7 +164,7 @@ export class ImportRun {
       else if ('refused' in result) outcomes.push(failure(line, result.refused));
       else if ('alone' in result)
         outcomes.push(await this.alone(line, record, request as NewItemRequest));
-      else outcomes.push(withWarnings(ok(line, 201, result.stored._id), result.warnings));
+      else outcomes.push(withWarnings(ok(line, 201, result.created), result.warnings));
     }
     return outcomes;
   }

@@ -18,7 +18,7 @@ import {
   type Outcome,
 } from './import-results';
 import { ImportRun } from './import-run';
-import type { LineWork } from './import-batch-lines';
+import { IMPORT_BATCH_LINES, type LineWork } from './import-batch-lines';
 import { ImportBatches } from './import-batches';
 import type { ImportDeps, ImportOptions } from './import-context';
 import { SchemaEnforcement } from '../rules/schema/schema-enforcement';
@@ -28,20 +28,27 @@ import { ExpiryService } from '../rules/expiry/expiry.service';
 import { ItemReplacements } from './item-replacements';
 
 /**
- * Writes under way at once in one import (a line, or a batch of item lines); their results
+ * Writes under way at once in one import (a line, or a batch of item lines), and the lines they
+ * hold at most: two batches, whose items then live briefly enough to die young (a long-lived
+ * item is promoted out of V8's young generation and waits for a full collection). Their results
  * still come in line order.
  */
 const IMPORT_WINDOW = 8;
+const IMPORT_WINDOW_LINES = 2 * IMPORT_BATCH_LINES;
 
 /** Work under way (a line, or a batch of them), its outcomes in line order. */
 interface Pending {
   promise: Promise<Outcome[]>;
+  lines: number;
   settled: boolean;
 }
 
 function settled(outcome: Outcome): Pending {
-  return { promise: Promise.resolve([outcome]), settled: true };
+  return { promise: Promise.resolve([outcome]), lines: 1, settled: true };
 }
+
+/** What a line taken from the body's lines leaves in their place. */
+const EMPTY_LINE: BodyLine = { tooLong: 0 };
 
 /** What a read waits against when lines wait in a batch: the input pausing (nothing buffered). */
 const PAUSE = Symbol('pause');
@@ -107,10 +114,10 @@ export class NamespaceImport {
     this.maxLines = config.limits.importMaxLines;
   }
 
-  /** The result lines of an import of `body`, then its totals. */
+  /** The result lines of an import of `body` (those ready together joined by `\n`), then its totals. */
   async *run(
     principal: CustomerPrincipal,
-    body: AsyncIterable<BodyLine>,
+    body: AsyncIterable<BodyLine[]>,
     options: ImportOptions,
     signal?: AbortSignal,
   ): AsyncGenerator<string> {
@@ -126,7 +133,10 @@ export class NamespaceImport {
       replaced: 0,
       failed: 0,
     };
-    let reading: Promise<IteratorResult<BodyLine> | { failed: unknown }> | null = null;
+    let reading: Promise<IteratorResult<BodyLine[]> | { failed: unknown }> | null = null;
+    // The lines the body has given and the import has not taken yet (readBodyLines' groups).
+    let buffered: BodyLine[] = [];
+    let taken = 0;
     // Set as soon as a line that stops the import is known (its result may still wait its turn).
     const halted = { now: false };
     let inputDone = false;
@@ -135,18 +145,20 @@ export class NamespaceImport {
       for (const work of works) {
         if (work.barrier) {
           await Promise.all(pending.map((p) => p.promise));
-          pending.push(track(work.run(), halted));
+          pending.push(track(work, halted));
           await (pending.at(-1) as Pending).promise;
-        } else pending.push(track(work.run(), halted));
+        } else pending.push(track(work, halted));
       }
     };
     try {
       for (;;) {
-        // Results leave in line order, as soon as the line's write is done.
+        // Results leave in line order, as soon as the line's write is done: those ready
+        // together (a batch's) in one write.
+        const ready: string[] = [];
         while (pending[0]?.settled) {
           for (const { result, stops } of await (pending.shift() as Pending).promise) {
             count(totals, result);
-            yield JSON.stringify(result);
+            ready.push(JSON.stringify(result));
             if (stops && totals.outcome === 'complete') {
               totals.outcome = 'stopped';
               totals.stoppedAt = result.line;
@@ -155,12 +167,16 @@ export class NamespaceImport {
             }
           }
         }
+        if (ready.length > 0) yield ready.join('\n');
+        const exhausted = inputDone && taken === buffered.length;
         // No line follows: the lines waiting in a batch start.
-        if ((halted.now || inputDone) && run.batching) {
+        if ((halted.now || exhausted) && run.batching) {
           await begin(run.flush());
           continue;
         }
-        if (halted.now || inputDone || pending.length >= IMPORT_WINDOW) {
+        const inFlight = pending.reduce((lines, p) => lines + p.lines, 0);
+        const full = pending.length >= IMPORT_WINDOW || inFlight >= IMPORT_WINDOW_LINES;
+        if (halted.now || exhausted || full) {
           if (pending.length === 0) break;
           await (pending[0] as Pending).promise;
           continue;
@@ -172,39 +188,44 @@ export class NamespaceImport {
           halted.now = true;
           continue;
         }
-        reading ??= input.next().catch((failed: unknown) => ({ failed }));
-        const head = pending[0]?.promise;
-        const waits: Promise<
-          IteratorResult<BodyLine> | { failed: unknown } | null | typeof PAUSE
-        >[] = [reading];
-        if (head) waits.push(head.then(() => null));
-        // Lines wait in a batch: it starts when the input has no further line at hand.
-        if (run.batching) waits.push(nextTurn());
-        // A wake of this round's own: a race against a promise that outlives the import would
-        // keep every round's reaction (and the line it read) until the import ends.
-        const abortion = signal ? whenAborted(signal) : null;
-        if (abortion) waits.push(abortion.promise);
-        const next = await Promise.race(waits);
-        abortion?.dispose();
-        if (next === PAUSE) {
-          await begin(run.flush());
+        if (taken === buffered.length) {
+          // Nothing at hand: the next lines of the body, or a wake.
+          reading ??= input.next().catch((failed: unknown) => ({ failed }));
+          const head = pending[0]?.promise;
+          const waits: Promise<
+            IteratorResult<BodyLine[]> | { failed: unknown } | null | typeof PAUSE
+          >[] = [reading];
+          if (head) waits.push(head.then(() => null));
+          // Lines wait in a batch: it starts when the input has no further line at hand.
+          if (run.batching) waits.push(nextTurn());
+          // A wake of this round's own: a race against a promise that outlives the import would
+          // keep every round's reaction (and the lines it read) until the import ends.
+          const abortion = signal ? whenAborted(signal) : null;
+          if (abortion) waits.push(abortion.promise);
+          const next = await Promise.race(waits);
+          abortion?.dispose();
+          if (next === PAUSE) {
+            await begin(run.flush());
+            continue;
+          }
+          if (next === null) continue;
+          reading = null;
+          if ('failed' in next) {
+            inputDone = true;
+            await begin(run.flush());
+            const outcome = bodyFailure(totals.lines + 1, next.failed);
+            if (outcome) pending.push(settled(outcome));
+            else totals.outcome = 'stopped';
+            halted.now = true;
+            continue;
+          }
+          if (next.done) inputDone = true;
+          else [buffered, taken] = [next.value, 0];
           continue;
         }
-        if (next === null) continue;
-        reading = null;
-        if ('failed' in next) {
-          inputDone = true;
-          await begin(run.flush());
-          const outcome = bodyFailure(totals.lines + 1, next.failed);
-          if (outcome) pending.push(settled(outcome));
-          else totals.outcome = 'stopped';
-          halted.now = true;
-          continue;
-        }
-        if (next.done) {
-          inputDone = true;
-          continue;
-        }
+        // A line at hand: taken without a wait.
+        const taking = buffered[taken] as BodyLine;
+        buffered[taken++] = EMPTY_LINE; // let go of it once its work does
         totals.lines += 1;
         const line = totals.lines;
         if (line > this.maxLines) {
@@ -213,7 +234,7 @@ export class NamespaceImport {
           halted.now = true;
           continue;
         }
-        await begin(run.start(line, next.value));
+        await begin(run.start(line, taking));
       }
     } finally {
       // Stops reading the body (an import that stopped, or a client that went away). A read
@@ -229,8 +250,9 @@ export class NamespaceImport {
  * A line's work under way: `settled` marks it done for the ordered output, and a line that stops
  * the import halts the reading at once.
  */
-function track(promise: Promise<Outcome[]>, halted: { now: boolean }): Pending {
-  const pending: Pending = { promise, settled: false };
+function track(work: LineWork, halted: { now: boolean }): Pending {
+  const promise = work.run();
+  const pending: Pending = { promise, lines: work.lines, settled: false };
   void promise.then((outcomes) => {
     pending.settled = true;
     if (outcomes.some(({ stops }) => stops)) halted.now = true;
