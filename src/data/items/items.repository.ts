@@ -208,11 +208,6 @@ export class ItemsRepository {
     return result.deletedCount === 1;
   }
 
-  /** Runs a pipeline the service built (aggregate.ts); the client never supplies a stage. */
-  async aggregate(target: NativeCollection, pipeline: Document[]): Promise<Document[]> {
-    return this.collection(target).aggregate(pipeline, { maxTimeMS: this.maxTimeMS }).toArray();
-  }
-
   /** The database's plan for a list's query (`executionStats`): what the query would do. */
   async explainList(
     target: NativeCollection,
@@ -221,23 +216,6 @@ export class ItemsRepository {
     projection: Projection | null,
   ): Promise<Document> {
     return this.listCursor(target, match, plan, projection).explain('executionStats');
-  }
-
-  /** The matching items' group and value fields, in group-key order (for groupInProcess). */
-  scanGroups(
-    target: NativeCollection,
-    match: ItemMatch,
-    groupBy: string,
-    field: string,
-  ): AsyncIterable<Document> {
-    // One path inside the other ("a" and "a.b") would be a projection collision: keep the outer.
-    const [outer, inner] = groupBy.length <= field.length ? [groupBy, field] : [field, groupBy];
-    const paths = inner === outer || inner.startsWith(`${outer}.`) ? [outer] : [groupBy, field];
-    const projection = { _id: 0, ...Object.fromEntries(paths.map((path) => [path, 1])) };
-    return this.collection(target)
-      .find(itemFilter(target, match), { projection })
-      .sort({ [groupBy]: 1 })
-      .maxTimeMS(this.maxTimeMS);
   }
 
   /** Sets values on every matching item, counting each one's write (multi-item PUT). */
