@@ -3,6 +3,7 @@ import sift from 'sift';
 import { tenantOf, type CustomerPrincipal, type Tenant } from '../auth';
 import type { Namespace } from '../common/tenancy/namespace';
 import type { PlannedChange } from './event-intent.schema';
+import type { ItemPrior } from './item-images';
 import type { EventActor, EventDocument, EventResource, EventType } from './event.schema';
 
 // The feed's vocabulary: scopes, queries and events, and who may see what.
@@ -18,6 +19,10 @@ export interface ChangeScope {
 export interface RecordedChange extends PlannedChange {
   owner: string | null;
   data: Record<string, unknown> | null;
+  /** Item updates and deletions: what the item was (item-images.ts). */
+  prior?: ItemPrior;
+  /** An item update that changed the owner: the owner before it (null: it had none). */
+  formerOwner?: string | null;
 }
 
 /**
@@ -56,6 +61,10 @@ export interface FeedEvent {
   /** The item's owner value or the profile's id (what a sub key's visibility looks at). */
   owner: string | null;
   data: Record<string, unknown> | null;
+  /** Item updates and deletions: what the item was (absent: not recorded, e.g. by the reconciler). */
+  prior?: ItemPrior;
+  /** An item update that changed the owner: the owner before it (null: it had none). */
+  formerOwner?: string | null;
 }
 
 export function actorOf(principal: CustomerPrincipal): EventActor {

@@ -1,6 +1,7 @@
 import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
 import { Schema as MongooseSchema, type Types } from 'mongoose';
 import { NAMESPACE_INDEX_KEYS, NamespacedDocument } from '../common/tenancy/namespace';
+import type { ItemPrior } from './item-images';
 
 export const EVENT_TYPES = ['created', 'updated', 'deleted'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -63,6 +64,17 @@ export class EventDocument extends NamespacedDocument {
   /** The resource after the change (created, updated); null for deletions. */
   @Prop({ type: MongooseSchema.Types.Mixed, default: null })
   data!: Record<string, unknown> | null;
+
+  /**
+   * Item updates and deletions: what live queries need of the item as it was (item-images.ts):
+   * the earlier values of the fields an update changed, or the whole deleted item.
+   */
+  @Prop({ type: MongooseSchema.Types.Mixed })
+  prior?: ItemPrior;
+
+  /** An item update that changed its owner: the owner value before (a sub key's `left`). */
+  @Prop({ type: String })
+  formerOwner?: string | null;
 
   /**
    * The intent (event_intents) of the write that appended it: the reconciler appends nothing

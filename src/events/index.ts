@@ -11,3 +11,4 @@ export {
 } from './event-scope';
 export type { PlannedChange } from './event-intent.schema';
 export { FeedMover } from './feed-mover';
+export { priorOf } from './item-images';
