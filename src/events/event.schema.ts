@@ -5,6 +5,12 @@ import type { ItemPrior } from './item-images';
 
 export const EVENT_TYPES = ['created', 'updated', 'deleted'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
+/**
+ * The types a live query (a feed filtered by an item filter) sends: an item change seen from the
+ * filter — one that starts to match is `entered`, one that stops matching is `left`.
+ */
+export const LIVE_EVENT_TYPES = ['created', 'updated', 'entered', 'left', 'deleted'] as const;
+export type LiveEventType = (typeof LIVE_EVENT_TYPES)[number];
 export const EVENT_RESOURCES = ['item', 'project', 'profile', 'collection'] as const;
 export type EventResource = (typeof EVENT_RESOURCES)[number];
 

@@ -12,3 +12,4 @@ export {
 export type { PlannedChange } from './event-intent.schema';
 export { FeedMover } from './feed-mover';
 export { priorOf } from './item-images';
+export type { LiveFilter, LiveFilterCompiler } from './live-filter';

@@ -1,4 +1,4 @@
-import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import type { CustomerPrincipal } from '../../auth';
 import { DUPLICATE, type Duplicate } from '../../common/mongo/duplicate';
 import {
@@ -13,6 +13,9 @@ import { CollectionRegistryRepository } from '../collections/collection-registry
 import { ItemsRepository, type StoredItem } from './items.repository';
 import { toItemJson } from './dto/data-item.dto';
 import type { NativeCollection } from '../storage/tenant-storage';
+import { APP_CONFIG, type AppConfig } from '../../config';
+import { compileLiveFilter } from '../query/live-filter';
+import { filterLimits } from '../query/filter-operators';
 
 /** The owner value an item's owner field holds, as the feed's visibility compares it. */
 function ownerOf(item: StoredItem, ownerField: string): string | null {
@@ -30,9 +33,12 @@ export class ItemEvents implements OnModuleInit {
     private readonly events: EventsService,
     private readonly registry: CollectionRegistryRepository,
     private readonly items: ItemsRepository,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   onModuleInit(): void {
+    const limits = filterLimits(this.config.limits);
+    this.events.registerLiveFilters((params) => compileLiveFilter(params, limits));
     this.events.registerLookup('item', async ({ tenant, branch }, change) => {
       if (change.collection === undefined) return null;
       const entry = await this.registry.find(tenant, branch, change.collection, { fresh: true });
