@@ -61,6 +61,13 @@ export class ItemEvents implements OnModuleInit {
     return this.events.enabled;
   }
 
+  /** The newest event of the principal's namespace (null: no feed), for a list's Feed-Position. */
+  async feedPosition(principal: CustomerPrincipal): Promise<number | null> {
+    if (!this.events.enabled) return null;
+    const { tenant, branch } = changeScopeOf(principal);
+    return this.events.latest(tenant, branch);
+  }
+
   private planned(
     type: PlannedChange['type'],
     collection: string,
