@@ -5,6 +5,8 @@ import { createSubKey, createUser, type TestUser } from '../support/factories';
 import { expectInvalid } from '../support/problems';
 import { SseClient, type SseEvent } from '../support/sse';
 import { ExpirySweep } from '../../src/data/rules/expiry/expiry-sweep';
+import { EventsService } from '../../src/events';
+import { until } from '../support/until';
 
 /**
  * Live queries: GET /events and GET /events/stream with an item filter (docs/events.md, "Live
@@ -257,5 +259,26 @@ describe('a live query', () => {
     } finally {
       stream.close();
     }
+  });
+
+  it('holds a long poll through changes that are not its own, and answers the first that is', async () => {
+    const key = user.apiKey;
+    const from = await position(a, key, 'lq7');
+    const service: unknown = a.app.get(EventsService);
+    const { hub } = service as { hub: { waiting: number } };
+    const base = hub.waiting;
+    const polled = a
+      .http()
+      .get(`/events?after=${from}&collection=lq7&resource=item&filter[status]=open&wait=20`)
+      .set('X-Api-Key', key)
+      .then((res) => res);
+    await until('the long poll to wait', () => hub.waiting > base);
+    await write(a, key, 'post', '/data/lq7', { item: { _id: 'no', status: 'done' } });
+    // Woken by that change, it read it, judged it not its own, and waits again.
+    await until('the long poll to wait again', () => hub.waiting > base);
+    await write(a, key, 'post', '/data/lq7', { item: { _id: 'yes', status: 'open' } });
+    const body = (await polled).body as { events: Ev[]; next: string };
+    expect(summary(body.events)).toEqual(['created yes']);
+    expect(body.next).toBe(body.events[0]?.id);
   });
 });
