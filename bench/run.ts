@@ -23,6 +23,7 @@ import { comparisonChecks, comparisonsMarkdown, comparisonsSummary } from './lib
 import { comparisons } from './lib/comparisons';
 import { schemaComparison } from './lib/schema-cost';
 import { fanOutMarkdown, sseFanOut, type FanOutResult } from './lib/sse-fanout';
+import { liveQueries, liveQueriesMarkdown, type LiveQueryResult } from './lib/live-queries';
 import { tailLatency, tailMarkdown, TAIL_CONNECTIONS, type TailRun } from './lib/tail-latency';
 import { runTransfer, setupTransfer, type TransferRun } from './lib/transfer';
 import { transferChecks, transferMarkdown, transferSummary } from './lib/transfer-report';
@@ -275,6 +276,7 @@ interface Outcome {
   runs: Run[];
   comparisonRuns: ComparisonRun[];
   fanOut?: FanOutResult;
+  live?: LiveQueryResult;
   tail?: TailRun;
   freeze?: FreezeRun;
   transfer?: TransferRun;
@@ -382,7 +384,8 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
   if (!options.comparisonsOnly)
     runs.push(...(await runScenarios(options, ctx, { service, baseline, seedCtx, items })));
   const serviceHwmKb = memoryOf(service.child.pid)?.hwmKb;
-  const oneThingOnly = options.fanOutOnly || options.transferOnly || options.schemaOnly;
+  const oneThingOnly =
+    options.fanOutOnly || options.liveOnly || options.transferOnly || options.schemaOnly;
   const featureRuns = options.schemaOnly
     ? [await compareSchemaCost(options, ctx, service, features)]
     : oneThingOnly
@@ -430,12 +433,25 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
     ? { clients: 10, events: 20, timeoutMs: 30_000 }
     : { clients: 100, events: 100, timeoutMs: 120_000 };
   let fanOut: FanOutResult | undefined;
-  if (!options.transferOnly && !options.schemaOnly) {
+  if (!options.transferOnly && !options.schemaOnly && !options.liveOnly) {
     log(`\nchange feed fan-out: ${fanOutSize.clients} SSE clients, ${fanOutSize.events} events`);
     fanOut = await sseFanOut(service, ctx.rootKey, fanOutSize);
     log(
       `  ${fanOut.deliveredPerSecond} events/s delivered in ${fanOut.seconds} s; RSS ${fanOut.rssIdleMiB} → ${fanOut.rssWithClientsMiB} → ${fanOut.rssAfterMiB} MiB`,
     );
+  }
+
+  const liveSize = options.smoke
+    ? { streams: 10, changes: 40, timeoutMs: 30_000 }
+    : { streams: 100, changes: 1000, timeoutMs: 300_000 };
+  let live: LiveQueryResult | undefined;
+  if (!options.transferOnly && !options.schemaOnly && !options.fanOutOnly) {
+    log(`\nlive queries: ${liveSize.streams} streams, ${liveSize.changes} changes`);
+    live = await liveQueries(service, ctx.rootKey, db, liveSize);
+    for (const l of live.legs)
+      log(
+        `  ${l.label}: ${l.deliveredPerSecond} events/s, ${l.cpuMsPerChange} CPU ms/change, ${l.commandsPerChange} DB cmds/change, ${l.incomplete} streams short`,
+      );
   }
 
   // Last, as the longest part; on a database of its own (lib/transfer.ts).
@@ -481,6 +497,7 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
     runs,
     comparisonRuns,
     fanOut,
+    live,
     tail,
     freeze,
     transfer,
@@ -678,7 +695,7 @@ async function main(): Promise<void> {
   } finally {
     await cleanup();
   }
-  const { runs, comparisonRuns, fanOut, tail, freeze, transfer, info } = outcome;
+  const { runs, comparisonRuns, fanOut, live, tail, freeze, transfer, info } = outcome;
   const writeSize = options.itemSizes.at(-1) ?? 0;
   const checkList = checks(runs, comparisonRuns, {
     ...options,
@@ -687,7 +704,7 @@ async function main(): Promise<void> {
   });
   const comparisonCheckList = [
     ...comparisonChecks(comparisonRuns, options.smoke),
-    ...(options.fanOutOnly || options.transferOnly || options.schemaOnly
+    ...(options.fanOutOnly || options.liveOnly || options.transferOnly || options.schemaOnly
       ? []
       : freezeChecks(freeze, options.smoke)),
   ];
@@ -705,12 +722,13 @@ async function main(): Promise<void> {
         tailMarkdown(tail) +
         freezeMarkdown(freeze) +
         fanOutMarkdown(fanOut) +
+        liveQueriesMarkdown(live) +
         transferMarkdown(transfer, transferCheckList),
     }),
   );
   writeFileSync(
     options.json,
-    `${JSON.stringify({ info, options, runs, comparisonRuns, tail, freeze, fanOut, transfer, checkList, comparisonCheckList, transferCheckList }, null, 2)}\n`,
+    `${JSON.stringify({ info, options, runs, comparisonRuns, tail, freeze, fanOut, live, transfer, checkList, comparisonCheckList, transferCheckList }, null, 2)}\n`,
   );
   process.stdout.write(summary({ runs, checkList }));
   process.stdout.write(comparisonsSummary(comparisonRuns, comparisonCheckList));

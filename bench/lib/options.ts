@@ -65,14 +65,16 @@ const USAGE = `Usage: npm run bench [-- options]
   --comparisons-only   run the feature comparisons and the SSE fan-out only (no scenario, no
                        projects, no large data)
   --fan-out-only       run the SSE fan-out only
+  --live-only          run the live queries only (100 filtered and 100 unfiltered streams, 1,000
+                       changes; 10 streams and 40 changes with --smoke)
   --transfer-only      run the export and import only (100,000 items; 2,000 with --smoke)
   --schema-only        run the JSON Schema comparison only (POST with a 20-property schema vs none)
   --duration S, --connections N, --rounds N   override the mode's values (--rounds: comparison rounds)
   --round-seconds S    seconds of load per comparison variant and round (default 1; 3 with --long)
   --transfer-items N   items the export and import move (default 100,000; 2,000 with --smoke)
   --out FILE    where to write the Markdown report (default: BENCHMARKS.md; with --smoke,
-                --comparisons-only, --fan-out-only, --transfer-only or --schema-only
-                bench/results/<smoke|comparisons-MODE|fan-out-MODE|transfer-MODE|schema-MODE>.md)`;
+                --comparisons-only, --fan-out-only, --live-only, --transfer-only or --schema-only
+                bench/results/<smoke|comparisons-MODE|fan-out-MODE|live-MODE|transfer-MODE|schema-MODE>.md)`;
 
 const VALUE_OPTIONS = [
   '--duration',
@@ -89,6 +91,7 @@ const FLAGS = [
   '--full',
   '--comparisons-only',
   '--fan-out-only',
+  '--live-only',
   '--transfer-only',
   '--schema-only',
   '--allow-missing-routes',
@@ -134,26 +137,31 @@ export function parseOptions(argv: string[]): BenchOptions {
     );
   const smoke = mode === 'smoke';
   const fanOutOnly = flags.has('fan-out-only');
+  const liveOnly = flags.has('live-only');
   const transferOnly = flags.has('transfer-only');
   const schemaOnly = flags.has('schema-only');
   if (
-    [flags.has('comparisons-only'), fanOutOnly, transferOnly, schemaOnly].filter(Boolean).length > 1
+    [flags.has('comparisons-only'), fanOutOnly, liveOnly, transferOnly, schemaOnly].filter(Boolean)
+      .length > 1
   )
     throw new Error(
-      '--comparisons-only, --fan-out-only, --transfer-only and --schema-only exclude each other',
+      '--comparisons-only, --fan-out-only, --live-only, --transfer-only and --schema-only exclude each other',
     );
-  const comparisonsOnly = flags.has('comparisons-only') || fanOutOnly || transferOnly || schemaOnly;
+  const comparisonsOnly =
+    flags.has('comparisons-only') || fanOutOnly || liveOnly || transferOnly || schemaOnly;
   // Only a full default or --long run replaces BENCHMARKS.md and <mode>.json.
   const partial = smoke || comparisonsOnly;
   const name = fanOutOnly
     ? `fan-out-${mode}`
-    : transferOnly
-      ? `transfer-${mode}`
-      : schemaOnly
-        ? `schema-${mode}`
-        : comparisonsOnly
-          ? `comparisons-${mode}`
-          : mode;
+    : liveOnly
+      ? `live-${mode}`
+      : transferOnly
+        ? `transfer-${mode}`
+        : schemaOnly
+          ? `schema-${mode}`
+          : comparisonsOnly
+            ? `comparisons-${mode}`
+            : mode;
   return {
     mode,
     ...settings,
@@ -161,6 +169,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     allowMissingRoutes: flags.has('allow-missing-routes'),
     comparisonsOnly,
     fanOutOnly,
+    liveOnly,
     transferOnly,
     schemaOnly,
     mainSize: settings.itemSizes.includes(100_000) ? 100_000 : (settings.itemSizes.at(-1) ?? 0),

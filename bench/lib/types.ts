@@ -159,6 +159,8 @@ export interface BenchOptions {
   comparisonsOnly: boolean;
   /** Only the SSE fan-out (implies comparisonsOnly's data). */
   fanOutOnly: boolean;
+  /** Only the live queries (implies comparisonsOnly's data). */
+  liveOnly: boolean;
   /** Only the export and import (implies comparisonsOnly's data). */
   transferOnly: boolean;
   /** Only the JSON Schema comparison (lib/schema-cost.ts; implies comparisonsOnly's data). */

@@ -11,6 +11,7 @@ import {
 } from './collections/collection-registry.schema';
 import { CollectionRegistryRepository } from './collections/collection-registry.repository';
 import { ItemsRepository } from './items/items.repository';
+import { AnalysisRepository } from './analysis/analysis.repository';
 import { CollectionsService } from './collections/collections.service';
 import { IndexesService } from './indexes/indexes.service';
 import { ItemEvents } from './items/item-events';
@@ -64,6 +65,7 @@ import { ItemExpiry } from './rules/expiry/item-expiry';
     CollectionDropsRepository,
     CollectionRegistryRepository,
     ItemsRepository,
+    AnalysisRepository,
     IndexSlotRepository,
     UniqueClaimRepository,
     CollectionsService,

@@ -181,3 +181,14 @@ export const ListQueries = () =>
         '`before[<sort field>]=v` for every sort field (+ `before[_id]`): items before that position in the sort order',
     }),
   );
+
+/** Where the feed stood when a list was read (docs/events.md, "Live queries"). */
+export const FEED_POSITION_HEADER = 'Feed-Position';
+export const FEED_POSITION = {
+  [FEED_POSITION_HEADER]: {
+    description:
+      'The id of the newest event of the namespace when the list was read (absent with EVENTS_ENABLED=false): open `GET /events/stream` with `after` (or `Last-Event-ID`) set to it, and the same filter, to follow the list without missing a change',
+    schema: { type: 'string', pattern: '^(0|[1-9][0-9]{0,14})$' },
+    required: false,
+  },
+};

@@ -3,7 +3,15 @@ import sift from 'sift';
 import { tenantOf, type CustomerPrincipal, type Tenant } from '../auth';
 import type { Namespace } from '../common/tenancy/namespace';
 import type { PlannedChange } from './event-intent.schema';
-import type { EventActor, EventDocument, EventResource, EventType } from './event.schema';
+import type { ItemPrior } from './item-images';
+import type {
+  EventActor,
+  EventDocument,
+  EventResource,
+  EventType,
+  LiveEventType,
+} from './event.schema';
+import type { LiveFilter } from './live-filter';
 
 // The feed's vocabulary: scopes, queries and events, and who may see what.
 
@@ -18,6 +26,10 @@ export interface ChangeScope {
 export interface RecordedChange extends PlannedChange {
   owner: string | null;
   data: Record<string, unknown> | null;
+  /** Item updates and deletions: what the item was (item-images.ts). */
+  prior?: ItemPrior;
+  /** An item update that changed the owner: the owner before it (null: it had none). */
+  formerOwner?: string | null;
 }
 
 /**
@@ -42,6 +54,11 @@ export interface EventQuery {
    * kept). A stream checks once, when it opens; its later cursors are its own progress.
    */
   checkExpiry?: boolean;
+  /**
+   * A live query (an item filter): the events are judged by liveEventOf, and `type` is the type
+   * it sends (so it is not a filter on the stored type).
+   */
+  live?: { filter: LiveFilter; type?: LiveEventType };
 }
 
 export interface FeedEvent {
@@ -56,6 +73,10 @@ export interface FeedEvent {
   /** The item's owner value or the profile's id (what a sub key's visibility looks at). */
   owner: string | null;
   data: Record<string, unknown> | null;
+  /** Item updates and deletions: what the item was (absent: not recorded, e.g. by the reconciler). */
+  prior?: ItemPrior;
+  /** An item update that changed the owner: the owner before it (null: it had none). */
+  formerOwner?: string | null;
 }
 
 export function actorOf(principal: CustomerPrincipal): EventActor {
@@ -87,7 +108,7 @@ export function namespaceOfPrincipal(principal: CustomerPrincipal): Namespace {
 export function queryFilter(query: EventQuery): QueryFilter<EventDocument> {
   return {
     ...(query.collection !== undefined ? { collection: query.collection } : {}),
-    ...(query.type !== undefined ? { type: query.type } : {}),
+    ...(query.type !== undefined && !query.live ? { type: query.type } : {}),
     ...(query.resource !== undefined ? { resource: query.resource } : {}),
   };
 }
@@ -96,8 +117,20 @@ export function queryFilter(query: EventQuery): QueryFilter<EventDocument> {
  * What a principal may see of its namespace's feed: root and team keys all of it; a sub key the
  * items it owns, the collections, and its own profile (never projects, never other owners).
  */
-export function visibleTo(principal: CustomerPrincipal): QueryFilter<EventDocument> {
+export function visibleTo(
+  principal: CustomerPrincipal,
+  query?: EventQuery,
+): QueryFilter<EventDocument> {
   if (principal.kind !== 'sub') return {};
+  // A live query also judges the updates that took an item away from the key (its `left`).
+  if (query?.live)
+    return {
+      $or: [
+        { resource: 'item', owner: principal.accountId },
+        { resource: 'item', formerOwner: principal.accountId },
+        { resource: 'collection' },
+      ],
+    };
   return {
     $or: [
       { resource: 'item', owner: principal.accountId },
@@ -116,5 +149,5 @@ export function eventMatcher(
   principal: CustomerPrincipal,
   query: EventQuery,
 ): (event: FeedEvent) => boolean {
-  return sift<FeedEvent>({ ...queryFilter(query), ...visibleTo(principal) } as never);
+  return sift<FeedEvent>({ ...queryFilter(query), ...visibleTo(principal, query) } as never);
 }

@@ -6,6 +6,7 @@ import { EventDto } from './dto/events.dto';
 import { eventMatcher, type EventQuery, type FeedEvent } from './event-scope';
 import type { TailReader } from './event-tail';
 import type { EventsService } from './events.service';
+import { eventView, type LiveEvent } from './live-query';
 
 /** What chunked transfer encoding adds to a write (its size line and the CRLF after it). */
 const CHUNK_FRAMING = 16;
@@ -36,6 +37,8 @@ export interface StreamOptions {
 export class EventStream implements TailReader {
   private readonly logger = new Logger('EventStream');
   private readonly matches: (event: FeedEvent) => boolean;
+  /** How it sees an event it selected (a live query judges it): null, not sent. */
+  private readonly view: (event: FeedEvent) => LiveEvent | null;
   private res: Response | null = null;
   private readonly stops: (() => void)[] = [];
   private closed = false;
@@ -53,6 +56,7 @@ export class EventStream implements TailReader {
     private readonly options: StreamOptions,
   ) {
     this.matches = eventMatcher(principal, { ...query, after: 0, limit: 0 });
+    this.view = eventView(principal, query);
   }
 
   run(req: Request, res: Response, after: number): void {
@@ -100,14 +104,16 @@ export class EventStream implements TailReader {
   send(events: FeedEvent[]): void {
     for (const event of events) {
       if (this.closed) return;
-      if (!this.write(message(event))) return this.cutOff();
+      const seen = this.view(event);
+      if (seen && !this.write(message(seen))) return this.cutOff();
     }
   }
 
   sendOwn(events: FeedEvent[]): number {
     for (const [taken, event] of events.entries()) {
       if (this.closed) return taken;
-      if (!this.write(message(event))) {
+      const seen = this.view(event);
+      if (seen && !this.write(message(seen))) {
         this.paused = true;
         return taken;
       }
@@ -172,7 +178,7 @@ export class EventStream implements TailReader {
   }
 }
 
-function message(event: FeedEvent): string {
-  const dto = EventDto.from(event);
+function message(event: LiveEvent): string {
+  const dto = EventDto.seen(event);
   return `id: ${dto.id}\nevent: ${dto.type}\ndata: ${JSON.stringify(dto)}\n\n`;
 }

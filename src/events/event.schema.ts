@@ -1,9 +1,16 @@
 import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
 import { Schema as MongooseSchema, type Types } from 'mongoose';
 import { NAMESPACE_INDEX_KEYS, NamespacedDocument } from '../common/tenancy/namespace';
+import type { ItemPrior } from './item-images';
 
 export const EVENT_TYPES = ['created', 'updated', 'deleted'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
+/**
+ * The types a live query (a feed filtered by an item filter) sends: an item change seen from the
+ * filter — one that starts to match is `entered`, one that stops matching is `left`.
+ */
+export const LIVE_EVENT_TYPES = ['created', 'updated', 'entered', 'left', 'deleted'] as const;
+export type LiveEventType = (typeof LIVE_EVENT_TYPES)[number];
 export const EVENT_RESOURCES = ['item', 'project', 'profile', 'collection'] as const;
 export type EventResource = (typeof EVENT_RESOURCES)[number];
 
@@ -63,6 +70,17 @@ export class EventDocument extends NamespacedDocument {
   /** The resource after the change (created, updated); null for deletions. */
   @Prop({ type: MongooseSchema.Types.Mixed, default: null })
   data!: Record<string, unknown> | null;
+
+  /**
+   * Item updates and deletions: what live queries need of the item as it was (item-images.ts):
+   * the earlier values of the fields an update changed, or the whole deleted item.
+   */
+  @Prop({ type: MongooseSchema.Types.Mixed })
+  prior?: ItemPrior;
+
+  /** An item update that changed its owner: the owner value before (a sub key's `left`). */
+  @Prop({ type: String })
+  formerOwner?: string | null;
 
   /**
    * The intent (event_intents) of the write that appended it: the reconciler appends nothing

@@ -1,5 +1,6 @@
-import { Controller, Get, Headers, Query, Req, Res } from '@nestjs/common';
+import { Controller, Get, Headers, Query, Req, Res, UseInterceptors } from '@nestjs/common';
 import {
+  ApiBadRequestResponse,
   ApiGoneResponse,
   ApiHeader,
   ApiOkResponse,
@@ -11,25 +12,27 @@ import { Auth, CurrentPrincipal, type CustomerPrincipal } from '../auth';
 import { ProblemDto, ValidationFailedError } from '../common/errors';
 import { ShutdownState } from '../health/shutdown.state';
 import { EventDto, EventPageDto, EventsPageQueryDto, EventsQueryDto } from './dto/events.dto';
+import { LiveQueryParams } from './dto/live-query.openapi';
 import type { EventQuery, FeedEvent } from './event-scope';
+import type { EventType } from './event.schema';
 import { EventsService } from './events.service';
 import { EventStream } from './event-stream';
+import { eventView, type LiveEvent } from './live-query';
+import { LiveParams, LiveQueryParamsInterceptor } from './live-query.params';
 
 const DEFAULT_LIMIT = 100;
 
-function eventQuery(query: EventsQueryDto, after: number, limit: number): EventQuery {
+/** The page of the events read after `after`: `next` is the last one read, sent or not. */
+function page(
+  events: FeedEvent[],
+  after: number,
+  view: (event: FeedEvent) => LiveEvent | null,
+): EventPageDto {
   return {
-    after,
-    limit,
-    ...(query.collection !== undefined ? { collection: query.collection } : {}),
-    ...(query.type !== undefined ? { type: query.type } : {}),
-    ...(query.resource !== undefined ? { resource: query.resource } : {}),
-  };
-}
-
-function page(events: FeedEvent[], after: number): EventPageDto {
-  return {
-    events: events.map((event) => EventDto.from(event)),
+    events: events.flatMap((event) => {
+      const seen = view(event);
+      return seen ? [EventDto.seen(seen)] : [];
+    }),
     next: String(events.at(-1)?.seq ?? after),
   };
 }
@@ -49,6 +52,7 @@ const TOO_MANY = {
 @ApiTags('events')
 @Controller('events')
 @Auth('root', 'sub', 'team')
+@UseInterceptors(LiveQueryParamsInterceptor)
 export class EventsController {
   constructor(
     private readonly events: EventsService,
@@ -61,17 +65,23 @@ export class EventsController {
    * poll holds one of the key's stream slots while it runs.
    */
   @Get()
+  @LiveQueryParams()
   @ApiOkResponse({ type: EventPageDto })
+  @ApiBadRequestResponse({ type: ProblemDto, description: 'A parameter or the filter is wrong' })
   @ApiGoneResponse(GONE)
   @ApiTooManyRequestsResponse(TOO_MANY)
   async listEvents(
     @CurrentPrincipal() principal: CustomerPrincipal,
-    @Query() query: EventsPageQueryDto,
+    @Query() dto: EventsPageQueryDto,
+    @LiveParams() live: Record<string, unknown>,
   ): Promise<EventPageDto> {
-    const after = Number(query.after ?? 0);
-    const q = eventQuery(query, after, Number(query.limit ?? DEFAULT_LIMIT));
-    const wait = Number(query.wait ?? 0);
-    if (wait === 0) return page(await this.events.read(principal, q), after);
+    const query = this.feedQuery(dto, live);
+    let after = Number(dto.after ?? 0);
+    const limit = Number(dto.limit ?? DEFAULT_LIMIT);
+    const view = eventView(principal, query);
+    const wait = Number(dto.wait ?? 0);
+    if (wait === 0)
+      return page(await this.events.read(principal, { ...query, after, limit }), after, view);
     // Decided before any database work: a refused long poll costs nothing.
     const release = this.events.slots.take(principal.keyId);
     try {
@@ -79,11 +89,13 @@ export class EventsController {
       for (;;) {
         // The newest event before the read: a wait then starts from what the read has covered.
         const seen = await this.events.latestForStream(principal);
-        const events = await this.events.readForStream(principal, q);
+        const events = await this.events.readForStream(principal, { ...query, after, limit });
+        const answer = page(events, after, view);
         const remaining = deadline - Date.now();
-        if (events.length > 0 || remaining <= 0 || this.shutdown.draining)
-          return page(events, after);
-        await this.waitBeyond(principal, seen, remaining);
+        if (answer.events.length > 0 || remaining <= 0 || this.shutdown.draining) return answer;
+        // A live query judged every event read not its own: it goes on after them.
+        after = Number(answer.next);
+        if (events.length === 0) await this.waitBeyond(principal, seen, remaining);
       }
     } finally {
       release();
@@ -106,20 +118,24 @@ export class EventsController {
       'text/event-stream: `id: <event id>`, `event: <type>`, `data: <event JSON>` per event',
     content: { 'text/event-stream': { schema: { type: 'string' } } },
   })
+  @LiveQueryParams()
+  @ApiBadRequestResponse({ type: ProblemDto, description: 'A parameter or the filter is wrong' })
   @ApiGoneResponse(GONE)
   @ApiTooManyRequestsResponse(TOO_MANY)
   async streamEvents(
     @CurrentPrincipal() principal: CustomerPrincipal,
-    @Query() query: EventsQueryDto,
+    @Query() dto: EventsQueryDto,
+    @LiveParams() live: Record<string, unknown>,
     @Headers('last-event-id') lastEventId: string | undefined,
     @Req() req: Request,
     @Res() res: Response,
   ): Promise<void> {
+    const query = this.feedQuery(dto, live);
     if (lastEventId !== undefined && !/^(0|[1-9][0-9]{0,14})$/.test(lastEventId))
       throw new ValidationFailedError([
         { field: 'Last-Event-ID', message: 'must be an event id (a whole number)' },
       ]);
-    const from = lastEventId ?? query.after;
+    const from = lastEventId ?? dto.after;
     // Decided before any database work: a refused stream costs nothing.
     const release = this.events.slots.take(principal.keyId);
     let after: number;
@@ -133,12 +149,48 @@ export class EventsController {
       release();
       throw error;
     }
-    new EventStream(this.events, this.shutdown, principal, eventQuery(query, 0, 0), {
+    new EventStream(this.events, this.shutdown, principal, query, {
       heartbeatMs: this.events.heartbeatMs,
       bufferBytes: this.events.streamBufferBytes,
       release,
       fromNow: from === undefined,
     }).run(req, res, after);
+  }
+
+  /**
+   * The feed's query: its parameters (the DTO) and a live query's `filter[…]` and `fields`,
+   * read by the data module's query language; a live query follows one collection.
+   */
+  private feedQuery(
+    dto: EventsQueryDto,
+    liveParams: Record<string, unknown>,
+  ): Omit<EventQuery, 'after' | 'limit'> {
+    const isLive = Object.keys(liveParams).length > 0;
+    const errors: { field: string; message: string }[] = [];
+    if (isLive && dto.collection === undefined)
+      errors.push({
+        field: 'collection',
+        message: 'is required with filter[…] and fields: a live query follows one collection',
+      });
+    if (
+      isLive &&
+      dto.resource !== undefined &&
+      dto.resource !== 'item' &&
+      dto.resource !== 'collection'
+    )
+      errors.push({ field: 'resource', message: 'must be item or collection with filter[…]' });
+    if (!isLive && (dto.type === 'entered' || dto.type === 'left'))
+      errors.push({ field: 'type', message: `'${dto.type}' is a live query's: add filter[…]` });
+    if (errors.length > 0) throw new ValidationFailedError(errors);
+    const filter = isLive ? this.events.liveFilter(liveParams) : undefined;
+    return {
+      ...(dto.collection !== undefined ? { collection: dto.collection } : {}),
+      ...(dto.type !== undefined && !filter ? { type: dto.type as EventType } : {}),
+      ...(dto.resource !== undefined ? { resource: dto.resource } : {}),
+      ...(filter
+        ? { live: { filter, ...(dto.type !== undefined ? { type: dto.type } : {}) } }
+        : {}),
+    };
   }
 
   private waitBeyond(principal: CustomerPrincipal, seen: number, ms: number): Promise<void> {

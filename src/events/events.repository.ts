@@ -42,6 +42,8 @@ function toFeedEvent(doc: EventDocument): FeedEvent {
     actor: doc.actor,
     owner: doc.owner,
     data: doc.data,
+    ...(doc.prior !== undefined ? { prior: doc.prior } : {}),
+    ...(doc.formerOwner !== undefined ? { formerOwner: doc.formerOwner } : {}),
   };
 }
 
@@ -128,6 +130,8 @@ export class EventsRepository {
       actor: scope.actor,
       owner: change.owner,
       data: change.data,
+      ...(change.prior !== undefined ? { prior: change.prior } : {}),
+      ...(change.formerOwner !== undefined ? { formerOwner: change.formerOwner } : {}),
       ...(intent !== undefined ? { intent } : {}),
     }));
     try {

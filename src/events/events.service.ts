@@ -29,6 +29,7 @@ import type { EventDocument, EventResource } from './event.schema';
 import { CursorExpiredError } from './events.errors';
 import { EventsRepository } from './events.repository';
 import { StreamSlots } from './stream-slots';
+import type { LiveFilter, LiveFilterCompiler } from './live-filter';
 
 /**
  * The change feed of every namespace (docs/events.md). A write goes through `record`: its intent
@@ -45,6 +46,7 @@ export class EventsService implements OnModuleDestroy {
   readonly enabled: boolean;
   readonly heartbeatMs: number;
   readonly streamBufferBytes: number;
+  private liveFilters: LiveFilterCompiler | null = null;
 
   constructor(
     private readonly events: EventsRepository,
@@ -73,6 +75,17 @@ export class EventsService implements OnModuleDestroy {
   whileOpen(end: () => void): () => void {
     this.open.add(end);
     return () => this.open.delete(end);
+  }
+
+  /** The module that owns items' query language compiles live queries' filters. */
+  registerLiveFilters(compiler: LiveFilterCompiler): void {
+    this.liveFilters = compiler;
+  }
+
+  /** A live query's `filter[…]` and `fields` parameters, compiled (400 when wrong). */
+  liveFilter(params: Record<string, unknown>): LiveFilter {
+    if (!this.liveFilters) throw new Error('no live filter compiler registered');
+    return this.liveFilters(params);
   }
 
   /** The module that owns `resource` tells the reconciler what exists. */
@@ -134,7 +147,7 @@ export class EventsService implements OnModuleDestroy {
    * the oldest kept event (retention deleted some after it) → 410: the reader must resync.
    */
   async read(principal: CustomerPrincipal, query: EventQuery): Promise<FeedEvent[]> {
-    return this.readIn(namespaceOfPrincipal(principal), query, visibleTo(principal));
+    return this.readIn(namespaceOfPrincipal(principal), query, visibleTo(principal, query));
   }
 
   /** The events of a namespace after `query.after` (a webhook reads all of them). */

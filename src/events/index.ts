@@ -11,3 +11,5 @@ export {
 } from './event-scope';
 export type { PlannedChange } from './event-intent.schema';
 export { FeedMover } from './feed-mover';
+export { priorOf } from './item-images';
+export type { LiveFilter, LiveFilterCompiler } from './live-filter';

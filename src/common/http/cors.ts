@@ -21,6 +21,7 @@ export const CORS_EXPOSED_HEADERS = [
   'X-Items-Deleted',
   'Location',
   'Schema-Warnings',
+  'Feed-Position',
 ];
 
 /** Request headers the API reads. */

@@ -14,6 +14,7 @@ import type { ItemMatch } from '../query/data-query';
 import { itemFilter } from '../rules/expiry/live-items';
 import type { ItemListQuery, ItemQuery } from '../query/data-requests';
 import { ItemsRepository } from '../items/items.repository';
+import { AnalysisRepository } from './analysis.repository';
 import { suggestIndex, toExplainResult, type ExplainResult } from './explain';
 
 /**
@@ -25,6 +26,7 @@ export class ItemAnalysisService {
   constructor(
     private readonly collections: CollectionsService,
     private readonly items: ItemsRepository,
+    private readonly analysis: AnalysisRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -46,11 +48,11 @@ export class ItemAnalysisService {
     const max = this.config.limits.aggregateMaxGroups;
     const pipeline = aggregatePipeline(request, itemFilter(target, match), max);
     try {
-      return toAggregateResult(await this.items.aggregate(target, pipeline), max);
+      return toAggregateResult(await this.analysis.aggregate(target, pipeline), max);
     } catch (error) {
       // FerretDB implements $sum and $count only: avg, min and max are computed from the items.
       if (!isNotImplemented(error) || request.field === null) throw error;
-      const docs = this.items.scanGroups(target, match, request.groupBy, request.field);
+      const docs = this.analysis.scanGroups(target, match, request.groupBy, request.field);
       return toAggregateResult(await groupInProcess(docs, request, max), max);
     }
   }

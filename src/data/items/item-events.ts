@@ -1,9 +1,10 @@
-import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import type { CustomerPrincipal } from '../../auth';
 import { DUPLICATE, type Duplicate } from '../../common/mongo/duplicate';
 import {
   changeScopeOf,
   EventsService,
+  priorOf,
   type ChangeScope,
   type PlannedChange,
   type RecordedChange,
@@ -12,6 +13,9 @@ import { CollectionRegistryRepository } from '../collections/collection-registry
 import { ItemsRepository, type StoredItem } from './items.repository';
 import { toItemJson } from './dto/data-item.dto';
 import type { NativeCollection } from '../storage/tenant-storage';
+import { APP_CONFIG, type AppConfig } from '../../config';
+import { compileLiveFilter } from '../query/live-filter';
+import { filterLimits } from '../query/filter-operators';
 
 /** The owner value an item's owner field holds, as the feed's visibility compares it. */
 function ownerOf(item: StoredItem, ownerField: string): string | null {
@@ -29,9 +33,12 @@ export class ItemEvents implements OnModuleInit {
     private readonly events: EventsService,
     private readonly registry: CollectionRegistryRepository,
     private readonly items: ItemsRepository,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   onModuleInit(): void {
+    const limits = filterLimits(this.config.limits);
+    this.events.registerLiveFilters((params) => compileLiveFilter(params, limits));
     this.events.registerLookup('item', async ({ tenant, branch }, change) => {
       if (change.collection === undefined) return null;
       const entry = await this.registry.find(tenant, branch, change.collection, { fresh: true });
@@ -54,6 +61,13 @@ export class ItemEvents implements OnModuleInit {
     return this.events.enabled;
   }
 
+  /** The newest event of the principal's namespace (null: no feed), for a list's Feed-Position. */
+  async feedPosition(principal: CustomerPrincipal): Promise<number | null> {
+    if (!this.events.enabled) return null;
+    const { tenant, branch } = changeScopeOf(principal);
+    return this.events.latest(tenant, branch);
+  }
+
   private planned(
     type: PlannedChange['type'],
     collection: string,
@@ -63,21 +77,35 @@ export class ItemEvents implements OnModuleInit {
     return ids.map((key) => ({ resource: 'item', type, collection, key, ownerField }));
   }
 
+  /**
+   * The events of items written; an update's carry what live queries need of the item before
+   * (`before`, by id: its prior, and its owner then when the write changed it).
+   */
   private recorded(
     type: 'created' | 'updated',
     collection: string,
     items: readonly StoredItem[],
     ownerField: string,
+    before?: readonly StoredItem[],
   ): RecordedChange[] {
-    return items.map((item) => ({
-      resource: 'item',
-      type,
-      collection,
-      key: item._id,
-      ownerField,
-      owner: ownerOf(item, ownerField),
-      data: toItemJson(item),
-    }));
+    const earlier = new Map(before?.map((item) => [item._id, item]));
+    return items.map((item) => {
+      const data = toItemJson(item);
+      const owner = ownerOf(item, ownerField);
+      const was = earlier.get(item._id);
+      const formerOwner = was ? ownerOf(was, ownerField) : owner;
+      return {
+        resource: 'item',
+        type,
+        collection,
+        key: item._id,
+        ownerField,
+        owner,
+        data,
+        ...(was ? { prior: priorOf(toItemJson(was), data) } : {}),
+        ...(formerOwner !== owner ? { formerOwner } : {}),
+      };
+    });
   }
 
   /** An insert of the item `id` (DUPLICATE: nothing was created). */
@@ -113,26 +141,38 @@ export class ItemEvents implements OnModuleInit {
     );
   }
 
-  /** A write that updates the items `ids` and answers those it updated. */
+  /**
+   * A write that updates the items `ids` and answers those it updated. `before` answers, once
+   * the write is done, the items as they were (read by the write anyway); without it the
+   * events hold no prior, and live queries judge them by the item after alone.
+   */
   updated<T extends StoredItem | StoredItem[]>(
     principal: CustomerPrincipal,
     collection: string,
     ids: readonly string[],
     ownerField: string,
     write: () => Promise<T>,
+    before?: () => readonly StoredItem[],
   ): Promise<T> {
     return this.events.record(
       changeScopeOf(principal),
       this.planned('updated', collection, ids, ownerField),
       write,
       (result) =>
-        this.recorded('updated', collection, Array.isArray(result) ? result : [result], ownerField),
+        this.recorded(
+          'updated',
+          collection,
+          Array.isArray(result) ? result : [result],
+          ownerField,
+          before?.(),
+        ),
     );
   }
 
   /**
    * A write that deletes some of the items `ids` of `target` and answers which it deleted.
-   * Their owners are read first: a sub key sees the deletions of its own items.
+   * They are read first: a sub key sees the deletions of its own items, and a live query
+   * judges a deletion by the item as it was.
    */
   deleted(
     principal: CustomerPrincipal,
@@ -160,21 +200,26 @@ export class ItemEvents implements OnModuleInit {
       { scope: null, conditions: [{ kind: 'eq', path: '_id', anyOf: [...ids] }] },
       ids.length,
     );
-    const owners = new Map(before.map((item) => [item._id, ownerOf(item, ownerField)]));
+    const found = new Map(before.map((item) => [item._id, item]));
     return this.events.record(
       scope,
       this.planned('deleted', collection, ids, ownerField),
       write,
       (gone) =>
-        gone.map((key) => ({
-          resource: 'item',
-          type: 'deleted',
-          collection,
-          key,
-          ownerField,
-          owner: owners.get(key) ?? null,
-          data: null,
-        })),
+        gone.map((key) => {
+          const item = found.get(key);
+          return {
+            resource: 'item',
+            type: 'deleted',
+            collection,
+            key,
+            ownerField,
+            owner: item ? ownerOf(item, ownerField) : null,
+            data: null,
+            // What a live query judges the deletion by: the item as it was.
+            ...(item ? { prior: priorOf(toItemJson(item), null) } : {}),
+          };
+        }),
     );
   }
 

@@ -1,5 +1,11 @@
 import { readIfMatch } from '../../common/http/etag';
-import { itemETag, itemRevision, newRevisionRecord, revisionCondition } from './item-revision';
+import {
+  afterWrite,
+  itemETag,
+  itemRevision,
+  newRevisionRecord,
+  revisionCondition,
+} from './item-revision';
 
 const createdAt = new Date('2025-06-01T12:00:00.123Z');
 const legacyIdentity = `l${createdAt.getTime().toString(36)}`;
@@ -60,5 +66,38 @@ describe('item revisions', () => {
     });
     for (const header of ['"other.2"', 'W/"x.1"', '"lzzzzzzzzzzzzz.0"'])
       expect(revisionCondition(readIfMatch(header))).toEqual({ '_revision.n': { $in: [] } });
+  });
+});
+
+describe('afterWrite', () => {
+  const now = new Date('2026-01-02T03:04:05.006Z');
+
+  it('applies a $set with its write counted, as the database would', () => {
+    const before = {
+      _id: 'x',
+      a: 1,
+      o: { p: 1 },
+      _updatedAt: createdAt,
+      _revision: { c: 'c', n: 2 },
+    };
+    expect(afterWrite(before, { a: 2, 'o.q': 3, n: null, _updatedAt: now })).toEqual({
+      _id: 'x',
+      a: 2,
+      o: { p: 1, q: 3 },
+      n: null,
+      _updatedAt: now,
+      _revision: { c: 'c', n: 3 },
+    });
+    expect(before.o).toEqual({ p: 1 });
+  });
+
+  it('makes the count of an item without a record', () => {
+    expect(afterWrite({ _id: 'x' }, { a: 1 })).toEqual({ _id: 'x', a: 1, _revision: { n: 1 } });
+  });
+
+  it('leaves a path through an array to the database', () => {
+    expect(afterWrite({ _id: 'x', tags: ['a'] }, { 'tags.0': 'b' })).toBeNull();
+    expect(afterWrite({ _id: 'x', l: [{ q: 1 }] }, { 'l.0.q': 2 })).toBeNull();
+    expect(afterWrite({ _id: 'x', tags: ['a'] }, { tags: ['b'] })).not.toBeNull();
   });
 });

@@ -9,6 +9,7 @@ import {
 import { atRevision } from '../../common/mongo/revision';
 import { REVISION_FIELD } from '../query/data.constants';
 import { isPlainObject } from '../query/json-guard';
+import { afterSet } from '../rules/schema/after-set';
 
 /**
  * The revision of data items, kept in the item itself (REVISION_FIELD): `{c, n}`, where `c` is
@@ -35,6 +36,30 @@ export function newRevisionRecord(): { c: string; n: number } {
 
 /** The update part that counts a write (with the `$set` of the same update). */
 export const COUNT_WRITE = { $inc: { [COUNT]: 1 } };
+
+/**
+ * The item as a `$set` with COUNT_WRITE leaves it, computed from the item before (afterSet;
+ * the count one up, a record made when it had none), or null when a path goes through an array
+ * (`tags.0`), which only the database applies.
+ */
+export function afterWrite<T extends Document>(before: T, set: Document): T | null {
+  if (Object.keys(set).some((path) => throughArray(before, path))) return null;
+  const after = afterSet(before, set) as T;
+  const record: unknown = before[REVISION_FIELD];
+  const kept = isPlainObject(record) ? record : {};
+  const n = typeof kept.n === 'number' ? kept.n : 0;
+  return { ...after, [REVISION_FIELD]: { ...kept, n: n + 1 } };
+}
+
+/** Whether a dotted `$set` path goes through an array of the item. */
+function throughArray(item: Document, path: string): boolean {
+  let node: unknown = item;
+  for (const segment of path.split('.').slice(0, -1)) {
+    if (!isPlainObject(node)) return Array.isArray(node);
+    node = node[segment];
+  }
+  return Array.isArray(node);
+}
 
 function legacyIdentity(createdAt: unknown): string {
   return createdAt instanceof Date && createdAt.getTime() >= 0

@@ -1,6 +1,14 @@
 import { type CustomerPrincipal, ownerValueOf } from '../../auth';
 import { ForbiddenError } from '../../common/errors';
-import type { OwnerScope } from '../query/data-query';
+import {
+  pathCondition,
+  type Condition,
+  type ItemMatch,
+  type OwnerScope,
+} from '../query/data-query';
+
+/** A route's `{indexName}/{indexValue}`, or none (a write by the body filter alone). */
+export type ItemAddress = { indexName: string; indexValue: string } | null;
 
 /** Sub callers are confined to their own items; root and team callers see the namespace. */
 export function ownerScopeOf(principal: CustomerPrincipal, ownerField: string): OwnerScope | null {
@@ -15,4 +23,15 @@ export function assertOwnerFieldKept(
 ): void {
   if (principal.kind === 'sub' && Object.hasOwn(values, ownerField))
     throw new ForbiddenError(`A sub key cannot change the owner field '${ownerField}'.`);
+}
+
+/** What a write selects: the owner scope, the route's address and the body filter's conditions. */
+export function itemMatchOf(
+  principal: CustomerPrincipal,
+  ownerField: string,
+  address: ItemAddress,
+  conditions: Condition[],
+): ItemMatch {
+  const path = address ? [pathCondition(address.indexName, address.indexValue)] : [];
+  return { scope: ownerScopeOf(principal, ownerField), conditions: [...path, ...conditions] };
 }

@@ -12,7 +12,7 @@ import {
   ItemNotFoundError,
   WriteConflictError,
 } from '../data.errors';
-import { pathCondition, type Condition, type ItemMatch } from '../query/data-query';
+import { type Condition, type ItemMatch } from '../query/data-query';
 import type { ItemChangeRequest, ItemRemovalRequest } from '../query/data-requests';
 import {
   dataBudget,
@@ -24,16 +24,13 @@ import {
 import { applyArrayOperation, type ArrayOperation } from './array-operations';
 import { ItemEvents } from './item-events';
 import { itemETag, revisionCondition, tagOf } from './item-revision';
-import { assertOwnerFieldKept, ownerScopeOf } from './item-scope';
+import { assertOwnerFieldKept, itemMatchOf, type ItemAddress } from './item-scope';
 import { ItemsRepository, type StoredItem } from './items.repository';
 import { UniqueValuesService } from './unique/unique-values.service';
 import type { NativeCollection } from '../storage/tenant-storage';
 import { SchemaEnforcement } from '../rules/schema/schema-enforcement';
 import { afterSet } from '../rules/schema/after-set';
 import { MODIFY_ROUNDS, writeKey } from './item-write-queue';
-
-/** A route's `{indexName}/{indexValue}`, or none (a write by the body filter alone). */
-type ItemAddress = { indexName: string; indexValue: string } | null;
 
 /**
  * The rules of changing stored items: which item a write selects (one, none or several), the
@@ -91,7 +88,7 @@ export class ItemWritesService {
   ): Promise<StoredItem> {
     const { values, ownerField } = request;
     assertOwnerFieldKept(principal, values, ownerField);
-    const match = this.bodyMatch(principal, ownerField, address, request.conditions);
+    const match = itemMatchOf(principal, ownerField, address, request.conditions);
     const target = await this.collections.find(principal, collection);
     if (!target) throw notFound(collection, ifMatch);
     const id = await this.singleId(target, match, collection, address, ifMatch);
@@ -101,18 +98,22 @@ export class ItemWritesService {
         after: (current) => afterSet(current, values),
         write: (atRead, now) => this.items.updateById(target, id, atRead, values, now),
       });
+    let before: StoredItem[] = [];
+    const write = async (): Promise<StoredItem> => {
+      const conditional = { ...match, revision: revisionCondition(ifMatch) };
+      const now = new Date();
+      const updated = await this.items.updateByIdWithPrior(target, id, conditional, values, now);
+      if (updated === DUPLICATE)
+        throw new DuplicateItemError(
+          'A unique index of the collection refuses the new values; nothing was changed.',
+        );
+      // The item stopped matching (or was deleted, or moved past If-Match) since the lookup.
+      if (!updated) throw await this.notWritten(target, id, match, collection, ifMatch);
+      before = [updated.before];
+      return updated.after;
+    };
     return this.writes.run(writeKey(target.physical, id), () =>
-      this.itemEvents.updated(principal, collection, [id], ownerField, async () => {
-        const conditional = { ...match, revision: revisionCondition(ifMatch) };
-        const updated = await this.items.updateById(target, id, conditional, values, new Date());
-        if (updated === DUPLICATE)
-          throw new DuplicateItemError(
-            'A unique index of the collection refuses the new values; nothing was changed.',
-          );
-        // The item stopped matching (or was deleted, or moved past If-Match) since the lookup.
-        if (!updated) throw await this.notWritten(target, id, match, collection, ifMatch);
-        return updated;
-      }),
+      this.itemEvents.updated(principal, collection, [id], ownerField, write, () => before),
     );
   }
 
@@ -145,7 +146,7 @@ export class ItemWritesService {
     ifMatch: IfMatch,
   ): Promise<void> {
     const { ownerField } = request;
-    const match = this.bodyMatch(principal, ownerField, address, request.conditions);
+    const match = itemMatchOf(principal, ownerField, address, request.conditions);
     const target = await this.collections.find(principal, collection);
     if (!target) throw notFound(collection, ifMatch);
     const id = await this.singleId(target, match, collection, address, ifMatch);
@@ -174,7 +175,7 @@ export class ItemWritesService {
   ): Promise<StoredItem> {
     const path = operation.field;
     assertOwnerFieldKept(principal, { [path.split('.')[0] as string]: true }, ownerField);
-    const match = this.bodyMatch(principal, ownerField, address, []);
+    const match = itemMatchOf(principal, ownerField, address, []);
     const target = await this.collections.find(principal, collection);
     if (!target) throw notFound(collection, ifMatch);
     const id = await this.singleId(target, match, collection, address, ifMatch);
@@ -233,6 +234,7 @@ export class ItemWritesService {
             // Not written at this revision: nothing changed, and no event.
             return written === null ? [] : [written];
           },
+          () => [current],
         );
         if (updated[0]) return updated[0];
       }
@@ -259,16 +261,6 @@ export class ItemWritesService {
       1,
     );
     return new PreconditionFailedError(current ? itemETag(current) : null);
-  }
-
-  private bodyMatch(
-    principal: CustomerPrincipal,
-    ownerField: string,
-    address: ItemAddress,
-    conditions: Condition[],
-  ): ItemMatch {
-    const path = address ? [pathCondition(address.indexName, address.indexValue)] : [];
-    return { scope: ownerScopeOf(principal, ownerField), conditions: [...path, ...conditions] };
   }
 
   /**

@@ -37,7 +37,7 @@ import { keysetLink } from '../../common/pagination/keyset';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import { CollectionNamePipe } from '../collections/collection-name.pipe';
 import { CollectionsService } from '../collections/collections.service';
-import { CollectionParam, ListQueries } from '../data.openapi';
+import { CollectionParam, FEED_POSITION, FEED_POSITION_HEADER, ListQueries } from '../data.openapi';
 import {
   parseDataQuery,
   toItemListQuery,
@@ -63,6 +63,7 @@ import {
   toItemJson,
 } from './dto/data-item.dto';
 import { ItemBatchesService } from './item-batches.service';
+import { ItemEvents } from './item-events';
 import { itemETag } from './item-revision';
 import { ItemWritesService } from './item-writes.service';
 import { ItemsService } from './items.service';
@@ -88,6 +89,7 @@ export class ItemsController {
     private readonly collections: CollectionsService,
     private readonly writes: ItemWritesService,
     private readonly batches: ItemBatchesService,
+    private readonly itemEvents: ItemEvents,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.budget = dataBudget(config.limits);
@@ -104,8 +106,12 @@ export class ItemsController {
       'Items (projected ones with `fields`); `Link: <…>; rel="next"` when a further page exists',
     schema: { type: 'array', items: ITEM_OR_PROJECTION },
     example: [DATA_ITEM_EXAMPLE],
+    headers: FEED_POSITION,
   })
-  @ApiNoContentResponse({ description: 'Nothing matches (or the collection does not exist)' })
+  @ApiNoContentResponse({
+    description: 'Nothing matches (or the collection does not exist)',
+    headers: FEED_POSITION,
+  })
   @ApiBadRequestResponse({ type: ProblemDto, description: 'Bad collection name or query' })
   async listDataItems(
     @CurrentPrincipal() principal: CustomerPrincipal,
@@ -115,7 +121,10 @@ export class ItemsController {
     @Res({ passthrough: true }) res: Response,
   ): Promise<DataItemDto[] | undefined> {
     const query = toItemListQuery(parseDataQuery(raw, this.config.limits, {}), this.filterLimits);
+    // Read before the list: every change after it is in the feed after it (none is missed).
+    const position = await this.itemEvents.feedPosition(principal);
     const page = await this.items.list(principal, collection, query);
+    if (position !== null) res.setHeader(FEED_POSITION_HEADER, String(position));
     if (page.items.length === 0) {
       res.status(HttpStatus.NO_CONTENT);
       return undefined;

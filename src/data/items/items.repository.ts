@@ -1,13 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Collection, Document, FindCursor } from 'mongodb';
-import { orDuplicate, type Duplicate } from '../../common/mongo/duplicate';
+import type { Collection, Document, Filter, FindCursor } from 'mongodb';
+import { DUPLICATE, orDuplicate, type Duplicate } from '../../common/mongo/duplicate';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import type { Condition, ItemMatch, OwnerScope } from '../query/data-query';
 import { itemFilter } from '../rules/expiry/live-items';
 import { toMongoSort, type ListPlan } from '../query/list-plan';
 import { toMongoProjection, type Projection } from '../query/projection';
 import { REVISION_FIELD } from '../query/data.constants';
-import { COUNT_WRITE, newRevisionRecord } from './item-revision';
+import { afterWrite, COUNT_WRITE, newRevisionRecord } from './item-revision';
 import type { Guarded, JsonObject, JsonScalar } from '../query/json-guard';
 import type { KeptTimes } from '../query/data-requests';
 import { TenantStorage, type NativeCollection } from '../storage/tenant-storage';
@@ -180,35 +180,46 @@ export class ItemsRepository {
     return this.setById(target, id, match, { ...values, _updatedAt: now });
   }
 
+  /**
+   * `updateById` answering the item before it too, in the same one command (live queries judge
+   * an update by both): the item after is computed from it (a path through an array is read).
+   */
+  async updateByIdWithPrior(
+    target: NativeCollection,
+    id: string,
+    match: ItemMatch,
+    values: Guarded<JsonObject>,
+    now: Date,
+  ): Promise<{ before: StoredItem; after: StoredItem } | null | Duplicate> {
+    const set = { ...values, _updatedAt: now };
+    const before = await this.setById(target, id, match, set, 'before');
+    if (before === null || before === DUPLICATE) return before;
+    const after = afterWrite(before, set) ?? (await this.collection(target).findOne({ _id: id }));
+    return after ? { before, after } : null;
+  }
+
   /** `$set` on the item with this id while it still matches, counting the write. */
   private async setById(
     target: NativeCollection,
     id: string,
     match: ItemMatch,
     set: Document,
+    returnDocument: 'before' | 'after' = 'after',
   ): Promise<StoredItem | null | Duplicate> {
-    const idCondition: Condition = { kind: 'eq', path: '_id', anyOf: [id] };
     return orDuplicate(() =>
       this.collection(target).findOneAndUpdate(
-        itemFilter(target, { ...match, conditions: [idCondition, ...match.conditions] }),
+        byIds(target, [id], match),
         { $set: set, ...COUNT_WRITE },
-        { returnDocument: 'after', maxTimeMS: this.maxTimeMS },
+        { returnDocument, maxTimeMS: this.maxTimeMS },
       ),
     );
   }
 
   async deleteById(target: NativeCollection, id: string, match: ItemMatch): Promise<boolean> {
-    const idCondition: Condition = { kind: 'eq', path: '_id', anyOf: [id] };
-    const result = await this.collection(target).deleteOne(
-      itemFilter(target, { ...match, conditions: [idCondition, ...match.conditions] }),
-      { maxTimeMS: this.maxTimeMS },
-    );
+    const result = await this.collection(target).deleteOne(byIds(target, [id], match), {
+      maxTimeMS: this.maxTimeMS,
+    });
     return result.deletedCount === 1;
-  }
-
-  /** Runs a pipeline the service built (aggregate.ts); the client never supplies a stage. */
-  async aggregate(target: NativeCollection, pipeline: Document[]): Promise<Document[]> {
-    return this.collection(target).aggregate(pipeline, { maxTimeMS: this.maxTimeMS }).toArray();
   }
 
   /** The database's plan for a list's query (`executionStats`): what the query would do. */
@@ -219,23 +230,6 @@ export class ItemsRepository {
     projection: Projection | null,
   ): Promise<Document> {
     return this.listCursor(target, match, plan, projection).explain('executionStats');
-  }
-
-  /** The matching items' group and value fields, in group-key order (for groupInProcess). */
-  scanGroups(
-    target: NativeCollection,
-    match: ItemMatch,
-    groupBy: string,
-    field: string,
-  ): AsyncIterable<Document> {
-    // One path inside the other ("a" and "a.b") would be a projection collision: keep the outer.
-    const [outer, inner] = groupBy.length <= field.length ? [groupBy, field] : [field, groupBy];
-    const paths = inner === outer || inner.startsWith(`${outer}.`) ? [outer] : [groupBy, field];
-    const projection = { _id: 0, ...Object.fromEntries(paths.map((path) => [path, 1])) };
-    return this.collection(target)
-      .find(itemFilter(target, match), { projection })
-      .sort({ [groupBy]: 1 })
-      .maxTimeMS(this.maxTimeMS);
   }
 
   /** Sets values on every matching item, counting each one's write (multi-item PUT). */
@@ -261,11 +255,9 @@ export class ItemsRepository {
     match: ItemMatch,
     ids: string[],
   ): Promise<number> {
-    const idCondition: Condition = { kind: 'eq', path: '_id', anyOf: ids };
-    const result = await this.collection(target).deleteMany(
-      itemFilter(target, { ...match, conditions: [idCondition, ...match.conditions] }),
-      { maxTimeMS: this.maxTimeMS },
-    );
+    const result = await this.collection(target).deleteMany(byIds(target, ids, match), {
+      maxTimeMS: this.maxTimeMS,
+    });
     return result.deletedCount;
   }
 
@@ -292,4 +284,10 @@ export class ItemsRepository {
   ): Promise<StoredItem | null | Duplicate> {
     return this.setById(target, id, match, { [path]: holder.value, _updatedAt: now });
   }
+}
+
+/** The filter of the items with these ids that still match. */
+function byIds(target: NativeCollection, ids: string[], match: ItemMatch): Filter<StoredItem> {
+  const idCondition: Condition = { kind: 'eq', path: '_id', anyOf: ids };
+  return itemFilter(target, { ...match, conditions: [idCondition, ...match.conditions] });
 }

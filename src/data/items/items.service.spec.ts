@@ -97,6 +97,7 @@ function setup() {
     count: record('count', 3),
     estimatedCount: record('estimatedCount', 7),
     updateById: record('updateById', stored),
+    updateByIdWithPrior: record('updateByIdWithPrior', { before: stored, after: stored }),
     deleteById: record('deleteById', true),
     listIndexes: record('listIndexes', []),
     createIndex: record('createIndex', 'created'),
@@ -185,7 +186,7 @@ function assertOnlyGuardedInput(calls: { method: string; args: unknown[] }[]): v
           else throw new Error(`unexpected condition ${condition.kind}`);
         }
         if (match.scope) expect(fieldPathProblem(match.scope.field)).toBeNull();
-      } else if (method === 'insert' || method === 'updateById') {
+      } else if (['insert', 'updateById', 'updateByIdWithPrior'].includes(method)) {
         expect(isGuarded(arg)).toBe(true);
       }
     }

@@ -78,3 +78,61 @@ export function projectedETag(etag: string, projection: Projection | null): stri
     .slice(0, 10);
   return `${etag.slice(0, -1)}~${digest}"`;
 }
+
+/**
+ * A projection applied in memory to an item as JSON, as the database applies it: included paths
+ * (with `_id`) or everything but the excluded ones; a path through an array applies to each of
+ * its objects.
+ */
+export function projectItem(
+  item: Record<string, unknown>,
+  projection: Projection | null,
+): Record<string, unknown> {
+  if (!projection) return item;
+  if (projection.mode === 'exclude')
+    return projection.paths.reduce<Record<string, unknown>>(
+      (rest, path) => without(rest, path.split('.')) as Record<string, unknown>,
+      item,
+    );
+  let picked: Record<string, unknown> = { _id: item._id };
+  for (const path of projection.paths) {
+    const value = pick(item, path.split('.'));
+    if (value !== undefined) picked = merge(picked, value) as Record<string, unknown>;
+  }
+  return picked;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The part of `value` a path keeps (undefined: nothing). */
+function pick(value: unknown, [head, ...rest]: string[]): unknown {
+  if (head === undefined) return value;
+  if (Array.isArray(value))
+    return value.filter(isObject).map((element) => pick(element, [head, ...rest]) ?? {});
+  if (!isObject(value) || !Object.hasOwn(value, head)) return undefined;
+  const inner = pick(value[head], rest);
+  if (inner !== undefined) return { [head]: inner };
+  return isObject(value[head]) ? { [head]: {} } : undefined;
+}
+
+function merge(into: unknown, from: unknown): unknown {
+  if (Array.isArray(into) && Array.isArray(from))
+    return into.map((element, i) => merge(element, from[i]));
+  if (!isObject(into) || !isObject(from)) return from;
+  const merged = { ...into };
+  for (const [key, value] of Object.entries(from))
+    merged[key] = Object.hasOwn(merged, key) ? merge(merged[key], value) : value;
+  return merged;
+}
+
+/** `value` without the path (copied along it). */
+function without(value: unknown, [head, ...rest]: string[]): unknown {
+  if (head === undefined) return value;
+  if (Array.isArray(value)) return value.map((element) => without(element, [head, ...rest]));
+  if (!isObject(value) || !Object.hasOwn(value, head)) return value;
+  const copy = { ...value };
+  if (rest.length === 0) delete copy[head];
+  else copy[head] = without(copy[head], rest);
+  return copy;
+}

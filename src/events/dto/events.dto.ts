@@ -4,11 +4,12 @@ import { OptionalField } from '../../common/dto';
 import {
   EVENT_ACTOR_KINDS,
   EVENT_RESOURCES,
-  EVENT_TYPES,
+  LIVE_EVENT_TYPES,
   type EventResource,
-  type EventType,
+  type LiveEventType,
 } from '../event.schema';
 import type { FeedEvent } from '../event-scope';
+import type { LiveEvent } from '../live-query';
 
 const COUNT = /^(0|[1-9][0-9]{0,14})$/;
 const COLLECTION = '^[A-Za-z][A-Za-z0-9_-]{0,63}$';
@@ -29,10 +30,11 @@ export class EventsQueryDto {
   @ApiPropertyOptional({ pattern: COLLECTION, example: 'orders' })
   collection?: string;
 
+  /** Only events of this type (`entered` and `left`: a live query's, with `filter[…]`). */
   @OptionalField()
-  @IsIn(EVENT_TYPES)
-  @ApiPropertyOptional({ enum: EVENT_TYPES })
-  type?: EventType;
+  @IsIn(LIVE_EVENT_TYPES)
+  @ApiPropertyOptional({ enum: LIVE_EVENT_TYPES })
+  type?: LiveEventType;
 
   @OptionalField()
   @IsIn(EVENT_RESOURCES)
@@ -77,8 +79,12 @@ export class EventDto {
   @ApiProperty({ example: '1043' })
   id!: string;
 
-  @ApiProperty({ enum: EVENT_TYPES })
-  type!: EventType;
+  /**
+   * What happened. `entered` and `left` come only from a live query (a feed with `filter[…]`):
+   * the item started or stopped matching its filter.
+   */
+  @ApiProperty({ enum: LIVE_EVENT_TYPES })
+  type!: LiveEventType;
 
   @ApiProperty({ enum: EVENT_RESOURCES })
   resource!: EventResource;
@@ -99,21 +105,29 @@ export class EventDto {
   @ApiProperty({ type: EventActorDto })
   actor!: EventActorDto;
 
-  /** The resource after the change (as GET answers it); absent for deletions. */
+  /**
+   * The resource after the change (as GET answers it; a live query's item projected by its
+   * `fields`); absent for deletions, and on a `left` of an item that became another owner's.
+   */
   @ApiPropertyOptional({ type: 'object', additionalProperties: true })
   data?: Record<string, unknown>;
 
   static from(event: FeedEvent): EventDto {
+    return EventDto.seen({ event, type: event.type, data: event.data });
+  }
+
+  /** An event as a reader sees it (a live query's type and projection). */
+  static seen({ event, type, data }: LiveEvent): EventDto {
     return {
       id: String(event.seq),
-      type: event.type,
+      type,
       resource: event.resource,
       ...(event.collection !== undefined ? { collection: event.collection } : {}),
       key: event.key,
       branch: event.branch,
       at: event.at.toISOString(),
       actor: event.actor,
-      ...(event.data !== null ? { data: event.data } : {}),
+      ...(data !== null ? { data } : {}),
     };
   }
 }

@@ -95,6 +95,7 @@ export class CheckedUpdates {
             }
             return done;
           },
+          () => round,
         );
         modified += written.length;
         if (refused)

@@ -56,6 +56,10 @@ export function collectionPaths(collection: string, types: ItemTypeNames): Json 
             description: 'Items; `Link: <…>; rel="next"` when a further page exists',
             headers: {
               Link: { description: 'The next (or previous) page', schema: { type: 'string' } },
+              'Feed-Position': {
+                description: 'The newest event id when the list was read (docs/events.md)',
+                schema: { type: 'string' },
+              },
             },
             content: json({ type: 'array', items: item }),
           },

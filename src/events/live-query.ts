@@ -1,0 +1,79 @@
+import type { CustomerPrincipal } from '../auth';
+import type { EventQuery, FeedEvent } from './event-scope';
+import type { LiveEventType } from './event.schema';
+import { imageBefore } from './item-images';
+import type { LiveFilter } from './live-filter';
+
+/** An event as a live query sends it: its type from the filter's view, its data projected. */
+export interface LiveEvent {
+  event: FeedEvent;
+  type: LiveEventType;
+  data: Record<string, unknown> | null;
+}
+
+/**
+ * How a live query sees an event of its namespace (null: not at all). Collection events pass as
+ * they are (a dropped collection takes its items without an event each). An item event is
+ * judged by the item before and after it, each counted only while the reader may see it (a sub
+ * key: while it owns it):
+ * - matched neither before nor after: not sent;
+ * - `created`, `deleted`: when the new item matches, when the deleted item matched;
+ * - an update: `updated` (both), `entered` (after only), `left` (before only).
+ * A `left` carries the item as it is now, projected — unless it left the reader's ownership,
+ * then none (it is another owner's item now). An update whose earlier image the feed does not
+ * hold (recorded by the reconciler after a crash) is `updated` when the item matches, else
+ * `left`: a client applying it converges either way.
+ */
+export function liveEventOf(
+  event: FeedEvent,
+  filter: LiveFilter,
+  principal: CustomerPrincipal,
+): LiveEvent | null {
+  if (event.resource === 'collection') return { event, type: event.type, data: event.data };
+  if (event.resource !== 'item') return null;
+  const mine = (owner: string | null): boolean =>
+    principal.kind !== 'sub' || owner === principal.accountId;
+  const ownerBefore =
+    event.type === 'updated' && event.formerOwner !== undefined ? event.formerOwner : event.owner;
+  const after = event.type === 'deleted' ? null : event.data;
+  const matchesAfter = after !== null && mine(event.owner) && filter.matches(after);
+  const projected = (): Record<string, unknown> | null =>
+    after !== null && mine(event.owner) ? filter.project(after) : null;
+  switch (event.type) {
+    case 'created':
+      return matchesAfter ? { event, type: 'created', data: projected() } : null;
+    case 'deleted': {
+      const gone = event.prior?.fields ?? null;
+      const matched = mine(ownerBefore) && (gone === null || filter.matches(gone));
+      return matched ? { event, type: 'deleted', data: null } : null;
+    }
+    case 'updated': {
+      if (event.prior === undefined) {
+        if (matchesAfter) return { event, type: 'updated', data: projected() };
+        return mine(ownerBefore) ? { event, type: 'left', data: projected() } : null;
+      }
+      const before = imageBefore(event.data, event.prior);
+      const matchedBefore = mine(ownerBefore) && filter.matches(before);
+      if (matchedBefore && matchesAfter) return { event, type: 'updated', data: projected() };
+      if (matchesAfter) return { event, type: 'entered', data: projected() };
+      if (matchedBefore) return { event, type: 'left', data: projected() };
+      return null;
+    }
+  }
+}
+
+/**
+ * How a reader with this query sees each event it selected: as it is, or (a live query) as
+ * liveEventOf judges it, kept when it is of the query's `type`.
+ */
+export function eventView(
+  principal: CustomerPrincipal,
+  query: Pick<EventQuery, 'live'>,
+): (event: FeedEvent) => LiveEvent | null {
+  const live = query.live;
+  if (!live) return (event) => ({ event, type: event.type, data: event.data });
+  return (event) => {
+    const view = liveEventOf(event, live.filter, principal);
+    return view && (live.type === undefined || view.type === live.type) ? view : null;
+  };
+}
