@@ -1771,7 +1771,10 @@ export interface components {
       branch: string;
       /** @example orders */
       collection?: string;
-      /** @description The resource after the change (as GET answers it); absent for deletions. */
+      /**
+       * @description The resource after the change (as GET answers it; a live query's item projected by its
+       *     `fields`); absent for deletions, and on a `left` of an item that became another owner's.
+       */
       data?: {
         [key: string]: unknown;
       };
@@ -1787,8 +1790,12 @@ export interface components {
       key: string;
       /** @enum {string} */
       resource: 'item' | 'project' | 'profile' | 'collection';
-      /** @enum {string} */
-      type: 'created' | 'updated' | 'deleted';
+      /**
+       * @description What happened. `entered` and `left` come only from a live query (a feed with `filter[…]`):
+       *     the item started or stopped matching its filter.
+       * @enum {string}
+       */
+      type: 'created' | 'updated' | 'entered' | 'left' | 'deleted';
     };
     EventPageDto: {
       events: components['schemas']['EventDto'][];
@@ -6853,6 +6860,8 @@ export interface operations {
       /** @description Items (projected ones with `fields`); `Link: <…>; rel="next"` when a further page exists */
       200: {
         headers: {
+          /** @description The id of the newest event of the namespace when the list was read (absent with EVENTS_ENABLED=false): open `GET /events/stream` with `after` (or `Last-Event-ID`) set to it, and the same filter, to follow the list without missing a change */
+          'Feed-Position'?: string;
           /** @description Next page: `<url>; rel="next"`, present when a further page exists */
           Link?: string;
           /** @description Requests allowed per window for this key */
@@ -6886,6 +6895,8 @@ export interface operations {
       /** @description Nothing matches (or the collection does not exist) */
       204: {
         headers: {
+          /** @description The id of the newest event of the namespace when the list was read (absent with EVENTS_ENABLED=false): open `GET /events/stream` with `after` (or `Last-Event-ID`) set to it, and the same filter, to follow the list without missing a change */
+          'Feed-Position'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit': number;
           /** @description Requests left in the current window */
@@ -11660,11 +11671,31 @@ export interface operations {
         after?: string;
         /** @description Only the events of this data collection (items, and the collection itself). */
         collection?: string;
-        type?: 'created' | 'updated' | 'deleted';
+        /** @description Only events of this type (`entered` and `left`: a live query's, with `filter[…]`). */
+        type?: 'created' | 'updated' | 'entered' | 'left' | 'deleted';
         resource?: 'item' | 'project' | 'profile' | 'collection';
         limit?: string;
         /** @description Long poll: with no event to answer, wait up to this many seconds (0–30) for one. */
         wait?: string;
+        /** @description A live query (needs `collection`): the item filter of `GET /data/{collection}`, in its `filter[k]=v` and `filter[k][op]=v` forms only (operators eq, ne, gt, gte, lt, lte, in, nin, exists, prefix; same values and limits, FILTER_MAX_CONDITIONS and FILTER_MAX_IN_VALUES). Item events are then judged by the item before and after each change: `created`, `updated` (matched before and after), `entered` (matches now only), `left` (matched before only; carries the item as it is now, none when it became another owner's), `deleted`; changes that match neither are not sent. The collection's own events pass. A page (`GET /events`) reads at most `limit` events and answers those of the query: it may hold fewer, even none, while `next` moves on. See docs/events.md. */
+        filter?: {
+          [key: string]:
+            | string
+            | {
+                eq?: string;
+                exists?: string;
+                gt?: string;
+                gte?: string;
+                in?: string;
+                lt?: string;
+                lte?: string;
+                ne?: string;
+                nin?: string;
+                prefix?: string;
+              };
+        };
+        /** @description With a live query (needs `collection`): the fields of the item an event carries, as `fields` of `GET /data/{collection}` (`fields=total,status` or `fields=-notes`). */
+        fields?: string;
       };
       header?: {
         /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
@@ -11693,7 +11724,7 @@ export interface operations {
           'application/json': components['schemas']['EventPageDto'];
         };
       };
-      /** @description The request is not valid (VALIDATION_FAILED); INVALID_BRANCH: X-Branch is not a valid branch name */
+      /** @description A parameter or the filter is wrong; INVALID_BRANCH: X-Branch is not a valid branch name */
       400: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -11825,8 +11856,28 @@ export interface operations {
         after?: string;
         /** @description Only the events of this data collection (items, and the collection itself). */
         collection?: string;
-        type?: 'created' | 'updated' | 'deleted';
+        /** @description Only events of this type (`entered` and `left`: a live query's, with `filter[…]`). */
+        type?: 'created' | 'updated' | 'entered' | 'left' | 'deleted';
         resource?: 'item' | 'project' | 'profile' | 'collection';
+        /** @description A live query (needs `collection`): the item filter of `GET /data/{collection}`, in its `filter[k]=v` and `filter[k][op]=v` forms only (operators eq, ne, gt, gte, lt, lte, in, nin, exists, prefix; same values and limits, FILTER_MAX_CONDITIONS and FILTER_MAX_IN_VALUES). Item events are then judged by the item before and after each change: `created`, `updated` (matched before and after), `entered` (matches now only), `left` (matched before only; carries the item as it is now, none when it became another owner's), `deleted`; changes that match neither are not sent. The collection's own events pass. A page (`GET /events`) reads at most `limit` events and answers those of the query: it may hold fewer, even none, while `next` moves on. See docs/events.md. */
+        filter?: {
+          [key: string]:
+            | string
+            | {
+                eq?: string;
+                exists?: string;
+                gt?: string;
+                gte?: string;
+                in?: string;
+                lt?: string;
+                lte?: string;
+                ne?: string;
+                nin?: string;
+                prefix?: string;
+              };
+        };
+        /** @description With a live query (needs `collection`): the fields of the item an event carries, as `fields` of `GET /data/{collection}` (`fields=total,status` or `fields=-notes`). */
+        fields?: string;
       };
       header?: {
         /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
@@ -11858,7 +11909,7 @@ export interface operations {
           'text/event-stream': string;
         };
       };
-      /** @description The request is not valid (VALIDATION_FAILED); INVALID_BRANCH: X-Branch is not a valid branch name */
+      /** @description A parameter or the filter is wrong; INVALID_BRANCH: X-Branch is not a valid branch name */
       400: {
         headers: {
           /** @description Requests allowed per window for this key */

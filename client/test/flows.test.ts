@@ -8,6 +8,7 @@ import { sha256Agrees } from './sha256';
 import type { Target } from './support';
 import { exportImportFlow, importLinesFlow, resumedExportFlow } from './transfer-flows';
 import { collectionRulesFlow } from './rules-flows';
+import { liveQueryFlow } from './live-flows';
 
 const log = (message: string): void => void process.stdout.write(`# ${message}\n`);
 
@@ -39,6 +40,8 @@ void describe('typed client against the built service', { timeout: 180_000 }, ()
     importLinesFlow(target()));
   void it('collection rules: a schema enforced and warned, its violations listed, an expiry', () =>
     collectionRulesFlow(target()));
+  void it('a live query: list with a filter, then the changes after its Feed-Position', () =>
+    liveQueryFlow(target()));
 });
 
 void describe('the export check', () => {

@@ -261,6 +261,48 @@ describe('a live query', () => {
     }
   });
 
+  it('judges the items of a multi-item update and of an import replacement by what they were', async () => {
+    const key = user.apiKey;
+    for (const [id, status] of [
+      ['m1', 'open'],
+      ['m2', 'closed'],
+      ['m3', 'closed'],
+    ])
+      await write(a, key, 'post', '/data/multi', { item: { _id: id, status, kind: 'm' } });
+    const after = await position(a, key, 'multi');
+    const change = { values: { status: 'open' }, multi: true, filter: { kind: 'm' } };
+    await write(a, key, 'put', '/data/multi', change);
+    await write(a, key, 'put', '/data/multi', { ...change, values: { status: 'closed' } });
+    const line = {
+      type: 'item',
+      collection: 'multi',
+      item: { _id: 'm2', status: 'open', kind: 'm' },
+    };
+    const imported = await a
+      .http()
+      .post('/import?mode=upsert')
+      .set('X-Api-Key', key)
+      .set('Content-Type', 'application/x-ndjson')
+      .send(JSON.stringify(line));
+    expect(imported.status).toBe(200);
+    expect(imported.text).toContain('"status":200');
+    const page = await a
+      .http()
+      .get('/events')
+      .query({ collection: 'multi', 'filter[status]': 'open', after })
+      .set('X-Api-Key', key)
+      .expect(200);
+    expect(summary(page.body.events as Ev[])).toEqual([
+      'updated m1',
+      'entered m2',
+      'entered m3',
+      'left m1',
+      'left m2',
+      'left m3',
+      'entered m2',
+    ]);
+  });
+
   it('holds a long poll through changes that are not its own, and answers the first that is', async () => {
     const key = user.apiKey;
     const from = await position(a, key, 'lq7');

@@ -150,7 +150,9 @@ export class ItemBatchesService {
             ? match.conditions
             : [...match.conditions, { kind: 'range', path: '_id', op: 'gt', value: after }],
       };
-      const ids = await this.items.findMatchingIds(target, round, BATCH, { inIdOrder: true });
+      // Whole items, in the same one read: a live query judges each change by the item before.
+      const before = await this.items.findInIdOrder(target, round, BATCH);
+      const ids = before.map((item) => item._id);
       if (ids.length === 0) break;
       after = ids.at(-1) ?? null;
       const byIds: ItemMatch = {
@@ -160,17 +162,24 @@ export class ItemBatchesService {
       type Outcome = { matched: number; modified: number } | typeof DUPLICATE;
       // Set by the write below (a closure: the compiler cannot see it assigned).
       let outcome = DUPLICATE as Outcome;
-      await this.itemEvents.updated(principal, collection, ids, request.ownerField, async () => {
-        outcome = await this.items.updateMatching(target, byIds, request.values, now);
-        // The items this round wrote: those that carry its time now (read by id alone: the new
-        // values may no longer match the filter).
-        const written = await this.items.findMatching(
-          target,
-          { scope: match.scope, conditions: [{ kind: 'eq', path: '_id', anyOf: ids }] },
-          ids.length,
-        );
-        return written.filter((item) => item._updatedAt.getTime() === now.getTime());
-      });
+      await this.itemEvents.updated(
+        principal,
+        collection,
+        ids,
+        request.ownerField,
+        async () => {
+          outcome = await this.items.updateMatching(target, byIds, request.values, now);
+          // The items this round wrote: those that carry its time now (read by id alone: the new
+          // values may no longer match the filter).
+          const written = await this.items.findMatching(
+            target,
+            { scope: match.scope, conditions: [{ kind: 'eq', path: '_id', anyOf: ids }] },
+            ids.length,
+          );
+          return written.filter((item) => item._updatedAt.getTime() === now.getTime());
+        },
+        () => before,
+      );
       if (outcome === DUPLICATE) return DUPLICATE;
       matched += outcome.matched;
       modified += outcome.modified;

@@ -121,15 +121,26 @@ export class ItemsRepository {
     limit: number,
     { inIdOrder = false } = {},
   ): Promise<string[]> {
-    const docs = await this.collection(target)
-      .find(itemFilter(target, match), {
-        projection: { _id: 1 },
-        ...(inIdOrder ? { sort: { _id: 1 } } : {}),
-      })
-      .limit(limit)
-      .maxTimeMS(this.maxTimeMS)
-      .toArray();
+    const docs = await this.limited(target, match, limit, inIdOrder, { _id: 1 }).toArray();
     return docs.map((d) => d._id);
+  }
+
+  /** Up to `limit` matching items in `_id` order, whole (a round of a multi-item update). */
+  findInIdOrder(target: NativeCollection, match: ItemMatch, limit: number): Promise<StoredItem[]> {
+    return this.limited(target, match, limit, true).toArray();
+  }
+
+  private limited(
+    target: NativeCollection,
+    match: ItemMatch,
+    limit: number,
+    inIdOrder: boolean,
+    projection?: Document,
+  ): FindCursor<StoredItem> {
+    return this.collection(target)
+      .find(itemFilter(target, match), { ...(inIdOrder ? { sort: { _id: 1 } } : {}), projection })
+      .limit(limit)
+      .maxTimeMS(this.maxTimeMS);
   }
 
   /** One page of a list; asks for one more than the limit so the caller knows if more follow. */
@@ -166,9 +177,8 @@ export class ItemsRepository {
   }
 
   /**
-   * Sets values on the item with this id, only while it still matches (the match is repeated
-   * with the id, so an item that stopped matching in between is not touched, and with its
-   * revision condition, if any), counting the write. Null when none.
+   * Sets values on the item with this id while it still matches (with the id: an item that
+   * stopped matching is not touched; its revision condition too), counting the write. Null: none.
    */
   async updateById(
     target: NativeCollection,
@@ -270,10 +280,7 @@ export class ItemsRepository {
     return new Set(docs.map((doc) => doc._id));
   }
 
-  /**
-   * Sets one field (a dotted path) of the item with this id to a guarded value (`holder.value`),
-   * only while it still matches, counting the write. Null when none.
-   */
+  /** Sets one field (a dotted path) to a guarded value (`holder.value`), as `updateById` does. */
   async setFieldById(
     target: NativeCollection,
     id: string,

@@ -79,6 +79,8 @@ export class ItemReplacements {
             // Changed since it was read: no write, no event; read it again.
             return written === null ? [] : [written];
           },
+          // The item replaced is the one read: a live query judges the change by it.
+          () => [current],
         );
         if (replaced) return replaced;
       }
