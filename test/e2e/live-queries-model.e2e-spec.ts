@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { createTestApp, uniqueDbName, type TestApp } from '../support/app';
 import { createUser, type TestUser } from '../support/factories';
-import { SseClient } from '../support/sse';
+import { SseClient, type FeedEventData as Ev } from '../support/sse';
 
 /**
  * Live queries against a model: random items, filters over every operator, and creates, updates
@@ -112,14 +112,6 @@ function holds(item: Item, c: Condition): boolean {
       return { gt: x > y, gte: x >= y, lt: x < y, lte: x <= y }[c.op];
     }
   }
-}
-
-interface Ev {
-  id: string;
-  type: string;
-  resource: string;
-  key: string;
-  data?: Record<string, unknown>;
 }
 
 /** What a stream with `filter` must send of the feed `feed`: judged by the before and after images. */

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { createTestApp, uniqueDbName, type TestApp } from '../support/app';
 import { createSubKey, createUser, type TestUser } from '../support/factories';
 import { expectInvalid } from '../support/problems';
-import { SseClient, type SseEvent } from '../support/sse';
+import { SseClient, type FeedEventData as Ev, type SseEvent } from '../support/sse';
 import { ExpirySweep } from '../../src/data/rules/expiry/expiry-sweep';
 import { EventsService } from '../../src/events';
 import { until } from '../support/until';
@@ -18,14 +18,6 @@ let b: TestApp;
 let portA: number;
 let portB: number;
 let user: TestUser;
-
-interface Ev {
-  id: string;
-  type: string;
-  resource: string;
-  key: string;
-  data?: Record<string, unknown>;
-}
 
 const portOf = (t: TestApp): number =>
   ((t.app.getHttpServer() as Server).address() as AddressInfo).port;

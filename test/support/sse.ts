@@ -95,3 +95,12 @@ export class SseClient {
     this.wakeAll();
   }
 }
+
+/** An event of the change feed as its `data` line carries it (the members tests read). */
+export interface FeedEventData {
+  id: string;
+  type: string;
+  resource: string;
+  key: string;
+  data?: Record<string, unknown>;
+}
