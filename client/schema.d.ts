@@ -2088,6 +2088,26 @@ export interface components {
       apiKey: string;
       key: components['schemas']['ApiKeyDto'];
     };
+    ItemFields: string;
+    ItemFilter: {
+      [key: string]:
+        | string
+        | {
+            eq?: string;
+            /** @enum {string} */
+            exists?: 'true' | 'false';
+            gt?: string;
+            gte?: string;
+            /** @description Comma-separated values */
+            in?: string;
+            lt?: string;
+            lte?: string;
+            ne?: string;
+            /** @description Comma-separated values */
+            nin?: string;
+            prefix?: string;
+          };
+    };
     ManifestCollectionDto: {
       /**
        * @description Its items when the export began (a sub key's export: the ones it owns).
@@ -6804,31 +6824,13 @@ export interface operations {
         /** @description Owner field (default userId); sub keys only ever see items they own */
         authField?: string;
         /** @description Conditions on fields (dotted paths), `$and`-ed: `filter[k]=v` (also `k=v`) is equality, `filter[k][op]=v` (also `k[op]=v`) applies an operator: eq, ne, gt, gte, lt, lte, in, nin, exists, prefix. Equality values match their string and the number, boolean or null they spell ("5" matches "5" and 5); a range value that spells a number compares with numbers, any other with strings; `_createdAt`/`_updatedAt` take RFC 3339 timestamps. `in`/`nin` take a comma-separated list or repeated parameters (one value each). At most FILTER_MAX_CONDITIONS conditions (default 20) and FILTER_MAX_IN_VALUES values per list (default 100). See docs/data.md. */
-        filter?: {
-          [key: string]:
-            | string
-            | {
-                eq?: string;
-                /** @enum {string} */
-                exists?: 'true' | 'false';
-                gt?: string;
-                gte?: string;
-                /** @description Comma-separated values */
-                in?: string;
-                lt?: string;
-                lte?: string;
-                ne?: string;
-                /** @description Comma-separated values */
-                nin?: string;
-                prefix?: string;
-              };
-        };
+        filter?: components['schemas']['ItemFilter'];
         /** @description `existsFilter[k]=true|false`: the field is present or absent */
         existsFilter?: {
           [key: string]: 'true' | 'false';
         };
         /** @description Fields to return (`fields=total,customer.name`), or, each with `-`, fields to leave out (`fields=-notes`); `_id` is always returned, unknown fields are absent. Listed fields must not overlap (`a` and `a.b`); at most 100. A projected item's ETag differs from the whole item's: send the whole item's ETag in If-Match. */
-        fields?: string;
+        fields?: components['schemas']['ItemFields'];
         /** @description Fields (dotted paths) to sort by, comma-separated; `-` makes a field descending, no sign ascending (`sort=status,-total`). A single field without a sign follows sortOrder. Ties are broken by _id (in the direction of the last field); at most 5 fields. */
         sort?: string;
         /** @description Direction of a single unsigned sort field; refused with a signed or multi-field sort */
@@ -7822,25 +7824,7 @@ export interface operations {
         /** @description Owner field (default userId); sub keys only ever see items they own */
         authField?: string;
         /** @description Conditions on fields (dotted paths), `$and`-ed: `filter[k]=v` (also `k=v`) is equality, `filter[k][op]=v` (also `k[op]=v`) applies an operator: eq, ne, gt, gte, lt, lte, in, nin, exists, prefix. Equality values match their string and the number, boolean or null they spell ("5" matches "5" and 5); a range value that spells a number compares with numbers, any other with strings; `_createdAt`/`_updatedAt` take RFC 3339 timestamps. `in`/`nin` take a comma-separated list or repeated parameters (one value each). At most FILTER_MAX_CONDITIONS conditions (default 20) and FILTER_MAX_IN_VALUES values per list (default 100). See docs/data.md. */
-        filter?: {
-          [key: string]:
-            | string
-            | {
-                eq?: string;
-                /** @enum {string} */
-                exists?: 'true' | 'false';
-                gt?: string;
-                gte?: string;
-                /** @description Comma-separated values */
-                in?: string;
-                lt?: string;
-                lte?: string;
-                ne?: string;
-                /** @description Comma-separated values */
-                nin?: string;
-                prefix?: string;
-              };
-        };
+        filter?: components['schemas']['ItemFilter'];
         /** @description `existsFilter[k]=true|false`: the field is present or absent */
         existsFilter?: {
           [key: string]: 'true' | 'false';
@@ -8247,25 +8231,7 @@ export interface operations {
         /** @description Owner field (default userId); sub keys only ever see items they own */
         authField?: string;
         /** @description Conditions on fields (dotted paths), `$and`-ed: `filter[k]=v` (also `k=v`) is equality, `filter[k][op]=v` (also `k[op]=v`) applies an operator: eq, ne, gt, gte, lt, lte, in, nin, exists, prefix. Equality values match their string and the number, boolean or null they spell ("5" matches "5" and 5); a range value that spells a number compares with numbers, any other with strings; `_createdAt`/`_updatedAt` take RFC 3339 timestamps. `in`/`nin` take a comma-separated list or repeated parameters (one value each). At most FILTER_MAX_CONDITIONS conditions (default 20) and FILTER_MAX_IN_VALUES values per list (default 100). See docs/data.md. */
-        filter?: {
-          [key: string]:
-            | string
-            | {
-                eq?: string;
-                /** @enum {string} */
-                exists?: 'true' | 'false';
-                gt?: string;
-                gte?: string;
-                /** @description Comma-separated values */
-                in?: string;
-                lt?: string;
-                lte?: string;
-                ne?: string;
-                /** @description Comma-separated values */
-                nin?: string;
-                prefix?: string;
-              };
-        };
+        filter?: components['schemas']['ItemFilter'];
         /** @description `existsFilter[k]=true|false`: the field is present or absent */
         existsFilter?: {
           [key: string]: 'true' | 'false';
@@ -8945,31 +8911,13 @@ export interface operations {
         /** @description Owner field (default userId); sub keys only ever see items they own */
         authField?: string;
         /** @description Conditions on fields (dotted paths), `$and`-ed: `filter[k]=v` (also `k=v`) is equality, `filter[k][op]=v` (also `k[op]=v`) applies an operator: eq, ne, gt, gte, lt, lte, in, nin, exists, prefix. Equality values match their string and the number, boolean or null they spell ("5" matches "5" and 5); a range value that spells a number compares with numbers, any other with strings; `_createdAt`/`_updatedAt` take RFC 3339 timestamps. `in`/`nin` take a comma-separated list or repeated parameters (one value each). At most FILTER_MAX_CONDITIONS conditions (default 20) and FILTER_MAX_IN_VALUES values per list (default 100). See docs/data.md. */
-        filter?: {
-          [key: string]:
-            | string
-            | {
-                eq?: string;
-                /** @enum {string} */
-                exists?: 'true' | 'false';
-                gt?: string;
-                gte?: string;
-                /** @description Comma-separated values */
-                in?: string;
-                lt?: string;
-                lte?: string;
-                ne?: string;
-                /** @description Comma-separated values */
-                nin?: string;
-                prefix?: string;
-              };
-        };
+        filter?: components['schemas']['ItemFilter'];
         /** @description `existsFilter[k]=true|false`: the field is present or absent */
         existsFilter?: {
           [key: string]: 'true' | 'false';
         };
         /** @description Fields to return (`fields=total,customer.name`), or, each with `-`, fields to leave out (`fields=-notes`); `_id` is always returned, unknown fields are absent. Listed fields must not overlap (`a` and `a.b`); at most 100. A projected item's ETag differs from the whole item's: send the whole item's ETag in If-Match. */
-        fields?: string;
+        fields?: components['schemas']['ItemFields'];
         /** @description Fields (dotted paths) to sort by, comma-separated; `-` makes a field descending, no sign ascending (`sort=status,-total`). A single field without a sign follows sortOrder. Ties are broken by _id (in the direction of the last field); at most 5 fields. */
         sort?: string;
         /** @description Direction of a single unsigned sort field; refused with a signed or multi-field sort */
@@ -10592,29 +10540,11 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Fields to return (`fields=total,customer.name`), or, each with `-`, fields to leave out (`fields=-notes`); `_id` is always returned, unknown fields are absent. Listed fields must not overlap (`a` and `a.b`); at most 100. A projected item's ETag differs from the whole item's: send the whole item's ETag in If-Match. */
-        fields?: string;
+        fields?: components['schemas']['ItemFields'];
         /** @description Owner field (default userId); sub keys only ever see items they own */
         authField?: string;
         /** @description Conditions on fields (dotted paths), `$and`-ed: `filter[k]=v` (also `k=v`) is equality, `filter[k][op]=v` (also `k[op]=v`) applies an operator: eq, ne, gt, gte, lt, lte, in, nin, exists, prefix. Equality values match their string and the number, boolean or null they spell ("5" matches "5" and 5); a range value that spells a number compares with numbers, any other with strings; `_createdAt`/`_updatedAt` take RFC 3339 timestamps. `in`/`nin` take a comma-separated list or repeated parameters (one value each). At most FILTER_MAX_CONDITIONS conditions (default 20) and FILTER_MAX_IN_VALUES values per list (default 100). See docs/data.md. */
-        filter?: {
-          [key: string]:
-            | string
-            | {
-                eq?: string;
-                /** @enum {string} */
-                exists?: 'true' | 'false';
-                gt?: string;
-                gte?: string;
-                /** @description Comma-separated values */
-                in?: string;
-                lt?: string;
-                lte?: string;
-                ne?: string;
-                /** @description Comma-separated values */
-                nin?: string;
-                prefix?: string;
-              };
-        };
+        filter?: components['schemas']['ItemFilter'];
         /** @description `existsFilter[k]=true|false`: the field is present or absent */
         existsFilter?: {
           [key: string]: 'true' | 'false';
@@ -11678,24 +11608,9 @@ export interface operations {
         /** @description Long poll: with no event to answer, wait up to this many seconds (0–30) for one. */
         wait?: string;
         /** @description A live query (needs `collection`): the item filter of `GET /data/{collection}`, in its `filter[k]=v` and `filter[k][op]=v` forms only (operators eq, ne, gt, gte, lt, lte, in, nin, exists, prefix; same values and limits, FILTER_MAX_CONDITIONS and FILTER_MAX_IN_VALUES). Item events are then judged by the item before and after each change: `created`, `updated` (matched before and after), `entered` (matches now only), `left` (matched before only; carries the item as it is now, none when it became another owner's), `deleted`; changes that match neither are not sent. The collection's own events pass. A page (`GET /events`) reads at most `limit` events and answers those of the query: it may hold fewer, even none, while `next` moves on. See docs/events.md. */
-        filter?: {
-          [key: string]:
-            | string
-            | {
-                eq?: string;
-                exists?: string;
-                gt?: string;
-                gte?: string;
-                in?: string;
-                lt?: string;
-                lte?: string;
-                ne?: string;
-                nin?: string;
-                prefix?: string;
-              };
-        };
+        filter?: components['schemas']['ItemFilter'];
         /** @description With a live query (needs `collection`): the fields of the item an event carries, as `fields` of `GET /data/{collection}` (`fields=total,status` or `fields=-notes`). */
-        fields?: string;
+        fields?: components['schemas']['ItemFields'];
       };
       header?: {
         /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
@@ -11860,24 +11775,9 @@ export interface operations {
         type?: 'created' | 'updated' | 'entered' | 'left' | 'deleted';
         resource?: 'item' | 'project' | 'profile' | 'collection';
         /** @description A live query (needs `collection`): the item filter of `GET /data/{collection}`, in its `filter[k]=v` and `filter[k][op]=v` forms only (operators eq, ne, gt, gte, lt, lte, in, nin, exists, prefix; same values and limits, FILTER_MAX_CONDITIONS and FILTER_MAX_IN_VALUES). Item events are then judged by the item before and after each change: `created`, `updated` (matched before and after), `entered` (matches now only), `left` (matched before only; carries the item as it is now, none when it became another owner's), `deleted`; changes that match neither are not sent. The collection's own events pass. A page (`GET /events`) reads at most `limit` events and answers those of the query: it may hold fewer, even none, while `next` moves on. See docs/events.md. */
-        filter?: {
-          [key: string]:
-            | string
-            | {
-                eq?: string;
-                exists?: string;
-                gt?: string;
-                gte?: string;
-                in?: string;
-                lt?: string;
-                lte?: string;
-                ne?: string;
-                nin?: string;
-                prefix?: string;
-              };
-        };
+        filter?: components['schemas']['ItemFilter'];
         /** @description With a live query (needs `collection`): the fields of the item an event carries, as `fields` of `GET /data/{collection}` (`fields=total,status` or `fields=-notes`). */
-        fields?: string;
+        fields?: components['schemas']['ItemFields'];
       };
       header?: {
         /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */

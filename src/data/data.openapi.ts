@@ -11,6 +11,11 @@ import {
   MAX_FIELD_NAME_LENGTH,
   OWNER_FIELD_SCHEMA_PATTERN,
 } from './query/json-guard';
+import {
+  ITEM_FIELDS_SCHEMA,
+  ITEM_FILTER_SCHEMA,
+  sharedSchema,
+} from '../common/http/openapi-schemas';
 
 /** OpenAPI descriptions shared by the data routes. */
 
@@ -90,10 +95,10 @@ export const FilterQueries = () =>
       required: false,
       style: 'deepObject',
       explode: true,
-      schema: {
+      schema: sharedSchema(ITEM_FILTER_SCHEMA, {
         type: 'object',
         additionalProperties: { oneOf: [{ type: 'string' }, FILTER_OPERATORS_SCHEMA] },
-      },
+      }),
       description:
         'Conditions on fields (dotted paths), `$and`-ed: `filter[k]=v` (also `k=v`) is equality, ' +
         '`filter[k][op]=v` (also `k[op]=v`) applies an operator: eq, ne, gt, gte, lt, lte, in, ' +
@@ -126,7 +131,7 @@ export const FieldsQuery = () =>
       '(`fields=-notes`); `_id` is always returned, unknown fields are absent. Listed fields ' +
       `must not overlap (\`a\` and \`a.b\`); at most ${MAX_PROJECTION_FIELDS}. A projected item's ` +
       "ETag differs from the whole item's: send the whole item's ETag in If-Match.",
-    schema: { type: 'string', pattern: FIELDS_SCHEMA_PATTERN },
+    schema: sharedSchema(ITEM_FIELDS_SCHEMA, { type: 'string', pattern: FIELDS_SCHEMA_PATTERN }),
     example: 'total,status',
   });
 

@@ -85,6 +85,8 @@ DATA = (
     "GET /data/{collection}/explain",
 )
 
+# The change feed's live queries take a list's filter and fields (docs/events.md).
+LIVE = ("GET /events", "GET /events/stream")
 ITEM_WRITES = (
     "POST /data/{collection}",
     "PUT /data/{collection}/{indexName}/{indexValue}",
@@ -149,7 +151,8 @@ EXCLUSIONS: tuple[Exclusion, ...] = (
             "GET /data/{collection}",
             "GET /data/{collection}/{indexName}/{indexValue}",
             "GET /data/{collection}/explain",
-        ),
+        )
+        + LIVE,
         status=400,
         code="VALIDATION_FAILED",
         field=r"^(sort|sortOrder|fields)$",
@@ -163,7 +166,7 @@ EXCLUSIONS: tuple[Exclusion, ...] = (
     ),
     Exclusion(
         name="filter-operands",
-        operations=DATA,
+        operations=DATA + LIVE,
         status=400,
         code="VALIDATION_FAILED",
         field=r"^(filter(\[.*\]|\..*)?|_createdAt|_updatedAt)$",
@@ -195,6 +198,19 @@ EXCLUSIONS: tuple[Exclusion, ...] = (
         "op=count; OpenAPI 3.0 cannot make one query parameter depend on another's value.",
     ),
     Exclusion(
+        name="live-query-parameters",
+        operations=LIVE,
+        status=400,
+        code="VALIDATION_FAILED",
+        field=r"^(collection|resource|type)$",
+        message=r"^(is required with filter\[…\] and fields: a live query follows one collection"
+        r"|must be item or collection with filter\[…\]|'(entered|left)' is a live query's: add "
+        r"filter\[…\])$",
+        reason="A live query (filter[…] or fields) follows the items of one collection: it needs "
+        "collection, takes resource item or collection only, and type=entered|left needs a "
+        "filter; OpenAPI 3.0 cannot make one query parameter require or restrict another.",
+    ),
+    Exclusion(
         name="on-conflict-needs-unique-field",
         operations=("POST /data/{collection}",),
         status=400,
@@ -216,7 +232,7 @@ EXCLUSIONS: tuple[Exclusion, ...] = (
     ),
     Exclusion(
         name="free-form-keys",
-        operations=DATA + PROFILE_JSON,
+        operations=DATA + PROFILE_JSON + LIVE,
         # Keys of items, values, filters and cursors; never a documented parameter or member.
         status=400,
         code="VALIDATION_FAILED",

@@ -1,12 +1,15 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiQuery } from '@nestjs/swagger';
+import {
+  ITEM_FIELDS_SCHEMA,
+  ITEM_FILTER_SCHEMA,
+  sharedSchemaRef,
+} from '../../common/http/openapi-schemas';
 
 /** Whether a feed query parameter belongs to a live query (`filter[…]`, `fields`). */
 export function isLiveParam(key: string): boolean {
   return key === 'fields' || key.startsWith('filter[');
 }
-
-const OPERAND = { type: 'string' } as const;
 
 /** The live query parameters of GET /events and GET /events/stream (docs/events.md). */
 export const LiveQueryParams = () =>
@@ -16,24 +19,8 @@ export const LiveQueryParams = () =>
       required: false,
       style: 'deepObject',
       explode: true,
-      schema: {
-        type: 'object',
-        additionalProperties: {
-          oneOf: [
-            { type: 'string' },
-            {
-              type: 'object',
-              properties: Object.fromEntries(
-                ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'nin', 'exists', 'prefix'].map(
-                  (op) => [op, OPERAND],
-                ),
-              ),
-              additionalProperties: false,
-              minProperties: 1,
-            },
-          ],
-        },
-      },
+      // The list's own schema (src/data/data.openapi.ts), by name.
+      schema: sharedSchemaRef(ITEM_FILTER_SCHEMA),
       description:
         'A live query (needs `collection`): the item filter of `GET /data/{collection}`, in its ' +
         '`filter[k]=v` and `filter[k][op]=v` forms only (operators eq, ne, gt, gte, lt, lte, in, ' +
@@ -52,7 +39,7 @@ export const LiveQueryParams = () =>
       description:
         'With a live query (needs `collection`): the fields of the item an event carries, as ' +
         '`fields` of `GET /data/{collection}` (`fields=total,status` or `fields=-notes`).',
-      schema: { type: 'string' },
+      schema: sharedSchemaRef(ITEM_FIELDS_SCHEMA),
       example: 'total,status',
     }),
   );
