@@ -2,13 +2,13 @@
 // (creates, updates, deletes) go through the service; next to N unfiltered streams and to the
 // same changes with no stream at all. Events per second, CPU per change, and the database reads
 // per change the streams add (the feed is read once per change, whatever the streams).
-import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { BSON, type Db } from 'mongodb';
 import { call } from './api';
 import { SERVICE_DIST } from './paths';
 import { cpuSecondsOf } from './processes';
 import type { Target } from './servers';
+import { openStreams } from './sse-streams';
 
 export interface LiveLeg {
   label: string;
@@ -78,43 +78,17 @@ async function leg(
   label: string,
   options: { streams: number; changes: number; timeoutMs: number; filtered: boolean },
 ): Promise<LiveLeg> {
-  const url = new URL(service.url);
   const collection = `live${label}${Date.now()}`;
-  const agent = new Agent({ keepAlive: true, maxSockets: options.streams + 1 });
-  const counts = new Array<number>(options.streams).fill(0);
   const ended = new Array<boolean>(options.streams).fill(false);
-  const closers: (() => void)[] = [];
   const query = (i: number): string =>
     options.filtered
       ? `collection=${collection}&filter[n][gte]=${i % 100}&filter[status][ne]=s${i}`
       : `collection=${collection}`;
-  const open = (i: number): Promise<void> =>
-    new Promise<void>((resolve, reject) => {
-      const req = request(
-        {
-          host: url.hostname,
-          port: url.port,
-          path: `/events/stream?${query(i)}`,
-          headers: { 'x-api-key': key },
-          agent,
-        },
-        (res) => {
-          if (res.statusCode !== 200) reject(new Error(`stream answered ${res.statusCode}`));
-          res.setEncoding('utf8');
-          res.on('data', (chunk: string) => {
-            counts[i] = (counts[i] ?? 0) + (chunk.match(/^event: /gm)?.length ?? 0);
-            // The stream follows this collection alone: its drop is the one collection deletion.
-            if (chunk.includes('"type":"deleted","resource":"collection"')) ended[i] = true;
-          });
-          resolve();
-        },
-      );
-      req.on('error', (error) => (closers.length ? undefined : reject(error)));
-      req.end();
-      closers.push(() => req.destroy());
-    });
-  for (let first = 0; first < options.streams; first += 10)
-    await Promise.all(counts.slice(first, first + 10).map((_, offset) => open(first + offset)));
+  const queries = Array.from({ length: options.streams }, (_, i) => query(i));
+  const { counts, close } = await openStreams(service, key, queries, (i, chunk) => {
+    // The stream follows this collection alone: its drop is the one collection deletion.
+    if (chunk.includes('"type":"deleted","resource":"collection"')) ended[i] = true;
+  });
   const commandsBefore = await commands(service.metricsUrl);
   const cpuBefore = cpuSecondsOf(service.child.pid);
   const started = performance.now();
@@ -125,8 +99,7 @@ async function leg(
   const seconds = (performance.now() - started) / 1000;
   const cpu = cpuSecondsOf(service.child.pid) - cpuBefore;
   const commandCount = (await commands(service.metricsUrl)) - commandsBefore;
-  for (const close of closers) close();
-  agent.destroy();
+  close();
   // Every stream got the collection's creation and drop besides the item events.
   const delivered = counts.reduce((sum, c) => sum + Math.max(0, c - 2), 0);
   return {

@@ -1,9 +1,9 @@
 // Change feed fan-out: N Server-Sent Events clients on one namespace, M items posted; how many
 // events per second reach the clients altogether, and what the clients cost the service in memory.
-import { Agent, request } from 'node:http';
 import { call } from './api';
 import { memoryOf } from './processes';
 import type { Target } from './servers';
+import { openStreams } from './sse-streams';
 
 export interface FanOutResult {
   clients: number;
@@ -26,38 +26,13 @@ export async function sseFanOut(
   key: string,
   options: { clients: number; events: number; timeoutMs: number },
 ): Promise<FanOutResult> {
-  const url = new URL(service.url);
   const collection = `fanout${Date.now()}`;
   const rssIdle = memoryOf(service.child.pid)?.rssKb;
-  const agent = new Agent({ keepAlive: true, maxSockets: options.clients + 1 });
-  const counts = new Array<number>(options.clients).fill(0);
-  const closers: (() => void)[] = [];
-  // Opened ten at a time: the measure is delivery, not a thundering herd of connects.
-  const open = (i: number): Promise<void> =>
-    new Promise<void>((resolve, reject) => {
-      const req = request(
-        {
-          host: url.hostname,
-          port: url.port,
-          path: `/events/stream?collection=${collection}&resource=item`,
-          headers: { 'x-api-key': key },
-          agent,
-        },
-        (res) => {
-          if (res.statusCode !== 200) reject(new Error(`stream answered ${res.statusCode}`));
-          res.setEncoding('utf8');
-          res.on('data', (chunk: string) => {
-            counts[i] = (counts[i] ?? 0) + (chunk.match(/^event: /gm)?.length ?? 0);
-          });
-          resolve();
-        },
-      );
-      req.on('error', (error) => (closers.length ? undefined : reject(error)));
-      req.end();
-      closers.push(() => req.destroy());
-    });
-  for (let first = 0; first < options.clients; first += 10)
-    await Promise.all(counts.slice(first, first + 10).map((_, offset) => open(first + offset)));
+  const queries = Array.from(
+    { length: options.clients },
+    () => `collection=${collection}&resource=item`,
+  );
+  const { counts, close } = await openStreams(service, key, queries);
   await new Promise((r) => setTimeout(r, 300));
   const rssWithClients = memoryOf(service.child.pid)?.rssKb;
 
@@ -70,8 +45,7 @@ export async function sseFanOut(
   const seconds = (performance.now() - started) / 1000;
   const delivered = counts.reduce((sum, c) => sum + Math.min(c, options.events), 0);
   const rssAfter = memoryOf(service.child.pid)?.rssKb;
-  for (const close of closers) close();
-  agent.destroy();
+  close();
   return {
     clients: options.clients,
     events: options.events,
