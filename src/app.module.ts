@@ -16,6 +16,7 @@ import { IdempotencyModule } from './common/idempotency';
 import { idempotencyScopeOf } from './auth/idempotency-scope';
 import { ConfigModule, type AppConfig } from './config';
 import { DataModule } from './data/data.module';
+import { FilesModule } from './files';
 import { MeModule } from './me/me.module';
 import { HealthModule } from './health/health.module';
 import { MetricsModule, monitoredConnection, ServiceMetrics } from './metrics';
@@ -86,6 +87,7 @@ export class AppModule {
         ProfileModule,
         ProjectModule,
         DataModule,
+        FilesModule,
         MeModule,
         TeamModule,
         EventsModule,

@@ -15,6 +15,7 @@ import { RouteMethods } from './common/http/route-methods';
 import { createValidationPipe, DEFAULT_RAW_JSON_BUDGET } from './common/http/validation';
 import type { AppConfig } from './config';
 import { importBody } from './data/transfer/transfer.controller';
+import { filesBody } from './files/files.controller';
 import { ServiceMetrics } from './metrics';
 
 /**
@@ -65,7 +66,9 @@ export function configureApp(
   const renderer = new ProblemRenderer(config.database.retryAfterSeconds, routes);
   // Prototype-named query keys are refused on every route before any handler copies them.
   http.use(queryKeyGuard(renderer));
-  http.use(...bodyMiddleware(config.limits.bodyBytes, renderer, [importBody(config)]));
+  http.use(
+    ...bodyMiddleware(config.limits.bodyBytes, renderer, [importBody(config), filesBody(config)]),
+  );
   // GET /profile/groups is a 405, not GET /profile/{accountId}: concrete paths come first.
   http.use(concretePathMethods(routes, renderer));
   // Bodies of every DTO route: prototype keys refused, nesting within DATA_MAX_DEPTH.

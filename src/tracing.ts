@@ -4,7 +4,8 @@
 // SDK is loaded.
 import 'reflect-metadata';
 import type { NodeSDK } from '@opentelemetry/sdk-node';
-import { loadConfig, loadDotEnvFile } from './config/app-config';
+import { loadConfig } from './config/app-config';
+import { loadDotEnvFile } from './config/dotenv-file';
 
 function otlpEndpoint(): string | undefined {
   try {

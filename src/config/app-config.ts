@@ -1,6 +1,7 @@
 import { parseDataClusters, type DataClusterConfig } from './data-clusters';
 import { resolveDatabaseName, type DatabaseName } from './database-name';
 import { readEnvironment, type RuntimeVariables } from './environment';
+import { filesConfigOf, type FilesConfig } from './environment/files';
 
 export interface AppConfig {
   nodeEnv: RuntimeVariables['NODE_ENV'];
@@ -80,6 +81,8 @@ export interface AppConfig {
     retryWindowMs: number;
     max: number;
   };
+  /** FILE_*: file storage (docs/files.md). */
+  files: FilesConfig;
   /** Collection drops, erasures and expiry (docs/data.md, docs/profiles.md). */
   lifecycle: {
     registryCacheMs: number;
@@ -154,6 +157,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     lifecycle,
     events,
     webhooks,
+    files,
     idempotency,
   } = vars;
   if (limits.LIST_LIMIT_DEFAULT > limits.LIST_LIMIT_MAX) {
@@ -228,6 +232,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       retryWindowMs: webhooks.WEBHOOK_RETRY_WINDOW_MS,
       max: webhooks.WEBHOOK_MAX,
     },
+    files: filesConfigOf(files),
     lifecycle: {
       registryCacheMs: lifecycle.REGISTRY_CACHE_MS,
       registryCacheSize: lifecycle.REGISTRY_CACHE_SIZE,
@@ -285,13 +290,4 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       profileJsonMaxDepth: limits.PROFILE_JSON_MAX_DEPTH,
     },
   };
-}
-
-/** Loads `.env` from the working directory if there is one (values already set win). */
-export function loadDotEnvFile(path = '.env'): void {
-  try {
-    process.loadEnvFile(path);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
 }

@@ -11,7 +11,7 @@ export type EventType = (typeof EVENT_TYPES)[number];
  */
 export const LIVE_EVENT_TYPES = ['created', 'updated', 'entered', 'left', 'deleted'] as const;
 export type LiveEventType = (typeof LIVE_EVENT_TYPES)[number];
-export const EVENT_RESOURCES = ['item', 'project', 'profile', 'collection'] as const;
+export const EVENT_RESOURCES = ['item', 'project', 'profile', 'collection', 'file'] as const;
 export type EventResource = (typeof EVENT_RESOURCES)[number];
 
 export const EVENT_ACTOR_KINDS = ['root', 'sub', 'team', 'operator', 'system'] as const;

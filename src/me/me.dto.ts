@@ -29,6 +29,13 @@ export class QuotaDto {
   @ApiProperty({ nullable: true, allOf: [{ $ref: getSchemaPath(QuotaUseDto) }] })
   collections!: QuotaUseDto | null;
 
+  /**
+   * Bytes of the tenant's files, over all its branches, with uploads under way counted at what
+   * they reserved (FILE_QUOTA_BYTES); null for the operator.
+   */
+  @ApiProperty({ nullable: true, allOf: [{ $ref: getSchemaPath(QuotaUseDto) }] })
+  files!: QuotaUseDto | null;
+
   /** Indexes per collection besides _id (MAX_INDEXES). */
   @ApiProperty({ example: 20 })
   indexesPerCollection!: number;

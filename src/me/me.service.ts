@@ -1,8 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Principal } from '../auth';
+import { tenantOf, type Principal } from '../auth';
 import { ApiKeyService } from '../auth/api-key.service';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { CollectionsService } from '../data';
+import { FilesService } from '../files';
 import type { MeDto, MeKeyDto } from './me.dto';
 
 /** Who a key acts as, where, the key itself and the quotas that apply to it. */
@@ -11,6 +12,7 @@ export class MeService {
   constructor(
     private readonly keys: ApiKeyService,
     private readonly collections: CollectionsService,
+    private readonly files: FilesService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -18,6 +20,7 @@ export class MeService {
     const { limits } = this.config;
     const quota = {
       collections: principal.kind === 'operator' ? null : await this.collections.quota(principal),
+      files: principal.kind === 'operator' ? null : await this.files.usage(tenantOf(principal)),
       indexesPerCollection: limits.maxIndexes,
       requestsPerWindow: limits.rateLimitMax,
       windowMs: limits.rateLimitWindowMs,

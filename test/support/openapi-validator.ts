@@ -203,8 +203,19 @@ export class OpenApiResponseValidator {
     // NDJSON is read as text by the tests' parser (ndjson.ts), which reads problems as text too;
     // each NDJSON line is checked on its own.
     const ndjson = contentType === 'application/x-ndjson';
-    const asText = typeof exchange.body === 'string';
-    const text = asText ? (exchange.body as string) : exchange.text;
+    // Bytes (a download, or a problem read by a byte parser) are read as text where JSON.
+    const bytes = Buffer.isBuffer(exchange.body) ? (exchange.body) : null;
+    const asText =
+      typeof exchange.body === 'string' || (bytes !== null && /json/.test(contentType ?? ''));
+    const text = bytes
+      ? bytes.length === 0
+        ? ''
+        : asText
+          ? bytes.toString('utf8')
+          : '(bytes)'
+      : asText
+        ? (exchange.body as string)
+        : exchange.text;
     const hasBody = text !== '' && text !== undefined;
     const body: unknown = asText && !ndjson && hasBody ? JSON.parse(text) : exchange.body;
     if (headOnly) return findings;
@@ -216,14 +227,16 @@ export class OpenApiResponseValidator {
       findings.push(`${where}: sends no body, documented: ${Object.keys(content).join(', ')}`);
       return findings;
     }
-    if (!contentType || !content[contentType]) {
+    // A download documents `*/*`: any type, the file's own.
+    const documentedType = contentType && content[contentType] ? contentType : '*/*';
+    if (!contentType || !content[documentedType]) {
       findings.push(
         `${where}: Content-Type ${contentType}, documented: ${Object.keys(content).join(', ')}`,
       );
       return findings;
     }
-    const schema = content[contentType].schema;
-    if (!schema) return findings;
+    const schema = content[documentedType].schema;
+    if (!schema || (schema as { format?: string }).format === 'binary') return findings;
     const key = `${pointer}/${contentType}`;
     let validate = this.compiled.get(key);
     if (!validate) {

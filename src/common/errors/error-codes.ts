@@ -43,6 +43,10 @@ export const ERROR_CATALOG = {
   // 403
   FORBIDDEN: { status: HttpStatus.FORBIDDEN, title: 'The API key does not allow this' },
   BRANCH_MISMATCH: { status: HttpStatus.FORBIDDEN, title: 'The branch contradicts the API key' },
+  FILE_LINK_INVALID: {
+    status: HttpStatus.FORBIDDEN,
+    title: 'The file link is not one the service signed',
+  },
   // 404
   ROUTE_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'No such route' },
   PROFILE_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The profile does not exist' },
@@ -59,11 +63,13 @@ export const ERROR_CATALOG = {
   MOVE_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The tenant move does not exist' },
   MEMBER_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'No such member of the team' },
   SCHEMA_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The collection has no schema' },
+  FILE_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The file does not exist' },
   // 410
   CURSOR_EXPIRED: {
     status: HttpStatus.GONE,
     title: 'The cursor is older than the events kept; resynchronise',
   },
+  FILE_LINK_EXPIRED: { status: HttpStatus.GONE, title: 'The file link has expired' },
   // 405
   METHOD_NOT_ALLOWED: {
     status: HttpStatus.METHOD_NOT_ALLOWED,
@@ -71,6 +77,10 @@ export const ERROR_CATALOG = {
   },
   // 409
   CONFLICT: { status: HttpStatus.CONFLICT, title: 'The request conflicts with existing data' },
+  FILE_QUOTA_EXCEEDED: {
+    status: HttpStatus.CONFLICT,
+    title: "The upload would take the tenant's files past FILE_QUOTA_BYTES",
+  },
   DUPLICATE_USER: {
     status: HttpStatus.CONFLICT,
     title: 'A user with this subject or email exists',
@@ -125,7 +135,7 @@ export const ERROR_CATALOG = {
     status: HttpStatus.UNPROCESSABLE_ENTITY,
     title: 'The Idempotency-Key was used for another request',
   },
-  // 413, 415, 429
+  // 413, 415, 416, 429
   PAYLOAD_TOO_LARGE: {
     status: HttpStatus.PAYLOAD_TOO_LARGE,
     title: 'The request body is too large',
@@ -145,6 +155,10 @@ export const ERROR_CATALOG = {
   UNSUPPORTED_CONTENT_ENCODING: {
     status: HttpStatus.UNSUPPORTED_MEDIA_TYPE,
     title: 'The Content-Encoding of the request body is not supported',
+  },
+  RANGE_NOT_SATISFIABLE: {
+    status: HttpStatus.REQUESTED_RANGE_NOT_SATISFIABLE,
+    title: 'The range lies outside the file',
   },
   RATE_LIMITED: { status: HttpStatus.TOO_MANY_REQUESTS, title: 'Too many requests' },
   TOO_MANY_STREAMS: {

@@ -35,8 +35,11 @@ function contentEncodingOf(req: Request): string {
 export interface StreamedBody {
   method: string;
   path: string;
-  type: string;
+  /** The media type it takes; null: any (a file upload, whose type is the file's). */
+  type: string | null;
   maxBytes: number;
+  /** Only the identity Content-Encoding (bytes stored as they come). */
+  identityOnly?: boolean;
 }
 
 /**
@@ -44,11 +47,15 @@ export interface StreamedBody {
  * (415) and its Content-Length (413) — and left unread for the handler.
  */
 function checkStreamed(req: Request, route: StreamedBody): Error | null {
-  if (!req.is(route.type))
+  if (route.type !== null && !req.is(route.type))
     return new UnsupportedMediaTypeError(
       `Content-Type ${req.headers['content-type'] ?? '(none)'} is not supported; send ${route.type}.`,
     );
   const encoding = contentEncodingOf(req);
+  if (route.identityOnly && encoding !== 'identity')
+    return new UnsupportedContentEncodingError(
+      `Content-Encoding ${JSON.stringify(encoding.slice(0, 64))} is not taken here: the bytes are stored as sent; send no Content-Encoding.`,
+    );
   if (!SUPPORTED_CONTENT_ENCODINGS.has(encoding))
     return new UnsupportedContentEncodingError(
       `Content-Encoding ${JSON.stringify(encoding.slice(0, 64))} is not supported; send gzip, deflate, br or no Content-Encoding.`,

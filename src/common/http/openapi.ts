@@ -61,6 +61,9 @@ function listAuthHeadersFirst(document: OpenAPIObject): void {
   }
 }
 
+/** The extension a public operation carries when the rate limit applies to it per address. */
+export const RATE_LIMITED_BY_ADDRESS = 'x-rate-limited-by-address';
+
 /**
  * Response headers where the service sends them: X-Request-Id on every response; the key's rate
  * limit on every response of an authenticated operation that got past the limiter (always on
@@ -68,7 +71,11 @@ function listAuthHeadersFirst(document: OpenAPIObject): void {
  */
 function addResponseHeaders(document: OpenAPIObject): void {
   for (const [path, method, operation] of operations(document)) {
-    const secured = (operation.security ?? []).length > 0;
+    // A public route that is rate limited all the same, per client address (signed file links).
+    const byAddress =
+      (operation as unknown as Record<string, unknown>)[RATE_LIMITED_BY_ADDRESS] === true;
+    delete (operation as unknown as Record<string, unknown>)[RATE_LIMITED_BY_ADDRESS];
+    const secured = (operation.security ?? []).length > 0 || byAddress;
     for (const [status, response] of Object.entries(
       operation.responses as Record<string, Response>,
     )) {

@@ -4,6 +4,7 @@ import { AuthVariables } from './auth';
 import { ClusterVariables } from './clusters';
 import { DatabaseVariables } from './database';
 import { EventsVariables } from './events';
+import { FilesVariables } from './files';
 import { IdempotencyVariables } from './idempotency';
 import { LifecycleVariables } from './lifecycle';
 import { LimitsVariables } from './limits';
@@ -16,6 +17,7 @@ export {
   ClusterVariables,
   DatabaseVariables,
   EventsVariables,
+  FilesVariables,
   IdempotencyVariables,
   LifecycleVariables,
   LimitsVariables,
@@ -38,6 +40,7 @@ export const ENVIRONMENT_SECTIONS = {
   lifecycle: LifecycleVariables,
   events: EventsVariables,
   webhooks: WebhookVariables,
+  files: FilesVariables,
   idempotency: IdempotencyVariables,
 } as const;
 

@@ -1,0 +1,39 @@
+import { Controller, Get, Param, Req, Res } from '@nestjs/common';
+import { ApiExtension, ApiForbiddenResponse, ApiGoneResponse, ApiTags } from '@nestjs/swagger';
+import { RATE_LIMITED_BY_ADDRESS } from '../common/http/openapi';
+import type { Request, Response } from 'express';
+import { Public } from '../auth';
+import { ProblemDto } from '../common/errors';
+import { ApiFileContent } from './dto/file.openapi';
+import { FileContents } from './file-contents';
+import { sendFile } from './file-download';
+import { FilesService } from './files.service';
+
+/** Signed links (POST /files/{id}/links): downloads without a key, for browsers. */
+@ApiTags('files')
+@Controller('file-links')
+@Public()
+export class FileLinksController {
+  constructor(
+    private readonly files: FilesService,
+    private readonly contents: FileContents,
+  ) {}
+
+  /** The file a link grants, answered like GET /files/{id}/content. */
+  @Get(':token')
+  // No key: the rate limit counts the client's address.
+  @ApiExtension(RATE_LIMITED_BY_ADDRESS, true)
+  @ApiFileContent()
+  @ApiForbiddenResponse({
+    type: ProblemDto,
+    description: 'FILE_LINK_INVALID: not a link this service signed',
+  })
+  @ApiGoneResponse({ type: ProblemDto, description: 'FILE_LINK_EXPIRED' })
+  async downloadByLink(
+    @Param('token') token: string,
+    @Req() req: Request,
+    @Res() res: Response,
+  ): Promise<void> {
+    await sendFile(req, res, await this.files.byLink(token), this.contents);
+  }
+}

@@ -1,0 +1,99 @@
+import { Injectable } from '@nestjs/common';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { DomainError } from '../common/errors';
+import { DUPLICATE, orDuplicate } from '../common/mongo/duplicate';
+import type { Namespace, TenantKind } from '../common/tenancy/namespace';
+import { DataClusters } from '../placement';
+
+/** What a link grants: one file of one namespace, until `expiresAt` (Unix seconds). */
+export interface LinkGrant {
+  namespace: Namespace;
+  file: string;
+  expiresAt: number;
+}
+
+export class FileLinkInvalidError extends DomainError {
+  constructor() {
+    super('FILE_LINK_INVALID', 'The link is damaged or was not signed by this service.');
+  }
+}
+
+export class FileLinkExpiredError extends DomainError {
+  constructor(expiresAt: number) {
+    super('FILE_LINK_EXPIRED', `The link expired at ${new Date(expiresAt * 1000).toISOString()}.`);
+  }
+}
+
+/** The stored key of the signatures: one per deployment, made by the first instance that needs it. */
+const SECRET_ID = 'file-links';
+
+/**
+ * Signed download links: a token `<payload>.<signature>`, both base64url, the payload naming the
+ * namespace, the file and the expiry, the signature an HMAC-SHA256 of it. The key is made once
+ * and kept in the main database (`service_secrets`), so every instance signs and checks alike
+ * with nothing to configure; removing that document revokes every link at once. A link of a
+ * deleted file finds no file (404).
+ */
+@Injectable()
+export class FileLinks {
+  private key: Promise<Buffer> | null = null;
+
+  constructor(private readonly clusters: DataClusters) {}
+
+  async sign(grant: LinkGrant): Promise<string> {
+    const { kind, id, branch } = grant.namespace;
+    const payload = Buffer.from(
+      JSON.stringify({ v: 1, k: kind, t: id, b: branch, f: grant.file, e: grant.expiresAt }),
+    ).toString('base64url');
+    return `${payload}.${await this.signature(payload)}`;
+  }
+
+  /** The grant of a token: FILE_LINK_INVALID when it is not ours, FILE_LINK_EXPIRED when over. */
+  async verify(token: string, now = Date.now()): Promise<LinkGrant> {
+    const [payload, signature, ...rest] = token.split('.');
+    if (!payload || !signature || rest.length > 0) throw new FileLinkInvalidError();
+    const expected = Buffer.from(await this.signature(payload), 'base64url');
+    const given = Buffer.from(signature, 'base64url');
+    if (given.length !== expected.length || !timingSafeEqual(given, expected))
+      throw new FileLinkInvalidError();
+    const grant = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as {
+      k: TenantKind;
+      t: string;
+      b: string;
+      f: string;
+      e: number;
+    };
+    if (grant.e * 1000 <= now) throw new FileLinkExpiredError(grant.e);
+    return {
+      namespace: { kind: grant.k, id: grant.t, branch: grant.b },
+      file: grant.f,
+      expiresAt: grant.e,
+    };
+  }
+
+  private async signature(payload: string): Promise<string> {
+    return createHmac('sha256', await this.secret())
+      .update(payload)
+      .digest('base64url');
+  }
+
+  private secret(): Promise<Buffer> {
+    this.key ??= this.loadSecret().catch((error: unknown) => {
+      this.key = null;
+      throw error;
+    });
+    return this.key;
+  }
+
+  private async loadSecret(): Promise<Buffer> {
+    const secrets = this.clusters
+      .mainDatabase()
+      .collection<{ _id: string; key: string }>('service_secrets');
+    const made = randomBytes(32).toString('base64');
+    const inserted = await orDuplicate(() => secrets.insertOne({ _id: SECRET_ID, key: made }));
+    if (inserted !== DUPLICATE) return Buffer.from(made, 'base64');
+    const stored = await secrets.findOne({ _id: SECRET_ID });
+    if (!stored) throw new Error('the file link key vanished while it was read');
+    return Buffer.from(stored.key, 'base64');
+  }
+}

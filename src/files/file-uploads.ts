@@ -1,0 +1,184 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Readable } from 'node:stream';
+import { Types } from 'mongoose';
+import { ownerValueOf, tenantOf, type CustomerPrincipal } from '../auth';
+import { DomainError } from '../common/errors';
+import type { Tenant } from '../common/tenancy/namespace';
+import { APP_CONFIG, type AppConfig } from '../config';
+import { changeScopeOf, EventsService, namespaceOfPrincipal } from '../events';
+import { TenantPlacements } from '../placement';
+import { FileContents } from './file-contents';
+import { fileChange } from './file-events';
+import { FileRecordsRepository, type FileRecord } from './file-records.repository';
+import { FileQuotaExceededError, UploadAbandonedError } from './files.errors';
+import { FileQuotaLedger, type QuotaEntry } from './quota/file-quota.ledger';
+
+/** What an upload carries besides its bytes. */
+export interface UploadInput {
+  name: string;
+  contentType: string;
+  body: Readable;
+  /** The body's Content-Length (the most the file can be), or null for a chunked body. */
+  declaredBytes: number | null;
+}
+
+/** How much a chunked upload reserves at a time (less near the quota's end). */
+const GROW_STEP_BYTES = 1024 * 1024;
+
+/** The ref of a file's reservations (reserve, grow:<n>): what an end settles. */
+function isReservation(ref: string): boolean {
+  return /^[0-9a-f]{24}:(reserve|grow:\d+)$/.test(ref);
+}
+
+/**
+ * Uploads: a record (`uploading`), the quota reserved, the bytes streamed into GridFS, then one
+ * end step that counts the file as stored — or, when anything fails, gives everything back.
+ *
+ * The quota is reserved before the bytes go in: a body with Content-Length reserves that many
+ * bytes at once (a multipart body's length is a little more than its file's), so concurrent
+ * uploads on any instance never pass FILE_QUOTA_BYTES together; a chunked body reserves 1 MiB
+ * steps as it arrives. The end records the true size. An upload's end is one ledger step
+ * (`<id>:end`) that either the upload (stored) or a sweep (abandoned) records, never both.
+ */
+@Injectable()
+export class FileUploads {
+  private readonly config: AppConfig['files'];
+
+  constructor(
+    private readonly records: FileRecordsRepository,
+    private readonly contents: FileContents,
+    private readonly ledger: FileQuotaLedger,
+    private readonly placements: TenantPlacements,
+    private readonly events: EventsService,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.config = config.files;
+  }
+
+  async upload(principal: CustomerPrincipal, input: UploadInput): Promise<FileRecord> {
+    const tenant = tenantOf(principal);
+    const id = new Types.ObjectId().toHexString();
+    const file: Omit<FileRecord, 'state' | 'sha256' | 'size'> = {
+      id,
+      namespace: namespaceOfPrincipal(principal),
+      name: input.name,
+      contentType: input.contentType,
+      owner: ownerValueOf(principal),
+      location: await this.placements.locate(tenant),
+      createdAt: new Date(),
+    };
+    await this.records.begin(file);
+    const alive = setInterval(
+      () => void this.records.heartbeat(id).catch(() => undefined),
+      Math.max(250, Math.floor(this.config.uploadStaleMs / 3)),
+    );
+    alive.unref();
+    let reserved = 0;
+    const settles: string[] = [];
+    const reserve = async (bytes: number, ref: string) => {
+      const entry = await this.ledger.record(
+        tenant,
+        { file: id, ref, delta: bytes },
+        this.config.quotaBytes,
+      );
+      if (entry === 'over') {
+        const used = await this.ledger.used(tenant);
+        throw new FileQuotaExceededError(this.config.quotaBytes, used, bytes);
+      }
+      settles.push(ref);
+      reserved += bytes;
+    };
+    try {
+      if (input.declaredBytes !== null) await reserve(input.declaredBytes, `${id}:reserve`);
+      const grow =
+        input.declaredBytes === null
+          ? async (total: number) => {
+              while (total > reserved) await this.growTo(total, reserved, settles, reserve, id);
+            }
+          : undefined;
+      const { size, sha256 } = await this.contents.write(file.location, id, file.name, input.body, {
+        maxBytes: this.config.maxBytes,
+        ...(grow ? { grow } : {}),
+      });
+      const stored: FileRecord = { ...file, size, sha256, state: 'stored' };
+      return await this.events.record(
+        changeScopeOf(principal),
+        [{ resource: 'file', type: 'created', key: id }],
+        async () => {
+          const end = await this.ledger.record(tenant, {
+            file: id,
+            ref: `${id}:end`,
+            delta: size - reserved,
+            end: { outcome: 'stored', settles, size, sha256 },
+          });
+          if (end === 'over' || end.outcome !== 'stored') throw new UploadAbandonedError();
+          await this.records.markStored(id, size, sha256);
+          return stored;
+        },
+        (record) => [fileChange('created', record)],
+      );
+    } catch (error) {
+      await this.abandon(tenant, { ...file, state: 'uploading', size: 0, sha256: null }).catch(
+        () => undefined,
+      );
+      throw error;
+    } finally {
+      clearInterval(alive);
+    }
+  }
+
+  /** One more reservation of a chunked upload: a step, or just what is missing near the limit. */
+  private async growTo(
+    total: number,
+    reserved: number,
+    settles: string[],
+    reserve: (bytes: number, ref: string) => Promise<void>,
+    id: string,
+  ): Promise<void> {
+    const ref = `${id}:grow:${settles.length}`;
+    const step = Math.max(total - reserved, GROW_STEP_BYTES);
+    try {
+      await reserve(step, ref);
+    } catch (error) {
+      if (!(error instanceof DomainError) || step === total - reserved) throw error;
+      await reserve(total - reserved, ref);
+    }
+  }
+
+  /**
+   * Gives an upload up: records its end as abandoned (giving back what it reserved), then
+   * removes its bytes and its record. When the upload recorded its end first, the file is
+   * stored: the record is finished instead. Returns what the file turned out to be.
+   */
+  async abandon(tenant: Tenant, file: FileRecord): Promise<'stored' | 'abandoned'> {
+    const steps = await this.ledger.stepsOf(file.id);
+    const counted = steps.filter((s) => isReservation(s.ref));
+    const end = await this.ledger.record(tenant, {
+      file: file.id,
+      ref: `${file.id}:end`,
+      delta: -counted.reduce((sum, s) => sum + s.delta, 0),
+      end: { outcome: 'abandoned', settles: counted.map((s) => s.ref) },
+    });
+    if (end !== 'over' && end.outcome === 'stored') {
+      await this.records.markStored(file.id, end.size ?? 0, end.sha256 ?? '');
+      return 'stored';
+    }
+    await this.undoUnsettled(tenant, file.id, end === 'over' ? null : end);
+    await this.contents.remove(file.location, file.id);
+    await this.records.remove(file.id);
+    return 'abandoned';
+  }
+
+  /** Gives back reservations recorded after the abandoning end was worked out. */
+  private async undoUnsettled(tenant: Tenant, id: string, end: QuotaEntry | null): Promise<void> {
+    const settled = new Set(end?.settles ?? []);
+    for (const step of await this.ledger.stepsOf(id)) {
+      if (!isReservation(step.ref) || settled.has(step.ref)) continue;
+      await this.ledger.record(tenant, {
+        file: id,
+        ref: `${id}:undo@${step.seq}`,
+        delta: -step.delta,
+      });
+    }
+  }
+}

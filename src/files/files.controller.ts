@@ -1,0 +1,250 @@
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  HttpStatus,
+  Inject,
+  Param,
+  Post,
+  Query,
+  Req,
+  Res,
+} from '@nestjs/common';
+import {
+  ApiBadRequestResponse,
+  ApiBody,
+  ApiConflictResponse,
+  ApiConsumes,
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiPayloadTooLargeResponse,
+  ApiQuery,
+  ApiTags,
+} from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import { Auth, CurrentPrincipal, type CustomerPrincipal } from '../auth';
+import { ProblemDto, ValidationFailedError } from '../common/errors';
+import { hasBody, type StreamedBody } from '../common/http/body';
+import { IdempotentWrites } from '../common/idempotency';
+import { ApiKeysetPage, linkNextPage, parseKeysetPage } from '../common/pagination/keyset-page';
+import { APP_CONFIG, type AppConfig } from '../config';
+import { FileDto, FileLinkDto, FileLinkRequestDto } from './dto/file.dto';
+import { ApiFileContent } from './dto/file.openapi';
+import { FileContents, FileTooLargeError } from './file-contents';
+import { sendFile } from './file-download';
+import { FileUploads } from './file-uploads';
+import { FilesService } from './files.service';
+import { checkName, MULTIPART_OVERHEAD_BYTES, uploadOf } from './upload-body';
+import { PayloadTooLargeError } from '../common/errors';
+
+const FILE_ID = /^[0-9a-f]{24}$/;
+
+/** POST /files reads its body itself (any media type, bytes as sent): the middleware only checks its size. */
+export function filesBody(config: AppConfig): StreamedBody {
+  return {
+    method: 'POST',
+    path: '/files',
+    type: null,
+    maxBytes: config.files.maxBytes + MULTIPART_OVERHEAD_BYTES,
+    identityOnly: true,
+  };
+}
+
+/**
+ * Files of the caller's namespace in the request branch (docs/files.md). Root and team keys see
+ * every file of the namespace; a sub key only those it uploaded (another owner's is a 404).
+ */
+@ApiTags('files')
+@IdempotentWrites()
+@Controller('files')
+@Auth('root', 'sub', 'team')
+export class FilesController {
+  constructor(
+    private readonly files: FilesService,
+    private readonly uploads: FileUploads,
+    private readonly contents: FileContents,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /**
+   * Uploads a file, streamed to storage: the raw body (its Content-Type is the file's type,
+   * `name` its name) or multipart/form-data with one file part (its filename and type). With
+   * Content-Length, the quota is checked before a byte is stored. A failed or cut-off upload
+   * leaves nothing behind. An Idempotency-Key names the upload: a retry under it answers the
+   * first upload's file without storing the body again.
+   */
+  @Post()
+  @HttpCode(HttpStatus.CREATED)
+  @ApiConsumes('application/octet-stream', 'multipart/form-data')
+  @ApiQuery({
+    name: 'name',
+    required: false,
+    description: "The file's name: required with a raw body; overrides a multipart filename",
+    schema: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 255,
+      pattern: '^[^\\u0000-\\u001f\\u007f/\\\\]+$',
+    },
+  })
+  @ApiBody({
+    description: 'The bytes (any Content-Type), or multipart/form-data with one file part',
+    required: true,
+    schema: { type: 'string', format: 'binary' },
+  })
+  @ApiCreatedResponse({ type: FileDto, description: 'Stored; Location names it' })
+  @ApiBadRequestResponse({
+    type: ProblemDto,
+    description: 'No name, a bad name or type, or a multipart body without one file part',
+  })
+  @ApiConflictResponse({
+    type: ProblemDto,
+    description: 'FILE_QUOTA_EXCEEDED: FILE_QUOTA_BYTES would be passed',
+  })
+  @ApiPayloadTooLargeResponse({
+    type: ProblemDto,
+    description: 'PAYLOAD_TOO_LARGE: over FILE_MAX_BYTES',
+  })
+  async uploadFile(
+    @CurrentPrincipal() principal: CustomerPrincipal,
+    @Query('name') name: unknown,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<FileDto> {
+    if (name !== undefined && typeof name !== 'string')
+      throw new ValidationFailedError([{ field: 'name', message: 'must be one string' }]);
+    if (!hasBody(req))
+      throw new ValidationFailedError([{ field: 'body', message: 'is required: the file' }]);
+    const { maxBytes } = this.config.files;
+    const input = await uploadOf(
+      req,
+      name === undefined ? undefined : checkName(name, 'name'),
+      maxBytes,
+    );
+    let stored;
+    try {
+      stored = await this.uploads.upload(principal, input);
+    } catch (error) {
+      // The rest of the body is not read: the connection goes with the answer.
+      res.once('finish', () => {
+        if (!req.complete) req.socket?.destroy();
+      });
+      if (error instanceof FileTooLargeError) throw new PayloadTooLargeError(maxBytes);
+      throw error;
+    }
+    res.setHeader('Location', `/files/${stored.id}`);
+    return FileDto.from(stored);
+  }
+
+  /** Files in upload order; `Link: <…>; rel="next"` while more follow. */
+  @Get()
+  @ApiKeysetPage('id', FILE_ID.source, 'the files uploaded after that one')
+  @ApiQuery({
+    name: 'name',
+    required: false,
+    description: 'Files whose name starts with this',
+    schema: { type: 'string', maxLength: 255 },
+  })
+  @ApiQuery({
+    name: 'contentType',
+    required: false,
+    description: 'Files of exactly this type',
+    schema: { type: 'string', maxLength: 255 },
+  })
+  @ApiOkResponse({ type: [FileDto], description: 'A page; `Link` names the next one' })
+  @ApiBadRequestResponse({ type: ProblemDto })
+  async listFiles(
+    @CurrentPrincipal() principal: CustomerPrincipal,
+    @Query() raw: Record<string, unknown>,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<FileDto[]> {
+    const page = parseKeysetPage(raw, {
+      limitDefault: this.config.limits.listDefault,
+      limitMax: this.config.limits.listMax,
+      cursor: { field: 'id', valid: (v) => FILE_ID.test(v), rule: '<file id>' },
+      params: ['name', 'contentType'],
+      order: 'files are listed in upload order',
+    });
+    const { name, contentType } = page.params;
+    const { files, more } = await this.files.list(principal, {
+      limit: page.limit,
+      ...(page.after !== undefined ? { after: page.after } : {}),
+      ...(name !== undefined ? { namePrefix: name } : {}),
+      ...(contentType !== undefined ? { contentType } : {}),
+    });
+    const last = files.at(-1);
+    linkNextPage(req, res, raw, more && last ? { id: last.id } : undefined);
+    return files.map((file) => FileDto.from(file));
+  }
+
+  @Get(':id')
+  @ApiOkResponse({ type: FileDto })
+  @ApiNotFoundResponse({ type: ProblemDto, description: 'FILE_NOT_FOUND' })
+  async getFile(
+    @CurrentPrincipal() principal: CustomerPrincipal,
+    @Param('id') id: string,
+  ): Promise<FileDto> {
+    return FileDto.from(await this.files.get(principal, id));
+  }
+
+  /**
+   * The bytes. One `Range` gets 206 (several get the whole file; 416 when none of it is
+   * there); `If-None-Match` with the ETag (the SHA-256) gets 304. Types a browser could run
+   * (HTML, SVG, XML, JavaScript, anything unknown) come as attachments, always with nosniff.
+   */
+  @Get(':id/content')
+  @ApiFileContent()
+  async downloadFile(
+    @CurrentPrincipal() principal: CustomerPrincipal,
+    @Param('id') id: string,
+    @Req() req: Request,
+    @Res() res: Response,
+  ): Promise<void> {
+    await sendFile(req, res, await this.files.get(principal, id), this.contents);
+  }
+
+  /** Deletes the file; its bytes leave the quota before the answer, and its links stop working. */
+  @Delete(':id')
+  @HttpCode(HttpStatus.NO_CONTENT)
+  @ApiNoContentResponse({ description: 'Deleted' })
+  @ApiNotFoundResponse({ type: ProblemDto, description: 'FILE_NOT_FOUND' })
+  async deleteFile(
+    @CurrentPrincipal() principal: CustomerPrincipal,
+    @Param('id') id: string,
+  ): Promise<void> {
+    await this.files.delete(principal, id);
+  }
+
+  /**
+   * A link that downloads the file without a key until it expires (at most
+   * FILE_LINK_MAX_SECONDS) or the file is deleted: for `<img src>` and downloads in a browser.
+   * Anyone holding it can download the file.
+   */
+  @Post(':id/links')
+  @HttpCode(HttpStatus.CREATED)
+  @ApiCreatedResponse({ type: FileLinkDto })
+  @ApiBadRequestResponse({
+    type: ProblemDto,
+    description: 'expiresInSeconds over FILE_LINK_MAX_SECONDS',
+  })
+  @ApiNotFoundResponse({ type: ProblemDto, description: 'FILE_NOT_FOUND' })
+  async linkFile(
+    @CurrentPrincipal() principal: CustomerPrincipal,
+    @Param('id') id: string,
+    @Body() body: FileLinkRequestDto,
+    @Req() req: Request,
+  ): Promise<FileLinkDto> {
+    const { token, expiresAt } = await this.files.link(principal, id, body.expiresInSeconds);
+    const path = `/file-links/${token}`;
+    return {
+      url: `${req.protocol}://${req.get('host') ?? 'localhost'}${path}`,
+      path,
+      expiresAt: expiresAt.toISOString(),
+    };
+  }
+}

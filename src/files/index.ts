@@ -1,0 +1,6 @@
+export { FilesModule } from './files.module';
+export { FilesService } from './files.service';
+export { FileUploads, type UploadInput } from './file-uploads';
+export { FileContents } from './file-contents';
+export { FileRecordsRepository, type FileRecord } from './file-records.repository';
+export { FileDto } from './dto/file.dto';

@@ -1,0 +1,108 @@
+import busboy from 'busboy';
+import type { Request } from 'express';
+import type { Readable } from 'node:stream';
+import { PayloadTooLargeError, ValidationFailedError } from '../common/errors';
+import type { UploadInput } from './file-uploads';
+
+/** What a file name may be: 1–255 characters, no control characters, no path separators. */
+// eslint-disable-next-line no-control-regex -- control characters are what it refuses
+const NAME_PATTERN = /^[^\u0000-\u001f\u007f/\\]{1,255}$/;
+/** A media type as Content-Type carries it (type/subtype, optional parameters). */
+const MEDIA_TYPE_PATTERN = /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+(\s*;.*)?$/i;
+const DEFAULT_TYPE = 'application/octet-stream';
+/** How much more than FILE_MAX_BYTES a multipart body may be: its boundaries and part headers. */
+export const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
+
+export function checkName(name: string, field: string): string {
+  if (!NAME_PATTERN.test(name))
+    throw new ValidationFailedError([
+      { field, message: 'must be 1–255 characters without control characters, / or \\' },
+    ]);
+  return name;
+}
+
+function checkType(contentType: string | undefined, field: string): string {
+  const type = contentType?.trim() || DEFAULT_TYPE;
+  if (type.length > 255 || !MEDIA_TYPE_PATTERN.test(type))
+    throw new ValidationFailedError([{ field, message: 'must be a media type such as image/png' }]);
+  return type;
+}
+
+function declaredLength(req: Request): number | null {
+  const length = req.headers['content-length'];
+  return length === undefined ? null : Number(length);
+}
+
+/**
+ * The file a POST /files carries: the raw body (its Content-Type is the file's, `?name=` its
+ * name) or the one file part of a multipart/form-data body (its filename and type, `?name=`
+ * overriding the name). Nothing is buffered: the file comes back as a stream.
+ */
+export function uploadOf(
+  req: Request,
+  name: string | undefined,
+  maxBytes: number,
+): Promise<UploadInput> {
+  if (!req.is('multipart/form-data')) {
+    const length = declaredLength(req);
+    if (length !== null && length > maxBytes) throw new PayloadTooLargeError(maxBytes);
+    if (name === undefined)
+      throw new ValidationFailedError([{ field: 'name', message: 'is required for a raw body' }]);
+    return Promise.resolve({
+      name: checkName(name, 'name'),
+      contentType: checkType(req.headers['content-type'], 'Content-Type'),
+      body: req,
+      declaredBytes: length,
+    });
+  }
+  return multipartFile(req, name);
+}
+
+function multipartFile(req: Request, name: string | undefined): Promise<UploadInput> {
+  return new Promise((resolve, reject) => {
+    let parser: busboy.Busboy;
+    try {
+      parser = busboy({ headers: req.headers, limits: { files: 1, fields: 20, parts: 21 } });
+    } catch (error) {
+      reject(
+        new ValidationFailedError([
+          {
+            field: 'Content-Type',
+            message: `is not a usable multipart type: ${(error as Error).message}`,
+          },
+        ]),
+      );
+      return;
+    }
+    let found = false;
+    parser.on('file', (_field: string, stream: Readable, info: busboy.FileInfo) => {
+      found = true;
+      try {
+        resolve({
+          name: checkName(name ?? info.filename ?? '', name !== undefined ? 'name' : 'filename'),
+          contentType: checkType(info.mimeType, 'part Content-Type'),
+          body: stream,
+          declaredBytes: declaredLength(req),
+        });
+      } catch (error) {
+        stream.resume();
+        reject(error instanceof Error ? error : new Error(String(error)));
+      }
+    });
+    parser.on('filesLimit', () =>
+      reject(new ValidationFailedError([{ field: 'body', message: 'must carry one file part' }])),
+    );
+    parser.on('error', (error: Error) =>
+      reject(new ValidationFailedError([{ field: 'body', message: error.message }])),
+    );
+    parser.on('close', () => {
+      if (!found)
+        reject(new ValidationFailedError([{ field: 'body', message: 'has no file part' }]));
+    });
+    // A client that stops sending: the parser, and with it the file stream, fail too.
+    req.once('close', () => {
+      if (!req.complete) parser.destroy(new Error('the upload was cut off'));
+    });
+    req.pipe(parser);
+  });
+}
