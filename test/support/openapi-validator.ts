@@ -204,7 +204,7 @@ export class OpenApiResponseValidator {
     // each NDJSON line is checked on its own.
     const ndjson = contentType === 'application/x-ndjson';
     // Bytes (a download, or a problem read by a byte parser) are read as text where JSON.
-    const bytes = Buffer.isBuffer(exchange.body) ? (exchange.body) : null;
+    const bytes = Buffer.isBuffer(exchange.body) ? exchange.body : null;
     const asText =
       typeof exchange.body === 'string' || (bytes !== null && /json/.test(contentType ?? ''));
     const text = bytes
