@@ -68,11 +68,7 @@ export class FileUploads {
       createdAt: new Date(),
     };
     await this.records.begin(file);
-    const alive = setInterval(
-      () => void this.records.heartbeat(id).catch(() => undefined),
-      Math.max(250, Math.floor(this.config.uploadStaleMs / 3)),
-    );
-    alive.unref();
+    const heartbeat = this.heartbeat(id);
     let reserved = 0;
     const settles: string[] = [];
     const reserve = async (bytes: number, ref: string) => {
@@ -100,6 +96,7 @@ export class FileUploads {
         maxBytes: this.config.maxBytes,
         ...(grow ? { grow } : {}),
       });
+      await heartbeat.stop();
       const stored: FileRecord = { ...file, size, sha256, state: 'stored' };
       return await this.events.record(
         changeScopeOf(principal),
@@ -118,13 +115,38 @@ export class FileUploads {
         (record) => [fileChange('created', record)],
       );
     } catch (error) {
+      await heartbeat.stop();
       await this.abandon(tenant, { ...file, state: 'uploading', size: 0, sha256: null }).catch(
         () => undefined,
       );
       throw error;
-    } finally {
-      clearInterval(alive);
     }
+  }
+
+  /**
+   * Renews the record's heartbeat while the bytes arrive, every third of FILE_UPLOAD_STALE_MS.
+   * One renewal at a time, and `stop` waits for the last: FerretDB writes an update back whole,
+   * so a renewal still under way could undo the write that stores the record.
+   */
+  private heartbeat(id: string): { stop(): Promise<void> } {
+    let last: Promise<void> = Promise.resolve();
+    let stopped = false;
+    const timer = setInterval(
+      () => {
+        last = last.then(() =>
+          stopped ? undefined : this.records.heartbeat(id).catch(() => undefined),
+        );
+      },
+      Math.max(250, Math.floor(this.config.uploadStaleMs / 3)),
+    );
+    timer.unref();
+    return {
+      stop: async () => {
+        stopped = true;
+        clearInterval(timer);
+        await last;
+      },
+    };
   }
 
   /** One more reservation of a chunked upload: a step, or just what is missing near the limit. */
