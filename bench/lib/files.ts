@@ -222,20 +222,36 @@ async function tenantDatabaseOf(ctx: FilesContext, id: string): Promise<string |
   return record?.database;
 }
 
-/**
- * Starts an instance of its own (on its own database, with a quota the rounds cannot reach), makes
- * a tenant, finds its database with a first upload, then runs the rounds: in each, the small
- * files and then the large one, on the service and then on the baseline.
- */
-export async function runFiles(ctx: FilesContext): Promise<FilesRun> {
-  const { settings } = ctx;
-  const instance = await startService({
+/** An instance on the files' database, with a quota the rounds cannot reach. */
+function startFilesInstance(ctx: FilesContext): Promise<Target> {
+  return startService({
     ...ctx.serviceOptions,
     dbName: ctx.dbName,
     name: 'service-files',
     metrics: true,
     env: { SYNC_INDEXES: 'true', FILE_QUOTA_BYTES: String(2 ** 40) },
   });
+}
+
+function serviceTarget(instance: Target, key: string): FileTarget {
+  return {
+    server: instance,
+    key,
+    uploadUrl: (name) => `${instance.url}/files?name=${encodeURIComponent(name)}`,
+    contentUrl: (id) => `${instance.url}/files/${id}/content`,
+    deleteUrl: (id) => `${instance.url}/files/${id}`,
+  };
+}
+
+/**
+ * Starts an instance of its own (on its own database), makes a tenant, finds its database with a
+ * first upload, then runs the rounds: in each, the small files and then the large one, on the
+ * service and then on the baseline. The large file goes through an instance started for it, so
+ * that its RSS growth is the upload's and not what the small files left for the collector.
+ */
+export async function runFiles(ctx: FilesContext): Promise<FilesRun> {
+  const { settings } = ctx;
+  const instance = await startFilesInstance(ctx);
   try {
     const created = await call(instance.url, 'POST', '/admin/users', {
       key: ctx.serviceOptions.adminKey,
@@ -245,13 +261,7 @@ export async function runFiles(ctx: FilesContext): Promise<FilesRun> {
       },
     });
     const key = expectStatus<{ apiKey: string }>(created, 200, 'POST /admin/users').apiKey;
-    const service: FileTarget = {
-      server: instance,
-      key,
-      uploadUrl: (name) => `${instance.url}/files?name=${encodeURIComponent(name)}`,
-      contentUrl: (id) => `${instance.url}/files/${id}/content`,
-      deleteUrl: (id) => `${instance.url}/files/${id}`,
-    };
+    const service = serviceTarget(instance, key);
     const probe = await call(instance.url, 'POST', '/files?name=probe.txt', {
       key,
       rawBody: 'probe',
@@ -280,8 +290,13 @@ export async function runFiles(ctx: FilesContext): Promise<FilesRun> {
       for (let round = 1; round <= settings.rounds; round++) {
         for (const target of [service, baseline])
           legs.push(...(await legsOf(ctx, target, round, 'small', settings.smallFiles, small)));
-        for (const target of [service, baseline])
-          legs.push(...(await legsOf(ctx, target, round, 'large', 1, large)));
+        const fresh = await startFilesInstance(ctx);
+        try {
+          for (const target of [serviceTarget(fresh, key), baseline])
+            legs.push(...(await legsOf(ctx, target, round, 'large', 1, large)));
+        } finally {
+          await stopChild(fresh.child);
+        }
       }
     } finally {
       ctx.load.busyPids = busyBefore;
