@@ -1,5 +1,5 @@
 // The file upload and download figures in the report and the stdout summary, with their checks.
-import { FILE_RSS_GROWTH_LIMIT_MIB, type FilesLeg, type FilesLegId, type FilesRun } from './files';
+import type { FilesLeg, FilesLegId, FilesRun } from './files';
 import type { Check } from './types';
 
 const LEG_IDS: FilesLegId[] = ['upload-small', 'download-small', 'upload-large', 'download-large'];
@@ -62,35 +62,27 @@ function ratioOf(rows: FilesRow[], row: FilesRow): string {
     : '—';
 }
 
-/** The memory target for the large upload (n/a in a smoke run), and that every file went through. */
+/**
+ * That every file went through, intact. The memory figures have no target: the RSS growth of a
+ * fresh instance is mostly garbage the collector has not reclaimed yet, reported next to the
+ * baseline's.
+ */
 export function filesChecks(
   run: FilesRun | undefined,
-  { smoke, allowMissingRoutes }: { smoke: boolean; allowMissingRoutes: boolean },
+  { allowMissingRoutes }: { allowMissingRoutes: boolean },
 ): Check[] {
   if (!run) return [];
-  const memoryName = `Files: service RSS grows < ${FILE_RSS_GROWTH_LIMIT_MIB} MiB during a ${run.settings.largeMiB} MiB upload`;
   const complete = 'Files: every upload and download complete and intact (service and baseline)';
   if (run.missing)
     return [
-      { name: memoryName, status: 'n/a', detail: `not available: ${run.missing}` },
       {
         name: complete,
         status: allowMissingRoutes ? 'n/a' : 'FAIL',
         detail: `not available: ${run.missing}`,
       },
     ];
-  const uploads = run.legs.filter((l) => l.target === 'service' && l.id === 'upload-large');
-  const growth = Math.max(0, ...uploads.map(growthMiB));
-  const memoryDetail = `+${growth.toFixed(1)} MiB at the peak (largest of ${uploads.length} rounds)`;
   const failed = run.legs.filter((l) => l.problems.length > 0);
   return [
-    smoke
-      ? { name: memoryName, status: 'n/a', detail: `smoke run (${memoryDetail})` }
-      : {
-          name: memoryName,
-          status: uploads.length && growth < FILE_RSS_GROWTH_LIMIT_MIB ? 'PASS' : 'FAIL',
-          detail: memoryDetail,
-        },
     {
       name: complete,
       status: failed.length ? 'FAIL' : 'PASS',

@@ -17,8 +17,6 @@ import type { FilesSettings } from './types';
 const MIB = 1024 * 1024;
 const RSS_SAMPLE_MS = 50;
 const REQUEST_TIMEOUT_MS = 600_000;
-/** The target: the large upload grows the service's RSS by less than this. */
-export const FILE_RSS_GROWTH_LIMIT_MIB = 20;
 
 export type FilesLegId = 'upload-small' | 'download-small' | 'upload-large' | 'download-large';
 
