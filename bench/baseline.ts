@@ -5,10 +5,12 @@
 //
 // Environment: PORT, MONGODB_URI, MONGODB_DB_NAME, BASELINE_COLLECTIONS (JSON: { <name>:
 // ItemTemplate } from lib/seed.ts). Only types are imported from the harness: at run time this
-// process loads node:http, the driver and its own NDJSON streaming (baseline-transfer.ts).
+// process loads node:http, the driver, its own NDJSON streaming (baseline-transfer.ts) and its
+// GridFS routes (baseline-files.ts).
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { MongoClient, ObjectId, type Collection, type Document, type Filter } from 'mongodb';
+import { deleteFile, downloadFile, uploadFile } from './baseline-files';
 import { exportCollection, importInto } from './baseline-transfer';
 import type { ItemTemplate } from './lib/seed';
 
@@ -246,6 +248,30 @@ async function transfer(
   throw new HttpError(404, 'no route');
 }
 
+const DATABASE_NAME = /^[A-Za-z0-9_-]{1,63}$/;
+const FILE_ID = /^[0-9a-f]{24}$/;
+
+/**
+ * POST /gridfs/{database}?name=, GET and DELETE /gridfs/{database}/{id}: the bare counterparts of
+ * POST /files and GET /files/{id}/content, in the database named (the service's tenant database).
+ */
+async function gridfs(
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  segments: string[],
+): Promise<void> {
+  await authenticate(req);
+  const [, database = '', id] = segments;
+  if (!DATABASE_NAME.test(database) || segments.length > 3) throw new HttpError(404, 'no route');
+  if (id === undefined && req.method === 'POST')
+    return uploadFile(client, database, url.searchParams.get('name') ?? 'file', req, res);
+  if (id === undefined || !FILE_ID.test(id)) throw new HttpError(404, 'no route');
+  if (req.method === 'GET') return downloadFile(client, database, id, res);
+  if (req.method === 'DELETE') return deleteFile(client, database, id, res);
+  throw new HttpError(404, 'no route');
+}
+
 async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://baseline');
   if (url.pathname === '/health') return send(res, 200, { status: 'ok' });
@@ -258,6 +284,7 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
   }
   const segments = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
   if (segments[0] === 'transfer') return transfer(req, res, segments);
+  if (segments[0] === 'gridfs') return gridfs(req, res, url, segments);
   if (segments[0] !== 'data' || segments.length < 2) throw new HttpError(404, 'no route');
   const principal = await authenticate(req);
   const entry = collectionOf(segments[1]);

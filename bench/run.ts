@@ -3,7 +3,8 @@
 // cost (metrics, Idempotency-Key, conditional GET), and writes BENCHMARKS.md.
 // Modes: default (short), --long, --smoke (CI: tiny data, fails on any error); --large adds
 // 1,000,000 items. Last, an export and an import of a namespace next to the baseline's
-// (--transfer-only runs just that). --schema-only runs just the JSON Schema comparison. See
+// (--transfer-only runs just that), then file uploads and downloads next to the driver's GridFS
+// (--files-only runs just that). --schema-only runs just the JSON Schema comparison. See
 // docs/benchmarks.md.
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -25,6 +26,8 @@ import { schemaComparison } from './lib/schema-cost';
 import { fanOutMarkdown, sseFanOut, type FanOutResult } from './lib/sse-fanout';
 import { liveQueries, liveQueriesMarkdown, type LiveQueryResult } from './lib/live-queries';
 import { tailLatency, tailMarkdown, TAIL_CONNECTIONS, type TailRun } from './lib/tail-latency';
+import { runFiles, type FilesRun } from './lib/files';
+import { filesChecks, filesMarkdown, filesSummary } from './lib/files-report';
 import { runTransfer, setupTransfer, type TransferRun } from './lib/transfer';
 import { transferChecks, transferMarkdown, transferSummary } from './lib/transfer-report';
 import { probe, runLoad, sumLoads, type LoadSettings } from './lib/load-runner';
@@ -131,6 +134,8 @@ const state: {
   dbName?: string;
   /** The export and import's own database (lib/transfer.ts). */
   transferDbName?: string;
+  /** The files bench's own database (lib/files.ts). */
+  filesDbName?: string;
   dataDir?: string;
   tmp?: string;
 } = {};
@@ -141,7 +146,9 @@ function cleanup(): Promise<void> {
     await stopAll().catch(() => undefined);
     if (state.client) {
       // On a MONGODB_URI server, remove what the run wrote; an embedded server goes with its data dir.
-      const names = [state.dbName, state.transferDbName].filter((n): n is string => !!n);
+      const names = [state.dbName, state.transferDbName, state.filesDbName].filter(
+        (n): n is string => !!n,
+      );
       for (const name of state.database?.kind === 'external' ? names : []) {
         const main = state.client.db(name);
         // The tenants' databases on this server first: the placements name them.
@@ -280,6 +287,7 @@ interface Outcome {
   tail?: TailRun;
   freeze?: FreezeRun;
   transfer?: TransferRun;
+  files?: FilesRun;
   info: ReportInfo;
 }
 
@@ -303,6 +311,7 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
     'service-one-cluster',
     'service-three-clusters',
     'service-transfer',
+    'service-files',
     'baseline',
     'load',
   ];
@@ -371,6 +380,8 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
   // Every full run ends with the export and import; the comparison-only runs leave it out.
   const withTransfer = options.transferOnly || !options.comparisonsOnly;
   if (withTransfer) state.transferDbName = `${dbName}_transfer`;
+  const withFiles = options.filesOnly || !options.comparisonsOnly;
+  if (withFiles) state.filesDbName = `${dbName}_files`;
   const transferSetup = withTransfer
     ? await setupTransfer(client, serviceOptions, ctx.runTag)
     : undefined;
@@ -385,7 +396,11 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
     runs.push(...(await runScenarios(options, ctx, { service, baseline, seedCtx, items })));
   const serviceHwmKb = memoryOf(service.child.pid)?.hwmKb;
   const oneThingOnly =
-    options.fanOutOnly || options.liveOnly || options.transferOnly || options.schemaOnly;
+    options.fanOutOnly ||
+    options.liveOnly ||
+    options.transferOnly ||
+    options.schemaOnly ||
+    options.filesOnly;
   const featureRuns = options.schemaOnly
     ? [await compareSchemaCost(options, ctx, service, features)]
     : oneThingOnly
@@ -433,7 +448,7 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
     ? { clients: 10, events: 20, timeoutMs: 30_000 }
     : { clients: 100, events: 100, timeoutMs: 120_000 };
   let fanOut: FanOutResult | undefined;
-  if (!options.transferOnly && !options.schemaOnly && !options.liveOnly) {
+  if (!options.transferOnly && !options.schemaOnly && !options.liveOnly && !options.filesOnly) {
     log(`\nchange feed fan-out: ${fanOutSize.clients} SSE clients, ${fanOutSize.events} events`);
     fanOut = await sseFanOut(service, ctx.rootKey, fanOutSize);
     log(
@@ -445,7 +460,7 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
     ? { streams: 10, changes: 40, timeoutMs: 30_000 }
     : { streams: 100, changes: 1000, timeoutMs: 300_000 };
   let live: LiveQueryResult | undefined;
-  if (!options.transferOnly && !options.schemaOnly && !options.fanOutOnly) {
+  if (!options.transferOnly && !options.schemaOnly && !options.fanOutOnly && !options.filesOnly) {
     log(`\nlive queries: ${liveSize.streams} streams, ${liveSize.changes} changes`);
     live = await liveQueries(service, ctx.rootKey, db, liveSize);
     for (const l of live.legs)
@@ -477,6 +492,24 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
           });
   }
 
+  // On a database of its own too, with an instance of its own (lib/files.ts).
+  let files: FilesRun | undefined;
+  if (withFiles && state.filesDbName) {
+    const { smallFiles, largeMiB, rounds } = options.files;
+    log(`\nfiles: ${smallFiles} × 1 MiB and 1 × ${largeMiB} MiB, ${rounds} rounds`);
+    files = await runFiles({
+      serviceOptions,
+      dbName: state.filesDbName,
+      client,
+      baseline,
+      baselineKey: ctx.rootKey,
+      load: ctx.load,
+      settings: options.files,
+      runTag: ctx.runTag,
+      log,
+    });
+  }
+
   if (resolved.kind === 'ferretdb') {
     notes.push(
       'FerretDB v1 with SQLite evaluates most filters, sorts and counts by scanning the collection, so every number that depends on an index is far below what MongoDB gives; set MONGODB_URI to benchmark on MongoDB.',
@@ -501,6 +534,7 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
     tail,
     freeze,
     transfer,
+    files,
     info: {
       date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
       node: process.version,
@@ -695,7 +729,7 @@ async function main(): Promise<void> {
   } finally {
     await cleanup();
   }
-  const { runs, comparisonRuns, fanOut, live, tail, freeze, transfer, info } = outcome;
+  const { runs, comparisonRuns, fanOut, live, tail, freeze, transfer, files, info } = outcome;
   const writeSize = options.itemSizes.at(-1) ?? 0;
   const checkList = checks(runs, comparisonRuns, {
     ...options,
@@ -704,11 +738,16 @@ async function main(): Promise<void> {
   });
   const comparisonCheckList = [
     ...comparisonChecks(comparisonRuns, options.smoke),
-    ...(options.fanOutOnly || options.liveOnly || options.transferOnly || options.schemaOnly
+    ...(options.fanOutOnly ||
+    options.liveOnly ||
+    options.transferOnly ||
+    options.schemaOnly ||
+    options.filesOnly
       ? []
       : freezeChecks(freeze, options.smoke)),
   ];
   const transferCheckList = transferChecks(transfer, options);
+  const filesCheckList = filesChecks(files, options);
   mkdirSync(RESULTS, { recursive: true });
   writeFileSync(
     options.out,
@@ -723,21 +762,26 @@ async function main(): Promise<void> {
         freezeMarkdown(freeze) +
         fanOutMarkdown(fanOut) +
         liveQueriesMarkdown(live) +
-        transferMarkdown(transfer, transferCheckList),
+        transferMarkdown(transfer, transferCheckList) +
+        filesMarkdown(files, filesCheckList),
     }),
   );
   writeFileSync(
     options.json,
-    `${JSON.stringify({ info, options, runs, comparisonRuns, tail, freeze, fanOut, live, transfer, checkList, comparisonCheckList, transferCheckList }, null, 2)}\n`,
+    `${JSON.stringify({ info, options, runs, comparisonRuns, tail, freeze, fanOut, live, transfer, files, checkList, comparisonCheckList, transferCheckList, filesCheckList }, null, 2)}\n`,
   );
   process.stdout.write(summary({ runs, checkList }));
   process.stdout.write(comparisonsSummary(comparisonRuns, comparisonCheckList));
   process.stdout.write(transferSummary(transfer, transferCheckList));
+  process.stdout.write(filesSummary(files, filesCheckList));
   log(`report: ${relative(process.cwd(), options.out) || options.out}`);
   // In smoke mode the performance checks are n/a, so this fails on errors and slow runs only.
-  const failed = [...checkList, ...comparisonCheckList, ...transferCheckList].some(
-    (c) => c.status === 'FAIL',
-  );
+  const failed = [
+    ...checkList,
+    ...comparisonCheckList,
+    ...transferCheckList,
+    ...filesCheckList,
+  ].some((c) => c.status === 'FAIL');
   process.exit(failed ? 1 : 0);
 }
 

@@ -14,6 +14,7 @@ type ModeSettings = Pick<
   | 'quietMaxMs'
   | 'compare'
   | 'transferItems'
+  | 'files'
 >;
 
 const MODES: Record<Mode, ModeSettings> = {
@@ -27,6 +28,7 @@ const MODES: Record<Mode, ModeSettings> = {
     quietMaxMs: 5_000,
     compare: { rounds: 1, seconds: 1, warmup: 0 },
     transferItems: 2_000,
+    files: { smallFiles: 3, largeMiB: 4, rounds: 1 },
   },
   default: {
     itemSizes: [10_000, 100_000],
@@ -38,6 +40,7 @@ const MODES: Record<Mode, ModeSettings> = {
     quietMaxMs: 30_000,
     compare: { rounds: 10, seconds: 1, warmup: 2 },
     transferItems: 100_000,
+    files: { smallFiles: 20, largeMiB: 50, rounds: 3 },
   },
   long: {
     itemSizes: [10_000, 100_000],
@@ -49,6 +52,7 @@ const MODES: Record<Mode, ModeSettings> = {
     quietMaxMs: 60_000,
     compare: { rounds: 20, seconds: 3, warmup: 3 },
     transferItems: 100_000,
+    files: { smallFiles: 50, largeMiB: 50, rounds: 5 },
   },
 };
 
@@ -69,12 +73,17 @@ const USAGE = `Usage: npm run bench [-- options]
                        changes; 10 streams and 40 changes with --smoke)
   --transfer-only      run the export and import only (100,000 items; 2,000 with --smoke)
   --schema-only        run the JSON Schema comparison only (POST with a 20-property schema vs none)
+  --files-only         run the file uploads and downloads only (POST /files and
+                       GET /files/{id}/content vs the driver's GridFSBucket: 20 files of 1 MiB and
+                       one of 50 MiB, 3 rounds; 3 of 1 MiB and one of 4 MiB, 1 round with --smoke;
+                       50 files and 5 rounds with --long)
   --duration S, --connections N, --rounds N   override the mode's values (--rounds: comparison rounds)
   --round-seconds S    seconds of load per comparison variant and round (default 1; 3 with --long)
   --transfer-items N   items the export and import move (default 100,000; 2,000 with --smoke)
   --out FILE    where to write the Markdown report (default: BENCHMARKS.md; with --smoke,
-                --comparisons-only, --fan-out-only, --live-only, --transfer-only or --schema-only
-                bench/results/<smoke|comparisons-MODE|fan-out-MODE|live-MODE|transfer-MODE|schema-MODE>.md)`;
+                --comparisons-only, --fan-out-only, --live-only, --transfer-only, --schema-only
+                or --files-only bench/results/<smoke|comparisons-MODE|fan-out-MODE|live-MODE|
+                transfer-MODE|schema-MODE|files-MODE>.md)`;
 
 const VALUE_OPTIONS = [
   '--duration',
@@ -94,6 +103,7 @@ const FLAGS = [
   '--live-only',
   '--transfer-only',
   '--schema-only',
+  '--files-only',
   '--allow-missing-routes',
   '--help',
 ];
@@ -140,15 +150,27 @@ export function parseOptions(argv: string[]): BenchOptions {
   const liveOnly = flags.has('live-only');
   const transferOnly = flags.has('transfer-only');
   const schemaOnly = flags.has('schema-only');
+  const filesOnly = flags.has('files-only');
   if (
-    [flags.has('comparisons-only'), fanOutOnly, liveOnly, transferOnly, schemaOnly].filter(Boolean)
-      .length > 1
+    [
+      flags.has('comparisons-only'),
+      fanOutOnly,
+      liveOnly,
+      transferOnly,
+      schemaOnly,
+      filesOnly,
+    ].filter(Boolean).length > 1
   )
     throw new Error(
-      '--comparisons-only, --fan-out-only, --live-only, --transfer-only and --schema-only exclude each other',
+      '--comparisons-only, --fan-out-only, --live-only, --transfer-only, --schema-only and --files-only exclude each other',
     );
   const comparisonsOnly =
-    flags.has('comparisons-only') || fanOutOnly || liveOnly || transferOnly || schemaOnly;
+    flags.has('comparisons-only') ||
+    fanOutOnly ||
+    liveOnly ||
+    transferOnly ||
+    schemaOnly ||
+    filesOnly;
   // Only a full default or --long run replaces BENCHMARKS.md and <mode>.json.
   const partial = smoke || comparisonsOnly;
   const name = fanOutOnly
@@ -159,9 +181,11 @@ export function parseOptions(argv: string[]): BenchOptions {
         ? `transfer-${mode}`
         : schemaOnly
           ? `schema-${mode}`
-          : comparisonsOnly
-            ? `comparisons-${mode}`
-            : mode;
+          : filesOnly
+            ? `files-${mode}`
+            : comparisonsOnly
+              ? `comparisons-${mode}`
+              : mode;
   return {
     mode,
     ...settings,
@@ -172,6 +196,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     liveOnly,
     transferOnly,
     schemaOnly,
+    filesOnly,
     mainSize: settings.itemSizes.includes(100_000) ? 100_000 : (settings.itemSizes.at(-1) ?? 0),
     out: values.out
       ? resolve(values.out)

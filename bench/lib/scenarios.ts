@@ -30,6 +30,7 @@ export type TargetName =
   | 'service-one-cluster'
   | 'service-three-clusters'
   | 'service-transfer'
+  | 'service-files'
   | 'baseline';
 
 /** What every scenario may use. */

@@ -165,8 +165,12 @@ export interface BenchOptions {
   transferOnly: boolean;
   /** Only the JSON Schema comparison (lib/schema-cost.ts; implies comparisonsOnly's data). */
   schemaOnly: boolean;
+  /** Only the file uploads and downloads (lib/files.ts; implies comparisonsOnly's data). */
+  filesOnly: boolean;
   /** Items in the namespace the export and import move. */
   transferItems: number;
+  /** The files bench: small files per round, the large file's size (MiB), rounds. */
+  files: FilesSettings;
   /** The item count the main scenarios run at. */
   mainSize: number;
   out: string;
@@ -174,6 +178,12 @@ export interface BenchOptions {
   json: string;
   /** The command-line options as given, for the report's header. */
   argsLabel: string;
+}
+
+export interface FilesSettings {
+  smallFiles: number;
+  largeMiB: number;
+  rounds: number;
 }
 
 export interface ReportInfo {

@@ -18,6 +18,7 @@ export {
   type Problem,
   type ProblemCode,
 } from './http';
+export * from './files';
 export * from './transfer';
 
 /** Every schema of the document by name: `Schemas['ProjectDto']`. */

@@ -1,6 +1,6 @@
-// `npm run test:client`: the flows of flows.ts and transfer-flows.ts through the typed client,
-// against the built service (dist/main.js) started on a free port with a fresh database and its
-// own operator key.
+// `npm run test:client`: the flows of flows.ts, transfer-flows.ts, files-flows.ts and the others
+// through the typed client, against the built service (dist/main.js) started on a free port with
+// a fresh database and its own operator key.
 import { after, before, describe, it } from 'node:test';
 import { startService, type RunningService } from '../scripts/service';
 import { rootFlow, subFlow, teamFlow } from './flows';
@@ -9,6 +9,7 @@ import type { Target } from './support';
 import { exportImportFlow, importLinesFlow, resumedExportFlow } from './transfer-flows';
 import { collectionRulesFlow } from './rules-flows';
 import { liveQueryFlow } from './live-flows';
+import { filesFlow, subFilesFlow } from './files-flows';
 
 const log = (message: string): void => void process.stdout.write(`# ${message}\n`);
 
@@ -42,6 +43,10 @@ void describe('typed client against the built service', { timeout: 180_000 }, ()
     collectionRulesFlow(target()));
   void it('a live query: list with a filter, then the changes after its Feed-Position', () =>
     liveQueryFlow(target()));
+  void it('files: uploads from a Blob, bytes and streams, ranges, ETags, a signed link, a delete', () =>
+    filesFlow(target()));
+  void it('files: a sub key sees only the files it uploaded; the root sees them all', () =>
+    subFilesFlow(target()));
 });
 
 void describe('the export check', () => {
