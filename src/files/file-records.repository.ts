@@ -171,6 +171,26 @@ export class FileRecordsRepository implements OnModuleInit {
     return docs.map(toRecord);
   }
 
+  /** How many stored files a namespace (an owner's, for a sub key) has, and their bytes. */
+  async storedTotals(
+    namespace: Namespace,
+    owner?: string,
+  ): Promise<{ count: number; bytes: number }> {
+    const [totals] = await this.files
+      .aggregate<{ count: number; bytes: number }>([
+        {
+          $match: {
+            ...namespaceFilter(namespace),
+            state: 'stored',
+            ...(owner !== undefined ? { owner } : {}),
+          },
+        },
+        { $group: { _id: null, count: { $sum: 1 }, bytes: { $sum: '$size' } } },
+      ])
+      .exec();
+    return { count: totals?.count ?? 0, bytes: totals?.bytes ?? 0 };
+  }
+
   /** Stored files of a namespace and their bytes (the account export, GET /me). */
   async countStored(namespace: Namespace): Promise<number> {
     return this.files.countDocuments({ ...namespaceFilter(namespace), state: 'stored' }).exec();
