@@ -43,6 +43,8 @@ import {
 import {
   EXPORT_LINE,
   ExportEndRecordDto,
+  ExportFileChunkRecordDto,
+  ExportFileRecordDto,
   ExportItemRecordDto,
   ExportManifestDto,
   ExportQueryDto,
@@ -64,6 +66,8 @@ export function importBody(config: AppConfig): StreamedBody {
 @ApiExtraModels(
   ExportManifestDto,
   ExportItemRecordDto,
+  ExportFileRecordDto,
+  ExportFileChunkRecordDto,
   ExportEndRecordDto,
   ImportManifestDto,
   ImportItemRecordDto,
@@ -84,11 +88,13 @@ export class TransferController {
   ) {}
 
   /**
-   * Exports the namespace: a manifest, every item by collection then `_id`, and an end line with
-   * the item count and SHA-256. gzip when Accept-Encoding allows. A sub key gets the items it
-   * owns. Nothing is locked: writes go on, and GET /events?after=<feedPosition> gives what
-   * changed since the export began. A download cut short lacks the end line; resume it with
-   * `after` = the last complete item's `<collection>/<_id>`.
+   * Exports the namespace: a manifest, every item by collection then `_id`, every file (by id,
+   * its bytes in base64 chunk lines; not with `collections` unless `files=true`), and an end line
+   * with the line count, the file count and the SHA-256. gzip when Accept-Encoding allows. A sub
+   * key gets the items and files it owns. Nothing is locked: writes go on, and GET
+   * /events?after=<feedPosition> gives what changed since the export began. A download cut short
+   * lacks the end line; resume it with `after` = the last complete item's `<collection>/<_id>`,
+   * or `~files/<id>` of the last file whose chunks all came.
    */
   @Get('export')
   @ApiOkResponse({
@@ -108,7 +114,12 @@ export class TransferController {
     const owner = ownerScopeOf(principal, ownerFieldOf(query.authField));
     const lines = this.exporter.lines(
       { tenant: tenantOf(principal), branch: principal.branch, owner },
-      { collections: query.collections?.split(',') ?? null, after: query.after ?? null },
+      {
+        collections: query.collections?.split(',') ?? null,
+        after: query.after ?? null,
+        // A part of the items leaves the files out, unless asked for.
+        files: query.files === undefined ? query.collections === undefined : query.files === 'true',
+      },
     );
     // At shutdown the download is cut: the client resumes it with `after` on another instance.
     await this.untilDrain((signal) => sendLines(req, res, lines, { signal }));
