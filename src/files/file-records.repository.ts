@@ -176,19 +176,23 @@ export class FileRecordsRepository implements OnModuleInit {
     namespace: Namespace,
     owner?: string,
   ): Promise<{ count: number; bytes: number }> {
-    const [totals] = await this.files
-      .aggregate<{ count: number; bytes: number }>([
+    const sizes = this.files
+      .find(
         {
-          $match: {
-            ...namespaceFilter(namespace),
-            state: 'stored',
-            ...(owner !== undefined ? { owner } : {}),
-          },
+          ...namespaceFilter(namespace),
+          state: 'stored',
+          ...(owner !== undefined ? { owner } : {}),
         },
-        { $group: { _id: null, count: { $sum: 1 }, bytes: { $sum: '$size' } } },
-      ])
-      .exec();
-    return { count: totals?.count ?? 0, bytes: totals?.bytes ?? 0 };
+        { _id: 0, size: 1 },
+      )
+      .lean<{ size: number }>()
+      .cursor();
+    const totals = { count: 0, bytes: 0 };
+    for await (const { size } of sizes) {
+      totals.count += 1;
+      totals.bytes += size;
+    }
+    return totals;
   }
 
   /** Stored files of a namespace and their bytes (the account export, GET /me). */

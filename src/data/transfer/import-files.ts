@@ -161,6 +161,8 @@ export class ImportFiles {
       },
     });
     open.body = body;
+    // Its end is reported through `stored` (a body given up before storage reads it too).
+    body.on('error', () => undefined);
     if (file.size === 0) body.push(null);
     const owner = this.principal.kind === 'sub' ? ownerValueOf(this.principal) : file.owner;
     const stored = restores
