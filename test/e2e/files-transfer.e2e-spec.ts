@@ -292,5 +292,17 @@ describe('files in export and import', () => {
     expect(Buffer.compare(await download(user, id), second)).toBe(0);
     expect((await as(t, user).get(`/files/${id}`).expect(200)).body.name).toBe('second.bin');
     expect(await used(user)).toBe(second.length);
+
+    // The feed says what became of the file: created, then (the upsert) deleted and created.
+    const events = (await as(t, user).get('/events').expect(200)).body.events as Line[];
+    expect(
+      events
+        .filter((e) => e.resource === 'file')
+        .map((e) => [e.type, e.key, (e.data as Line)?.name]),
+    ).toEqual([
+      ['created', id, 'restored.bin'],
+      ['deleted', id, undefined],
+      ['created', id, 'second.bin'],
+    ]);
   });
 });

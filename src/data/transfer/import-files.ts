@@ -32,6 +32,8 @@ interface OpenFile {
   stored: Promise<{ replaced: boolean }> | null;
   /** Resolves when storage wants more bytes. */
   wants: (() => void) | null;
+  /** Storage failed (the lines after it answer the failure without waiting for their turn). */
+  storeFailed: Error | null;
   /** A dry run: whether the file would replace one. */
   replaces: boolean;
   /** The line the file failed at. */
@@ -71,6 +73,7 @@ export class ImportFiles {
         body: null,
         stored: null,
         wants: null,
+        storeFailed: null,
         replaces: false,
         failedAt: null,
       };
@@ -174,8 +177,10 @@ export class ImportFiles {
       )
       .then(({ replaced }) => ({ replaced }));
     open.stored = stored;
-    // Its failure is answered by the line that awaits it, or given up with the file.
-    stored.catch(() => undefined);
+    // Its failure is answered by the next line of the file, or given up with the file.
+    stored.catch((error: unknown) => {
+      open.storeFailed = error instanceof Error ? error : new Error(String(error));
+    });
     if (file.size === 0) return ok(line, (await stored).replaced ? 200 : 201, file.id);
     // The file line answers once storage takes bytes, or with the reason it will not.
     await Promise.race([started, stored]);
@@ -195,6 +200,7 @@ export class ImportFiles {
       throw new ValidationFailedError([
         { field: 'data', message: `brings the file past its size (${file.size} bytes)` },
       ]);
+    if (open.storeFailed !== null) throw open.storeFailed;
     open.next += 1;
     open.received += record.data.length;
     open.hash.update(record.data);

@@ -129,7 +129,10 @@ export class TransferController {
    * Imports NDJSON records — an export, or item lines alone — into the namespace. Each item is
    * written under the rules of POST /data/{collection}, but keeps its `_id`, `_createdAt` and
    * `_updatedAt`, and a root or team key keeps its owner values (a sub key's import makes every
-   * item its own). `mode=upsert` replaces items by `_id`; `dryRun=true` writes nothing. The
+   * item its own). A file line and its chunk lines store a file under its id, time and owner,
+   * its size reserved against the quota first; it is kept only when its bytes have the declared
+   * size and SHA-256 (the last line answers 201, 200 or the failure; the ones before it 202).
+   * `mode=upsert` replaces items by `_id` and files by id; `dryRun=true` writes nothing. The
    * response streams a result line per input line, in order, then the totals; a line's failure
    * does not stop the others. The import stops — the totals say where and why — at a line beyond
    * IMPORT_MAX_LINES, a body beyond IMPORT_MAX_BYTES or that does not decode, or the database
