@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
 import { EventsModule } from '../events';
+import { FilesModule } from '../files';
 import { HealthModule } from '../health/health.module';
 import { CollectionDropDocument, CollectionDropSchema } from './collections/collection-drop.schema';
 import { CollectionDropsRepository } from './collections/collection-drops.repository';
@@ -31,6 +32,7 @@ import { CollectionMover } from './collections/collection-mover';
 import { FallbackWriteQueue } from '../common/mongo/fallback-database';
 import { ItemReplacements } from './transfer/item-replacements';
 import { NamespaceExport } from './transfer/namespace-export';
+import { FileExport } from './transfer/file-export';
 import { TransferItemsRepository } from './transfer/transfer-items.repository';
 import { NamespaceImport } from './transfer/namespace-import';
 import { ImportBatches } from './transfer/import-batches';
@@ -52,6 +54,8 @@ import { ItemExpiry } from './rules/expiry/item-expiry';
     EventsModule,
     // Exports and imports end when the instance drains.
     HealthModule,
+    // Exports and imports carry the namespace's files.
+    FilesModule,
     MongooseModule.forFeature([
       { name: CollectionRegistryDocument.name, schema: CollectionRegistrySchema },
       { name: CollectionDropDocument.name, schema: CollectionDropSchema },
@@ -80,6 +84,7 @@ import { ItemExpiry } from './rules/expiry/item-expiry';
     ItemBatchesService,
     IndexesService,
     NamespaceExport,
+    FileExport,
     NamespaceImport,
     ImportBatches,
     ItemReplacements,

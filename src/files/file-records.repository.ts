@@ -171,6 +171,30 @@ export class FileRecordsRepository implements OnModuleInit {
     return docs.map(toRecord);
   }
 
+  /** How many stored files a namespace (an owner's, for a sub key) has, and their bytes. */
+  async storedTotals(
+    namespace: Namespace,
+    owner?: string,
+  ): Promise<{ count: number; bytes: number }> {
+    const sizes = this.files
+      .find(
+        {
+          ...namespaceFilter(namespace),
+          state: 'stored',
+          ...(owner !== undefined ? { owner } : {}),
+        },
+        { _id: 0, size: 1 },
+      )
+      .lean<{ size: number }>()
+      .cursor();
+    const totals = { count: 0, bytes: 0 };
+    for await (const { size } of sizes) {
+      totals.count += 1;
+      totals.bytes += size;
+    }
+    return totals;
+  }
+
   /** Stored files of a namespace and their bytes (the account export, GET /me). */
   async countStored(namespace: Namespace): Promise<number> {
     return this.files.countDocuments({ ...namespaceFilter(namespace), state: 'stored' }).exec();

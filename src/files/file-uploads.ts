@@ -22,6 +22,13 @@ export interface UploadInput {
   declaredBytes: number | null;
 }
 
+/** What an import keeps of a file it restores: its id, its time and its owner value. */
+export interface KeptFile {
+  id: string;
+  createdAt: Date;
+  owner: string;
+}
+
 /** How much a chunked upload reserves at a time (less near the quota's end). */
 const GROW_STEP_BYTES = 1024 * 1024;
 
@@ -55,17 +62,22 @@ export class FileUploads {
     this.config = config.files;
   }
 
-  async upload(principal: CustomerPrincipal, input: UploadInput): Promise<FileRecord> {
+  /** Stores a file; `kept` (an import, FileRestores) gives its id, time and owner. */
+  async upload(
+    principal: CustomerPrincipal,
+    input: UploadInput,
+    kept?: KeptFile,
+  ): Promise<FileRecord> {
     const tenant = tenantOf(principal);
-    const id = new Types.ObjectId().toHexString();
+    const id = kept?.id ?? new Types.ObjectId().toHexString();
     const file: Omit<FileRecord, 'state' | 'sha256' | 'size'> = {
       id,
       namespace: namespaceOfPrincipal(principal),
       name: input.name,
       contentType: input.contentType,
-      owner: ownerValueOf(principal),
+      owner: kept?.owner ?? ownerValueOf(principal),
       location: await this.placements.locate(tenant),
-      createdAt: new Date(),
+      createdAt: kept?.createdAt ?? new Date(),
     };
     await this.records.begin(file);
     const heartbeat = this.heartbeat(id);

@@ -6,6 +6,26 @@ export class FileNotFoundError extends DomainError {
   }
 }
 
+/** An import in insert mode names a file the namespace has. */
+export class FileExistsError extends DomainError {
+  constructor(id: string) {
+    super('FILE_EXISTS', `The file ${id} exists already; mode=upsert replaces it.`);
+  }
+}
+
+/**
+ * A file id names one file of the deployment for good: another namespace's file holds it, or a
+ * file stored under it is being uploaded or deleted.
+ */
+export class FileIdTakenError extends DomainError {
+  constructor(id: string) {
+    super(
+      'FILE_ID_TAKEN',
+      `The file id ${id} is held by another file of this service; a file keeps its id, so it cannot be stored here under it.`,
+    );
+  }
+}
+
 export class FileQuotaExceededError extends DomainError {
   constructor(limitBytes: number, usedBytes: number, neededBytes: number) {
     super(

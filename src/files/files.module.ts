@@ -6,6 +6,7 @@ import { FileLinks } from './file-links';
 import { FileLinksController } from './file-links.controller';
 import { FileRecordDocument, FileRecordSchema } from './file-record.schema';
 import { FileRecordsRepository } from './file-records.repository';
+import { FileRestores } from './file-restores';
 import { FileSweep } from './file-sweep';
 import { FileUploads } from './file-uploads';
 import { FilesController } from './files.controller';
@@ -29,9 +30,10 @@ import { FileQuotaLedger } from './quota/file-quota.ledger';
     FileContents,
     FileLinks,
     FileUploads,
+    FileRestores,
     FilesService,
     FileSweep,
   ],
-  exports: [FilesService, FileUploads, FileContents, FileRecordsRepository],
+  exports: [FilesService, FileUploads, FileRestores, FileContents, FileRecordsRepository],
 })
 export class FilesModule {}

@@ -21,7 +21,7 @@ export function checkName(name: string, field: string): string {
   return name;
 }
 
-function checkType(contentType: string | undefined, field: string): string {
+export function checkType(contentType: string | undefined, field: string): string {
   const type = contentType?.trim() || DEFAULT_TYPE;
   if (type.length > 255 || !MEDIA_TYPE_PATTERN.test(type))
     throw new ValidationFailedError([{ field, message: 'must be a media type such as image/png' }]);

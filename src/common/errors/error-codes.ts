@@ -87,6 +87,11 @@ export const ERROR_CATALOG = {
   },
   PROFILE_EXISTS: { status: HttpStatus.CONFLICT, title: 'The profile exists already' },
   DUPLICATE_ITEM: { status: HttpStatus.CONFLICT, title: 'An item with this value exists already' },
+  FILE_EXISTS: { status: HttpStatus.CONFLICT, title: 'A file with this id exists already' },
+  FILE_ID_TAKEN: {
+    status: HttpStatus.CONFLICT,
+    title: 'The file id is held by another file of the service',
+  },
   /** Data items and sub profiles alike: the request names more than one; nothing was done. */
   AMBIGUOUS_MATCH: { status: HttpStatus.CONFLICT, title: 'More than one resource matches' },
   NOT_AN_ARRAY: { status: HttpStatus.CONFLICT, title: 'The field does not hold an array' },
@@ -134,6 +139,11 @@ export const ERROR_CATALOG = {
   IDEMPOTENCY_KEY_REUSED: {
     status: HttpStatus.UNPROCESSABLE_ENTITY,
     title: 'The Idempotency-Key was used for another request',
+  },
+  // 424
+  FILE_NOT_IMPORTED: {
+    status: HttpStatus.FAILED_DEPENDENCY,
+    title: 'The line belongs to a file of the import that failed on an earlier line',
   },
   // 413, 415, 416, 429
   PAYLOAD_TOO_LARGE: {

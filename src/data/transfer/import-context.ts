@@ -4,6 +4,7 @@ import type { CollectionWriteGate } from '../collections/collection-write.gate';
 import type { IndexesService } from '../indexes/indexes.service';
 import type { ItemsRepository } from '../items/items.repository';
 import type { ItemsService } from '../items/items.service';
+import type { FileRestores, FilesService } from '../../files';
 import type { JsonBudget } from '../query/json-guard';
 import type { ExpiryService } from '../rules/expiry/expiry.service';
 import type { CollectionSchemas } from '../rules/schema/collection-schemas.service';
@@ -40,4 +41,8 @@ export interface ImportDeps {
   expiry: ExpiryService;
   budget: JsonBudget;
   logger: Logger;
+  /** Files: stored under their kept ids (FileRestores), up to FILE_MAX_BYTES each. */
+  restores: FileRestores;
+  files: FilesService;
+  fileMaxBytes: number;
 }

@@ -12,7 +12,8 @@ import {
 } from '../query/data-requests';
 import { toIndexRequest, type IndexRequest } from '../query/index-requests';
 import { guardDocument, guardFieldName, isPlainObject, type JsonBudget } from '../query/json-guard';
-import { FORMAT } from './transfer-format';
+import { FORMAT, type EndRecord } from './transfer-format';
+import { parseChunkLine, parseFileLine, type FileImportRecord } from './import-file-records';
 
 /**
  * The records POST /import reads (transfer-format.ts), checked line by line: a line that is not
@@ -54,7 +55,8 @@ export interface ImportCollection {
 export type ImportRecord =
   | { type: 'manifest'; collections: ImportCollection[] }
   | { type: 'item'; collection: string; branch: string | undefined; item: unknown }
-  | { type: 'end'; items: number; sha256: string };
+  | { type: 'end'; items: number; files: number | undefined; sha256: string }
+  | FileImportRecord;
 
 /** One line of an import body as a record. */
 export function parseRecord(bytes: Buffer, text: string): ImportRecord {
@@ -74,9 +76,13 @@ export function parseRecord(bytes: Buffer, text: string): ImportRecord {
       return parseItem(value);
     case 'end':
       return parseEnd(value);
+    case 'file':
+      return parseFileLine(value);
+    case 'file-chunk':
+      return parseChunkLine(value);
     default:
       throw new MalformedLineError(
-        `Records of type ${JSON.stringify(value.type.slice(0, 64))} are not imported: manifest, item and end are.`,
+        `Records of type ${JSON.stringify(value.type.slice(0, 64))} are not imported: manifest, item, file, file-chunk and end are.`,
       );
   }
 }
@@ -195,13 +201,35 @@ function parseItem(value: Record<string, unknown>): ImportRecord {
   return { type: 'item', collection, branch, item };
 }
 
+const isCount = (value: unknown): value is number =>
+  typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+
 function parseEnd(value: Record<string, unknown>): ImportRecord {
-  const { items, sha256 } = value;
-  if (typeof items !== 'number' || !Number.isSafeInteger(items) || items < 0)
+  const { items, files, sha256 } = value;
+  if (!isCount(items))
     throw new ValidationFailedError([{ field: 'items', message: 'must be a whole number' }]);
+  if (files !== undefined && !isCount(files))
+    throw new ValidationFailedError([{ field: 'files', message: 'must be a whole number' }]);
   if (typeof sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(sha256))
     throw new ValidationFailedError([{ field: 'sha256', message: 'must be 64 hex digits' }]);
-  return { type: 'end', items, sha256 };
+  return { type: 'end', items, files, sha256 };
+}
+
+/**
+ * Why an end record does not match the lines read since the manifest (`read`): their count,
+ * their file lines (when it counts them) or their SHA-256; null when it matches.
+ */
+export function endMismatch(
+  read: EndRecord,
+  record: Extract<ImportRecord, { type: 'end' }>,
+): DigestMismatchError | null {
+  const files = record.files === undefined || record.files === read.files;
+  if (read.items === record.items && read.sha256 === record.sha256 && files) return null;
+  const other = read.items !== record.items ? '' : files ? ', with another SHA-256' : '';
+  const fileCount = files ? '' : ` (${read.files ?? 0} file lines; the end counts ${record.files})`;
+  return new DigestMismatchError(
+    `The end record counts ${record.items} lines; ${read.items} were read${other}${fileCount}: the file is damaged or incomplete.`,
+  );
 }
 
 /**

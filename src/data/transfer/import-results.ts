@@ -6,6 +6,7 @@ import {
   type FieldError,
 } from '../../common/errors';
 import { BodyStreamError } from '../../common/http/ndjson';
+import type { SchemaError } from '../rules/schema/item-schemas';
 
 /** What POST /import answers: a result line per input line, then the totals. */
 
@@ -31,6 +32,8 @@ export interface ImportTotals {
   created: number;
   replaced: number;
   failed: number;
+  /** Files whose chunk lines stopped before their last byte (none were stored). */
+  incompleteFiles?: number;
   stoppedAt?: number;
   code?: ErrorCode;
   detail?: string;
@@ -98,8 +101,9 @@ export function bodyFailure(line: number, error: unknown): Outcome | null {
 export function count(totals: ImportTotals, result: LineResult): void {
   if (result.status >= 400) totals.failed += 1;
   else if (result.status === 201) totals.created += 1;
-  // 200 on an item (it has an _id) replaced it; on a manifest or an end it is just accepted.
-  else if (result._id !== undefined) totals.replaced += 1;
+  // 200 on an item or a file (it has an _id) replaced it; on a manifest or an end it is just
+  // accepted. 202: a file's line before its last one.
+  else if (result.status === 200 && result._id !== undefined) totals.replaced += 1;
 }
 
 /** The instance began shutting down: the import ends where it is; the client repeats the rest. */
@@ -108,4 +112,15 @@ export function shuttingDown(): DomainError {
     'SHUTTING_DOWN',
     'The instance is shutting down; import the lines from this one on again (mode=upsert repeats none).',
   );
+}
+
+/** A written item's outcome with the warnings of a schema that warns. */
+export function withWarnings(outcome: Outcome, warnings: SchemaError[]): Outcome {
+  if (warnings.length > 0) outcome.result.warnings = warnings;
+  return outcome;
+}
+
+/** A line's outcome as the outcomes of its work. */
+export function one(outcome: Outcome): Outcome[] {
+  return [outcome];
 }

@@ -14,20 +14,28 @@ import {
 
 type ItemAt = BatchOfLines['lines'][number];
 import {
-  DigestMismatchError,
+  endMismatch,
   isSectionLine,
   parseRecord,
   toImportedItemRequest,
   type CollectionSettings,
   type ImportRecord,
 } from './import-records';
-import { failure, lineFailure, lineTooLong, ok, type Outcome } from './import-results';
+import {
+  failure,
+  lineFailure,
+  lineTooLong,
+  ok,
+  one,
+  withWarnings,
+  type Outcome,
+} from './import-results';
 import { LineHolds } from './line-holds';
 import { RecordDigest } from './transfer-format';
 import { ManifestCollections } from './manifest-collections';
 import type { ImportDeps, ImportOptions } from './import-context';
+import { ImportFiles } from './import-files';
 import { collectWarnings } from '../rules/schema/schema-warnings';
-import type { SchemaError } from '../rules/schema/item-schemas';
 
 const done = (outcome: Outcome): LineWork => ({
   barrier: false,
@@ -45,6 +53,7 @@ export class ImportRun {
   private readonly made: ManifestCollections;
   private readonly dry: ImportDryRun;
   private readonly batched: BatchedLines;
+  private readonly files: ImportFiles;
 
   constructor(
     private readonly deps: ImportDeps,
@@ -54,6 +63,7 @@ export class ImportRun {
     this.dry = new ImportDryRun(deps, principal, options);
     this.made = new ManifestCollections(deps, principal, options, this.dry);
     this.batched = new BatchedLines(this.holds, (batch) => this.batch(batch));
+    this.files = new ImportFiles(deps, principal, options);
   }
 
   /**
@@ -63,6 +73,7 @@ export class ImportRun {
    */
   start(line: number, input: BodyLine): LineWork[] {
     if ('tooLong' in input) {
+      this.files.interrupt();
       this.digest.add('');
       return [...this.batched.flush(), done(failure(line, lineTooLong(input.tooLong)))];
     }
@@ -70,6 +81,7 @@ export class ImportRun {
     try {
       record = parseRecord(input.bytes, input.text);
     } catch (error) {
+      this.files.interrupt();
       // A refused manifest or end still ends the lines an end record digests.
       if (isSectionLine(input.text)) this.digest.end();
       else this.digest.add(input.bytes);
@@ -77,7 +89,13 @@ export class ImportRun {
         return [...this.batched.flush(), done(failure(line, error))];
       throw error;
     }
+    // Any line but a file's own ends a file whose bytes have not all come.
+    if (record.type !== 'file' && record.type !== 'file-chunk') this.files.interrupt();
     switch (record.type) {
+      case 'file':
+      case 'file-chunk':
+        this.digest[record.type === 'file' ? 'addFile' : 'add'](input.bytes);
+        return [...this.batched.flush(), this.files.take(line, record)];
       case 'manifest': {
         this.digest.end();
         const run = () => this.guarded(line, () => this.manifest(line, record)).then(one);
@@ -271,25 +289,12 @@ export class ImportRun {
 
   /** An end record: does it count and digest the lines since the manifest? */
   private end(line: number, record: Extract<ImportRecord, { type: 'end' }>): Outcome {
-    const read = this.digest.end();
-    if (read.items !== record.items || read.sha256 !== record.sha256)
-      return failure(
-        line,
-        new DigestMismatchError(
-          `The end record counts ${record.items} lines; ${read.items} were read${read.items === record.items ? ', with another SHA-256' : ''}: the file is damaged or incomplete.`,
-        ),
-      );
-    return ok(line, 200);
+    const mismatch = endMismatch(this.digest.end(true), record);
+    return mismatch ? failure(line, mismatch) : ok(line, 200);
   }
-}
 
-/** A written item's outcome with the warnings of a schema that warns. */
-function withWarnings(outcome: Outcome, warnings: SchemaError[]): Outcome {
-  if (warnings.length > 0) outcome.result.warnings = warnings;
-  return outcome;
-}
-
-/** A line's outcome as the outcomes of its work. */
-function one(outcome: Outcome): Outcome[] {
-  return [outcome];
+  /** Ends the import's files: resolves how many were left incomplete (ImportFiles). */
+  finishFiles(): Promise<number> {
+    return this.files.finish();
+  }
 }

@@ -12,7 +12,9 @@ import type { OwnerScope } from '../query/data-query';
 import { TenantStorage } from '../storage/tenant-storage';
 import { hasExpired } from '../rules/expiry/expiry-time';
 import { TransferItemsRepository } from './transfer-items.repository';
+import { FileExport } from './file-export';
 import {
+  FILES_RESUME,
   FORMAT,
   parseResumePoint,
   RecordDigest,
@@ -37,8 +39,10 @@ export interface ExportSource {
 export interface ExportRequest {
   /** `collections=`: these only (each must exist); null: every collection of the namespace. */
   collections: string[] | null;
-  /** `after=<collection>/<_id>`: resume after this item. */
+  /** `after=<collection>/<_id>` or `~files/<file id>`: resume after this item or file. */
   after: string | null;
+  /** Whether the namespace's files come after the items. */
+  files: boolean;
 }
 
 /**
@@ -55,13 +59,16 @@ export class NamespaceExport {
     private readonly transfers: TransferItemsRepository,
     private readonly storage: TenantStorage,
     private readonly events: EventsService,
+    private readonly fileExport: FileExport,
   ) {}
 
-  /** The export's lines: manifest, items, end. Refusals come with the first line, before any is sent. */
+  /** The export's lines: manifest, items, files, end. Refusals come with the first line, before any is sent. */
   async *lines(source: ExportSource, request: ExportRequest): AsyncGenerator<string> {
     const entries = await this.selected(source, request.collections);
     const resume = request.after === null ? null : resumePoint(request.after);
     const feedPosition = await this.feedPosition(source);
+    const namespace = { ...source.tenant, branch: source.branch };
+    const fileOwner = source.owner?.value ?? null;
     const manifest: NamespaceManifest = {
       type: 'manifest',
       format: FORMAT,
@@ -71,6 +78,7 @@ export class NamespaceExport {
       feedPosition,
       ...(request.after !== null ? { after: request.after } : {}),
       collections: await this.describe(entries, source.owner),
+      ...(request.files ? { files: await this.fileExport.totals(namespace, fileOwner) } : {}),
     };
     yield JSON.stringify(manifest);
     const digest = new RecordDigest();
@@ -83,7 +91,15 @@ export class NamespaceExport {
         yield line;
       }
     }
-    yield JSON.stringify(digest.end());
+    if (request.files) {
+      const afterFile = resume?.collection === FILES_RESUME ? resume.id : null;
+      for await (const { line, file } of this.fileExport.lines(namespace, fileOwner, afterFile)) {
+        if (file) digest.addFile(line);
+        else digest.add(line);
+        yield line;
+      }
+    }
+    yield JSON.stringify(digest.end(request.files));
   }
 
   /** The collections of a namespace as a manifest lists them (an account export's per branch). */
@@ -192,11 +208,13 @@ export class NamespaceExport {
 /**
  * `after=<collection>/<_id>`: a place in the export's order (collection name, then `_id`), which
  * need not hold an item — nor a collection: the items after it are those of the collections after
- * it by name.
+ * it by name. `~files/<file id>`: after every item, and after that file (in `_id` order).
  */
 function resumePoint(after: string): { collection: string; id: string } {
   const point = parseResumePoint(after);
-  if (!point)
-    throw new ValidationFailedError([{ field: 'after', message: 'must be <collection>/<_id>' }]);
+  if (!point || (point.collection === FILES_RESUME && !/^[0-9a-f]{24}$/.test(point.id)))
+    throw new ValidationFailedError([
+      { field: 'after', message: 'must be <collection>/<_id> or ~files/<file id>' },
+    ]);
   return point;
 }

@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { CustomerPrincipal } from '../../auth';
 import type { BodyLine } from '../../common/http/ndjson';
 import { APP_CONFIG, type AppConfig } from '../../config';
+import { FileRestores, FilesService } from '../../files';
 import { CollectionsService } from '../collections/collections.service';
 import { CollectionWriteGate } from '../collections/collection-write.gate';
 import { IndexesService } from '../indexes/indexes.service';
@@ -89,6 +90,8 @@ export class NamespaceImport {
     schemas: ItemSchemas,
     collectionSchemas: CollectionSchemas,
     expiry: ExpiryService,
+    restores: FileRestores,
+    files: FilesService,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     const budget = dataBudget({
@@ -110,6 +113,9 @@ export class NamespaceImport {
       expiry,
       budget,
       logger,
+      restores,
+      files,
+      fileMaxBytes: config.files.maxBytes,
     };
     this.maxLines = config.limits.importMaxLines;
   }
@@ -241,6 +247,9 @@ export class NamespaceImport {
       // still waiting for the client ends when the connection does (the controller closes it).
       const stopping = input.return?.(undefined).catch(() => undefined);
       if (reading === null) await stopping;
+      // A file whose bytes did not all come is given up: nothing of it stays.
+      const incomplete = await run.finishFiles();
+      if (incomplete > 0) totals.incompleteFiles = incomplete;
     }
     yield JSON.stringify(totals);
   }

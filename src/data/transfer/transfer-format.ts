@@ -7,8 +7,9 @@ import type { IndexInfo } from '../storage/tenant-storage';
  *
  * - a `manifest` first: the format version, when and what was exported, the change feed's
  *   position and the collections with their indexes and item counts;
- * - then records (`item` lines of a namespace export; an account export adds its own kinds);
- * - an `end` last: how many records came and the SHA-256 of their lines, each with its `\n`.
+ * - then records (`item` lines of a namespace export; an account export adds its own kinds),
+ *   then the namespace's files: a `file` line each, followed by its bytes in `file-chunk` lines;
+ * - an `end` last: how many lines came and the SHA-256 of them all, each with its `\n`.
  *
  * FORMAT changes only when a reader of the current format would misread a file; everything added
  * later is a new optional member, which readers ignore.
@@ -37,9 +38,44 @@ export interface NamespaceManifest {
   owner?: { field: string; value: string };
   /** The newest event when the export began (GET /events?after=); null without a change feed. */
   feedPosition: string | null;
-  /** Where a resumed export begins: after this `<collection>/<_id>`. */
+  /** Where a resumed export begins: after this `<collection>/<_id>` or `~files/<file id>`. */
   after?: string;
   collections: ManifestCollection[];
+  /** When the export carries files: the stored files (a sub key's: its own) when it began. */
+  files?: { count: number; bytes: number };
+}
+
+/** Bytes of a file per `file-chunk` line at most: 256 KiB of base64, far below a line's bound. */
+export const FILE_CHUNK_BYTES = 192 * 1024;
+
+/**
+ * The resume point of the files: `~` sorts after every collection name (they begin with a
+ * letter), so `~files/<id>` is a place in the export's order after every item.
+ */
+export const FILES_RESUME = '~files';
+
+/** A file as an export lists it (FileDto but `size`, `sha256` as the bytes that follow). */
+export interface ExportedFile {
+  id: string;
+  name: string;
+  contentType: string;
+  size: number;
+  sha256: string;
+  createdAt: string;
+  owner: string;
+}
+
+export interface FileLine {
+  type: 'file';
+  file: ExportedFile;
+}
+
+/** `n`-th piece of a file's bytes, in order, base64 (RFC 4648, padded). */
+export interface FileChunkLine {
+  type: 'file-chunk';
+  id: string;
+  n: number;
+  data: string;
 }
 
 export interface ItemRecord {
@@ -52,8 +88,10 @@ export interface ItemRecord {
 
 export interface EndRecord {
   type: 'end';
-  /** The records between the manifest and this line (item lines, in a namespace export). */
+  /** The lines between the manifest and this one (item, file and file-chunk lines). */
   items: number;
+  /** When the export carries files: how many `file` lines came. */
+  files?: number;
   /** SHA-256 (hex) of those lines, each with its `\n`, in order. */
   sha256: string;
 }
@@ -62,6 +100,13 @@ export interface EndRecord {
 export class RecordDigest {
   private hash: Hash = createHash('sha256');
   private lines = 0;
+  private fileLines = 0;
+
+  /** A `file` line (it is added as any line, and counted as a file). */
+  addFile(line: string | Buffer): void {
+    this.add(line);
+    this.fileLines += 1;
+  }
 
   /** A line as written: its text, or (import) the bytes it was read as, without the `\n`. */
   add(line: string | Buffer): void {
@@ -70,16 +115,25 @@ export class RecordDigest {
     this.lines += 1;
   }
 
-  /** The end record of what was added, and a fresh start. */
-  end(): EndRecord {
-    const record: EndRecord = { type: 'end', items: this.lines, sha256: this.hash.digest('hex') };
+  /** The end record of what was added (`withFiles`: with its file count), and a fresh start. */
+  end(withFiles = false): EndRecord {
+    const record: EndRecord = {
+      type: 'end',
+      items: this.lines,
+      ...(withFiles ? { files: this.fileLines } : {}),
+      sha256: this.hash.digest('hex'),
+    };
     this.hash = createHash('sha256');
     this.lines = 0;
+    this.fileLines = 0;
     return record;
   }
 }
 
-/** `after=<collection>/<_id>`: collection names have no `/`, so the first one splits. */
+/**
+ * `after=<collection>/<_id>` (or `~files/<file id>`): collection names have no `/`, so the first
+ * one splits.
+ */
 export function parseResumePoint(after: string): { collection: string; id: string } | null {
   const slash = after.indexOf('/');
   if (slash <= 0 || slash === after.length - 1) return null;

@@ -43,6 +43,8 @@ import {
 import {
   EXPORT_LINE,
   ExportEndRecordDto,
+  ExportFileChunkRecordDto,
+  ExportFileRecordDto,
   ExportItemRecordDto,
   ExportManifestDto,
   ExportQueryDto,
@@ -64,6 +66,8 @@ export function importBody(config: AppConfig): StreamedBody {
 @ApiExtraModels(
   ExportManifestDto,
   ExportItemRecordDto,
+  ExportFileRecordDto,
+  ExportFileChunkRecordDto,
   ExportEndRecordDto,
   ImportManifestDto,
   ImportItemRecordDto,
@@ -84,11 +88,13 @@ export class TransferController {
   ) {}
 
   /**
-   * Exports the namespace: a manifest, every item by collection then `_id`, and an end line with
-   * the item count and SHA-256. gzip when Accept-Encoding allows. A sub key gets the items it
-   * owns. Nothing is locked: writes go on, and GET /events?after=<feedPosition> gives what
-   * changed since the export began. A download cut short lacks the end line; resume it with
-   * `after` = the last complete item's `<collection>/<_id>`.
+   * Exports the namespace: a manifest, every item by collection then `_id`, every file (by id,
+   * its bytes in base64 chunk lines; not with `collections` unless `files=true`), and an end line
+   * with the line count, the file count and the SHA-256. gzip when Accept-Encoding allows. A sub
+   * key gets the items and files it owns. Nothing is locked: writes go on, and GET
+   * /events?after=<feedPosition> gives what changed since the export began. A download cut short
+   * lacks the end line; resume it with `after` = the last complete item's `<collection>/<_id>`,
+   * or `~files/<id>` of the last file whose chunks all came.
    */
   @Get('export')
   @ApiOkResponse({
@@ -108,7 +114,12 @@ export class TransferController {
     const owner = ownerScopeOf(principal, ownerFieldOf(query.authField));
     const lines = this.exporter.lines(
       { tenant: tenantOf(principal), branch: principal.branch, owner },
-      { collections: query.collections?.split(',') ?? null, after: query.after ?? null },
+      {
+        collections: query.collections?.split(',') ?? null,
+        after: query.after ?? null,
+        // A part of the items leaves the files out, unless asked for.
+        files: query.files === undefined ? query.collections === undefined : query.files === 'true',
+      },
     );
     // At shutdown the download is cut: the client resumes it with `after` on another instance.
     await this.untilDrain((signal) => sendLines(req, res, lines, { signal }));
@@ -118,7 +129,10 @@ export class TransferController {
    * Imports NDJSON records — an export, or item lines alone — into the namespace. Each item is
    * written under the rules of POST /data/{collection}, but keeps its `_id`, `_createdAt` and
    * `_updatedAt`, and a root or team key keeps its owner values (a sub key's import makes every
-   * item its own). `mode=upsert` replaces items by `_id`; `dryRun=true` writes nothing. The
+   * item its own). A file line and its chunk lines store a file under its id, time and owner,
+   * its size reserved against the quota first; it is kept only when its bytes have the declared
+   * size and SHA-256 (the last line answers 201, 200 or the failure; the ones before it 202).
+   * `mode=upsert` replaces items by `_id` and files by id; `dryRun=true` writes nothing. The
    * response streams a result line per input line, in order, then the totals; a line's failure
    * does not stop the others. The import stops — the totals say where and why — at a line beyond
    * IMPORT_MAX_LINES, a body beyond IMPORT_MAX_BYTES or that does not decode, or the database

@@ -108,6 +108,28 @@ export class FileQuotaLedger implements OnModuleInit {
     await this.entries.deleteMany({ file, ...(head ? { seq: { $lt: head.seq } } : {}) }).exec();
   }
 
+  /** The entries (`_id`s) of every step recorded for a file id, in any tenant's chain. */
+  async historyOf(file: string): Promise<string[]> {
+    const docs = await this.entries.find({ file }, { _id: 1 }).lean<{ _id: string }[]>().exec();
+    return docs.map((doc) => doc._id);
+  }
+
+  /**
+   * Frees a file id of steps of files stored under it before (an import restoring a file by
+   * its id): the entries stay in their chains — the counts go on from them — but their refs and
+   * file become `<ref>#<entry>` and `<file>#retired`, so that the new file's steps are its own.
+   * Only for ids no record holds: no step of those entries can be recorded again.
+   */
+  async retire(file: string, entries: string[]): Promise<void> {
+    for (const _id of entries) {
+      const entry = await this.entries.findById(_id, { ref: 1 }).lean<{ ref: string }>().exec();
+      if (!entry || entry.ref.includes('#')) continue;
+      await this.entries
+        .updateOne({ _id }, { $set: { ref: `${entry.ref}#${_id}`, file: `${file}#retired` } })
+        .exec();
+    }
+  }
+
   /** Forgets the tenant's chain (an erasure, once its files are gone). */
   async forgetTenant(tenant: Tenant): Promise<void> {
     await this.entries.deleteMany({ tenantKind: tenant.kind, tenant: tenant.id }).exec();

@@ -9,12 +9,20 @@ import {
   FIELD_NAME_SCHEMA_PATTERN,
   OWNER_FIELD_SCHEMA_PATTERN,
 } from '../../query/json-guard';
-import { ExportEndRecordDto, ManifestExpiryDto } from './transfer.dto';
+import {
+  ExportEndRecordDto,
+  ExportFileChunkRecordDto,
+  ExportFileRecordDto,
+  ManifestExpiryDto,
+} from './transfer.dto';
 import { SchemaErrorDto } from '../../rules/schema/dto/collection-schema.dto';
 
 /** POST /import: how to write the lines. */
 export class ImportQueryDto {
-  /** `insert`: an item whose `_id` exists is refused (409); `upsert`: it is replaced. */
+  /**
+   * `insert`: an item whose `_id` exists is refused (409 DUPLICATE_ITEM), and a file whose id
+   * exists (409 FILE_EXISTS); `upsert`: it is replaced (a file: deleted, then stored anew).
+   */
   @OptionalField()
   @IsIn(['insert', 'upsert'])
   @ApiPropertyOptional({ enum: ['insert', 'upsert'], default: 'insert' })
@@ -142,10 +150,12 @@ export const IMPORT_LINE = {
   oneOf: [
     { $ref: getSchemaPath(ImportManifestDto) },
     { $ref: getSchemaPath(ImportItemRecordDto) },
+    { $ref: getSchemaPath(ExportFileRecordDto) },
+    { $ref: getSchemaPath(ExportFileChunkRecordDto) },
     { $ref: getSchemaPath(ExportEndRecordDto) },
   ],
   description:
-    'NDJSON, each line one of these records: an export, or item lines alone (a manifest and an end are optional)',
+    'NDJSON, each line one of these records: an export, or item lines alone (a manifest and an end are optional); a file line is followed by its chunk lines, n = 0, 1, … up to its size',
 };
 
 /** The result of one input line. */
@@ -159,8 +169,10 @@ export class ImportResultLineDto {
   line!: number;
 
   /**
-   * 201 created, 200 replaced (an item) or accepted (a manifest, an end); otherwise what the
-   * same item would have got from POST /data/{collection}.
+   * 201 created, 200 replaced (an item, a file) or accepted (a manifest, an end); 202 a file's
+   * line before its last one (the file's outcome is the last line's: 201, 200 or its failure);
+   * 424 FILE_NOT_IMPORTED a line of a file that failed on an earlier line; otherwise what the
+   * same item would have got from POST /data/{collection}, or the file from POST /files.
    */
   @ApiProperty({ example: 201 })
   status!: number;
@@ -171,7 +183,7 @@ export class ImportResultLineDto {
   @ApiPropertyOptional()
   detail?: string;
 
-  /** The item written (or, in a dry run, that would be). */
+  /** The item or file written (or, in a dry run, that would be). */
   @ApiPropertyOptional({ example: '665f1c2a9b1e8a0012345678' })
   _id?: string;
 
@@ -206,6 +218,13 @@ export class ImportTotalsDto {
 
   @ApiProperty({ example: 0 })
   failed!: number;
+
+  /**
+   * Files whose chunk lines stopped before their last byte (another record or the end of the
+   * body came first): none of them was stored. Absent when none.
+   */
+  @ApiPropertyOptional({ example: 1 })
+  incompleteFiles?: number;
 
   @ApiPropertyOptional({ example: 731 })
   stoppedAt?: number;

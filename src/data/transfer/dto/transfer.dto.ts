@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
-import { IsString, Matches, MaxLength } from 'class-validator';
+import { IsIn, IsString, Matches, MaxLength } from 'class-validator';
 import { OptionalField } from '../../../common/dto';
 import { ApiSchemaPatch } from '../../../common/http/openapi';
 import { DataIndexDto } from '../../indexes/dto/data-index.dto';
@@ -7,8 +7,11 @@ import { DataItemDto, AuthFieldProperty } from '../../items/dto/data-item.dto';
 
 const NAME = '[A-Za-z][A-Za-z0-9_-]{0,63}';
 const COLLECTION_LIST = `^${NAME}(,${NAME})*$`;
-/** `<collection>/<_id>`: an item id has 1-128 characters and no controls. */
-const RESUME_POINT = `^${NAME}/[^\\u0000-\\u001F\\u007F-\\u009F]{1,128}$`;
+/**
+ * `<collection>/<_id>` (an item id has 1-128 characters and no controls), or `~files/<file id>`
+ * (`~` sorts after every collection name: the files come after the items).
+ */
+const RESUME_POINT = `^(${NAME}/[^\\u0000-\\u001F\\u007F-\\u009F]{1,128}|~files/[0-9a-f]{24})$`;
 
 /** GET /export and the account exports: what to export. */
 export class ExportQueryDto {
@@ -22,8 +25,10 @@ export class ExportQueryDto {
   collections?: string;
 
   /**
-   * Resume a cut download after this item: `<collection>/<_id>` of the last complete item line
-   * received. The response holds the items after it (and a new manifest and end).
+   * Resume a cut download after this item or file: `<collection>/<_id>` of the last complete
+   * item line received, or `~files/<id>` of the last file whose chunk lines all came (a file
+   * cut short is received again whole). The response holds what follows it (and a new manifest
+   * and end).
    */
   @OptionalField()
   @IsString()
@@ -32,9 +37,29 @@ export class ExportQueryDto {
   @ApiPropertyOptional({ pattern: RESUME_POINT, example: 'orders/665f1c2a9b1e8a0012345678' })
   after?: string;
 
+  /**
+   * Whether the namespace's files (a sub key's: its own) follow the items. Default: `true`
+   * without `collections`, `false` with it (a part of the namespace's items leaves files out).
+   */
+  @OptionalField()
+  @IsIn(['true', 'false'])
+  @ApiPropertyOptional({ enum: ['true', 'false'] })
+  files?: 'true' | 'false';
+
   /** A sub key's export holds the items whose owner field (this, default `userId`) is its own. */
   @AuthFieldProperty()
   authField?: string;
+}
+
+/** The files an export carries, as its manifest counts them. */
+export class ManifestFilesDto {
+  /** Stored files when the export began (a sub key's: its own). */
+  @ApiProperty({ example: 2 })
+  count!: number;
+
+  /** Their bytes. */
+  @ApiProperty({ example: 52311 })
+  bytes!: number;
 }
 
 /** A collection's schema as a manifest lists it: GET /data/{c}/schema without its time. */
@@ -129,6 +154,10 @@ export class ExportManifestDto extends ManifestHeadDto {
 
   @ApiProperty({ type: [ManifestCollectionDto] })
   collections!: ManifestCollectionDto[];
+
+  /** Present when the export carries files (`files`): their count and bytes. */
+  @ApiPropertyOptional({ type: ManifestFilesDto })
+  files?: ManifestFilesDto;
 }
 
 /** One item of an export, by collection then `_id`. */
@@ -148,17 +177,82 @@ export class ExportItemRecordDto {
   item!: DataItemDto;
 }
 
+/** A file as an export lists it: its bytes follow in `file-chunk` lines. */
+export class ExportedFileDto {
+  @ApiProperty({ example: '665f1c2a9b1e8a0012345678', pattern: '^[0-9a-f]{24}$' })
+  id!: string;
+
+  @ApiProperty({ example: 'avatar.png', maxLength: 255 })
+  name!: string;
+
+  @ApiProperty({ example: 'image/png' })
+  contentType!: string;
+
+  /** Bytes: the chunk lines that follow carry exactly this many. */
+  @ApiProperty({ example: 52311 })
+  size!: number;
+
+  /** Hex SHA-256 of the bytes. */
+  @ApiProperty({ pattern: '^[0-9a-f]{64}$' })
+  sha256!: string;
+
+  @ApiProperty({ type: String, format: 'date-time' })
+  createdAt!: string;
+
+  /** The uploader's owner value. */
+  @ApiProperty({ example: 'auth0|ada' })
+  owner!: string;
+}
+
+/** A file of an export, after the items, in `_id` (upload) order. */
+@ApiSchemaPatch({ additionalProperties: true })
+export class ExportFileRecordDto {
+  @ApiProperty({ enum: ['file'] })
+  type!: 'file';
+
+  @ApiProperty({ type: ExportedFileDto })
+  file!: ExportedFileDto;
+}
+
+/**
+ * A piece of the bytes of the file line before it: `n` counts from 0, each has 196,608 bytes
+ * (192 KiB) but the last, and an empty file has none.
+ */
+@ApiSchemaPatch({ additionalProperties: true })
+export class ExportFileChunkRecordDto {
+  @ApiProperty({ enum: ['file-chunk'] })
+  type!: 'file-chunk';
+
+  /** The file's id. */
+  @ApiProperty({ example: '665f1c2a9b1e8a0012345678', pattern: '^[0-9a-f]{24}$' })
+  id!: string;
+
+  @ApiProperty({ example: 0, minimum: 0 })
+  n!: number;
+
+  /** The bytes, base64 (RFC 4648 §4, padded). */
+  @ApiProperty({ format: 'byte' })
+  data!: string;
+}
+
 /** The last line of an export: a client that did not get it has an incomplete file. */
 @ApiSchemaPatch({ additionalProperties: true })
 export class ExportEndRecordDto {
   @ApiProperty({ enum: ['end'] })
   type!: 'end';
 
-  /** The lines between the manifest and this one. */
+  /** The lines between the manifest and this one: item, file and file-chunk lines. */
   @ApiProperty({ example: 1250 })
   items!: number;
 
-  /** SHA-256 (hex) of those lines, each with its `\n`, in order. */
+  /** The `file` lines among them; present when the export carries files. */
+  @ApiPropertyOptional({ example: 2 })
+  files?: number;
+
+  /**
+   * SHA-256 (hex) of those lines, each with its `\n`, in order: items and files alike (each
+   * file's own `sha256` covers its bytes).
+   */
   @ApiProperty({ pattern: '^[0-9a-f]{64}$' })
   sha256!: string;
 }
@@ -168,8 +262,10 @@ export const EXPORT_LINE = {
   oneOf: [
     { $ref: getSchemaPath(ExportManifestDto) },
     { $ref: getSchemaPath(ExportItemRecordDto) },
+    { $ref: getSchemaPath(ExportFileRecordDto) },
+    { $ref: getSchemaPath(ExportFileChunkRecordDto) },
     { $ref: getSchemaPath(ExportEndRecordDto) },
   ],
   description:
-    'NDJSON: each line is one of these records — a manifest first, then item lines by collection and _id, then the end (docs/data.md, "Export and import")',
+    'NDJSON: each line is one of these records — a manifest first, then item lines by collection and _id, then each file (by id) with its chunk lines, then the end (docs/data.md, "Export and import")',
 };
