@@ -136,6 +136,7 @@ export function visibleTo(
       { resource: 'item', owner: principal.accountId },
       { resource: 'collection' },
       { resource: 'profile', owner: principal.profileId },
+      { resource: 'file', owner: principal.accountId },
     ],
   };
 }

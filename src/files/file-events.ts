@@ -7,7 +7,7 @@ export function fileChange(type: 'created' | 'deleted', file: FileRecord): Recor
   return {
     resource: 'file',
     type,
-    key: file.id,
+    key: file.fileId,
     owner: file.owner,
     data: type === 'deleted' ? null : { ...FileDto.from(file) },
   };

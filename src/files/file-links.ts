@@ -24,6 +24,9 @@ export class FileLinkExpiredError extends DomainError {
   }
 }
 
+/** How long an instance keeps the key it read (ms). */
+const KEY_CACHE_MS = 60_000;
+
 /** The stored key of the signatures: one per deployment, made by the first instance that needs it. */
 const SECRET_ID = 'file-links';
 
@@ -31,12 +34,13 @@ const SECRET_ID = 'file-links';
  * Signed download links: a token `<payload>.<signature>`, both base64url, the payload naming the
  * namespace, the file and the expiry, the signature an HMAC-SHA256 of it. The key is made once
  * and kept in the main database (`service_secrets`), so every instance signs and checks alike
- * with nothing to configure; removing that document revokes every link at once. A link of a
+ * with nothing to configure; removing that document revokes every link within a minute. A link of a
  * deleted file finds no file (404).
  */
 @Injectable()
 export class FileLinks {
   private key: Promise<Buffer> | null = null;
+  private keyReadAt = 0;
 
   constructor(private readonly clusters: DataClusters) {}
 
@@ -77,11 +81,16 @@ export class FileLinks {
       .digest('base64url');
   }
 
+  /** The key, read again every KEY_CACHE_MS: a key removed or replaced is used by no instance after that. */
   private secret(): Promise<Buffer> {
-    this.key ??= this.loadSecret().catch((error: unknown) => {
-      this.key = null;
-      throw error;
-    });
+    const now = Date.now();
+    if (this.key === null || now - this.keyReadAt > KEY_CACHE_MS) {
+      this.keyReadAt = now;
+      this.key = this.loadSecret().catch((error: unknown) => {
+        this.key = null;
+        throw error;
+      });
+    }
     return this.key;
   }
 

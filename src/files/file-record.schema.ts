@@ -10,8 +10,10 @@ export const FILE_STATES = ['uploading', 'stored', 'deleting'] as const;
 export type FileState = (typeof FILE_STATES)[number];
 
 /**
- * One file of a namespace: what GET /files/{id} answers, and where its bytes are. The bytes are
- * a GridFS file (same `_id`) in the `files` bucket of the tenant's database on its cluster
+ * One file of a namespace: what GET /files/{id} answers, and where its bytes are. Its `fileId`
+ * (the id the API shows) is unique within the namespace — an import keeps it, so one file can be
+ * restored into several namespaces — while `_id` is this stored copy's own, the key of its
+ * bytes and of its quota steps. The bytes are a GridFS file (the record's `_id`) in the `files` bucket of the tenant's database on its cluster
  * (`cluster` null: the main database, for tenants never placed). The record lives in the main
  * database beside the collection registry, so lists, quotas and links never ask a tenant's
  * cluster, and a move changes where the bytes are by rewriting `cluster`.
@@ -19,6 +21,10 @@ export type FileState = (typeof FILE_STATES)[number];
 @Schema({ collection: 'file_records', versionKey: false })
 export class FileRecordDocument extends NamespacedDocument {
   _id!: Types.ObjectId;
+
+  /** The id the API shows: 24 hex digits, the `_id` of the upload that made it first. */
+  @Prop({ type: String, required: true })
+  fileId!: string;
 
   @Prop({ type: String, required: true })
   name!: string;
@@ -61,7 +67,10 @@ export class FileRecordDocument extends NamespacedDocument {
 }
 
 export const FileRecordSchema = SchemaFactory.createForClass(FileRecordDocument);
-// GET /files: a namespace's stored files in `_id` order (the keyset).
-FileRecordSchema.index({ ...NAMESPACE_INDEX_KEYS, state: 1, _id: 1 }, { name: 'namespace_files' });
+// One file per id and namespace; GET /files: a namespace's files in id order (the keyset).
+FileRecordSchema.index(
+  { ...NAMESPACE_INDEX_KEYS, fileId: 1 },
+  { name: 'namespace_file_id', unique: true },
+);
 // The sweep: uploads and deletions that stopped.
 FileRecordSchema.index({ state: 1, heartbeatAt: 1 }, { name: 'state_heartbeat' });

@@ -11,7 +11,10 @@ import { FileRecordDocument, type FileState } from './file-record.schema';
 
 /** A file as the service works with it. */
 export interface FileRecord {
+  /** This stored copy's own key (hex `_id`): its bytes and its quota steps go by it. */
   id: string;
+  /** The id the API shows, unique within the namespace (kept by an import). */
+  fileId: string;
   namespace: Namespace;
   name: string;
   contentType: string;
@@ -41,6 +44,7 @@ function escapeRegExp(text: string): string {
 function toRecord(doc: FileRecordDocument): FileRecord {
   return {
     id: doc._id.toHexString(),
+    fileId: doc.fileId,
     namespace: { kind: doc.tenantKind, id: doc.tenant, branch: doc.branch },
     name: doc.name,
     contentType: doc.contentType,
@@ -68,6 +72,7 @@ export class FileRecordsRepository implements OnModuleInit {
     const now = new Date();
     await this.files.create({
       _id: new Types.ObjectId(file.id),
+      fileId: file.fileId,
       ...namespaceFilter(file.namespace),
       name: file.name,
       contentType: file.contentType,
@@ -105,20 +110,32 @@ export class FileRecordsRepository implements OnModuleInit {
     await this.files.deleteOne({ _id: id }).exec();
   }
 
-  /** A file in any state, by id. */
-  async find(id: string): Promise<FileRecord | null> {
-    if (!Types.ObjectId.isValid(id) || !/^[0-9a-f]{24}$/.test(id)) return null;
-    const doc = await this.files.findById(id).lean<FileRecordDocument>().exec();
+  /** A stored copy by its own key, in any state. */
+  async findByKey(key: string): Promise<FileRecord | null> {
+    const doc = await this.files.findById(key).lean<FileRecordDocument>().exec();
     return doc ? toRecord(doc) : null;
   }
 
-  /** A stored file of the namespace (and owner, for a sub key). */
-  async findStored(namespace: Namespace, id: string, owner?: string): Promise<FileRecord | null> {
-    if (!/^[0-9a-f]{24}$/.test(id)) return null;
+  /** The namespace's file `fileId` in any state (an upload or a delete under way too). */
+  async findAny(namespace: Namespace, fileId: string): Promise<FileRecord | null> {
+    const doc = await this.files
+      .findOne({ ...namespaceFilter(namespace), fileId })
+      .lean<FileRecordDocument>()
+      .exec();
+    return doc ? toRecord(doc) : null;
+  }
+
+  /** A stored file of the namespace by the id the API shows (and owner, for a sub key). */
+  async findStored(
+    namespace: Namespace,
+    fileId: string,
+    owner?: string,
+  ): Promise<FileRecord | null> {
+    if (!/^[0-9a-f]{24}$/.test(fileId)) return null;
     const doc = await this.files
       .findOne({
-        _id: new Types.ObjectId(id),
         ...namespaceFilter(namespace),
+        fileId,
         state: 'stored',
         ...(owner !== undefined ? { owner } : {}),
       })
@@ -127,20 +144,20 @@ export class FileRecordsRepository implements OnModuleInit {
     return doc ? toRecord(doc) : null;
   }
 
-  /** A page of the namespace's stored files in `_id` (upload) order, one more to tell if more follow. */
+  /** A page of the namespace's stored files in id (upload) order, one more to tell if more follow. */
   async list(namespace: Namespace, query: FileListQuery): Promise<FileRecord[]> {
     const docs = await this.files
       .find({
         ...namespaceFilter(namespace),
         state: 'stored',
-        ...(query.after !== undefined ? { _id: { $gt: new Types.ObjectId(query.after) } } : {}),
+        ...(query.after !== undefined ? { fileId: { $gt: query.after } } : {}),
         ...(query.namePrefix !== undefined
           ? { name: { $regex: `^${escapeRegExp(query.namePrefix)}` } }
           : {}),
         ...(query.contentType !== undefined ? { contentType: query.contentType } : {}),
         ...(query.owner !== undefined ? { owner: query.owner } : {}),
       })
-      .sort({ _id: 1 })
+      .sort({ fileId: 1 })
       .limit(query.limit + 1)
       .lean<FileRecordDocument[]>()
       .exec();

@@ -5,9 +5,15 @@ import { APP_CONFIG, type AppConfig } from '../config';
 import { FileUploads } from './file-uploads';
 import { FilesService } from './files.service';
 import { FileRecordsRepository, type FileRecord } from './file-records.repository';
+import { FileQuotaLedger } from './quota/file-quota.ledger';
 
 /** Records one sweep looks at per state and run. */
 const SWEEP_BATCH = 100;
+/**
+ * How long the quota steps of a deleted or given-up file are kept: a delete repeated, or an
+ * upload's late end, finds its step and is not counted twice within it.
+ */
+const LEDGER_GRACE_MS = 3_600_000;
 
 function tenantOfFile(file: FileRecord): Tenant {
   return { kind: file.namespace.kind, id: file.namespace.id };
@@ -17,8 +23,9 @@ function tenantOfFile(file: FileRecord): Tenant {
  * Every instance, every FILE_SWEEP_MS: finishes what stopped halfway. An upload whose heartbeat
  * is older than FILE_UPLOAD_STALE_MS (its instance died, or it hangs) is given up — its
  * reservation given back, its chunks and record removed — unless it had recorded its end, in
- * which case it is stored. A deletion that stopped is completed. Both are safe to repeat and to
- * run on several instances at once.
+ * which case it is stored. A deletion that stopped is completed. The quota steps of files
+ * deleted or given up an hour ago are forgotten (but each tenant's newest). All of it is safe to
+ * repeat and to run on several instances at once.
  */
 @Injectable()
 export class FileSweep {
@@ -29,6 +36,7 @@ export class FileSweep {
     private readonly records: FileRecordsRepository,
     private readonly uploads: FileUploads,
     private readonly files: FilesService,
+    private readonly ledger: FileQuotaLedger,
     tasks: BackgroundTasks,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
@@ -52,6 +60,11 @@ export class FileSweep {
       if (this.task.isStopped) return counts;
       await this.files.erase(tenantOfFile(file), file);
       counts.deleted += 1;
+    }
+    const finished = new Date(Date.now() - LEDGER_GRACE_MS);
+    for (const { tenant, file } of await this.ledger.finishedBefore(finished, SWEEP_BATCH)) {
+      if (this.task.isStopped) return counts;
+      if (!(await this.records.findByKey(file))) await this.ledger.forgetFile(tenant, file);
     }
     return counts;
   }

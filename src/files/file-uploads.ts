@@ -69,9 +69,10 @@ export class FileUploads {
     kept?: KeptFile,
   ): Promise<FileRecord> {
     const tenant = tenantOf(principal);
-    const id = kept?.id ?? new Types.ObjectId().toHexString();
+    const id = new Types.ObjectId().toHexString();
     const file: Omit<FileRecord, 'state' | 'sha256' | 'size'> = {
       id,
+      fileId: kept?.id ?? id,
       namespace: namespaceOfPrincipal(principal),
       name: input.name,
       contentType: input.contentType,
@@ -112,7 +113,7 @@ export class FileUploads {
       const stored: FileRecord = { ...file, size, sha256, state: 'stored' };
       return await this.events.record(
         changeScopeOf(principal),
-        [{ resource: 'file', type: 'created', key: id }],
+        [{ resource: 'file', type: 'created', key: file.fileId }],
         async () => {
           const end = await this.ledger.record(tenant, {
             file: id,

@@ -136,7 +136,7 @@ export class FilesController {
       if (error instanceof FileTooLargeError) throw new PayloadTooLargeError(maxBytes);
       throw error;
     }
-    res.setHeader('Location', `/files/${stored.id}`);
+    res.setHeader('Location', `/files/${stored.fileId}`);
     return FileDto.from(stored);
   }
 
@@ -178,7 +178,7 @@ export class FilesController {
       ...(contentType !== undefined ? { contentType } : {}),
     });
     const last = files.at(-1);
-    linkNextPage(req, res, raw, more && last ? { id: last.id } : undefined);
+    linkNextPage(req, res, raw, more && last ? { id: last.fileId } : undefined);
     return files.map((file) => FileDto.from(file));
   }
 

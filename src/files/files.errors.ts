@@ -21,7 +21,7 @@ export class FileIdTakenError extends DomainError {
   constructor(id: string) {
     super(
       'FILE_ID_TAKEN',
-      `The file id ${id} is held by another file of this service; a file keeps its id, so it cannot be stored here under it.`,
+      `The file id ${id} is held by another file of this namespace (another owner's, or one being uploaded or deleted); a file keeps its id, so it cannot be stored here under it.`,
     );
   }
 }

@@ -82,7 +82,7 @@ export class FilesService implements OnModuleInit {
     const file = await this.get(principal, id);
     await this.events.record(
       changeScopeOf(principal),
-      [{ resource: 'file', type: 'deleted', key: id }],
+      [{ resource: 'file', type: 'deleted', key: file.fileId }],
       () => this.erase(tenantOf(principal), file),
       () => [fileChange('deleted', file)],
     );
@@ -123,7 +123,7 @@ export class FilesService implements OnModuleInit {
     const expiresAt = Math.floor(Date.now() / 1000) + seconds;
     const token = await this.links.sign({
       namespace: file.namespace,
-      file: file.id,
+      file: file.fileId,
       expiresAt,
     });
     return { token, expiresAt: new Date(expiresAt * 1000) };

@@ -1,6 +1,6 @@
 import busboy from 'busboy';
 import type { Request } from 'express';
-import type { Readable } from 'node:stream';
+import { PassThrough, type Readable } from 'node:stream';
 import { PayloadTooLargeError, ValidationFailedError } from '../common/errors';
 import type { UploadInput } from './file-uploads';
 
@@ -58,6 +58,10 @@ export function uploadOf(
   return multipartFile(req, name);
 }
 
+/**
+ * The one file part of a multipart body, as a stream that ends only when the whole body is read:
+ * a second file part, or a body that breaks off, fails it, so the upload stores nothing.
+ */
 function multipartFile(req: Request, name: string | undefined): Promise<UploadInput> {
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;
@@ -74,30 +78,40 @@ function multipartFile(req: Request, name: string | undefined): Promise<UploadIn
       );
       return;
     }
+    const file = new PassThrough();
+    // Its error may come before the upload pipes it: the pipeline reads it from the stream then.
+    file.on('error', () => undefined);
     let found = false;
+    const fail = (error: Error) => {
+      if (found) file.destroy(error);
+      else reject(error);
+    };
     parser.on('file', (_field: string, stream: Readable, info: busboy.FileInfo) => {
-      found = true;
       try {
-        resolve({
+        const input: UploadInput = {
           name: checkName(name ?? info.filename ?? '', name !== undefined ? 'name' : 'filename'),
           contentType: checkType(info.mimeType, 'part Content-Type'),
-          body: stream,
+          body: file,
           declaredBytes: declaredLength(req),
-        });
+        };
+        found = true;
+        stream.on('error', (error: Error) => file.destroy(error));
+        stream.pipe(file, { end: false });
+        resolve(input);
       } catch (error) {
         stream.resume();
         reject(error instanceof Error ? error : new Error(String(error)));
       }
     });
     parser.on('filesLimit', () =>
-      reject(new ValidationFailedError([{ field: 'body', message: 'must carry one file part' }])),
+      fail(new ValidationFailedError([{ field: 'body', message: 'must carry one file part' }])),
     );
     parser.on('error', (error: Error) =>
-      reject(new ValidationFailedError([{ field: 'body', message: error.message }])),
+      fail(new ValidationFailedError([{ field: 'body', message: error.message }])),
     );
     parser.on('close', () => {
-      if (!found)
-        reject(new ValidationFailedError([{ field: 'body', message: 'has no file part' }]));
+      if (found && !file.destroyed) file.end();
+      else reject(new ValidationFailedError([{ field: 'body', message: 'has no file part' }]));
     });
     // A client that stops sending: the parser, and with it the file stream, fail too.
     req.once('close', () => {

@@ -140,26 +140,25 @@ describe('files in export and import', () => {
     expect(Math.max(...texts.map((text) => Buffer.byteLength(text)))).toBeLessThan(270_000);
     const listed = (await as(t, source).get('/files').expect(200)).body as Line[];
 
-    // Another namespace cannot hold the ids while the source's files exist.
+    // Another namespace takes them under the same ids, while the source keeps its files:
+    // same ids, names, types, times and owners.
     const target = await createUser(t);
-    const copy = resultsOf(await importAs(t, target, exported.text));
-    expect(copy.results[2]).toMatchObject({ status: 409, code: 'FILE_ID_TAKEN' });
-    expect(copy.results[3]).toMatchObject({ status: 424, code: 'FILE_NOT_IMPORTED' });
-    expect(await used(target)).toBe(0);
-
-    // Once they are gone, the export restores them: same ids, names, types, times and owners.
-    for (const { id } of files) await as(t, source).delete(`/files/${id}`).expect(204);
-    const imported = await importAs(t, target, exported.text, { mode: 'upsert' });
+    const imported = await importAs(t, target, exported.text);
     const { results, totals } = resultsOf(imported);
     expect(results.map((r) => r.status)).toEqual([
-      200, 200, 202, 202, 202, 201, 201, 202, 201, 200,
+      200, 201, 202, 202, 202, 201, 201, 202, 201, 200,
     ]);
-    expect(totals).toMatchObject({ outcome: 'complete', created: 3, failed: 0 });
+    expect(totals).toMatchObject({ outcome: 'complete', created: 4, failed: 0 });
     expect(totals.incompleteFiles).toBeUndefined();
     // (The empty file's bytes: its record says 0 and the empty SHA-256, compared below.)
     for (const { id, bytes } of files.filter((file) => file.bytes.length > 0))
       expect(Buffer.compare(await download(target, id), bytes)).toBe(0);
     expect((await as(t, target).get('/files').expect(200)).body).toEqual(listed);
+    for (const { id, bytes } of files.filter((file) => file.bytes.length > 0))
+      expect(Buffer.compare(await download(source, id), bytes)).toBe(0);
+    // Into the same namespace, the ids are taken: insert refuses, upsert replaces.
+    const repeated = resultsOf(await importAs(t, source, exported.text));
+    expect(repeated.results[2]).toMatchObject({ status: 409, code: 'FILE_EXISTS' });
     expect(await used(target)).toBe(450_006);
     const again = await exportAs(t, target);
     expect(again.lines.slice(1)).toEqual(exported.lines.slice(1));

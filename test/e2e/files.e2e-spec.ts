@@ -149,4 +149,72 @@ describe('files', () => {
     await as(t, user).delete(`/files/${file.id}`).expect(204);
     await download(null, link.path).expect(404);
   });
+
+  it('refuses a multipart body with two file parts and stores neither', async () => {
+    const user = await createUser(t);
+    const res = await t
+      .http()
+      .post('/files')
+      .set('X-Api-Key', user.apiKey)
+      .attach('a', Buffer.from('first'), { filename: 'a.txt', contentType: 'text/plain' })
+      .attach('b', Buffer.from('second'), { filename: 'b.txt', contentType: 'text/plain' })
+      .expect(400);
+    expect(res.body).toMatchObject({ code: 'VALIDATION_FAILED' });
+    await as(t, user).get('/files').expect(200, []);
+    const me = await as(t, user).get('/me').expect(200);
+    expect(me.body.quota.files.used).toBe(0);
+  });
+
+  it('stops a signed link at its expiry', async () => {
+    const user = await createUser(t);
+    const { body: file } = await upload(user, Buffer.from('brief'), 'b.txt', 'text/plain').expect(
+      201,
+    );
+    const { body: link } = await as(t, user)
+      .post(`/files/${file.id}/links`, { expiresInSeconds: 1 })
+      .expect(201);
+    await download(null, link.path).expect(200);
+    await new Promise((resolve) =>
+      setTimeout(resolve, Date.parse(link.expiresAt) - Date.now() + 50),
+    );
+    const gone = await download(null, link.path).expect(410);
+    expect(JSON.parse((gone.body as Buffer).toString())).toMatchObject({
+      code: 'FILE_LINK_EXPIRED',
+    });
+  });
+
+  it('refuses a link longer than FILE_LINK_MAX_SECONDS', async () => {
+    const user = await createUser(t);
+    const { body: file } = await upload(user, Buffer.from('x'), 'x.bin').expect(201);
+    await as(t, user)
+      .post(`/files/${file.id}/links`, { expiresInSeconds: t.config.files.linkMaxSeconds + 1 })
+      .expect(400);
+  });
+
+  it('records uploads and deletions in the change feed, a sub key seeing only its own', async () => {
+    const user = await createUser(t);
+    const sub = await createSubKey(t, user);
+    const { body: mine } = await upload(user, Buffer.from('root'), 'root.txt').expect(201);
+    const { body: subs } = await upload(sub, Buffer.from('sub'), 'sub.txt').expect(201);
+    await as(t, user).delete(`/files/${mine.id}`).expect(204);
+    const feed = await as(t, user)
+      .get('/events', { query: { resource: 'file' } })
+      .expect(200);
+    const events = (feed.body.events ?? feed.body) as {
+      type: string;
+      key: string;
+      data: unknown;
+    }[];
+    expect(events.map((e) => [e.type, e.key])).toEqual([
+      ['created', mine.id],
+      ['created', subs.id],
+      ['deleted', mine.id],
+    ]);
+    expect(events[0]?.data).toMatchObject({ id: mine.id, name: 'root.txt', size: 4 });
+    const subFeed = await as(t, sub)
+      .get('/events', { query: { resource: 'file' } })
+      .expect(200);
+    const seen = (subFeed.body.events ?? subFeed.body) as { key: string }[];
+    expect(seen.map((e) => e.key)).toEqual([subs.id]);
+  });
 });

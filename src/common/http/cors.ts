@@ -6,7 +6,8 @@ export type CorsOrigins = '*' | readonly string[];
 
 /**
  * Response headers a browser client may read: caching, paging, tracing, rate limits, replays,
- * find-or-create, purges and where an accepted erasure is followed.
+ * find-or-create, purges, where an accepted erasure is followed, and file downloads (ranges,
+ * names).
  */
 export const CORS_EXPOSED_HEADERS = [
   'ETag',
@@ -22,6 +23,9 @@ export const CORS_EXPOSED_HEADERS = [
   'Location',
   'Schema-Warnings',
   'Feed-Position',
+  'Content-Range',
+  'Content-Disposition',
+  'Accept-Ranges',
 ];
 
 /** Request headers the API reads. */
@@ -36,6 +40,8 @@ export const CORS_ALLOWED_HEADERS = [
   'If-Match',
   'If-None-Match',
   'Idempotency-Key',
+  'Range',
+  'If-Range',
 ];
 
 /**

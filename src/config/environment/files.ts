@@ -27,8 +27,9 @@ export class FilesVariables {
   FILE_LINK_MAX_SECONDS = 7 * 86_400;
 
   /**
-   * How long an upload may go without a sign of life (ms) before a sweep takes it for abandoned
-   * (its instance died, or its client stopped sending) and removes what it stored.
+   * How long an upload may go without a sign of life from its instance (ms) before a sweep takes
+   * it for abandoned (the instance died or froze) and removes what it stored. A client that
+   * stops sending is cut off by HTTP_REQUEST_TIMEOUT_MS instead.
    */
   @Type(() => Number)
   @IsInt()

@@ -19,7 +19,7 @@ export interface FileExportLine {
 
 function exported(file: FileRecord): ExportedFile {
   return {
-    id: file.id,
+    id: file.fileId,
     name: file.name,
     contentType: file.contentType,
     size: file.size,
@@ -64,7 +64,7 @@ export class FileExport {
         const line: FileLine = { type: 'file', file: exported(file) };
         yield { line: JSON.stringify(line), file: true };
         for await (const chunk of this.chunksOf(file)) yield { line: chunk, file: false };
-        after = file.id;
+        after = file.fileId;
       }
       if (page.length <= FILE_BATCH) return;
     }
@@ -79,7 +79,7 @@ export class FileExport {
     const line = (bytes: Buffer): string => {
       const record: FileChunkLine = {
         type: 'file-chunk',
-        id: file.id,
+        id: file.fileId,
         n: n++,
         data: bytes.toString('base64'),
       };

@@ -29,7 +29,7 @@ export class FileDto {
 
   static from(file: FileRecord): FileDto {
     return {
-      id: file.id,
+      id: file.fileId,
       name: file.name,
       size: file.size,
       contentType: file.contentType,

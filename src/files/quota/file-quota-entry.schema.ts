@@ -56,6 +56,10 @@ export class FileQuotaEntryDocument {
 
   @Prop({ type: Date, required: true })
   at!: Date;
+
+  /** A forgotten file's step kept as its tenant's head (the chain goes on from it). */
+  @Prop({ type: Boolean })
+  kept?: boolean;
 }
 
 export const FileQuotaEntrySchema = SchemaFactory.createForClass(FileQuotaEntryDocument);

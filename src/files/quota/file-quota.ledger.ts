@@ -106,28 +106,34 @@ export class FileQuotaLedger implements OnModuleInit {
   async forgetFile(tenant: Tenant, file: string): Promise<void> {
     const head = await this.head(tenant);
     await this.entries.deleteMany({ file, ...(head ? { seq: { $lt: head.seq } } : {}) }).exec();
-  }
-
-  /** The entries (`_id`s) of every step recorded for a file id, in any tenant's chain. */
-  async historyOf(file: string): Promise<string[]> {
-    const docs = await this.entries.find({ file }, { _id: 1 }).lean<{ _id: string }[]>().exec();
-    return docs.map((doc) => doc._id);
+    // The head stays, marked, so that the sweep does not find it again.
+    if (head?.file === file)
+      await this.entries
+        .updateOne({ _id: `${tenant.kind}|${tenant.id}|${head.seq}` }, { $set: { kept: true } })
+        .exec();
   }
 
   /**
-   * Frees a file id of steps of files stored under it before (an import restoring a file by
-   * its id): the entries stay in their chains — the counts go on from them — but their refs and
-   * file become `<ref>#<entry>` and `<file>#retired`, so that the new file's steps are its own.
-   * Only for ids no record holds: no step of those entries can be recorded again.
+   * Files whose last step (a delete, or an upload given up) was recorded before `before`: the
+   * sweep forgets their steps once their record is gone.
    */
-  async retire(file: string, entries: string[]): Promise<void> {
-    for (const _id of entries) {
-      const entry = await this.entries.findById(_id, { ref: 1 }).lean<{ ref: string }>().exec();
-      if (!entry || entry.ref.includes('#')) continue;
-      await this.entries
-        .updateOne({ _id }, { $set: { ref: `${entry.ref}#${_id}`, file: `${file}#retired` } })
-        .exec();
-    }
+  async finishedBefore(before: Date, limit: number): Promise<{ tenant: Tenant; file: string }[]> {
+    const docs = await this.entries
+      .find(
+        {
+          at: { $lt: before },
+          kept: { $ne: true },
+          $or: [{ ref: { $regex: ':delete$' } }, { outcome: 'abandoned' }],
+        },
+        { _id: 0, tenantKind: 1, tenant: 1, file: 1 },
+      )
+      .limit(limit)
+      .lean<Pick<FileQuotaEntryDocument, 'tenantKind' | 'tenant' | 'file'>[]>()
+      .exec();
+    return docs.map((doc) => ({
+      tenant: { kind: doc.tenantKind, id: doc.tenant },
+      file: doc.file,
+    }));
   }
 
   /** Forgets the tenant's chain (an erasure, once its files are gone). */
