@@ -2,6 +2,7 @@ import { Global, Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
 import { DataModule } from '../data/data.module';
 import { EventsModule } from '../events';
+import { FilesModule } from '../files';
 import { ACCOUNT_ERASURE, ProfileModule } from '../profile';
 import { ProjectModule } from '../project/project.module';
 import { TeamModule } from '../team/team.module';
@@ -40,6 +41,7 @@ import { TenantMoves } from './tenant-moves.service';
     ]),
     DataModule,
     EventsModule,
+    FilesModule,
     ProfileModule,
     ProjectModule,
     TeamModule,
