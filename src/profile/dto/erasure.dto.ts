@@ -20,7 +20,9 @@ export class ErasureDto {
   /** The steps finished, in order: keys, memberships, projects, collections, files, owner. */
   @ApiProperty({
     type: 'array',
-    items: { type: 'string', enum: ['keys', 'memberships', 'projects', 'collections', 'files', 'owner'],
+    items: {
+      type: 'string',
+      enum: ['keys', 'memberships', 'projects', 'collections', 'files', 'owner'],
     },
     example: ['keys', 'memberships'],
   })
