@@ -19,6 +19,7 @@ import {
   TenantMoveSchema,
 } from './tenant-move.schema';
 import { TenantFeedMove } from './tenant-feed-move';
+import { TenantFilesMove } from './tenant-files-move';
 import { TenantMoveRunner } from './tenant-move-runner';
 import { TenantMoves } from './tenant-moves.service';
 
@@ -53,6 +54,7 @@ import { TenantMoves } from './tenant-moves.service';
     ErasureService,
     TenantMoveRepository,
     TenantFeedMove,
+    TenantFilesMove,
     TenantMoveRunner,
     TenantMoves,
     { provide: ACCOUNT_ERASURE, useExisting: ErasureService },
