@@ -7,6 +7,7 @@ import {
   ManifestCollectionDto,
   ManifestHeadDto,
 } from '../../data/transfer/dto/transfer.dto';
+import { FileDto } from '../../files';
 import { ProjectDto } from '../../project/dto/project.dto';
 import { ProfileDto } from '../../profile';
 import { MyTeamDto } from '../../team';
@@ -115,6 +116,22 @@ export class AccountWebhookRecordDto {
   webhook!: WebhookDto;
 }
 
+/**
+ * A stored file of the user's namespace in `branch`: its metadata as GET /files/{id} answers it,
+ * never its bytes (GET /files/{id}/content downloads them).
+ */
+@ApiSchemaPatch({ additionalProperties: true })
+export class AccountFileRecordDto {
+  @ApiProperty({ enum: ['file'] })
+  type!: 'file';
+
+  @ApiProperty({ example: '' })
+  branch!: string;
+
+  @ApiProperty({ type: FileDto })
+  file!: FileDto;
+}
+
 /** Every record class of an account export, for @ApiExtraModels. */
 export const ACCOUNT_EXPORT_MODELS = [
   AccountExportManifestDto,
@@ -124,6 +141,7 @@ export const ACCOUNT_EXPORT_MODELS = [
   AccountProjectRecordDto,
   AccountMembershipRecordDto,
   AccountWebhookRecordDto,
+  AccountFileRecordDto,
   ExportItemRecordDto,
   ExportEndRecordDto,
 ];
@@ -131,7 +149,7 @@ export const ACCOUNT_EXPORT_MODELS = [
 /** The 200 of the account exports: one of these records per line. */
 export const ACCOUNT_EXPORT_RESPONSE = {
   description:
-    'The account, one record per line (streamed): the manifest, the profile, sub profiles, keys (metadata only), projects, memberships, webhooks (no secret), then the items of every branch by branch, collection and _id (with their branch), then the end over every line between',
+    'The account, one record per line (streamed): the manifest, the profile, sub profiles, keys (metadata only), projects, memberships, webhooks (no secret), files (metadata, not their bytes), then the items of every branch by branch, collection and _id (with their branch), then the end over every line between',
   content: {
     'application/x-ndjson': {
       schema: {
