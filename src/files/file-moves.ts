@@ -21,8 +21,8 @@ export interface FileMoveHooks {
    * are removed at the end even when the run dies halfway.
    */
   noteSources(sources: MovedFileSource[]): Promise<void>;
-  /** Counts the files just moved (the move's progress). */
-  moved(count: number): Promise<void>;
+  /** Counts a file just moved (the move's progress); throws when the move must stop. */
+  moved(): Promise<void>;
   /** Waits a little while uploads at the old location finish; throws when the move must stop. */
   wait(): Promise<void>;
 }
@@ -64,9 +64,11 @@ export class FileMoves {
         const stored = away.filter((f) => f.state === 'stored');
         if (stored.length === 0) continue;
         await hooks.noteSources(stored.map((f) => ({ file: f.id, ...f.location })));
-        for (const file of stored) await this.moveFile(file, to);
-        await hooks.moved(stored.length);
-        moved += stored.length;
+        for (const file of stored) {
+          await this.moveFile(file, to);
+          await hooks.moved();
+          moved += 1;
+        }
       }
       total += moved;
       if (uploading === 0 && moved === 0) return total;

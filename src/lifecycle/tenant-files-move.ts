@@ -45,9 +45,11 @@ export class TenantFilesMove {
         await renew();
         await this.moves.addFileSources(move.id, sources, move.leaseUntil);
       },
-      moved: async (count) => {
-        await this.moves.update(move.id, {}, { filesCopied: count });
-        move.filesCopied += count;
+      // Renewed after every file: a batch of large files can take longer than the lease.
+      moved: async () => {
+        await renew();
+        await this.moves.update(move.id, {}, { filesCopied: 1 });
+        move.filesCopied += 1;
       },
       wait: async () => {
         await renew();
