@@ -31,6 +31,7 @@ let t: TestApp;
 let clientA: MongoClient;
 let clientB: MongoClient;
 let port: number;
+let env: Record<string, string>;
 
 beforeAll(async () => {
   clusterB = await startOwnDatabase('files-b');
@@ -38,7 +39,7 @@ beforeAll(async () => {
     a: { uri: testDatabaseUri(), region: 'eu' },
     b: { uri: clusterB.uri, region: 'us' },
   };
-  t = await createTestApp(__filename, {
+  env = {
     MONGODB_DB_NAME: dbName,
     DATA_CLUSTERS: JSON.stringify(clusters),
     REGISTRY_CACHE_MS: '200',
@@ -48,7 +49,8 @@ beforeAll(async () => {
     MOVE_MAX_WRITE_PAUSE_MS: '1000',
     ERASURE_LEASE_MS: '1000',
     FILE_QUOTA_BYTES: String(16 * 1024 * 1024),
-  });
+  };
+  t = await createTestApp(__filename, env);
   const server = t.app.getHttpServer() as Server;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as AddressInfo).port;
@@ -207,21 +209,62 @@ interface MoveBody {
 interface MoveDocument {
   phase: string;
   filesCopied: number;
+  runs: number;
+}
+
+async function moveDoc(id: string): Promise<MoveDocument | null> {
+  return t.connection
+    .db!.collection<MoveDocument>('tenant_moves')
+    .findOne({ _id: new ObjectId(id) } as object);
+}
+
+async function finished(id: string): Promise<MoveBody> {
+  let move: MoveBody | undefined;
+  await until(
+    `move ${id} ends`,
+    async () => {
+      move = (await t.http().get(`/admin/moves/${id}`).set(admin).expect(200)).body as MoveBody;
+      return move.status !== 'running';
+    },
+    30_000,
+  );
+  return move as MoveBody;
+}
+
+/** The stored files of a user at their original sizes, keyed by id, and their branches. */
+type Contents = Map<string, { bytes: Buffer; branch: string }>;
+
+async function uploadSome(user: TestUser, sizes: [number, string][]): Promise<Contents> {
+  const contents: Contents = new Map();
+  for (const [size, branch] of sizes) {
+    const bytes = randomBytes(size);
+    const file = await upload(user, bytes, `f${size}.bin`, branch);
+    contents.set(file.id, { bytes, branch });
+  }
+  return contents;
+}
+
+/** Every file reads byte-exact, its record and its bytes are on `b`, nothing is left on `a`. */
+async function expectAllOnB(user: TestUser, contents: Contents): Promise<void> {
+  for (const [id, { bytes, branch }] of contents) {
+    expect(Buffer.compare(await download(user, id, branch), bytes)).toBe(0);
+  }
+  const records = await fileRecords().find({ tenant: user.subject }).toArray();
+  expect(records.map((r) => [r.state, r.cluster])).toEqual(
+    Array.from({ length: contents.size }, () => ['stored', 'b']),
+  );
+  expect((await gridFsCounts(tenantDb(clientB, user))).files).toBe(contents.size);
+  expect(await gridFsCounts(tenantDb(clientA, user))).toEqual({ files: 0, chunks: 0 });
 }
 
 describe('moving a tenant', () => {
   it('takes every file, and an upload still running, to the new cluster; nothing stays behind', async () => {
     const user = await createUser(t, { region: 'eu' });
-    const contents = new Map<string, { bytes: Buffer; branch: string }>();
-    for (const [size, branch] of [
+    const contents = await uploadSome(user, [
       [700_000, ''],
       [1_000, ''],
       [300_000, 'staging'],
-    ] as const) {
-      const bytes = randomBytes(size);
-      const file = await upload(user, bytes, `f${size}.bin`, branch);
-      contents.set(file.id, { bytes, branch });
-    }
+    ]);
     // A file deleted before the move leaves nothing to move.
     const deleted = await upload(user, randomBytes(5000), 'deleted.bin');
     await as(t, user).delete(`/files/${deleted.id}`).expect(204);
@@ -244,50 +287,74 @@ describe('moving a tenant', () => {
       .send({ cluster: 'b' })
       .expect(202);
     const moveId = (started.body as MoveBody).id;
-    const moveDoc = async () =>
-      (await t.connection
-        .db!.collection('tenant_moves')
-        .findOne({ _id: new ObjectId(moveId) })) as MoveDocument | null;
 
     // The stored files are moved, and the move waits for the running upload.
-    await until('the stored files are moved', async () => (await moveDoc())?.filesCopied === 3);
+    await until(
+      'the stored files are moved',
+      async () => (await moveDoc(moveId))?.filesCopied === 3,
+    );
     await new Promise((resolve) => setTimeout(resolve, 4 * POLL_MS));
-    expect(await moveDoc()).toMatchObject({ phase: 'copying', filesCopied: 3 });
+    expect(await moveDoc(moveId)).toMatchObject({ phase: 'copying', filesCopied: 3 });
 
     running.finish(rest);
     const stored = await running.response;
     expect(stored.status).toBe(201);
     contents.set(stored.body.id, { bytes: Buffer.concat([first, rest]), branch: '' });
 
-    let move: MoveBody | undefined;
-    await until(
-      'the move ends',
-      async () => {
-        move = (await t.http().get(`/admin/moves/${moveId}`).set(admin).expect(200))
-          .body as MoveBody;
-        return move.status !== 'running';
-      },
-      30_000,
-    );
-    expect(move?.status).toBe('done');
-    expect((await moveDoc())?.filesCopied).toBe(4);
-
-    // Every file reads byte-exact, from the new cluster.
-    for (const [id, { bytes, branch }] of contents) {
-      expect(Buffer.compare(await download(user, id, branch), bytes)).toBe(0);
-    }
-    const records = await fileRecords().find({ tenant: user.subject }).toArray();
-    expect(records.map((r) => [r.state, r.cluster]).sort()).toEqual(
-      Array.from({ length: 4 }, () => ['stored', 'b']),
-    );
-    expect(await gridFsCounts(tenantDb(clientB, user))).toEqual({
-      files: 4,
-      chunks: expect.any(Number) as number,
-    });
-    expect(await gridFsCounts(tenantDb(clientA, user))).toEqual({ files: 0, chunks: 0 });
+    expect((await finished(moveId)).status).toBe('done');
+    expect((await moveDoc(moveId))?.filesCopied).toBe(4);
+    await expectAllOnB(user, contents);
 
     // The quota counts what it counted, and the finished upload.
     expect(await usedBytes(user)).toBe(usedStored + first.length + rest.length);
+    expect(await usedBytes(user)).toBe(
+      [...contents.values()].reduce((sum, c) => sum + c.bytes.length, 0),
+    );
+  });
+
+  it('loses and doubles nothing when the instance running it stops halfway and another resumes', async () => {
+    const user = await createUser(t, { region: 'eu' });
+    const contents = await uploadSome(user, [
+      [600_000, ''],
+      [2_000, 'staging'],
+    ]);
+    const first = randomBytes(300_000);
+    const rest = randomBytes(100_000);
+    // Held open through `t`, which stays up, so the upload outlives the stopping instance.
+    const running = uploadInTwoParts(user, 'running.bin', first);
+    await until('the running upload is recorded', async () =>
+      Boolean(await fileRecords().findOne({ tenant: user.subject, state: 'uploading' })),
+    );
+
+    const stopping = await createTestApp(__filename, env);
+    let moveId: string;
+    try {
+      const started = await stopping
+        .http()
+        .post(`/admin/tenants/user/${user.subject}/move`)
+        .set(admin)
+        .send({ cluster: 'b' })
+        .expect(202);
+      moveId = (started.body as MoveBody).id;
+      await until('the stored files are moved', async () => {
+        return (await moveDoc(moveId))?.filesCopied === 2;
+      });
+    } finally {
+      // Stops between two steps, its lease left to run out.
+      await stopping.app.close();
+    }
+    await until('another instance resumes the move', async () => {
+      return ((await moveDoc(moveId))?.runs ?? 0) >= 2;
+    });
+    running.finish(rest);
+    const stored = await running.response;
+    expect(stored.status).toBe(201);
+    contents.set(stored.body.id, { bytes: Buffer.concat([first, rest]), branch: '' });
+
+    expect((await finished(moveId)).status).toBe('done');
+    // The resumed run moved only the file that was left: nothing was copied twice.
+    expect((await moveDoc(moveId))?.filesCopied).toBe(3);
+    await expectAllOnB(user, contents);
     expect(await usedBytes(user)).toBe(
       [...contents.values()].reduce((sum, c) => sum + c.bytes.length, 0),
     );
