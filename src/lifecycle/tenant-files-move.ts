@@ -49,7 +49,6 @@ export class TenantFilesMove {
       moved: async () => {
         await renew();
         await this.moves.update(move.id, {}, { filesCopied: 1 });
-        move.filesCopied += 1;
       },
       wait: async () => {
         await renew();

@@ -88,7 +88,7 @@ export class TenantMoveDocument {
 
   /** Files moved, and where their old bytes are: removed at the end, after the grace. */
   @Prop({ type: Number, default: 0 })
-  filesCopied!: number;
+  filesCopied?: number;
 
   @Prop({ type: [Object], default: [] })
   fileSources?: MovedFileSource[];

@@ -204,6 +204,8 @@ describe('erasing an account', () => {
 interface MoveBody {
   id: string;
   status: string;
+  filesCopied: number;
+  runs: number;
 }
 
 interface MoveDocument {
@@ -301,8 +303,7 @@ describe('moving a tenant', () => {
     expect(stored.status).toBe(201);
     contents.set(stored.body.id, { bytes: Buffer.concat([first, rest]), branch: '' });
 
-    expect((await finished(moveId)).status).toBe('done');
-    expect((await moveDoc(moveId))?.filesCopied).toBe(4);
+    expect(await finished(moveId)).toMatchObject({ status: 'done', filesCopied: 4 });
     await expectAllOnB(user, contents);
 
     // The quota counts what it counted, and the finished upload.
@@ -351,9 +352,10 @@ describe('moving a tenant', () => {
     expect(stored.status).toBe(201);
     contents.set(stored.body.id, { bytes: Buffer.concat([first, rest]), branch: '' });
 
-    expect((await finished(moveId)).status).toBe('done');
     // The resumed run moved only the file that was left: nothing was copied twice.
-    expect((await moveDoc(moveId))?.filesCopied).toBe(3);
+    const move = await finished(moveId);
+    expect(move).toMatchObject({ status: 'done', filesCopied: 3 });
+    expect(move.runs).toBeGreaterThanOrEqual(2);
     await expectAllOnB(user, contents);
     expect(await usedBytes(user)).toBe(
       [...contents.values()].reduce((sum, c) => sum + c.bytes.length, 0),
