@@ -87,15 +87,18 @@ export class FileMoves {
   }
 
   /**
-   * Removes the old bytes of moved files, unless a record points at them (nothing should, but
-   * bytes a record names are never removed). Safe to repeat.
+   * Removes the old bytes of files moved to `to`, unless a record points at them (nothing
+   * should, but bytes a record names are never removed). A file deleted during the move goes at
+   * `to` as well: on FerretDB, which writes an update back whole, pointing its record there could
+   * have undone the mark of a deletion that then removed only the old bytes. Safe to repeat.
    */
-  async removeSources(sources: readonly MovedFileSource[]): Promise<void> {
+  async removeSources(sources: readonly MovedFileSource[], to: TenantLocation): Promise<void> {
     for (const source of sources) {
       const location = { cluster: source.cluster, database: source.database };
       const file = await this.records.find(source.file);
       if (file && sameLocation(file.location, location)) continue;
       await this.contents.remove(location, source.file);
+      if (!file) await this.contents.remove(to, source.file);
     }
   }
 }

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Tenant } from '../common/tenancy/namespace';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { FileMoves } from '../files';
-import { TenantPlacements } from '../placement';
+import { TenantPlacements, type TenantLocation } from '../placement';
 import { TenantMoveRepository, type TenantMove } from './tenant-move.repository';
 
 /**
@@ -39,8 +39,7 @@ export class TenantFilesMove {
 
   /** Moves the tenant's files to the move's cluster; `renew` throws once the lease is lost. */
   async move(move: TenantMove, tenant: Tenant, renew: () => Promise<void>): Promise<void> {
-    const to = { cluster: move.cluster, database: this.placements.databaseOf(tenant) };
-    await this.files.moveTenant(tenant, to, {
+    await this.files.moveTenant(tenant, this.target(move, tenant), {
       noteSources: async (sources) => {
         await renew();
         await this.moves.addFileSources(move.id, sources, move.leaseUntil);
@@ -58,7 +57,11 @@ export class TenantFilesMove {
   }
 
   /** Removes the old bytes of the moved files (after the grace); safe to repeat. */
-  async retire(move: TenantMove): Promise<void> {
-    await this.files.removeSources(move.fileSources ?? []);
+  async retire(move: TenantMove, tenant: Tenant): Promise<void> {
+    await this.files.removeSources(move.fileSources ?? [], this.target(move, tenant));
+  }
+
+  private target(move: TenantMove, tenant: Tenant): TenantLocation {
+    return { cluster: move.cluster, database: this.placements.databaseOf(tenant) };
   }
 }

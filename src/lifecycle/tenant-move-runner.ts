@@ -228,7 +228,7 @@ export class TenantMoveRunner implements OnModuleDestroy {
       current.orphans,
       failed ? [] : current.sourceDatabases,
     );
-    await this.files.retire(current);
+    await this.files.retire(current, tenantOf(current));
     await this.moves.end(move.id, failed ? 'failed' : 'done', new Date());
     this.logger.log({ move: move.id, cluster: move.cluster }, 'tenant move done');
   }
