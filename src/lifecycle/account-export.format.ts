@@ -44,4 +44,4 @@ export type AccountRecord =
   | { type: 'project'; project: ProjectDto }
   | { type: 'membership'; membership: MembershipJson }
   | { type: 'webhook'; branch: string; webhook: WebhookDto }
-  | { type: 'file'; branch: string; file: FileDto };
+  | { type: 'fileMetadata'; branch: string; file: FileDto };

@@ -179,7 +179,7 @@ function recordsOf(data: AccountData): AccountRecord[] {
       (w) => ({ type: 'webhook', branch: w.branch, webhook: WebhookDto.from(w) }) as const,
     ),
     ...data.files.map(
-      (f) => ({ type: 'file', branch: f.namespace.branch, file: FileDto.from(f) }) as const,
+      (f) => ({ type: 'fileMetadata', branch: f.namespace.branch, file: FileDto.from(f) }) as const,
     ),
   ];
 }

@@ -373,11 +373,11 @@ describe('the account export', () => {
 
     const res = await exportAs(t, user, {}, { path: '/me/export' });
     expect(res.status).toBe(200);
-    const files = res.lines.filter((line) => line.type === 'file');
+    const files = res.lines.filter((line) => line.type === 'fileMetadata');
     expect(files).toEqual([
-      { type: 'file', branch: '', file: own },
-      { type: 'file', branch: '', file: subs },
-      { type: 'file', branch: 'staging', file: staged },
+      { type: 'fileMetadata', branch: '', file: own },
+      { type: 'fileMetadata', branch: '', file: subs },
+      { type: 'fileMetadata', branch: 'staging', file: staged },
     ]);
     const manifest = res.lines[0] as { branches: { branch: string }[] };
     expect(manifest.branches.map((b) => b.branch)).toEqual(['', 'staging']);
@@ -389,6 +389,6 @@ describe('the account export', () => {
       {},
       { path: `/admin/users/${user.subject}/export` },
     );
-    expect(operator.lines.filter((line) => line.type === 'file')).toEqual(files);
+    expect(operator.lines.filter((line) => line.type === 'fileMetadata')).toEqual(files);
   });
 });

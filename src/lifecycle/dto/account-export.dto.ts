@@ -118,12 +118,13 @@ export class AccountWebhookRecordDto {
 
 /**
  * A stored file of the user's namespace in `branch`: its metadata as GET /files/{id} answers it,
- * never its bytes (GET /files/{id}/content downloads them).
+ * never its bytes (GET /files/{id}/content downloads them; a branch's GET /export carries them).
+ * Not a namespace export's `file` line, which its bytes follow.
  */
 @ApiSchemaPatch({ additionalProperties: true })
 export class AccountFileRecordDto {
-  @ApiProperty({ enum: ['file'] })
-  type!: 'file';
+  @ApiProperty({ enum: ['fileMetadata'] })
+  type!: 'fileMetadata';
 
   @ApiProperty({ example: '' })
   branch!: string;
