@@ -3,6 +3,7 @@ import { MongooseModule } from '@nestjs/mongoose';
 import { EventsModule } from '../events';
 import { FileContents } from './file-contents';
 import { FileLinks } from './file-links';
+import { FileMoves } from './file-moves';
 import { FileLinksController } from './file-links.controller';
 import { FileRecordDocument, FileRecordSchema } from './file-record.schema';
 import { FileRecordsRepository } from './file-records.repository';
@@ -33,7 +34,15 @@ import { FileQuotaLedger } from './quota/file-quota.ledger';
     FileRestores,
     FilesService,
     FileSweep,
+    FileMoves,
   ],
-  exports: [FilesService, FileUploads, FileRestores, FileContents, FileRecordsRepository],
+  exports: [
+    FilesService,
+    FileUploads,
+    FileRestores,
+    FileContents,
+    FileRecordsRepository,
+    FileMoves,
+  ],
 })
 export class FilesModule {}

@@ -142,6 +142,17 @@ export class FilesService implements OnModuleInit {
     return { used: await this.ledger.used(tenant), limit: this.config.quotaBytes };
   }
 
+  /** Every stored file of a tenant in every branch, in upload order (the account export). */
+  async storedOfTenant(tenant: Tenant): Promise<FileRecord[]> {
+    const stored: FileRecord[] = [];
+    for (let after: string | undefined; ;) {
+      const batch = await this.records.ofTenant(tenant, TENANT_BATCH, after);
+      if (batch.length === 0) return stored;
+      stored.push(...batch.filter((file) => file.state === 'stored'));
+      after = batch[batch.length - 1]?.id;
+    }
+  }
+
   /**
    * Every file of a tenant in every branch, whatever its state: an erasure. Uploads under way
    * are removed too (their end then finds no record and fails).

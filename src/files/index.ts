@@ -7,3 +7,4 @@ export { FileRecordsRepository, type FileRecord } from './file-records.repositor
 export { FileDto } from './dto/file.dto';
 export { checkName, checkType } from './upload-body';
 export { FileExistsError, FileIdTakenError, FileQuotaExceededError } from './files.errors';
+export { FileMoves, type FileMoveHooks, type MovedFileSource } from './file-moves';

@@ -1,5 +1,6 @@
 import type { ApiKeyDto } from '../auth/dto/api-key.dto';
 import type { FORMAT, ManifestCollection } from '../data/transfer/transfer-format';
+import type { FileDto } from '../files';
 import type { ProjectDto } from '../project/dto/project.dto';
 import type { ProfileDto } from '../profile';
 import type { WebhookDto } from '../webhooks/dto/webhook.dto';
@@ -42,4 +43,5 @@ export type AccountRecord =
   | { type: 'apiKey'; key: ApiKeyDto }
   | { type: 'project'; project: ProjectDto }
   | { type: 'membership'; membership: MembershipJson }
-  | { type: 'webhook'; branch: string; webhook: WebhookDto };
+  | { type: 'webhook'; branch: string; webhook: WebhookDto }
+  | { type: 'fileMetadata'; branch: string; file: FileDto };

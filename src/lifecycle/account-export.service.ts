@@ -8,6 +8,7 @@ import type { Tenant } from '../common/tenancy/namespace';
 import type { RegisteredCollection } from '../data/collections/collection-registry.repository';
 import { NamespaceExport } from '../data/transfer/namespace-export';
 import { FORMAT, RecordDigest } from '../data/transfer/transfer-format';
+import { FileDto, FilesService, type FileRecord } from '../files';
 import { ProjectDto } from '../project/dto/project.dto';
 import { ProjectService } from '../project/project.service';
 import type { Project } from '../project/project.types';
@@ -31,12 +32,14 @@ interface AccountData {
   memberships: MyMembership[];
   webhooks: Webhook[];
   collections: BranchCollection[];
+  files: FileRecord[];
 }
 
 /**
  * A user's whole account as NDJSON, for data-access and portability requests: the root profile,
- * the sub profiles, key metadata, projects, team memberships, webhooks and the items of every
- * collection in every branch — what an account erasure deletes. Never a secret: keys show their
+ * the sub profiles, key metadata, projects, team memberships, webhooks, file metadata and the
+ * items of every collection in every branch — what an account erasure deletes. Files are listed
+ * (GET /files/{id}'s JSON, with their branch), not their bytes: each downloads on its own. Never a secret: keys show their
  * metadata (ApiKeyDto), webhooks theirs (WebhookDto). The change feed is not exported: it is
  * derived from the data exported here and expires by itself; webhook deliveries and stored
  * idempotent responses are copies of it and of answers already given. Items stream as the client
@@ -51,6 +54,7 @@ export class AccountExport {
     private readonly teams: TeamService,
     private readonly webhooks: WebhooksService,
     private readonly exporter: NamespaceExport,
+    private readonly files: FilesService,
   ) {}
 
   /**
@@ -120,15 +124,17 @@ export class AccountExport {
   private async read(subject: string): Promise<AccountData> {
     const tenant: Tenant = { kind: 'user', id: subject };
     const root = await this.profiles.getRoot(subject);
-    const [subProfiles, keys, projects, memberships, webhooks, collections] = await Promise.all([
-      this.profiles.subProfilesInEveryBranch(subject),
-      this.keys.list({ subject, boundBranch: null }),
-      this.projects.listAllOf(tenant),
-      this.teams.membershipsOf(subject),
-      this.webhooks.listOfTenant(tenant),
-      this.exporter.inEveryBranch(tenant),
-    ]);
-    return { root, subProfiles, keys, projects, memberships, webhooks, collections };
+    const [subProfiles, keys, projects, memberships, webhooks, collections, files] =
+      await Promise.all([
+        this.profiles.subProfilesInEveryBranch(subject),
+        this.keys.list({ subject, boundBranch: null }),
+        this.projects.listAllOf(tenant),
+        this.teams.membershipsOf(subject),
+        this.webhooks.listOfTenant(tenant),
+        this.exporter.inEveryBranch(tenant),
+        this.files.storedOfTenant(tenant),
+      ]);
+    return { root, subProfiles, keys, projects, memberships, webhooks, collections, files };
   }
 }
 
@@ -140,6 +146,7 @@ function branchesOf(data: AccountData): Set<string> {
     ...data.projects.map((p) => p.branch),
     ...data.webhooks.map((w) => w.branch),
     ...data.collections.map((c) => c.branch),
+    ...data.files.map((f) => f.namespace.branch),
   ]);
 }
 
@@ -170,6 +177,9 @@ function recordsOf(data: AccountData): AccountRecord[] {
     ),
     ...data.webhooks.map(
       (w) => ({ type: 'webhook', branch: w.branch, webhook: WebhookDto.from(w) }) as const,
+    ),
+    ...data.files.map(
+      (f) => ({ type: 'fileMetadata', branch: f.namespace.branch, file: FileDto.from(f) }) as const,
     ),
   ];
 }

@@ -9,6 +9,7 @@ import type { Tenant } from '../common/tenancy/namespace';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { CollectionDropsService } from '../data';
 import { EventsService } from '../events';
+import { FilesService } from '../files';
 import { ClusterIdempotencyStores } from '../placement';
 import { ProfileService, type AccountErasure, type Erasure } from '../profile';
 import { ProjectService } from '../project/project.service';
@@ -27,7 +28,7 @@ import { ErasureNotFoundError, TenantNotFoundError } from './lifecycle.errors';
  * minting a team key) may have added something meanwhile, and once the owner is gone nothing
  * can be added any more.
  */
-const STEPS = ['keys', 'memberships', 'projects', 'collections', 'owner'] as const;
+const STEPS = ['keys', 'memberships', 'projects', 'collections', 'files', 'owner'] as const;
 type Step = (typeof STEPS)[number];
 
 /** Running erasures one poll takes over at most. */
@@ -35,8 +36,8 @@ const TAKEOVER_BATCH = 10;
 
 /**
  * Account and team erasure: everything of a user (root and sub profiles, keys, projects, every
- * collection of its namespace in every branch, team memberships) or of a team (its keys,
- * memberships, projects, collections and the team). The request records the erasure and revokes
+ * collection and file of its namespace in every branch, team memberships) or of a team (its keys,
+ * memberships, projects, collections, files and the team). The request records the erasure and revokes
  * the keys; the rest runs in the background on the instance that holds the erasure's lease, and
  * a background task on every instance takes over an erasure whose lease ran out — so an erasure
  * finishes after a crash, on restart or elsewhere (docs/profiles.md).
@@ -54,6 +55,7 @@ export class ErasureService implements AccountErasure, OnModuleDestroy {
     private readonly profiles: ProfileService,
     private readonly projects: ProjectService,
     private readonly collections: CollectionDropsService,
+    private readonly files: FilesService,
     private readonly teams: TeamService,
     private readonly events: EventsService,
     private readonly webhooks: WebhooksService,
@@ -171,9 +173,13 @@ export class ErasureService implements AccountErasure, OnModuleDestroy {
         return this.projects.deleteAllOf(tenant);
       case 'collections':
         return this.dropCollections(erasure.id, tenant);
+      case 'files':
+        return this.eraseFiles(tenant);
       case 'owner':
-        // A request that authenticated before the keys went may have created a collection since.
+        // A request that authenticated before the keys went may have created a collection or
+        // uploaded a file since.
         await this.dropCollections(erasure.id, tenant);
+        await this.eraseFiles(tenant);
         await this.deleteOwner(tenant);
         // With the owner gone nothing new can be attached to it (a membership, a team key, a
         // project); what a request made in the meantime goes now.
@@ -198,14 +204,26 @@ export class ErasureService implements AccountErasure, OnModuleDestroy {
   }
 
   private async dropCollections(id: string, tenant: Tenant): Promise<void> {
-    // A move copies collections the drops would miss: the erasure goes on after it (its lease
-    // runs out and a later poll takes it over).
-    if (await this.moves.isRunning(tenant)) {
-      throw new Error('a move of the tenant is running; the erasure goes on once it ends');
-    }
+    await this.refuseDuringMove(tenant);
     await this.collections.dropAll(tenant, () =>
       this.erasures.countCollectionDropped(id, this.leaseFrom()),
     );
+  }
+
+  /** Every file of the tenant: records, bytes wherever they are, and its quota ledger. */
+  private async eraseFiles(tenant: Tenant): Promise<void> {
+    await this.refuseDuringMove(tenant);
+    await this.files.eraseTenant(tenant);
+  }
+
+  /**
+   * A move copies collections and files the erasure would miss: the erasure goes on after it
+   * (its lease runs out and a later poll takes it over).
+   */
+  private async refuseDuringMove(tenant: Tenant): Promise<void> {
+    if (await this.moves.isRunning(tenant)) {
+      throw new Error('a move of the tenant is running; the erasure goes on once it ends');
+    }
   }
 
   /**

@@ -2,6 +2,7 @@ import { Global, Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
 import { DataModule } from '../data/data.module';
 import { EventsModule } from '../events';
+import { FilesModule } from '../files';
 import { ACCOUNT_ERASURE, ProfileModule } from '../profile';
 import { ProjectModule } from '../project/project.module';
 import { TeamModule } from '../team/team.module';
@@ -18,6 +19,7 @@ import {
   TenantMoveSchema,
 } from './tenant-move.schema';
 import { TenantFeedMove } from './tenant-feed-move';
+import { TenantFilesMove } from './tenant-files-move';
 import { TenantMoveRunner } from './tenant-move-runner';
 import { TenantMoves } from './tenant-moves.service';
 
@@ -40,6 +42,7 @@ import { TenantMoves } from './tenant-moves.service';
     ]),
     DataModule,
     EventsModule,
+    FilesModule,
     ProfileModule,
     ProjectModule,
     TeamModule,
@@ -51,6 +54,7 @@ import { TenantMoves } from './tenant-moves.service';
     ErasureService,
     TenantMoveRepository,
     TenantFeedMove,
+    TenantFilesMove,
     TenantMoveRunner,
     TenantMoves,
     { provide: ACCOUNT_ERASURE, useExisting: ErasureService },

@@ -6,6 +6,7 @@ import { APP_CONFIG, type AppConfig } from '../config';
 import { CollectionMover } from '../data';
 import { PauseTooLongError, TenantPlacements } from '../placement';
 import { TenantFeedMove } from './tenant-feed-move';
+import { TenantFilesMove } from './tenant-files-move';
 import { TenantMoveRepository, type TenantMove } from './tenant-move.repository';
 
 /** The tenant a running move names. */
@@ -32,9 +33,10 @@ class LeaseLostError extends Error {
  *    before (COLLECTION_DROP_GRACE_MS, which outlasts REGISTRY_CACHE_MS and the longest request),
  *    every instance reads the marked entries afresh and every write to them is marked;
  * 2. copying: CollectionMover moves one collection after the other, each with a brief pause of
- *    its writes (MOVE_MAX_WRITE_PAUSE_MS) before its switch;
+ *    its writes (MOVE_MAX_WRITE_PAUSE_MS) before its switch; then the feed, then the files
+ *    (TenantFilesMove: copied, their records pointed at the copies);
  * 3. retiring: once no instance can still read a source (COLLECTION_DROP_GRACE_MS after the last
- *    switch), the sources go, under tombstones.
+ *    switch), the sources go, under tombstones, and the files' old bytes with them.
  *
  * The instance that starts a move runs it under a lease (MOVE_LEASE_MS) renewed as it goes; a
  * background task on every instance takes over a move whose lease ran out, claiming its next run
@@ -54,6 +56,7 @@ export class TenantMoveRunner implements OnModuleDestroy {
     private readonly mover: CollectionMover,
     private readonly placements: TenantPlacements,
     private readonly feed: TenantFeedMove,
+    private readonly files: TenantFilesMove,
     @Inject(APP_CONFIG) config: AppConfig,
     tasks: BackgroundTasks,
   ) {
@@ -206,6 +209,8 @@ export class TenantMoveRunner implements OnModuleDestroy {
         move.error = error.message;
       }
     }
+    // Files move whether or not a collection failed: the placement names the target already.
+    await this.files.move(move, tenantOf(move), () => this.renewOrStop(move));
     move.phase = 'retiring';
     move.switchedAt = new Date();
     await this.moves.update(move.id, { phase: 'retiring', switchedAt: move.switchedAt });
@@ -223,6 +228,7 @@ export class TenantMoveRunner implements OnModuleDestroy {
       current.orphans,
       failed ? [] : current.sourceDatabases,
     );
+    await this.files.retire(current, tenantOf(current));
     await this.moves.end(move.id, failed ? 'failed' : 'done', new Date());
     this.logger.log({ move: move.id, cluster: move.cluster }, 'tenant move done');
   }

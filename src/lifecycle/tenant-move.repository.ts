@@ -4,6 +4,7 @@ import { Types, type Model } from 'mongoose';
 import { DUPLICATE, orDuplicate, type Duplicate } from '../common/mongo/duplicate';
 import { isObjectIdHex } from '../common/mongo/object-id';
 import type { Tenant } from '../common/tenancy/namespace';
+import type { MovedFileSource } from '../files';
 import {
   TenantMoveDocument,
   TenantMoveRunDocument,
@@ -103,7 +104,9 @@ export class TenantMoveRepository {
         | 'feedFrom'
       >
     >,
-    inc: Partial<Pick<TenantMoveDocument, 'collectionsCopied' | 'itemsCopied'>> = {},
+    inc: Partial<
+      Pick<TenantMoveDocument, 'collectionsCopied' | 'itemsCopied' | 'filesCopied'>
+    > = {},
   ): Promise<void> {
     await this.moves
       .updateOne(
@@ -131,6 +134,16 @@ export class TenantMoveRepository {
           },
           $set: { leaseUntil },
         },
+      )
+      .exec();
+  }
+
+  /** Notes the old bytes of files about to be copied (removed at the end), and renews the lease. */
+  async addFileSources(id: string, sources: MovedFileSource[], leaseUntil: Date): Promise<void> {
+    await this.moves
+      .updateOne(
+        { _id: new Types.ObjectId(id) },
+        { $addToSet: { fileSources: { $each: sources } }, $set: { leaseUntil } },
       )
       .exec();
   }

@@ -1,6 +1,7 @@
 import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
 import type { Types } from 'mongoose';
 import { TENANT_KINDS, type TenantKind } from '../common/tenancy/namespace';
+import type { MovedFileSource } from '../files';
 
 export type MoveStatus = 'running' | 'done' | 'failed';
 /** `announcing`: collections marked, waiting for every instance to see it; `copying`; `retiring`: removing the sources. */
@@ -84,6 +85,13 @@ export class TenantMoveDocument {
 
   @Prop({ type: [Object], default: [] })
   orphans!: MovedLocation[];
+
+  /** Files moved, and where their old bytes are: removed at the end, after the grace. */
+  @Prop({ type: Number, default: 0 })
+  filesCopied?: number;
+
+  @Prop({ type: [Object], default: [] })
+  fileSources?: MovedFileSource[];
 
   /** The tenant databases on other clusters, dropped at the end. */
   @Prop({ type: [Object], default: [] })

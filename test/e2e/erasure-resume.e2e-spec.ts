@@ -86,7 +86,14 @@ it('finishes after a SIGKILL part-way, once the service is back', async () => {
     }
     expect(end).toBeDefined();
     expect(end?.runs).toBeGreaterThanOrEqual(2);
-    expect(end?.stepsDone).toEqual(['keys', 'memberships', 'projects', 'collections', 'owner']);
+    expect(end?.stepsDone).toEqual([
+      'keys',
+      'memberships',
+      'projects',
+      'collections',
+      'files',
+      'owner',
+    ]);
     // The user's collections were in its own database (the default cluster is this server).
     const tenantDb = client.db(tenantDatabaseName(dbName, { kind: 'user', id: subject }));
     expect(await documentsNaming([db, tenantDb], subject)).toEqual([]);

@@ -97,7 +97,14 @@ describe('DELETE /admin/users/{subject}', () => {
       expectProblem(await t.http().get('/me').set('X-Api-Key', key), 401, 'UNAUTHENTICATED');
 
     const done = await settled(erasure.id);
-    expect(done.stepsDone).toEqual(['keys', 'memberships', 'projects', 'collections', 'owner']);
+    expect(done.stepsDone).toEqual([
+      'keys',
+      'memberships',
+      'projects',
+      'collections',
+      'files',
+      'owner',
+    ]);
     expect(done.collectionsDropped).toBe(4);
     expect(done.finishedAt).not.toBeNull();
 

@@ -106,6 +106,10 @@ export class MoveDto {
   @ApiProperty({ minimum: 0, example: 12000 })
   itemsCopied!: number;
 
+  /** Files whose bytes were copied to the target and whose records point there now. */
+  @ApiProperty({ minimum: 0, example: 40 })
+  filesCopied!: number;
+
   /** How often it was started or taken over: above 1, it was resumed after an interruption. */
   @ApiProperty({ minimum: 1, example: 1 })
   runs!: number;
@@ -131,6 +135,7 @@ export class MoveDto {
       collections: move.collections,
       collectionsCopied: move.collectionsCopied,
       itemsCopied: move.itemsCopied,
+      filesCopied: move.filesCopied ?? 0,
       runs: move.runs,
       startedAt: move.startedAt.toISOString(),
       finishedAt: move.finishedAt ? move.finishedAt.toISOString() : null,

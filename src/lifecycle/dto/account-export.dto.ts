@@ -7,6 +7,7 @@ import {
   ManifestCollectionDto,
   ManifestHeadDto,
 } from '../../data/transfer/dto/transfer.dto';
+import { FileDto } from '../../files';
 import { ProjectDto } from '../../project/dto/project.dto';
 import { ProfileDto } from '../../profile';
 import { MyTeamDto } from '../../team';
@@ -115,6 +116,23 @@ export class AccountWebhookRecordDto {
   webhook!: WebhookDto;
 }
 
+/**
+ * A stored file of the user's namespace in `branch`: its metadata as GET /files/{id} answers it,
+ * never its bytes (GET /files/{id}/content downloads them; a branch's GET /export carries them).
+ * Not a namespace export's `file` line, which its bytes follow.
+ */
+@ApiSchemaPatch({ additionalProperties: true })
+export class AccountFileRecordDto {
+  @ApiProperty({ enum: ['fileMetadata'] })
+  type!: 'fileMetadata';
+
+  @ApiProperty({ example: '' })
+  branch!: string;
+
+  @ApiProperty({ type: FileDto })
+  file!: FileDto;
+}
+
 /** Every record class of an account export, for @ApiExtraModels. */
 export const ACCOUNT_EXPORT_MODELS = [
   AccountExportManifestDto,
@@ -124,6 +142,7 @@ export const ACCOUNT_EXPORT_MODELS = [
   AccountProjectRecordDto,
   AccountMembershipRecordDto,
   AccountWebhookRecordDto,
+  AccountFileRecordDto,
   ExportItemRecordDto,
   ExportEndRecordDto,
 ];
@@ -131,7 +150,7 @@ export const ACCOUNT_EXPORT_MODELS = [
 /** The 200 of the account exports: one of these records per line. */
 export const ACCOUNT_EXPORT_RESPONSE = {
   description:
-    'The account, one record per line (streamed): the manifest, the profile, sub profiles, keys (metadata only), projects, memberships, webhooks (no secret), then the items of every branch by branch, collection and _id (with their branch), then the end over every line between',
+    'The account, one record per line (streamed): the manifest, the profile, sub profiles, keys (metadata only), projects, memberships, webhooks (no secret), files (metadata, not their bytes), then the items of every branch by branch, collection and _id (with their branch), then the end over every line between',
   content: {
     'application/x-ndjson': {
       schema: {

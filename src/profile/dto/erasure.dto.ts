@@ -17,10 +17,13 @@ export class ErasureDto {
   @ApiProperty({ enum: ['running', 'done'] })
   status!: ErasureStatus;
 
-  /** The steps finished, in order: keys, memberships, projects, collections, owner. */
+  /** The steps finished, in order: keys, memberships, projects, collections, files, owner. */
   @ApiProperty({
     type: 'array',
-    items: { type: 'string', enum: ['keys', 'memberships', 'projects', 'collections', 'owner'] },
+    items: {
+      type: 'string',
+      enum: ['keys', 'memberships', 'projects', 'collections', 'files', 'owner'],
+    },
     example: ['keys', 'memberships'],
   })
   stepsDone!: string[];
