@@ -82,7 +82,7 @@ export class FileMoves {
     await this.records.relocate(file.id, to);
     // Deleted meanwhile: its deletion removed the bytes where it read the record, perhaps the
     // old ones; the copy goes too (a deletion still running removes it again, harmlessly).
-    const now = await this.records.find(file.id);
+    const now = await this.records.findByKey(file.id);
     if (!now || now.state === 'deleting') await this.contents.remove(to, file.id);
   }
 
@@ -95,7 +95,7 @@ export class FileMoves {
   async removeSources(sources: readonly MovedFileSource[], to: TenantLocation): Promise<void> {
     for (const source of sources) {
       const location = { cluster: source.cluster, database: source.database };
-      const file = await this.records.find(source.file);
+      const file = await this.records.findByKey(source.file);
       if (file && sameLocation(file.location, location)) continue;
       await this.contents.remove(location, source.file);
       if (!file) await this.contents.remove(to, source.file);
