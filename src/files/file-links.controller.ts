@@ -1,5 +1,11 @@
 import { Controller, Get, Param, Req, Res } from '@nestjs/common';
-import { ApiExtension, ApiForbiddenResponse, ApiGoneResponse, ApiTags } from '@nestjs/swagger';
+import {
+  ApiExtension,
+  ApiForbiddenResponse,
+  ApiGoneResponse,
+  ApiTags,
+  ApiTooManyRequestsResponse,
+} from '@nestjs/swagger';
 import { RATE_LIMITED_BY_ADDRESS } from '../common/http/openapi';
 import type { Request, Response } from 'express';
 import { Public } from '../auth';
@@ -29,6 +35,10 @@ export class FileLinksController {
     description: 'FILE_LINK_INVALID: not a link this service signed',
   })
   @ApiGoneResponse({ type: ProblemDto, description: 'FILE_LINK_EXPIRED' })
+  @ApiTooManyRequestsResponse({
+    type: ProblemDto,
+    description: 'RATE_LIMITED: too many requests without a key from this address',
+  })
   async downloadByLink(
     @Param('token') token: string,
     @Req() req: Request,
