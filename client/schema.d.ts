@@ -598,11 +598,13 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * Exports the namespace: a manifest, every item by collection then `_id`, and an end line with
-     *     the item count and SHA-256. gzip when Accept-Encoding allows. A sub key gets the items it
-     *     owns. Nothing is locked: writes go on, and GET /events?after=<feedPosition> gives what
-     *     changed since the export began. A download cut short lacks the end line; resume it with
-     *     `after` = the last complete item's `<collection>/<_id>`.
+     * Exports the namespace: a manifest, every item by collection then `_id`, every file (by id,
+     *     its bytes in base64 chunk lines; not with `collections` unless `files=true`), and an end line
+     *     with the line count, the file count and the SHA-256. gzip when Accept-Encoding allows. A sub
+     *     key gets the items and files it owns. Nothing is locked: writes go on, and GET
+     *     /events?after=<feedPosition> gives what changed since the export began. A download cut short
+     *     lacks the end line; resume it with `after` = the last complete item's `<collection>/<_id>`,
+     *     or `~files/<id>` of the last file whose chunks all came.
      */
     get: operations['exportNamespace'];
     put?: never;
@@ -763,7 +765,10 @@ export interface paths {
      * Imports NDJSON records — an export, or item lines alone — into the namespace. Each item is
      *     written under the rules of POST /data/{collection}, but keeps its `_id`, `_createdAt` and
      *     `_updatedAt`, and a root or team key keeps its owner values (a sub key's import makes every
-     *     item its own). `mode=upsert` replaces items by `_id`; `dryRun=true` writes nothing. The
+     *     item its own). A file line and its chunk lines store a file under its id, time and owner,
+     *     its size reserved against the quota first; it is kept only when its bytes have the declared
+     *     size and SHA-256 (the last line answers 201, 200 or the failure; the ones before it 202).
+     *     `mode=upsert` replaces items by `_id` and files by id; `dryRun=true` writes nothing. The
      *     response streams a result line per input line, in order, then the totals; a line's failure
      *     does not stop the others. The import stops — the totals say where and why — at a line beyond
      *     IMPORT_MAX_LINES, a body beyond IMPORT_MAX_BYTES or that does not decode, or the database
@@ -1100,6 +1105,15 @@ export interface components {
     AccountExportSubjectDto: {
       /** @example auth0|5f7c8ec7c33c6c004bbafe82 */
       subject: string;
+    };
+    AccountFileRecordDto: {
+      /** @example  */
+      branch: string;
+      file: components['schemas']['FileDto'];
+      /** @enum {string} */
+      type: 'fileMetadata';
+    } & {
+      [key: string]: unknown;
     };
     AccountMembershipDto: {
       /** Format: date-time */
@@ -1842,13 +1856,13 @@ export interface components {
        */
       status: 'running' | 'done';
       /**
-       * @description The steps finished, in order: keys, memberships, projects, collections, owner.
+       * @description The steps finished, in order: keys, memberships, projects, collections, files, owner.
        * @example [
        *       "keys",
        *       "memberships"
        *     ]
        */
-      stepsDone: ('keys' | 'memberships' | 'projects' | 'collections' | 'owner')[];
+      stepsDone: ('keys' | 'memberships' | 'projects' | 'collections' | 'files' | 'owner')[];
     };
     EventActorDto: {
       /**
@@ -1938,14 +1952,47 @@ export interface components {
     };
     ExportEndRecordDto: {
       /**
-       * @description The lines between the manifest and this one.
+       * @description The `file` lines among them; present when the export carries files.
+       * @example 2
+       */
+      files?: number;
+      /**
+       * @description The lines between the manifest and this one: item, file and file-chunk lines.
        * @example 1250
        */
       items: number;
-      /** @description SHA-256 (hex) of those lines, each with its `\n`, in order. */
+      /**
+       * @description SHA-256 (hex) of those lines, each with its `\n`, in order: items and files alike (each
+       *     file's own `sha256` covers its bytes).
+       */
       sha256: string;
       /** @enum {string} */
       type: 'end';
+    } & {
+      [key: string]: unknown;
+    };
+    ExportFileChunkRecordDto: {
+      /**
+       * Format: byte
+       * @description The bytes, base64 (RFC 4648 §4, padded).
+       */
+      data: string;
+      /**
+       * @description The file's id.
+       * @example 665f1c2a9b1e8a0012345678
+       */
+      id: string;
+      /** @example 0 */
+      n: number;
+      /** @enum {string} */
+      type: 'file-chunk';
+    } & {
+      [key: string]: unknown;
+    };
+    ExportFileRecordDto: {
+      file: components['schemas']['ExportedFileDto'];
+      /** @enum {string} */
+      type: 'file';
     } & {
       [key: string]: unknown;
     };
@@ -1977,6 +2024,8 @@ export interface components {
        * @example 1042
        */
       feedPosition: string | null;
+      /** @description Present when the export carries files (`files`): their count and bytes. */
+      files?: components['schemas']['ManifestFilesDto'];
       /**
        * @description The format version: it changes only when a reader of this one would misread a file.
        * @enum {number}
@@ -2001,6 +2050,28 @@ export interface components {
       field: string;
       /** @example acct-42 */
       value: string;
+    };
+    ExportedFileDto: {
+      /** @example image/png */
+      contentType: string;
+      /** Format: date-time */
+      createdAt: string;
+      /** @example 665f1c2a9b1e8a0012345678 */
+      id: string;
+      /** @example avatar.png */
+      name: string;
+      /**
+       * @description The uploader's owner value.
+       * @example auth0|ada
+       */
+      owner: string;
+      /** @description Hex SHA-256 of the bytes. */
+      sha256: string;
+      /**
+       * @description Bytes: the chunk lines that follow carry exactly this many.
+       * @example 52311
+       */
+      size: number;
     };
     FieldErrorDto: {
       /**
@@ -2144,7 +2215,7 @@ export interface components {
     };
     ImportResultLineDto: {
       /**
-       * @description The item written (or, in a dry run, that would be).
+       * @description The item or file written (or, in a dry run, that would be).
        * @example 665f1c2a9b1e8a0012345678
        */
       _id?: string;
@@ -2157,8 +2228,10 @@ export interface components {
        */
       line: number;
       /**
-       * @description 201 created, 200 replaced (an item) or accepted (a manifest, an end); otherwise what the
-       *     same item would have got from POST /data/{collection}.
+       * @description 201 created, 200 replaced (an item, a file) or accepted (a manifest, an end); 202 a file's
+       *     line before its last one (the file's outcome is the last line's: 201, 200 or its failure);
+       *     424 FILE_NOT_IMPORTED a line of a file that failed on an earlier line; otherwise what the
+       *     same item would have got from POST /data/{collection}, or the file from POST /files.
        * @example 201
        */
       status: number;
@@ -2199,6 +2272,12 @@ export interface components {
       dryRun: boolean;
       /** @example 0 */
       failed: number;
+      /**
+       * @description Files whose chunk lines stopped before their last byte (another record or the end of the
+       *     body came first): none of them was stored. Absent when none.
+       * @example 1
+       */
+      incompleteFiles?: number;
       /** @example 1252 */
       lines: number;
       /**
@@ -2274,6 +2353,18 @@ export interface components {
       afterSeconds: number;
       /** @example _createdAt */
       field: string;
+    };
+    ManifestFilesDto: {
+      /**
+       * @description Their bytes.
+       * @example 52311
+       */
+      bytes: number;
+      /**
+       * @description Stored files when the export began (a sub key's: its own).
+       * @example 2
+       */
+      count: number;
     };
     ManifestSchemaDto: {
       /**
@@ -2373,6 +2464,11 @@ export interface components {
       database: string;
       /** @description Why it failed; null otherwise. */
       error: string | null;
+      /**
+       * @description Files whose bytes were copied to the target and whose records point there now.
+       * @example 40
+       */
+      filesCopied: number;
       /** Format: date-time */
       finishedAt: string | null;
       /**
@@ -2523,6 +2619,8 @@ export interface components {
         | 'DUPLICATE_USER'
         | 'PROFILE_EXISTS'
         | 'DUPLICATE_ITEM'
+        | 'FILE_EXISTS'
+        | 'FILE_ID_TAKEN'
         | 'AMBIGUOUS_MATCH'
         | 'NOT_AN_ARRAY'
         | 'WRITE_CONFLICT'
@@ -2538,6 +2636,7 @@ export interface components {
         | 'PRECONDITION_FAILED'
         | 'SCHEMA_VIOLATION'
         | 'IDEMPOTENCY_KEY_REUSED'
+        | 'FILE_NOT_IMPORTED'
         | 'PAYLOAD_TOO_LARGE'
         | 'LINE_TOO_LONG'
         | 'TOO_MANY_LINES'
@@ -5757,7 +5856,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description The account, one record per line (streamed): the manifest, the profile, sub profiles, keys (metadata only), projects, memberships, webhooks (no secret), then the items of every branch by branch, collection and _id (with their branch), then the end over every line between */
+      /** @description The account, one record per line (streamed): the manifest, the profile, sub profiles, keys (metadata only), projects, memberships, webhooks (no secret), files (metadata, not their bytes), then the items of every branch by branch, collection and _id (with their branch), then the end over every line between */
       200: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -5779,6 +5878,7 @@ export interface operations {
             | components['schemas']['AccountProjectRecordDto']
             | components['schemas']['AccountMembershipRecordDto']
             | components['schemas']['AccountWebhookRecordDto']
+            | components['schemas']['AccountFileRecordDto']
             | components['schemas']['ExportItemRecordDto']
             | components['schemas']['ExportEndRecordDto'];
         };
@@ -12096,10 +12196,17 @@ export interface operations {
         /** @description Only these collections (comma-separated names); each must exist. Default: all. */
         collections?: string;
         /**
-         * @description Resume a cut download after this item: `<collection>/<_id>` of the last complete item line
-         *     received. The response holds the items after it (and a new manifest and end).
+         * @description Resume a cut download after this item or file: `<collection>/<_id>` of the last complete
+         *     item line received, or `~files/<id>` of the last file whose chunk lines all came (a file
+         *     cut short is received again whole). The response holds what follows it (and a new manifest
+         *     and end).
          */
         after?: string;
+        /**
+         * @description Whether the namespace's files (a sub key's: its own) follow the items. Default: `true`
+         *     without `collections`, `false` with it (a part of the namespace's items leaves files out).
+         */
+        files?: 'true' | 'false';
         /** @description A sub key's export holds the items whose owner field (this, default `userId`) is its own. */
         authField?: string;
       };
@@ -12131,6 +12238,8 @@ export interface operations {
           'application/x-ndjson':
             | components['schemas']['ExportManifestDto']
             | components['schemas']['ExportItemRecordDto']
+            | components['schemas']['ExportFileRecordDto']
+            | components['schemas']['ExportFileChunkRecordDto']
             | components['schemas']['ExportEndRecordDto'];
         };
       };
@@ -12413,6 +12522,25 @@ export interface operations {
           'Content-Range'?: string;
           /** @description The SHA-256 of the bytes, quoted (strong) */
           ETag?: string;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description RATE_LIMITED: too many requests without a key from this address */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -13822,7 +13950,10 @@ export interface operations {
   importNamespace: {
     parameters: {
       query?: {
-        /** @description `insert`: an item whose `_id` exists is refused (409); `upsert`: it is replaced. */
+        /**
+         * @description `insert`: an item whose `_id` exists is refused (409 DUPLICATE_ITEM), and a file whose id
+         *     exists (409 FILE_EXISTS); `upsert`: it is replaced (a file: deleted, then stored anew).
+         */
         mode?: 'insert' | 'upsert';
         /** @description `true`: nothing is written; each line reports what would happen. */
         dryRun?: 'true' | 'false';
@@ -13846,6 +13977,8 @@ export interface operations {
         'application/x-ndjson':
           | components['schemas']['ImportManifestDto']
           | components['schemas']['ImportItemRecordDto']
+          | components['schemas']['ExportFileRecordDto']
+          | components['schemas']['ExportFileChunkRecordDto']
           | components['schemas']['ExportEndRecordDto'];
       };
     };
@@ -14172,7 +14305,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description The account, one record per line (streamed): the manifest, the profile, sub profiles, keys (metadata only), projects, memberships, webhooks (no secret), then the items of every branch by branch, collection and _id (with their branch), then the end over every line between */
+      /** @description The account, one record per line (streamed): the manifest, the profile, sub profiles, keys (metadata only), projects, memberships, webhooks (no secret), files (metadata, not their bytes), then the items of every branch by branch, collection and _id (with their branch), then the end over every line between */
       200: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -14194,6 +14327,7 @@ export interface operations {
             | components['schemas']['AccountProjectRecordDto']
             | components['schemas']['AccountMembershipRecordDto']
             | components['schemas']['AccountWebhookRecordDto']
+            | components['schemas']['AccountFileRecordDto']
             | components['schemas']['ExportItemRecordDto']
             | components['schemas']['ExportEndRecordDto'];
         };
