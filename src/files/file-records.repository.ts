@@ -91,8 +91,12 @@ export class FileRecordsRepository implements OnModuleInit {
     await this.files.updateOne({ _id: id }, { $set: { heartbeatAt: new Date() } }).exec();
   }
 
-  async markStored(id: string, size: number, sha256: string): Promise<void> {
-    await this.files.updateOne({ _id: id }, { $set: { state: 'stored', size, sha256 } }).exec();
+  /** False when the record is gone (an erasure removed it while the bytes arrived). */
+  async markStored(id: string, size: number, sha256: string): Promise<boolean> {
+    const result = await this.files
+      .updateOne({ _id: id }, { $set: { state: 'stored', size, sha256 } })
+      .exec();
+    return result.matchedCount === 1;
   }
 
   async markDeleting(id: string): Promise<void> {

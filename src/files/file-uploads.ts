@@ -10,12 +10,13 @@ import { TenantPlacements } from '../placement';
 import { FileContents } from './file-contents';
 import { fileChange } from './file-events';
 import { FileRecordsRepository, type FileRecord } from './file-records.repository';
-import { FileQuotaExceededError, UploadAbandonedError } from './files.errors';
+import { FileNotFoundError, FileQuotaExceededError, UploadAbandonedError } from './files.errors';
 import { FileQuotaLedger, type QuotaEntry } from './quota/file-quota.ledger';
 
 /** What an upload carries besides its bytes. */
 export interface UploadInput {
-  name: string;
+  /** Null: a raw body sent without `name`, named by its id. */
+  name: string | null;
   contentType: string;
   body: Readable;
   /** The body's Content-Length (the most the file can be), or null for a chunked body. */
@@ -74,7 +75,8 @@ export class FileUploads {
       id,
       fileId: kept?.id ?? id,
       namespace: namespaceOfPrincipal(principal),
-      name: input.name,
+      // A raw upload without a name is named by its id.
+      name: input.name ?? kept?.id ?? id,
       contentType: input.contentType,
       owner: kept?.owner ?? ownerValueOf(principal),
       location: await this.placements.locate(tenant),
@@ -122,7 +124,12 @@ export class FileUploads {
             end: { outcome: 'stored', settles, size, sha256 },
           });
           if (end === 'over' || end.outcome !== 'stored') throw new UploadAbandonedError();
-          await this.records.markStored(id, size, sha256);
+          if (!(await this.records.markStored(id, size, sha256))) {
+            // Erased while it arrived: its bytes and its count go too.
+            await this.ledger.record(tenant, { file: id, ref: `${id}:gone`, delta: -size });
+            await this.contents.remove(file.location, id);
+            throw new FileNotFoundError(file.fileId);
+          }
           return stored;
         },
         (record) => [fileChange('created', record)],

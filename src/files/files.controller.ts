@@ -18,6 +18,7 @@ import {
   ApiConflictResponse,
   ApiConsumes,
   ApiCreatedResponse,
+  ApiExtension,
   ApiNoContentResponse,
   ApiNotFoundResponse,
   ApiOkResponse,
@@ -28,7 +29,8 @@ import {
 import type { Request, Response } from 'express';
 import { Auth, CurrentPrincipal, type CustomerPrincipal } from '../auth';
 import { ProblemDto, ValidationFailedError } from '../common/errors';
-import { hasBody, type StreamedBody } from '../common/http/body';
+import type { StreamedBody } from '../common/http/body';
+import { REQUEST_BODY_CONTENT } from '../common/http/openapi';
 import { IdempotentWrites } from '../common/idempotency';
 import { ApiKeysetPage, linkNextPage, parseKeysetPage } from '../common/pagination/keyset-page';
 import { APP_CONFIG, type AppConfig } from '../config';
@@ -83,7 +85,8 @@ export class FilesController {
   @ApiQuery({
     name: 'name',
     required: false,
-    description: "The file's name: required with a raw body; overrides a multipart filename",
+    description:
+      "The file's name (a raw body without one is named by its id); overrides a multipart filename",
     schema: {
       type: 'string',
       minLength: 1,
@@ -96,10 +99,22 @@ export class FilesController {
     required: true,
     schema: { type: 'string', format: 'binary' },
   })
+  @ApiExtension(REQUEST_BODY_CONTENT, {
+    'application/octet-stream': { schema: { type: 'string', format: 'binary' } },
+    'multipart/form-data': {
+      schema: {
+        type: 'object',
+        properties: {
+          file: { type: 'string', format: 'binary', description: 'The one file part' },
+        },
+        required: ['file'],
+      },
+    },
+  })
   @ApiCreatedResponse({ type: FileDto, description: 'Stored; Location names it' })
   @ApiBadRequestResponse({
     type: ProblemDto,
-    description: 'No name, a bad name or type, or a multipart body without one file part',
+    description: 'A bad name or type, or a multipart body without exactly one file part',
   })
   @ApiConflictResponse({
     type: ProblemDto,
@@ -117,8 +132,6 @@ export class FilesController {
   ): Promise<FileDto> {
     if (name !== undefined && typeof name !== 'string')
       throw new ValidationFailedError([{ field: 'name', message: 'must be one string' }]);
-    if (!hasBody(req))
-      throw new ValidationFailedError([{ field: 'body', message: 'is required: the file' }]);
     const { maxBytes } = this.config.files;
     const input = await uploadOf(
       req,
@@ -171,6 +184,9 @@ export class FilesController {
       order: 'files are listed in upload order',
     });
     const { name, contentType } = page.params;
+    for (const [field, value] of Object.entries({ name, contentType }))
+      if (value !== undefined && value.length > 255)
+        throw new ValidationFailedError([{ field, message: 'must be at most 255 characters' }]);
     const { files, more } = await this.files.list(principal, {
       limit: page.limit,
       ...(page.after !== undefined ? { after: page.after } : {}),

@@ -46,10 +46,8 @@ export function uploadOf(
   if (!req.is('multipart/form-data')) {
     const length = declaredLength(req);
     if (length !== null && length > maxBytes) throw new PayloadTooLargeError(maxBytes);
-    if (name === undefined)
-      throw new ValidationFailedError([{ field: 'name', message: 'is required for a raw body' }]);
     return Promise.resolve({
-      name: checkName(name, 'name'),
+      name: name === undefined ? null : checkName(name, 'name'),
       contentType: checkType(req.headers['content-type'], 'Content-Type'),
       body: req,
       declaredBytes: length,

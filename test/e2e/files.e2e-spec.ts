@@ -217,4 +217,31 @@ describe('files', () => {
     const seen = (subFeed.body.events ?? subFeed.body) as { key: string }[];
     expect(seen.map((e) => e.key)).toEqual([subs.id]);
   });
+
+  it('names a raw upload sent without a name by its id', async () => {
+    const user = await createUser(t);
+    const res = await t
+      .http()
+      .post('/files')
+      .set('X-Api-Key', user.apiKey)
+      .set('Content-Type', 'application/octet-stream')
+      .send(Buffer.from('nameless'))
+      .expect(201);
+    expect(res.body.name).toBe(res.body.id);
+  });
+
+  it('stores an empty raw body as an empty file', async () => {
+    const user = await createUser(t);
+    const res = await t
+      .http()
+      .post('/files')
+      .query({ name: 'empty.txt' })
+      .set('X-Api-Key', user.apiKey)
+      .set('Content-Type', 'text/plain')
+      .expect(201);
+    expect(res.body).toMatchObject({ size: 0, sha256: sha256(Buffer.alloc(0)) });
+    const got = await download(user, `/files/${res.body.id}/content`).expect(200);
+    expect((got.body as Buffer).length).toBe(0);
+    expect(got.headers['content-length']).toBe('0');
+  });
 });

@@ -223,10 +223,15 @@ export class OpenApiResponseValidator {
       if (hasBody) findings.push(`${where}: sends a body (${contentType}), none documented`);
       return findings;
     }
-    if (!hasBody) {
+    // Bytes may be none at all (an empty file).
+    const binary = Object.values(content).some(
+      (media) => (media.schema as { format?: string } | undefined)?.format === 'binary',
+    );
+    if (!hasBody && !binary) {
       findings.push(`${where}: sends no body, documented: ${Object.keys(content).join(', ')}`);
       return findings;
     }
+    if (!hasBody) return findings;
     // A download documents `*/*`: any type, the file's own.
     const documentedType = contentType && content[contentType] ? contentType : '*/*';
     if (!contentType || !content[documentedType]) {

@@ -56,7 +56,7 @@ const COLLECTION_RULES = [
 const RUNS: readonly PrincipalRun[] = [
   {
     kind: 'team',
-    paths: '^/(project|data|events|me|export|import)(/|$)',
+    paths: '^/(project|data|events|me|export|import|files|file-links)(/|$)',
     // An event stream never ends by itself: tested end to end (events.e2e-spec.ts). An account
     // is exported by its user's root key only.
     notOperations: ['streamEvents', 'exportMyAccount'],
@@ -64,7 +64,7 @@ const RUNS: readonly PrincipalRun[] = [
   },
   {
     kind: 'sub',
-    paths: '^/(profile|profiles|data|events|me|export|import)(/|$)',
+    paths: '^/(profile|profiles|data|events|me|export|import|files|file-links)(/|$)',
     // Sub profiles are created and deleted, accounts erased and exported, indexes and
     // collection statistics read, and collection rules (schema, expiry) kept, by root and team
     // keys only.
@@ -84,7 +84,8 @@ const RUNS: readonly PrincipalRun[] = [
   },
   {
     kind: 'root',
-    paths: '^/(profile|profiles|project|data|api-keys|teams|events|me|export|import)(/|$)',
+    paths:
+      '^/(profile|profiles|project|data|api-keys|teams|events|me|export|import|files|file-links)(/|$)',
     // Collection rules are the team run's to fuzz (it runs first, in a namespace of its own): a
     // schema or an expiry fuzzed onto the seeded collections would refuse or hide every item the
     // root run writes and reads after it.

@@ -92,6 +92,25 @@ export function operations(document: OpenAPIObject): [string, string, Operation]
   ) as [string, string, Operation][];
 }
 
+/**
+ * The extension an operation carries when its body differs by media type (a file upload: the
+ * bytes, or a multipart form with a file part): the content map that replaces the one Nest
+ * writes, which gives every consumed type one schema.
+ */
+export const REQUEST_BODY_CONTENT = 'x-request-body-content';
+
+/** Puts each operation's REQUEST_BODY_CONTENT in its request body. */
+export function applyRequestBodyContent(document: OpenAPIObject): void {
+  for (const [, , operation] of operations(document)) {
+    const marked = operation as unknown as Record<string, unknown>;
+    const content = marked[REQUEST_BODY_CONTENT] as Record<string, unknown> | undefined;
+    if (!content) continue;
+    delete marked[REQUEST_BODY_CONTENT];
+    const body = operation.requestBody as { content?: unknown } | undefined;
+    if (body) body.content = content;
+  }
+}
+
 export function takesBranch(operation: Operation): boolean {
   return (operation.parameters ?? []).some(
     (p) => 'name' in p && p.in === 'header' && p.name === BRANCH_HEADER,

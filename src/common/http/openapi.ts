@@ -9,6 +9,7 @@ import { addStandardProblems, addStandardResponses } from './openapi-problems';
 import { addIdempotencyKeys } from '../idempotency/idempotency.openapi';
 import {
   API_KEY_SCHEME,
+  applyRequestBodyContent,
   AUTH_HEADERS_FIRST,
   BEARER_SCHEME,
   BRANCH_HEADER,
@@ -24,6 +25,7 @@ import {
 
 export {
   API_KEY_SCHEME,
+  REQUEST_BODY_CONTENT,
   AUTH_HEADERS_FIRST,
   BEARER_SCHEME,
   BRANCH_HEADER,
@@ -204,6 +206,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     operationIdFactory: (_controllerKey: string, methodKey: string) => methodKey,
   });
   listAuthHeadersFirst(document);
+  applyRequestBodyContent(document);
   addConditionalRequests(document);
   addStandardProblems(document);
   addIdempotencyKeys(document);

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Namespace } from '../../common/tenancy/namespace';
-import { FileContents, FileRecordsRepository, type FileRecord } from '../../files';
+import { FileContents, FileDto, FileRecordsRepository, type FileRecord } from '../../files';
 import {
   FILE_CHUNK_BYTES,
   type ExportedFile,
@@ -17,16 +17,9 @@ export interface FileExportLine {
   file: boolean;
 }
 
+/** A file as its export line carries it: the JSON GET /files/{id} answers. */
 function exported(file: FileRecord): ExportedFile {
-  return {
-    id: file.fileId,
-    name: file.name,
-    contentType: file.contentType,
-    size: file.size,
-    sha256: file.sha256 ?? '',
-    createdAt: file.createdAt.toISOString(),
-    owner: file.owner,
-  };
+  return { ...FileDto.from(file) };
 }
 
 /**
