@@ -108,6 +108,7 @@ export class FilesController {
           file: { type: 'string', format: 'binary', description: 'The one file part' },
         },
         required: ['file'],
+        additionalProperties: false,
       },
     },
   })

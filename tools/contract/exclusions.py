@@ -352,6 +352,17 @@ EXCLUSIONS: tuple[Exclusion, ...] = (
         "name (the document is the same for every deployment).",
     ),
     Exclusion(
+        name="link-within-the-deployment-maximum",
+        operations=("POST /files/{id}/links",),
+        status=400,
+        code="VALIDATION_FAILED",
+        field=r"^expiresInSeconds$",
+        message=r"^must not exceed FILE_LINK_MAX_SECONDS \(\d+\)$",
+        reason="A signed link lives at most FILE_LINK_MAX_SECONDS, which is configuration; the "
+        "document states the largest value any deployment may allow (the document is the same "
+        "for every deployment).",
+    ),
+    Exclusion(
         name="expiry-within-the-deployment-maximum",
         operations=("PUT /data/{collection}/expiry",),
         status=400,

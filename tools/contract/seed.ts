@@ -47,6 +47,20 @@ async function call(
   return { status: res.status, body: text ? (JSON.parse(text) as unknown) : undefined };
 }
 
+/** Uploads a small text file as `key` (a raw body): its id, for the fuzzer to address. */
+async function uploadFile(url: string, key: string, name: string): Promise<string> {
+  const res = await fetch(`${url}/files?name=${encodeURIComponent(name)}`, {
+    method: 'POST',
+    headers: { 'X-Api-Key': key, 'Content-Type': 'text/plain' },
+    body: `contract file ${name}`,
+    signal: AbortSignal.timeout(15_000),
+  });
+  const body = (await res.json()) as { id?: string };
+  if (res.status !== 201 || typeof body.id !== 'string')
+    throw new Error(`setup: POST /files answered ${res.status}: ${JSON.stringify(body)}`);
+  return body.id;
+}
+
 /** The call must succeed; the setup is not what is under test, so any failure stops the run. */
 async function expectOk<T>(
   url: string,
@@ -75,7 +89,7 @@ interface IssuedKey {
 export async function seed(
   url: string,
   operatorKey: string,
-): Promise<{ principals: Principals; teamId: string }> {
+): Promise<{ principals: Principals; teamId: string; fileIds: string[] }> {
   const { subject, email, clientId, accountId, collection, indexedField, itemIds } = SEED;
   const root = (
     await expectOk<IssuedKey>(url, operatorKey, 'POST', '/admin/users', { email, subject })
@@ -125,5 +139,11 @@ export async function seed(
   await expectOk(url, sub, 'POST', `/data/${collection}`, {
     item: { _id: itemIds.sub, text: 'mine', [indexedField]: 2 },
   });
-  return { principals: { operator: operatorKey, root, team, sub }, teamId };
+  // A file of each: ids only the server makes, passed to the fuzzer like the team id.
+  const fileIds = [
+    await uploadFile(url, root, 'root.txt'),
+    await uploadFile(url, team, 'team.txt'),
+    await uploadFile(url, sub, 'sub.txt'),
+  ];
+  return { principals: { operator: operatorKey, root, team, sub }, teamId, fileIds };
 }
