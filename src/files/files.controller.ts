@@ -56,6 +56,26 @@ export function filesBody(config: AppConfig): StreamedBody {
   };
 }
 
+/** The most of a refused upload's body that is read to its end rather than cut off. */
+const DRAIN_MAX_BYTES = 1024 * 1024;
+
+/**
+ * What becomes of the rest of a refused upload's body. A small one (Content-Length up to
+ * DRAIN_MAX_BYTES) is read and dropped, so that the client, still sending, gets the answer
+ * rather than a reset connection; a larger or chunked one is cut off with the answer.
+ */
+function leaveBody(req: Request, res: Response): void {
+  const length = Number(req.headers['content-length'] ?? Number.NaN);
+  if (Number.isFinite(length) && length <= DRAIN_MAX_BYTES) {
+    req.unpipe();
+    req.resume();
+    return;
+  }
+  res.once('finish', () => {
+    if (!req.complete) req.socket?.destroy();
+  });
+}
+
 /**
  * Files of the caller's namespace in the request branch (docs/files.md). Root and team keys see
  * every file of the namespace; a sub key only those it uploaded (another owner's is a 404).
@@ -143,10 +163,7 @@ export class FilesController {
     try {
       stored = await this.uploads.upload(principal, input);
     } catch (error) {
-      // The rest of the body is not read: the connection goes with the answer.
-      res.once('finish', () => {
-        if (!req.complete) req.socket?.destroy();
-      });
+      leaveBody(req, res);
       if (error instanceof FileTooLargeError) throw new PayloadTooLargeError(maxBytes);
       throw error;
     }
