@@ -12747,7 +12747,7 @@ export interface operations {
   uploadFile: {
     parameters: {
       query?: {
-        /** @description The file's name: required with a raw body; overrides a multipart filename */
+        /** @description The file's name (a raw body without one is named by its id); overrides a multipart filename */
         name?: string;
       };
       header?: {
@@ -12768,7 +12768,13 @@ export interface operations {
     requestBody: {
       content: {
         'application/octet-stream': string;
-        'multipart/form-data': string;
+        'multipart/form-data': {
+          /**
+           * Format: binary
+           * @description The one file part
+           */
+          file: string;
+        };
       };
     };
     responses: {
@@ -12791,7 +12797,7 @@ export interface operations {
           'application/json': components['schemas']['FileDto'];
         };
       };
-      /** @description No name, a bad name or type, or a multipart body without one file part; INVALID_BRANCH: X-Branch is not a valid branch name; INVALID_IDEMPOTENCY_KEY: Idempotency-Key is malformed */
+      /** @description A bad name or type, or a multipart body without exactly one file part; INVALID_BRANCH: X-Branch is not a valid branch name; INVALID_IDEMPOTENCY_KEY: Idempotency-Key is malformed */
       400: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
