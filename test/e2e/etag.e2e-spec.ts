@@ -562,8 +562,10 @@ describe('the OpenAPI document', () => {
     ];
     // Writes by filter answer one item (with its tag) or, with multi, counts (without one).
     const selective = ['deleteDataItems', 'updateDataItems'];
-    expect(named(ops, takes('If-None-Match'))).toEqual(reads);
-    expect(named(ops, (op) => '304' in op.responses)).toEqual(reads);
+    // File downloads: their ETag is the bytes' SHA-256 (If-None-Match → 304), never a revision.
+    const downloads = ['downloadByLink', 'downloadFile'];
+    expect(named(ops, takes('If-None-Match'))).toEqual([...downloads, ...reads]);
+    expect(named(ops, (op) => '304' in op.responses)).toEqual([...downloads, ...reads]);
     expect(named(ops, takes('If-Match'))).toEqual(writes);
     expect(named(ops, (op) => '412' in op.responses)).toEqual(writes);
     const tagged = (op: Operation) => op.responses['200']?.headers?.ETag?.required === true;
