@@ -125,13 +125,6 @@ export class FileContents {
     await db.collection(`${FILE_BUCKET}.chunks`).deleteMany({ files_id: filesId });
   }
 
-  /** How many chunks of a file are stored (tests and sweeps: whether anything is left). */
-  async chunkCount(location: FileRecord['location'], id: string): Promise<number> {
-    return this.database(location)
-      .collection(`${FILE_BUCKET}.chunks`)
-      .countDocuments({ files_id: new ObjectId(id) });
-  }
-
   /** Copies a file's bytes to another location, as they are (a tenant move). */
   async copy(from: FileRecord['location'], to: FileRecord['location'], id: string): Promise<void> {
     const filesId = new ObjectId(id);

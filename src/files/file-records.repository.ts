@@ -215,9 +215,4 @@ export class FileRecordsRepository implements OnModuleInit {
     }
     return totals;
   }
-
-  /** Stored files of a namespace and their bytes (the account export, GET /me). */
-  async countStored(namespace: Namespace): Promise<number> {
-    return this.files.countDocuments({ ...namespaceFilter(namespace), state: 'stored' }).exec();
-  }
 }

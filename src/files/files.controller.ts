@@ -28,7 +28,7 @@ import {
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { Auth, CurrentPrincipal, type CustomerPrincipal } from '../auth';
-import { ProblemDto, ValidationFailedError } from '../common/errors';
+import { PayloadTooLargeError, ProblemDto, ValidationFailedError } from '../common/errors';
 import type { StreamedBody } from '../common/http/body';
 import { REQUEST_BODY_CONTENT } from '../common/http/openapi';
 import { IdempotentWrites } from '../common/idempotency';
@@ -41,7 +41,6 @@ import { sendFile } from './file-download';
 import { FileUploads } from './file-uploads';
 import { FilesService } from './files.service';
 import { checkName, MULTIPART_OVERHEAD_BYTES, uploadOf } from './upload-body';
-import { PayloadTooLargeError } from '../common/errors';
 
 const FILE_ID = /^[0-9a-f]{24}$/;
 

@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty } from '@nestjs/swagger';
 import { IsInt, Max, Min } from 'class-validator';
 import type { FileRecord } from '../file-records.repository';
 
@@ -63,12 +63,4 @@ export class FileLinkDto {
 
   @ApiProperty({ type: String, format: 'date-time' })
   expiresAt!: string;
-}
-
-export class FileListQueryDto {
-  @ApiPropertyOptional({ description: 'Files whose name starts with this', maxLength: 255 })
-  name?: string;
-
-  @ApiPropertyOptional({ description: 'Files of exactly this type', example: 'image/png' })
-  contentType?: string;
 }
