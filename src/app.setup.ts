@@ -8,6 +8,7 @@ import { bodyMiddleware } from './common/http/body';
 import { corsMiddleware, type CorsOrigins } from './common/http/cors';
 import { createLogger, PinoLoggerService, requestIdOf, requestLogger } from './common/http/logger';
 import { buildOpenApiDocument } from './common/http/openapi';
+import { serveConsole } from './common/http/console-ui';
 import { serveSwaggerUi } from './common/http/swagger-ui';
 import { queryKeyGuard } from './common/http/query-keys';
 import { concretePathMethods } from './common/http/concrete-path-methods';
@@ -87,20 +88,26 @@ export function configureApp(
     });
     serveSwaggerUi(http, { path: '/docs', documentPath: '/docs-json', title: 'API docs' });
   }
+  // The web console (dist/console, built by `npm run build`); CONSOLE_ENABLED=false: 404.
+  if (config.consoleEnabled && !serveConsole(http))
+    logger.warn('CONSOLE_ENABLED is on but dist/console is missing: run npm run build');
   return app;
 }
 
-/** Swagger UI's page and static assets: the same for everyone, so caches may keep them. */
-const DOCS_UI_PATH = /^\/docs(\/|$)/;
+/**
+ * Swagger UI's page and static assets, and the console's: the same for everyone, so caches may
+ * keep them (the console sets its own Cache-Control).
+ */
+const STATIC_UI_PATH = /^\/(docs|console)(\/|$)/;
 
 /**
- * `Cache-Control: no-store` on every response but the Swagger UI (/docs and its assets): API
- * responses, errors included, carry tenant data or key material that no browser or shared cache
+ * `Cache-Control: no-store` on every response but the Swagger UI (/docs and its assets) and the
+ * console (/console): API responses, errors included, carry tenant data or key material that no browser or shared cache
  * may keep. The OpenAPI document (/docs-json, /docs-yaml) is an API response like the others. Set
  * before routing, so a handler can still replace it or add its own ETag.
  */
 function noStore(req: Request, res: Response, next: NextFunction): void {
-  if (!DOCS_UI_PATH.test(req.path)) res.setHeader('Cache-Control', 'no-store');
+  if (!STATIC_UI_PATH.test(req.path)) res.setHeader('Cache-Control', 'no-store');
   next();
 }
 

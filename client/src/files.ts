@@ -79,7 +79,7 @@ export async function uploadFile(
     new Request(url, {
       method: 'POST',
       headers,
-      ...(whole ? { body: source } : { body: streamOf(source), duplex: 'half' }),
+      ...(whole ? { body: wholeBody(source) } : { body: streamOf(source), duplex: 'half' }),
       ...(options.signal ? { signal: options.signal } : {}),
     }),
   );
@@ -87,6 +87,18 @@ export async function uploadFile(
   const body: unknown = await response.json();
   if (!isFileInfo(body)) throw new Error('The answer to POST /files is not a file.');
   return body;
+}
+
+/**
+ * A Blob as it is; bytes as a view of their ArrayBuffer (no copy), which is what a browser's fetch
+ * takes as a body (a view of a SharedArrayBuffer is copied).
+ */
+function wholeBody(source: Blob | Uint8Array): Blob | Uint8Array<ArrayBuffer> {
+  if (source instanceof Blob) return source;
+  const { buffer } = source;
+  return buffer instanceof ArrayBuffer
+    ? new Uint8Array(buffer, source.byteOffset, source.byteLength)
+    : source.slice();
 }
 
 /**

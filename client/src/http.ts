@@ -17,14 +17,20 @@ export interface ApiClientOptions {
    * out for a key bound to a branch: the key's own branch applies, and a different one is a 403.
    */
   branch?: string;
+  /**
+   * The team a member's root key acts for, sent as `X-Team` on every request (team resources
+   * then answer for that team). Leave it out to act as the key's own owner.
+   */
+  team?: string;
   /** A fetch implementation other than the global one (tests, instrumentation). */
   fetch?: ClientOptions['fetch'];
 }
 
-/** The headers every request sends: the key and, when given, the branch. */
+/** The headers every request sends: the key and, when given, the branch and the team. */
 export function apiHeaders(options: ApiClientOptions): Record<string, string> {
   const headers: Record<string, string> = { 'X-Api-Key': options.apiKey };
   if (options.branch !== undefined) headers['X-Branch'] = options.branch;
+  if (options.team !== undefined && options.team !== '') headers['X-Team'] = options.team;
   return headers;
 }
 

@@ -11,6 +11,8 @@ export interface AppConfig {
   trustProxy: boolean;
   /** SWAGGER_ENABLED: whether /docs, /docs-json and /docs-yaml are served. */
   swaggerEnabled: boolean;
+  /** CONSOLE_ENABLED: whether the web console is served at /console. */
+  consoleEnabled: boolean;
   /** SYNC_INDEXES: create missing indexes at start (production builds none implicitly). */
   syncIndexes: boolean;
   /** CORS_ORIGINS: '*', or the allowed origins; [] = CORS off. */
@@ -195,6 +197,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     logLevel: runtime.LOG_LEVEL,
     trustProxy: runtime.TRUST_PROXY,
     swaggerEnabled: runtime.SWAGGER_ENABLED,
+    consoleEnabled: runtime.CONSOLE_ENABLED,
     syncIndexes: runtime.SYNC_INDEXES,
     corsOrigins:
       runtime.CORS_ORIGINS === '*'

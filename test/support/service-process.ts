@@ -12,12 +12,16 @@ import { testDatabaseUri, TEST_ADMIN_KEY } from './app';
 const ROOT = resolve(__dirname, '..', '..');
 export const MAIN = join(ROOT, 'dist', 'main.js');
 
-function newestMtime(dir: string): number {
+/** The newest modification time of the files under `dir` that `counts` (default: `.ts` files). */
+export function newestMtime(
+  dir: string,
+  counts: (name: string) => boolean = (name) => name.endsWith('.ts'),
+): number {
   let newest = 0;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) newest = Math.max(newest, newestMtime(path));
-    else if (entry.name.endsWith('.ts')) newest = Math.max(newest, statSync(path).mtimeMs);
+    if (entry.isDirectory()) newest = Math.max(newest, newestMtime(path, counts));
+    else if (counts(entry.name)) newest = Math.max(newest, statSync(path).mtimeMs);
   }
   return newest;
 }

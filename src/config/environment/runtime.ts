@@ -35,6 +35,12 @@ export class RuntimeVariables {
   )
   SWAGGER_ENABLED = true;
 
+  /** Serve the web console (/console): static assets that call the public API with the user's key. */
+  @Transform(
+    ({ value }: { value: unknown }) => value !== false && value !== 'false' && value !== '0',
+  )
+  CONSOLE_ENABLED = true;
+
   /**
    * Create missing indexes of the service's own collections at start. Outside production mongoose
    * builds them as models load; in production only this step (or `npm run db:sync-indexes`) does.
