@@ -6,6 +6,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { createTestApp, type TestApp } from './app';
 import { newestMtime } from './service-process';
 
+
 /**
  * The console in a real browser: Debian's Chromium (CHROMIUM_PATH for another build) driven by
  * playwright-core, against the application with the console as `npm run build` makes it
@@ -109,7 +110,7 @@ export async function startConsole(
 
 /** Signs in with `apiKey` on the sign-in form and waits for the console's navigation. */
 export async function signIn(page: Page, apiKey: string): Promise<void> {
-  await page.getByLabel('API key').fill(apiKey);
+  await page.getByLabel('API key', { exact: true }).fill(apiKey);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('navigation', { name: 'Views' }).waitFor();
 }
