@@ -6,7 +6,6 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { createTestApp, type TestApp } from './app';
 import { newestMtime } from './service-process';
 
-
 /**
  * The console in a real browser: Debian's Chromium (CHROMIUM_PATH for another build) driven by
  * playwright-core, against the application with the console as `npm run build` makes it
