@@ -9,6 +9,8 @@ export interface AppConfig {
   host: string;
   logLevel: RuntimeVariables['LOG_LEVEL'];
   trustProxy: boolean;
+  /** HEAP_GROWTH_PERCENT: the heap's growth over its live size between full collections (0: V8's). */
+  heapGrowthPercent: number;
   /** SWAGGER_ENABLED: whether /docs, /docs-json and /docs-yaml are served. */
   swaggerEnabled: boolean;
   /** CONSOLE_ENABLED: whether the web console is served at /console. */
@@ -196,6 +198,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     host: runtime.HOST,
     logLevel: runtime.LOG_LEVEL,
     trustProxy: runtime.TRUST_PROXY,
+    heapGrowthPercent: runtime.HEAP_GROWTH_PERCENT,
     swaggerEnabled: runtime.SWAGGER_ENABLED,
     consoleEnabled: runtime.CONSOLE_ENABLED,
     syncIndexes: runtime.SYNC_INDEXES,

@@ -21,6 +21,16 @@ export class RuntimeVariables {
   @Transform(({ value }: { value: unknown }) => value === true || value === 'true' || value === '1')
   TRUST_PROXY = false;
 
+  /**
+   * How far the JavaScript heap may grow over its live size before a full collection, in percent
+   * (src/common/memory/heap-growth.ts); 0 leaves it to V8 (up to 4× on a small heap).
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(1000)
+  HEAP_GROWTH_PERCENT = 20;
+
   /** Browser origins allowed to call the API (CORS): `*` or a comma-separated list; unset = off. */
   @IsOptional()
   @Matches(/^(\*|https?:\/\/[^\s,/]+(\s*,\s*https?:\/\/[^\s,/]+)*)$/, {
