@@ -63,7 +63,7 @@ export class AppModule {
             // RATE_LIMIT_STORE: in the database, one budget per key shared by every instance.
             storage:
               config.limits.rateLimitStore === 'mongo'
-                ? MongoFixedWindowThrottlerStorage.on(connection)
+                ? MongoFixedWindowThrottlerStorage.on(connection, config.limits.rateLimitChunk)
                 : new FixedWindowThrottlerStorage(),
             // One budget per key across all routes (the default key is per key *and* route).
             generateKey: (_context, tracker) => tracker,

@@ -9,7 +9,6 @@ export interface AppConfig {
   host: string;
   logLevel: RuntimeVariables['LOG_LEVEL'];
   trustProxy: boolean;
-  /** HEAP_GROWTH_PERCENT: the heap's growth over its live size between full collections (0: V8's). */
   heapGrowthPercent: number;
   /** SWAGGER_ENABLED: whether /docs, /docs-json and /docs-yaml are served. */
   swaggerEnabled: boolean;
@@ -102,8 +101,9 @@ export interface AppConfig {
     bodyBytes: number;
     rateLimitMax: number;
     rateLimitWindowMs: number;
-    /** RATE_LIMIT_STORE, resolved: mongo when NODE_ENV=production unless set. */
+    /** RATE_LIMIT_STORE (resolved: mongo in production unless set) and RATE_LIMIT_CHUNK. */
     rateLimitStore: 'mongo' | 'memory';
+    rateLimitChunk: number;
     /** Failed authentications per client address per window, counted in the database. */
     authFailureMax: number;
     authFailureWindowMs: number;
@@ -272,6 +272,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       rateLimitWindowMs: limits.RATE_LIMIT_WINDOW_MS,
       rateLimitStore:
         limits.RATE_LIMIT_STORE ?? (runtime.NODE_ENV === 'production' ? 'mongo' : 'memory'),
+      rateLimitChunk: limits.RATE_LIMIT_CHUNK,
       authFailureMax: auth.AUTH_FAILURE_MAX,
       authFailureWindowMs: auth.AUTH_FAILURE_WINDOW_MS,
       authFailureLookupIntervalMs: auth.AUTH_FAILURE_LOOKUP_INTERVAL_MS,

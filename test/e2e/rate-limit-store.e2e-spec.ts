@@ -179,6 +179,63 @@ it('tries a slot again after an insert failed, so a failure leaves no gap', asyn
   expect((await flaky.increment('key:flaky', WINDOW_MS, 3)).isBlocked).toBe(true);
 });
 
+describe('claiming slots ahead (RATE_LIMIT_CHUNK)', () => {
+  const chunked = (chunk: number) => new MongoFixedWindowThrottlerStorage(() => hits, chunk);
+
+  it('inserts a chunk of slots at once; the requests that follow take them without a command', async () => {
+    const s = chunked(10);
+    const costs: string[][] = [];
+    const totals: number[] = [];
+    for (let i = 0; i < 11; i += 1)
+      costs.push(
+        await commandsOf(async () =>
+          totals.push((await s.increment('key:ahead', WINDOW_MS, 1000)).totalHits),
+        ),
+      );
+    expect(costs[0]).toEqual(['find', 'insert']);
+    expect(costs.slice(1, 10)).toEqual(Array.from({ length: 9 }, () => []));
+    expect(costs[10]).toEqual(['insert']);
+    expect(totals).toEqual(Array.from({ length: 11 }, (_, i) => i + 1));
+    // The slots claimed ahead are real documents: another instance counts them.
+    expect(await countOf('key:ahead')).toBe(20);
+    expect((await store().increment('key:ahead', WINDOW_MS, 1000)).totalHits).toBe(21);
+  });
+
+  it('claims at most a sixteenth of the limit ahead', async () => {
+    const s = chunked(100);
+    await s.increment('key:small', WINDOW_MS, 48);
+    expect(await countOf('key:small')).toBe(3);
+    await chunked(100).increment('key:tiny', WINDOW_MS, 15);
+    expect(await countOf('key:tiny')).toBe(1);
+  });
+
+  it('never admits more than the limit across two instances claiming ahead', async () => {
+    const [a, b] = [chunked(8), chunked(8)];
+    const results = await Promise.all(
+      Array.from({ length: 400 }, (_, i) =>
+        (i % 2 === 0 ? a : b).increment('key:ahead-race', WINDOW_MS, 160),
+      ),
+    );
+    const admitted = results.filter((r) => !r.isBlocked);
+    // Each instance had requests enough to use every slot it claimed: exactly the limit.
+    expect(admitted.map((r) => r.totalHits).sort((x, y) => x - y)).toEqual(
+      Array.from({ length: 160 }, (_, i) => i + 1),
+    );
+    expect(await countOf('key:ahead-race')).toBe(160);
+  });
+
+  it('leaves at most chunk − 1 slots unused on an instance when its requests stop', async () => {
+    const [a, b] = [chunked(8), chunked(8)];
+    expect((await a.increment('key:unused', WINDOW_MS, 160)).isBlocked).toBe(false);
+    const results = await Promise.all(
+      Array.from({ length: 200 }, () => b.increment('key:unused', WINDOW_MS, 160)),
+    );
+    // a holds 7 slots it claimed ahead and never used: b gets the other 152.
+    expect(results.filter((r) => !r.isBlocked)).toHaveLength(152);
+    expect(await countOf('key:unused')).toBe(160);
+  });
+});
+
 it('sweeps once per window per instance', async () => {
   const s = store();
   const before = commands.length;

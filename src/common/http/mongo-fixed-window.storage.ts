@@ -66,8 +66,19 @@ class KeyWindow {
   reading: Promise<void> | undefined;
   /** The concurrent requests of this process, claimed together (see claimBatch). */
   claims: GroupCommit<null, number | null | Alone> | undefined;
+  /**
+   * Slots this process inserted ahead and has not handed out yet: `[reservedFrom, reservedTo)`.
+   * They are this instance's alone, so a request takes one without a command.
+   */
+  reservedFrom = 0;
+  reservedTo = 0;
 
   constructor(readonly start: number) {}
+
+  /** The next slot claimed ahead, if one is left. */
+  takeReserved(): number | undefined {
+    return this.reservedFrom < this.reservedTo ? this.reservedFrom++ : undefined;
+  }
 }
 
 /** A request a batch could not place: it claims its slot on its own (claimSlot). */
@@ -85,10 +96,15 @@ const BATCH_MAX = 100;
  * where `$inc` would lose updates (FerretDB).
  *
  * Cost per request, in database commands: the first request of a key in a window on an instance
- * reads the key's highest slot (on MongoDB an `_id` index seek), then inserts the next one; later requests
- * insert only, the process counting on from what it read (1 command). Requests of one key that
- * arrive while an insert of it runs are claimed together in the next one (group commit: the
- * slots after the last, in one ordered insert), so N concurrent requests cost about one command.
+ * reads the key's highest slot (on MongoDB an `_id` index seek), then inserts the next ones; later
+ * requests insert only, the process counting on from what it read. An insert claims `chunk`
+ * slots ahead (RATE_LIMIT_CHUNK, at most a sixteenth of the limit): its documents are real slots,
+ * so other instances count them, and the requests that follow take the slots left without a
+ * command until they run out, so one insert admits `chunk` requests. The limit is never exceeded;
+ * when a window ends an instance may leave at most `chunk` − 1 of its slots unused. Requests of
+ * one key that arrive while an insert of it runs are claimed together in the next one (group
+ * commit: the slots after the last, in one ordered insert), so N concurrent requests cost about
+ * one command.
  * When another instance took a slot an insert tried, the insert is refused (the slots before it
  * are this instance's, the ones after it were not tried), and from then on the instance reads
  * before each insert for the rest of that window, one request at a time (2 commands). A request
@@ -102,16 +118,22 @@ export class MongoFixedWindowThrottlerStorage implements ThrottlerStorage {
   /** Start of the last window this process swept for, so it sweeps once per window. */
   private sweptForWindow = -1;
 
-  /** `hits` is a function: the connection's database is there only once it is open. */
-  constructor(private readonly hits: () => Collection<RateLimitHit>) {}
+  /**
+   * `hits` is a function: the connection's database is there only once it is open. `chunk`: the
+   * slots one insert claims ahead (1: one per request).
+   */
+  constructor(
+    private readonly hits: () => Collection<RateLimitHit>,
+    private readonly chunk = 1,
+  ) {}
 
   /** The store in the database of a mongoose connection. */
-  static on(connection: Connection): MongoFixedWindowThrottlerStorage {
+  static on(connection: Connection, chunk = 1): MongoFixedWindowThrottlerStorage {
     return new MongoFixedWindowThrottlerStorage(() => {
       const db = connection.db;
       if (!db) throw new Error('database connection is not open');
       return db.collection<RateLimitHit>(RATE_LIMIT_COLLECTION);
-    });
+    }, chunk);
   }
 
   async increment(key: string, ttl: number, limit: number): Promise<ThrottlerStorageRecord> {
@@ -123,7 +145,8 @@ export class MongoFixedWindowThrottlerStorage implements ThrottlerStorage {
       (requests) => this.claimBatch(key, keyWindow, limit, requests.length),
       { max: BATCH_MAX, failsQueued: isDatabaseUnavailable },
     );
-    const claimed = keyWindow.contended ? ALONE : await keyWindow.claims.add(null);
+    const claimed =
+      keyWindow.takeReserved() ?? (keyWindow.contended ? ALONE : await keyWindow.claims.add(null));
     const slot =
       claimed === ALONE ? await claimSlot(this.space(key, keyWindow, limit), limit) : claimed;
     const timeToExpire = secondsUntil(window.end, now);
@@ -138,11 +161,29 @@ export class MongoFixedWindowThrottlerStorage implements ThrottlerStorage {
   }
 
   /**
-   * The next `count` slots for as many concurrent requests, in one ordered insert: a slot for
-   * each request that fits below the limit (null for the others). If another instance took one
-   * of them, the ones inserted before it are this instance's, and the requests left claim alone.
+   * The next `count` slots for as many concurrent requests, and up to the chunk ahead, in one
+   * ordered insert: a slot for each request that fits below the limit (null for the others), the
+   * slots beyond them kept for the next requests. If another instance took one of them, the ones
+   * inserted before it are this instance's, and the requests left claim alone.
    */
   private async claimBatch(
+    key: string,
+    window: KeyWindow,
+    limit: number,
+    count: number,
+  ): Promise<(number | null | Alone)[]> {
+    // Requests queued while the last insert ran take what it claimed ahead first.
+    const reserved: number[] = [];
+    while (reserved.length < count) {
+      const slot = window.takeReserved();
+      if (slot === undefined) break;
+      reserved.push(slot);
+    }
+    if (reserved.length === count) return reserved;
+    return [...reserved, ...(await this.claimNew(key, window, limit, count - reserved.length))];
+  }
+
+  private async claimNew(
     key: string,
     window: KeyWindow,
     limit: number,
@@ -151,7 +192,8 @@ export class MongoFixedWindowThrottlerStorage implements ThrottlerStorage {
     if (window.contended) return Array.from({ length: count }, () => ALONE);
     if (window.next < limit && !window.known) await this.readNext(key, window);
     const first = window.next;
-    const placed = Math.max(0, Math.min(count, limit - first));
+    const ahead = Math.max(count, Math.min(this.chunk, Math.floor(limit / 16)));
+    const placed = Math.max(0, Math.min(ahead, limit - first));
     const results: (number | null | Alone)[] = Array.from({ length: count }, () => null);
     if (placed === 0) return results;
     window.next = first + placed;
@@ -173,7 +215,11 @@ export class MongoFixedWindowThrottlerStorage implements ThrottlerStorage {
       window.contended = true;
       window.next = first + before + 1;
     }
-    for (let i = 0; i < placed; i++) results[i] = i < inserted ? first + i : ALONE;
+    for (let i = 0; i < Math.min(count, placed); i++) results[i] = i < inserted ? first + i : ALONE;
+    if (inserted > count) {
+      window.reservedFrom = first + count;
+      window.reservedTo = first + inserted;
+    }
     return results;
   }
 

@@ -30,6 +30,17 @@ export class LimitsVariables {
   @IsIn(['mongo', 'memory'])
   RATE_LIMIT_STORE?: 'mongo' | 'memory';
 
+  /**
+   * With RATE_LIMIT_STORE=mongo: the slots an instance claims ahead in one insert (k), at most a
+   * sixteenth of the limit. One insert then admits k requests; never more than the limit, at most
+   * k − 1 fewer per instance when a window ends. 1: one insert per request.
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  RATE_LIMIT_CHUNK = 16;
+
   @Type(() => Number)
   @IsInt()
   @Min(1)
