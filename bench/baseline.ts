@@ -7,9 +7,9 @@
 // The service's throughput is reported as a ratio of this one's.
 //
 // Environment: PORT, MONGODB_URI, MONGODB_DB_NAME, BASELINE_COLLECTIONS (JSON: { <name>:
-// ItemTemplate } from lib/seed.ts). Only types are imported from the harness: at run time this
-// process loads node:http, the driver, lru-cache, its own NDJSON streaming (baseline-transfer.ts) and its
-// GridFS routes (baseline-files.ts).
+// ItemTemplate } from lib/seed.ts), BASELINE_KEY_CACHE_MS. Only types are imported from the
+// harness: at run time this process loads node:http, the driver, lru-cache, its own NDJSON
+// streaming (baseline-transfer.ts) and its GridFS routes (baseline-files.ts).
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { LRUCache } from 'lru-cache';
