@@ -14,9 +14,16 @@ export { TransferError } from './ndjson';
 
 type Schemas = components['schemas'];
 
-/** The records of an export, one per line: a manifest, items by collection then `_id`, an end. */
+/**
+ * The records of an export, one per line: a manifest, items by collection then `_id`, then each
+ * file (a `file` line and its `file-chunk` lines, base64), an end.
+ */
 export type ExportRecord =
-  Schemas['ExportManifestDto'] | Schemas['ExportItemRecordDto'] | Schemas['ExportEndRecordDto'];
+  | Schemas['ExportManifestDto']
+  | Schemas['ExportItemRecordDto']
+  | Schemas['ExportFileRecordDto']
+  | Schemas['ExportFileChunkRecordDto']
+  | Schemas['ExportEndRecordDto'];
 
 /** What POST /import answers: a result per input line, then the totals. */
 export type ImportLine = Schemas['ImportResultLineDto'] | Schemas['ImportTotalsDto'];
@@ -40,11 +47,14 @@ const NEWLINE = Uint8Array.of(0x0a);
 
 /**
  * GET /export as typed records, read line by line as the body arrives: the manifest, every item,
- * and an end record that counts and digests all of them, as the end line of an export that was
- * never cut would. Each response's end line is checked (item count and SHA-256 of the item lines);
- * a mismatch is a TransferError `mismatch`. A download cut short (a network error, or a body
- * that ends without its end line) is resumed with `after=<collection>/<_id>` of the last item
- * received, so each item comes once; `retries` cuts in a row end it with a TransferError `cut`.
+ * every file with its chunks, and an end record that counts and digests all of them, as the end
+ * line of an export that was never cut would. Each response's end line is checked (line count and
+ * SHA-256 of the lines between manifest and end); a mismatch is a TransferError `mismatch`. A
+ * download cut short (a network error, or a body that ends without its end line) is resumed
+ * after the last item received (`after=<collection>/<_id>`) or the last file received whole
+ * (`after=~files/<id>`); a file cut part-way is sent again whole, and the lines of it already
+ * given are skipped, so each line comes once. `retries` cuts in a row end it with a
+ * TransferError `cut`.
  * A refusal (401, 403, 404 COLLECTION_NOT_FOUND, 400) is an ApiProblemError.
  *
  * The records can go straight into `importNamespace`. Runs on Node ≥ 20 and in browsers.
@@ -65,6 +75,11 @@ export async function* exportNamespace(
   let manifestGiven = false;
   let after = query.after;
   let cutsInARow = 0;
+  let files = 0;
+  /** The file whose lines are arriving: its id and the chunk lines given so far. */
+  let file: { id: string; chunks: number } | undefined;
+  /** After a cut inside a file: its lines given before the cut, which the resumed body repeats. */
+  let repeated: { id: string; chunks: number } | undefined;
   for (;;) {
     const resumed = after === undefined ? query : { ...query, after };
     const opened = await network(options, () =>
@@ -84,31 +99,43 @@ export async function* exportNamespace(
           }
           const bytes = next.value.value;
           const record = exportRecordOf(parseLine(bytes));
-          switch (record.type) {
-            case 'manifest':
-              // A resumed response has a manifest of its own: the first one describes the export.
-              if (!manifestGiven) yield record;
-              manifestGiven = true;
-              break;
-            case 'item':
-              part.update(bytes).update(NEWLINE);
-              all.update(bytes).update(NEWLINE);
-              items += 1;
-              total += 1;
-              cutsInARow = 0;
-              after = `${record.collection}/${record.item._id}`;
-              yield record;
-              break;
-            case 'end':
-              checkEnd(record, items, part.hex());
-              yield { type: 'end', items: total, sha256: all.hex() };
-              return;
+          if (record.type === 'manifest') {
+            // A resumed response has a manifest of its own: the first one describes the export.
+            if (!manifestGiven) yield record;
+            manifestGiven = true;
+            continue;
           }
+          if (record.type === 'end') {
+            checkEnd(record, items, part.hex());
+            const whole = { ...record, items: total, sha256: all.hex() };
+            yield record.files === undefined ? whole : { ...whole, files: files };
+            return;
+          }
+          part.update(bytes).update(NEWLINE);
+          items += 1;
+          if (isRepeat(record, repeated)) continue;
+          repeated = undefined;
+          if (record.type !== 'file-chunk') {
+            // The file before this line arrived whole: a resume may start after it.
+            if (file) after = `~files/${file.id}`;
+            file = undefined;
+          }
+          if (record.type === 'item') after = `${record.collection}/${record.item._id}`;
+          else if (record.type === 'file') {
+            file = { id: record.file.id, chunks: 0 };
+            files += 1;
+          } else if (file) file.chunks += 1;
+          all.update(bytes).update(NEWLINE);
+          total += 1;
+          cutsInARow = 0;
+          yield record;
         }
       } finally {
         await lines.return(undefined);
       }
     }
+    // A file cut part-way comes again whole: its lines given already are skipped then.
+    if (file) repeated = { ...file };
     if (cutsInARow >= retries)
       throw new TransferError(
         'cut',
@@ -239,10 +266,40 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/**
+ * Whether a line of a resumed body repeats what was given before the cut: the line of the file
+ * that was cut, or one of its chunks given then.
+ */
+function isRepeat(
+  record: ExportRecord,
+  repeated: { id: string; chunks: number } | undefined,
+): boolean {
+  if (!repeated) return false;
+  if (record.type === 'file') return record.file.id === repeated.id;
+  return record.type === 'file-chunk' && record.id === repeated.id && record.n < repeated.chunks;
+}
+
 /** The members of a record this client relies on are checked, not trusted. */
 function exportRecordOf(value: unknown): ExportRecord {
-  if (isObject(value) && (isManifest(value) || isItem(value) || isEnd(value))) return value;
+  if (
+    isObject(value) &&
+    (isManifest(value) || isItem(value) || isFile(value) || isFileChunk(value) || isEnd(value))
+  )
+    return value;
   throw new TransferError('malformed', 'A line of the export is not a record of format 1.');
+}
+
+function isFile(value: Record<string, unknown>): value is Schemas['ExportFileRecordDto'] {
+  return value.type === 'file' && isObject(value.file) && typeof value.file.id === 'string';
+}
+
+function isFileChunk(value: Record<string, unknown>): value is Schemas['ExportFileChunkRecordDto'] {
+  return (
+    value.type === 'file-chunk' &&
+    typeof value.id === 'string' &&
+    typeof value.n === 'number' &&
+    typeof value.data === 'string'
+  );
 }
 
 function isManifest(value: Record<string, unknown>): value is Schemas['ExportManifestDto'] {

@@ -6,7 +6,12 @@ import { startService, type RunningService } from '../scripts/service';
 import { rootFlow, subFlow, teamFlow } from './flows';
 import { sha256Agrees } from './sha256';
 import type { Target } from './support';
-import { exportImportFlow, importLinesFlow, resumedExportFlow } from './transfer-flows';
+import {
+  exportImportFlow,
+  importLinesFlow,
+  resumedExportFlow,
+  resumedExportWithFilesFlow,
+} from './transfer-flows';
 import { collectionRulesFlow } from './rules-flows';
 import { liveQueryFlow } from './live-flows';
 import { filesFlow, subFilesFlow } from './files-flows';
@@ -37,6 +42,8 @@ void describe('typed client against the built service', { timeout: 180_000 }, ()
     exportImportFlow(target()));
   void it('a cut export resumes after the last complete item: each item once, digest checked', () =>
     resumedExportFlow(target()));
+  void it('a cut inside a file resumes from the last whole file: each line once, same end', () =>
+    resumedExportWithFilesFlow(target()));
   void it('an import answers each line: a malformed line is a 400 and the import goes on', () =>
     importLinesFlow(target()));
   void it('collection rules: a schema enforced and warned, its violations listed, an expiry', () =>

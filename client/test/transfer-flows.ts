@@ -8,6 +8,7 @@ import {
   ApiProblemError,
   exportNamespace,
   importNamespace,
+  uploadFile,
   TransferError,
   unwrap,
   type ExportOptions,
@@ -125,7 +126,12 @@ export async function exportImportFlow(target: Target): Promise<void> {
   // The end record: the item lines (as the service wrote them: JSON.stringify) counted and digested.
   const digest = createHash('sha256');
   for (const record of items) digest.update(`${JSON.stringify(record)}\n`);
-  assert.deepEqual(exported.at(-1), { type: 'end', items: 101, sha256: digest.digest('hex') });
+  assert.deepEqual(exported.at(-1), {
+    type: 'end',
+    items: 101,
+    files: 0,
+    sha256: digest.digest('hex'),
+  });
 
   const other = await newUser(target);
   const options = { baseUrl: target.baseUrl, apiKey: other.apiKey };
@@ -210,6 +216,53 @@ export async function resumedExportFlow(target: Target): Promise<void> {
       error.problem?.code === 'COLLECTION_NOT_FOUND',
   );
   assert.equal(refused.afters.length, 1);
+}
+
+/**
+ * An export with files, cut inside a file on every response: the file is sent again whole from
+ * the last complete point, and the lines of it already given are skipped, so the records are
+ * those of an uncut export, each once, with the same end.
+ */
+export async function resumedExportWithFilesFlow(target: Target): Promise<void> {
+  const { options } = await seeded(target, 2);
+  // Two files of 500,000 bytes, three chunk lines each (192 KiB but the last), then a small one.
+  const bytes = new Uint8Array(500_000).map((_, i) => (i * 31) % 251);
+  const first = await uploadFile(options, new Blob([bytes]), { name: 'first.bin' });
+  await uploadFile(options, new Blob([bytes.reverse()]), { name: 'second.bin' });
+  await uploadFile(options, new Blob(['tail']), { name: 'tail.txt', contentType: 'text/plain' });
+  const whole = await collect(exportNamespace(options, { files: 'true' }));
+  const chunks = ['file-chunk', 'file-chunk', 'file-chunk'];
+  assert.deepEqual(
+    whole.map((record) => record.type),
+    [
+      'manifest',
+      'item',
+      'item',
+      'item',
+      'file',
+      ...chunks,
+      'file',
+      ...chunks,
+      'file',
+      'file-chunk',
+      'end',
+    ],
+  );
+
+  // Each response ends 300 KB later than the one before, inside a file's chunk lines: the first
+  // two inside the first file (resumed after the last item), the third inside the second file
+  // (resumed after the first), the fourth is whole.
+  const cutting = fetchThrough((response, request) =>
+    cutShort(response, 300_000 * (request + 1), 'close'),
+  );
+  const resumed = await collect(
+    exportNamespace({ ...options, fetch: cutting.fetch, retryDelayMs: 0 }, { files: 'true' }),
+  );
+  assert.deepEqual(cutting.afters, [null, 'orders/o0001', 'orders/o0001', `~files/${first.id}`]);
+  // The same lines, each once, and the same end; only the manifest's time differs.
+  assert.deepEqual(resumed.slice(1), whole.slice(1));
+  assert.equal(resumed[0]?.type, 'manifest');
+  assert.equal(resumed.filter((record) => record.type === 'manifest').length, 1);
 }
 
 /** An import answers line by line: a malformed line is its own 400, and the import goes on. */
