@@ -225,3 +225,105 @@ function streamOf(
     },
   });
 }
+
+/** How far an upload is: bytes sent of the body's total. */
+export type UploadProgress = (sent: number, total: number) => void;
+
+export interface UploadWithProgressOptions {
+  /** The file's name: 1–255 characters, no control characters, no `/` or `\`. */
+  name: string;
+  /** The file's type; default: the Blob's own type, else `application/octet-stream`. */
+  contentType?: string;
+  /** Called as the body goes out, and once more when all of it is sent. */
+  onProgress?: UploadProgress;
+  /** Stops the upload: the request is aborted and the call throws. */
+  signal?: AbortSignal;
+}
+
+/** The parts of a browser's XMLHttpRequest an upload with progress uses. */
+interface UploadRequest {
+  open(method: string, url: string): void;
+  setRequestHeader(name: string, value: string): void;
+  send(body: Blob): void;
+  abort(): void;
+  readonly status: number;
+  readonly responseText: string;
+  readonly upload: {
+    onprogress:
+      ((event: { loaded: number; total: number; lengthComputable: boolean }) => void) | null;
+    onload: (() => void) | null;
+  };
+  onload: (() => void) | null;
+  onerror: (() => void) | null;
+  onabort: (() => void) | null;
+}
+
+/** The browser's XMLHttpRequest; Node has none. */
+declare const XMLHttpRequest: (new () => UploadRequest) | undefined;
+
+/**
+ * POST /files from a browser, reporting the upload's progress: fetch cannot tell how much of a
+ * body went out, XMLHttpRequest can. Answers as uploadFile does (the file, or an
+ * ApiProblemError); only where XMLHttpRequest exists.
+ */
+export function uploadFileWithProgress(
+  options: ApiClientOptions,
+  blob: Blob,
+  file: UploadWithProgressOptions,
+): Promise<FileInfo> {
+  if (typeof XMLHttpRequest === 'undefined')
+    return Promise.reject(new Error('uploadFileWithProgress needs XMLHttpRequest (a browser).'));
+  const request = new XMLHttpRequest();
+  return new Promise<FileInfo>((resolve, reject) => {
+    const { signal } = file;
+    if (signal?.aborted) {
+      reject(abortReason(signal));
+      return;
+    }
+    const abort = () => request.abort();
+    signal?.addEventListener('abort', abort, { once: true });
+    const done = () => signal?.removeEventListener('abort', abort);
+    request.open('POST', `${baseUrlOf(options)}/files?name=${encodeURIComponent(file.name)}`);
+    for (const [name, value] of Object.entries(apiHeaders(options)))
+      request.setRequestHeader(name, value);
+    request.setRequestHeader(
+      'Content-Type',
+      file.contentType ?? (blob.type || 'application/octet-stream'),
+    );
+    request.upload.onprogress = (event) =>
+      file.onProgress?.(event.loaded, event.lengthComputable ? event.total : blob.size);
+    request.upload.onload = () => file.onProgress?.(blob.size, blob.size);
+    request.onload = () => {
+      done();
+      const body = parseJson(request.responseText);
+      if (request.status === 201 && isFileInfo(body)) resolve(body);
+      else if (request.status === 201)
+        reject(new Error('The answer to POST /files is not a file.'));
+      else reject(new ApiProblemError(request.status, problemOf(body)));
+    };
+    request.onerror = () => {
+      done();
+      reject(new TypeError('The upload failed: the service cannot be reached.'));
+    };
+    request.onabort = () => {
+      done();
+      reject(abortReason(signal));
+    };
+    request.send(blob);
+  });
+}
+
+/** Why an upload was aborted: the signal's reason when it is an Error. */
+function abortReason(signal: AbortSignal | undefined): Error {
+  const reason: unknown = signal?.reason;
+  return reason instanceof Error ? reason : new Error('The upload was aborted.');
+}
+
+function parseJson(text: string): unknown {
+  try {
+    const value: unknown = JSON.parse(text);
+    return value;
+  } catch {
+    return undefined;
+  }
+}
