@@ -1,0 +1,342 @@
+import { readFile } from 'node:fs/promises';
+import type { Page } from 'playwright-core';
+import { TEST_ADMIN_KEY } from '../support/app';
+import {
+  callApi,
+  go,
+  seriousA11yViolations,
+  startConsole,
+  type ConsoleHarness,
+  type ConsolePage,
+} from '../support/console-browser';
+import { createUser, type TestUser } from '../support/factories';
+import { until } from '../support/until';
+
+/** A 1×1 PNG. */
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYPj/HwAEAQH/ABzLhMAAAAAASUVORK5CYII=',
+  'base64',
+);
+
+let h: ConsoleHarness;
+
+/** A console page, and what it met but the browser's own request for /favicon.ico. */
+interface OpenPage extends ConsolePage {
+  failures: () => string[];
+}
+
+beforeAll(async () => {
+  // The webhook registered from the console points at this machine, which is otherwise refused.
+  h = await startConsole(__filename, { WEBHOOK_ALLOW_PRIVATE: 'true' });
+}, 180_000);
+
+afterAll(async () => {
+  await h?.close();
+});
+
+/**
+ * Signs in on the sign-in form. The field is found by its exact label: the form itself is named
+ * "Sign in with an API key", which a partial match of "API key" finds too.
+ */
+async function signIn(page: Page, apiKey: string): Promise<void> {
+  await page.getByLabel('API key', { exact: true }).fill(apiKey);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('navigation', { name: 'Views' }).waitFor();
+}
+
+/** A fresh page signed in with `apiKey`, at `route`. */
+async function openAt(
+  apiKey: string,
+  route: string,
+  viewport?: { width: number; height: number },
+): Promise<OpenPage> {
+  const opened = await h.open(viewport);
+  const favicon: string[] = [];
+  // The console's page names no icon, so a browser's first page asks for /favicon.ico, which the
+  // service does not serve: that one failure is the browser's, not a view's.
+  opened.page.on('console', (message) => {
+    if (
+      message.type() === 'error' &&
+      new URL(message.location().url || 'x:').pathname === '/favicon.ico'
+    )
+      favicon.push(`console: ${message.text()}`);
+  });
+  await signIn(opened.page, apiKey);
+  await go(opened.page, route);
+  const failures = () => {
+    const rest = [...opened.errors];
+    for (const known of favicon) {
+      const at = rest.indexOf(known);
+      if (at !== -1) rest.splice(at, 1);
+    }
+    return rest;
+  };
+  return { ...opened, failures };
+}
+
+/**
+ * Waits until an expression, evaluated in the page, is true. Evaluated through the DevTools
+ * protocol: the page's Content-Security-Policy refuses the eval that waitForFunction needs.
+ */
+async function pageHolds(page: Page, expression: string): Promise<void> {
+  await until(expression, async () => (await page.evaluate(expression)) === true);
+}
+
+async function upload(page: Page, name: string, mimeType: string, buffer: Buffer): Promise<void> {
+  await page.getByLabel('File to upload').setInputFiles({ name, mimeType, buffer });
+  await page.getByRole('button', { name: 'Upload', exact: true }).click();
+  await page.getByRole('status').filter({ hasText: 'Uploaded' }).waitFor();
+}
+
+describe('console: operations views', () => {
+  it('the operator finds a user by email, erases it and watches the erasure finish', async () => {
+    const user = await createUser(h.t, { email: `erase-me-${Date.now()}@example.com` });
+    const other = await createUser(h.t);
+    const { page, failures } = await openAt(TEST_ADMIN_KEY, '/admin/users');
+
+    await page.getByLabel('Email').fill(user.email);
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByRole('link', { name: user.subject }).click();
+    await page.getByRole('heading', { name: `User ${user.subject}` }).waitFor();
+    await page.getByRole('button', { name: 'Erase user' }).click();
+
+    const dialog = page.getByRole('dialog', { name: `Erase the user ${user.email}?` });
+    await dialog.waitFor();
+    expect(await dialog.textContent()).toContain(user.subject);
+    await dialog.getByRole('button', { name: 'Erase user' }).click();
+
+    await page.getByRole('heading', { name: /^Erasure [0-9a-f]{24}$/ }).waitFor();
+    await page.getByRole('status').filter({ hasText: 'Status: finished' }).waitFor();
+    expect(await page.getByRole('listitem').filter({ hasText: 'owner: done' }).count()).toBe(1);
+
+    expect((await callApi(h.base, user.apiKey, 'GET', '/me')).status).toBe(401);
+    expect((await callApi(h.base, other.apiKey, 'GET', '/me')).status).toBe(200);
+    expect(failures()).toEqual([]);
+  });
+
+  it('mints a key whose shown secret works, and revokes it', async () => {
+    const user = await createUser(h.t);
+    const { page, failures } = await openAt(user.apiKey, '/keys');
+
+    await page.getByLabel('Name').fill('from the console');
+    await page.getByRole('button', { name: 'Mint key' }).click();
+    const secret = await page.getByLabel('The new key').inputValue();
+    expect(secret).toMatch(/^pds_/);
+    expect(await page.getByText('it will not be shown again').count()).toBe(1);
+
+    const me = await callApi(h.base, secret, 'GET', '/me');
+    expect(me.status).toBe(200);
+    expect(me.body).toMatchObject({ kind: 'root', subject: user.subject });
+
+    const revoke = page.getByRole('button', { name: 'Revoke the key from the console' });
+    await revoke.click();
+    await page
+      .getByRole('dialog', { name: 'Revoke the key?' })
+      .getByRole('button', { name: 'Revoke key' })
+      .click();
+    await revoke.waitFor({ state: 'detached' });
+
+    expect((await callApi(h.base, secret, 'GET', '/me')).status).toBe(401);
+    expect((await callApi(h.base, user.apiKey, 'GET', '/me')).status).toBe(200);
+    expect(failures()).toEqual([]);
+  });
+
+  it('uploads a PNG with progress, previews it and deletes it; a hostile name stays text', async () => {
+    const user = await createUser(h.t);
+    const { page, failures } = await openAt(user.apiKey, '/files');
+
+    await upload(page, 'dot.png', 'image/png', PNG);
+    const bar = page.getByLabel('Upload progress');
+    expect(await bar.getAttribute('value')).toBe(String(PNG.length));
+    expect(await bar.getAttribute('max')).toBe(String(PNG.length));
+    await page.getByRole('cell', { name: 'dot.png', exact: true }).waitFor();
+
+    const listed = await callApi(h.base, user.apiKey, 'GET', '/files');
+    const files = listed.body as { id: string; name: string; size: number }[];
+    expect(files.map((file) => [file.name, file.size])).toEqual([['dot.png', PNG.length]]);
+
+    await page.getByRole('button', { name: 'Open dot.png' }).click();
+    await page.getByRole('img', { name: 'Preview of dot.png' }).waitFor();
+    await pageHolds(
+      page,
+      `(() => { const img = document.querySelector('.preview img');
+        return !!img && img.complete && img.naturalWidth > 0 && img.src.startsWith('blob:'); })()`,
+    );
+
+    await page.getByRole('button', { name: 'Delete dot.png' }).click();
+    await page
+      .getByRole('dialog', { name: 'Delete the file?' })
+      .getByRole('button', { name: 'Delete file' })
+      .click();
+    await page.getByText('No files yet.').waitFor();
+    const gone = await callApi(h.base, user.apiKey, 'GET', `/files/${files[0]!.id}`);
+    expect(gone.status).toBe(404);
+
+    const hostile = '<img src=x onerror="window.__pwned=1">.png';
+    await upload(page, hostile, 'image/png', PNG);
+    await page.getByRole('cell', { name: hostile, exact: true }).waitFor();
+    await page.getByRole('button', { name: `Open ${hostile}` }).click();
+    await pageHolds(
+      page,
+      `(() => { const img = document.querySelector('.preview img');
+        return !!img && img.complete && img.naturalWidth > 0; })()`,
+    );
+    expect(await page.locator('img[src="x"]').count()).toBe(0);
+    expect(await page.evaluate('typeof window.__pwned')).toBe('undefined');
+    expect(failures()).toEqual([]);
+  });
+
+  it('registers a webhook and shows its (empty) deliveries', async () => {
+    const user = await createUser(h.t);
+    const { page, failures } = await openAt(user.apiKey, '/webhooks');
+    const url = 'http://127.0.0.1:9/console-hook';
+
+    await page.getByLabel('Endpoint URL').fill(url);
+    await page.getByRole('checkbox', { name: 'updated' }).uncheck();
+    await page.getByRole('button', { name: 'Register webhook' }).click();
+    expect(await page.getByLabel(`Signing secret of ${url}`).inputValue()).toMatch(/^whsec_/);
+    await page.getByRole('cell', { name: url, exact: true }).waitFor();
+
+    const listed = await callApi(h.base, user.apiKey, 'GET', '/webhooks');
+    expect(listed.body).toEqual([expect.objectContaining({ url, events: ['created', 'deleted'] })]);
+
+    await page.getByRole('link', { name: `Deliveries of ${url}` }).click();
+    await page.getByRole('heading', { name: 'Deliveries' }).waitFor();
+    await page.getByText('No deliveries yet').waitFor();
+    expect(await seriousA11yViolations(page)).toEqual([]);
+    expect(failures()).toEqual([]);
+  });
+
+  it('exports a namespace to a file and imports it into another user', async () => {
+    const source = await createUser(h.t);
+    const target = await createUser(h.t);
+    for (const n of [1, 2, 3]) {
+      const made = await callApi(h.base, source.apiKey, 'POST', '/data/orders', {
+        item: { _id: `order-${n}`, n, note: `<b>${n}</b>` },
+      });
+      expect(made.status).toBe(200);
+    }
+
+    const exporting = await openAt(source.apiKey, '/transfer');
+    await exporting.page.getByRole('button', { name: 'Export', exact: true }).click();
+    await exporting.page
+      .getByRole('status')
+      .filter({ hasText: '5 lines received, 3 items' })
+      .waitFor();
+    const [download] = await Promise.all([
+      exporting.page.waitForEvent('download'),
+      exporting.page.getByRole('link', { name: /^Save the export \(3 items/ }).click(),
+    ]);
+    const content = await readFile(await download.path(), 'utf8');
+    const records = content
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(records.map((record) => record.type)).toEqual([
+      'manifest',
+      'item',
+      'item',
+      'item',
+      'end',
+    ]);
+    expect(records.filter((r) => r.type === 'item').map((r) => r.item._id)).toEqual([
+      'order-1',
+      'order-2',
+      'order-3',
+    ]);
+    expect(records[4]).toMatchObject({ type: 'end', items: 3 });
+    expect(exporting.failures()).toEqual([]);
+
+    const importing = await openAt(target.apiKey, '/transfer');
+    await importing.page.getByLabel('NDJSON file').setInputFiles({
+      name: 'orders.ndjson',
+      mimeType: 'application/x-ndjson',
+      buffer: Buffer.from(content),
+    });
+    await importing.page.getByRole('button', { name: 'Import', exact: true }).click();
+    const totals = importing.page.getByLabel('Import totals');
+    await totals.waitFor();
+    expect(await totals.textContent()).toContain('5 lines, 3 created, 0 replaced, 0 failed');
+    await importing.page.getByRole('status').filter({ hasText: '5 result lines so far' }).waitFor();
+
+    const items = await callApi(
+      h.base,
+      target.apiKey,
+      'GET',
+      '/data/orders?sort=_id&sortOrder=asc',
+    );
+    expect(
+      (items.body as { _id: string; note: string }[]).map((item) => [item._id, item.note]),
+    ).toEqual([
+      ['order-1', '<b>1</b>'],
+      ['order-2', '<b>2</b>'],
+      ['order-3', '<b>3</b>'],
+    ]);
+    expect(importing.failures()).toEqual([]);
+  });
+
+  describe('has no serious accessibility violations', () => {
+    let user: TestUser;
+    beforeAll(async () => {
+      user = await createUser(h.t);
+      await callApi(h.base, user.apiKey, 'POST', '/data/notes', { item: { _id: 'a', text: 'x' } });
+    });
+
+    const tenantViews: [string, string][] = [
+      ['/transfer', 'Export / import'],
+      ['/files', 'Files'],
+      ['/webhooks', 'Webhooks'],
+      ['/keys', 'API keys'],
+    ];
+    it.each(tenantViews)('tenant view %s', async (route, heading) => {
+      const { page, failures } = await openAt(user.apiKey, route);
+      await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+      await page.getByRole('status').filter({ hasText: 'Loading' }).waitFor({ state: 'detached' });
+      expect(await seriousA11yViolations(page)).toEqual([]);
+      expect(failures()).toEqual([]);
+    });
+
+    const operatorViews: [string, string][] = [
+      ['/admin/users', 'Users'],
+      ['/admin/teams', 'Teams'],
+      ['/admin/clusters', 'Clusters'],
+      ['/admin/moves', 'Tenant moves'],
+    ];
+    it.each(operatorViews)('operator view %s', async (route, heading) => {
+      const { page, failures } = await openAt(TEST_ADMIN_KEY, route);
+      await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+      await page.getByRole('status').filter({ hasText: 'Loading' }).waitFor({ state: 'detached' });
+      expect(await seriousA11yViolations(page)).toEqual([]);
+      expect(failures()).toEqual([]);
+    });
+
+    it('operator views of a user and an erasure', async () => {
+      const doomed = await createUser(h.t);
+      const { page, failures } = await openAt(
+        TEST_ADMIN_KEY,
+        `/admin/users/${encodeURIComponent(doomed.subject)}`,
+      );
+      await page.getByRole('button', { name: 'Erase user' }).waitFor();
+      expect(await seriousA11yViolations(page)).toEqual([]);
+      await page.getByRole('button', { name: 'Erase user' }).click();
+      expect(await seriousA11yViolations(page)).toEqual([]);
+      await page.getByRole('dialog').getByRole('button', { name: 'Erase user' }).click();
+      await page.getByRole('status').filter({ hasText: 'Status: finished' }).waitFor();
+      expect(await seriousA11yViolations(page)).toEqual([]);
+      expect(failures()).toEqual([]);
+    });
+
+    it('the files view with a file open, at 390×844', async () => {
+      const { page, failures } = await openAt(user.apiKey, '/files', { width: 390, height: 844 });
+      await upload(page, 'small.png', 'image/png', PNG);
+      await page.getByRole('button', { name: 'Open small.png' }).click();
+      await page.getByRole('img', { name: 'Preview of small.png' }).waitFor();
+      expect(await seriousA11yViolations(page)).toEqual([]);
+      const overflow = await page.evaluate(
+        'document.documentElement.scrollWidth - document.documentElement.clientWidth',
+      );
+      expect(overflow).toBe(0);
+      expect(failures()).toEqual([]);
+    });
+  });
+});
