@@ -15,6 +15,10 @@ export function ContextBar(props: { onChange: (session: Session, me: Me) => void
   const [team, setTeam] = useState(session.team);
   const [error, setError] = useState<unknown>(undefined);
   const tenant = me.kind !== 'operator';
+  const branches = useLoad(
+    async () => (tenant ? ((await unwrap(client.GET('/me/branches'))) ?? []) : []),
+    [client],
+  );
   const teams = useLoad(
     async () =>
       me.kind === 'root' || me.actingSubject ? ((await unwrap(client.GET('/teams'))) ?? []) : [],
@@ -47,10 +51,19 @@ export function ContextBar(props: { onChange: (session: Session, me: Me) => void
               <label htmlFor="context-branch">Branch</label>
               <input
                 id="context-branch"
+                list="context-branches"
                 value={branch}
                 placeholder="standard"
                 onChange={(event) => setBranch(event.target.value)}
               />
+              <datalist id="context-branches">
+                {branches.state === 'ready' &&
+                  branches.data.map((each) => (
+                    <option key={each.name} value={each.name}>
+                      {`${each.name || 'standard'} (${each.collections} collections)`}
+                    </option>
+                  ))}
+              </datalist>
             </>
           )}
           {teams.state === 'ready' && teams.data.length > 0 && (

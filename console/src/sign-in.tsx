@@ -29,7 +29,7 @@ export function SignIn(props: { onSignedIn: (session: Session, me: Me) => void }
     <main className="sign-in">
       <h1>Console</h1>
       <form onSubmit={submit} aria-labelledby="sign-in-title">
-        <h2 id="sign-in-title">Sign in with an API key</h2>
+        <h2 id="sign-in-title">Sign in with a key</h2>
         <label htmlFor="api-key">API key</label>
         <input
           id="api-key"

@@ -65,12 +65,22 @@ export class AdminUsersController {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  /** Every registered user, by subject; `email=` finds one by email. */
+  /**
+   * Every registered user, by subject; `email=` finds one by email, `emailPrefix=` those whose
+   * email starts with it (both: case does not matter; not together).
+   */
   @Get()
   @ApiQuery({
     name: 'email',
     required: false,
     description: 'Only the user with this email (case does not matter)',
+    schema: { type: 'string', minLength: 1, maxLength: 254 },
+  })
+  @ApiQuery({
+    name: 'emailPrefix',
+    required: false,
+    description:
+      'Only the users whose email starts with this (case does not matter), still listed by subject',
     schema: { type: 'string', minLength: 1, maxLength: 254 },
   })
   @ApiKeysetPage('subject', SUBJECT_PATTERN.source, 'the users after that one')
@@ -85,16 +95,22 @@ export class AdminUsersController {
       limitDefault: this.config.limits.listDefault,
       limitMax: this.config.limits.listMax,
       cursor: { field: 'subject', valid: (v) => SUBJECT_PATTERN.test(v), rule: '<subject>' },
-      params: ['email'],
+      params: ['email', 'emailPrefix'],
       order: 'users are listed by subject',
     });
-    const { email } = page.params;
-    if (email !== undefined && (email.length === 0 || email.length > 254))
-      throw new ValidationFailedError([{ field: 'email', message: 'must be 1-254 characters' }]);
+    const { email, emailPrefix } = page.params;
+    for (const [field, value] of Object.entries({ email, emailPrefix }))
+      if (value !== undefined && (value.length === 0 || value.length > 254))
+        throw new ValidationFailedError([{ field, message: 'must be 1-254 characters' }]);
+    if (email !== undefined && emailPrefix !== undefined)
+      throw new ValidationFailedError([
+        { field: 'emailPrefix', message: 'cannot be combined with email' },
+      ]);
     const users = await this.admin.listUsers({
       limit: page.limit + 1,
       ...(page.after !== undefined ? { afterSubject: page.after } : {}),
       ...(email !== undefined ? { email } : {}),
+      ...(emailPrefix !== undefined ? { emailPrefix } : {}),
     });
     const shown = users.slice(0, page.limit);
     const last = shown.at(-1);

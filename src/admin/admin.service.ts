@@ -90,7 +90,12 @@ export class AdminService {
     );
   }
 
-  listUsers(options: { limit: number; afterSubject?: string; email?: string }) {
+  listUsers(options: {
+    limit: number;
+    afterSubject?: string;
+    email?: string;
+    emailPrefix?: string;
+  }) {
     return this.profiles.listUsers(options);
   }
 

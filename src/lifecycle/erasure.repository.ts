@@ -60,6 +60,20 @@ export class ErasureRepository {
     return doc ? toRecord(doc) : null;
   }
 
+  /** A page of erasures, newest first, before `beforeId` when given; `more` when others follow. */
+  async list(
+    limit: number,
+    beforeId?: string,
+  ): Promise<{ erasures: ErasureRecord[]; more: boolean }> {
+    const docs = await this.erasures
+      .find(beforeId !== undefined ? { _id: { $lt: new Types.ObjectId(beforeId) } } : {})
+      .sort({ _id: -1 })
+      .limit(limit + 1)
+      .lean<ErasureDocument[]>()
+      .exec();
+    return { erasures: docs.slice(0, limit).map(toRecord), more: docs.length > limit };
+  }
+
   async findById(id: string): Promise<ErasureRecord | null> {
     if (!isObjectIdHex(id)) return null;
     const doc = await this.erasures.findById(id).lean<ErasureDocument>().exec();

@@ -125,6 +125,11 @@ export class ErasureService implements AccountErasure, OnModuleDestroy {
     return this.start({ kind: 'user', id: principal.subject });
   }
 
+  /** Every erasure, newest first (the operator's list); a page of `limit` after `afterId`. */
+  list(limit: number, afterId?: string): Promise<{ erasures: Erasure[]; more: boolean }> {
+    return this.erasures.list(limit, afterId);
+  }
+
   async get(id: string): Promise<Erasure> {
     const erasure = await this.erasures.findById(id);
     if (!erasure) throw new ErasureNotFoundError(id);

@@ -1,10 +1,21 @@
-import { Controller, Get, Req, Res } from '@nestjs/common';
-import { ApiExtraModels, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { Controller, Get, Inject, Query, Req, Res } from '@nestjs/common';
+import { ApiBadRequestResponse, ApiExtraModels, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { Auth, AuthHeadersFirst, CurrentPrincipal, type Principal } from '../auth';
+import {
+  Auth,
+  AuthHeadersFirst,
+  BRANCH_PATTERN,
+  CurrentPrincipal,
+  type CustomerPrincipal,
+  type Principal,
+} from '../auth';
+import { ProblemDto } from '../common/errors';
 import { sendLines } from '../common/http/ndjson';
+import { ApiKeysetPage, linkNextPage, parseKeysetPage } from '../common/pagination/keyset-page';
+import { APP_CONFIG, type AppConfig } from '../config';
+import { CollectionsService } from '../data';
 import { ACCOUNT_EXPORT_MODELS, ACCOUNT_EXPORT_RESPONSE, AccountExport } from '../lifecycle';
-import { MeDto } from './me.dto';
+import { BranchDto, MeDto } from './me.dto';
 import { MeService } from './me.service';
 
 type RootPrincipal = Extract<Principal, { kind: 'root' }>;
@@ -20,6 +31,8 @@ export class MeController {
   constructor(
     private readonly me: MeService,
     private readonly accounts: AccountExport,
+    private readonly collections: CollectionsService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   /** Every kind of key may ask; nothing here is secret to the key that asks. */
@@ -46,6 +59,47 @@ export class MeController {
   })
   async getMe(@CurrentPrincipal() principal: Principal): Promise<MeDto> {
     return this.me.describe(principal);
+  }
+
+  /**
+   * The branches in which your namespace has collections, by name (the standard branch, '',
+   * first), with how many each: the values X-Branch may take to find data. A key bound to a
+   * branch lists only that one. `Link: <…>; rel="next"` while more follow.
+   */
+  @Get('branches')
+  @Auth('root', 'sub', 'team')
+  @ApiKeysetPage('branch', `^$|${BRANCH_PATTERN.source}`, 'the branches named after that one')
+  @ApiOkResponse({ type: [BranchDto], description: 'A page; `Link` names the next one' })
+  @ApiBadRequestResponse({ type: ProblemDto })
+  async listBranches(
+    @CurrentPrincipal() principal: CustomerPrincipal,
+    @Query() raw: Record<string, unknown>,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<BranchDto[]> {
+    const page = parseKeysetPage(raw, {
+      limitDefault: this.config.limits.listDefault,
+      limitMax: this.config.limits.listMax,
+      cursor: {
+        field: 'branch',
+        valid: (value) => value === '' || BRANCH_PATTERN.test(value),
+        rule: '<branch>',
+      },
+      order: 'branches are listed by name',
+    });
+    const rows = await this.collections.branches(principal, {
+      limit: page.limit + 1,
+      ...(page.after !== undefined ? { after: page.after } : {}),
+    });
+    const shown = rows.slice(0, page.limit);
+    const last = shown.at(-1);
+    linkNextPage(
+      req,
+      res,
+      raw,
+      rows.length > page.limit && last ? { branch: last.branch } : undefined,
+    );
+    return shown.map((row) => ({ name: row.branch, collections: row.collections }));
   }
 
   /**

@@ -91,3 +91,14 @@ export class MeDto {
   @ApiProperty({ type: QuotaDto })
   quota!: QuotaDto;
 }
+
+/** A branch in which the caller's namespace has collections. */
+export class BranchDto {
+  /** The branch ('' = the standard branch), as X-Branch names it. */
+  @ApiProperty({ example: 'staging' })
+  name!: string;
+
+  /** How many collections the namespace has in it. */
+  @ApiProperty({ example: 3 })
+  collections!: number;
+}

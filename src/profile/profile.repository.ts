@@ -67,16 +67,24 @@ export class ProfileRepository implements OnModuleInit {
     await this.users.deleteOne({ _id: subject }).exec();
   }
 
-  /** One page of registered users by subject, optionally with one email; at most `limit`. */
+  /**
+   * One page of registered users by subject, optionally with one email or an email prefix; at
+   * most `limit`. The prefix is a range of the email index (no pattern: nothing to escape).
+   */
   async listUsers(options: {
     limit: number;
     afterSubject?: string;
     email?: string;
+    emailPrefix?: string;
   }): Promise<{ subject: string; email: string; createdAt: Date }[]> {
+    const { email, emailPrefix } = options;
     const docs = await this.users
       .find({
         ...(options.afterSubject !== undefined ? { _id: { $gt: options.afterSubject } } : {}),
-        ...(options.email !== undefined ? { email: options.email } : {}),
+        ...(email !== undefined ? { email } : {}),
+        ...(emailPrefix !== undefined
+          ? { email: { $gte: emailPrefix, $lt: `${emailPrefix}\u{10FFFF}` } }
+          : {}),
       })
       .sort({ _id: 1 })
       .limit(options.limit)

@@ -83,11 +83,21 @@ export class ProfileService {
     }
   }
 
-  /** Registered users by subject (operator API); the email filter is matched as stored (lower case). */
-  listUsers(options: { limit: number; afterSubject?: string; email?: string }) {
+  /**
+   * Registered users by subject (operator API); the email and its prefix are matched as emails are
+   * stored (lower case).
+   */
+  listUsers(options: {
+    limit: number;
+    afterSubject?: string;
+    email?: string;
+    emailPrefix?: string;
+  }) {
+    const stored = (value: string | undefined) => value?.trim().toLowerCase();
     return this.profiles.listUsers({
       ...options,
-      ...(options.email !== undefined ? { email: options.email.trim().toLowerCase() } : {}),
+      ...(options.email !== undefined ? { email: stored(options.email) } : {}),
+      ...(options.emailPrefix !== undefined ? { emailPrefix: stored(options.emailPrefix) } : {}),
     });
   }
 

@@ -155,8 +155,22 @@ describe('GET /admin/users', () => {
       .expect(200, []);
   });
 
+  it('finds the users whose email starts with a prefix, whatever its case, by subject', async () => {
+    const all = await asOperator(t).get('/admin/users?emailPrefix=READER-').expect(200);
+    expect(pluck(all, 'subject')).toEqual(subjects);
+    const one = await asOperator(t).get('/admin/users?emailPrefix=reader-2@').expect(200);
+    expect(pluck(one, 'subject')).toEqual(['reader-2']);
+    // A prefix is not a pattern: characters a regular expression would read are plain.
+    await asOperator(t).get('/admin/users?emailPrefix=reader-.*').expect(200, []);
+    await asOperator(t).get('/admin/users?emailPrefix=eader').expect(200, []);
+    const pages = await collectPages(asOperator(t), '/admin/users?emailPrefix=reader&limit=2');
+    expect(pages.flatMap((page) => pluck(page, 'subject'))).toEqual(subjects);
+  });
+
   it('refuses other parameters, cursors and bad values (400)', async () => {
     for (const [query, field] of [
+      ['emailPrefix=', 'emailPrefix'],
+      ['email=reader-1@example.com&emailPrefix=reader', 'emailPrefix'],
       ['sort=email', 'sort'],
       ['after[email]=x', 'after[email]'],
       ['after[subject]=has space', 'after[subject]'],
@@ -172,6 +186,36 @@ describe('GET /admin/users', () => {
     expectProblem(await anonymous(t).get('/admin/users'), 401, 'UNAUTHENTICATED');
     for (const key of await customerKeys())
       expectProblem(await as(t, key).get('/admin/users'), 403, 'FORBIDDEN');
+  });
+});
+
+describe('GET /admin/erasures', () => {
+  it('lists every erasure newest first, through Link, running or done', async () => {
+    const started: string[] = [];
+    for (const i of [0, 1, 2]) {
+      const doomed = await createUser(t, { subject: `erased-${i}` });
+      const res = await asOperator(t).delete(`/admin/users/${doomed.subject}`).expect(202);
+      started.push(res.body.id as string);
+    }
+    const pages = await collectPages(asOperator(t), '/admin/erasures?limit=2');
+    const listed = pages.flatMap((page) => ids(page));
+    // Newest first; this file's database has no other erasures.
+    expect(listed).toEqual([...started].reverse());
+    const first = (await asOperator(t).get('/admin/erasures').expect(200)).body[0];
+    const one = await asOperator(t).get(`/admin/erasures/${first.id}`).expect(200);
+    expect(first).toMatchObject({ id: one.body.id, kind: 'user' });
+  });
+
+  it('refuses other parameters and cursors (400), and is for the operator only', async () => {
+    for (const [query, field] of [
+      ['after[id]=nope', 'after[id]'],
+      ['sort=id', 'sort'],
+      ['status=done', 'status'],
+    ])
+      expectInvalid(await asOperator(t).get(`/admin/erasures?${query}`), field!);
+    expectProblem(await anonymous(t).get('/admin/erasures'), 401, 'UNAUTHENTICATED');
+    for (const key of await customerKeys())
+      expectProblem(await as(t, key).get('/admin/erasures'), 403, 'FORBIDDEN');
   });
 });
 

@@ -97,6 +97,66 @@ it('names the bound branch and the expiry of a key that has them', async () => {
   });
 });
 
+describe('GET /me/branches', () => {
+  it('lists the branches holding collections, the standard one first, with their counts', async () => {
+    const res = await t
+      .http()
+      .get('/me/branches')
+      .set('X-Api-Key', tenants.user.apiKey)
+      .expect(200);
+    expect(res.body).toEqual([
+      { name: '', collections: 2 },
+      { name: 'staging', collections: 1 },
+    ]);
+    // A sub key shares the user's namespace, bound to its key's branch; a team has its own.
+    await t
+      .http()
+      .get('/me/branches')
+      .set('X-Api-Key', tenants.subA.apiKey)
+      .expect(200, [{ name: '', collections: 2 }]);
+    await t.http().get('/me/branches').set('X-Api-Key', tenants.team.apiKey).expect(200, []);
+  });
+
+  it('pages by name through Link, the standard branch included', async () => {
+    const first = await t
+      .http()
+      .get('/me/branches?limit=1')
+      .set('X-Api-Key', tenants.user.apiKey)
+      .expect(200);
+    expect(first.body).toEqual([{ name: '', collections: 2 }]);
+    expect(first.headers.link).toBe('</me/branches?limit=1&after%5Bbranch%5D=>; rel="next"');
+    const second = await t
+      .http()
+      .get('/me/branches?limit=1&after[branch]=')
+      .set('X-Api-Key', tenants.user.apiKey)
+      .expect(200);
+    expect(second.body).toEqual([{ name: 'staging', collections: 1 }]);
+    expect(second.headers.link).toBeUndefined();
+  });
+
+  it('shows a key bound to a branch only that branch, and is not for the operator', async () => {
+    const bound = await createApiKey(t, tenants.user.apiKey, { branch: 'staging' });
+    await t
+      .http()
+      .get('/me/branches')
+      .set('X-Api-Key', bound.apiKey)
+      .expect(200, [{ name: 'staging', collections: 1 }]);
+    expectProblem(
+      await t.http().get('/me/branches').set('X-Api-Key', TEST_ADMIN_KEY),
+      403,
+      'FORBIDDEN',
+    );
+    expectProblem(
+      await t
+        .http()
+        .get('/me/branches?after[branch]=Bad Name')
+        .set('X-Api-Key', tenants.user.apiKey),
+      400,
+      'VALIDATION_FAILED',
+    );
+  });
+});
+
 it('is a 401 without a valid key', async () => {
   expectProblem(await t.http().get('/me'), 401, 'UNAUTHENTICATED');
   expectProblem(await t.http().get('/me').set('X-Api-Key', 'pds_nope'), 401, 'UNAUTHENTICATED');

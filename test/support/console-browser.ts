@@ -109,7 +109,7 @@ export async function startConsole(
 
 /** Signs in with `apiKey` on the sign-in form and waits for the console's navigation. */
 export async function signIn(page: Page, apiKey: string): Promise<void> {
-  await page.getByLabel('API key').fill(apiKey);
+  await page.getByLabel('API key', { exact: true }).fill(apiKey);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('navigation', { name: 'Views' }).waitFor();
 }

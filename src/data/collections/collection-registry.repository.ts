@@ -177,6 +177,31 @@ export class CollectionRegistryRepository implements OnModuleInit {
     return this.registry.countDocuments(CollectionRegistryRepository.scope(tenant, branch)).exec();
   }
 
+  /**
+   * The branches in which a tenant has collections, by name ('' first), with how many: a page of
+   * `limit` after `after`, or only `only` (a key bound to a branch).
+   */
+  async branchesOf(
+    tenant: Tenant,
+    page: { limit: number; after?: string; only?: string },
+  ): Promise<{ branch: string; collections: number }[]> {
+    const branch =
+      page.only !== undefined
+        ? { branch: page.only }
+        : page.after !== undefined
+          ? { branch: { $gt: page.after } }
+          : {};
+    const rows = await this.registry
+      .aggregate<{ _id: string; collections: number }>([
+        { $match: { ...tenantFilter(tenant), ...branch } },
+        { $group: { _id: '$branch', collections: { $sum: 1 } } },
+        { $sort: { _id: 1 } },
+        { $limit: page.limit },
+      ])
+      .exec();
+    return rows.map((row) => ({ branch: row._id, collections: row.collections }));
+  }
+
   async listFor(tenant: Tenant, branch: string): Promise<RegisteredCollection[]> {
     const docs = await this.registry
       .find(CollectionRegistryRepository.scope(tenant, branch))

@@ -65,6 +65,17 @@ export class CollectionsService {
     return this.quotaOf(tenantOf(principal), principal.branch);
   }
 
+  /**
+   * The branches in which the caller's namespace has collections; a key bound to a branch sees
+   * only that one. At most `limit`, after `after`.
+   */
+  branches(principal: CustomerPrincipal, page: { limit: number; after?: string }) {
+    return this.registry.branchesOf(tenantOf(principal), {
+      ...page,
+      ...(principal.boundBranch !== null ? { only: principal.boundBranch } : {}),
+    });
+  }
+
   /** Collections registered on a cluster of DATA_CLUSTERS (operator reads). */
   countOnCluster(cluster: string): Promise<number> {
     return this.registry.countOnCluster(cluster);
