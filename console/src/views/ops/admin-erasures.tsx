@@ -1,9 +1,9 @@
 import type { Schemas } from '../../../../client/src';
 import { unwrap, useApi } from '../../api';
-import { Link } from '../../router';
-import { Async } from '../../ui/async';
+import { Link, segment } from '../../router';
+import { Async, useLoad } from '../../ui/async';
 import { usePolling } from './polling';
-import { when } from './shared';
+import { Pager, nextCursor, usePager, when } from './shared';
 
 type Erasure = Schemas['ErasureDto'];
 
@@ -15,6 +15,74 @@ const STEPS: Erasure['stepsDone'] = [
   'files',
   'owner',
 ];
+
+const PAGE = 25;
+
+/** Every erasure, newest first. A finished one names nobody: its target is gone. */
+export function ErasuresView() {
+  const { client } = useApi();
+  const pager = usePager();
+  const erasures = useLoad(
+    async (signal) => {
+      const query = { limit: PAGE, ...(pager.after ? { after: { id: pager.after } } : {}) };
+      const result = await client.GET('/admin/erasures', { params: { query }, signal });
+      const list = (await unwrap(Promise.resolve(result))) ?? [];
+      return { list, next: nextCursor(result.response, 'after[id]') };
+    },
+    [client, pager.after],
+  );
+  return (
+    <section aria-labelledby="erasures-title">
+      <h1 id="erasures-title">Erasures</h1>
+      <div className="toolbar">
+        <button type="button" onClick={erasures.reload}>
+          Refresh
+        </button>
+      </div>
+      <Async
+        loaded={erasures}
+        empty={(page) => page.list.length === 0}
+        emptyText="No erasures yet."
+      >
+        {(page) => (
+          <>
+            <div className="table-wrap">
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Erasure</th>
+                    <th scope="col">Of a</th>
+                    <th scope="col">Status</th>
+                    <th scope="col">Steps done</th>
+                    <th scope="col">Requested</th>
+                    <th scope="col">Finished</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {page.list.map((erasure) => (
+                    <tr key={erasure.id}>
+                      <td className="mono">
+                        <Link to={`/admin/erasures/${segment(erasure.id)}`}>{erasure.id}</Link>
+                      </td>
+                      <td>{erasure.kind}</td>
+                      <td>{erasureStatus(erasure)}</td>
+                      <td>
+                        {erasure.stepsDone.length} of {STEPS.length}
+                      </td>
+                      <td>{when(erasure.requestedAt)}</td>
+                      <td>{when(erasure.finishedAt)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+            <Pager pager={pager} next={page.next} label="Erasures" />
+          </>
+        )}
+      </Async>
+    </section>
+  );
+}
 
 /** One erasure and its steps, refreshed every second until it has ended. */
 export function ErasureView(props: { id: string }) {

@@ -8,7 +8,7 @@ import { Pager, nextCursor, usePager, when } from './shared';
 
 const PAGE = 25;
 
-/** The operator's users: every user by subject, or those whose email is what was searched for. */
+/** The operator's users by subject: all of them, or those whose email starts with what was typed. */
 export function AdminUsersView() {
   const { client } = useApi();
   const [draft, setDraft] = useState('');
@@ -18,7 +18,7 @@ export function AdminUsersView() {
     async (signal) => {
       const query = {
         limit: PAGE,
-        ...(email !== '' ? { email } : {}),
+        ...(email !== '' ? { emailPrefix: email } : {}),
         ...(pager.after ? { after: { subject: pager.after } } : {}),
       };
       const result = await client.GET('/admin/users', { params: { query }, signal });
@@ -36,12 +36,12 @@ export function AdminUsersView() {
     <section aria-labelledby="users-title">
       <h1 id="users-title">Users</h1>
       <form className="toolbar" role="search" aria-label="Find users" onSubmit={search}>
-        <label htmlFor="user-email">Email</label>
+        <label htmlFor="user-email">Email starts with</label>
         <input
           id="user-email"
           type="search"
           value={draft}
-          placeholder="ada@example.com"
+          placeholder="ada@"
           onChange={(event) => setDraft(event.target.value)}
         />
         <button type="submit">Search</button>
@@ -61,7 +61,7 @@ export function AdminUsersView() {
       <Async
         loaded={users}
         empty={(page) => page.list.length === 0}
-        emptyText={email !== '' ? `No user has the email ${email}.` : 'No users yet.'}
+        emptyText={email !== '' ? `No user's email starts with ${email}.` : 'No users yet.'}
       >
         {(page) => (
           <>

@@ -1,6 +1,6 @@
 import type { ReactNode } from 'react';
 import { OPERATOR_KINDS, type ConsoleView, type KeyKind } from '../registry';
-import { ErasureView } from './admin-erasures';
+import { ErasureView, ErasuresView } from './admin-erasures';
 import { AdminMoveView, AdminMovesView } from './admin-moves';
 import { AdminClustersView, AdminTeamsView } from './admin-teams';
 import { AdminUserView, AdminUsersView } from './admin-users';
@@ -49,6 +49,7 @@ export const opsViews: ConsoleView[] = [
   detail('/admin/users/:subject', OPERATOR_KINDS, (params) => (
     <AdminUserView subject={params.subject ?? ''} />
   )),
+  listed('/admin/erasures', 'Erasures', OPERATOR_KINDS, () => <ErasuresView />),
   detail('/admin/erasures/:id', OPERATOR_KINDS, (params) => <ErasureView id={params.id ?? ''} />),
   listed('/admin/teams', 'Teams', OPERATOR_KINDS, () => <AdminTeamsView />),
   listed('/admin/clusters', 'Clusters', OPERATOR_KINDS, () => <AdminClustersView />),

@@ -231,7 +231,7 @@ function ImportPanel() {
       {totals && (
         <div className={totals.outcome === 'complete' && totals.failed === 0 ? 'ok' : ''}>
           <h3>Totals</h3>
-          <p aria-label="Import totals">
+          <p role="status" aria-label="Import totals">
             {totals.outcome === 'complete'
               ? 'Complete'
               : `Stopped at line ${totals.stoppedAt ?? '?'}`}
