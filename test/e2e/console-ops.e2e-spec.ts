@@ -144,6 +144,15 @@ describe('console: operations views', () => {
         return !!img && img.complete && img.naturalWidth > 0 && img.src.startsWith('blob:'); })()`,
     );
 
+    // The signed link goes to the clipboard and stays on screen; it downloads without a key.
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
+    await page.getByRole('button', { name: 'Copy signed link' }).click();
+    const link = await page.getByLabel('Signed link').inputValue();
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe(link);
+    const signed = await fetch(link);
+    expect(signed.status).toBe(200);
+    expect(Buffer.from(await signed.arrayBuffer()).equals(PNG)).toBe(true);
+
     await page.getByRole('button', { name: 'Delete dot.png' }).click();
     await page
       .getByRole('dialog', { name: 'Delete the file?' })
@@ -152,6 +161,7 @@ describe('console: operations views', () => {
     await page.getByText('No files yet.').waitFor();
     const gone = await callApi(h.base, user.apiKey, 'GET', `/files/${files[0]!.id}`);
     expect(gone.status).toBe(404);
+    expect((await fetch(link)).status).toBe(404);
 
     const hostile = '<img src=x onerror="window.__pwned=1">.png';
     await upload(page, hostile, 'image/png', PNG);
@@ -209,6 +219,9 @@ describe('console: operations views', () => {
       exporting.page.getByRole('link', { name: /^Save the export \(3 items/ }).click(),
     ]);
     const content = await readFile(await download.path(), 'utf8');
+    // Once saved, the link (and its object URL) is gone.
+    await exporting.page.getByRole('status').filter({ hasText: 'handed to the browser' }).waitFor();
+    expect(await exporting.page.getByRole('link', { name: /^Save the export/ }).count()).toBe(0);
     const records = content
       .trimEnd()
       .split('\n')

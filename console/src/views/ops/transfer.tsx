@@ -32,6 +32,7 @@ function ExportPanel() {
   const [chosen, setChosen] = useState<string[]>([]);
   const [received, setReceived] = useState<{ lines: number; items: number } | undefined>();
   const [saved, setSaved] = useState<Saved | undefined>(undefined);
+  const [handed, setHanded] = useState<string | undefined>(undefined);
   const savedUrl = useRef<string | undefined>(undefined);
   const forget = () => {
     if (savedUrl.current) URL.revokeObjectURL(savedUrl.current);
@@ -42,6 +43,7 @@ function ExportPanel() {
   const run = useAction(async () => {
     forget();
     setSaved(undefined);
+    setHanded(undefined);
     const lines: string[] = [];
     let items = 0;
     setReceived({ lines: 0, items: 0 });
@@ -125,14 +127,20 @@ function ExportPanel() {
             onClick={() => {
               // The save has taken the bytes once it began: the object URL goes afterwards.
               const url = saved.url;
+              setHanded(saved.name);
               setTimeout(() => {
                 if (savedUrl.current === url) forget();
-                setSaved(undefined);
+                setSaved((now) => (now?.url === url ? undefined : now));
               }, 1000);
             }}
           >
             Save the export ({saved.items} items, {saved.bytes} bytes)
           </a>
+        </p>
+      )}
+      {handed && !saved && (
+        <p className="hint" role="status">
+          {handed} was handed to the browser to save.
         </p>
       )}
     </form>
