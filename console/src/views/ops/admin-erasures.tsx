@@ -47,7 +47,7 @@ export function ErasuresView() {
         {(page) => (
           <>
             <div className="table-wrap">
-              <table>
+              <table className="ops-table">
                 <thead>
                   <tr>
                     <th scope="col">Erasure</th>

@@ -38,7 +38,7 @@ export function AdminMovesView() {
         {(page) => (
           <>
             <div className="table-wrap">
-              <table>
+              <table className="ops-table">
                 <thead>
                   <tr>
                     <th scope="col">Move</th>

@@ -26,7 +26,7 @@ export function AdminTeamsView() {
         {(page) => (
           <>
             <div className="table-wrap">
-              <table>
+              <table className="ops-table">
                 <thead>
                   <tr>
                     <th scope="col">Name</th>
@@ -82,7 +82,7 @@ function TeamMembers(props: { id: string }) {
               <p className="empty">No members.</p>
             ) : (
               <div className="table-wrap">
-                <table>
+                <table className="ops-table">
                   <thead>
                     <tr>
                       <th scope="col">Subject</th>
@@ -131,7 +131,7 @@ export function AdminClustersView() {
       >
         {(list) => (
           <div className="table-wrap">
-            <table>
+            <table className="ops-table">
               <thead>
                 <tr>
                   <th scope="col">Cluster</th>

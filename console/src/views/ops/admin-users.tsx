@@ -66,7 +66,7 @@ export function AdminUsersView() {
         {(page) => (
           <>
             <div className="table-wrap">
-              <table>
+              <table className="ops-table">
                 <thead>
                   <tr>
                     <th scope="col">Subject</th>
@@ -146,7 +146,7 @@ export function AdminUserView(props: { subject: string }) {
               <p className="empty">No keys.</p>
             ) : (
               <div className="table-wrap">
-                <table>
+                <table className="ops-table">
                   <thead>
                     <tr>
                       <th scope="col">Name</th>

@@ -37,7 +37,7 @@ export function DeliveriesView(props: { id: string }) {
       >
         {(list) => (
           <div className="table-wrap">
-            <table>
+            <table className="ops-table">
               <thead>
                 <tr>
                   <th scope="col">Event</th>

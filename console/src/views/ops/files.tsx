@@ -41,13 +41,17 @@ export function FilesView() {
         {(page) => (
           <>
             <div className="table-wrap">
-              <table>
+              <table className="ops-table">
                 <thead>
                   <tr>
                     <th scope="col">Name</th>
-                    <th scope="col">Type</th>
+                    <th scope="col" className="wide-only">
+                      Type
+                    </th>
                     <th scope="col">Size</th>
-                    <th scope="col">Uploaded</th>
+                    <th scope="col" className="wide-only">
+                      Uploaded
+                    </th>
                     <th scope="col">Actions</th>
                   </tr>
                 </thead>
@@ -55,9 +59,9 @@ export function FilesView() {
                   {page.files.map((file) => (
                     <tr key={file.id}>
                       <td className="file-name">{file.name}</td>
-                      <td>{file.contentType}</td>
+                      <td className="wide-only">{file.contentType}</td>
                       <td>{bytes(file.size)}</td>
-                      <td>{when(file.createdAt)}</td>
+                      <td className="wide-only">{when(file.createdAt)}</td>
                       <td className="row-actions">
                         <button
                           type="button"

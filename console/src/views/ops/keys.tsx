@@ -13,7 +13,7 @@ type ApiKey = Schemas['ApiKeyDto'];
  * is an admin of, the team's keys (/teams/{id}/api-keys). Secrets are shown once, at minting.
  */
 export function KeysView() {
-  const { client } = useApi();
+  const { client, me } = useApi();
   const [owner, setOwner] = useState('');
   const teams = useLoad(
     async (signal) =>
@@ -70,7 +70,7 @@ export function KeysView() {
       <Async loaded={keys} empty={(list) => list.length === 0} emptyText="No keys.">
         {(list) => (
           <div className="table-wrap">
-            <table>
+            <table className="ops-table">
               <thead>
                 <tr>
                   <th scope="col">Name</th>
@@ -85,7 +85,10 @@ export function KeysView() {
               <tbody>
                 {list.map((key) => (
                   <tr key={key.id}>
-                    <td>{key.name || '—'}</td>
+                    <td>
+                      {key.name || '—'}
+                      {key.id === me.key?.id && <strong> (signed in with this key)</strong>}
+                    </td>
                     <td className="mono">{key.prefix}…</td>
                     <td>
                       {key.kind}
@@ -122,6 +125,12 @@ export function KeysView() {
           The key {doomed?.name ? `“${doomed.name}” ` : ''}
           <span className="mono">{doomed?.prefix}…</span> stops working with the next request. This
           cannot be undone.
+          {doomed?.id === me.key?.id && (
+            <strong>
+              {' '}
+              It is the key this console is signed in with: the console stops working.
+            </strong>
+          )}
         </p>
       </Confirm>
     </section>

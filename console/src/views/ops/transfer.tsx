@@ -251,7 +251,7 @@ function ImportPanel() {
       )}
       {results && results.failed.length > 0 && (
         <div className="table-wrap">
-          <table>
+          <table className="ops-table">
             <caption>Lines that failed</caption>
             <thead>
               <tr>

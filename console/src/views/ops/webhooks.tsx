@@ -33,7 +33,7 @@ export function WebhooksView() {
       <Async loaded={list} empty={(hooks) => hooks.length === 0} emptyText="No webhooks yet.">
         {(hooks) => (
           <div className="table-wrap">
-            <table>
+            <table className="ops-table">
               <thead>
                 <tr>
                   <th scope="col">URL</th>
