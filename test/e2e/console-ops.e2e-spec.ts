@@ -144,6 +144,13 @@ describe('console: operations views', () => {
         return !!img && img.complete && img.naturalWidth > 0 && img.src.startsWith('blob:'); })()`,
     );
 
+    const [saved] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Download', exact: true }).click(),
+    ]);
+    expect(saved.suggestedFilename()).toBe('dot.png');
+    expect((await readFile(await saved.path())).equals(PNG)).toBe(true);
+
     // The signed link goes to the clipboard and stays on screen; it downloads without a key.
     await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
     await page.getByRole('button', { name: 'Copy signed link' }).click();
