@@ -226,16 +226,9 @@ function streamOf(
   });
 }
 
-/** How far an upload is: bytes sent of the body's total. */
-export type UploadProgress = (sent: number, total: number) => void;
-
-export interface UploadWithProgressOptions {
-  /** The file's name: 1–255 characters, no control characters, no `/` or `\`. */
-  name: string;
-  /** The file's type; default: the Blob's own type, else `application/octet-stream`. */
-  contentType?: string;
-  /** Called as the body goes out, and once more when all of it is sent. */
-  onProgress?: UploadProgress;
+export interface UploadWithProgressOptions extends Pick<UploadFileOptions, 'name' | 'contentType'> {
+  /** Called with the bytes sent and the total as the body goes out, and when all of it is sent. */
+  onProgress?: (sent: number, total: number) => void;
   /** Stops the upload: the request is aborted and the call throws. */
   signal?: AbortSignal;
 }
@@ -247,10 +240,10 @@ interface UploadRequest {
   send(body: Blob): void;
   abort(): void;
   readonly status: number;
-  readonly responseText: string;
+  readonly response: unknown; // the JSON answer (responseType 'json'), else null
+  responseType: string;
   readonly upload: {
-    onprogress:
-      ((event: { loaded: number; total: number; lengthComputable: boolean }) => void) | null;
+    onprogress: ((event: { loaded: number; total: number }) => void) | null;
     onload: (() => void) | null;
   };
   onload: (() => void) | null;
@@ -274,56 +267,34 @@ export function uploadFileWithProgress(
   if (typeof XMLHttpRequest === 'undefined')
     return Promise.reject(new Error('uploadFileWithProgress needs XMLHttpRequest (a browser).'));
   const request = new XMLHttpRequest();
+  const { signal, onProgress } = file;
   return new Promise<FileInfo>((resolve, reject) => {
-    const { signal } = file;
-    if (signal?.aborted) {
-      reject(abortReason(signal));
-      return;
-    }
     const abort = () => request.abort();
-    signal?.addEventListener('abort', abort, { once: true });
-    const done = () => signal?.removeEventListener('abort', abort);
+    const settle = (outcome: () => void) => () => {
+      signal?.removeEventListener('abort', abort);
+      outcome();
+    };
+    request.responseType = 'json';
     request.open('POST', `${baseUrlOf(options)}/files?name=${encodeURIComponent(file.name)}`);
-    for (const [name, value] of Object.entries(apiHeaders(options)))
+    const type = file.contentType ?? (blob.type || 'application/octet-stream');
+    for (const [name, value] of Object.entries({ ...apiHeaders(options), 'Content-Type': type }))
       request.setRequestHeader(name, value);
-    request.setRequestHeader(
-      'Content-Type',
-      file.contentType ?? (blob.type || 'application/octet-stream'),
-    );
-    request.upload.onprogress = (event) =>
-      file.onProgress?.(event.loaded, event.lengthComputable ? event.total : blob.size);
-    request.upload.onload = () => file.onProgress?.(blob.size, blob.size);
-    request.onload = () => {
-      done();
-      const body = parseJson(request.responseText);
-      if (request.status === 201 && isFileInfo(body)) resolve(body);
-      else if (request.status === 201)
-        reject(new Error('The answer to POST /files is not a file.'));
-      else reject(new ApiProblemError(request.status, problemOf(body)));
-    };
-    request.onerror = () => {
-      done();
-      reject(new TypeError('The upload failed: the service cannot be reached.'));
-    };
-    request.onabort = () => {
-      done();
-      reject(abortReason(signal));
-    };
+    // A total of 0 means the browser could not tell it: the Blob's size is the body's.
+    request.upload.onprogress = (event) => onProgress?.(event.loaded, event.total || blob.size);
+    request.upload.onload = () => onProgress?.(blob.size, blob.size);
+    request.onload = settle(() => {
+      const body = request.response;
+      if (request.status !== 201) reject(new ApiProblemError(request.status, problemOf(body)));
+      else if (isFileInfo(body)) resolve(body);
+      else reject(new Error('The answer to POST /files is not a file.'));
+    });
+    request.onerror = settle(() => reject(new TypeError('The upload failed: no answer came.')));
+    request.onabort = settle(() => {
+      const reason: unknown = signal?.reason;
+      reject(reason instanceof Error ? reason : new Error('The upload was aborted.'));
+    });
+    signal?.addEventListener('abort', abort, { once: true });
     request.send(blob);
+    if (signal?.aborted) abort();
   });
-}
-
-/** Why an upload was aborted: the signal's reason when it is an Error. */
-function abortReason(signal: AbortSignal | undefined): Error {
-  const reason: unknown = signal?.reason;
-  return reason instanceof Error ? reason : new Error('The upload was aborted.');
-}
-
-function parseJson(text: string): unknown {
-  try {
-    const value: unknown = JSON.parse(text);
-    return value;
-  } catch {
-    return undefined;
-  }
 }

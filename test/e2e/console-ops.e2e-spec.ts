@@ -8,7 +8,6 @@ import {
   signIn,
   startConsole,
   type ConsoleHarness,
-  type ConsolePage,
 } from '../support/console-browser';
 import { createUser, type TestUser } from '../support/factories';
 import { until } from '../support/until';
@@ -19,6 +18,9 @@ const PNG = Buffer.from(
   'base64',
 );
 
+type StoredFile = { id: string; name: string; size: number };
+type ImportedItem = { _id: string; note: string };
+
 let h: ConsoleHarness;
 
 beforeAll(async () => {
@@ -26,34 +28,39 @@ beforeAll(async () => {
   h = await startConsole(__filename, { WEBHOOK_ALLOW_PRIVATE: 'true' });
 }, 180_000);
 
-afterAll(async () => {
-  await h?.close();
-});
+afterAll(() => h?.close());
 
 /** A fresh page signed in with `apiKey`, at `route`. */
-async function openAt(
-  apiKey: string,
-  route: string,
-  viewport?: { width: number; height: number },
-): Promise<ConsolePage> {
+async function openAt(key: string, route: string, viewport = { width: 1280, height: 800 }) {
   const opened = await h.open(viewport);
-  await signIn(opened.page, apiKey);
+  await signIn(opened.page, key);
   await go(opened.page, route);
   return opened;
 }
 
-/**
- * Waits until an expression, evaluated in the page, is true. Evaluated through the DevTools
- * protocol: the page's Content-Security-Policy refuses the eval that waitForFunction needs.
- */
+/** Waits until an expression is true in the page (waitForFunction needs the eval CSP refuses). */
 async function pageHolds(page: Page, expression: string): Promise<void> {
   await until(expression, async () => (await page.evaluate(expression)) === true);
 }
 
+/** Waits for a live status that says `text`. */
+async function status(page: Page, text: string): Promise<void> {
+  await page.getByRole('status').filter({ hasText: text }).waitFor();
+}
+
+/** Confirms the dialog named `title` with its `button`. */
+async function confirm(page: Page, title: string, button: string): Promise<void> {
+  await page.getByRole('dialog', { name: title }).getByRole('button', { name: button }).click();
+}
+
+/** Whether the preview <img> has loaded a picture. */
+const PREVIEW_LOADED = `(() => { const img = document.querySelector('.preview img');
+  return !!img && img.complete && img.naturalWidth > 0 && img.src.startsWith('blob:'); })()`;
+
 async function upload(page: Page, name: string, mimeType: string, buffer: Buffer): Promise<void> {
   await page.getByLabel('File to upload').setInputFiles({ name, mimeType, buffer });
   await page.getByRole('button', { name: 'Upload', exact: true }).click();
-  await page.getByRole('status').filter({ hasText: 'Uploaded' }).waitFor();
+  await status(page, 'Uploaded');
 }
 
 describe('console: operations views', () => {
@@ -67,8 +74,7 @@ describe('console: operations views', () => {
     await page.getByLabel('Email starts with').fill(prefix.toUpperCase());
     await page.getByRole('button', { name: 'Search' }).click();
     await page.getByRole('cell', { name: sibling.email }).waitFor();
-    const rows = page.getByRole('table').getByRole('row');
-    expect(await rows.count()).toBe(3); // the header and the two users
+    expect(await page.getByRole('table').getByRole('row').count()).toBe(3); // header, 2 users
     await page.getByRole('link', { name: user.subject }).click();
     await page.getByRole('heading', { name: `User ${user.subject}` }).waitFor();
     await page.getByRole('button', { name: 'Erase user' }).click();
@@ -82,7 +88,7 @@ describe('console: operations views', () => {
     await heading.waitFor();
     const erasureId = (await heading.textContent())!.replace('Erasure ', '');
     expect(page.url()).toContain(`#/admin/erasures/${erasureId}`);
-    await page.getByRole('status').filter({ hasText: 'Status: finished' }).waitFor();
+    await status(page, 'Status: finished');
     expect(await page.getByRole('listitem').filter({ hasText: 'owner: done' }).count()).toBe(1);
 
     expect((await callApi(h.base, user.apiKey, 'GET', '/me')).status).toBe(401);
@@ -111,10 +117,7 @@ describe('console: operations views', () => {
 
     const revoke = page.getByRole('button', { name: 'Revoke the key from the console' });
     await revoke.click();
-    await page
-      .getByRole('dialog', { name: 'Revoke the key?' })
-      .getByRole('button', { name: 'Revoke key' })
-      .click();
+    await confirm(page, 'Revoke the key?', 'Revoke key');
     await revoke.waitFor({ state: 'detached' });
 
     expect((await callApi(h.base, secret, 'GET', '/me')).status).toBe(401);
@@ -132,17 +135,11 @@ describe('console: operations views', () => {
     expect(await bar.getAttribute('max')).toBe(String(PNG.length));
     await page.getByRole('cell', { name: 'dot.png', exact: true }).waitFor();
 
-    const listed = await callApi(h.base, user.apiKey, 'GET', '/files');
-    const files = listed.body as { id: string; name: string; size: number }[];
+    const files = (await callApi(h.base, user.apiKey, 'GET', '/files')).body as StoredFile[];
     expect(files.map((file) => [file.name, file.size])).toEqual([['dot.png', PNG.length]]);
-
     await page.getByRole('button', { name: 'Open dot.png' }).click();
     await page.getByRole('img', { name: 'Preview of dot.png' }).waitFor();
-    await pageHolds(
-      page,
-      `(() => { const img = document.querySelector('.preview img');
-        return !!img && img.complete && img.naturalWidth > 0 && img.src.startsWith('blob:'); })()`,
-    );
+    await pageHolds(page, PREVIEW_LOADED);
 
     const [saved] = await Promise.all([
       page.waitForEvent('download'),
@@ -150,7 +147,6 @@ describe('console: operations views', () => {
     ]);
     expect(saved.suggestedFilename()).toBe('dot.png');
     expect((await readFile(await saved.path())).equals(PNG)).toBe(true);
-
     // The signed link goes to the clipboard and stays on screen; it downloads without a key.
     await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
     await page.getByRole('button', { name: 'Copy signed link' }).click();
@@ -161,24 +157,16 @@ describe('console: operations views', () => {
     expect(Buffer.from(await signed.arrayBuffer()).equals(PNG)).toBe(true);
 
     await page.getByRole('button', { name: 'Delete dot.png' }).click();
-    await page
-      .getByRole('dialog', { name: 'Delete the file?' })
-      .getByRole('button', { name: 'Delete file' })
-      .click();
+    await confirm(page, 'Delete the file?', 'Delete file');
     await page.getByText('No files yet.').waitFor();
-    const gone = await callApi(h.base, user.apiKey, 'GET', `/files/${files[0]!.id}`);
-    expect(gone.status).toBe(404);
+    expect((await callApi(h.base, user.apiKey, 'GET', `/files/${files[0]!.id}`)).status).toBe(404);
     expect((await fetch(link)).status).toBe(404);
 
     const hostile = '<img src=x onerror="window.__pwned=1">.png';
     await upload(page, hostile, 'image/png', PNG);
     await page.getByRole('cell', { name: hostile, exact: true }).waitFor();
     await page.getByRole('button', { name: `Open ${hostile}` }).click();
-    await pageHolds(
-      page,
-      `(() => { const img = document.querySelector('.preview img');
-        return !!img && img.complete && img.naturalWidth > 0; })()`,
-    );
+    await pageHolds(page, PREVIEW_LOADED);
     expect(await page.locator('img[src="x"]').count()).toBe(0);
     expect(await page.evaluate('typeof window.__pwned')).toBe('undefined');
     expect(errors).toEqual([]);
@@ -195,8 +183,8 @@ describe('console: operations views', () => {
     expect(await page.getByLabel(`Signing secret of ${url}`).inputValue()).toMatch(/^whsec_/);
     await page.getByRole('cell', { name: url, exact: true }).waitFor();
 
-    const listed = await callApi(h.base, user.apiKey, 'GET', '/webhooks');
-    expect(listed.body).toEqual([expect.objectContaining({ url, events: ['created', 'deleted'] })]);
+    const hooks = (await callApi(h.base, user.apiKey, 'GET', '/webhooks')).body;
+    expect(hooks).toEqual([expect.objectContaining({ url, events: ['created', 'deleted'] })]);
 
     await page.getByRole('link', { name: `Deliveries of ${url}` }).click();
     await page.getByRole('heading', { name: 'Deliveries' }).waitFor();
@@ -217,34 +205,23 @@ describe('console: operations views', () => {
 
     const exporting = await openAt(source.apiKey, '/transfer');
     await exporting.page.getByRole('button', { name: 'Export', exact: true }).click();
-    await exporting.page
-      .getByRole('status')
-      .filter({ hasText: '5 lines received, 3 items' })
-      .waitFor();
+    await status(exporting.page, '5 lines received, 3 items');
     const [download] = await Promise.all([
       exporting.page.waitForEvent('download'),
       exporting.page.getByRole('link', { name: /^Save the export \(3 items/ }).click(),
     ]);
     const content = await readFile(await download.path(), 'utf8');
     // Once saved, the link (and its object URL) is gone.
-    await exporting.page.getByRole('status').filter({ hasText: 'handed to the browser' }).waitFor();
+    await status(exporting.page, 'handed to the browser');
     expect(await exporting.page.getByRole('link', { name: /^Save the export/ }).count()).toBe(0);
     const records = content
       .trimEnd()
       .split('\n')
       .map((line) => JSON.parse(line));
-    expect(records.map((record) => record.type)).toEqual([
-      'manifest',
-      'item',
-      'item',
-      'item',
-      'end',
-    ]);
-    expect(records.filter((r) => r.type === 'item').map((r) => r.item._id)).toEqual([
-      'order-1',
-      'order-2',
-      'order-3',
-    ]);
+    const kinds = records.map((record) => record.type).join(' ');
+    expect(kinds).toBe('manifest item item item end');
+    const ids = records.filter((r) => r.type === 'item').map((r) => r.item._id);
+    expect(ids).toEqual(['order-1', 'order-2', 'order-3']);
     expect(records[4]).toMatchObject({ type: 'end', items: 3 });
     expect(exporting.errors).toEqual([]);
 
@@ -258,21 +235,13 @@ describe('console: operations views', () => {
     const totals = importing.page.getByLabel('Import totals');
     await totals.waitFor();
     expect(await totals.textContent()).toContain('5 lines, 3 created, 0 replaced, 0 failed');
-    await importing.page.getByRole('status').filter({ hasText: '5 result lines so far' }).waitFor();
+    await status(importing.page, '5 result lines so far');
 
-    const items = await callApi(
-      h.base,
-      target.apiKey,
-      'GET',
-      '/data/orders?sort=_id&sortOrder=asc',
+    const query = '/data/orders?sort=_id&sortOrder=asc';
+    const items = (await callApi(h.base, target.apiKey, 'GET', query)).body as ImportedItem[];
+    expect(items.map((item) => `${item._id} ${item.note}`)).toEqual(
+      [1, 2, 3].map((n) => `order-${n} <b>${n}</b>`),
     );
-    expect(
-      (items.body as { _id: string; note: string }[]).map((item) => [item._id, item.note]),
-    ).toEqual([
-      ['order-1', '<b>1</b>'],
-      ['order-2', '<b>2</b>'],
-      ['order-3', '<b>3</b>'],
-    ]);
     expect(importing.errors).toEqual([]);
   });
 
@@ -283,29 +252,20 @@ describe('console: operations views', () => {
       await callApi(h.base, user.apiKey, 'POST', '/data/notes', { item: { _id: 'a', text: 'x' } });
     });
 
-    const tenantViews: [string, string][] = [
-      ['/transfer', 'Export / import'],
-      ['/files', 'Files'],
-      ['/webhooks', 'Webhooks'],
-      ['/keys', 'API keys'],
+    // [route, its heading, signed in as the operator]
+    const views: [string, string, boolean][] = [
+      ['/transfer', 'Export / import', false],
+      ['/files', 'Files', false],
+      ['/webhooks', 'Webhooks', false],
+      ['/keys', 'API keys', false],
+      ['/admin/users', 'Users', true],
+      ['/admin/erasures', 'Erasures', true],
+      ['/admin/teams', 'Teams', true],
+      ['/admin/clusters', 'Clusters', true],
+      ['/admin/moves', 'Tenant moves', true],
     ];
-    it.each(tenantViews)('tenant view %s', async (route, heading) => {
-      const { page, errors } = await openAt(user.apiKey, route);
-      await page.getByRole('heading', { level: 1, name: heading }).waitFor();
-      await page.getByRole('status').filter({ hasText: 'Loading' }).waitFor({ state: 'detached' });
-      expect(await seriousA11yViolations(page)).toEqual([]);
-      expect(errors).toEqual([]);
-    });
-
-    const operatorViews: [string, string][] = [
-      ['/admin/users', 'Users'],
-      ['/admin/erasures', 'Erasures'],
-      ['/admin/teams', 'Teams'],
-      ['/admin/clusters', 'Clusters'],
-      ['/admin/moves', 'Tenant moves'],
-    ];
-    it.each(operatorViews)('operator view %s', async (route, heading) => {
-      const { page, errors } = await openAt(TEST_ADMIN_KEY, route);
+    it.each(views)('view %s', async (route, heading, operator) => {
+      const { page, errors } = await openAt(operator ? TEST_ADMIN_KEY : user.apiKey, route);
       await page.getByRole('heading', { level: 1, name: heading }).waitFor();
       await page.getByRole('status').filter({ hasText: 'Loading' }).waitFor({ state: 'detached' });
       expect(await seriousA11yViolations(page)).toEqual([]);
@@ -314,16 +274,14 @@ describe('console: operations views', () => {
 
     it('operator views of a user and an erasure', async () => {
       const doomed = await createUser(h.t);
-      const { page, errors } = await openAt(
-        TEST_ADMIN_KEY,
-        `/admin/users/${encodeURIComponent(doomed.subject)}`,
-      );
+      const route = `/admin/users/${encodeURIComponent(doomed.subject)}`;
+      const { page, errors } = await openAt(TEST_ADMIN_KEY, route);
       await page.getByRole('button', { name: 'Erase user' }).waitFor();
       expect(await seriousA11yViolations(page)).toEqual([]);
       await page.getByRole('button', { name: 'Erase user' }).click();
       expect(await seriousA11yViolations(page)).toEqual([]);
       await page.getByRole('dialog').getByRole('button', { name: 'Erase user' }).click();
-      await page.getByRole('status').filter({ hasText: 'Status: finished' }).waitFor();
+      await status(page, 'Status: finished');
       expect(await seriousA11yViolations(page)).toEqual([]);
       expect(errors).toEqual([]);
     });
@@ -334,10 +292,8 @@ describe('console: operations views', () => {
       await page.getByRole('button', { name: 'Open small.png' }).click();
       await page.getByRole('img', { name: 'Preview of small.png' }).waitFor();
       expect(await seriousA11yViolations(page)).toEqual([]);
-      const overflow = await page.evaluate(
-        'document.documentElement.scrollWidth - document.documentElement.clientWidth',
-      );
-      expect(overflow).toBe(0);
+      const root = 'document.documentElement';
+      expect(await page.evaluate(`${root}.scrollWidth - ${root}.clientWidth`)).toBe(0);
       expect(errors).toEqual([]);
     });
   });
