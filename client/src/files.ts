@@ -225,3 +225,76 @@ function streamOf(
     },
   });
 }
+
+export interface UploadWithProgressOptions extends Pick<UploadFileOptions, 'name' | 'contentType'> {
+  /** Called with the bytes sent and the total as the body goes out, and when all of it is sent. */
+  onProgress?: (sent: number, total: number) => void;
+  /** Stops the upload: the request is aborted and the call throws. */
+  signal?: AbortSignal;
+}
+
+/** The parts of a browser's XMLHttpRequest an upload with progress uses. */
+interface UploadRequest {
+  open(method: string, url: string): void;
+  setRequestHeader(name: string, value: string): void;
+  send(body: Blob): void;
+  abort(): void;
+  readonly status: number;
+  readonly response: unknown; // the JSON answer (responseType 'json'), else null
+  responseType: string;
+  readonly upload: {
+    onprogress: ((event: { loaded: number; total: number }) => void) | null;
+    onload: (() => void) | null;
+  };
+  onload: (() => void) | null;
+  onerror: (() => void) | null;
+  onabort: (() => void) | null;
+}
+
+/** The browser's XMLHttpRequest; Node has none. */
+declare const XMLHttpRequest: (new () => UploadRequest) | undefined;
+
+/**
+ * POST /files from a browser, reporting the upload's progress: fetch cannot tell how much of a
+ * body went out, XMLHttpRequest can. Answers as uploadFile does (the file, or an
+ * ApiProblemError); only where XMLHttpRequest exists.
+ */
+export function uploadFileWithProgress(
+  options: ApiClientOptions,
+  blob: Blob,
+  file: UploadWithProgressOptions,
+): Promise<FileInfo> {
+  if (typeof XMLHttpRequest === 'undefined')
+    return Promise.reject(new Error('uploadFileWithProgress needs XMLHttpRequest (a browser).'));
+  const request = new XMLHttpRequest();
+  const { signal, onProgress } = file;
+  return new Promise<FileInfo>((resolve, reject) => {
+    const abort = () => request.abort();
+    const settle = (outcome: () => void) => () => {
+      signal?.removeEventListener('abort', abort);
+      outcome();
+    };
+    request.responseType = 'json';
+    request.open('POST', `${baseUrlOf(options)}/files?name=${encodeURIComponent(file.name)}`);
+    const type = file.contentType ?? (blob.type || 'application/octet-stream');
+    for (const [name, value] of Object.entries({ ...apiHeaders(options), 'Content-Type': type }))
+      request.setRequestHeader(name, value);
+    // A total of 0 means the browser could not tell it: the Blob's size is the body's.
+    request.upload.onprogress = (event) => onProgress?.(event.loaded, event.total || blob.size);
+    request.upload.onload = () => onProgress?.(blob.size, blob.size);
+    request.onload = settle(() => {
+      const body = request.response;
+      if (request.status !== 201) reject(new ApiProblemError(request.status, problemOf(body)));
+      else if (isFileInfo(body)) resolve(body);
+      else reject(new Error('The answer to POST /files is not a file.'));
+    });
+    request.onerror = settle(() => reject(new TypeError('The upload failed: no answer came.')));
+    request.onabort = settle(() => {
+      const reason: unknown = signal?.reason;
+      reject(reason instanceof Error ? reason : new Error('The upload was aborted.'));
+    });
+    signal?.addEventListener('abort', abort, { once: true });
+    request.send(blob);
+    if (signal?.aborted) abort();
+  });
+}

@@ -1,0 +1,149 @@
+import type { Schemas } from '../../../../client/src';
+import { unwrap, useApi } from '../../api';
+import { Link, segment } from '../../router';
+import { Async, useLoad } from '../../ui/async';
+import { usePolling } from './polling';
+import { Pager, nextCursor, usePager, when } from './shared';
+
+type Move = Schemas['MoveDto'];
+
+const PAGE = 25;
+
+function progress(move: Move): string {
+  return `${move.collectionsCopied} of ${move.collections} collections, ${move.itemsCopied} items, ${move.filesCopied} files`;
+}
+
+/** Every tenant move, newest first. */
+export function AdminMovesView() {
+  const { client } = useApi();
+  const pager = usePager();
+  const moves = useLoad(
+    async (signal) => {
+      const query = { limit: PAGE, ...(pager.after ? { after: { id: pager.after } } : {}) };
+      const result = await client.GET('/admin/moves', { params: { query }, signal });
+      const list = (await unwrap(Promise.resolve(result))) ?? [];
+      return { list, next: nextCursor(result.response, 'after[id]') };
+    },
+    [client, pager.after],
+  );
+  return (
+    <section aria-labelledby="moves-title">
+      <h1 id="moves-title">Tenant moves</h1>
+      <div className="toolbar">
+        <button type="button" onClick={moves.reload}>
+          Refresh
+        </button>
+      </div>
+      <Async loaded={moves} empty={(page) => page.list.length === 0} emptyText="No moves yet.">
+        {(page) => (
+          <>
+            <div className="table-wrap">
+              <table className="ops-table">
+                <thead>
+                  <tr>
+                    <th scope="col">Move</th>
+                    <th scope="col">Tenant</th>
+                    <th scope="col">From → to</th>
+                    <th scope="col">Status</th>
+                    <th scope="col">Progress</th>
+                    <th scope="col">Started</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {page.list.map((move) => (
+                    <tr key={move.id}>
+                      <td className="mono">
+                        <Link to={`/admin/moves/${segment(move.id)}`}>{move.id}</Link>
+                      </td>
+                      <td>
+                        {move.kind} <span className="mono">{move.database}</span>
+                      </td>
+                      <td>
+                        {move.from ?? 'main database'} → {move.cluster}
+                      </td>
+                      <td>{move.status}</td>
+                      <td>{progress(move)}</td>
+                      <td>{when(move.startedAt)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+            <Pager pager={pager} next={page.next} label="Moves" />
+          </>
+        )}
+      </Async>
+    </section>
+  );
+}
+
+/** One move, refreshed every second while it runs. */
+export function AdminMoveView(props: { id: string }) {
+  const { client } = useApi();
+  const move = usePolling(
+    (signal) =>
+      unwrap(client.GET('/admin/moves/{id}', { params: { path: { id: props.id } }, signal })),
+    (data) => data.status !== 'running',
+    1000,
+    [client, props.id],
+  );
+  return (
+    <section aria-labelledby="move-title">
+      <p>
+        <Link to="/admin/moves">← Tenant moves</Link>
+      </p>
+      <h1 id="move-title">
+        Move <span className="mono">{props.id}</span>
+      </h1>
+      <Async loaded={move}>
+        {(data) => (
+          <>
+            <p role="status" aria-live="polite">
+              Status: <strong>{data.status}</strong>
+              {data.status === 'running' ? ' (refreshing every second)' : ''}
+            </p>
+            {data.error !== null && <p className="problem">{data.error}</p>}
+            <label htmlFor="move-progress">Collections copied</label>{' '}
+            <progress
+              id="move-progress"
+              max={Math.max(data.collections, 1)}
+              value={data.collectionsCopied}
+            >
+              {data.collectionsCopied} of {data.collections}
+            </progress>
+            <dl className="facts">
+              <div>
+                <dt>Tenant</dt>
+                <dd>
+                  {data.kind} <span className="mono">{data.database}</span>
+                </dd>
+              </div>
+              <div>
+                <dt>From → to</dt>
+                <dd>
+                  {data.from ?? 'main database'} → {data.cluster}
+                </dd>
+              </div>
+              <div>
+                <dt>Progress</dt>
+                <dd>{progress(data)}</dd>
+              </div>
+              <div>
+                <dt>Started</dt>
+                <dd>{when(data.startedAt)}</dd>
+              </div>
+              <div>
+                <dt>Finished</dt>
+                <dd>{when(data.finishedAt)}</dd>
+              </div>
+              <div>
+                <dt>Runs</dt>
+                <dd>{data.runs}</dd>
+              </div>
+            </dl>
+          </>
+        )}
+      </Async>
+    </section>
+  );
+}

@@ -1,0 +1,84 @@
+import type { Schemas } from '../../../../client/src';
+import { unwrap, useApi } from '../../api';
+import { Link } from '../../router';
+import { Async, useLoad } from '../../ui/async';
+import { when } from './shared';
+
+type Delivery = Schemas['DeliveryDto'];
+
+/** A webhook's newest deliveries, each with its attempts. */
+export function DeliveriesView(props: { id: string }) {
+  const { client } = useApi();
+  const deliveries = useLoad(
+    async (signal) =>
+      (await unwrap(
+        client.GET('/webhooks/{id}/deliveries', { params: { path: { id: props.id } }, signal }),
+      )) ?? [],
+    [client, props.id],
+  );
+  return (
+    <section aria-labelledby="deliveries-title">
+      <p>
+        <Link to="/webhooks">← Webhooks</Link>
+      </p>
+      <h1 id="deliveries-title">Deliveries</h1>
+      <p className="hint">
+        Webhook <span className="mono">{props.id}</span>: the newest deliveries, with every attempt.
+      </p>
+      <div className="toolbar">
+        <button type="button" onClick={deliveries.reload}>
+          Refresh
+        </button>
+      </div>
+      <Async
+        loaded={deliveries}
+        empty={(list) => list.length === 0}
+        emptyText="No deliveries yet: events of this webhook's types have not happened since it was registered."
+      >
+        {(list) => (
+          <div className="table-wrap">
+            <table className="ops-table">
+              <thead>
+                <tr>
+                  <th scope="col">Event</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Attempts</th>
+                  <th scope="col">Next attempt</th>
+                  <th scope="col">Created</th>
+                </tr>
+              </thead>
+              <tbody>
+                {list.map((delivery) => (
+                  <tr key={delivery.id}>
+                    <td className="mono">{delivery.eventId}</td>
+                    <td>{delivery.status}</td>
+                    <td>
+                      <Attempts delivery={delivery} />
+                    </td>
+                    <td>{delivery.status === 'pending' ? when(delivery.nextAttemptAt) : '—'}</td>
+                    <td>{when(delivery.createdAt)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </Async>
+    </section>
+  );
+}
+
+function Attempts(props: { delivery: Delivery }) {
+  const { attempts } = props.delivery;
+  if (attempts.length === 0) return <>none yet</>;
+  return (
+    <ol className="attempts">
+      {attempts.map((attempt, index) => (
+        <li key={index}>
+          {when(attempt.at)}: {attempt.status ?? 'no answer'}, {attempt.durationMs} ms
+          {attempt.error ? ` (${attempt.error})` : ''}
+        </li>
+      ))}
+    </ol>
+  );
+}
