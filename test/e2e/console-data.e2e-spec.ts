@@ -148,9 +148,31 @@ it('creates a collection by adding an item, then filters and sorts its items', a
   await page.getByRole('button', { name: 'Apply' }).click();
   await expectItems(page, ['cherry', 'date', 'apple']);
 
+  // One item deleted from its row, after a confirmation.
+  await page.getByRole('button', { name: 'Delete item date' }).click();
+  await page
+    .getByRole('dialog', { name: 'Delete this item?' })
+    .getByRole('button', { name: 'Delete item' })
+    .click();
+  await expectItems(page, ['cherry', 'apple']);
+  expect(await api(user.apiKey, 'GET', '/data/fruits/count', 200)).toEqual({ count: 4 });
+
+  // Deleting by the filter first says how many items match (GET /data/{c}/count).
+  await page.getByRole('button', { name: 'Delete matching items…' }).click();
+  const confirm = page.getByRole('dialog', { name: 'Delete the matching items?' });
+  await confirm.getByText('2 items of fruits match the filter.').waitFor();
+  await confirm.getByRole('button', { name: 'Delete 2 items' }).click();
+  await page.getByRole('status').filter({ hasText: 'Deleted 2 items.' }).waitFor();
+  await page.getByText('No items.').waitFor();
+  expect(await api(user.apiKey, 'GET', '/data/fruits?sort=_id&sortOrder=asc', 200)).toMatchObject([
+    { _id: 'banana' },
+    { _id: 'kale' },
+  ]);
+
   // The collections list shows it with its count (GET /data/{c}/stats).
   await go(page, '/data');
-  await page.getByRole('row', { name: /fruits\s*5/ }).waitFor();
+  await page.getByRole('row', { name: /fruits\s*2/ }).waitFor();
+  await page.getByText(/^Collections: 1 of \d+ in this branch\.$/).waitFor();
   await expectNoA11yViolations(page);
   expect(unexpected()).toEqual([]);
 });

@@ -12,8 +12,10 @@ type Stats = Schemas['DataCollectionStatsDto'];
 /** The key's collections in the request branch, with their indexes, counts and sizes. */
 export function CollectionsView() {
   const { client, me } = useApi();
-  const quota = me.quota.collections;
   const collections = useLoad(async () => (await unwrap(client.GET('/data'))) ?? [], [client]);
+  // The quota as it is now: the key's GET /me at sign-in predates the collections made since.
+  const fresh = useLoad(() => unwrap(client.GET('/me')), [client]);
+  const quota = (fresh.state === 'ready' ? fresh.data : me).quota.collections;
   return (
     <section aria-labelledby="collections-title">
       <h1 id="collections-title">Collections</h1>
