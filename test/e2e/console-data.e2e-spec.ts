@@ -133,6 +133,7 @@ it('creates a collection by adding an item, then filters and sorts its items', a
   await page.getByRole('heading', { name: /fruits/, level: 1 }).waitFor();
   await expectItems(page, ['apple']);
   expect(await api(user.apiKey, 'GET', '/data/fruits/count', 200)).toEqual({ count: 1 });
+  await expectNoA11yViolations(page);
 
   const more = [
     { _id: 'banana', kind: 'fruit', price: 1 },
