@@ -317,14 +317,33 @@ it('shows a change made through the API in the live panel within 2 s', async () 
     .getByRole('row')
     .filter({ has: page.getByRole('rowheader', { name: 'live-1' }) });
   await row.waitFor({ timeout: Math.max(1, 2000 - (performance.now() - started)) });
-  expect(await row.textContent()).toContain('created');
+  expect(await row.getByRole('cell', { name: 'created', exact: true }).count()).toBe(1);
   expect(await row.textContent()).toContain('hello');
 
   const updated = performance.now();
   await api(user.apiKey, 'PUT', '/data/feed/_id/live-1', 200, { values: { note: 'again' } });
   await row
-    .filter({ hasText: 'updated' })
+    .filter({ has: page.getByRole('cell', { name: 'updated', exact: true }) })
     .waitFor({ timeout: Math.max(1, 2000 - (performance.now() - updated)) });
+
+  // With a filter on the Items tab the panel is a live query: an item that starts matching enters.
+  await page.getByRole('link', { name: 'Items' }).click();
+  await addCondition(page, 1, 'note', 'eq', 'wanted');
+  await page.getByRole('button', { name: 'Apply' }).click();
+  await page.getByText('No items.').waitFor();
+  await page.getByRole('link', { name: 'Live' }).click();
+  await page.getByText('Items of the Items tab’s filter', { exact: false }).waitFor();
+  await page.getByRole('status').filter({ hasText: 'Live: waiting for changes.' }).waitFor();
+  await api(user.apiKey, 'POST', '/data/feed', 200, { item: { _id: 'other', note: 'unwanted' } });
+  const entered = performance.now();
+  await api(user.apiKey, 'PUT', '/data/feed/_id/live-1', 200, { values: { note: 'wanted' } });
+  const matching = page
+    .getByRole('row')
+    .filter({ has: page.getByRole('cell', { name: 'entered', exact: true }) });
+  await matching.waitFor({ timeout: Math.max(1, 2000 - (performance.now() - entered)) });
+  expect(await matching.getByRole('rowheader').allTextContents()).toEqual(['live-1']);
+  // The item the filter does not select never shows.
+  expect(await page.getByRole('rowheader', { name: 'other' }).count()).toBe(0);
   expect(unexpected()).toEqual([]);
 });
 
