@@ -61,19 +61,21 @@ export async function streamEvents(
   const url = `${baseUrlOf(options)}/events/stream${search === '' ? '' : `?${search}`}`;
   const state = { lastEventId: options.lastEventId ?? '', retryMs: options.retryMs ?? 1000 };
   const maxRetryMs = options.maxRetryMs ?? 30_000;
-  let delay = state.retryMs;
+  // Attempts since the last open: the delay doubles with each, from the server's `retry:`.
+  let failures = 0;
   while (!signal?.aborted) {
     let reason: unknown;
+    let waitMs = 0;
     try {
       const response = await open(options, url, state.lastEventId);
       if (response.ok && response.body) {
         options.onOpen?.();
-        delay = state.retryMs;
+        failures = 0;
         await readStream(response.body, state, onEvent, options.onHeartbeat);
         reason = new Error('the event stream ended');
       } else if (TRANSIENT.has(response.status)) {
         reason = await problemError(response);
-        delay = Math.max(delay, retryAfterMs(response) ?? 0);
+        waitMs = retryAfterMs(response) ?? 0;
       } else {
         throw await problemError(response);
       }
@@ -84,9 +86,10 @@ export async function streamEvents(
       reason = error;
     }
     if (signal?.aborted) return;
+    const delay = Math.max(waitMs, Math.min(state.retryMs * 2 ** failures, maxRetryMs));
+    failures += 1;
     options.onRetry?.(reason, delay);
     await pause(delay, signal);
-    delay = Math.min(Math.max(delay * 2, state.retryMs), maxRetryMs);
   }
 }
 

@@ -9,6 +9,7 @@ import {
 } from '../support/console-browser';
 import { createSubKey, createUser, type TestUser } from '../support/factories';
 import { until } from '../support/until';
+import { parseChangeEvent, streamEvents, type StreamMessage } from '../../client/src';
 
 /**
  * The console's data views in a real browser: collections, items with filters and keyset paging,
@@ -454,4 +455,79 @@ it('passes axe on the collections, schema and expiry views', async () => {
   });
   await expectNoA11yViolations(page);
   expect(unexpected()).toEqual([]);
+});
+
+it('streamEvents resumes a dropped stream with Last-Event-ID: every event once, in order', async () => {
+  await api(user.apiKey, 'POST', '/data/resume/bulk', 200, {
+    items: [{ _id: 'r1' }, { _id: 'r2' }, { _id: 'r3' }],
+  });
+  const page = (await api(user.apiKey, 'GET', '/events?after=0&collection=resume', 200)) as {
+    events: { id: string }[];
+  };
+  const expected = page.events.map((event) => event.id);
+  expect(expected.length).toBeGreaterThanOrEqual(4);
+
+  // The first connection ends right after its first message, as a dropped connection would.
+  const sentLastEventIds: (string | null)[] = [];
+  const cutting = async (request: Request): Promise<Response> => {
+    sentLastEventIds.push(request.headers.get('Last-Event-ID'));
+    const response = await fetch(request);
+    if (sentLastEventIds.length > 1 || !response.body) return response;
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    const encoder = new TextEncoder();
+    let text = '';
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        const { done, value } = await reader.read();
+        if (done) return controller.close();
+        text += decoder.decode(value, { stream: true });
+        const first = /^data: .*\n\n/m.exec(text);
+        const upTo = first ? first.index + first[0].length : text.length;
+        controller.enqueue(encoder.encode(text.slice(sent, upTo)));
+        sent = upTo;
+        if (first) {
+          controller.close();
+          await reader.cancel();
+        }
+      },
+    });
+    return new Response(body, { status: response.status, headers: response.headers });
+  };
+
+  const seen: StreamMessage[] = [];
+  const retries: number[] = [];
+  const controller = new AbortController();
+  const done = streamEvents(
+    {
+      baseUrl: h.base,
+      apiKey: user.apiKey,
+      fetch: cutting,
+      signal: controller.signal,
+      onRetry: (_reason, delayMs) => retries.push(delayMs),
+    },
+    { collection: 'resume', after: '0' },
+    (message) => {
+      seen.push(message);
+      if (seen.length === expected.length) controller.abort();
+    },
+  );
+  await until('every event', () => seen.length >= expected.length, 20_000);
+  await done;
+  expect(seen.map((message) => message.id)).toEqual(expected);
+  expect(seen.map((message) => parseChangeEvent(message)?.id)).toEqual(expected);
+  expect(sentLastEventIds).toEqual([null, expected[0]]);
+  // The service's `retry: 2000` sets the delay before reconnecting.
+  expect(retries).toEqual([2000]);
+});
+
+it('streamEvents rejects with the problem when the service refuses the stream', async () => {
+  const refused = streamEvents(
+    { baseUrl: h.base, apiKey: user.apiKey },
+    // `entered` needs a live query's filter: 400.
+    { collection: 'resume', type: 'entered' },
+    () => undefined,
+  );
+  await expect(refused).rejects.toMatchObject({ status: 400, problem: { status: 400 } });
 });
