@@ -79,7 +79,7 @@ function ItemsTable(props: { collection: string; items: Item[]; onDeleted: () =>
     <>
       <ActionError error={remove.error} />
       <div className="table-wrap" tabIndex={0} role="region" aria-label="Items">
-        <table className="items">
+        <table className="items wide">
           <thead>
             <tr>
               {columns.map((column) => (

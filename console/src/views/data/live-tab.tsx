@@ -75,7 +75,7 @@ export function LiveTab(props: { collection: string; query: ItemQuery }) {
       )}
       {events.length > 0 && (
         <div className="table-wrap" tabIndex={0} role="region" aria-label="Changes">
-          <table>
+          <table className="wide">
             <thead>
               <tr>
                 <th scope="col">Event</th>

@@ -44,7 +44,7 @@ export function Violations(props: { collection: string }) {
           </p>
           {page.sample.length > 0 && (
             <div className="table-wrap" tabIndex={0} role="region" aria-label="Violations">
-              <table>
+              <table className="wide">
                 <thead>
                   <tr>
                     <th scope="col">Item</th>
