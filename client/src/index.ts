@@ -18,6 +18,7 @@ export {
   type Problem,
   type ProblemCode,
 } from './http';
+export * from './events';
 export * from './files';
 export * from './transfer';
 

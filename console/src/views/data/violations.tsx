@@ -1,0 +1,75 @@
+import { useState } from 'react';
+import { unwrap, useApi } from '../../api';
+import type { Schemas } from '../../../../client/src';
+import { ActionError, useAction } from '../../ui/action';
+
+type Page = Schemas['SchemaViolationsDto'];
+
+/**
+ * The stored items that break the schema (GET /data/{c}/schema-violations): 100 items are read
+ * per check, in `_id` order; "Check further" goes on from where the last check stopped.
+ */
+export function Violations(props: { collection: string }) {
+  const { client } = useApi();
+  const [page, setPage] = useState<Page | undefined>(undefined);
+  const check = useAction(async (after?: string) => {
+    const found = await unwrap(
+      client.GET('/data/{collection}/schema-violations', {
+        params: {
+          path: { collection: props.collection },
+          query: { limit: '100', ...(after !== undefined ? { after } : {}) },
+        },
+      }),
+    );
+    setPage(found);
+  });
+  return (
+    <section aria-labelledby="violations-title">
+      <h2 id="violations-title">Schema violations</h2>
+      <div className="toolbar">
+        <button type="button" disabled={check.busy} onClick={() => check.run()}>
+          Check items
+        </button>
+        {page?.next !== undefined && (
+          <button type="button" disabled={check.busy} onClick={() => check.run(page.next)}>
+            Check further
+          </button>
+        )}
+      </div>
+      <ActionError error={check.error} />
+      {page && (
+        <>
+          <p role="status">
+            {page.checked} items checked, {page.violating} break the schema.
+          </p>
+          {page.sample.length > 0 && (
+            <div className="table-wrap" tabIndex={0} role="region" aria-label="Violations">
+              <table className="wide">
+                <thead>
+                  <tr>
+                    <th scope="col">Item</th>
+                    <th scope="col">Where</th>
+                    <th scope="col">Rule</th>
+                    <th scope="col">Message</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {page.sample.flatMap((sample) =>
+                    sample.errors.map((error, at) => (
+                      <tr key={`${sample._id}\u0000${at}`}>
+                        <th scope="row">{sample._id}</th>
+                        <td>{error.pointer || '(the item)'}</td>
+                        <td>{error.keyword}</td>
+                        <td>{error.message}</td>
+                      </tr>
+                    )),
+                  )}
+                </tbody>
+              </table>
+            </div>
+          )}
+        </>
+      )}
+    </section>
+  );
+}
