@@ -19,9 +19,12 @@ export function ContextBar(props: { onChange: (session: Session, me: Me) => void
     async () => (tenant ? ((await unwrap(client.GET('/me/branches'))) ?? []) : []),
     [client],
   );
+  // GET /teams is a root key's own read: asked without X-Team even while acting for a team.
   const teams = useLoad(
     async () =>
-      me.kind === 'root' || me.actingSubject ? ((await unwrap(client.GET('/teams'))) ?? []) : [],
+      me.kind === 'root' || me.actingSubject
+        ? ((await unwrap(clientFor({ ...session, team: '' }).GET('/teams'))) ?? [])
+        : [],
     [client],
   );
 

@@ -3,6 +3,7 @@ import {
   callApi,
   go,
   seriousA11yViolations,
+  signIn,
   startConsole,
   type ConsoleHarness,
   type ConsolePage,
@@ -41,21 +42,11 @@ async function api(
   return res.body;
 }
 
-/**
- * Signs in on the sign-in form. (The support's signIn looks the field up by a label text that
- * the sign-in form's own name contains too, which Playwright's strict mode refuses.)
- */
-async function signIn(page: Page, apiKey: string): Promise<void> {
-  await page.getByLabel('API key', { exact: true }).fill(apiKey);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('navigation', { name: 'Views' }).waitFor();
-}
-
 interface Opened extends ConsolePage {
   /**
-   * The page's errors but the failed loads it expects: the browser's own /favicon.ico request
-   * (the console has no icon) and the API answers a flow provokes on purpose (a 412 of a
-   * conflicting save, the 404 of a rule that is not set), each named by its path and status.
+   * The page's errors but the failed loads it expects: the API answers a flow provokes on
+   * purpose (a 412 of a conflicting save, the 404 of a rule that is not set), each named by its
+   * path and status.
    */
   unexpected: () => string[];
   expectFailure: (path: string, status: number) => void;
@@ -72,8 +63,7 @@ async function openSignedIn(
     if (message.type() !== 'error') return;
     const url = new URL(message.location().url || 'http://invalid/');
     const text = `console: ${message.text()}`;
-    if (url.pathname === '/favicon.ico') tolerated.push(text);
-    else if (
+    if (
       expected.some(
         (each) => url.pathname === each.path && text.includes(`status of ${each.status}`),
       )

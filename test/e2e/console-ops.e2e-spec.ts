@@ -202,10 +202,17 @@ describe('console: operations views', () => {
       });
       expect(made.status).toBe(200);
     }
+    const uploaded = await fetch(`${h.base}/files?name=readme.txt`, {
+      method: 'POST',
+      headers: { 'X-Api-Key': source.apiKey, 'Content-Type': 'text/plain' },
+      body: 'the bytes travel too',
+    });
+    expect(uploaded.status).toBe(201);
+    const file = (await uploaded.json()) as { id: string; sha256: string };
 
     const exporting = await openAt(source.apiKey, '/transfer');
     await exporting.page.getByRole('button', { name: 'Export', exact: true }).click();
-    await status(exporting.page, '5 lines received, 3 items');
+    await status(exporting.page, '7 lines received, 3 items, 1 files');
     const [download] = await Promise.all([
       exporting.page.waitForEvent('download'),
       exporting.page.getByRole('link', { name: /^Save the export \(3 items/ }).click(),
@@ -219,10 +226,10 @@ describe('console: operations views', () => {
       .split('\n')
       .map((line) => JSON.parse(line));
     const kinds = records.map((record) => record.type).join(' ');
-    expect(kinds).toBe('manifest item item item end');
+    expect(kinds).toBe('manifest item item item file file-chunk end');
     const ids = records.filter((r) => r.type === 'item').map((r) => r.item._id);
     expect(ids).toEqual(['order-1', 'order-2', 'order-3']);
-    expect(records[4]).toMatchObject({ type: 'end', items: 3 });
+    expect(records[6]).toMatchObject({ type: 'end', items: 5, files: 1 });
     expect(exporting.errors).toEqual([]);
 
     const importing = await openAt(target.apiKey, '/transfer');
@@ -234,8 +241,16 @@ describe('console: operations views', () => {
     await importing.page.getByRole('button', { name: 'Import', exact: true }).click();
     const totals = importing.page.getByLabel('Import totals');
     await totals.waitFor();
-    expect(await totals.textContent()).toContain('5 lines, 3 created, 0 replaced, 0 failed');
-    await status(importing.page, '5 result lines so far');
+    expect(await totals.textContent()).toContain('7 lines, 4 created, 0 replaced, 0 failed');
+    await status(importing.page, '7 result lines so far');
+    const files = (await callApi(h.base, target.apiKey, 'GET', '/files')).body as {
+      id: string;
+      sha256: string;
+      name: string;
+    }[];
+    expect(files.map(({ id, sha256, name }) => ({ id, sha256, name }))).toEqual([
+      { id: file.id, sha256: file.sha256, name: 'readme.txt' },
+    ]);
 
     const query = '/data/orders?sort=_id&sortOrder=asc';
     const items = (await callApi(h.base, target.apiKey, 'GET', query)).body as ImportedItem[];

@@ -1,5 +1,5 @@
 import { gzipSync } from 'node:zlib';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { createTestApp, TEST_ADMIN_KEY } from '../support/app';
@@ -21,6 +21,8 @@ import { ensureBuilt, startService, type ServiceProcess } from '../support/servi
  * accessibility of the first views, and the size of what a browser downloads.
  */
 const CONSOLE_JS_BUDGET_GZIP = 250 * 1024;
+/** Where the README's picture of the console is taken (docs/images/console.png is a copy). */
+const SCREENSHOT_DIR = join(__dirname, '..', '..', '.data', 'screenshots');
 
 let h: ConsoleHarness;
 
@@ -232,6 +234,30 @@ it.each([
     await page.context().close();
   },
 );
+
+it('shows a collection as the README pictures it (screenshot in .data/screenshots)', async () => {
+  const user = await createUser(h.t);
+  const fruit = ['apple', 'banana', 'cherry', 'date', 'elderberry', 'fig', 'grape', 'kiwi'];
+  const items = fruit.map((name, i) => ({
+    _id: `sku-${100 + i}`,
+    name,
+    price: Math.round((1.2 + i * 0.85) * 100) / 100,
+    stock: (i * 37) % 90,
+    tags: i % 2 === 0 ? ['fresh'] : ['fresh', 'seasonal'],
+  }));
+  const created = await callApi(h.base, user.apiKey, 'POST', '/data/products/bulk', { items });
+  expect(created.status).toBe(200);
+  const { page, errors } = await h.open();
+  await signIn(page, user.apiKey);
+  await page.evaluate(`window.location.hash = '/data/products'`);
+  const table = page.getByRole('region', { name: 'Items' });
+  await table.getByText('elderberry').waitFor();
+  expect(await table.getByRole('row').count()).toBe(fruit.length + 1);
+  mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOT_DIR, 'console.png') });
+  expect(errors).toEqual([]);
+  await page.context().close();
+});
 
 it('is not served when CONSOLE_ENABLED=false', async () => {
   const off = await createTestApp(`${__filename}-off`, { CONSOLE_ENABLED: 'false' });

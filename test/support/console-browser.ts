@@ -26,10 +26,13 @@ export function ensureConsoleBuilt(): void {
     statSync(join(ROOT, 'client', 'schema.d.ts')).mtimeMs,
   );
   if (built >= sources) return;
+  // A production build, as `npm run build` makes it (jest runs with NODE_ENV=test, for which
+  // React's development build would be bundled).
   execFileSync('npm', ['run', '--silent', 'build:console'], {
     cwd: ROOT,
     stdio: 'ignore',
     timeout: 180_000,
+    env: { ...process.env, NODE_ENV: 'production' },
   });
 }
 

@@ -30,7 +30,10 @@ function ExportPanel() {
     [client],
   );
   const [chosen, setChosen] = useState<string[]>([]);
-  const [received, setReceived] = useState<{ lines: number; items: number } | undefined>();
+  const [withFiles, setWithFiles] = useState(true);
+  const [received, setReceived] = useState<
+    { lines: number; items: number; files: number } | undefined
+  >();
   const [saved, setSaved] = useState<Saved | undefined>(undefined);
   const [handed, setHanded] = useState<string | undefined>(undefined);
   const savedUrl = useRef<string | undefined>(undefined);
@@ -46,19 +49,21 @@ function ExportPanel() {
     setHanded(undefined);
     const lines: string[] = [];
     let items = 0;
-    setReceived({ lines: 0, items: 0 });
-    // Files are not part of this export: their chunk lines are not records the reader takes.
+    let files = 0;
+    setReceived({ lines: 0, items: 0, files: 0 });
+    const filesParam = withFiles ? ('true' as const) : ('false' as const);
     const query =
       chosen.length > 0
-        ? { collections: chosen.join(','), files: 'false' as const }
-        : { files: 'false' as const };
+        ? { collections: chosen.join(','), files: filesParam }
+        : { files: filesParam };
     for await (const record of exportNamespace(options, query)) {
       lines.push(JSON.stringify(record));
       if (record.type === 'item') items += 1;
+      if (record.type === 'file') files += 1;
       if (lines.length % 50 === 0 || record.type !== 'item')
-        setReceived({ lines: lines.length, items });
+        setReceived({ lines: lines.length, items, files });
     }
-    setReceived({ lines: lines.length, items });
+    setReceived({ lines: lines.length, items, files });
     const blob = new Blob([lines.join('\n') + '\n'], { type: 'application/x-ndjson' });
     const url = URL.createObjectURL(blob);
     savedUrl.current = url;
@@ -85,8 +90,8 @@ function ExportPanel() {
     >
       <h2 id="export-title">Export</h2>
       <p className="hint">
-        The items of the namespace in branch “{me.branch || 'standard'}” as NDJSON, ready for an
-        import. Files are not included: download them from Files.
+        The items of the namespace in branch “{me.branch || 'standard'}”, and its files with their
+        bytes when chosen, as NDJSON, ready for an import.
       </p>
       {collections.state === 'error' && (
         <ProblemView error={collections.error} onRetry={collections.reload} />
@@ -108,13 +113,21 @@ function ExportPanel() {
           </div>
         </fieldset>
       )}
+      <label className="choice">
+        <input
+          type="checkbox"
+          checked={withFiles}
+          onChange={(event) => setWithFiles(event.target.checked)}
+        />
+        Include files
+      </label>
       <div className="toolbar">
         <button type="submit" className="primary" disabled={run.busy}>
           {run.busy ? 'Exporting…' : 'Export'}
         </button>
         {received && (
           <span role="status" aria-live="polite">
-            {received.lines} lines received, {received.items} items
+            {received.lines} lines received, {received.items} items, {received.files} files
           </span>
         )}
       </div>
