@@ -192,7 +192,8 @@ export interface paths {
     };
     /**
      * Every registered user, by subject; `email=` finds one by email, `emailPrefix=` those whose
-     *     email starts with it (both: case does not matter; not together).
+     *     email starts with it (case does not matter; both together: the user with that email if it
+     *     starts so).
      */
     get: operations['listUsers'];
     put?: never;

@@ -67,7 +67,8 @@ export class AdminUsersController {
 
   /**
    * Every registered user, by subject; `email=` finds one by email, `emailPrefix=` those whose
-   * email starts with it (both: case does not matter; not together).
+   * email starts with it (case does not matter; both together: the user with that email if it
+   * starts so).
    */
   @Get()
   @ApiQuery({
@@ -102,10 +103,6 @@ export class AdminUsersController {
     for (const [field, value] of Object.entries({ email, emailPrefix }))
       if (value !== undefined && (value.length === 0 || value.length > 254))
         throw new ValidationFailedError([{ field, message: 'must be 1-254 characters' }]);
-    if (email !== undefined && emailPrefix !== undefined)
-      throw new ValidationFailedError([
-        { field: 'emailPrefix', message: 'cannot be combined with email' },
-      ]);
     const users = await this.admin.listUsers({
       limit: page.limit + 1,
       ...(page.after !== undefined ? { afterSubject: page.after } : {}),

@@ -78,13 +78,14 @@ export class ProfileRepository implements OnModuleInit {
     emailPrefix?: string;
   }): Promise<{ subject: string; email: string; createdAt: Date }[]> {
     const { email, emailPrefix } = options;
+    const emailFilter = {
+      ...(email !== undefined ? { $eq: email } : {}),
+      ...(emailPrefix !== undefined ? { $gte: emailPrefix, $lt: `${emailPrefix}\u{10FFFF}` } : {}),
+    };
     const docs = await this.users
       .find({
         ...(options.afterSubject !== undefined ? { _id: { $gt: options.afterSubject } } : {}),
-        ...(email !== undefined ? { email } : {}),
-        ...(emailPrefix !== undefined
-          ? { email: { $gte: emailPrefix, $lt: `${emailPrefix}\u{10FFFF}` } }
-          : {}),
+        ...(Object.keys(emailFilter).length > 0 ? { email: emailFilter } : {}),
       })
       .sort({ _id: 1 })
       .limit(options.limit)

@@ -165,12 +165,17 @@ describe('GET /admin/users', () => {
     await asOperator(t).get('/admin/users?emailPrefix=eader').expect(200, []);
     const pages = await collectPages(asOperator(t), '/admin/users?emailPrefix=reader&limit=2');
     expect(pages.flatMap((page) => pluck(page, 'subject'))).toEqual(subjects);
+    // With an email too: that user, if its email starts so.
+    const both = '/admin/users?email=reader-1@example.com&emailPrefix=';
+    expect(pluck(await asOperator(t).get(`${both}READER`).expect(200), 'subject')).toEqual([
+      'reader-1',
+    ]);
+    await asOperator(t).get(`${both}other`).expect(200, []);
   });
 
   it('refuses other parameters, cursors and bad values (400)', async () => {
     for (const [query, field] of [
       ['emailPrefix=', 'emailPrefix'],
-      ['email=reader-1@example.com&emailPrefix=reader', 'emailPrefix'],
       ['sort=email', 'sort'],
       ['after[email]=x', 'after[email]'],
       ['after[subject]=has space', 'after[subject]'],
