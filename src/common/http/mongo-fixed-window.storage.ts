@@ -7,52 +7,22 @@ import { DUPLICATE, insertedBeforeRefusal, orDuplicate, type Duplicate } from '.
 import { isDatabaseUnavailable } from '../errors';
 import { claimSlot, type SlotSpace } from '../mongo/slots';
 import { fixedWindow, secondsUntil } from './fixed-window';
+import {
+  hitId,
+  hitRange,
+  RATE_LIMIT_COLLECTION,
+  SLOT_DIGITS,
+  windowPrefix,
+  type RateLimitHit,
+} from './rate-limit-hits';
+
+export { hitId, hitRange, RATE_LIMIT_COLLECTION, RATE_LIMIT_MAX_LIMIT } from './rate-limit-hits';
+export type { RateLimitHit } from './rate-limit-hits';
 
 type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
 
-/** One admitted request; nothing but its `_id` (see hitId). */
-export interface RateLimitHit {
-  _id: string;
-}
-
-export const RATE_LIMIT_COLLECTION = 'rate_limit_hits';
-
-/** Digits of a window's start (epoch ms) and of a slot number in `_id`, so ids sort as numbers. */
-const START_DIGITS = 15;
-const SLOT_DIGITS = 10;
-/** The largest limit a slot number can count to. */
-export const RATE_LIMIT_MAX_LIMIT = 10 ** SLOT_DIGITS;
-
 /** Keys the process remembers where their window stands; beyond it the oldest are forgotten. */
 const REMEMBERED_KEYS = 10_000;
-
-/** `|` separates the parts of an id, so a key is written without it (and `%` escapes itself). */
-function escapeKey(key: string): string {
-  return key.replaceAll('%', '%25').replaceAll('|', '%7C');
-}
-
-function windowPrefix(windowStart: number): string {
-  return `${String(windowStart).padStart(START_DIGITS, '0')}|`;
-}
-
-/**
- * `_id` of the `slot`-th request admitted for `key` in the window starting at `windowStart`:
- * `<start, 15 digits>|<key>|<slot, 10 digits>`. The window comes first so that the sweep deletes
- * ended windows with one `_id` range; fixed widths make the highest slot of a key and window the
- * last id of its range.
- */
-export function hitId(windowStart: number, key: string, slot: number): string {
-  return `${windowPrefix(windowStart)}${escapeKey(key)}|${String(slot).padStart(SLOT_DIGITS, '0')}`;
-}
-
-/**
- * The `_id` range of exactly one key's slots in one window: ids that start with
- * `<start>|<key>|`. An escaped key has no `|`, so no other key's ids start so; `}` follows `|`.
- */
-export function hitRange(windowStart: number, key: string): { from: string; to: string } {
-  const base = `${windowPrefix(windowStart)}${escapeKey(key)}`;
-  return { from: `${base}|`, to: `${base}}` };
-}
 
 /** Where the process believes one key's current window stands. */
 class KeyWindow {
