@@ -22,9 +22,10 @@ function servedRoutes(t: TestApp): string[] {
       : [],
   );
   // Nest mounts module middleware as routes too: on a catch-all path, or on the paths of the
-  // controllers it serves, which the Set folds into their endpoints.
+  // controllers it serves, which the Set folds into their endpoints. Swagger UI and the console
+  // (served when dist/console is built) are pages, not API operations.
   return [...new Set(routes)]
-    .filter((route) => !/ \/(docs|metrics)/.test(route) && !route.includes('{*path}'))
+    .filter((route) => !/ \/(docs|metrics|console)/.test(route) && !route.includes('{*path}'))
     .sort();
 }
 

@@ -8,11 +8,11 @@ import { ServiceMetrics } from '../../src/metrics';
  * instance would expose after serving every request of the suite; it must stay under
  * MAX_SERIES (labels are route templates, never raw paths). The bound grows with the API: a
  * route template answered with a status costs about a dozen series (a latency histogram), so the
- * ~110 operations with the statuses the suite provokes stay near 2,000, while one raw path in a
- * label would add a dozen series per distinct collection, item and key the suite uses — many
- * thousands.
+ * ~150 operations (60 route templates) with the statuses the suite provokes came to 3,066 series
+ * once files and the console's reads and pages were added, while one raw path in a label would
+ * add a dozen series per distinct collection, item and key the suite uses — many thousands.
  */
-export const MAX_SERIES = 3000;
+export const MAX_SERIES = 4000;
 
 /** The series names with their labels, without the sample values. */
 function seriesOf(exposition: string): string[] {

@@ -29,3 +29,32 @@ export function useAction<A extends unknown[]>(
 export function ActionError(props: { error: unknown }) {
   return props.error === undefined ? null : <ProblemView error={props.error} />;
 }
+
+/**
+ * The buttons of a rule's form: save (the form's submit) and, when the rule is set, remove —
+ * each disabled while its action runs.
+ */
+export function SaveOrRemove(props: {
+  what: string;
+  save: { busy: boolean };
+  remove: { busy: boolean; run: () => void };
+  removable: boolean;
+}) {
+  return (
+    <>
+      <button type="submit" className="primary" disabled={props.save.busy}>
+        Save {props.what}
+      </button>
+      {props.removable && (
+        <button
+          type="button"
+          className="danger"
+          disabled={props.remove.busy}
+          onClick={() => props.remove.run()}
+        >
+          Remove {props.what}
+        </button>
+      )}
+    </>
+  );
+}

@@ -1,7 +1,7 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { unwrap, useApi } from '../../api';
 import type { Schemas } from '../../../../client/src';
-import { ActionError, useAction } from '../../ui/action';
+import { ActionError, SaveOrRemove, useAction } from '../../ui/action';
 import { Async, useLoad } from '../../ui/async';
 import { noneWhen } from './schema-tab';
 
@@ -83,19 +83,7 @@ function ExpiryEditor(props: {
           value={seconds}
           onChange={(event) => setSeconds(event.target.value)}
         />
-        <button type="submit" className="primary" disabled={save.busy}>
-          Save expiry
-        </button>
-        {current && (
-          <button
-            type="button"
-            className="danger"
-            disabled={remove.busy}
-            onClick={() => remove.run()}
-          >
-            Remove expiry
-          </button>
-        )}
+        <SaveOrRemove what="expiry" save={save} remove={remove} removable={Boolean(current)} />
       </div>
       <ActionError error={save.error ?? remove.error} />
     </form>

@@ -1,7 +1,7 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { ApiProblemError, unwrap, useApi } from '../../api';
 import type { Schemas } from '../../../../client/src';
-import { ActionError, useAction } from '../../ui/action';
+import { ActionError, SaveOrRemove, useAction } from '../../ui/action';
 import { Async, useLoad } from '../../ui/async';
 import { ExpiryForm } from './expiry-form';
 import { parseObject } from './new-item';
@@ -99,19 +99,7 @@ function SchemaForm(props: { collection: string; current?: Schema; onSaved: () =
           <option value="error">refuse the write (error)</option>
           <option value="warn">write it and warn</option>
         </select>
-        <button type="submit" className="primary" disabled={save.busy}>
-          Save schema
-        </button>
-        {current && (
-          <button
-            type="button"
-            className="danger"
-            disabled={remove.busy}
-            onClick={() => remove.run()}
-          >
-            Remove schema
-          </button>
-        )}
+        <SaveOrRemove what="schema" save={save} remove={remove} removable={Boolean(current)} />
       </div>
       <ActionError error={save.error ?? remove.error} />
     </form>
