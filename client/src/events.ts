@@ -3,7 +3,7 @@ import {
   ApiProblemError,
   apiHeaders,
   baseUrlOf,
-  problemOf,
+  problemErrorOf,
   serializeQuery,
   type ApiClientOptions,
 } from './http';
@@ -74,10 +74,10 @@ export async function streamEvents(
         await readStream(response.body, state, onEvent, options.onHeartbeat);
         reason = new Error('the event stream ended');
       } else if (TRANSIENT.has(response.status)) {
-        reason = await problemError(response);
+        reason = await problemErrorOf(response);
         waitMs = retryAfterMs(response) ?? 0;
       } else {
-        throw await problemError(response);
+        throw await problemErrorOf(response);
       }
     } catch (error) {
       if (signal?.aborted) return;
@@ -140,16 +140,6 @@ async function open(
   if (options.signal) init.signal = options.signal;
   const request = new Request(url, init);
   return options.fetch ? options.fetch(request) : fetch(request);
-}
-
-async function problemError(response: Response): Promise<ApiProblemError> {
-  let body: unknown;
-  try {
-    body = await response.json();
-  } catch {
-    body = undefined;
-  }
-  return new ApiProblemError(response.status, problemOf(body));
 }
 
 function retryAfterMs(response: Response): number | undefined {

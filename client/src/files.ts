@@ -1,5 +1,12 @@
 import type { components } from '../schema';
-import { ApiProblemError, apiHeaders, baseUrlOf, problemOf, type ApiClientOptions } from './http';
+import {
+  ApiProblemError,
+  apiHeaders,
+  baseUrlOf,
+  problemErrorOf,
+  problemOf,
+  type ApiClientOptions,
+} from './http';
 
 type Schemas = components['schemas'];
 
@@ -83,7 +90,7 @@ export async function uploadFile(
       ...(options.signal ? { signal: options.signal } : {}),
     }),
   );
-  if (response.status !== 201) throw await problemError(response);
+  if (response.status !== 201) throw await problemErrorOf(response);
   const body: unknown = await response.json();
   if (!isFileInfo(body)) throw new Error('The answer to POST /files is not a file.');
   return body;
@@ -150,7 +157,7 @@ export async function createFileLink(
       ...(options.signal ? { signal: options.signal } : {}),
     }),
   );
-  if (response.status !== 201) throw await problemError(response);
+  if (response.status !== 201) throw await problemErrorOf(response);
   const body: unknown = await response.json();
   if (!isFileLink(body)) throw new Error('The answer to POST /files/{id}/links is not a link.');
   return body;
@@ -173,7 +180,7 @@ async function fetchContent(
   );
   if (response.status === 200 || response.status === 206 || response.status === 304)
     return response;
-  throw await problemError(response);
+  throw await problemErrorOf(response);
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -201,11 +208,6 @@ function isFileLink(value: unknown): value is FileLink {
     typeof value.path === 'string' &&
     typeof value.expiresAt === 'string'
   );
-}
-
-async function problemError(response: Response): Promise<ApiProblemError> {
-  const body: unknown = await response.json().catch(() => undefined);
-  return new ApiProblemError(response.status, problemOf(body));
 }
 
 /** A web stream of the source, pulled only as fast as the request sends it. */

@@ -73,6 +73,12 @@ export class ApiProblemError extends Error {
   }
 }
 
+/** A failed response as an ApiProblemError, with its problem when the body is one. */
+export async function problemErrorOf(response: Response): Promise<ApiProblemError> {
+  const body: unknown = await response.json().catch(() => undefined);
+  return new ApiProblemError(response.status, problemOf(body));
+}
+
 /**
  * The error body as a Problem when it is one. openapi-fetch hands over whatever the body was
  * (a proxy's HTML page too), so the members are checked rather than trusted.

@@ -3,7 +3,7 @@ import {
   ApiProblemError,
   apiHeaders,
   baseUrlOf,
-  problemOf,
+  problemErrorOf,
   serializeQuery,
   type ApiClientOptions,
 } from './http';
@@ -225,10 +225,7 @@ async function openLines(
   request: Request,
 ): Promise<AsyncGenerator<Uint8Array, void, undefined>> {
   const response = await (options.fetch ?? fetch)(request);
-  if (response.status !== 200) {
-    const body: unknown = await response.json().catch(() => undefined);
-    throw new ApiProblemError(response.status, problemOf(body));
-  }
+  if (response.status !== 200) throw await problemErrorOf(response);
   if (!response.body) throw new TransferError('malformed', 'The answer has no body.');
   return bodyLines(response.body);
 }

@@ -29,10 +29,7 @@ export function consoleAssetsDir(): string | undefined {
   return [
     join(__dirname, '..', '..', 'console'),
     join(__dirname, '..', '..', '..', 'dist', 'console'),
-  ]
-    .map((dir) => join(dir, 'index.html'))
-    .find((index) => existsSync(index))
-    ?.replace(/[/\\]index\.html$/, '');
+  ].find((dir) => existsSync(join(dir, 'index.html')));
 }
 
 /**
