@@ -22,8 +22,8 @@ import {
   SAMPLE_PATHS,
   type ScenarioRequest,
 } from './lib/scenarios';
-import { itemId, seedItems, setupItems } from './lib/seed';
-import { startService } from './lib/servers';
+import { itemId, itemTemplate, seedItems, setupItems } from './lib/seed';
+import { startBaseline, startService, type Target } from './lib/servers';
 
 const ITEMS = 200;
 const CONNECTIONS = 10;
@@ -63,6 +63,7 @@ function areaOf(frame: CallFrame): string {
     const rest = path.slice(modules + 'node_modules/'.length).split(sep);
     return rest[0]?.startsWith('@') ? `${rest[0]}/${rest[1] ?? ''}` : (rest[0] ?? path);
   }
+  if (path.endsWith(`${sep}baseline.js`)) return 'baseline';
   const dist = relative(join(ROOT, 'dist'), path);
   if (!dist.startsWith('..')) return `service: ${dist.split(sep).slice(0, -1).join('/') || '.'}`;
   return path;
@@ -125,9 +126,9 @@ function analyse(profile: CpuProfile, from: number, to: number): Analysis {
     ms: keptUs / 1000,
     byArea: sorted(area),
     bySelf: sorted(self).slice(0, TOP),
-    // Only the service's own functions: the dependencies' appear in their area and self time.
+    // Only the server's own functions: the dependencies' appear in their area and self time.
     byTotal: sorted(total)
-      .filter(([label]) => label.includes(' dist/'))
+      .filter(([label]) => label.includes(' dist/') || label.includes('baseline.js'))
       .slice(0, TOP),
   };
 }
@@ -176,6 +177,35 @@ function load(
   });
 }
 
+/** One profile's section of profile.md, and its summary on the console. */
+function report(title: string, file: string, requests: number, analysis: Analysis): string[] {
+  const perRequest = analysis.ms / Math.max(1, requests);
+  log(
+    `\n${title}: ${requests} requests, ${analysis.ms.toFixed(0)} ms of CPU sampled, ${perRequest.toFixed(3)} ms per request`,
+  );
+  for (const [area, us] of analysis.byArea.slice(0, 12))
+    log(`  ${((us / 1000 / analysis.ms) * 100).toFixed(1).padStart(5)} %  ${area}`);
+  const pct = (us: number) => `${((us / 1000 / analysis.ms) * 100).toFixed(1)} %`;
+  return [
+    `## ${title}`,
+    '',
+    `${requests} requests in ${LOAD_S} s (${CONNECTIONS} connections) after a ${WARMUP_S} s warm-up; ${analysis.samples} samples, ${analysis.ms.toFixed(0)} ms of CPU, ${perRequest.toFixed(3)} ms per request. Profile: \`bench/results/${file}\`.`,
+    '',
+    '| Self time by area | share |',
+    '| --- | ---: |',
+    ...analysis.byArea.slice(0, 15).map(([a, us]) => `| ${a} | ${pct(us)} |`),
+    '',
+    '| Heaviest functions (self) | share |',
+    '| --- | ---: |',
+    ...analysis.bySelf.map(([f, us]) => `| \`${f}\` | ${pct(us)} |`),
+    '',
+    "| The server's own functions (inclusive) | share |",
+    '| --- | ---: |',
+    ...analysis.byTotal.map(([f, us]) => `| \`${f}\` | ${pct(us)} |`),
+    '',
+  ];
+}
+
 async function main(): Promise<void> {
   mkdirSync(RESULTS, { recursive: true });
   const tmp = mkdtempSync(join(os.tmpdir(), 'pds-profile-'));
@@ -205,11 +235,12 @@ async function main(): Promise<void> {
     const itemsCtx = { name: items.name, size: ITEMS, id: itemId };
     const pick = (count: number, n: number) => Array.from({ length: count }, (_, i) => i % n);
     const listScenario = scenarios.find((s) => s.id === 'item-list-filter');
-    const hot: { id: string; title: string; request: ScenarioRequest }[] = [
+    const hot: { id: string; title: string; request: ScenarioRequest; baseline: boolean }[] = [
       {
         id: 'get-by-id',
         title: 'GET item by _id',
         request: itemsById(itemsCtx, pick(SAMPLE_PATHS, ITEMS)),
+        baseline: true,
       },
       ...(listScenario && listScenario.phase !== 'other' && listScenario.phase !== 'projects'
         ? [
@@ -224,6 +255,7 @@ async function main(): Promise<void> {
                 subject: 'profile-user',
                 pageLimit: 50,
               }),
+              baseline: Boolean(listScenario.baseline),
             },
           ]
         : []),
@@ -232,47 +264,36 @@ async function main(): Promise<void> {
         id: 'post',
         title: 'POST an item',
         request: itemPost(itemsCtx, `profile-${randomBytes(3).toString('hex')}`),
+        baseline: true,
       },
     ];
+    // The baseline (bench/baseline.ts) on the same requests, with PROFILE_BASELINE=true: where
+    // the least a server can do spends its CPU, next to the service.
+    const withBaseline = process.env.PROFILE_BASELINE === 'true';
+    const startTarget = (server: 'service' | 'baseline', name: string): Promise<Target> => {
+      const nodeArgs = ['--cpu-prof', `--cpu-prof-dir=${RESULTS}`, `--cpu-prof-name=${name}`];
+      return server === 'service'
+        ? startService({ ...serviceOptions, name: 'service', nodeArgs })
+        : startBaseline(database.uri, dbName, { [items.name]: itemTemplate(items) }, { nodeArgs });
+    };
     for (const scenario of hot) {
-      const name = `profile-${scenario.id}.cpuprofile`;
-      const service = await startService({
-        ...serviceOptions,
-        name: 'service',
-        nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${RESULTS}`, `--cpu-prof-name=${name}`],
-      });
-      await load(service.url, user.apiKey, scenario.request, WARMUP_S);
-      const from = Number(process.hrtime.bigint() / 1000n);
-      const requests = await load(service.url, user.apiKey, scenario.request, LOAD_S);
-      const to = Number(process.hrtime.bigint() / 1000n);
-      await stopChild(service.child);
-      const profile = JSON.parse(readFileSync(join(RESULTS, name), 'utf8')) as CpuProfile;
-      const analysis = analyse(profile, from, to);
-      const perRequest = analysis.ms / Math.max(1, requests);
-      log(
-        `\n${scenario.title}: ${requests} requests, ${analysis.ms.toFixed(0)} ms of CPU sampled, ${perRequest.toFixed(3)} ms per request`,
-      );
-      for (const [area, us] of analysis.byArea.slice(0, 12))
-        log(`  ${((us / 1000 / analysis.ms) * 100).toFixed(1).padStart(5)} %  ${area}`);
-      const pct = (us: number) => `${((us / 1000 / analysis.ms) * 100).toFixed(1)} %`;
-      sections.push(
-        `## ${scenario.title}`,
-        '',
-        `${requests} requests in ${LOAD_S} s (${CONNECTIONS} connections) after a ${WARMUP_S} s warm-up; ${analysis.samples} samples, ${analysis.ms.toFixed(0)} ms of CPU, ${perRequest.toFixed(3)} ms per request. Profile: \`bench/results/${name}\`.`,
-        '',
-        '| Self time by area | share |',
-        '| --- | ---: |',
-        ...analysis.byArea.slice(0, 15).map(([a, us]) => `| ${a} | ${pct(us)} |`),
-        '',
-        '| Heaviest functions (self) | share |',
-        '| --- | ---: |',
-        ...analysis.bySelf.map(([f, us]) => `| \`${f}\` | ${pct(us)} |`),
-        '',
-        "| The service's functions (inclusive) | share |",
-        '| --- | ---: |',
-        ...analysis.byTotal.map(([f, us]) => `| \`${f}\` | ${pct(us)} |`),
-        '',
-      );
+      const servers =
+        withBaseline && scenario.baseline
+          ? (['service', 'baseline'] as const)
+          : (['service'] as const);
+      for (const server of servers) {
+        const suffix = server === 'baseline' ? '-baseline' : '';
+        const title = `${scenario.title}${server === 'baseline' ? ' (baseline)' : ''}`;
+        const name = `profile-${scenario.id}${suffix}.cpuprofile`;
+        const target = await startTarget(server, name);
+        await load(target.url, user.apiKey, scenario.request, WARMUP_S);
+        const from = Number(process.hrtime.bigint() / 1000n);
+        const requests = await load(target.url, user.apiKey, scenario.request, LOAD_S);
+        const to = Number(process.hrtime.bigint() / 1000n);
+        await stopChild(target.child);
+        const profile = JSON.parse(readFileSync(join(RESULTS, name), 'utf8')) as CpuProfile;
+        sections.push(...report(title, name, requests, analyse(profile, from, to)));
+      }
     }
   } finally {
     await stopAll();

@@ -21,7 +21,7 @@ import { freezeChecks, freezeMarkdown, type FreezeRun } from './lib/cluster-free
 import { compareClusterSpread } from './lib/cluster-spread';
 import { runComparison } from './lib/compare';
 import { comparisonChecks, comparisonsMarkdown, comparisonsSummary } from './lib/compare-report';
-import { comparisons } from './lib/comparisons';
+import { comparisons, costComparisons, type Comparison } from './lib/comparisons';
 import { schemaComparison } from './lib/schema-cost';
 import { fanOutMarkdown, sseFanOut, type FanOutResult } from './lib/sse-fanout';
 import { liveQueries, liveQueriesMarkdown, type LiveQueryResult } from './lib/live-queries';
@@ -385,11 +385,12 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
   const transferSetup = withTransfer
     ? await setupTransfer(client, serviceOptions, ctx.runTag)
     : undefined;
-  const baseline = await startBaseline(resolved.uri, dbName, {
+  const baselineCollections = {
     [items.name]: itemTemplate(items),
     [features.name]: itemTemplate(features),
     ...(transferSetup && !('missing' in transferSetup) ? transferSetup.baselineCollections : {}),
-  });
+  };
+  const baseline = await startBaseline(resolved.uri, dbName, baselineCollections);
   ctx.load.busyPids = () => [service.child.pid, baseline.child.pid, ...databasePids];
 
   if (!options.comparisonsOnly)
@@ -405,28 +406,39 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
     ? [await compareSchemaCost(options, ctx, service, features)]
     : oneThingOnly
       ? []
-      : await compareFeatures(options, ctx, { service, baseline, features, serviceOptions });
-  const clusters = oneThingOnly
-    ? { runs: [], freeze: undefined }
-    : await compareClusterSpread({
-        settings: options.compare,
-        load: ctx.load,
-        database: settings,
-        tmp,
-        mainUri: resolved.uri,
-        service: serviceOptions,
-        ctx: {
-          ...ctx,
-          target: 'service',
-          items: { name: features.name, size: features.size, id: itemId },
-        },
-        log,
-      });
+      : await compareFeatures(options, ctx, {
+          service,
+          baseline,
+          features,
+          serviceOptions,
+          startOldBaseline: () =>
+            startBaseline(resolved.uri, dbName, baselineCollections, { name: 'baseline-uncached' }),
+          list: (options.costOnly ? costComparisons : [...comparisons, schemaComparison]).filter(
+            (c) => !options.only || options.only.includes(c.id),
+          ),
+        });
+  const clusters =
+    oneThingOnly || options.costOnly
+      ? { runs: [], freeze: undefined }
+      : await compareClusterSpread({
+          settings: options.compare,
+          load: ctx.load,
+          database: settings,
+          tmp,
+          mainUri: resolved.uri,
+          service: serviceOptions,
+          ctx: {
+            ...ctx,
+            target: 'service',
+            items: { name: features.name, size: features.size, id: itemId },
+          },
+          log,
+        });
   const comparisonRuns = [...featureRuns, ...clusters.runs];
   const { freeze } = clusters;
 
   let tail: TailRun | undefined;
-  if (!oneThingOnly) {
+  if (!oneThingOnly && !options.costOnly) {
     const seconds = options.smoke ? 1 : Math.max(5, options.duration);
     log(`\ntail latency: GET item by _id, ${TAIL_CONNECTIONS} connections, ${seconds} s`);
     tail = await tailLatency(
@@ -448,7 +460,13 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
     ? { clients: 10, events: 20, timeoutMs: 30_000 }
     : { clients: 100, events: 100, timeoutMs: 120_000 };
   let fanOut: FanOutResult | undefined;
-  if (!options.transferOnly && !options.schemaOnly && !options.liveOnly && !options.filesOnly) {
+  if (
+    !options.transferOnly &&
+    !options.schemaOnly &&
+    !options.liveOnly &&
+    !options.filesOnly &&
+    !options.costOnly
+  ) {
     log(`\nchange feed fan-out: ${fanOutSize.clients} SSE clients, ${fanOutSize.events} events`);
     fanOut = await sseFanOut(service, ctx.rootKey, fanOutSize);
     log(
@@ -460,7 +478,13 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
     ? { streams: 10, changes: 40, timeoutMs: 30_000 }
     : { streams: 100, changes: 1000, timeoutMs: 300_000 };
   let live: LiveQueryResult | undefined;
-  if (!options.transferOnly && !options.schemaOnly && !options.fanOutOnly && !options.filesOnly) {
+  if (
+    !options.transferOnly &&
+    !options.schemaOnly &&
+    !options.fanOutOnly &&
+    !options.filesOnly &&
+    !options.costOnly
+  ) {
     log(`\nlive queries: ${liveSize.streams} streams, ${liveSize.changes} changes`);
     live = await liveQueries(service, ctx.rootKey, db, liveSize);
     for (const l of live.legs)
@@ -617,8 +641,9 @@ async function runScenarios(
 /**
  * The feature comparisons, on their own small collection. Metrics are compared between two
  * instances started for it, one with metrics on and one off: both fresh, so that neither has
- * served (and been optimised by) more requests than the other. They run only now and are stopped
- * right after, so their idle timers stay out of the rest.
+ * served (and been optimised by) more requests than the other. The extra servers (those two, the
+ * instance with the feed off, the old baseline) are started only for the comparisons that use
+ * them, run only now and are stopped right after, so their idle timers stay out of the rest.
  */
 async function compareFeatures(
   options: BenchOptions,
@@ -628,52 +653,54 @@ async function compareFeatures(
     baseline,
     features,
     serviceOptions,
+    startOldBaseline,
+    list,
   }: {
     service: Target;
     baseline: Target;
     features: Items;
     serviceOptions: Omit<ServiceOptions, 'name' | 'metrics'>;
+    /** The baseline before its key cache (BASELINE_KEY_CACHE_MS=0). */
+    startOldBaseline: () => Promise<Target>;
+    list: Comparison[];
   },
 ): Promise<ComparisonRun[]> {
   log(`\nfeature comparisons (${features.size.toLocaleString('en-US')} items)`);
-  // One after the other: two starts at once can stall the database past the connect timeout.
-  const metricsOn = await startService({
-    ...serviceOptions,
-    name: 'service-metrics-on',
-    metrics: true,
-  });
-  const metricsOff = await startService({
-    ...serviceOptions,
-    name: 'service-metrics-off',
-    metrics: false,
-  });
-  const eventsOff = await startService({
-    ...serviceOptions,
-    name: 'service-events-off',
-    metrics: true,
-    events: false,
-  });
-  const busyBefore = ctx.load.busyPids;
-  ctx.load.busyPids = () => [
-    ...busyBefore(),
-    metricsOn.child.pid,
-    metricsOff.child.pid,
-    eventsOff.child.pid,
+  const needed = new Set(list.flatMap((c) => c.variants.map((v) => v.target)));
+  const starters: [TargetName, () => Promise<Target>][] = [
+    ['baseline-uncached', startOldBaseline],
+    [
+      'service-metrics-on',
+      () => startService({ ...serviceOptions, name: 'service-metrics-on', metrics: true }),
+    ],
+    [
+      'service-metrics-off',
+      () => startService({ ...serviceOptions, name: 'service-metrics-off', metrics: false }),
+    ],
+    [
+      'service-events-off',
+      () =>
+        startService({
+          ...serviceOptions,
+          name: 'service-events-off',
+          metrics: true,
+          events: false,
+        }),
+    ],
   ];
+  const extra: Partial<Record<TargetName, Target>> = {};
+  const busyBefore = ctx.load.busyPids;
+  ctx.load.busyPids = () => [...busyBefore(), ...Object.values(extra).map((t) => t.child.pid)];
   const results: ComparisonRun[] = [];
   try {
-    for (const comparison of [...comparisons, schemaComparison]) {
+    // One after the other: two starts at once can stall the database past the connect timeout.
+    for (const [name, start] of starters) if (needed.has(name)) extra[name] = await start();
+    for (const comparison of list) {
       results.push(
         await runComparison(comparison, {
           load: ctx.load,
           settings: options.compare,
-          targets: {
-            service,
-            baseline,
-            'service-metrics-on': metricsOn,
-            'service-metrics-off': metricsOff,
-            'service-events-off': eventsOff,
-          },
+          targets: { service, baseline, ...extra },
           ctx: {
             ...ctx,
             target: 'service',
@@ -685,11 +712,7 @@ async function compareFeatures(
     }
   } finally {
     ctx.load.busyPids = busyBefore;
-    await Promise.all([
-      stopChild(metricsOn.child),
-      stopChild(metricsOff.child),
-      stopChild(eventsOff.child),
-    ]);
+    await Promise.all(Object.values(extra).map((t) => stopChild(t.child)));
   }
   return results;
 }
@@ -742,7 +765,8 @@ async function main(): Promise<void> {
     options.liveOnly ||
     options.transferOnly ||
     options.schemaOnly ||
-    options.filesOnly
+    options.filesOnly ||
+    options.costOnly
       ? []
       : freezeChecks(freeze, options.smoke)),
   ];

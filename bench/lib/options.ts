@@ -72,6 +72,11 @@ const USAGE = `Usage: npm run bench [-- options]
   --live-only          run the live queries only (100 filtered and 100 unfiltered streams, 1,000
                        changes; 10 streams and 40 changes with --smoke)
   --transfer-only      run the export and import only (100,000 items; 2,000 with --smoke)
+  --cost-only          run the service-vs-baseline cost comparisons only (CPU and database commands
+                       per request next to the baseline and the old baseline; the goals of
+                       GET by _id and POST)
+  --only IDS           run only the comparisons with these ids (comma-separated, as in
+                       bench/lib/comparisons.ts: cost-item-by-id,cost-item-post,metrics,…)
   --schema-only        run the JSON Schema comparison only (POST with a 20-property schema vs none)
   --files-only         run the file uploads and downloads only (POST /files and
                        GET /files/{id}/content vs the driver's GridFSBucket: 20 files of 1 MiB and
@@ -81,9 +86,9 @@ const USAGE = `Usage: npm run bench [-- options]
   --round-seconds S    seconds of load per comparison variant and round (default 1; 3 with --long)
   --transfer-items N   items the export and import move (default 100,000; 2,000 with --smoke)
   --out FILE    where to write the Markdown report (default: BENCHMARKS.md; with --smoke,
-                --comparisons-only, --fan-out-only, --live-only, --transfer-only, --schema-only
-                or --files-only bench/results/<smoke|comparisons-MODE|fan-out-MODE|live-MODE|
-                transfer-MODE|schema-MODE|files-MODE>.md)`;
+                --comparisons-only, --cost-only, --fan-out-only, --live-only, --transfer-only,
+                --schema-only or --files-only bench/results/<smoke|comparisons-MODE|cost-MODE|
+                fan-out-MODE|live-MODE|transfer-MODE|schema-MODE|files-MODE>.md)`;
 
 const VALUE_OPTIONS = [
   '--duration',
@@ -92,6 +97,7 @@ const VALUE_OPTIONS = [
   '--round-seconds',
   '--transfer-items',
   '--out',
+  '--only',
 ];
 const FLAGS = [
   '--smoke',
@@ -99,6 +105,7 @@ const FLAGS = [
   '--large',
   '--full',
   '--comparisons-only',
+  '--cost-only',
   '--fan-out-only',
   '--live-only',
   '--transfer-only',
@@ -150,10 +157,12 @@ export function parseOptions(argv: string[]): BenchOptions {
   const liveOnly = flags.has('live-only');
   const transferOnly = flags.has('transfer-only');
   const schemaOnly = flags.has('schema-only');
+  const costOnly = flags.has('cost-only');
   const filesOnly = flags.has('files-only');
   if (
     [
       flags.has('comparisons-only'),
+      costOnly,
       fanOutOnly,
       liveOnly,
       transferOnly,
@@ -162,10 +171,11 @@ export function parseOptions(argv: string[]): BenchOptions {
     ].filter(Boolean).length > 1
   )
     throw new Error(
-      '--comparisons-only, --fan-out-only, --live-only, --transfer-only, --schema-only and --files-only exclude each other',
+      '--comparisons-only, --cost-only, --fan-out-only, --live-only, --transfer-only, --schema-only and --files-only exclude each other',
     );
   const comparisonsOnly =
     flags.has('comparisons-only') ||
+    costOnly ||
     fanOutOnly ||
     liveOnly ||
     transferOnly ||
@@ -183,9 +193,11 @@ export function parseOptions(argv: string[]): BenchOptions {
           ? `schema-${mode}`
           : filesOnly
             ? `files-${mode}`
-            : comparisonsOnly
-              ? `comparisons-${mode}`
-              : mode;
+            : costOnly
+              ? `cost-${mode}`
+              : comparisonsOnly
+                ? `comparisons-${mode}`
+                : mode;
   return {
     mode,
     ...settings,
@@ -196,7 +208,9 @@ export function parseOptions(argv: string[]): BenchOptions {
     liveOnly,
     transferOnly,
     schemaOnly,
+    costOnly,
     filesOnly,
+    only: values.only ? values.only.split(',').filter(Boolean) : undefined,
     mainSize: settings.itemSizes.includes(100_000) ? 100_000 : (settings.itemSizes.at(-1) ?? 0),
     out: values.out
       ? resolve(values.out)

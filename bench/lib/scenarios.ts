@@ -31,7 +31,8 @@ export type TargetName =
   | 'service-three-clusters'
   | 'service-transfer'
   | 'service-files'
-  | 'baseline';
+  | 'baseline'
+  | 'baseline-uncached';
 
 /** What every scenario may use. */
 export interface BaseContext {

@@ -82,24 +82,36 @@ export async function startService({
   return { name, url, child, ...(metrics ? { metricsUrl: `${url}/metrics` } : {}) };
 }
 
+export interface BaselineOptions {
+  /** Node options before the script (the profiler's --cpu-prof). */
+  nodeArgs?: string[];
+  /**
+   * `baseline-uncached`: the baseline as it was before its key cache (BASELINE_KEY_CACHE_MS=0,
+   * the key read on every request), reported next to the current one.
+   */
+  name?: Extract<TargetName, `baseline${string}`>;
+}
+
 export async function startBaseline(
   databaseUri: string,
   dbName: string,
   collections: Record<string, unknown>,
+  { nodeArgs = [], name = 'baseline' }: BaselineOptions = {},
 ): Promise<Target> {
   const port = await findFreePort();
-  const child = spawnTracked('baseline', [join(__dirname, '..', 'baseline.js')], {
+  const child = spawnTracked(name, [...nodeArgs, join(__dirname, '..', 'baseline.js')], {
     cwd: ROOT,
-    logPath: join(RESULTS, 'baseline.log'),
+    logPath: join(RESULTS, `${name}.log`),
     env: {
       ...process.env,
       PORT: String(port),
       MONGODB_URI: databaseUri,
       MONGODB_DB_NAME: dbName,
       BASELINE_COLLECTIONS: JSON.stringify(collections),
+      ...(name === 'baseline-uncached' ? { BASELINE_KEY_CACHE_MS: '0' } : {}),
     },
   });
   const url = `http://127.0.0.1:${port}`;
   await waitForHttpOk(`${url}/health`, child, 30_000);
-  return { name: 'baseline', url, child, metricsUrl: `${url}/metrics` };
+  return { name, url, child, metricsUrl: `${url}/metrics` };
 }

@@ -165,6 +165,10 @@ export interface BenchOptions {
   transferOnly: boolean;
   /** Only the JSON Schema comparison (lib/schema-cost.ts; implies comparisonsOnly's data). */
   schemaOnly: boolean;
+  /** --cost-only: the service-vs-baseline cost comparisons alone. */
+  costOnly: boolean;
+  /** --only: the ids of the comparisons to run (all when unset). */
+  only?: string[];
   /** Only the file uploads and downloads (lib/files.ts; implies comparisonsOnly's data). */
   filesOnly: boolean;
   /** Items in the namespace the export and import move. */
