@@ -6,8 +6,19 @@ import { EventIntentsRepository, type IntentRef, type NewIntent } from './event-
 import type { ChangeScope } from './event-scope';
 
 /**
+ * How often at most an instance deletes the intents of writes whose events are in: a write
+ * does not wait for its intent's deletion, which goes with the others of that second in one
+ * command.
+ */
+export const INTENT_CLOSE_SPACING_MS = 1_000;
+
+/**
  * The intents of the writes under way (docs/events.md): the intents of concurrent writes are
- * inserted together, and deleted together once their events are appended (group commit).
+ * inserted together (group commit), before their writes. Once a write's events are appended its
+ * intent is done, and the done intents are deleted in the background, at most one command per
+ * INTENT_CLOSE_SPACING_MS: a write's answer does not wait for it. An intent whose deletion never
+ * ran (the process stopped first) is the reconciler's: it finds the intent's events and deletes
+ * it without recording anything twice.
  */
 @Injectable()
 export class EventIntentLog {
@@ -35,7 +46,7 @@ export class EventIntentLog {
         }
         return refs.map((): void => undefined);
       },
-      { failsQueued },
+      { failsQueued, spacingMs: INTENT_CLOSE_SPACING_MS },
     );
   }
 
@@ -50,9 +61,12 @@ export class EventIntentLog {
     return { id, cluster };
   }
 
-  /** The write's events are appended: the intent is done. */
-  close(intent: IntentRef): Promise<void> {
-    return this.deletes.add(intent);
+  /**
+   * The write's events are appended: the intent is done. Its deletion is queued, not awaited; a
+   * failed deletion leaves the intent to the reconciler.
+   */
+  close(intent: IntentRef): void {
+    this.deletes.add(intent).catch(() => undefined);
   }
 
   /** The write was refused and changed nothing; a failure leaves the intent to the reconciler. */

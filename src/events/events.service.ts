@@ -118,7 +118,7 @@ export class EventsService implements OnModuleDestroy {
       }
       try {
         await this.append(scope, outcome(result), intent.id.toHexString());
-        await this.intentLog.close(intent);
+        this.intentLog.close(intent);
       } catch (error) {
         this.logger.warn({ err: error }, 'events left to the reconciler');
       }

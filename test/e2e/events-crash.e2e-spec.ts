@@ -1,5 +1,5 @@
 import { Agent } from 'node:http';
-import { MongoClient } from 'mongodb';
+import { MongoClient, type Document } from 'mongodb';
 import { testDatabaseUri, TEST_ADMIN_KEY, uniqueDbName } from '../support/app';
 import { send, startService, type ServiceProcess } from '../support/service-process';
 import { startWireProxy, type WireProxy } from '../support/wire-proxy';
@@ -11,8 +11,11 @@ import { until } from '../support/until';
  * holds every insert into the feed, so the next write of each writer stops after its intent and
  * its item are stored and before its event. The service is SIGKILLed there, started again on the
  * same database, and the feed must hold every write answered 200 and every item stored — the
- * cut-off ones only the reconciler can have recorded. Where the crash lands is set by the
- * proxy, not by the scheduler: every run leaves one intent per writer.
+ * cut-off ones only the reconciler can have recorded. The proxy also holds every deletion of an
+ * intent from the start: a write is answered without waiting for its intent's deletion (which
+ * runs in the background), and the crash leaves the intents of the acknowledged writes behind
+ * too; the reconciler must delete those without recording their writes twice. Where the crash
+ * lands is set by the proxy, not by the scheduler: every run leaves one intent per write.
  */
 const WRITERS = 8;
 const ROUNDS = 6;
@@ -59,7 +62,11 @@ it('has an event for every write stored before a SIGKILL between writes and even
   const write = (w: number, id: string) =>
     send(agents[w], port, 'POST', '/data/load', key, { item: { _id: id } }).catch(() => undefined);
 
-  // Concurrent writes that go all the way: answered, events appended, intents deleted.
+  // Concurrent writes that go all the way: answered, events appended; their intents' deletions
+  // are held, and the answers must not wait for them.
+  const intentDeletion = (command: Document) =>
+    command.delete === 'event_intents' && command.$db === dbName;
+  proxy.hold(intentDeletion);
   const acknowledged: string[] = [];
   await Promise.all(
     agents.map(async (_, w) => {
@@ -73,7 +80,10 @@ it('has an event for every write stored before a SIGKILL between writes and even
 
   // The feed's inserts go no further from here: one more write per writer, all at once, each
   // stopping between its stored item and its event.
-  proxy.hold((command) => command.insert === 'events' && command.$db === dbName);
+  proxy.hold(
+    (command) =>
+      intentDeletion(command) || (command.insert === 'events' && command.$db === dbName),
+  );
   const cutOff = agents.map((_, w) => `w${w}-${ROUNDS}`);
   const inFlight = cutOff.map((id, w) => write(w, id));
 
@@ -100,9 +110,12 @@ it('has an event for every write stored before a SIGKILL between writes and even
     for (const agent of agents) agent.destroy();
     expect(replies.filter((reply) => reply?.status === 200)).toEqual([]);
 
-    // The crash left exactly the cut-off writes behind: their intents, and no events for them.
+    // The crash left every intent behind: those of the acknowledged writes (whose deletions were
+    // held, as were those of the user's and the collection's creation), and those of the cut-off
+    // writes, which have no events.
     const leftIntents = await intents.countDocuments();
-    expect(leftIntents).toBe(WRITERS);
+    const written = [...acknowledged, ...cutOff];
+    expect(await intents.countDocuments({ 'changes.key': { $in: written } })).toBe(written.length);
     expect(await db.collection('events').countDocuments({ key: { $in: cutOff } })).toBe(0);
 
     service = await startService({ ...ENV, MONGODB_DB_NAME: dbName });
@@ -112,16 +125,23 @@ it('has an event for every write stored before a SIGKILL between writes and even
     });
 
     const seen = new Set<string>();
+    const twice: string[] = [];
     let after = '0';
     for (;;) {
       const page = JSON.parse(
         (await service.send('GET', `/events?after=${after}&limit=500&resource=item`, key)).body,
       ) as { events: { type: string; key: string }[]; next: string };
       if (page.events.length === 0) break;
-      for (const event of page.events) if (event.type === 'created') seen.add(event.key);
+      for (const event of page.events) {
+        if (event.type !== 'created') continue;
+        if (seen.has(event.key)) twice.push(event.key);
+        seen.add(event.key);
+      }
       after = page.next;
     }
     expect(acknowledged.filter((id) => !seen.has(id))).toEqual([]);
+    // An intent whose events were in already is deleted, not recorded again.
+    expect(twice).toEqual([]);
     // Every item the database holds has its event, the cut-off ones included.
     const stored = (await items.find().toArray()).map((doc) => String(doc._id));
     expect(stored).toHaveLength(WRITERS * (ROUNDS + 1));
