@@ -29,6 +29,9 @@ const MAX_RETRY_MS = 3_600_000;
 export class WebhookDeliveries {
   private readonly logger = new Logger('Webhooks');
   private readonly settings: AppConfig['webhooks'];
+  private readonly sweepMs: number;
+  /** When this instance last deleted stale attempt claims (0: not yet). */
+  private claimsSweptAt = 0;
   /** Absent when the change feed is off: there is nothing to deliver then. */
   private readonly task: BackgroundTask;
 
@@ -42,6 +45,7 @@ export class WebhookDeliveries {
     tasks: BackgroundTasks,
   ) {
     this.settings = config.webhooks;
+    this.sweepMs = config.events.sweepMs;
     this.task = tasks.register({
       name: 'webhook-deliveries',
       intervalMs: config.events.pollMs,
@@ -92,8 +96,12 @@ export class WebhookDeliveries {
 
   private async sendDue(): Promise<void> {
     const now = new Date();
-    // Claims of instances that died mid-attempt: their lease windows are long over.
-    await this.claims.deleteCreatedBefore(new Date(now.getTime() - this.settings.retryWindowMs));
+    // Claims of instances that died mid-attempt: their lease windows are long over. Looked for
+    // at the feed's sweep interval, not on every round: they are a day old before they go.
+    if (now.getTime() - this.claimsSweptAt >= this.sweepMs) {
+      this.claimsSweptAt = now.getTime();
+      await this.claims.deleteCreatedBefore(new Date(now.getTime() - this.settings.retryWindowMs));
+    }
     const due = await this.deliveries.findDue(now, SEND_BATCH);
     await Promise.all(due.map((delivery) => this.attempt(delivery)));
   }
