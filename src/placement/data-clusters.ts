@@ -1,5 +1,6 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { InjectConnection } from '@nestjs/mongoose';
+import { LRUCache } from 'lru-cache';
 import { MongoClient, type Db } from 'mongodb';
 import type { Connection } from 'mongoose';
 import { boundedDriverOptions } from '../common/mongo/bounded-driver-options';
@@ -20,6 +21,12 @@ export type ClusterClientWatcher = (client: MongoClient) => void;
 export class DataClusters implements OnApplicationShutdown {
   private readonly byName: ReadonlyMap<string, DataClusterConfig>;
   private readonly clients = new Map<string, MongoClient>();
+  /**
+   * The driver's handles of the databases in use (`<cluster>\0<database>`), as many as the
+   * registry entries an instance keeps (REGISTRY_CACHE_SIZE): a handle costs an options
+   * resolution to make, and requests would make one each.
+   */
+  private readonly handles: LRUCache<string, Db>;
 
   constructor(
     @InjectConnection() private readonly main: Connection,
@@ -27,6 +34,7 @@ export class DataClusters implements OnApplicationShutdown {
     @Inject(CLUSTER_CLIENT_WATCHER) private readonly watch: ClusterClientWatcher,
   ) {
     this.byName = new Map(config.clusters.list.map((cluster) => [cluster.name, cluster]));
+    this.handles = new LRUCache({ max: config.lifecycle.registryCacheSize });
   }
 
   list(): DataClusterConfig[] {
@@ -40,7 +48,7 @@ export class DataClusters implements OnApplicationShutdown {
   /** The database a location names; throws for a cluster that is not configured. */
   database(location: TenantLocation): Db {
     if (location.cluster === null) return this.mainDatabase();
-    return this.client(location.cluster).db(location.database);
+    return this.handleOf(location.cluster, location.database);
   }
 
   /**
@@ -49,7 +57,7 @@ export class DataClusters implements OnApplicationShutdown {
    */
   clusterDatabase(cluster: string | null): Db {
     if (cluster === null) return this.mainDatabase();
-    return this.client(cluster).db(this.config.database.dbName);
+    return this.handleOf(cluster, this.config.database.dbName);
   }
 
   /**
@@ -93,6 +101,16 @@ export class DataClusters implements OnApplicationShutdown {
     }
   }
 
+  private handleOf(cluster: string, database: string): Db {
+    const key = `${cluster}\0${database}`;
+    let db = this.handles.get(key);
+    if (!db) {
+      db = this.client(cluster).db(database);
+      this.handles.set(key, db);
+    }
+    return db;
+  }
+
   private client(name: string): MongoClient {
     const cluster = this.byName.get(name);
     if (!cluster) throw new Error(`cluster ${name} is not in DATA_CLUSTERS`);
@@ -113,6 +131,7 @@ export class DataClusters implements OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     const open = [...this.clients.values()];
     this.clients.clear();
+    this.handles.clear();
     await Promise.all(open.map((client) => client.close().catch(() => undefined)));
   }
 }

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
 import type { Collection, Db, Document } from 'mongodb';
 import { isIndexConflict, isNamespaceNotFound } from '../../common/errors';
 import { DUPLICATE, type Duplicate } from '../../common/mongo/duplicate';
@@ -45,16 +46,29 @@ export type CreateIndexResult = 'created' | Duplicate | 'conflict';
 @Injectable()
 export class TenantStorage {
   private readonly maxTimeMS: number;
+  /**
+   * The driver's handles of the native collections in use, as many as the registry entries an
+   * instance keeps (REGISTRY_CACHE_SIZE): a handle costs an options resolution to make. Each
+   * remembers the database handle it came from, and is made again if that one changed.
+   */
+  private readonly handles: LRUCache<string, { db: Db; collection: Collection<Document> }>;
 
   constructor(
     private readonly clusters: DataClusters,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.maxTimeMS = config.database.queryTimeoutMs;
+    this.handles = new LRUCache({ max: config.lifecycle.registryCacheSize });
   }
 
   collectionOf<T extends Document>(entry: NativeCollection): Collection<T> {
-    return this.databaseOf(entry).collection<T>(entry.physical);
+    const db = this.databaseOf(entry);
+    const key = `${entry.cluster ?? ''}\0${entry.database ?? ''}\0${entry.physical}`;
+    const cached = this.handles.get(key);
+    if (cached?.db === db) return cached.collection as unknown as Collection<T>;
+    const collection = db.collection<T>(entry.physical);
+    this.handles.set(key, { db, collection: collection as unknown as Collection<Document> });
+    return collection;
   }
 
   /**
