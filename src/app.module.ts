@@ -83,10 +83,12 @@ export class AppModule {
           scopeOf: idempotencyScopeOf,
           stores: ClusterIdempotencyStores,
         }),
+        // Express tries routes in the order they were registered, one after the other: the data
+        // routes, which carry most requests, go first of the API's.
+        DataModule,
         AdminModule,
         ProfileModule,
         ProjectModule,
-        DataModule,
         FilesModule,
         MeModule,
         TeamModule,

@@ -1,12 +1,12 @@
 import type { INestApplication } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
-import type { NextFunction, Request, Response } from 'express';
 import helmet from 'helmet';
 import { ProblemRenderer } from './common/errors';
 import { bodyMiddleware } from './common/http/body';
 import { corsMiddleware, type CorsOrigins } from './common/http/cors';
-import { createLogger, PinoLoggerService, requestIdOf, requestLogger } from './common/http/logger';
+import { createLogger, PinoLoggerService } from './common/http/logger';
+import { requestContext, requestLog } from './common/http/request-context';
 import { buildOpenApiDocument } from './common/http/openapi';
 import { serveConsole } from './common/http/console-ui';
 import { serveSwaggerUi } from './common/http/swagger-ui';
@@ -36,14 +36,13 @@ export function configureApp(
   http.set('trust proxy', config.trustProxy);
   // ETags would hash every JSON response; clients of this API do not revalidate with them.
   http.set('etag', false);
-  // First, so that every answer is timed and counted, those refused before routing included.
-  if (config.metrics.enabled) http.use(app.get(ServiceMetrics).http.middleware);
-  http.use((req: Request, res: Response, next: NextFunction) => {
-    requestIdOf(req, res);
-    next();
-  });
-  http.use(requestLogger(logger));
-  http.use(noStore);
+  // First, so that every answer is timed, counted and logged, those refused before routing too.
+  http.use(
+    requestContext([
+      ...(config.metrics.enabled ? [app.get(ServiceMetrics).http.observe] : []),
+      requestLog(logger),
+    ]),
+  );
   http.use(
     helmet({
       contentSecurityPolicy: {
@@ -92,23 +91,6 @@ export function configureApp(
   if (config.consoleEnabled && !serveConsole(http))
     logger.warn('CONSOLE_ENABLED is on but dist/console is missing: run npm run build');
   return app;
-}
-
-/**
- * Swagger UI's page and static assets, and the console's: the same for everyone, so caches may
- * keep them (the console sets its own Cache-Control).
- */
-const STATIC_UI_PATH = /^\/(docs|console)(\/|$)/;
-
-/**
- * `Cache-Control: no-store` on every response but the Swagger UI (/docs and its assets) and the
- * console (/console): API responses, errors included, carry tenant data or key material that no browser or shared cache
- * may keep. The OpenAPI document (/docs-json, /docs-yaml) is an API response like the others. Set
- * before routing, so a handler can still replace it or add its own ETag.
- */
-function noStore(req: Request, res: Response, next: NextFunction): void {
-  if (!STATIC_UI_PATH.test(req.path)) res.setHeader('Cache-Control', 'no-store');
-  next();
 }
 
 /** Options for NestFactory.create / createNestApplication: our own body parser runs instead of Nest's. */

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { performance } from 'node:perf_hooks';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { RATE_LIMIT_REASONS, rateLimitReasonOf } from '../common/http/rate-limited';
+import type { RequestObserver } from '../common/http/request-context';
 
 /** Where the metrics are served; scrapes are left out of the request metrics. */
 export const METRICS_PATH = '/metrics';
@@ -80,20 +80,19 @@ export class HttpMetrics {
   }
 
   /**
-   * Express middleware, mounted before every other one so that every answer is timed and
-   * counted, those of the body parser and the not-found handler included. The route is read
-   * when the response is done, after routing.
+   * Watches every request (the first middleware's observer, src/common/http/request-context.ts),
+   * so that every answer is timed and counted, those of the body parser and the not-found
+   * handler included. The route is read when the connection is done with the request, after
+   * routing.
    */
-  readonly middleware = (req: RoutedRequest, res: ServerResponse, next: () => void): void => {
-    if (isScrape(req.url)) return next();
-    const started = performance.now();
+  readonly observe: RequestObserver = (req: RoutedRequest, res) => {
+    if (isScrape(req.url)) return undefined;
     this.inFlight.inc();
-    res.once('close', () => {
+    return (ms, finished) => {
       this.inFlight.dec();
       // A connection closed before the response was sent has no status to count.
-      if (res.writableFinished) this.record(req, res, (performance.now() - started) / 1000);
-    });
-    next();
+      if (finished) this.record(req, res, ms / 1000);
+    };
   };
 
   private record(req: RoutedRequest, res: ServerResponse, seconds: number): void {

@@ -81,8 +81,7 @@ it('has an event for every write stored before a SIGKILL between writes and even
   // The feed's inserts go no further from here: one more write per writer, all at once, each
   // stopping between its stored item and its event.
   proxy.hold(
-    (command) =>
-      intentDeletion(command) || (command.insert === 'events' && command.$db === dbName),
+    (command) => intentDeletion(command) || (command.insert === 'events' && command.$db === dbName),
   );
   const cutOff = agents.map((_, w) => `w${w}-${ROUNDS}`);
   const inFlight = cutOff.map((id, w) => write(w, id));

@@ -90,35 +90,6 @@ export function createLogger(config: LoggerConfig): Logger {
 const WIRING_CONTEXTS = new Set(['InstanceLoader', 'RoutesResolver', 'RouterExplorer']);
 
 /**
- * One log line per finished request (id, method, url, status, duration); 4xx as warn, 5xx as
- * error, the rest as info; health probes are left out. Written here rather than with pino-http,
- * whose per-request child logger cost about 15 % of POST throughput in the benchmarks even when
- * the level filtered the line out.
- */
-export function requestLogger(logger: Logger) {
-  return (req: WithId, res: ServerResponse, next: () => void): void => {
-    const started = process.hrtime.bigint();
-    res.once('finish', () => {
-      const status = res.statusCode;
-      const level: Level = status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info';
-      const url = req.url ?? '';
-      if (!logger.isLevelEnabled(level) || url.startsWith('/health')) return;
-      const responseTime = Number(process.hrtime.bigint() - started) / 1e6;
-      logger[level](
-        {
-          req: { id: req.id, method: req.method, url },
-          res: { statusCode: status },
-          responseTime,
-          ...(req.traceId ? { traceId: req.traceId } : {}),
-        },
-        'request completed',
-      );
-    });
-    next();
-  };
-}
-
-/**
  * Nest's logger interface over pino, so framework and application logs are the same JSON lines.
  * (A direct adapter rather than nestjs-pino: its per-request AsyncLocalStorage context cost
  * 10–20 % of throughput in the benchmarks, and every error log here carries its traceId itself.)
