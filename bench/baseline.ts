@@ -21,6 +21,8 @@ import type { ItemTemplate } from './lib/seed';
 const BODY_LIMIT = 1024 * 1024;
 const LIST_LIMIT_DEFAULT = 50;
 const LIST_LIMIT_MAX = 500;
+/** The service's BULK_MAX_ITEMS default. */
+const BULK_MAX = 500;
 const RESERVED = new Set(['authField']);
 
 const collections = JSON.parse(process.env.BASELINE_COLLECTIONS ?? '{}') as Record<
@@ -341,6 +343,35 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
       throw error;
     }
     return send(res, 200, doc);
+  }
+  if (segments.length === 3 && segments[2] === 'bulk' && req.method === 'POST') {
+    if (!entry) throw new HttpError(404, 'unknown collection');
+    const body = await readBody(req);
+    const items = typeof body === 'object' && body !== null ? propOf(body, 'items') : undefined;
+    if (!Array.isArray(items) || items.length === 0 || items.length > BULK_MAX)
+      throw new HttpError(400, 'items');
+    const at = new Date();
+    const docs = items.map((item: unknown) => {
+      if (typeof item !== 'object' || item === null || Array.isArray(item))
+        throw new HttpError(400, 'item');
+      return newDocument(entry, principal, item as Record<string, unknown>, at);
+    });
+    // Unordered, as the service's: one item's failure does not stop the others.
+    const failedAt = new Set<number>();
+    try {
+      await entry.native.insertMany(docs, { ordered: false });
+    } catch (error) {
+      const writeErrors = (error as { writeErrors?: { index: number }[] }).writeErrors;
+      if (!writeErrors) throw error;
+      for (const { index } of writeErrors) failedAt.add(index);
+    }
+    return send(res, 200, {
+      results: docs.map((doc, index) =>
+        failedAt.has(index) ? { index, status: 409 } : { index, status: 200, _id: doc._id },
+      ),
+      created: docs.length - failedAt.size,
+      failed: failedAt.size,
+    });
   }
   if (segments.length === 4 && (req.method === 'GET' || req.method === 'PUT')) {
     if (!entry) throw new HttpError(404, 'no such item');

@@ -133,13 +133,18 @@ function analyse(profile: CpuProfile, from: number, to: number): Analysis {
   };
 }
 
+/**
+ * The request counter behind `%SEQ%`, over all loads of a run: the warm-up's POSTs and the
+ * profiled ones must not send the same unique values (a repeat would be a 409, not a create).
+ */
+let seq = 1;
+
 function load(
   url: string,
   key: string,
   request: ScenarioRequest,
   seconds: number,
 ): Promise<number> {
-  let seq = 1;
   let answered = 0;
   return new Promise((resolve, reject) => {
     const instance = autocannon(

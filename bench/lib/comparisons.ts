@@ -181,6 +181,8 @@ export const costComparisons: Comparison[] = scenarios
       id: `cost-${scenario.id}`,
       title: `Service cost: ${scenario.title}`,
       route: scenario.route,
+      // The judged ones are judged on at least 20 rounds in a default run (10 rounds).
+      ...(goal ? { roundsFactor: 2 } : {}),
       variants: [
         { id: 'service', label: 'service', target: 'service', request: request('service') },
         { id: 'baseline', label: 'baseline', target: 'baseline', request: request('baseline') },

@@ -162,6 +162,30 @@ export function itemPost(items: ItemsContext['items'], skuPrefix: string): Scena
   };
 }
 
+/** Items per request of the bulk scenario. */
+export const BULK_ITEMS = 20;
+
+/**
+ * POST /data/{c}/bulk of BULK_ITEMS new items whose `sku` is `<skuPrefix>-<n>-<i>`, n the
+ * request's counter (unique per server and run, like itemPost's).
+ */
+export function itemBulk(items: ItemsContext['items'], skuPrefix: string): ScenarioRequest {
+  const list = Array.from({ length: BULK_ITEMS }, (_, i) => ({
+    sku: `${skuPrefix}-%SEQ%-${i}`,
+    group: 'bulk',
+    n: i,
+    status: 'open',
+    payload: PAYLOAD,
+  }));
+  return {
+    method: 'POST',
+    paths: [`/data/${items.name}/bulk`],
+    body: JSON.stringify({ items: list }),
+    verify: (res) =>
+      prop(res.body, 'created') === BULK_ITEMS ? undefined : `expected ${BULK_ITEMS} created`,
+  };
+}
+
 export const scenarios: Scenario[] = [
   {
     id: 'profile',
@@ -388,5 +412,13 @@ export const scenarios: Scenario[] = [
     phase: 'items-write',
     baseline: true,
     request: ({ items, target, runTag }) => itemPost(items, `post-${target}-${runTag}`),
+  },
+  {
+    id: 'item-bulk',
+    title: `POST ${BULK_ITEMS} items in one bulk request`,
+    route: 'POST /data/{c}/bulk',
+    phase: 'items-write',
+    baseline: true,
+    request: ({ items, target, runTag }) => itemBulk(items, `bulk-${target}-${runTag}`),
   },
 ];
