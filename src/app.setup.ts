@@ -3,6 +3,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
 import helmet from 'helmet';
 import { ProblemRenderer } from './common/errors';
+import { JsonReplyAdapter } from './common/http/json-reply.adapter';
 import { bodyMiddleware } from './common/http/body';
 import { corsMiddleware, type CorsOrigins } from './common/http/cors';
 import { createLogger, PinoLoggerService } from './common/http/logger';
@@ -91,6 +92,11 @@ export function configureApp(
   if (config.consoleEnabled && !serveConsole(http))
     logger.warn('CONSOLE_ENABLED is on but dist/console is missing: run npm run build');
   return app;
+}
+
+/** The HTTP adapter of NestFactory.create / createNestApplication: Express, JSON answers written directly. */
+export function createHttpAdapter(): JsonReplyAdapter {
+  return new JsonReplyAdapter();
 }
 
 /** Options for NestFactory.create / createNestApplication: our own body parser runs instead of Nest's. */

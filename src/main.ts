@@ -4,7 +4,7 @@ import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { Server, ServerResponse } from 'node:http';
 import { AppModule } from './app.module';
-import { APP_OPTIONS, configureApp } from './app.setup';
+import { APP_OPTIONS, configureApp, createHttpAdapter } from './app.setup';
 import { generateApiKey } from './auth/api-key.secret';
 import { createLogger } from './common/http/logger';
 import { limitHeapGrowth } from './common/memory/heap-growth';
@@ -94,6 +94,7 @@ async function startApp(
       // abortOnError: false, so that a failed initialisation is thrown here, not a process abort.
       const app = await NestFactory.create(
         AppModule.forRoot({ ...config, database: { ...config.database, uri } }),
+        createHttpAdapter(),
         { ...APP_OPTIONS, abortOnError: false },
       );
       try {

@@ -8,7 +8,7 @@ import type { Connection } from 'mongoose';
 import type { OpenAPIV3 } from 'openapi-types';
 import request from 'supertest';
 import { AppModule } from '../../src/app.module';
-import { APP_OPTIONS, configureApp } from '../../src/app.setup';
+import { APP_OPTIONS, configureApp, createHttpAdapter } from '../../src/app.setup';
 import { buildOpenApiDocument } from '../../src/common/http/openapi';
 import { TenantStorage, type NativeCollection } from '../../src/data/storage/tenant-storage';
 import { retryUntilReachable } from '../../src/database-boot';
@@ -81,7 +81,7 @@ export async function createTestApp(
       const moduleRef = await Test.createTestingModule({
         imports: [AppModule.forRoot({ ...config, database: { ...config.database, uri } })],
       }).compile();
-      const created = moduleRef.createNestApplication(APP_OPTIONS);
+      const created = moduleRef.createNestApplication(createHttpAdapter(), APP_OPTIONS);
       try {
         configureApp(created, config);
         await created.init();

@@ -204,15 +204,19 @@ export class DataCountDto {
   count!: number;
 }
 
-/** Items as JSON: the stored BSON timestamps become RFC 3339 strings; the revision stays inside. */
+/**
+ * Items as JSON: the stored BSON timestamps become RFC 3339 strings; the revision stays inside.
+ * The revision is left out by a rest copy rather than a `delete`: deleting a key turns an object
+ * into a dictionary, which JSON.stringify walks several times slower (a list renders hundreds).
+ */
 export function toItemJson(item: { _id: string; _createdAt: Date; _updatedAt: Date }): DataItemDto {
-  const fields: typeof item & { [REVISION_FIELD]?: unknown } = { ...item };
-  delete fields[REVISION_FIELD];
-  return {
-    ...fields,
-    _createdAt: item._createdAt instanceof Date ? item._createdAt.toISOString() : item._createdAt,
-    _updatedAt: item._updatedAt instanceof Date ? item._updatedAt.toISOString() : item._updatedAt,
+  const { [REVISION_FIELD]: _revision, ...json } = item as typeof item & {
+    [REVISION_FIELD]?: unknown;
   };
+  const fields = json as Record<string, unknown>;
+  if (item._createdAt instanceof Date) fields._createdAt = item._createdAt.toISOString();
+  if (item._updatedAt instanceof Date) fields._updatedAt = item._updatedAt.toISOString();
+  return fields as unknown as DataItemDto;
 }
 
 /** A read answers whole items, or projected ones when the request names `fields`. */
