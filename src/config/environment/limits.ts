@@ -39,7 +39,7 @@ export class LimitsVariables {
   @IsInt()
   @Min(1)
   @Max(1000)
-  RATE_LIMIT_CHUNK = 32;
+  RATE_LIMIT_CHUNK = 64;
 
   @Type(() => Number)
   @IsInt()
