@@ -470,7 +470,7 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
     log(`\nchange feed fan-out: ${fanOutSize.clients} SSE clients, ${fanOutSize.events} events`);
     fanOut = await sseFanOut(service, ctx.rootKey, fanOutSize);
     log(
-      `  ${fanOut.deliveredPerSecond} events/s delivered in ${fanOut.seconds} s; RSS ${fanOut.rssIdleMiB} → ${fanOut.rssWithClientsMiB} → ${fanOut.rssAfterMiB} MiB`,
+      `  ${fanOut.deliveredPerSecond} events/s delivered in ${fanOut.seconds} s; ${fanOut.cpuMsPerEvent} CPU ms and ${fanOut.commandsPerEvent} DB cmds per event; RSS ${fanOut.rssIdleMiB} → ${fanOut.rssWithClientsMiB} → ${fanOut.rssAfterMiB} MiB`,
     );
   }
 

@@ -40,7 +40,7 @@ export interface LiveQueryResult {
 const round = (n: number, digits = 2): number => Math.round(n * 10 ** digits) / 10 ** digits;
 
 /** The database commands the service has sent (`mongodb_commands_total`). */
-async function commands(metricsUrl: string | undefined): Promise<number> {
+export async function commands(metricsUrl: string | undefined): Promise<number> {
   if (!metricsUrl) return 0;
   const text = await (await fetch(metricsUrl)).text();
   return Number(/^mongodb_commands_total ([0-9.eE+-]+)$/m.exec(text)?.[1] ?? 0);
