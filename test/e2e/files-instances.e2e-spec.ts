@@ -170,10 +170,21 @@ it('streams a 50 MB upload with the resident memory growing less than 30 MB, and
   const before = rssOf(a);
   let peak = before;
   const sampler = setInterval(() => (peak = Math.max(peak, rssOf(a))), 20);
-  const { req, reply } = startUpload(a, key, 'large.bin', size);
-  await writeAll(req, blocks('large', size));
-  const answer = await reply;
-  clearInterval(sampler);
+  let answer: Awaited<ReturnType<typeof startUpload>['reply']>;
+  try {
+    const { req, reply } = startUpload(a, key, 'large.bin', size);
+    await writeAll(req, blocks('large', size)).catch(async (error: unknown) => {
+      // The service stopped reading: its answer says why.
+      const early = await reply.catch(() => undefined);
+      throw new Error(
+        `the upload was cut off (${String(error)}); the service answered ${early?.status} ${early?.body.slice(0, 500)}; its log: ${a.stderr().slice(-2000)}`,
+      );
+    });
+    answer = await reply;
+  } finally {
+    // Also when the upload fails: the sampler must not outlive the instance it reads.
+    clearInterval(sampler);
+  }
   peak = Math.max(peak, rssOf(a));
   expect(answer.status).toBe(201);
   const file = JSON.parse(answer.body) as { id: string; size: number; sha256: string };
