@@ -250,7 +250,13 @@ describe('slow readers', () => {
   ): Promise<{ res: IncomingMessage; resume: () => Promise<string> }> {
     return new Promise((resolve, reject) => {
       const req = request(
-        { host: '127.0.0.1', port, path: '/events/stream', headers: { 'X-Api-Key': key } },
+        {
+          host: '127.0.0.1',
+          port,
+          path: '/events/stream',
+          headers: { 'X-Api-Key': key },
+          agent: false,
+        },
         (res) => {
           res.pause();
           resolve({

@@ -45,7 +45,12 @@ export interface Reply {
   body: string;
 }
 
-/** One HTTP request with node:http (no client-side retries, keep-alive only through `agent`). */
+/**
+ * One HTTP request with node:http (no client-side retries, keep-alive only through `agent`).
+ * Without one it goes on a connection of its own: Node's global agent keeps connections alive,
+ * and a request sent on one the server is closing (its keep-alive timeout, 5 s, ran out while
+ * the test computed something) fails with EPIPE or ECONNRESET before the server sees it.
+ */
 export function send(
   agent: Agent | undefined,
   port: number,
@@ -62,7 +67,7 @@ export function send(
         port,
         method,
         path,
-        agent,
+        agent: agent ?? false,
         headers: {
           ...headers,
           ...(payload ? { 'Content-Type': 'application/json' } : {}),

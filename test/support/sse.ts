@@ -24,7 +24,7 @@ export class SseClient {
   ): Promise<SseClient> {
     const client = new SseClient();
     await new Promise<void>((resolve, reject) => {
-      client.req = request({ host: '127.0.0.1', port, path, headers }, (res) => {
+      client.req = request({ host: '127.0.0.1', port, path, headers, agent: false }, (res) => {
         client.status = res.statusCode ?? 0;
         client.headers = res.headers;
         res.setEncoding('utf8');
