@@ -31,16 +31,20 @@ export class CollectionWriteGate implements NestInterceptor {
   ) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const req = context.switchToHttp().getRequest<RequestWithPrincipal>();
+    return this.gated(context.switchToHttp().getRequest<RequestWithPrincipal>(), next.handle());
+  }
+
+  /** `answered` (a request's handling) behind the gate of the collection its route names. */
+  gated(req: RequestWithPrincipal, answered: Observable<unknown>): Observable<unknown> {
     const principal = req.principal;
     const name = (req.params as Record<string, string | undefined>).collection;
-    if (!principal || principal.kind === 'operator' || name === undefined) return next.handle();
+    if (!principal || principal.kind === 'operator' || name === undefined) return answered;
     const tenant = tenantOf(principal);
     return defer(() => this.enter(tenant, principal.branch, name)).pipe(
       mergeMap((marker) =>
         marker === null
-          ? next.handle()
-          : next.handle().pipe(finalize(() => void this.markers.end(marker).catch(() => {}))),
+          ? answered
+          : answered.pipe(finalize(() => void this.markers.end(marker).catch(() => {}))),
       ),
     );
   }

@@ -1,10 +1,9 @@
 import { Body, Controller, HttpCode, HttpStatus, Inject, Param, Post } from '@nestjs/common';
-import { AnswersSchemaWarnings } from '../rules/schema/schema-warnings.interceptor';
 import { ApiBadRequestResponse, ApiBody, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { Auth, CurrentPrincipal, type CustomerPrincipal } from '../../auth';
 import { ProblemDto } from '../../common/errors';
 import { IdempotentWrites } from '../../common/idempotency';
-import { MovableCollectionWrites } from '../collections/collection-write.gate';
+import { ItemWriteRoutes } from './item-writes.interceptor';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import { CollectionNamePipe } from '../collections/collection-name.pipe';
 import { CollectionParam } from '../data.openapi';
@@ -16,8 +15,7 @@ import { ItemBatchesService } from './item-batches.service';
 /** `/data/{collection}/bulk`: many creates in one request. */
 @ApiTags('data')
 @IdempotentWrites()
-@MovableCollectionWrites()
-@AnswersSchemaWarnings()
+@ItemWriteRoutes()
 @Controller('data')
 @Auth('root', 'sub', 'team')
 export class BulkController {

@@ -85,8 +85,8 @@ export class ItemBatchesService {
     if ('refused' in input)
       return { index, status: input.refused.status, error: input.refused.members() };
     try {
-      const { value: item, warnings } = await collectWarnings(() =>
-        this.single.create(principal, collection, input.request),
+      const { value: item, warnings } = await collectWarnings(principal, (own) =>
+        this.single.create(own, collection, input.request),
       );
       return { index, status: 200, _id: item._id, ...(warnings.length > 0 ? { warnings } : {}) };
     } catch (error) {

@@ -218,7 +218,7 @@ export class ItemWritesService {
         if (!current) throw notFound(collection, ifMatch);
         const etag = itemETag(current);
         if (!ifMatchHolds(ifMatch, etag)) throw new PreconditionFailedError(etag);
-        this.schema.enforce(target, change.after(current), ownerField);
+        this.schema.enforce(principal, target, change.after(current), ownerField);
         const atRead = { ...match, revision: revisionCondition(tagOf(etag)) };
         const updated = await this.itemEvents.updated(
           principal,

@@ -1,4 +1,3 @@
-import { AnswersSchemaWarnings } from '../rules/schema/schema-warnings.interceptor';
 import {
   Body,
   Controller,
@@ -27,7 +26,7 @@ import type { Response } from 'express';
 import { Auth, AuthHeadersFirst, CurrentPrincipal, type CustomerPrincipal } from '../../auth';
 import { ProblemDto } from '../../common/errors';
 import { IdempotentWrites } from '../../common/idempotency';
-import { MovableCollectionWrites } from '../collections/collection-write.gate';
+import { ItemWriteRoutes } from './item-writes.interceptor';
 import { answerRead, answerWrite, IfMatchHeader } from '../../common/http/conditional';
 import type { IfMatch } from '../../common/http/etag';
 import { ApiConditional } from '../../common/http/openapi-conditional';
@@ -61,8 +60,7 @@ import { ItemsService } from './items.service';
 /** `/data/{collection}/{indexName}/{indexValue}`, the one item a field value selects. */
 @ApiTags('data')
 @IdempotentWrites()
-@MovableCollectionWrites()
-@AnswersSchemaWarnings()
+@ItemWriteRoutes()
 @Controller('data')
 export class ItemController {
   private readonly budget: JsonBudget;

@@ -1,4 +1,3 @@
-import { AnswersSchemaWarnings } from '../rules/schema/schema-warnings.interceptor';
 import {
   Body,
   Controller,
@@ -29,7 +28,7 @@ import type { Request, Response } from 'express';
 import { Auth, AuthHeadersFirst, CurrentPrincipal, type CustomerPrincipal } from '../../auth';
 import { ProblemDto } from '../../common/errors';
 import { IdempotentWrites } from '../../common/idempotency';
-import { MovableCollectionWrites } from '../collections/collection-write.gate';
+import { ItemWriteRoutes } from './item-writes.interceptor';
 import { answerWrite, IfMatchHeader } from '../../common/http/conditional';
 import type { IfMatch } from '../../common/http/etag';
 import { ApiConditional } from '../../common/http/openapi-conditional';
@@ -77,8 +76,7 @@ const ITEM_CREATED_HEADER = 'X-Item-Created';
 @ApiTags('data')
 @ApiExtraModels(DataItemDto, ProjectedDataItemDto, UpdateManyResultDto)
 @IdempotentWrites()
-@MovableCollectionWrites()
-@AnswersSchemaWarnings()
+@ItemWriteRoutes()
 @Controller('data')
 export class ItemsController {
   private readonly budget: JsonBudget;

@@ -70,7 +70,7 @@ export class ItemsService {
     const uniqueValue = uniqueField === null ? undefined : uniqueValueOf(item, id, uniqueField);
 
     const target = await this.collections.findOrCreate(principal, collection);
-    this.schema.enforce(target, item, ownerField);
+    this.schema.enforce(principal, target, item, ownerField);
     const scope = ownerScopeOf(principal, ownerField);
     // An expired item holds neither its _id nor its value any more: it goes first.
     await this.expiry.releaseHeld(

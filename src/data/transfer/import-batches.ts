@@ -10,7 +10,7 @@ import type { NewItemRequest } from '../query/data-requests';
 import { ItemExpiry } from '../rules/expiry/item-expiry';
 import type { SchemaError } from '../rules/schema/item-schemas';
 import { SchemaEnforcement } from '../rules/schema/schema-enforcement';
-import { gatheringWarnings, noteWarnings } from '../rules/schema/schema-warnings';
+import { noteWarnings } from '../rules/schema/schema-warnings';
 import { TransferItemsRepository } from './transfer-items.repository';
 
 /**
@@ -65,18 +65,16 @@ export class ImportBatches {
         return;
       }
       stampOwner(principal, request);
-      const warnings: SchemaError[] = [];
+      let warnings: SchemaError[] = [];
       if (checked)
         try {
-          gatheringWarnings(warnings, () =>
-            this.schema.enforce(target, request.item, request.ownerField),
-          );
+          warnings = this.schema.check(target, [request.item], request.ownerField);
         } catch (error) {
           if (!(error instanceof DomainError)) throw error;
           results[index] = { refused: error };
           return;
         }
-      if (warnings.length > 0) noteWarnings(warnings);
+      noteWarnings(principal, warnings);
       const id = request.id ?? new Types.ObjectId().toHexString();
       const times = request.imported?.times ?? { createdAt: now, updatedAt: now };
       const item = newStoredItem(id, request.item, times);

@@ -21,9 +21,13 @@ export class ImportDryRun {
   ) {}
 
   /** What writing the item would answer. */
-  async item(line: number, collection: string, request: NewItemRequest): Promise<Outcome> {
+  async item(
+    principal: CustomerPrincipal,
+    line: number,
+    collection: string,
+    request: NewItemRequest,
+  ): Promise<Outcome> {
     const { collections, items } = this.deps;
-    const { principal } = this;
     const { item, ownerField, uniqueField, id } = request;
     if (principal.kind === 'sub') item[ownerField] = ownerValueOf(principal);
     const unique = uniqueField === null ? null : uniqueValueOf(item, id ?? '', uniqueField);
@@ -32,7 +36,7 @@ export class ImportDryRun {
       await this.collection(collection);
       return ok(line, 201, id ?? undefined);
     }
-    this.deps.schema.enforce(target, item, ownerField);
+    this.deps.schema.enforce(principal, target, item, ownerField);
     const scope = ownerScopeOf(principal, ownerField);
     let replaces = false;
     if (id !== null && (await items.existsById(target, id))) {

@@ -232,17 +232,22 @@ export class ImportRun {
 
   /** Writes one item line by itself (its request, when a batch made it already). */
   private async alone(line: number, record: ItemLine, request?: NewItemRequest): Promise<Outcome> {
-    const { value, warnings } = await collectWarnings(() =>
+    const { value, warnings } = await collectWarnings(this.principal, (own) =>
       this.guarded(line, () =>
-        this.item(line, record.collection, request ?? this.requestOf(record)),
+        this.item(own, line, record.collection, request ?? this.requestOf(record)),
       ),
     );
     return withWarnings(value, warnings);
   }
 
-  private async item(line: number, collection: string, request: NewItemRequest): Promise<Outcome> {
-    const { principal } = this;
-    if (this.options.dryRun) return this.dry.item(line, collection, request);
+  /** Writes one item for `principal` (the run's, with the line's own warnings list). */
+  private async item(
+    principal: CustomerPrincipal,
+    line: number,
+    collection: string,
+    request: NewItemRequest,
+  ): Promise<Outcome> {
+    if (this.options.dryRun) return this.dry.item(principal, line, collection, request);
     const { gate, replacements, creates } = this.deps;
     return gate.around(principal, collection, async () => {
       if (this.options.mode === 'upsert' && request.id !== null) {

@@ -43,7 +43,7 @@ export class ItemReplacements {
     if (principal.kind === 'sub') item[ownerField] = ownerValueOf(principal);
     const target = await this.collections.find(principal, collection);
     if (!target) return null;
-    this.schema.enforce(target, item, ownerField);
+    this.schema.enforce(principal, target, item, ownerField);
     const scope = ownerScopeOf(principal, ownerField);
     const byId: ItemMatch = { scope, conditions: [{ kind: 'eq', path: '_id', anyOf: [id] }] };
     const unique = uniqueField === null ? null : uniqueValueOf(item, id, uniqueField);

@@ -67,6 +67,7 @@ export class CheckedUpdates {
       }
       const { values, ownerField } = request;
       this.schema.enforceAll(
+        principal,
         target,
         read.map((item) => afterSet(item, values)),
         ownerField,

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
+import type { CustomerPrincipal } from '../../../auth';
 import type { RegisteredCollection } from '../../collections/collection-registry.repository';
 import type { NativeCollection } from '../../storage/tenant-storage';
-import { ItemSchemas } from './item-schemas';
+import { ItemSchemas, type SchemaError } from './item-schemas';
 import { SchemaViolationError } from './schema.errors';
 import { noteWarnings } from './schema-warnings';
 
@@ -22,27 +23,51 @@ export class SchemaEnforcement {
     return target.rules?.schema !== undefined;
   }
 
-  /** Checks one item as it will be stored (its own fields: see ItemSchemas.check). */
-  enforce(target: Target, item: Record<string, unknown>, ownerField: string): void {
-    this.enforceAll(target, [item], ownerField);
+  /**
+   * Checks one item as it will be stored (its own fields: see ItemSchemas.check), noting a
+   * `warn` schema's violations for the response of the write made for `principal`.
+   */
+  enforce(
+    principal: CustomerPrincipal,
+    target: Target,
+    item: Record<string, unknown>,
+    ownerField: string,
+  ): void {
+    noteWarnings(principal, this.check(target, [item], ownerField));
   }
 
   /**
    * Checks items a write will store together (a multi-item update): one that fails under
    * `error` refuses them all, naming it.
    */
-  enforceAll(target: Target, items: readonly Record<string, unknown>[], ownerField: string): void {
+  enforceAll(
+    principal: CustomerPrincipal,
+    target: Target,
+    items: readonly Record<string, unknown>[],
+    ownerField: string,
+  ): void {
+    noteWarnings(principal, this.check(target, items, ownerField));
+  }
+
+  /** Checks items as `enforceAll` does, answering a `warn` schema's violations. */
+  check(
+    target: Target,
+    items: readonly Record<string, unknown>[],
+    ownerField: string,
+  ): SchemaError[] {
     const rule = target.rules?.schema;
-    if (!rule) return;
+    if (!rule) return [];
+    const warnings: SchemaError[] = [];
     for (const item of items) {
       const errors = this.schemas.check(rule.text, item, ownerField);
       if (errors.length === 0) continue;
-      if (rule.action === 'warn') noteWarnings(errors);
+      if (rule.action === 'warn') warnings.push(...errors);
       else
         throw new SchemaViolationError(
           errors,
           items.length > 1 && typeof item._id === 'string' ? item._id : undefined,
         );
     }
+    return warnings;
   }
 }

@@ -1,32 +1,67 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Response } from 'express';
+import { tap, type Observable } from 'rxjs';
+import type { CustomerPrincipal, Principal } from '../../../auth';
 import type { SchemaError } from './item-schemas';
+
+/** The response header that lists where a written item breaks a `warn` schema. */
+export const SCHEMA_WARNINGS_HEADER = 'Schema-Warnings';
 
 /**
  * The schema warnings of the writes a request makes (collections whose schema's action is
  * `warn`), gathered where the writes happen and answered where the response is made: the
  * `Schema-Warnings` header, or per item in bulk and import results.
+ *
+ * A list travels with the principal a write is made for: ApiKeyGuard makes a fresh principal
+ * object per request, and a bulk item or an import line gets its own copy (collectWarnings). Not
+ * an AsyncLocalStorage: on Node.js 20 and 22 the first one in use turns on promise hooks for the
+ * whole process, and every request after it pays for them.
  */
-const gathered = new AsyncLocalStorage<SchemaError[]>();
+const lists = new WeakMap<CustomerPrincipal, SchemaError[]>();
 
-/** Runs `work`, answering its value with the warnings its writes noted. */
+/** The writes made for `principal` note their warnings into `into` (the request's list). */
+export function gatherWarnings(principal: CustomerPrincipal, into: SchemaError[]): void {
+  lists.set(principal, into);
+}
+
+/**
+ * Runs `work` for a copy of `principal` that gathers its own warnings, answering its value with
+ * them; the principal's own list (the request's header) gets them too.
+ */
 export async function collectWarnings<T>(
-  work: () => Promise<T>,
+  principal: CustomerPrincipal,
+  work: (own: CustomerPrincipal) => Promise<T>,
 ): Promise<{ value: T; warnings: SchemaError[] }> {
+  const own = { ...principal };
   const warnings: SchemaError[] = [];
-  const value = await gathered.run(warnings, work);
-  // The request's own list (the header) has them too.
-  noteWarnings(warnings);
+  lists.set(own, warnings);
+  const value = await work(own);
+  noteWarnings(principal, warnings);
   return { value, warnings };
 }
 
-/** Runs `work` gathering the warnings of its writes into `into` (the request's list). */
-export function gatheringWarnings<T>(into: SchemaError[], work: () => T): T {
-  return gathered.run(into, work);
+/** Notes warnings of a write made for `principal` (nothing when no list gathers them). */
+export function noteWarnings(principal: CustomerPrincipal, errors: readonly SchemaError[]): void {
+  if (errors.length > 0) lists.get(principal)?.push(...errors);
 }
 
-/** Notes warnings of a write for the request it belongs to (nothing outside collectWarnings). */
-export function noteWarnings(errors: readonly SchemaError[]): void {
-  gathered.getStore()?.push(...errors);
+/**
+ * `answered` (a request's handling) with the warnings of the writes made for `principal` in
+ * `res`'s `Schema-Warnings` header, set when the handler answers.
+ */
+export function answeringWarnings(
+  principal: Principal | undefined,
+  res: Response,
+  answered: Observable<unknown>,
+): Observable<unknown> {
+  if (!principal || principal.kind === 'operator') return answered;
+  const warnings: SchemaError[] = [];
+  gatherWarnings(principal, warnings);
+  return answered.pipe(
+    tap(() => {
+      const header = schemaWarningsHeader(warnings);
+      if (header !== null && !res.headersSent) res.setHeader(SCHEMA_WARNINGS_HEADER, header);
+    }),
+  );
 }
 
 /** Longest `Schema-Warnings` value: the entries past it are left out (the write happened). */
