@@ -240,24 +240,16 @@ export class ImportRun {
     return withWarnings(value, warnings);
   }
 
-  /** Writes one item for `principal` (the run's, with the line's own warnings list). */
-  private async item(
-    principal: CustomerPrincipal,
-    line: number,
-    collection: string,
-    request: NewItemRequest,
-  ): Promise<Outcome> {
-    if (this.options.dryRun) return this.dry.item(principal, line, collection, request);
+  /** Writes one item of collection `name` for `own` (the run's principal, its line's warnings). */
+  private async item(own: CustomerPrincipal, line: number, name: string, request: NewItemRequest) {
+    if (this.options.dryRun) return this.dry.item(own, line, name, request);
     const { gate, replacements, creates } = this.deps;
-    return gate.around(principal, collection, async () => {
+    return gate.around(own, name, async () => {
       if (this.options.mode === 'upsert' && request.id !== null) {
-        const replaced = await replacements.replace(principal, collection, {
-          ...request,
-          id: request.id,
-        });
+        const replaced = await replacements.replace(own, name, { ...request, id: request.id });
         if (replaced) return ok(line, 200, replaced._id);
       }
-      const created = await creates.create(principal, collection, request);
+      const created = await creates.create(own, name, request);
       return ok(line, 201, created._id);
     });
   }
