@@ -33,7 +33,8 @@ export class ItemWritesInterceptor implements NestInterceptor {
 
 /**
  * On a controller whose routes write items: the move gate and the Schema-Warnings header, on its
- * write routes only (reads stay without an interceptor, on their fast path). Put it below IdempotentWrites: it then wraps the idempotency interceptor, and the header
- * is set before a response is kept for replay.
+ * write routes only (reads stay without an interceptor, on their fast path). Put it below
+ * IdempotentWrites: it then wraps the idempotency interceptor, and the header is set before a
+ * response is kept for replay.
  */
 export const ItemWriteRoutes = (): ClassDecorator => onWriteRoutes(ItemWritesInterceptor);
