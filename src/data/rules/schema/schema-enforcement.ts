@@ -33,7 +33,7 @@ export class SchemaEnforcement {
     item: Record<string, unknown>,
     ownerField: string,
   ): void {
-    noteWarnings(principal, this.check(target, [item], ownerField));
+    this.enforceAll(principal, target, [item], ownerField);
   }
 
   /**
