@@ -6,17 +6,26 @@
 // baseline before it had the cache).
 // The service's throughput is reported as a ratio of this one's.
 //
-// Environment: PORT, MONGODB_URI, MONGODB_DB_NAME, BASELINE_COLLECTIONS (JSON: { <name>:
-// ItemTemplate } from lib/seed.ts), BASELINE_KEY_CACHE_MS. Only types are imported from the
-// harness: at run time this process loads node:http, the driver, lru-cache, its own NDJSON
+// Environment: PORT and those of baseline-core.ts (the connection, the key cache and the
+// collections, shared with the framework floor, baseline-nest.ts). Only types are imported from
+// the harness: at run time this process loads node:http, the driver, lru-cache, its own NDJSON
 // streaming (baseline-transfer.ts) and its GridFS routes (baseline-files.ts).
-import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { LRUCache } from 'lru-cache';
-import { MongoClient, ObjectId, type Collection, type Document, type Filter } from 'mongodb';
+import { ObjectId, type Document, type Filter } from 'mongodb';
+import {
+  authenticate,
+  client,
+  collectionOf,
+  countRequest,
+  HttpError,
+  idValue,
+  isDuplicateKey,
+  metricsText,
+  newDocument,
+  type Entry,
+} from './baseline-core';
 import { deleteFile, downloadFile, uploadFile } from './baseline-files';
 import { exportCollection, importInto } from './baseline-transfer';
-import type { ItemTemplate } from './lib/seed';
 
 const BODY_LIMIT = 1024 * 1024;
 const LIST_LIMIT_DEFAULT = 50;
@@ -24,36 +33,6 @@ const LIST_LIMIT_MAX = 500;
 /** The service's BULK_MAX_ITEMS default. */
 const BULK_MAX = 500;
 const RESERVED = new Set(['authField']);
-
-const collections = JSON.parse(process.env.BASELINE_COLLECTIONS ?? '{}') as Record<
-  string,
-  ItemTemplate
->;
-const client = new MongoClient(process.env.MONGODB_URI ?? '');
-/** Commands sent, as the service counts them (mongodb_commands_total): one pool checkout each. */
-let commands = 0;
-/** Requests answered and in flight, as the service counts them (for the benchmark's per-request figures). */
-let served = 0;
-let inFlight = 0;
-client.on('connectionCheckOutStarted', () => {
-  commands++;
-});
-const db = client.db(process.env.MONGODB_DB_NAME);
-const apiKeys = db.collection('api_keys');
-const KEY_CACHE_MS = Number(process.env.BASELINE_KEY_CACHE_MS ?? 5_000);
-const keyCache =
-  KEY_CACHE_MS > 0
-    ? new LRUCache<string, StoredKey>({ max: 10_000, ttl: KEY_CACHE_MS, updateAgeOnGet: false })
-    : null;
-
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 function send(res: ServerResponse, status: number, value?: unknown): void {
   if (value === undefined) {
@@ -66,30 +45,6 @@ function send(res: ServerResponse, status: number, value?: unknown): void {
     'content-length': Buffer.byteLength(json),
   });
   res.end(json);
-}
-
-interface StoredKey {
-  kind?: string;
-  expiresAt?: Date;
-  subject?: string;
-  teamId?: string;
-}
-
-async function authenticate(req: IncomingMessage): Promise<StoredKey> {
-  // Node joins a repeated header of this kind into one string.
-  let key = req.headers['x-api-key'] as string | undefined;
-  if (!key) key = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
-  if (!key) throw new HttpError(401, 'no key');
-  const digest = createHash('sha256').update(key, 'utf8').digest('hex');
-  let found = keyCache?.get(digest) ?? null;
-  if (!found) {
-    found = await apiKeys.findOne<StoredKey>({ digest });
-    if (found) keyCache?.set(digest, found);
-  }
-  if (!found || (found.expiresAt && found.expiresAt <= new Date()))
-    throw new HttpError(401, 'bad key');
-  if (found.kind !== 'root' && found.kind !== 'team') throw new HttpError(403, 'root or team only');
-  return found;
 }
 
 function readBody(req: IncomingMessage): Promise<unknown> {
@@ -114,25 +69,6 @@ function readBody(req: IncomingMessage): Promise<unknown> {
 
 function propOf(body: object, key: string): unknown {
   return (body as Record<string, unknown>)[key];
-}
-
-interface Entry extends ItemTemplate {
-  name: string;
-  native: Collection;
-}
-
-function collectionOf(name: string | undefined): Entry | undefined {
-  const entry = name === undefined ? undefined : collections[name];
-  if (!entry || name === undefined) return undefined;
-  return { ...entry, name, native: client.db(entry.database).collection(entry.physical) };
-}
-
-function idValue(entry: Entry, value: string): ObjectId | string {
-  if (entry.idType === 'objectId') {
-    if (!ObjectId.isValid(value) || value.length !== 24) throw new HttpError(404, 'no such item');
-    return new ObjectId(value);
-  }
-  return value;
 }
 
 /** Query-string equality as the SPEC has it: "5" matches "5" and 5, "true" true, "null" null. */
@@ -220,26 +156,6 @@ async function aggregate(entry: Entry, searchParams: URLSearchParams): Promise<u
   };
 }
 
-/** An item as the service stores it: the template's constants, the fields, an id, times, owner. */
-function newDocument(
-  entry: Entry,
-  principal: StoredKey,
-  fields: Record<string, unknown>,
-  at = new Date(),
-): Record<string, unknown> {
-  const doc: Record<string, unknown> = {
-    ...entry.constants,
-    ...fields,
-    _id:
-      fields._id ?? (entry.idType === 'objectId' ? new ObjectId() : new ObjectId().toHexString()),
-    _createdAt: at,
-    _updatedAt: at,
-  };
-  if (doc[entry.ownerField] === undefined)
-    doc[entry.ownerField] = principal.subject || principal.teamId;
-  return doc;
-}
-
 /** GET /transfer/export/{c} and POST /transfer/import/{c}: the bare counterparts of /export and /import. */
 async function transfer(
   req: IncomingMessage,
@@ -292,9 +208,7 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
   if (url.pathname === '/health') return send(res, 200, { status: 'ok' });
   if (url.pathname === '/metrics') {
     res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
-    res.end(
-      `mongodb_commands_total ${commands}\nhttp_requests_total ${served}\nhttp_requests_in_flight ${inFlight}\n`,
-    );
+    res.end(metricsText());
     return;
   }
   const segments = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
@@ -338,8 +252,7 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     try {
       await entry.native.insertOne(doc);
     } catch (error) {
-      if (typeof error === 'object' && error !== null && 'code' in error && error.code === 11000)
-        throw new HttpError(409, 'duplicate');
+      if (isDuplicateKey(error)) throw new HttpError(409, 'duplicate');
       throw error;
     }
     return send(res, 200, doc);
@@ -410,14 +323,7 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
 
 let stopping = false;
 const server = createServer((req, res) => {
-  // Counted like the service counts them: every request but the metrics scrape, once answered.
-  if (req.url !== '/metrics') {
-    inFlight++;
-    res.once('close', () => {
-      inFlight--;
-      if (res.writableFinished) served++;
-    });
-  }
+  countRequest(req, res);
   handle(req, res).catch((error: unknown) => {
     if (error instanceof HttpError)
       send(res, error.status, { status: error.status, detail: error.message });

@@ -411,8 +411,8 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
           baseline,
           features,
           serviceOptions,
-          startOldBaseline: () =>
-            startBaseline(resolved.uri, dbName, baselineCollections, { name: 'baseline-uncached' }),
+          startOtherBaseline: (name) =>
+            startBaseline(resolved.uri, dbName, baselineCollections, { name }),
           list: (options.costOnly ? costComparisons : [...comparisons, schemaComparison]).filter(
             (c) => !options.only || options.only.includes(c.id),
           ),
@@ -653,22 +653,23 @@ async function compareFeatures(
     baseline,
     features,
     serviceOptions,
-    startOldBaseline,
+    startOtherBaseline,
     list,
   }: {
     service: Target;
     baseline: Target;
     features: Items;
     serviceOptions: Omit<ServiceOptions, 'name' | 'metrics'>;
-    /** The baseline before its key cache (BASELINE_KEY_CACHE_MS=0). */
-    startOldBaseline: () => Promise<Target>;
+    /** The baseline before its key cache, or the framework floor (lib/servers.ts). */
+    startOtherBaseline: (name: 'baseline-uncached' | 'baseline-nest') => Promise<Target>;
     list: Comparison[];
   },
 ): Promise<ComparisonRun[]> {
   log(`\nfeature comparisons (${features.size.toLocaleString('en-US')} items)`);
   const needed = new Set(list.flatMap((c) => c.variants.map((v) => v.target)));
   const starters: [TargetName, () => Promise<Target>][] = [
-    ['baseline-uncached', startOldBaseline],
+    ['baseline-uncached', () => startOtherBaseline('baseline-uncached')],
+    ['baseline-nest', () => startOtherBaseline('baseline-nest')],
     [
       'service-metrics-on',
       () => startService({ ...serviceOptions, name: 'service-metrics-on', metrics: true }),

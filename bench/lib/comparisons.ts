@@ -117,7 +117,14 @@ export function cpuRatioCheck(
   {
     atMost = false,
     also,
-  }: { atMost?: boolean; also?: { label: string; totals?: LoadTotals } } = {},
+  }: {
+    atMost?: boolean;
+    /**
+     * Other servers' figures to report, with the ratio of `withFeature` to theirs; `ofBaseline`:
+     * with the ratio of theirs to `without` instead (how far from it they are themselves).
+     */
+    also?: { label: string; totals?: LoadTotals; ofBaseline?: boolean }[];
+  } = {},
 ): Check {
   const ratios = roundRatios(withFeature, without);
   const ratio = quantile(ratios, 0.5);
@@ -129,7 +136,6 @@ export function cpuRatioCheck(
     ratios.length > 1
       ? `median of ${ratios.length} rounds, middle half ${pct(quantile(ratios, 0.25) ?? ratio)} … ${pct(quantile(ratios, 0.75) ?? ratio)}`
       : '1 round';
-  const alsoRatio = also && quantile(roundRatios(withFeature, also.totals), 0.5);
   return {
     name,
     status: (atMost ? ratio <= limit : ratio < limit) ? 'PASS' : 'FAIL',
@@ -139,9 +145,16 @@ export function cpuRatioCheck(
       (baseline?.cpuMs
         ? `; baseline ${cpu(baseline.cpuMs)}, ${rate(baseline.requestsPerSecond)} req/s`
         : '') +
-      (also?.totals?.cpuMs && alsoRatio !== undefined
-        ? `; ${also.label} ${cpu(also.totals.cpuMs)} per request, ${alsoRatio.toFixed(2)} × (median of rounds)`
-        : ''),
+      (also ?? [])
+        .map(({ label, totals, ofBaseline = false }) => {
+          const pair = ofBaseline ? roundRatios(totals, without) : roundRatios(withFeature, totals);
+          const alsoRatio = quantile(pair, 0.5);
+          const of = ofBaseline ? " the baseline's" : '';
+          return totals?.cpuMs && alsoRatio !== undefined
+            ? `; ${label} ${cpu(totals.cpuMs)} per request, ${alsoRatio.toFixed(2)} ×${of} (median of rounds)`
+            : '';
+        })
+        .join(''),
   };
 }
 
@@ -194,6 +207,18 @@ export const costComparisons: Comparison[] = scenarios
           request: (ctx) =>
             scenario.request({ ...ctx, target: 'baseline', runTag: `${ctx.runTag}-old` }),
         },
+        // The judged routes also on the framework floor: the baseline on NestJS and Express.
+        ...(goal
+          ? [
+              {
+                id: 'baseline-nest',
+                label: 'framework floor (the baseline on NestJS)',
+                target: 'baseline-nest' as const,
+                request: (ctx: ComparisonContext) =>
+                  scenario.request({ ...ctx, target: 'baseline', runTag: `${ctx.runTag}-nest` }),
+              },
+            ]
+          : []),
       ],
       prepare: () => Promise.resolve({}),
       checks: (totals) =>
@@ -207,7 +232,10 @@ export const costComparisons: Comparison[] = scenarios
                 undefined,
                 {
                   atMost: true,
-                  also: { label: 'old baseline', totals: totals('baseline-uncached') },
+                  also: [
+                    { label: 'old baseline', totals: totals('baseline-uncached') },
+                    { label: 'framework floor', totals: totals('baseline-nest'), ofBaseline: true },
+                  ],
                 },
               ),
               commandsCheck(

@@ -32,7 +32,8 @@ export type TargetName =
   | 'service-transfer'
   | 'service-files'
   | 'baseline'
-  | 'baseline-uncached';
+  | 'baseline-uncached'
+  | 'baseline-nest';
 
 /** What every scenario may use. */
 export interface BaseContext {

@@ -87,7 +87,8 @@ export interface BaselineOptions {
   nodeArgs?: string[];
   /**
    * `baseline-uncached`: the baseline as it was before its key cache (BASELINE_KEY_CACHE_MS=0,
-   * the key read on every request), reported next to the current one.
+   * the key read on every request), reported next to the current one. `baseline-nest`: the
+   * framework floor, the baseline's GET by _id and POST on NestJS (baseline-nest.ts).
    */
   name?: Extract<TargetName, `baseline${string}`>;
 }
@@ -99,7 +100,8 @@ export async function startBaseline(
   { nodeArgs = [], name = 'baseline' }: BaselineOptions = {},
 ): Promise<Target> {
   const port = await findFreePort();
-  const child = spawnTracked(name, [...nodeArgs, join(__dirname, '..', 'baseline.js')], {
+  const script = name === 'baseline-nest' ? 'baseline-nest.js' : 'baseline.js';
+  const child = spawnTracked(name, [...nodeArgs, join(__dirname, '..', script)], {
     cwd: ROOT,
     logPath: join(RESULTS, `${name}.log`),
     env: {
