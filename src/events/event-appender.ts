@@ -41,6 +41,7 @@ export class EventAppender {
             if (this.queues.get(key) === created) this.queues.delete(key);
           },
           failsQueued: isDatabaseUnavailable,
+          gather: true,
         },
       );
       this.queues.set(key, created);

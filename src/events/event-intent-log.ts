@@ -34,7 +34,7 @@ export class EventIntentLog {
         }
         return batch.map((): void => undefined);
       },
-      { failsQueued },
+      { failsQueued, gather: true },
     );
     this.deletes = new GroupCommit<IntentRef>(
       async (refs) => {

@@ -7,6 +7,7 @@ import { createTestApp, testDatabaseUri, TEST_ADMIN_KEY, uniqueDbName } from '..
 import { send, startService } from '../support/service-process';
 import { startWireProxy, type WireProxy } from '../support/wire-proxy';
 import { until } from '../support/until';
+import { parseExposition, valueOf } from '../support/prometheus';
 
 const SHUTDOWN_TIMEOUT_MS = 10_000;
 const CLIENTS = 10;
@@ -38,8 +39,8 @@ function refuses(port: number): Promise<boolean> {
 /**
  * The requests in flight at SIGTERM are made so, not hoped for: the service talks to the database
  * through a proxy that holds the item inserts once the load is under way, so every client has a
- * write waiting on the database when the signal comes; the proxy lets them go once the listener
- * is closed (the drain has begun).
+ * write waiting on the database (held, or queued behind the held one) when the signal comes; the
+ * proxy lets them go once the listener is closed (the drain has begun).
  */
 describe('graceful drain', () => {
   let child: ChildProcess | undefined;
@@ -113,8 +114,13 @@ describe('graceful drain', () => {
     // The items go to the tenant's database, which the registry entry names.
     const itemsDb = (registry?.database as string | undefined) ?? dbName;
     proxy.hold((command) => command.insert === registry?.physical && command.$db === itemsDb);
-    await until('every client has a write waiting on the database', () => {
-      return proxy?.held() === CLIENTS;
+    // Concurrent creates share an insert command (src/common/mongo/grouped-inserts.ts): one is
+    // held, and the creates that come meanwhile queue behind it in the service. None of them can
+    // be answered before the release, so once every client's request is in flight, all stay so.
+    await until('every client has a write waiting on the database', async () => {
+      if ((proxy?.held() ?? 0) === 0) return false;
+      const metrics = await send(undefined, port, 'GET', '/metrics');
+      return valueOf(parseExposition(metrics.body), 'http_requests_in_flight') === CLIENTS;
     });
     const inFlight = outcomes.filter((o) => o.status === undefined && o.error === undefined);
     expect(inFlight).toHaveLength(CLIENTS);

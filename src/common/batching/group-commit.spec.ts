@@ -23,6 +23,29 @@ describe('GroupCommit', () => {
     expect(flushes).toEqual([[1], [2, 3, 4]]);
   });
 
+  it('with gather, waits for the end of the turn when idle and flushes what came in it together', async () => {
+    const flushes: number[][] = [];
+    const commit = new GroupCommit<number, number>(
+      (items) => {
+        flushes.push(items);
+        return Promise.resolve(items.map((n) => n * 10));
+      },
+      { gather: true },
+    );
+    // Added in one turn, some a few microtask hops after the first.
+    const added = [commit.add(1)];
+    await Promise.resolve();
+    added.push(commit.add(2));
+    await Promise.resolve().then(() => undefined);
+    added.push(commit.add(3));
+    expect(flushes).toEqual([]);
+    expect(await Promise.all(added)).toEqual([10, 20, 30]);
+    expect(flushes).toEqual([[1, 2, 3]]);
+    // Idle again: the next item is gathered on its own turn.
+    expect(await commit.add(4)).toBe(40);
+    expect(flushes).toEqual([[1, 2, 3], [4]]);
+  });
+
   it('takes at most max items per flush', async () => {
     const sizes: number[] = [];
     const commit = new GroupCommit<number>(

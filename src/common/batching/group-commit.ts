@@ -19,6 +19,7 @@ export class GroupCommit<T, R = void> {
 
   private readonly max: number;
   private readonly spacingMs: number;
+  private readonly gather: boolean;
   private readonly onIdle?: () => void;
   private readonly failsQueued?: (error: unknown) => boolean;
 
@@ -29,6 +30,13 @@ export class GroupCommit<T, R = void> {
       max?: number;
       /** Least time between the starts of two flushes (0: the next starts as soon as one ends). */
       spacingMs?: number;
+      /**
+       * When idle, the first item waits for the end of the event loop's turn (`setImmediate`),
+       * so that the items added in that turn go with it: the writes of requests whose earlier
+       * step finished together (one flush of another group commit answers them all at once)
+       * then share one command instead of two (the first alone, the rest after it).
+       */
+      gather?: boolean;
       /** Called when the queue has run dry and nothing is being flushed. */
       onIdle?: () => void;
       /**
@@ -41,6 +49,7 @@ export class GroupCommit<T, R = void> {
   ) {
     this.max = options.max ?? 500;
     this.spacingMs = options.spacingMs ?? 0;
+    this.gather = options.gather ?? false;
     this.onIdle = options.onIdle;
     this.failsQueued = options.failsQueued;
   }
@@ -48,7 +57,13 @@ export class GroupCommit<T, R = void> {
   add(item: T): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
-      if (!this.running) void this.drain();
+      if (this.running) return;
+      if (!this.gather) {
+        void this.drain();
+        return;
+      }
+      this.running = true;
+      setImmediate(() => void this.drain());
     });
   }
 

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Collection, Document, Filter, FindCursor } from 'mongodb';
 import { DUPLICATE, orDuplicate, type Duplicate } from '../../common/mongo/duplicate';
+import { GroupedInserts } from '../../common/mongo/grouped-inserts';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import type { Condition, ItemMatch, OwnerScope } from '../query/data-query';
 import { itemFilter } from '../rules/expiry/live-items';
@@ -33,6 +34,7 @@ export function newStoredItem(id: string, item: Guarded<JsonObject>, times: Kept
 @Injectable()
 export class ItemsRepository {
   private readonly maxTimeMS: number;
+  private readonly inserts = new GroupedInserts();
 
   constructor(
     private readonly storage: TenantStorage,
@@ -57,10 +59,8 @@ export class ItemsRepository {
     times: KeptTimes,
   ): Promise<StoredItem | Duplicate> {
     const stored = newStoredItem(id, item, times);
-    return orDuplicate(async () => {
-      await this.collection(target).insertOne(stored);
-      return stored;
-    });
+    const inserted = await this.inserts.insert(this.collection(target), stored);
+    return inserted === DUPLICATE ? DUPLICATE : stored;
   }
 
   /** The id of one item in scope whose field has exactly this value (uniqueField check). */
