@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { GroupCommit } from '../common/batching/group-commit';
+import { KeyedGroupCommits } from '../common/batching/group-commit';
 import { isDatabaseUnavailable } from '../common/errors';
 import { namespaceKey, type Namespace } from '../common/tenancy/namespace';
 import { namespaceIn, type ChangeScope, type RecordedChange } from './event-scope';
@@ -19,8 +19,11 @@ const HEADS_CACHED = 10_000;
 export class EventAppender {
   /** namespace → the newest event number this instance appended. */
   private readonly heads = new Map<string, number>();
-  /** namespace → its queue of appends; dropped when it runs dry. */
-  private readonly queues = new Map<string, GroupCommit<NumberedChange, number>>();
+  /** The appends of each namespace (by namespaceKey), one queue per namespace. */
+  private readonly queues = new KeyedGroupCommits<string, NumberedChange, number>(
+    (key, pending) => this.insert(key, namespaceIn(pending[0]!.scope), pending),
+    { failsQueued: isDatabaseUnavailable, gather: true },
+  );
 
   constructor(
     private readonly events: EventsRepository,
@@ -32,24 +35,10 @@ export class EventAppender {
     if (changes.length === 0) return;
     const namespace = namespaceIn(scope);
     const key = namespaceKey(namespace);
-    let queue = this.queues.get(key);
-    if (!queue) {
-      const created: GroupCommit<NumberedChange, number> = new GroupCommit(
-        (pending) => this.insert(key, namespace, pending),
-        {
-          onIdle: () => {
-            if (this.queues.get(key) === created) this.queues.delete(key);
-          },
-          failsQueued: isDatabaseUnavailable,
-          gather: true,
-        },
-      );
-      this.queues.set(key, created);
-      queue = created;
-    }
-    const into = queue;
     const seqs = await Promise.all(
-      changes.map((change) => into.add({ scope, change, ...(intent ? { intent } : {}) })),
+      changes.map((change) =>
+        this.queues.add(key, { scope, change, ...(intent ? { intent } : {}) }),
+      ),
     );
     this.hub.notify(namespace, Math.max(...seqs));
   }

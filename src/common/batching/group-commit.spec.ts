@@ -1,4 +1,4 @@
-import { GroupCommit } from './group-commit';
+import { GroupCommit, KeyedGroupCommits } from './group-commit';
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -136,5 +136,30 @@ describe('GroupCommit', () => {
       expect(await commit.add(4)).toBe(40);
       expect(flushes.at(-1)).toEqual({ at: 2000, items: [4] });
     });
+  });
+});
+
+describe('KeyedGroupCommits', () => {
+  it('batches each key on its own and starts afresh once a key ran dry', async () => {
+    const flushes: [string, number[]][] = [];
+    const commits = new KeyedGroupCommits<string, number, string>(
+      (key, items) => {
+        flushes.push([key, items]);
+        return Promise.resolve(items.map((n) => `${key}${n}`));
+      },
+      { gather: true },
+    );
+    const first = await Promise.all([
+      commits.add('a', 1),
+      commits.add('b', 2),
+      commits.add('a', 3),
+    ]);
+    expect(first).toEqual(['a1', 'b2', 'a3']);
+    expect(flushes).toEqual([
+      ['a', [1, 3]],
+      ['b', [2]],
+    ]);
+    expect(await commits.add('a', 4)).toBe('a4');
+    expect(flushes.at(-1)).toEqual(['a', [4]]);
   });
 });

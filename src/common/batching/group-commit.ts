@@ -4,6 +4,29 @@ interface Pending<T, R> {
   reject: (error: unknown) => void;
 }
 
+/** How a GroupCommit batches (all optional). */
+export interface GroupCommitOptions {
+  /** Items per flush at most (500). */
+  max?: number;
+  /** Least time between the starts of two flushes (0: the next starts as soon as one ends). */
+  spacingMs?: number;
+  /**
+   * When idle, the first item waits for the end of the event loop's turn (`setImmediate`),
+   * so that the items added in that turn go with it: the writes of requests whose earlier
+   * step finished together (one flush of another group commit answers them all at once)
+   * then share one command instead of two (the first alone, the rest after it).
+   */
+  gather?: boolean;
+  /** Called when the queue has run dry and nothing is being flushed. */
+  onIdle?: () => void;
+  /**
+   * A failure that refuses the items queued meanwhile too (the database is unreachable):
+   * they fail with it at once instead of waiting for their own flush to fail as well, so
+   * a request waits for one failed command at most, not two.
+   */
+  failsQueued?: (error: unknown) => boolean;
+}
+
 /**
  * Group commit: `add` hands an item to `flush`, which writes a whole batch in one database
  * command. While no flush runs an item goes at once (no added latency when idle); items added
@@ -25,27 +48,7 @@ export class GroupCommit<T, R = void> {
 
   constructor(
     private readonly flush: (items: T[]) => Promise<R[]>,
-    options: {
-      /** Items per flush at most (500). */
-      max?: number;
-      /** Least time between the starts of two flushes (0: the next starts as soon as one ends). */
-      spacingMs?: number;
-      /**
-       * When idle, the first item waits for the end of the event loop's turn (`setImmediate`),
-       * so that the items added in that turn go with it: the writes of requests whose earlier
-       * step finished together (one flush of another group commit answers them all at once)
-       * then share one command instead of two (the first alone, the rest after it).
-       */
-      gather?: boolean;
-      /** Called when the queue has run dry and nothing is being flushed. */
-      onIdle?: () => void;
-      /**
-       * A failure that refuses the items queued meanwhile too (the database is unreachable):
-       * they fail with it at once instead of waiting for their own flush to fail as well, so
-       * a request waits for one failed command at most, not two.
-       */
-      failsQueued?: (error: unknown) => boolean;
-    } = {},
+    options: GroupCommitOptions = {},
   ) {
     this.max = options.max ?? 500;
     this.spacingMs = options.spacingMs ?? 0;
@@ -91,4 +94,32 @@ export class GroupCommit<T, R = void> {
 function delay(ms: number): Promise<void> {
   if (ms <= 0) return Promise.resolve();
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+/**
+ * One GroupCommit per key (a namespace, a collection): made when the key's first item comes and
+ * dropped when its queue runs dry, so keys that are idle hold nothing.
+ */
+export class KeyedGroupCommits<K, T, R = void> {
+  private readonly queues = new Map<K, GroupCommit<T, R>>();
+
+  constructor(
+    private readonly flush: (key: K, items: T[]) => Promise<R[]>,
+    private readonly options: Omit<GroupCommitOptions, 'onIdle'> = {},
+  ) {}
+
+  add(key: K, item: T): Promise<R> {
+    let queue = this.queues.get(key);
+    if (!queue) {
+      const created: GroupCommit<T, R> = new GroupCommit((items) => this.flush(key, items), {
+        ...this.options,
+        onIdle: () => {
+          if (this.queues.get(key) === created) this.queues.delete(key);
+        },
+      });
+      this.queues.set(key, created);
+      queue = created;
+    }
+    return queue.add(item);
+  }
 }

@@ -4,7 +4,7 @@ import {
   type Document,
   type OptionalUnlessRequiredId,
 } from 'mongodb';
-import { GroupCommit } from '../batching/group-commit';
+import { KeyedGroupCommits } from '../batching/group-commit';
 import { isDatabaseUnavailable, isUniqueViolation } from '../errors/mongo-errors';
 import { DUPLICATE, type Duplicate } from './duplicate';
 
@@ -22,8 +22,11 @@ type Outcome = 'inserted' | Duplicate | 'alone';
  * failed each lone insert.
  */
 export class GroupedInserts {
-  /** collection handle → its queue; dropped when it runs dry. */
-  private readonly queues = new Map<Collection<Document>, GroupCommit<Document, Outcome>>();
+  /** The inserts of each collection (by its handle), one queue per collection. */
+  private readonly queues = new KeyedGroupCommits<Collection<Document>, Document, Outcome>(
+    insertAll,
+    { failsQueued: isDatabaseUnavailable, gather: true },
+  );
 
   /** Inserts `doc` into `collection` with the documents of concurrent inserts into it. */
   async insert<T extends Document>(
@@ -31,22 +34,7 @@ export class GroupedInserts {
     doc: OptionalUnlessRequiredId<T>,
   ): Promise<void | Duplicate> {
     const handle = collection as unknown as Collection<Document>;
-    let queue = this.queues.get(handle);
-    if (!queue) {
-      const created: GroupCommit<Document, Outcome> = new GroupCommit(
-        (docs) => insertAll(handle, docs),
-        {
-          onIdle: () => {
-            if (this.queues.get(handle) === created) this.queues.delete(handle);
-          },
-          failsQueued: isDatabaseUnavailable,
-          gather: true,
-        },
-      );
-      this.queues.set(handle, created);
-      queue = created;
-    }
-    const outcome = await queue.add(doc);
+    const outcome = await this.queues.add(handle, doc);
     if (outcome === DUPLICATE) return DUPLICATE;
     // Refused for another reason than a unique index: alone, it fails with its own error.
     if (outcome === 'alone') await handle.insertOne(doc);
