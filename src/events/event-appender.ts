@@ -19,10 +19,14 @@ const HEADS_CACHED = 10_000;
 export class EventAppender {
   /** namespace → the newest event number this instance appended. */
   private readonly heads = new Map<string, number>();
-  /** The appends of each namespace (by namespaceKey), one queue per namespace. */
+  /**
+   * The appends of each namespace (by namespaceKey), one queue per namespace. Not `gather`:
+   * with it, two instances expiring 600 items lost some of the deletions' events
+   * (collection-expiry.e2e-spec.ts), for a reason not found yet.
+   */
   private readonly queues = new KeyedGroupCommits<string, NumberedChange, number>(
     (key, pending) => this.insert(key, namespaceIn(pending[0]!.scope), pending),
-    { failsQueued: isDatabaseUnavailable, gather: true },
+    { failsQueued: isDatabaseUnavailable },
   );
 
   constructor(
