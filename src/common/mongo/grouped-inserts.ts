@@ -6,7 +6,7 @@ import {
 } from 'mongodb';
 import { KeyedGroupCommits } from '../batching/group-commit';
 import { isDatabaseUnavailable, isUniqueViolation } from '../errors/mongo-errors';
-import { DUPLICATE, type Duplicate } from './duplicate';
+import { DUPLICATE, orDuplicate, type Duplicate } from './duplicate';
 
 /** What became of one document of a grouped insert. */
 type Outcome = 'inserted' | Duplicate | 'alone';
@@ -15,9 +15,9 @@ type Outcome = 'inserted' | Duplicate | 'alone';
  * Inserts of single documents, grouped per collection (group commit): the documents of concurrent
  * inserts into one collection go in one unordered `insertMany`, so N concurrent writers cost
  * about one command per round trip instead of N; those of one turn of the event loop (requests
- * whose intents one command recorded) go together from the start. Each caller learns its own document's outcome
- * exactly as a lone `insertOne` would have told it: inserted, DUPLICATE (a unique index refused
- * it), or the error. One document's refusal does not stop the others (unordered); a failure of
+ * whose intents one command recorded) go together from the start. Each caller learns its own
+ * document's outcome exactly as a lone `insertOne` would have told it: inserted, DUPLICATE (a
+ * unique index refused it), or the error. One document's refusal does not stop the others (unordered); a failure of
  * the whole command (the database is unreachable) fails every document of it, as it would have
  * failed each lone insert.
  */
@@ -36,8 +36,8 @@ export class GroupedInserts {
     const handle = collection as unknown as Collection<Document>;
     const outcome = await this.queues.add(handle, doc);
     if (outcome === DUPLICATE) return DUPLICATE;
-    // Refused for another reason than a unique index: alone, it fails with its own error.
-    if (outcome === 'alone') await handle.insertOne(doc);
+    // Refused for another reason than a unique index: alone, it answers as a lone insert would.
+    if (outcome === 'alone') return orDuplicate(async () => void (await handle.insertOne(doc)));
   }
 }
 
