@@ -20,6 +20,8 @@ export interface WireProxy {
   release(): void;
   /** How many commands have been held so far. */
   held(): number;
+  /** The commands held so far, decoded (an insert's documents under `documents`). */
+  heldCommands(): Document[];
   close(): Promise<void>;
 }
 
@@ -56,7 +58,7 @@ export async function startWireProxy(target: string): Promise<WireProxy> {
   const host = url.hostname;
   const port = Number(url.port || 27017);
   let matches: ((command: Document) => boolean) | undefined;
-  let held = 0;
+  const held: Document[] = [];
   const sockets = new Set<Socket>();
   /** Per connection stuck behind a held command: forwards it and what came after. */
   const resumes = new Set<() => void>();
@@ -87,7 +89,7 @@ export async function startWireProxy(target: string): Promise<WireProxy> {
         const command = matches && commandOf(message);
         if (command && matches?.(command)) {
           stuck = message;
-          held += 1;
+          held.push(command);
           resumes.add(resume);
           return;
         }
@@ -122,7 +124,8 @@ export async function startWireProxy(target: string): Promise<WireProxy> {
       matches = undefined;
       for (const resume of [...resumes]) resume();
     },
-    held: () => held,
+    held: () => held.length,
+    heldCommands: () => [...held],
     close: async () => {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((closed) => server.close(() => closed()));
