@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Document, Filter } from 'mongodb';
 import { Types, type QueryFilter } from 'mongoose';
-import { insertedBeforeRefusal } from '../common/mongo/duplicate';
+import { insertInOrder } from '../common/mongo/ordered-insert';
 import {
   namespaceFilter,
   namespaceKey,
@@ -107,8 +107,8 @@ export class EventsRepository {
   }
 
   /**
-   * Inserts changes of one namespace numbered from `first` on, in order, in one ordered command
-   * (so no reader sees a gap that fills later). Returns how many went in before a number
+   * Inserts changes of one namespace numbered from `first` on, in order (insertInOrder: no event
+   * is written before the ones numbered ahead of it, so no reader sees a gap that fills later). Returns how many went in before a number
    * already taken refused one (all of them when none was).
    */
   async insertNumbered(
@@ -134,14 +134,8 @@ export class EventsRepository {
       ...(change.formerOwner !== undefined ? { formerOwner: change.formerOwner } : {}),
       ...(intent !== undefined ? { intent } : {}),
     }));
-    try {
-      await (await this.eventsOf(namespace)).insertMany(docs, { ordered: true });
-      return docs.length;
-    } catch (error) {
-      const before = insertedBeforeRefusal(error);
-      if (before === null) throw error;
-      return before;
-    }
+    const { inserted } = await insertInOrder(await this.eventsOf(namespace), docs);
+    return inserted;
   }
 
   /**

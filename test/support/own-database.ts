@@ -20,12 +20,17 @@ export interface OwnDatabase {
 /**
  * Starts a server the way the run resolves its database (FerretDB or mongodb-memory-server), but
  * always one of the file's own, so that freezing it or filling it affects no other test file.
+ * `ferretdbArgs` go to FerretDB's command line when FerretDB is what starts.
  */
-export async function startOwnDatabase(prefix: string): Promise<OwnDatabase> {
+export async function startOwnDatabase(
+  prefix: string,
+  ferretdbArgs?: readonly string[],
+): Promise<OwnDatabase> {
   const database: ResolvedDatabase = await resolveDatabase({
     ...readDevDatabaseSettings(),
     dataDir: mkdtempSync(join(tmpdir(), `pds-${prefix}-`)),
     log: () => undefined,
+    ferretdbArgs,
   });
   const pid = database.pid;
   if (pid === undefined) {

@@ -12,13 +12,15 @@ export interface DatabaseResolutionOptions extends DevDatabaseSettings {
   /** Fixed loopback port for the embedded server; default: a free port. */
   port?: number;
   log: (message: string) => void;
+  /** More FerretDB command-line flags, when FerretDB is what starts. */
+  ferretdbArgs?: readonly string[];
 }
 
 /**
  * What the environment says: MONGODB_URI (read by the service's configuration) and this tool's
  * own settings (DATA_DIR, CACHE_DIR, EMBEDDED_DB, FERRETDB_*).
  */
-export type DatabaseSettings = Omit<DatabaseResolutionOptions, 'port' | 'log'>;
+export type DatabaseSettings = Omit<DatabaseResolutionOptions, 'port' | 'log' | 'ferretdbArgs'>;
 
 export interface ResolvedDatabase {
   kind: DatabaseKind;
@@ -150,6 +152,7 @@ export async function resolveDatabase(
       host: LOOPBACK,
       port: await port(),
       log,
+      args: options.ferretdbArgs,
     });
     const address = new URL(server.uri).host;
     return {

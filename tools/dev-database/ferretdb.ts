@@ -37,6 +37,8 @@ export interface FerretDbOptions {
   host: string;
   port: number;
   log: (message: string) => void;
+  /** More command-line flags (tests start servers that behave otherwise, e.g. a smaller insert batch). */
+  args?: readonly string[];
 }
 
 export interface StartedServer {
@@ -395,6 +397,7 @@ export async function startFerretDb(options: FerretDbOptions): Promise<StartedSe
     '--debug-addr=-',
     '--telemetry=disable',
     '--log-level=warn',
+    ...(options.args ?? []),
   ];
   const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';

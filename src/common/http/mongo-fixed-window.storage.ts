@@ -3,7 +3,8 @@ import type { ThrottlerStorage } from '@nestjs/throttler';
 import type { Collection } from 'mongodb';
 import type { Connection } from 'mongoose';
 import { GroupCommit } from '../batching/group-commit';
-import { DUPLICATE, insertedBeforeRefusal, orDuplicate, type Duplicate } from '../mongo/duplicate';
+import { DUPLICATE, orDuplicate, type Duplicate } from '../mongo/duplicate';
+import { insertInOrder } from '../mongo/ordered-insert';
 import { isDatabaseUnavailable } from '../errors';
 import { claimSlot, type SlotSpace } from '../mongo/slots';
 import { fixedWindow, secondsUntil } from './fixed-window';
@@ -170,20 +171,17 @@ export class MongoFixedWindowThrottlerStorage implements ThrottlerStorage {
     const docs = Array.from({ length: placed }, (_, i) => ({
       _id: hitId(window.start, key, first + i),
     }));
-    let inserted = placed;
+    let inserted: number;
     try {
-      if (placed === 1) await this.hits().insertOne(docs[0]!);
-      else await this.hits().insertMany(docs, { ordered: true });
+      ({ inserted } = await insertInOrder(this.hits(), docs));
     } catch (error) {
-      const before = insertedBeforeRefusal(error);
-      if (before === null) {
-        // The slots may be free still: the next requests of this process try them again.
-        window.next = Math.min(window.next, first);
-        throw error;
-      }
-      inserted = before;
+      // The slots may be free still: the next requests of this process try them again.
+      window.next = Math.min(window.next, first);
+      throw error;
+    }
+    if (inserted < placed) {
       window.contended = true;
-      window.next = first + before + 1;
+      window.next = first + inserted + 1;
     }
     for (let i = 0; i < Math.min(count, placed); i++) results[i] = i < inserted ? first + i : ALONE;
     if (inserted > count) {

@@ -16,18 +16,3 @@ export async function orDuplicate<T>(write: () => Promise<T>): Promise<T | Dupli
     throw error;
   }
 }
-
-/**
- * How many documents of an ordered insertMany went in before a unique index refused one (the
- * documents after it were not tried; MongoDB and FerretDB both report `insertedCount`); null
- * when the insert failed otherwise.
- */
-export function insertedBeforeRefusal(error: unknown): number | null {
-  const e = error as { writeErrors?: unknown; insertedCount?: unknown } | null;
-  const writeErrors = Array.isArray(e?.writeErrors) ? (e.writeErrors as unknown[]) : [];
-  if (writeErrors.length > 0) {
-    if (!writeErrors.every((w) => isUniqueViolation(w))) return null;
-    return typeof e?.insertedCount === 'number' ? e.insertedCount : null;
-  }
-  return isUniqueViolation(error) ? 0 : null;
-}

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Collection, FindCursor } from 'mongodb';
-import { insertedBeforeRefusal, orDuplicate, type Duplicate } from '../../common/mongo/duplicate';
+import { orDuplicate, type Duplicate } from '../../common/mongo/duplicate';
+import { insertInOrder, type InsertedInOrder } from '../../common/mongo/ordered-insert';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import {
   CREATION_TOKEN,
@@ -75,18 +76,8 @@ export class TransferItemsRepository {
    * Inserts items in their order, in one command, until a unique index refuses one: how many
    * went in (the ones from the refused one on were not written) and whether one was refused.
    */
-  async insertInOrder(
-    target: NativeCollection,
-    items: readonly StoredItem[],
-  ): Promise<{ inserted: number; refused: boolean }> {
-    try {
-      await this.collection(target).insertMany(items, { ordered: true });
-      return { inserted: items.length, refused: false };
-    } catch (error) {
-      const inserted = insertedBeforeRefusal(error);
-      if (inserted === null) throw error;
-      return { inserted, refused: true };
-    }
+  insertInOrder(target: NativeCollection, items: readonly StoredItem[]): Promise<InsertedInOrder> {
+    return insertInOrder(this.collection(target), items);
   }
 
   /**
