@@ -20,13 +20,12 @@ export class EventAppender {
   /** namespace → the newest event number this instance appended. */
   private readonly heads = new Map<string, number>();
   /**
-   * The appends of each namespace (by namespaceKey), one queue per namespace. Not `gather`:
-   * with it, two instances expiring 600 items lost some of the deletions' events
-   * (collection-expiry.e2e-spec.ts), for a reason not found yet.
+   * The appends of each namespace (by namespaceKey), one queue per namespace; `gather`, so that
+   * the events of requests answered by one earlier command go in one append.
    */
   private readonly queues = new KeyedGroupCommits<string, NumberedChange, number>(
     (key, pending) => this.insert(key, namespaceIn(pending[0]!.scope), pending),
-    { failsQueued: isDatabaseUnavailable },
+    { gather: true, failsQueued: isDatabaseUnavailable },
   );
 
   constructor(
@@ -48,7 +47,7 @@ export class EventAppender {
   }
 
   /**
-   * Inserts the events of one namespace under the next numbers, in order, in one command. The
+   * Inserts the events of one namespace under the next numbers, in order (insertInOrder). The
    * number this instance last appended is the first guess (no read: on a database that scans, a
    * read costs as much as the feed is long). A number another instance took meanwhile refuses
    * its event (unique index); the ones before it went in, and the rest go again after the
