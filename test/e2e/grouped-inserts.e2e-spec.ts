@@ -1,7 +1,8 @@
-import { MongoClient, type Collection, type CommandStartedEvent } from 'mongodb';
+import { MongoClient } from 'mongodb';
 import { DUPLICATE } from '../../src/common/mongo/duplicate';
 import { GroupedInserts } from '../../src/common/mongo/grouped-inserts';
-import { testDatabaseUri, uniqueDbName } from '../support/app';
+import { testDatabaseUri } from '../support/app';
+import { recordedInserts } from '../support/recorded-inserts';
 
 // The item creates' group commit (src/common/mongo/grouped-inserts.ts) on the real database:
 // concurrent inserts into one collection share a command, and each caller still learns its own
@@ -13,28 +14,17 @@ interface Doc {
   payload?: string;
 }
 
-const dbName = uniqueDbName(__filename);
-const client = new MongoClient(testDatabaseUri(), { monitorCommands: true });
-const inserts: CommandStartedEvent[] = [];
-client.on('commandStarted', (event) => {
-  if (event.commandName === 'insert') inserts.push(event);
-});
-let n = 0;
+const {
+  dbName,
+  collection: newCollection,
+  inserts,
+  documentsPerInsert,
+  clear,
+} = recordedInserts(__filename);
 
 /** A collection of its own, with a unique index on `sku`. */
-async function freshCollection(): Promise<Collection<Doc>> {
-  n += 1;
-  const collection = client.db(dbName).collection<Doc>(`c${n}`);
-  await collection.createIndex({ sku: 1 }, { unique: true, name: 'sku' });
-  inserts.length = 0;
-  return collection;
-}
-
-beforeAll(() => client.connect());
-afterAll(async () => {
-  await client.db(dbName).dropDatabase();
-  await client.close();
-});
+const freshCollection = () =>
+  newCollection<Doc>((c) => c.createIndex({ sku: 1 }, { unique: true, name: 'sku' }));
 
 describe('grouped inserts', () => {
   it('send the documents of concurrent inserts together and insert every one', async () => {
@@ -48,20 +38,20 @@ describe('grouped inserts', () => {
     expect(outcomes).toEqual(Array.from({ length: 20 }, () => undefined));
     expect(await collection.countDocuments()).toBe(20);
     // Added in one turn of the event loop: one command.
-    expect(inserts.map((e) => (e.command.documents as unknown[]).length)).toEqual([20]);
+    expect(documentsPerInsert()).toEqual([20]);
     // Added while a command runs: the next one.
     const first = grouped.insert(collection, { _id: 'e0', sku: 'e0' });
     await new Promise((resolve) => setImmediate(resolve));
     const rest = [1, 2, 3].map((i) => grouped.insert(collection, { _id: `e${i}`, sku: `e${i}` }));
     await Promise.all([first, ...rest]);
-    expect(inserts.map((e) => (e.command.documents as unknown[]).length)).toEqual([20, 1, 3]);
+    expect(documentsPerInsert()).toEqual([20, 1, 3]);
     expect(await collection.countDocuments()).toBe(24);
   });
 
   it('answer DUPLICATE to exactly the documents a unique index refuses, and insert the rest', async () => {
     const collection = await freshCollection();
     await collection.insertOne({ _id: 'held', sku: 'taken' });
-    inserts.length = 0;
+    clear();
     const grouped = new GroupedInserts();
     const outcomes = await Promise.all([
       grouped.insert(collection, { _id: 'a', sku: 'a' }),

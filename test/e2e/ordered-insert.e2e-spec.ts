@@ -1,10 +1,11 @@
-import { MongoClient, type CommandStartedEvent } from 'mongodb';
+import { MongoClient } from 'mongodb';
 import { insertInOrder, ORDERED_INSERT_CHUNK } from '../../src/common/mongo/ordered-insert';
 import { FeedCollections } from '../../src/events/feed-collections';
-import { createTestApp, testDatabaseUri, uniqueDbName, type TestApp } from '../support/app';
+import { createTestApp, testDatabaseUri, type TestApp } from '../support/app';
 import { ferretdbOnly } from '../support/database-server';
 import { createUser, type TestUser } from '../support/factories';
 import { startOwnDatabase, type OwnDatabase } from '../support/own-database';
+import { recordedInserts } from '../support/recorded-inserts';
 
 // Ordered inserts (src/common/mongo/ordered-insert.ts) on the real database: the change feed's
 // numbered events, bulk imports and the rate limit's slots count on "what went in is the prefix
@@ -15,32 +16,15 @@ interface Doc {
   _id: number;
 }
 
-const dbName = uniqueDbName(__filename);
-const client = new MongoClient(testDatabaseUri(), { monitorCommands: true });
-const inserts: CommandStartedEvent[] = [];
-client.on('commandStarted', (event) => {
-  if (event.commandName === 'insert') inserts.push(event);
-});
-let n = 0;
+const { dbName, collection, documentsPerInsert } = recordedInserts(__filename);
 
-/** A collection of its own holding only `taken` (another writer's document). */
-async function collectionWith(taken: number[]) {
-  n += 1;
-  const collection = client.db(dbName).collection<Doc>(`c${n}`);
-  if (taken.length > 0) await collection.insertMany(taken.map((_id) => ({ _id })));
-  inserts.length = 0;
-  return collection;
-}
+/** A collection of its own holding only `taken` (another writer's documents). */
+const collectionWith = (taken: number[]) =>
+  collection<Doc>(async (c) => {
+    if (taken.length > 0) await c.insertMany(taken.map((_id) => ({ _id })));
+  });
 
 const docs = (count: number): Doc[] => Array.from({ length: count }, (_, _id) => ({ _id }));
-const documentsPerInsert = () =>
-  inserts.map((event) => (event.command.documents as unknown[]).length);
-
-beforeAll(() => client.connect());
-afterAll(async () => {
-  await client.db(dbName).dropDatabase();
-  await client.close();
-});
 
 describe('insertInOrder', () => {
   it('writes exactly the prefix before a refusal past the first hundred documents', async () => {
