@@ -133,7 +133,11 @@ export class AdminClustersController {
     return moves.map((move) => MoveDto.from(move));
   }
 
-  /** A tenant move's progress, and its end. */
+  /**
+   * A tenant move's progress (phase, pass, items left in the pass, last progress, deadline), and
+   * its end: a move always ends `done` or `failed` by its `deadlineAt` plus
+   * COLLECTION_DROP_GRACE_MS and the removal of its sources.
+   */
   @Get('moves/:id')
   @ApiOkResponse({ type: MoveDto })
   @ApiNotFoundResponse({ type: ProblemDto, description: 'MOVE_NOT_FOUND' })

@@ -61,6 +61,9 @@ export interface AppConfig {
     poolSize: number;
     moveMaxWritePauseMs: number;
     moveLeaseMs: number;
+    moveBaseTimeMs: number;
+    moveTimePer1000ItemsMs: number;
+    moveStallMs: number;
   };
   /** The change feed (docs/events.md). */
   events: {
@@ -184,6 +187,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (clusters.MOVE_LEASE_MS <= clusters.MOVE_MAX_WRITE_PAUSE_MS) {
     problems.push('MOVE_LEASE_MS must exceed MOVE_MAX_WRITE_PAUSE_MS');
   }
+  if (
+    clusters.MOVE_STALL_MS <= clusters.MOVE_LEASE_MS ||
+    clusters.MOVE_STALL_MS <= lifecycle.COLLECTION_DROP_GRACE_MS
+  ) {
+    problems.push('MOVE_STALL_MS must exceed MOVE_LEASE_MS and COLLECTION_DROP_GRACE_MS');
+  }
   const dbName = resolveDatabaseName(database.MONGODB_URI, database.MONGODB_DB_NAME);
   if ('problems' in dbName) problems.push(...dbName.problems);
   const dataClusters = parseDataClusters(clusters.DATA_CLUSTERS);
@@ -265,6 +274,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       poolSize: clusters.DATA_CLUSTER_POOL_SIZE,
       moveMaxWritePauseMs: clusters.MOVE_MAX_WRITE_PAUSE_MS,
       moveLeaseMs: clusters.MOVE_LEASE_MS,
+      moveBaseTimeMs: clusters.MOVE_BASE_TIME_MS,
+      moveTimePer1000ItemsMs: clusters.MOVE_TIME_PER_1000_ITEMS_MS,
+      moveStallMs: clusters.MOVE_STALL_MS,
     },
     limits: {
       bodyBytes: limits.BODY_LIMIT,

@@ -53,6 +53,15 @@ export class FeedCollections {
     return this.databases.copyTenant(name, schema, tenant, move, []);
   }
 
+  /** Copies the tenant's events appended at or after `since` (a move's catch-up pass). */
+  copyTenantEventsSince(
+    tenant: Tenant,
+    move: { from: string | null; to: string },
+    since: Date,
+  ): Promise<SyncResult> {
+    return this.databases.copyTenantChanged(EVENTS, EventSchema, tenant, move, 'at', since);
+  }
+
   /** Deletes the tenant's intents and events in one cluster database (null: the main one). */
   async deleteTenantIn(tenant: Tenant, cluster: string | null, which = [INTENTS, EVENTS]) {
     for (const name of which) await this.databases.deleteTenantIn(name, tenant, cluster);

@@ -12,9 +12,18 @@ import { FeedCollections, INTENTS } from './feed-collections';
 export class FeedMover {
   constructor(private readonly feeds: FeedCollections) {}
 
-  /** Copies the tenant's events that the target lacks (writes go on at the source meanwhile). */
-  copyEvents(tenant: Tenant, move: { from: string | null; to: string }): Promise<SyncResult> {
-    return this.feeds.copyTenant(tenant, move, 'events');
+  /**
+   * Copies the tenant's events that the target lacks (writes go on at the source meanwhile): all
+   * of them, or (`since`) only those appended from then on — a catch-up pass.
+   */
+  copyEvents(
+    tenant: Tenant,
+    move: { from: string | null; to: string },
+    since?: Date,
+  ): Promise<SyncResult> {
+    return since === undefined
+      ? this.feeds.copyTenant(tenant, move, 'events')
+      : this.feeds.copyTenantEventsSince(tenant, move, since);
   }
 
   /**

@@ -8,4 +8,4 @@ export { ACCOUNT_EXPORT_MODELS, ACCOUNT_EXPORT_RESPONSE } from './dto/account-ex
 export { ErasureService } from './erasure.service';
 export { TenantMoves } from './tenant-moves.service';
 export type { TenantMove } from './tenant-move.repository';
-export type { MoveStatus } from './tenant-move.schema';
+export type { MovePhase, MoveStatus } from './tenant-move.schema';

@@ -3,19 +3,19 @@ import type { Tenant } from '../common/tenancy/namespace';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { FeedMover } from '../events';
 import {
+  CATCH_UP_PASSES,
+  CHANGE_MARKER_MARGIN_MS,
   ClusterIdempotencyStores,
   DataClusters,
   feedWriteTarget,
+  MoveGivenUpError,
   MoveWriteMarkers,
-  PauseTooLongError,
   switchWithPause,
   TenantPlacements,
+  type MoveProgress,
 } from '../placement';
 import { WebhooksService } from '../webhooks/webhooks.service';
 import { TenantMoveRepository, type TenantMove } from './tenant-move.repository';
-
-/** Catch-up copies of the feed before its pause: each copies what was appended since the last. */
-const CATCH_UP_PASSES = 3;
 
 /**
  * The change feed's part of a tenant move, with what sits beside it in the cluster database: the
@@ -64,8 +64,12 @@ export class TenantFeedMove {
     });
   }
 
-  /** Copies the feed and switches it; `holdLease` as for a collection. */
-  async move(move: TenantMove, tenant: Tenant, holdLease: () => Promise<boolean>): Promise<void> {
+  /**
+   * Copies the feed and switches it; `progress` as for a collection. Passes as a collection's:
+   * the first compares everything, later ones copy the events appended since the one before
+   * (deliveries and records, few, are compared whole), then the pause, whatever is left.
+   */
+  async move(move: TenantMove, tenant: Tenant, progress: MoveProgress): Promise<void> {
     if (!move.feedMoves) return;
     const feed = await this.placements.feedOf(tenant, { fresh: true });
     // Switched already, by an earlier run.
@@ -74,32 +78,46 @@ export class TenantFeedMove {
     // A run that died during the pause left it paused.
     if (feed.moving.phase === 'paused') await this.setPhase(move, tenant, 'copying');
     const way = { from: move.feedFrom, to: move.cluster };
-    // The events (the last time with the intents of dead writes), deliveries and records.
-    const copyAll = async (last: boolean) => {
+    const target = feedWriteTarget(this.placements.databaseOf(tenant));
+    const passStart = async () => {
+      const now = Date.now();
+      const oldest = (await this.markers.oldestUnderWay(target))?.getTime() ?? now;
+      return new Date(Math.min(now, oldest) - CHANGE_MARKER_MARGIN_MS);
+    };
+    let since: Date | undefined;
+    // The events (all of them, since the last pass, or the last time with the intents of dead
+    // writes), deliveries and records.
+    const copyAll = async (pass: number, last: boolean) => {
+      await progress.report(pass, 0);
+      const next = await passStart();
       const copies = [
-        await (last ? this.feeds.finish(tenant, way) : this.feeds.copyEvents(tenant, way)),
+        await (last ? this.feeds.finish(tenant, way) : this.feeds.copyEvents(tenant, way, since)),
         await this.webhooks.copyDeliveries(tenant, way),
         await this.records.copyTenant(tenant, way),
       ];
+      since = next;
       return {
         copied: copies.reduce((sum, c) => sum + c.copied, 0),
         refused: copies.reduce((sum, c) => sum + c.refused, 0),
       };
     };
-    for (let pass = 0; pass < CATCH_UP_PASSES; pass += 1) {
-      if (!(await holdLease())) throw new Error('the move’s lease ran out');
-      if ((await copyAll(false)).copied === 0) break;
+    let pass = 0;
+    while (pass < CATCH_UP_PASSES) {
+      pass += 1;
+      if (!(await progress.holdLease())) throw new Error('the move’s lease ran out');
+      if ((await copyAll(pass, false)).copied === 0) break;
     }
     try {
       await switchWithPause(
         {
-          target: feedWriteTarget(this.placements.databaseOf(tenant)),
+          target,
           pause: async () => {
             await this.setPhase(move, tenant, 'paused');
             return true;
           },
           unpause: () => this.setPhase(move, tenant, 'copying'),
-          copy: async () => (await copyAll(true)).refused === 0,
+          copy: async (at) => (await copyAll(at, true)).refused === 0,
+          catchUp: async (at) => void (await copyAll(at, false)),
           switchOver: async () => {
             await this.placements.switchFeed(tenant, move.cluster);
             return true;
@@ -107,12 +125,13 @@ export class TenantFeedMove {
         },
         this.markers,
         this.maxPauseMs,
-        holdLease,
+        progress,
+        pass + 1,
       );
     } catch (error) {
       // Given up (the move fails): the feed stays where it is, its writes no longer marked.
       // Anything else (a lost lease, a database error) leaves it marked for the next run.
-      if (error instanceof PauseTooLongError) await this.placements.setFeedMoving(tenant, null);
+      if (error instanceof MoveGivenUpError) await this.placements.setFeedMoving(tenant, null);
       throw error;
     }
   }
@@ -123,14 +142,19 @@ export class TenantFeedMove {
     if (feed.moving?.move === move.id) await this.placements.setFeedMoving(tenant, null);
   }
 
-  /** Removes the source of the feed, deliveries and records (after the grace), when they moved. */
+  /**
+   * Removes the source of the feed, deliveries and records (after the grace), when they moved;
+   * when they did not (the move failed), the copies the move made on the target.
+   */
   async retire(move: TenantMove, tenant: Tenant): Promise<void> {
     if (!move.feedMoves) return;
     const feed = await this.placements.feedOf(tenant, { fresh: true });
-    if (feed.cluster !== move.cluster) return;
-    await this.feeds.removeFrom(tenant, move.feedFrom);
-    await this.webhooks.removeDeliveriesFrom(tenant, move.feedFrom);
-    await this.records.deleteTenantIn(tenant, move.feedFrom);
+    const switched = feed.cluster === move.cluster;
+    if (!switched && this.clusters.sameDeployment(feed.cluster, move.cluster)) return;
+    const from = switched ? move.feedFrom : move.cluster;
+    await this.feeds.removeFrom(tenant, from);
+    await this.webhooks.removeDeliveriesFrom(tenant, from);
+    await this.records.deleteTenantIn(tenant, from);
   }
 
   private setPhase(move: TenantMove, tenant: Tenant, phase: 'copying' | 'paused') {

@@ -4,10 +4,11 @@ import { BackgroundTasks, type BackgroundTask } from '../common/scheduling/backg
 import type { Tenant } from '../common/tenancy/namespace';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { CollectionMover } from '../data';
-import { PauseTooLongError, TenantPlacements } from '../placement';
+import { MoveGivenUpError, TenantPlacements, type MoveProgress } from '../placement';
 import { TenantFeedMove } from './tenant-feed-move';
 import { TenantFilesMove } from './tenant-files-move';
 import { TenantMoveRepository, type TenantMove } from './tenant-move.repository';
+import type { MovedLocation } from './tenant-move.schema';
 
 /** The tenant a running move names. */
 function tenantOf(move: TenantMove): Tenant {
@@ -25,6 +26,14 @@ class LeaseLostError extends Error {
   }
 }
 
+/** The time a move may take to its switches (docs/deployment.md, "How long a move takes"). */
+export function moveBudgetMs(
+  items: number,
+  config: { graceMs: number; baseMs: number; per1000Ms: number },
+): number {
+  return config.graceMs + config.baseMs + Math.ceil(items / 1000) * config.per1000Ms;
+}
+
 /**
  * Runs tenant moves (TenantMoves starts them), in three phases:
  *
@@ -38,6 +47,12 @@ class LeaseLostError extends Error {
  * 3. retiring: once no instance can still read a source (COLLECTION_DROP_GRACE_MS after the last
  *    switch), the sources go, under tombstones, and the files' old bytes with them.
  *
+ * A move always ends. Each collection and the feed get a bounded number of passes and pauses
+ * (CollectionMover); besides, a move that has not made its switches by its deadline (moveBudgetMs
+ * after it began announcing, from the tenant's items then), or that made no progress for
+ * MOVE_STALL_MS, gives up: what it had not switched stays where it was — all of the tenant, its
+ * placement included, when it had switched nothing — and it ends failed, saying why.
+ *
  * The instance that starts a move runs it under a lease (MOVE_LEASE_MS) renewed as it goes; a
  * background task on every instance takes over a move whose lease ran out, claiming its next run
  * with an insert only one instance wins. Every step can run again after a crash.
@@ -48,6 +63,8 @@ export class TenantMoveRunner implements OnModuleDestroy {
   private readonly leaseMs: number;
   private readonly maxPauseMs: number;
   private readonly graceMs: number;
+  private readonly stallMs: number;
+  private readonly budget: { graceMs: number; baseMs: number; per1000Ms: number };
   private readonly task: BackgroundTask;
   private readonly runs: BackgroundRuns;
 
@@ -63,6 +80,12 @@ export class TenantMoveRunner implements OnModuleDestroy {
     this.leaseMs = config.clusters.moveLeaseMs;
     this.maxPauseMs = config.clusters.moveMaxWritePauseMs;
     this.graceMs = config.lifecycle.dropGraceMs;
+    this.stallMs = config.clusters.moveStallMs;
+    this.budget = {
+      graceMs: this.graceMs,
+      baseMs: config.clusters.moveBaseTimeMs,
+      per1000Ms: config.clusters.moveTimePer1000ItemsMs,
+    };
     this.task = tasks.register({
       name: 'tenant-moves',
       intervalMs: config.lifecycle.pollMs,
@@ -101,6 +124,43 @@ export class TenantMoveRunner implements OnModuleDestroy {
     return Date.now() + this.maxPauseMs < renewed.getTime();
   }
 
+  /** Gives up a move past its deadline, or without progress for MOVE_STALL_MS. */
+  private checkBounds(move: TenantMove): void {
+    const now = Date.now();
+    if (move.deadlineAt !== undefined && now > move.deadlineAt.getTime()) {
+      throw new MoveGivenUpError(
+        `the move did not make its switches by its deadline ${move.deadlineAt.toISOString()} ` +
+          `(${move.items ?? 0} items: COLLECTION_DROP_GRACE_MS + MOVE_BASE_TIME_MS + ` +
+          'MOVE_TIME_PER_1000_ITEMS_MS per thousand items); the tenant stays where it was',
+      );
+    }
+    const progressAt = (move.progressAt ?? move.startedAt).getTime();
+    if (now - progressAt > this.stallMs) {
+      throw new MoveGivenUpError(
+        `the move made no progress since ${new Date(progressAt).toISOString()} ` +
+          `(MOVE_STALL_MS ${this.stallMs})`,
+      );
+    }
+  }
+
+  /** What the copy of a collection or the feed reports to, and renews the lease through. */
+  private progressOf(move: TenantMove): MoveProgress {
+    return {
+      holdLease: async () => {
+        this.checkBounds(move);
+        return this.holdLease(move);
+      },
+      report: (pass, itemsLeft) => this.report(move, pass, itemsLeft),
+    };
+  }
+
+  private async report(move: TenantMove, pass: number, itemsLeft: number): Promise<void> {
+    move.pass = pass;
+    move.itemsLeft = itemsLeft;
+    move.progressAt = new Date();
+    await this.moves.update(move.id, { pass, itemsLeft, progressAt: move.progressAt });
+  }
+
   private async renewOrStop(move: TenantMove): Promise<void> {
     if (!(await this.holdLease(move))) throw new LeaseLostError();
   }
@@ -117,7 +177,15 @@ export class TenantMoveRunner implements OnModuleDestroy {
 
   private async run(move: TenantMove): Promise<void> {
     try {
-      if (move.phase === 'announcing') await this.announce(move);
+      if (move.phase === 'announcing') {
+        try {
+          await this.announce(move);
+        } catch (error) {
+          if (!(error instanceof MoveGivenUpError)) throw error;
+          await this.giveUp(move, error, null);
+          await this.toRetiring(move);
+        }
+      }
       if (move.phase === 'copying') await this.copy(move);
       if (move.phase === 'retiring') await this.retire(move);
     } catch (error) {
@@ -126,14 +194,44 @@ export class TenantMoveRunner implements OnModuleDestroy {
     }
   }
 
+  /**
+   * Ends the move's copying as failed: the collections not switched stay where they are (`kept`,
+   * the one under way, keeps its source), and so does the feed; when nothing was switched, the
+   * placement names the source again, so that the tenant stays whole there.
+   */
+  private async giveUp(
+    move: TenantMove,
+    error: MoveGivenUpError,
+    kept: MovedLocation | null,
+  ): Promise<void> {
+    const tenant = tenantOf(move);
+    await this.mover.abandon(move.id);
+    await this.feed.abandon(move, tenant);
+    if (move.collectionsCopied === 0 && move.from !== null) {
+      await this.placements.relocate(tenant, move.from);
+    }
+    await this.moves.fail(move.id, error.message, kept);
+    move.error = error.message;
+    this.logger.warn({ move: move.id, error: error.message }, 'tenant move given up');
+  }
+
+  private async toRetiring(move: TenantMove): Promise<void> {
+    move.phase = 'retiring';
+    move.switchedAt = new Date();
+    await this.moves.update(move.id, { phase: 'retiring', switchedAt: move.switchedAt });
+  }
+
   /** Places the tenant on the target and marks its collections, until no new one turns up. */
   private async announce(move: TenantMove): Promise<void> {
     const tenant = tenantOf(move);
     const to = await this.placements.relocate(tenant, move.cluster);
     await this.feed.announce(move, tenant);
     for (;;) {
+      this.checkBounds(move);
       await this.renewOrStop(move);
       const marked = await this.mover.announce(tenant, move.id, to);
+      await this.report(move, 0, 0);
+      if (move.deadlineAt === undefined) await this.setDeadline(move);
       if (marked > 0 || move.announcedAt === undefined) {
         move.announcedAt = new Date();
         move.collections = move.collectionsCopied + (await this.mover.pending(move.id)).length;
@@ -152,6 +250,17 @@ export class TenantMoveRunner implements OnModuleDestroy {
     await this.moves.update(move.id, { phase: 'copying' });
   }
 
+  /** The move's deadline, from the items its tenant holds now. */
+  private async setDeadline(move: TenantMove): Promise<void> {
+    let items = 0;
+    for (const entry of await this.mover.pending(move.id)) {
+      items += await this.mover.countItems(entry);
+    }
+    move.items = items;
+    move.deadlineAt = new Date(Date.now() + moveBudgetMs(items, this.budget));
+    await this.moves.update(move.id, { items, deadlineAt: move.deadlineAt });
+  }
+
   private async copy(move: TenantMove): Promise<void> {
     await this.mover.resume(move.id);
     for (const entry of await this.mover.pending(move.id)) {
@@ -167,15 +276,19 @@ export class TenantMoveRunner implements OnModuleDestroy {
       }
       let outcome;
       try {
-        outcome = await this.mover.move(entry, () => this.holdLease(move));
+        outcome = await this.mover.move(entry, this.progressOf(move));
       } catch (error) {
-        if (!(error instanceof PauseTooLongError)) throw error;
-        // Its writes never stopped for long enough: the collections not moved stay where they
-        // are, and the move ends failed once the moved ones' sources are gone.
-        await this.mover.abandon(move.id);
-        await this.feed.abandon(move, tenantOf(move));
-        await this.moves.fail(move.id, error.message, source);
-        move.error = error.message;
+        if (!(error instanceof MoveGivenUpError)) throw error;
+        // Its writes never stopped for long enough, or the move ran past its bounds: the
+        // collections not moved stay where they are, and the move ends failed once the moved
+        // ones' sources are gone.
+        await this.giveUp(move, error, source);
+        if (source && entry.moving) {
+          // What was copied of it goes at the end.
+          const { cluster, database } = entry.moving;
+          const copy = { physical: entry.physical, cluster, database };
+          await this.moves.addToRemove(move.id, 'orphans', copy, null, move.leaseUntil);
+        }
         break;
       }
       if (outcome.kind === 'gone' && source && entry.moving) {
@@ -201,19 +314,20 @@ export class TenantMoveRunner implements OnModuleDestroy {
     }
     if (move.error === undefined) {
       try {
-        await this.feed.move(move, tenantOf(move), () => this.holdLease(move));
+        await this.feed.move(move, tenantOf(move), this.progressOf(move));
       } catch (error) {
-        if (!(error instanceof PauseTooLongError)) throw error;
+        if (!(error instanceof MoveGivenUpError)) throw error;
         // The feed stays on its cluster; the collections' sources go all the same.
         await this.moves.fail(move.id, error.message, null);
         move.error = error.message;
       }
     }
-    // Files move whether or not a collection failed: the placement names the target already.
-    await this.files.move(move, tenantOf(move), () => this.renewOrStop(move));
-    move.phase = 'retiring';
-    move.switchedAt = new Date();
-    await this.moves.update(move.id, { phase: 'retiring', switchedAt: move.switchedAt });
+    // Files move whether or not a collection failed, unless nothing was switched (the placement
+    // names the source again): they go where the placement names.
+    if (move.error === undefined || move.collectionsCopied > 0) {
+      await this.files.move(move, tenantOf(move), () => this.renewOrStop(move));
+    }
+    await this.toRetiring(move);
   }
 
   private async retire(move: TenantMove): Promise<void> {
@@ -222,7 +336,7 @@ export class TenantMoveRunner implements OnModuleDestroy {
     if (!current) return;
     // A failed move leaves some collections on their clusters: their databases stay.
     const failed = current.error !== undefined;
-    if (!failed) await this.feed.retire(current, tenantOf(current));
+    await this.feed.retire(current, tenantOf(current));
     await this.mover.removeSources(
       current.sources,
       current.orphans,

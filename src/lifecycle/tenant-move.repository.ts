@@ -78,6 +78,7 @@ export class TenantMoveRepository {
         leaseUntil,
         runs: 1,
         startedAt: now,
+        progressAt: now,
       }),
     );
     if (created === DUPLICATE) return DUPLICATE;
@@ -102,6 +103,11 @@ export class TenantMoveRepository {
         | 'leaseUntil'
         | 'feedMoves'
         | 'feedFrom'
+        | 'items'
+        | 'deadlineAt'
+        | 'pass'
+        | 'itemsLeft'
+        | 'progressAt'
       >
     >,
     inc: Partial<

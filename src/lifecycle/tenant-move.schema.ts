@@ -79,6 +79,29 @@ export class TenantMoveDocument {
   @Prop({ type: Number, default: 0 })
   itemsCopied!: number;
 
+  /** The tenant's items when the move started: its deadline counts them. */
+  @Prop({ type: Number })
+  items?: number;
+
+  /**
+   * When the move must have made its switches (the start, plus COLLECTION_DROP_GRACE_MS,
+   * MOVE_BASE_TIME_MS and MOVE_TIME_PER_1000_ITEMS_MS per thousand `items`): later, it fails.
+   */
+  @Prop({ type: Date })
+  deadlineAt?: Date;
+
+  /** The pass under way over what is copied now (1 on; each pause's last copy counts as one). */
+  @Prop({ type: Number, default: 0 })
+  pass!: number;
+
+  /** Items (or claims) the pass under way has left to compare and copy. */
+  @Prop({ type: Number, default: 0 })
+  itemsLeft!: number;
+
+  /** When the move last made progress (a mark, a pass, a batch): MOVE_STALL_MS later, it fails. */
+  @Prop({ type: Date })
+  progressAt?: Date;
+
   /** Sources to remove at the end, and copies of collections dropped while they were moved. */
   @Prop({ type: [Object], default: [] })
   sources!: MovedLocation[];

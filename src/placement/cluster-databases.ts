@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Collection, Db, Document } from 'mongodb';
 import type { Schema } from 'mongoose';
 import { allSettledOrThrow } from '../common/scheduling/all-settled';
-import { syncDocuments, type SyncResult } from '../common/mongo/document-sync';
+import { copyChanged, syncDocuments, type SyncResult } from '../common/mongo/document-sync';
 import { tenantFilter, type Tenant } from '../common/tenancy/namespace';
 import { DataClusters } from './data-clusters';
 import { TenantPlacements } from './tenant-placements.service';
@@ -74,6 +74,25 @@ export class ClusterDatabases {
       this.collection(move.to, name, schema),
     ]);
     return syncDocuments(source, target, tenantFilter(tenant), fingerprint);
+  }
+
+  /**
+   * Copies the tenant's documents of `name` whose `marker` is at or after `since` from the
+   * cluster database of `move.from` to that of `move.to` (a move's catch-up pass: copyChanged).
+   */
+  async copyTenantChanged(
+    name: string,
+    schema: Schema,
+    tenant: Tenant,
+    move: { from: string | null; to: string },
+    marker: string,
+    since: Date,
+  ): Promise<SyncResult & { refusedIds: unknown[] }> {
+    const [source, target] = await Promise.all([
+      this.collection(move.from, name, schema),
+      this.collection(move.to, name, schema),
+    ]);
+    return copyChanged(source, target, tenantFilter(tenant), marker, since, [], async () => {});
   }
 
   /** Deletes the tenant's documents of `name` in one cluster database (a moved tenant's source). */

@@ -8,7 +8,16 @@ export {
   type FeedLocation,
 } from './tenant-placements.service';
 export { MoveWriteMarkers } from './move-write-markers.repository';
-export { PauseTooLongError, switchWithPause, type PausedSwitch } from './move-pause';
+export {
+  CATCH_UP_PASSES,
+  CHANGE_MARKER_MARGIN_MS,
+  MoveGivenUpError,
+  PAUSE_ATTEMPTS,
+  PauseTooLongError,
+  switchWithPause,
+  type MoveProgress,
+  type PausedSwitch,
+} from './move-pause';
 export { ClusterDatabases, onEveryCluster, type ClusterCollection } from './cluster-databases';
 export { feedWriteTarget, TenantContentGate } from './tenant-content-gate';
 export { ClusterIdempotencyStores } from './cluster-idempotency-stores';

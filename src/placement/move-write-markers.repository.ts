@@ -42,6 +42,17 @@ export class MoveWriteMarkers implements OnModuleInit {
     return found !== null;
   }
 
+  /** When the oldest write to `target` still under way started; null when none is. */
+  async oldestUnderWay(target: string): Promise<Date | null> {
+    const since = new Date(Date.now() - this.lifetimeMs);
+    const found = await this.markers
+      .findOne({ target, startedAt: { $gte: since } }, { startedAt: 1 })
+      .sort({ startedAt: 1 })
+      .lean<{ startedAt: Date }>()
+      .exec();
+    return found?.startedAt ?? null;
+  }
+
   /** Removes markers older than the longest request (their requests died). */
   async removeExpired(): Promise<void> {
     await this.markers

@@ -3,7 +3,7 @@ import { IsString, Matches } from 'class-validator';
 import { OptionalField } from '../../common/dto';
 import { TENANT_KINDS, type TenantKind } from '../../common/tenancy/namespace';
 import { CLUSTER_NAME } from '../../config';
-import type { MoveStatus, TenantMove } from '../../lifecycle';
+import type { MovePhase, MoveStatus, TenantMove } from '../../lifecycle';
 
 /** The optional `region` of a new user or team (POST /admin/users, POST /admin/teams). */
 export class PlacementRequestDto {
@@ -89,11 +89,51 @@ export class MoveDto {
 
   /**
    * `running` until every collection is switched and the sources are gone (it survives restarts:
-   * another instance takes it over); `failed`: a collection's writes could not be paused for its
-   * switch (`error`), that collection and those after it stay where they were.
+   * another instance takes it over); `failed` (`error` says why): a collection's last
+   * difference could not be copied within MOVE_MAX_WRITE_PAUSE_MS in its bounded pauses, the
+   * move passed its `deadlineAt`, or it made no progress for MOVE_STALL_MS — that collection and
+   * those after it stay where they were (all of them, and the placement, when none was switched).
+   * A move always ends, by `deadlineAt` plus COLLECTION_DROP_GRACE_MS and the sources' removal
+   * (docs/deployment.md, "How long a move takes").
    */
   @ApiProperty({ enum: ['running', 'done', 'failed'] })
   status!: MoveStatus;
+
+  /**
+   * `announcing`: the tenant's collections are marked, every instance is given time to see it;
+   * `copying`: collections, then the feed, then files are copied and switched one after the
+   * other; `retiring`: the sources are removed.
+   */
+  @ApiProperty({ enum: ['announcing', 'copying', 'retiring'] })
+  phase!: MovePhase;
+
+  /**
+   * The pass under way over the collection (or the feed) being copied, from 1: the first compares
+   * everything, later ones copy what changed since the one before, a pause's last copy counts as
+   * one. 0 before the copy starts.
+   */
+  @ApiProperty({ minimum: 0, example: 2 })
+  pass!: number;
+
+  /** Items (or unique-value claims) the pass under way has left to compare and copy. */
+  @ApiProperty({ minimum: 0, example: 340 })
+  itemsLeft!: number;
+
+  /** When the move last made progress; a move without progress for MOVE_STALL_MS fails. */
+  @ApiProperty({ format: 'date-time' })
+  progressAt!: string;
+
+  /** The tenant's items when the move began: its deadline counts them (null until counted). */
+  @ApiProperty({ type: Number, nullable: true, minimum: 0, example: 12000 })
+  items!: number | null;
+
+  /**
+   * By when the move must have made its switches, or it fails: when it began announcing, plus
+   * COLLECTION_DROP_GRACE_MS + MOVE_BASE_TIME_MS + MOVE_TIME_PER_1000_ITEMS_MS per thousand
+   * `items` (null until counted).
+   */
+  @ApiProperty({ format: 'date-time', nullable: true, type: String })
+  deadlineAt!: string | null;
 
   /** The tenant's collections the move takes (every branch). */
   @ApiProperty({ minimum: 0, example: 12 })
@@ -132,6 +172,12 @@ export class MoveDto {
       cluster: move.cluster,
       from: move.from,
       status: move.status,
+      phase: move.phase,
+      pass: move.pass ?? 0,
+      itemsLeft: move.itemsLeft ?? 0,
+      progressAt: (move.progressAt ?? move.startedAt).toISOString(),
+      items: move.items ?? null,
+      deadlineAt: move.deadlineAt ? move.deadlineAt.toISOString() : null,
       collections: move.collections,
       collectionsCopied: move.collectionsCopied,
       itemsCopied: move.itemsCopied,

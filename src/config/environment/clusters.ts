@@ -39,4 +39,33 @@ export class ClusterVariables {
   @Min(500)
   @Max(3_600_000)
   MOVE_LEASE_MS = 30_000;
+
+  /**
+   * The time a tenant move may take before its switches at most, besides the announcement's
+   * COLLECTION_DROP_GRACE_MS (ms): MOVE_BASE_TIME_MS plus MOVE_TIME_PER_1000_ITEMS_MS for every
+   * thousand items the tenant holds when the copy starts. A move still copying at that deadline
+   * ends failed (docs/deployment.md, "How long a move takes").
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1_000)
+  @Max(86_400_000)
+  MOVE_BASE_TIME_MS = 120_000;
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(100)
+  @Max(3_600_000)
+  MOVE_TIME_PER_1000_ITEMS_MS = 60_000;
+
+  /**
+   * A running move that made no progress (no mark, pass or batch) for this long (ms) ends
+   * failed, naming it. Above MOVE_LEASE_MS (a move whose holder died is taken over before it
+   * counts as stalled) and COLLECTION_DROP_GRACE_MS (the announcement waits that long).
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1_000)
+  @Max(86_400_000)
+  MOVE_STALL_MS = 300_000;
 }

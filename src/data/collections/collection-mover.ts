@@ -2,18 +2,24 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import { UniqueClaimRepository } from '../items/unique/unique-claim.repository';
 import { REVISION_FIELD } from '../query/data.constants';
-import { syncDocuments } from '../../common/mongo/document-sync';
+import { copyChanged, syncDocuments } from '../../common/mongo/document-sync';
 import { TenantStorage, type NativeCollection } from '../storage/tenant-storage';
 import type { Tenant } from '../../auth';
 import type { RegisteredCollection } from './collection-registry.repository';
 import { CollectionRegistryRepository } from './collection-registry.repository';
 import { CollectionDropsService } from './collection-drops.service';
-import { MoveWriteMarkers, switchWithPause } from '../../placement';
+import {
+  CATCH_UP_PASSES,
+  CHANGE_MARKER_MARGIN_MS,
+  MoveWriteMarkers,
+  switchWithPause,
+  type MoveProgress,
+} from '../../placement';
 
-/** Comparisons while writes go on, before the first pause: each copies what changed since the last. */
-const CATCH_UP_PASSES = 3;
-/** A comparison that copied fewer items than this is close enough to pause. */
+/** A catch-up pass that found fewer changed items than this is close enough to pause. */
 const CLOSE_ENOUGH = 50;
+/** The change marker of items: every write sets it (the writing instance's clock). */
+const CHANGE_MARKER = '_updatedAt';
 
 /** What a collection's move came to. */
 export type CollectionMoveOutcome =
@@ -25,16 +31,20 @@ export type CollectionMoveOutcome =
  * Moves one collection of a tenant move (its registry entry marked `moving` by the move) to its
  * new location, online:
  *
- * 1. its indexes, items and unique-value claims are copied while writes go on at the source
- *    (syncDocuments: each comparison copies what changed since the last);
- * 2. its writes are paused: every instance reads the entry afresh per write and answers 503
- *    COLLECTION_MOVING; the writes already under way (their markers) finish first;
+ * 1. its indexes, items and unique-value claims are copied while writes go on at the source, in
+ *    at most CATCH_UP_PASSES passes: the first compares everything (syncDocuments), each later
+ *    one copies only the items and claims changed since the one before (copyChanged, by their
+ *    change marker), and fewer than CLOSE_ENOUGH changes end them early;
+ * 2. its writes are paused, whatever difference is left: every instance reads the entry afresh
+ *    per write and answers 503 COLLECTION_MOVING; the writes already under way (their markers)
+ *    finish first;
  * 3. a last comparison makes the target equal to the source, deletions included;
  * 4. the entry is switched to the target, which ends the pause.
  *
- * A pause that cannot end within MOVE_MAX_WRITE_PAUSE_MS (writes under way too long, a slow
- * comparison) is lifted without switching, the writes go on, and the pause is tried again. The
- * source stays as it is: the tenant move removes it once no instance can still read it.
+ * A pause that cannot end within MOVE_MAX_WRITE_PAUSE_MS (writes under way too long, a last
+ * comparison too slow) is lifted without switching, one catch-up pass copies what changed, and the
+ * pause is tried again, PAUSE_ATTEMPTS times in all; then the move gives up (PauseTooLongError).
+ * The source stays as it is: the tenant move removes it once no instance can still read it.
  */
 @Injectable()
 export class CollectionMover {
@@ -112,20 +122,22 @@ export class CollectionMover {
     }
   }
 
+  /** How many items the collection holds (a move's deadline counts them). */
+  countItems(entry: RegisteredCollection): Promise<number> {
+    return this.storage.collectionOf(locationOf(entry)).countDocuments({});
+  }
+
   /**
-   * Moves the collection; `holdLease` renews this instance's hold on the move and says whether
-   * it still has it with room for a whole pause — asked before each pause and before the switch.
+   * Moves the collection; `progress` renews this instance's hold on the move (asked before each
+   * pass, each pause and the switch) and hears each pass's progress.
    */
   async move(
     entry: RegisteredCollection,
-    holdLease: () => Promise<boolean>,
+    progress: MoveProgress,
   ): Promise<CollectionMoveOutcome> {
     const moving = entry.moving;
     if (!moving) throw new Error('the entry is not being moved');
-    const from: NativeCollection = {
-      physical: entry.physical,
-      ...(entry.cluster !== undefined ? { cluster: entry.cluster, database: entry.database } : {}),
-    };
+    const from = locationOf(entry);
     const to: NativeCollection = {
       physical: entry.physical,
       cluster: moving.cluster,
@@ -141,23 +153,41 @@ export class CollectionMover {
       return { kind: (await switchNow()) ? 'switched' : 'gone', itemsCopied: 0 };
     }
     let itemsCopied = 0;
-    const copy = async () => {
+    const source = this.storage.collectionOf(from);
+    const target = this.storage.collectionOf(to);
+    /** A comparison of everything: the first pass, and the last one, paused. */
+    const compareAll = async (pass: number) => {
       await this.storage.copyIndexes(from, to);
-      const items = await syncDocuments(
-        this.storage.collectionOf(from),
-        this.storage.collectionOf(to),
-        {},
-        [REVISION_FIELD],
-      );
-      const claims = await this.claims.copy(from, to);
+      const report = ({ left }: { left: number }) => progress.report(pass, left);
+      const items = await syncDocuments(source, target, {}, [REVISION_FIELD], report);
+      const claims = await this.claims.copy(from, to, report);
       itemsCopied += items.copied;
-      return { copied: items.copied + claims.copied, refused: items.refused + claims.refused };
+      return { copied: items.copied, refused: items.refused + claims.refused };
+    };
+    // Where the next catch-up pass starts reading changes, and the items and claims a unique
+    // index refused in the last one (tried again).
+    let since = await this.passStart(entry.id);
+    let retry = { items: [] as unknown[], claims: [] as unknown[] };
+    /** The changes since the pass before: what a catch-up pass reads. */
+    const catchUp = async (pass: number) => {
+      const next = await this.passStart(entry.id);
+      const report = ({ left }: { left: number }) => progress.report(pass, left);
+      await this.storage.copyIndexes(from, to);
+      const items = await copyChanged(source, target, {}, CHANGE_MARKER, since, retry.items, report);
+      const claims = await this.claims.copyChanged(from, to, since, retry.claims, report);
+      since = next;
+      retry = { items: items.refusedIds, claims: claims.refusedIds };
+      itemsCopied += items.copied;
+      return items.copied + claims.copied;
     };
 
-    for (let pass = 0; pass < CATCH_UP_PASSES; pass += 1) {
-      if (!(await holdLease())) throw new Error('the move’s lease ran out');
-      const { copied } = await copy();
-      if (copied < CLOSE_ENOUGH) break;
+    let pass = 1;
+    if (!(await progress.holdLease())) throw new Error('the move’s lease ran out');
+    await compareAll(pass);
+    while (pass < CATCH_UP_PASSES) {
+      pass += 1;
+      if (!(await progress.holdLease())) throw new Error('the move’s lease ran out');
+      if ((await catchUp(pass)) < CLOSE_ENOUGH) break;
     }
     const outcome = await switchWithPause(
       {
@@ -167,13 +197,34 @@ export class CollectionMover {
           await this.registry.setMovePhase(entry.id, moving.move, 'copying');
           this.logger.warn({ entry: entry.id }, 'pause lifted without switching');
         },
-        copy: async () => (await copy()).refused === 0,
+        copy: async (at) => (await compareAll(at)).refused === 0,
+        catchUp: async (at) => void (await catchUp(at)),
         switchOver: switchNow,
       },
       this.markers,
       this.maxPauseMs,
-      holdLease,
+      progress,
+      pass + 1,
     );
     return { kind: outcome, itemsCopied };
   }
+
+  /**
+   * Where a pass starting now reads changes from: before the oldest write under way (it may
+   * set its change marker before this moment and store it after the pass read), less the
+   * clocks' margin.
+   */
+  private async passStart(target: string): Promise<Date> {
+    const now = Date.now();
+    const oldest = (await this.markers.oldestUnderWay(target))?.getTime() ?? now;
+    return new Date(Math.min(now, oldest) - CHANGE_MARKER_MARGIN_MS);
+  }
+}
+
+/** Where a registry entry's collection is now. */
+function locationOf(entry: RegisteredCollection): NativeCollection {
+  return {
+    physical: entry.physical,
+    ...(entry.cluster !== undefined ? { cluster: entry.cluster, database: entry.database } : {}),
+  };
 }

@@ -4,7 +4,12 @@ import type { Collection } from 'mongodb';
 import type { Model } from 'mongoose';
 import { DUPLICATE, orDuplicate, type Duplicate } from '../../../common/mongo/duplicate';
 import { FallbackWriteQueue } from '../../../common/mongo/fallback-database';
-import { syncDocuments, type SyncResult } from '../../../common/mongo/document-sync';
+import {
+  copyChanged,
+  syncDocuments,
+  type ChangedCopyProgress,
+  type SyncResult,
+} from '../../../common/mongo/document-sync';
 import { TenantStorage, type NativeCollection } from '../../storage/tenant-storage';
 import { UniqueClaimDocument } from './unique-claim.schema';
 
@@ -114,11 +119,42 @@ export class UniqueClaimRepository implements OnModuleInit {
    * Makes the claims of `to` (the same collection in another database, a move's target) those
    * of `from`; how many it copied and how many could not be yet (syncDocuments).
    */
-  async copy(from: NativeCollection, to: NativeCollection): Promise<SyncResult> {
+  async copy(
+    from: NativeCollection,
+    to: NativeCollection,
+    onBatch?: (progress: ChangedCopyProgress) => Promise<void>,
+  ): Promise<SyncResult> {
     await this.ensureIndex(to);
-    return syncDocuments(this.claimsOf(from), this.claimsOf(to), { physical: from.physical }, [
-      'token',
-    ]);
+    return syncDocuments(
+      this.claimsOf(from),
+      this.claimsOf(to),
+      { physical: from.physical },
+      ['token'],
+      onBatch,
+    );
+  }
+
+  /**
+   * Copies the claims of `from` made at or after `since`, and those with the `retry` keys, to
+   * `to` (a move's catch-up pass: copyChanged); released ones go with `copy`, the last pass.
+   */
+  async copyChanged(
+    from: NativeCollection,
+    to: NativeCollection,
+    since: Date,
+    retry: readonly unknown[],
+    onBatch: (progress: ChangedCopyProgress) => Promise<void>,
+  ): Promise<SyncResult & { refusedIds: unknown[] }> {
+    await this.ensureIndex(to);
+    return copyChanged(
+      this.claimsOf(from),
+      this.claimsOf(to),
+      { physical: from.physical },
+      'claimedAt',
+      since,
+      retry,
+      onBatch,
+    );
   }
 
   /** Deletes every claim of a dropped collection. */
