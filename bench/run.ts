@@ -28,6 +28,12 @@ import { liveQueries, liveQueriesMarkdown, type LiveQueryResult } from './lib/li
 import { tailLatency, tailMarkdown, TAIL_CONNECTIONS, type TailRun } from './lib/tail-latency';
 import { runFiles, type FilesRun } from './lib/files';
 import { filesChecks, filesMarkdown, filesSummary } from './lib/files-report';
+import {
+  benchTenantMoves,
+  tenantMoveChecks,
+  tenantMoveMarkdown,
+  type TenantMoveRun,
+} from './lib/tenant-move';
 import { runTransfer, setupTransfer, type TransferRun } from './lib/transfer';
 import { transferChecks, transferMarkdown, transferSummary } from './lib/transfer-report';
 import { probe, runLoad, sumLoads, type LoadSettings } from './lib/load-runner';
@@ -286,6 +292,7 @@ interface Outcome {
   live?: LiveQueryResult;
   tail?: TailRun;
   freeze?: FreezeRun;
+  moves?: TenantMoveRun;
   transfer?: TransferRun;
   files?: FilesRun;
   info: ReportInfo;
@@ -437,6 +444,20 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
   const comparisonRuns = [...featureRuns, ...clusters.runs];
   const { freeze } = clusters;
 
+  // Move time against tenant size and write rate (docs/deployment.md, "How long a move takes").
+  const moves =
+    oneThingOnly || options.costOnly
+      ? undefined
+      : await benchTenantMoves({
+          sizes: options.smoke ? [200] : [1_000, 4_000],
+          writers: options.smoke ? [2] : [0, 8],
+          database: settings,
+          tmp,
+          mainUri: resolved.uri,
+          service: serviceOptions,
+          log,
+        });
+
   let tail: TailRun | undefined;
   if (!oneThingOnly && !options.costOnly) {
     const seconds = options.smoke ? 1 : Math.max(5, options.duration);
@@ -557,6 +578,7 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
     live,
     tail,
     freeze,
+    moves,
     transfer,
     files,
     info: {
@@ -753,7 +775,8 @@ async function main(): Promise<void> {
   } finally {
     await cleanup();
   }
-  const { runs, comparisonRuns, fanOut, live, tail, freeze, transfer, files, info } = outcome;
+  const { runs, comparisonRuns, fanOut, live, tail, freeze, moves, transfer, files, info } =
+    outcome;
   const writeSize = options.itemSizes.at(-1) ?? 0;
   const checkList = checks(runs, comparisonRuns, {
     ...options,
@@ -770,6 +793,7 @@ async function main(): Promise<void> {
     options.costOnly
       ? []
       : freezeChecks(freeze, options.smoke)),
+    ...tenantMoveChecks(moves),
   ];
   const transferCheckList = transferChecks(transfer, options);
   const filesCheckList = filesChecks(files, options);
@@ -785,6 +809,7 @@ async function main(): Promise<void> {
         comparisonsMarkdown(comparisonRuns, comparisonCheckList) +
         tailMarkdown(tail) +
         freezeMarkdown(freeze) +
+        tenantMoveMarkdown(moves) +
         fanOutMarkdown(fanOut) +
         liveQueriesMarkdown(live) +
         transferMarkdown(transfer, transferCheckList) +
@@ -793,7 +818,7 @@ async function main(): Promise<void> {
   );
   writeFileSync(
     options.json,
-    `${JSON.stringify({ info, options, runs, comparisonRuns, tail, freeze, fanOut, live, transfer, files, checkList, comparisonCheckList, transferCheckList, filesCheckList }, null, 2)}\n`,
+    `${JSON.stringify({ info, options, runs, comparisonRuns, tail, freeze, moves, fanOut, live, transfer, files, checkList, comparisonCheckList, transferCheckList, filesCheckList }, null, 2)}\n`,
   );
   process.stdout.write(summary({ runs, checkList }));
   process.stdout.write(comparisonsSummary(comparisonRuns, comparisonCheckList));

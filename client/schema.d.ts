@@ -79,7 +79,11 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** A tenant move's progress, and its end. */
+    /**
+     * A tenant move's progress (phase, pass, items left in the pass, last progress, deadline), and
+     *     its end: a move always ends `done` or `failed` by its `deadlineAt` plus
+     *     COLLECTION_DROP_GRACE_MS and the removal of its sources.
+     */
     get: operations['getMove'];
     put?: never;
     post?: never;
@@ -2519,6 +2523,13 @@ export interface components {
        * @example tenant_3b6f0c1d2e4a5968778899aabbccddee
        */
       database: string;
+      /**
+       * Format: date-time
+       * @description By when the move must have made its switches, or it fails: when it began announcing, plus
+       *     COLLECTION_DROP_GRACE_MS + MOVE_BASE_TIME_MS + MOVE_TIME_PER_1000_ITEMS_MS per thousand
+       *     `items` (null until counted).
+       */
+      deadlineAt: string | null;
       /** @description Why it failed; null otherwise. */
       error: string | null;
       /**
@@ -2536,12 +2547,41 @@ export interface components {
       /** @example 6740a1f3c2b4e5d6f7a8b9c0 */
       id: string;
       /**
+       * @description The tenant's items when the move began: its deadline counts them (null until counted).
+       * @example 12000
+       */
+      items: number | null;
+      /**
        * @description Items written to the target, catch-up copies included.
        * @example 12000
        */
       itemsCopied: number;
+      /**
+       * @description Items (or unique-value claims) the pass under way has left to compare and copy.
+       * @example 340
+       */
+      itemsLeft: number;
       /** @enum {string} */
       kind: 'user' | 'team';
+      /**
+       * @description The pass under way over the collection (or the feed) being copied, from 1: the first compares
+       *     everything, later ones copy what changed since the one before, a pause's last copy counts as
+       *     one. 0 before the copy starts.
+       * @example 2
+       */
+      pass: number;
+      /**
+       * @description `announcing`: the tenant's collections are marked, every instance is given time to see it;
+       *     `copying`: collections, then the feed, then files are copied and switched one after the
+       *     other; `retiring`: the sources are removed.
+       * @enum {string}
+       */
+      phase: 'announcing' | 'copying' | 'retiring';
+      /**
+       * Format: date-time
+       * @description When the move last made progress; a move without progress for MOVE_STALL_MS fails.
+       */
+      progressAt: string;
       /**
        * @description How often it was started or taken over: above 1, it was resumed after an interruption.
        * @example 1
@@ -2551,8 +2591,12 @@ export interface components {
       startedAt: string;
       /**
        * @description `running` until every collection is switched and the sources are gone (it survives restarts:
-       *     another instance takes it over); `failed`: a collection's writes could not be paused for its
-       *     switch (`error`), that collection and those after it stay where they were.
+       *     another instance takes it over); `failed` (`error` says why): a collection's last
+       *     difference could not be copied within MOVE_MAX_WRITE_PAUSE_MS in its bounded pauses, the
+       *     move passed its `deadlineAt`, or it made no progress for MOVE_STALL_MS — that collection and
+       *     those after it stay where they were (all of them, and the placement, when none was switched).
+       *     A move always ends, by `deadlineAt` plus COLLECTION_DROP_GRACE_MS and the sources' removal
+       *     (docs/deployment.md, "How long a move takes").
        * @enum {string}
        */
       status: 'running' | 'done' | 'failed';

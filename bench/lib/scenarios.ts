@@ -31,6 +31,7 @@ export type TargetName =
   | 'service-three-clusters'
   | 'service-transfer'
   | 'service-files'
+  | 'service-move'
   | 'baseline'
   | 'baseline-uncached'
   | 'baseline-nest';

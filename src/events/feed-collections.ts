@@ -1,10 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import type { Collection, Document } from 'mongodb';
-import type { SyncResult } from '../common/mongo/document-sync';
+import type { ChangedCopyProgress, SyncResult } from '../common/mongo/document-sync';
 import type { Tenant } from '../common/tenancy/namespace';
 import { ClusterDatabases } from '../placement';
 import { EventIntentSchema } from './event-intent.schema';
 import { EventSchema } from './event.schema';
+
+/** Hears how many documents a copy has left (a move's progress). */
+export type CopyProgress = (progress: ChangedCopyProgress) => Promise<void>;
 
 export const EVENTS = 'events';
 export const INTENTS = 'event_intents';
@@ -47,10 +50,11 @@ export class FeedCollections {
     tenant: Tenant,
     move: { from: string | null; to: string },
     which: 'events' | 'intents',
+    onBatch?: CopyProgress,
   ): Promise<SyncResult> {
     const [name, schema] =
       which === 'events' ? [EVENTS, EventSchema] : [INTENTS, EventIntentSchema];
-    return this.databases.copyTenant(name, schema, tenant, move, []);
+    return this.databases.copyTenant(name, schema, tenant, move, [], onBatch);
   }
 
   /** Copies the tenant's events appended at or after `since` (a move's catch-up pass). */
@@ -58,8 +62,17 @@ export class FeedCollections {
     tenant: Tenant,
     move: { from: string | null; to: string },
     since: Date,
+    onBatch: CopyProgress,
   ): Promise<SyncResult> {
-    return this.databases.copyTenantChanged(EVENTS, EventSchema, tenant, move, 'at', since);
+    return this.databases.copyTenantChanged(
+      EVENTS,
+      EventSchema,
+      tenant,
+      move,
+      'at',
+      since,
+      onBatch,
+    );
   }
 
   /** Deletes the tenant's intents and events in one cluster database (null: the main one). */

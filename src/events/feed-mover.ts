@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { SyncResult } from '../common/mongo/document-sync';
 import type { Tenant } from '../common/tenancy/namespace';
-import { FeedCollections, INTENTS } from './feed-collections';
+import { FeedCollections, INTENTS, type CopyProgress } from './feed-collections';
 
 /**
  * The copying side of moving a tenant's change feed from one cluster database to another (the
@@ -19,19 +19,27 @@ export class FeedMover {
   copyEvents(
     tenant: Tenant,
     move: { from: string | null; to: string },
-    since?: Date,
+    since: Date | undefined,
+    onBatch: CopyProgress,
   ): Promise<SyncResult> {
     return since === undefined
-      ? this.feeds.copyTenant(tenant, move, 'events')
-      : this.feeds.copyTenantEventsSince(tenant, move, since);
+      ? this.feeds.copyTenant(tenant, move, 'events', onBatch)
+      : this.feeds.copyTenantEventsSince(tenant, move, since, onBatch);
   }
 
   /**
-   * The last step, with the tenant's event-recording writes paused: the events once more, then
-   * the intents of writes that died (no write is under way) go over, and leave the source.
+   * The last step, with the tenant's event-recording writes paused: the events appended since
+   * `since` once more (those before, copied by the passes before, never change; the target's own
+   * retention removes the expired), then the intents of writes that died (no write is under way)
+   * go over, and leave the source.
    */
-  async finish(tenant: Tenant, move: { from: string | null; to: string }): Promise<SyncResult> {
-    const events = await this.feeds.copyTenant(tenant, move, 'events');
+  async finish(
+    tenant: Tenant,
+    move: { from: string | null; to: string },
+    since: Date | undefined,
+    onBatch: CopyProgress,
+  ): Promise<SyncResult> {
+    const events = await this.copyEvents(tenant, move, since, onBatch);
     const intents = await this.feeds.copyTenant(tenant, move, 'intents');
     if (intents.refused === 0) await this.feeds.deleteTenantIn(tenant, move.from, [INTENTS]);
     return { copied: events.copied, refused: events.refused + intents.refused };

@@ -89,12 +89,15 @@ export class TenantFeedMove {
     // writes), deliveries and records.
     const copyAll = async (pass: number, last: boolean) => {
       await progress.report(pass, 0);
+      const report = ({ left }: { left: number }) => progress.report(pass, left);
       const next = await passStart();
-      const copies = [
-        await (last ? this.feeds.finish(tenant, way) : this.feeds.copyEvents(tenant, way, since)),
-        await this.webhooks.copyDeliveries(tenant, way),
-        await this.records.copyTenant(tenant, way),
-      ];
+      const events = await (last
+        ? this.feeds.finish(tenant, way, since, report)
+        : this.feeds.copyEvents(tenant, way, since, report));
+      await report({ left: 0 });
+      const deliveries = await this.webhooks.copyDeliveries(tenant, way);
+      await report({ left: 0 });
+      const copies = [events, deliveries, await this.records.copyTenant(tenant, way)];
       since = next;
       return {
         copied: copies.reduce((sum, c) => sum + c.copied, 0),

@@ -154,11 +154,22 @@ export class TenantMoveRunner implements OnModuleDestroy {
     };
   }
 
+  /**
+   * Records progress and renews the lease with it: a long pass (a large collection's first) holds
+   * the move as long as it makes progress. Throws LeaseLostError when the lease ran out meanwhile.
+   */
   private async report(move: TenantMove, pass: number, itemsLeft: number): Promise<void> {
+    if (this.runs.stopping || Date.now() >= move.leaseUntil.getTime()) throw new LeaseLostError();
     move.pass = pass;
     move.itemsLeft = itemsLeft;
     move.progressAt = new Date();
-    await this.moves.update(move.id, { pass, itemsLeft, progressAt: move.progressAt });
+    move.leaseUntil = this.leaseFrom(move.progressAt);
+    await this.moves.update(move.id, {
+      pass,
+      itemsLeft,
+      progressAt: move.progressAt,
+      leaseUntil: move.leaseUntil,
+    });
   }
 
   private async renewOrStop(move: TenantMove): Promise<void> {
@@ -175,7 +186,30 @@ export class TenantMoveRunner implements OnModuleDestroy {
     }
   }
 
+  /**
+   * Renews the lease while this instance is alive, between steps and during long ones alike (a
+   * large collection's first pass can outlast MOVE_LEASE_MS): only a holder that died, froze or
+   * lost the database lets it run out. One that stalls while alive is failed by MOVE_STALL_MS.
+   */
+  private heartbeat(move: TenantMove): () => void {
+    let beating = false;
+    const timer = setInterval(() => {
+      if (beating || this.runs.stopping || Date.now() >= move.leaseUntil.getTime()) return;
+      beating = true;
+      const renewed = this.leaseFrom();
+      this.moves
+        .renewLease(move.id, move.runs, renewed)
+        .then((held) => {
+          if (held && renewed > move.leaseUntil) move.leaseUntil = renewed;
+        })
+        .catch(() => undefined)
+        .finally(() => (beating = false));
+    }, this.leaseMs / 4);
+    return () => clearInterval(timer);
+  }
+
   private async run(move: TenantMove): Promise<void> {
+    const stopBeating = this.heartbeat(move);
     try {
       if (move.phase === 'announcing') {
         try {
@@ -191,6 +225,8 @@ export class TenantMoveRunner implements OnModuleDestroy {
     } catch (error) {
       if (error instanceof LeaseLostError) return;
       throw error;
+    } finally {
+      stopBeating();
     }
   }
 

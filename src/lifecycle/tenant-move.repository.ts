@@ -122,6 +122,20 @@ export class TenantMoveRepository {
       .exec();
   }
 
+  /**
+   * Renews the lease of the move's run `run`; false when the move has gone on to another run
+   * (taken over) or ended.
+   */
+  async renewLease(id: string, run: number, leaseUntil: Date): Promise<boolean> {
+    const result = await this.moves
+      .updateOne(
+        { _id: new Types.ObjectId(id), runs: run, status: 'running' },
+        { $set: { leaseUntil } },
+      )
+      .exec();
+    return result.matchedCount === 1;
+  }
+
   /** Notes a location to remove at the end (`sources` or `orphans`), and renews the lease. */
   async addToRemove(
     id: string,

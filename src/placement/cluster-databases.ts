@@ -2,7 +2,12 @@ import { Injectable } from '@nestjs/common';
 import type { Collection, Db, Document } from 'mongodb';
 import type { Schema } from 'mongoose';
 import { allSettledOrThrow } from '../common/scheduling/all-settled';
-import { copyChanged, syncDocuments, type SyncResult } from '../common/mongo/document-sync';
+import {
+  copyChanged,
+  syncDocuments,
+  type ChangedCopyProgress,
+  type SyncResult,
+} from '../common/mongo/document-sync';
 import { tenantFilter, type Tenant } from '../common/tenancy/namespace';
 import { DataClusters } from './data-clusters';
 import { TenantPlacements } from './tenant-placements.service';
@@ -68,12 +73,13 @@ export class ClusterDatabases {
     tenant: Tenant,
     move: { from: string | null; to: string },
     fingerprint: readonly string[],
+    onBatch?: (progress: ChangedCopyProgress) => Promise<void>,
   ): Promise<SyncResult> {
     const [source, target] = await Promise.all([
       this.collection(move.from, name, schema),
       this.collection(move.to, name, schema),
     ]);
-    return syncDocuments(source, target, tenantFilter(tenant), fingerprint);
+    return syncDocuments(source, target, tenantFilter(tenant), fingerprint, onBatch);
   }
 
   /**
@@ -87,12 +93,13 @@ export class ClusterDatabases {
     move: { from: string | null; to: string },
     marker: string,
     since: Date,
+    onBatch: (progress: ChangedCopyProgress) => Promise<void>,
   ): Promise<SyncResult & { refusedIds: unknown[] }> {
     const [source, target] = await Promise.all([
       this.collection(move.from, name, schema),
       this.collection(move.to, name, schema),
     ]);
-    return copyChanged(source, target, tenantFilter(tenant), marker, since, [], async () => {});
+    return copyChanged(source, target, tenantFilter(tenant), marker, since, [], onBatch);
   }
 
   /** Deletes the tenant's documents of `name` in one cluster database (a moved tenant's source). */

@@ -131,10 +131,7 @@ export class CollectionMover {
    * Moves the collection; `progress` renews this instance's hold on the move (asked before each
    * pass, each pause and the switch) and hears each pass's progress.
    */
-  async move(
-    entry: RegisteredCollection,
-    progress: MoveProgress,
-  ): Promise<CollectionMoveOutcome> {
+  async move(entry: RegisteredCollection, progress: MoveProgress): Promise<CollectionMoveOutcome> {
     const moving = entry.moving;
     if (!moving) throw new Error('the entry is not being moved');
     const from = locationOf(entry);
@@ -173,7 +170,15 @@ export class CollectionMover {
       const next = await this.passStart(entry.id);
       const report = ({ left }: { left: number }) => progress.report(pass, left);
       await this.storage.copyIndexes(from, to);
-      const items = await copyChanged(source, target, {}, CHANGE_MARKER, since, retry.items, report);
+      const items = await copyChanged(
+        source,
+        target,
+        {},
+        CHANGE_MARKER,
+        since,
+        retry.items,
+        report,
+      );
       const claims = await this.claims.copyChanged(from, to, since, retry.claims, report);
       since = next;
       retry = { items: items.refusedIds, claims: claims.refusedIds };

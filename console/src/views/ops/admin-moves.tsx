@@ -129,6 +129,23 @@ export function AdminMoveView(props: { id: string }) {
                 <dd>{progress(data)}</dd>
               </div>
               <div>
+                <dt>Phase</dt>
+                <dd>
+                  {data.phase}
+                  {data.status === 'running' && data.pass > 0
+                    ? `, pass ${data.pass}, ${data.itemsLeft} items left in it`
+                    : ''}
+                </dd>
+              </div>
+              <div>
+                <dt>Last progress</dt>
+                <dd>{when(data.progressAt)}</dd>
+              </div>
+              <div>
+                <dt>Deadline</dt>
+                <dd>{when(data.deadlineAt)}</dd>
+              </div>
+              <div>
                 <dt>Started</dt>
                 <dd>{when(data.startedAt)}</dd>
               </div>
