@@ -117,9 +117,12 @@ export class TenantMoveRunner implements OnModuleDestroy {
     if (this.runs.stopping) return false;
     // Run out (this instance stalled): another instance may hold the move now.
     if (Date.now() >= move.leaseUntil.getTime()) return false;
-    const renewed = this.leaseFrom();
-    await this.moves.update(move.id, { leaseUntil: renewed });
+    // A step begins (or goes on): progress.
+    const now = new Date();
+    const renewed = this.leaseFrom(now);
+    await this.moves.update(move.id, { leaseUntil: renewed, progressAt: now });
     move.leaseUntil = renewed;
+    move.progressAt = now;
     // The renewal took so long that a pause started now could outlast it.
     return Date.now() + this.maxPauseMs < renewed.getTime();
   }
@@ -189,12 +192,15 @@ export class TenantMoveRunner implements OnModuleDestroy {
   /**
    * Renews the lease while this instance is alive, between steps and during long ones alike (a
    * large collection's first pass can outlast MOVE_LEASE_MS): only a holder that died, froze or
-   * lost the database lets it run out. One that stalls while alive is failed by MOVE_STALL_MS.
+   * lost the database lets it run out. One stuck in a step (no progress for MOVE_STALL_MS) is no
+   * longer renewed: another instance takes the move over and fails it (checkBounds).
    */
   private heartbeat(move: TenantMove): () => void {
     let beating = false;
     const timer = setInterval(() => {
-      if (beating || this.runs.stopping || Date.now() >= move.leaseUntil.getTime()) return;
+      const now = Date.now();
+      const stalled = now - (move.progressAt ?? move.startedAt).getTime() > this.stallMs;
+      if (beating || stalled || this.runs.stopping || now >= move.leaseUntil.getTime()) return;
       beating = true;
       const renewed = this.leaseFrom();
       this.moves
