@@ -1,6 +1,7 @@
 import { parseDataClusters, type DataClusterConfig } from './data-clusters';
 import { resolveDatabaseName, type DatabaseName } from './database-name';
 import { readEnvironment, type RuntimeVariables } from './environment';
+import { moveProblems, moveSettings, type MoveSettings } from './environment/clusters';
 import { filesConfigOf, type FilesConfig } from './environment/files';
 
 export interface AppConfig {
@@ -56,15 +57,7 @@ export interface AppConfig {
    * DATA_CLUSTERS, DATA_CLUSTER_POOL_SIZE: where tenant data lives (src/placement). Without
    * DATA_CLUSTERS, one cluster `default` on the main connection. MOVE_*: tenant moves.
    */
-  clusters: {
-    list: DataClusterConfig[];
-    poolSize: number;
-    moveMaxWritePauseMs: number;
-    moveLeaseMs: number;
-    moveBaseTimeMs: number;
-    moveTimePer1000ItemsMs: number;
-    moveStallMs: number;
-  };
+  clusters: MoveSettings & { list: DataClusterConfig[]; poolSize: number };
   /** The change feed (docs/events.md). */
   events: {
     enabled: boolean;
@@ -184,15 +177,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (lifecycle.COLLECTION_DROP_GRACE_MS <= lifecycle.REGISTRY_CACHE_MS) {
     problems.push('COLLECTION_DROP_GRACE_MS must exceed REGISTRY_CACHE_MS');
   }
-  if (clusters.MOVE_LEASE_MS <= clusters.MOVE_MAX_WRITE_PAUSE_MS) {
-    problems.push('MOVE_LEASE_MS must exceed MOVE_MAX_WRITE_PAUSE_MS');
-  }
-  if (
-    clusters.MOVE_STALL_MS <= clusters.MOVE_LEASE_MS ||
-    clusters.MOVE_STALL_MS <= lifecycle.COLLECTION_DROP_GRACE_MS
-  ) {
-    problems.push('MOVE_STALL_MS must exceed MOVE_LEASE_MS and COLLECTION_DROP_GRACE_MS');
-  }
+  problems.push(...moveProblems(clusters, lifecycle.COLLECTION_DROP_GRACE_MS));
   const dbName = resolveDatabaseName(database.MONGODB_URI, database.MONGODB_DB_NAME);
   if ('problems' in dbName) problems.push(...dbName.problems);
   const dataClusters = parseDataClusters(clusters.DATA_CLUSTERS);
@@ -272,11 +257,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     clusters: {
       list: dataClusters.clusters,
       poolSize: clusters.DATA_CLUSTER_POOL_SIZE,
-      moveMaxWritePauseMs: clusters.MOVE_MAX_WRITE_PAUSE_MS,
-      moveLeaseMs: clusters.MOVE_LEASE_MS,
-      moveBaseTimeMs: clusters.MOVE_BASE_TIME_MS,
-      moveTimePer1000ItemsMs: clusters.MOVE_TIME_PER_1000_ITEMS_MS,
-      moveStallMs: clusters.MOVE_STALL_MS,
+      ...moveSettings(clusters),
     },
     limits: {
       bodyBytes: limits.BODY_LIMIT,

@@ -4,9 +4,10 @@ import { BackgroundTasks, type BackgroundTask } from '../common/scheduling/backg
 import type { Tenant } from '../common/tenancy/namespace';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { CollectionMover } from '../data';
-import { MoveGivenUpError, TenantPlacements, type MoveProgress } from '../placement';
+import { MoveGivenUpError, TenantPlacements } from '../placement';
 import { TenantFeedMove } from './tenant-feed-move';
 import { TenantFilesMove } from './tenant-files-move';
+import { LeaseLostError, MoveHold } from './tenant-move-hold';
 import { TenantMoveRepository, type TenantMove } from './tenant-move.repository';
 import type { MovedLocation } from './tenant-move.schema';
 
@@ -18,21 +19,6 @@ function tenantOf(move: TenantMove): Tenant {
 
 /** Running moves one poll takes over at most. */
 const TAKEOVER_BATCH = 10;
-
-/** Thrown inside a run when this instance no longer holds the move: the new holder goes on. */
-class LeaseLostError extends Error {
-  constructor() {
-    super('the move’s lease ran out; another instance takes it over');
-  }
-}
-
-/** The time a move may take to its switches (docs/deployment.md, "How long a move takes"). */
-export function moveBudgetMs(
-  items: number,
-  config: { graceMs: number; baseMs: number; per1000Ms: number },
-): number {
-  return config.graceMs + config.baseMs + Math.ceil(items / 1000) * config.per1000Ms;
-}
 
 /**
  * Runs tenant moves (TenantMoves starts them), in three phases:
@@ -60,11 +46,8 @@ export function moveBudgetMs(
 @Injectable()
 export class TenantMoveRunner implements OnModuleDestroy {
   private readonly logger = new Logger('TenantMoves');
-  private readonly leaseMs: number;
-  private readonly maxPauseMs: number;
   private readonly graceMs: number;
-  private readonly stallMs: number;
-  private readonly budget: { graceMs: number; baseMs: number; per1000Ms: number };
+  private readonly hold: MoveHold;
   private readonly task: BackgroundTask;
   private readonly runs: BackgroundRuns;
 
@@ -77,15 +60,8 @@ export class TenantMoveRunner implements OnModuleDestroy {
     @Inject(APP_CONFIG) config: AppConfig,
     tasks: BackgroundTasks,
   ) {
-    this.leaseMs = config.clusters.moveLeaseMs;
-    this.maxPauseMs = config.clusters.moveMaxWritePauseMs;
     this.graceMs = config.lifecycle.dropGraceMs;
-    this.stallMs = config.clusters.moveStallMs;
-    this.budget = {
-      graceMs: this.graceMs,
-      baseMs: config.clusters.moveBaseTimeMs,
-      per1000Ms: config.clusters.moveTimePer1000ItemsMs,
-    };
+    this.hold = new MoveHold(moves, config, () => this.runs.stopping);
     this.task = tasks.register({
       name: 'tenant-moves',
       intervalMs: config.lifecycle.pollMs,
@@ -101,7 +77,7 @@ export class TenantMoveRunner implements OnModuleDestroy {
 
   /** When a lease taken now runs out. */
   leaseFrom(now: Date = new Date()): Date {
-    return new Date(now.getTime() + this.leaseMs);
+    return this.hold.leaseFrom(now);
   }
 
   /** Runs the move in the background on this instance, which holds its lease. */
@@ -109,113 +85,8 @@ export class TenantMoveRunner implements OnModuleDestroy {
     this.runs.start(() => this.run(move), 'tenant move interrupted', { move: move.id });
   }
 
-  /**
-   * Renews the lease while this instance still holds it; true when it does, with room for a
-   * whole pause after the renewal (a pause started now cannot outlast it).
-   */
-  private async holdLease(move: TenantMove): Promise<boolean> {
-    if (this.runs.stopping) return false;
-    // Run out (this instance stalled): another instance may hold the move now.
-    if (Date.now() >= move.leaseUntil.getTime()) return false;
-    // A step begins (or goes on): progress.
-    const now = new Date();
-    const renewed = this.leaseFrom(now);
-    await this.moves.update(move.id, { leaseUntil: renewed, progressAt: now });
-    move.leaseUntil = renewed;
-    move.progressAt = now;
-    // The renewal took so long that a pause started now could outlast it.
-    return Date.now() + this.maxPauseMs < renewed.getTime();
-  }
-
-  /** Gives up a move past its deadline, or without progress for MOVE_STALL_MS. */
-  private checkBounds(move: TenantMove): void {
-    const now = Date.now();
-    if (move.deadlineAt !== undefined && now > move.deadlineAt.getTime()) {
-      throw new MoveGivenUpError(
-        `the move did not make its switches by its deadline ${move.deadlineAt.toISOString()} ` +
-          `(${move.items ?? 0} items: COLLECTION_DROP_GRACE_MS + MOVE_BASE_TIME_MS + ` +
-          'MOVE_TIME_PER_1000_ITEMS_MS per thousand items); the tenant stays where it was',
-      );
-    }
-    const progressAt = (move.progressAt ?? move.startedAt).getTime();
-    if (now - progressAt > this.stallMs) {
-      throw new MoveGivenUpError(
-        `the move made no progress since ${new Date(progressAt).toISOString()} ` +
-          `(MOVE_STALL_MS ${this.stallMs})`,
-      );
-    }
-  }
-
-  /** What the copy of a collection or the feed reports to, and renews the lease through. */
-  private progressOf(move: TenantMove): MoveProgress {
-    return {
-      holdLease: async () => {
-        this.checkBounds(move);
-        return this.holdLease(move);
-      },
-      report: (pass, itemsLeft) => this.report(move, pass, itemsLeft),
-    };
-  }
-
-  /**
-   * Records progress and renews the lease with it: a long pass (a large collection's first) holds
-   * the move as long as it makes progress. Throws LeaseLostError when the lease ran out meanwhile.
-   */
-  private async report(move: TenantMove, pass: number, itemsLeft: number): Promise<void> {
-    if (this.runs.stopping || Date.now() >= move.leaseUntil.getTime()) throw new LeaseLostError();
-    move.pass = pass;
-    move.itemsLeft = itemsLeft;
-    move.progressAt = new Date();
-    move.leaseUntil = this.leaseFrom(move.progressAt);
-    await this.moves.update(move.id, {
-      pass,
-      itemsLeft,
-      progressAt: move.progressAt,
-      leaseUntil: move.leaseUntil,
-    });
-  }
-
-  private async renewOrStop(move: TenantMove): Promise<void> {
-    if (!(await this.holdLease(move))) throw new LeaseLostError();
-  }
-
-  /** Waits until `time`, renewing the lease. */
-  private async waitUntil(move: TenantMove, time: number): Promise<void> {
-    for (;;) {
-      await this.renewOrStop(move);
-      const left = time - Date.now();
-      if (left <= 0) return;
-      await new Promise((resolve) => setTimeout(resolve, Math.min(left, this.leaseMs / 4)));
-    }
-  }
-
-  /**
-   * Renews the lease while this instance is alive, between steps and during long ones alike (a
-   * large collection's first pass can outlast MOVE_LEASE_MS): only a holder that died, froze or
-   * lost the database lets it run out. One stuck in a step (no progress for MOVE_STALL_MS) is no
-   * longer renewed: another instance takes the move over and fails it (checkBounds).
-   */
-  private heartbeat(move: TenantMove): () => void {
-    let beating = false;
-    const timer = setInterval(() => {
-      const now = Date.now();
-      const stalled = now - (move.progressAt ?? move.startedAt).getTime() > this.stallMs;
-      if (beating || stalled || this.runs.stopping || now >= move.leaseUntil.getTime()) return;
-      beating = true;
-      const renewed = this.leaseFrom();
-      this.moves
-        .renewLease(move.id, move.runs, renewed)
-        .then((held) => {
-          if (held && renewed > move.leaseUntil) move.leaseUntil = renewed;
-        })
-        .catch(() => undefined)
-        .finally(() => (beating = false));
-    }, this.leaseMs / 4);
-    return () => clearInterval(timer);
-  }
-
   private async run(move: TenantMove): Promise<void> {
-    const stopBeating = this.heartbeat(move);
+    const stopBeating = this.hold.heartbeat(move);
     try {
       if (move.phase === 'announcing') {
         try {
@@ -269,10 +140,10 @@ export class TenantMoveRunner implements OnModuleDestroy {
     const to = await this.placements.relocate(tenant, move.cluster);
     await this.feed.announce(move, tenant);
     for (;;) {
-      this.checkBounds(move);
-      await this.renewOrStop(move);
+      this.hold.checkBounds(move);
+      await this.hold.renewOrStop(move);
       const marked = await this.mover.announce(tenant, move.id, to);
-      await this.report(move, 0, 0);
+      await this.hold.report(move, 0, 0);
       if (move.deadlineAt === undefined) await this.setDeadline(move);
       if (marked > 0 || move.announcedAt === undefined) {
         move.announcedAt = new Date();
@@ -286,7 +157,7 @@ export class TenantMoveRunner implements OnModuleDestroy {
         // elsewhere: every instance places the tenant's new collections on the target.
         break;
       }
-      await this.waitUntil(move, move.announcedAt.getTime() + this.graceMs);
+      await this.hold.waitUntil(move, move.announcedAt.getTime() + this.graceMs);
     }
     move.phase = 'copying';
     await this.moves.update(move.id, { phase: 'copying' });
@@ -299,14 +170,14 @@ export class TenantMoveRunner implements OnModuleDestroy {
       items += await this.mover.countItems(entry);
     }
     move.items = items;
-    move.deadlineAt = new Date(Date.now() + moveBudgetMs(items, this.budget));
+    move.deadlineAt = this.hold.deadlineFor(items);
     await this.moves.update(move.id, { items, deadlineAt: move.deadlineAt });
   }
 
   private async copy(move: TenantMove): Promise<void> {
     await this.mover.resume(move.id);
     for (const entry of await this.mover.pending(move.id)) {
-      await this.renewOrStop(move);
+      await this.hold.renewOrStop(move);
       const { physical, cluster, database } = entry;
       const placed = cluster !== undefined && database !== undefined;
       const source = this.mover.leavesSource(entry)
@@ -318,7 +189,7 @@ export class TenantMoveRunner implements OnModuleDestroy {
       }
       let outcome;
       try {
-        outcome = await this.mover.move(entry, this.progressOf(move));
+        outcome = await this.mover.move(entry, this.hold.progressOf(move));
       } catch (error) {
         if (!(error instanceof MoveGivenUpError)) throw error;
         // Its writes never stopped for long enough, or the move ran past its bounds: the
@@ -356,7 +227,7 @@ export class TenantMoveRunner implements OnModuleDestroy {
     }
     if (move.error === undefined) {
       try {
-        await this.feed.move(move, tenantOf(move), this.progressOf(move));
+        await this.feed.move(move, tenantOf(move), this.hold.progressOf(move));
       } catch (error) {
         if (!(error instanceof MoveGivenUpError)) throw error;
         // The feed stays on its cluster; the collections' sources go all the same.
@@ -367,13 +238,13 @@ export class TenantMoveRunner implements OnModuleDestroy {
     // Files move whether or not a collection failed, unless nothing was switched (the placement
     // names the source again): they go where the placement names.
     if (move.error === undefined || move.collectionsCopied > 0) {
-      await this.files.move(move, tenantOf(move), () => this.renewOrStop(move));
+      await this.files.move(move, tenantOf(move), () => this.hold.renewOrStop(move));
     }
     await this.toRetiring(move);
   }
 
   private async retire(move: TenantMove): Promise<void> {
-    await this.waitUntil(move, (move.switchedAt ?? new Date()).getTime() + this.graceMs);
+    await this.hold.waitUntil(move, (move.switchedAt ?? new Date()).getTime() + this.graceMs);
     const current = await this.moves.findById(move.id);
     if (!current) return;
     // A failed move leaves some collections on their clusters: their databases stay.

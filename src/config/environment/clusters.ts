@@ -69,3 +69,28 @@ export class ClusterVariables {
   @Max(86_400_000)
   MOVE_STALL_MS = 300_000;
 }
+
+/** The MOVE_* settings, as AppConfig's `clusters` names them. */
+export function moveSettings(v: ClusterVariables) {
+  return {
+    moveMaxWritePauseMs: v.MOVE_MAX_WRITE_PAUSE_MS,
+    moveLeaseMs: v.MOVE_LEASE_MS,
+    moveBaseTimeMs: v.MOVE_BASE_TIME_MS,
+    moveTimePer1000ItemsMs: v.MOVE_TIME_PER_1000_ITEMS_MS,
+    moveStallMs: v.MOVE_STALL_MS,
+  };
+}
+
+export type MoveSettings = ReturnType<typeof moveSettings>;
+
+/** What is wrong with the MOVE_* settings together (COLLECTION_DROP_GRACE_MS: `graceMs`). */
+export function moveProblems(v: ClusterVariables, graceMs: number): string[] {
+  const problems: string[] = [];
+  if (v.MOVE_LEASE_MS <= v.MOVE_MAX_WRITE_PAUSE_MS) {
+    problems.push('MOVE_LEASE_MS must exceed MOVE_MAX_WRITE_PAUSE_MS');
+  }
+  if (v.MOVE_STALL_MS <= v.MOVE_LEASE_MS || v.MOVE_STALL_MS <= graceMs) {
+    problems.push('MOVE_STALL_MS must exceed MOVE_LEASE_MS and COLLECTION_DROP_GRACE_MS');
+  }
+  return problems;
+}
