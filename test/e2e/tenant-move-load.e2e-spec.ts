@@ -27,7 +27,9 @@ const WRITERS = 8;
 const PREFILLED = 1000;
 const ENV = {
   REGISTRY_CACHE_MS: '300',
-  COLLECTION_DROP_GRACE_MS: '1500',
+  // Also how long a write's marker counts as under way: longer than any request takes on a
+  // loaded machine, or a slow write could land at the source after the last comparison.
+  COLLECTION_DROP_GRACE_MS: '5000',
   LIFECYCLE_POLL_MS: '200',
   // On a loaded machine (two cores shared by several suites) the feed's last copy under 8
   // writers, scans of the feed collections, can take seconds. The lease must exceed the pause.
