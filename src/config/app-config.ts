@@ -48,6 +48,8 @@ export interface AppConfig {
     allowFreshStart: boolean;
     /** DB_BOOT_TIMEOUT_MS: how long a start waits for the database. */
     bootTimeoutMs: number;
+    /** DB_BOOT_ATTEMPT_TIMEOUT_MS: connect and selection timeout of one attempt at start. */
+    bootAttemptTimeoutMs: number;
     serverSelectionTimeoutMs: number;
     retryAfterSeconds: number;
     queryTimeoutMs: number;
@@ -256,6 +258,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       dbNameSource: dbName.source,
       allowFreshStart: database.DB_ALLOW_FRESH_START,
       bootTimeoutMs: database.DB_BOOT_TIMEOUT_MS,
+      bootAttemptTimeoutMs: database.DB_BOOT_ATTEMPT_TIMEOUT_MS,
       serverSelectionTimeoutMs: database.DB_SERVER_SELECTION_TIMEOUT_MS,
       retryAfterSeconds: database.DB_RETRY_AFTER_SECONDS,
       queryTimeoutMs: database.QUERY_TIMEOUT_MS,
