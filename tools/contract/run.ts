@@ -4,7 +4,8 @@
 // principals and data to address, runs Schemathesis once per principal on the operations it may
 // call (every check, positive and negative data, links-driven stateful phase, fixed seed), prints
 // a summary and exits 1 on any failure. Everything it starts is stopped, everything it writes
-// (database files, Schemathesis's own state, reports) lives in a temporary directory it removes.
+// (Schemathesis's own state, reports; the database's files in memory where the machine has
+// /dev/shm) lives in temporary directories it removes.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -14,7 +15,9 @@ import { MongoClient } from 'mongodb';
 import {
   DatabaseUnavailableError,
   loadDatabaseSettings,
+  removeThrowawayDataDir,
   resolveDatabase,
+  throwawayDataDir,
   type ResolvedDatabase,
 } from '../dev-database';
 import { ensureSchemathesis, type Schemathesis } from './python';
@@ -145,6 +148,8 @@ const log = (message: string): void => {
 /** What has to be undone however the run ends. */
 const state: {
   work?: string;
+  /** The database's files (in memory where the machine allows: throwawayDataDir). */
+  dataDir?: string;
   keep: boolean;
   database?: ResolvedDatabase;
   databaseName?: string;
@@ -164,6 +169,7 @@ async function cleanUp(): Promise<void> {
   }
   await state.database?.stop().catch(() => undefined);
   if (state.work && !state.keep) rmSync(state.work, { recursive: true, force: true });
+  if (state.dataDir && !state.keep) removeThrowawayDataDir(state.dataDir);
 }
 
 async function dropDatabase(uri: string, name: string): Promise<void> {
@@ -261,7 +267,8 @@ async function main(): Promise<boolean> {
 
   const work = mkdtempSync(join(tmpdir(), 'pds-contract-'));
   state.work = work;
-  state.database = await resolveDatabase({ ...settings, dataDir: join(work, 'data'), log });
+  state.dataDir = throwawayDataDir('pds-contract-');
+  state.database = await resolveDatabase({ ...settings, dataDir: state.dataDir, log });
   const serviceLog = join(work, 'service.log');
   state.databaseName = `pds_contract_${randomBytes(4).toString('hex')}`;
   const service = await startService({
