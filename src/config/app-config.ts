@@ -39,6 +39,8 @@ export interface AppConfig {
   adminApiKey?: string;
   /** API keys an instance keeps after a lookup (README, security). */
   apiKeyCache: { ttlMs: number; max: number };
+  /** STREAM_RIGHTS_CHECK_MS: how often open streams' rights are checked (src/auth/principal-rights.ts). */
+  rightsCheckMs: number;
   database: {
     uri?: string;
     /** The database used: MONGODB_URI's, else MONGODB_DB_NAME, else `profile_data`. */
@@ -250,6 +252,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     },
     adminApiKey: auth.ADMIN_API_KEY,
     apiKeyCache: { ttlMs: auth.API_KEY_CACHE_MS, max: auth.API_KEY_CACHE_SIZE },
+    rightsCheckMs: auth.STREAM_RIGHTS_CHECK_MS,
     database: {
       uri: database.MONGODB_URI,
       dbName: dbName.name,
