@@ -85,7 +85,7 @@ export class EventStream implements TailReader {
     stops.push(() => res.off('drain', onDrain));
     const rights = this.events.watchRights(this.principal, (loss) => this.end(loss));
     this.rights = rights;
-    stops.push(rights.stop);
+    stops.push(() => rights.stop());
     const following = this.events.follow(this.principal, this, this.options.fromNow);
     this.wakeTail = following.wake;
     stops.push(following.stop);
