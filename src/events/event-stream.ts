@@ -19,6 +19,8 @@ export interface StreamOptions {
   release: () => void;
   /** Opened without a cursor: it starts where the feed stood at the open. */
   fromNow: boolean;
+  /** Follows the principal's rights while the stream is open (PrincipalRights.watch). */
+  watchRights: (principal: CustomerPrincipal, onLost: (loss: RightsLoss) => void) => RightsWatch;
 }
 
 /**
@@ -83,7 +85,7 @@ export class EventStream implements TailReader {
     const onDrain = (): void => this.resume();
     res.on('drain', onDrain);
     stops.push(() => res.off('drain', onDrain));
-    const rights = this.events.watchRights(this.principal, (loss) => this.end(loss));
+    const rights = this.options.watchRights(this.principal, (loss) => this.end(loss));
     this.rights = rights;
     stops.push(() => rights.stop());
     const following = this.events.follow(this.principal, this, this.options.fromNow);

@@ -11,6 +11,7 @@ import type { Request, Response } from 'express';
 import {
   Auth,
   CurrentPrincipal,
+  PrincipalRights,
   rightsLossError,
   type CustomerPrincipal,
   type RightsWatch,
@@ -63,6 +64,8 @@ export class EventsController {
   constructor(
     private readonly events: EventsService,
     private readonly shutdown: ShutdownState,
+    /** Not the service's: PrincipalRights reaches the modules that EventsService serves. */
+    private readonly rights: PrincipalRights,
   ) {}
 
   /**
@@ -94,7 +97,7 @@ export class EventsController {
     const release = this.events.slots.take(principal.keyId);
     // Its rights are followed while it waits: a loss ends the wait with 401/403.
     let onLost = (): void => undefined;
-    const rights = this.events.watchRights(principal, () => onLost());
+    const rights = this.rights.watch(principal, () => onLost());
     try {
       const deadline = Date.now() + wait * 1000;
       for (;;) {
@@ -175,6 +178,7 @@ export class EventsController {
       bufferBytes: this.events.streamBufferBytes,
       release,
       fromNow: from === undefined,
+      watchRights: (who, onLost) => this.rights.watch(who, onLost),
     }).run(req, res, after);
   }
 

@@ -1,12 +1,6 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import type { QueryFilter } from 'mongoose';
-import {
-  PrincipalRights,
-  type CustomerPrincipal,
-  type RightsLoss,
-  type RightsWatch,
-  type Tenant,
-} from '../auth';
+import type { CustomerPrincipal, Tenant } from '../auth';
 import { DomainError } from '../common/errors';
 import type { Namespace } from '../common/tenancy/namespace';
 import { APP_CONFIG, type AppConfig } from '../config';
@@ -66,7 +60,6 @@ export class EventsService implements OnModuleDestroy {
     private readonly feeds: FeedCollections,
     /** Streams and waiting long polls held open, per key and in all (EVENTS_MAX_STREAMS*). */
     readonly slots: StreamSlots,
-    private readonly rights: PrincipalRights,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.enabled = config.events.enabled;
@@ -82,15 +75,6 @@ export class EventsService implements OnModuleDestroy {
   whileOpen(end: () => void): () => void {
     this.open.add(end);
     return () => this.open.delete(end);
-  }
-
-  /**
-   * Follows the principal's rights while it reads (a stream, a long poll): `onLost` is called
-   * within STREAM_RIGHTS_CHECK_MS of a loss, and `confirm` tells whether what was read may be
-   * handed over. Stop it when the reader ends.
-   */
-  watchRights(principal: CustomerPrincipal, onLost: (loss: RightsLoss) => void): RightsWatch {
-    return this.rights.watch(principal, onLost);
   }
 
   /** The module that owns items' query language compiles live queries' filters. */
