@@ -35,12 +35,9 @@ export interface AppConfig {
     sweepIntervalMs: number;
     maxResponseBytes: number;
   };
-  /** Operator key from ADMIN_API_KEY; main.ts fills in a generated one in development. */
-  adminApiKey?: string;
-  /** API keys an instance keeps after a lookup (README, security). */
-  apiKeyCache: { ttlMs: number; max: number };
-  /** STREAM_RIGHTS_CHECK_MS: how often open streams' rights are checked (src/auth/principal-rights.ts). */
-  rightsCheckMs: number;
+  adminApiKey?: string; // ADMIN_API_KEY; main.ts fills in a generated one in development
+  apiKeyCache: { ttlMs: number; max: number }; // keys kept after a lookup (README, security)
+  rightsCheckMs: number; // STREAM_RIGHTS_CHECK_MS: open streams' rights (principal-rights.ts)
   database: {
     uri?: string;
     /** The database used: MONGODB_URI's, else MONGODB_DB_NAME, else `profile_data`. */
