@@ -583,7 +583,9 @@ export interface paths {
     /**
      * A page of events after `after`, oldest first, with the cursor of the next page. With
      *     `wait`, an empty page is held until an event arrives (or `wait` seconds pass); such a long
-     *     poll holds one of the key's stream slots while it runs.
+     *     poll holds one of the key's stream slots while it runs, and ends with 401 (key revoked or
+     *     expired) or 403 (team membership ended) within STREAM_RIGHTS_CHECK_MS of such a loss;
+     *     nothing written after it is answered.
      */
     get: operations['listEvents'];
     put?: never;
@@ -603,7 +605,8 @@ export interface paths {
     };
     /**
      * Server-Sent Events: every event after `Last-Event-ID` (or `after`; neither: from now), then
-     *     each new one as it happens; a comment line every EVENTS_HEARTBEAT_MS while quiet.
+     *     each new one as it happens; a comment line every EVENTS_HEARTBEAT_MS while quiet. A stream
+     *     whose principal loses its rights ends with an `end` event naming why (docs/events.md).
      */
     get: operations['streamEvents'];
     put?: never;
@@ -12248,7 +12251,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description text/event-stream: `id: <event id>`, `event: <type>`, `data: <event JSON>` per event */
+      /** @description text/event-stream: `id: <event id>`, `event: <type>`, `data: <event JSON>` per event. When the key is revoked or expires, or (X-Team) the team membership ends — a deleted sub profile or an erased account revokes its keys — the stream ends within STREAM_RIGHTS_CHECK_MS (3 s by default) with a last `event: end`, `data: {"reason": "KEY_REVOKED" | "KEY_EXPIRED" | "TEAM_MEMBERSHIP_ENDED", "detail": "…"}`, then closes; nothing written after the loss is sent */
       200: {
         headers: {
           /** @description Requests allowed per window for this key */

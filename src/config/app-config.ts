@@ -35,10 +35,9 @@ export interface AppConfig {
     sweepIntervalMs: number;
     maxResponseBytes: number;
   };
-  /** Operator key from ADMIN_API_KEY; main.ts fills in a generated one in development. */
-  adminApiKey?: string;
-  /** API keys an instance keeps after a lookup (README, security). */
-  apiKeyCache: { ttlMs: number; max: number };
+  adminApiKey?: string; // ADMIN_API_KEY; main.ts fills in a generated one in development
+  apiKeyCache: { ttlMs: number; max: number }; // keys kept after a lookup (README, security)
+  rightsCheckMs: number; // STREAM_RIGHTS_CHECK_MS: open streams' rights (principal-rights.ts)
   database: {
     uri?: string;
     /** The database used: MONGODB_URI's, else MONGODB_DB_NAME, else `profile_data`. */
@@ -252,6 +251,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     },
     adminApiKey: auth.ADMIN_API_KEY,
     apiKeyCache: { ttlMs: auth.API_KEY_CACHE_MS, max: auth.API_KEY_CACHE_SIZE },
+    rightsCheckMs: auth.STREAM_RIGHTS_CHECK_MS,
     database: {
       uri: database.MONGODB_URI,
       dbName: dbName.name,
