@@ -5,11 +5,6 @@ import { ProblemDto } from '../../common/errors';
 const BYTES = { '*/*': { schema: { type: 'string', format: 'binary' } } };
 const DOWNLOAD_HEADERS = {
   ETag: { description: 'The SHA-256 of the bytes, quoted (strong)', schema: { type: 'string' } },
-  'Content-Type': {
-    description:
-      "The file's type, normalised; `application/octet-stream` when what is stored is not one valid media type",
-    schema: { type: 'string' },
-  },
   'Content-Disposition': {
     description:
       '`inline` only for image/png, jpeg, gif, webp, avif, bmp, text/plain, application/pdf, audio/* and video/* (no `+suffix`); `attachment` for every other type. With the name (RFC 6266)',
@@ -43,7 +38,8 @@ export function ApiFileContent(): MethodDecorator {
     }),
     ApiResponse({
       status: 200,
-      description: 'The whole file',
+      description:
+        "The whole file. Content-Type: the file's type, normalised (`application/octet-stream` when what is stored is not one valid media type)",
       content: BYTES,
       headers: DOWNLOAD_HEADERS,
     }),
