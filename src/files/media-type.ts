@@ -33,9 +33,9 @@ export function normalisedMediaType(text: string): string | null {
 
 /**
  * Types a browser shows in place without running anything or reading them as a document:
- * images other than SVG, PDF, plain text, audio and video (no `+suffix`: Chromium reads any
- * `…+xml` type as XML, which can carry a page). Every other type — HTML, SVG, XML, JavaScript,
- * multipart, anything unknown — is sent as an attachment.
+ * images other than SVG, PDF, plain text, audio and video (without a `+suffix`: a `…+xml` or
+ * `…+json` type is XML or JSON by its suffix, not media, and XML can carry a page). Every other
+ * type — HTML, SVG, XML, JavaScript, multipart, anything unknown — is sent as an attachment.
  */
 const INLINE_TYPES = [
   /^image\/(png|jpeg|gif|webp|avif|bmp)$/,
