@@ -649,7 +649,11 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The file a link grants, answered like GET /files/{id}/content. */
+    /**
+     * The file a link grants, answered like GET /files/{id}/content (the same types inline, every
+     *     other as an attachment; nosniff and the sandbox CSP). 404 once the stored file it was made
+     *     for is deleted or replaced, whatever has its id since.
+     */
     get: operations['downloadByLink'];
     put?: never;
     post?: never;
@@ -671,10 +675,13 @@ export interface paths {
     put?: never;
     /**
      * Uploads a file, streamed to storage: the raw body (its Content-Type is the file's type,
-     *     `name` its name) or multipart/form-data with one file part (its filename and type). With
-     *     Content-Length, the quota is checked before a byte is stored. A failed or cut-off upload
-     *     leaves nothing behind. An Idempotency-Key names the upload: a retry under it answers the
-     *     first upload's file without storing the body again.
+     *     `name` its name) or multipart/form-data with one file part (its filename and type). The type
+     *     must be one media type (`type/subtype`, then `; name=value` parameters): a list, a comma
+     *     anywhere or a broken parameter is a 400; it is stored normalised (lower-case type and
+     *     parameter names, parameters in name order). With Content-Length, the quota is checked
+     *     before a byte is stored. A failed or cut-off upload, or a multipart body that is not
+     *     well-formed (no closing boundary: 400), leaves nothing behind. An Idempotency-Key names the
+     *     upload: a retry under it answers the first upload's file without storing the body again.
      */
     post: operations['uploadFile'];
     delete?: never;
@@ -709,8 +716,12 @@ export interface paths {
     };
     /**
      * The bytes. One `Range` gets 206 (several get the whole file; 416 when none of it is
-     *     there); `If-None-Match` with the ETag (the SHA-256) gets 304. Types a browser could run
-     *     (HTML, SVG, XML, JavaScript, anything unknown) come as attachments, always with nosniff.
+     *     there); `If-None-Match` with the ETag (the SHA-256) gets 304. `Content-Disposition` is
+     *     `inline` only for images other than SVG (PNG, JPEG, GIF, WebP, AVIF, BMP), PDF, plain text,
+     *     audio and video; every other type (HTML, SVG, XML, JavaScript, multipart, anything unknown)
+     *     comes as an attachment, and a stored type that is not one valid media type as
+     *     `application/octet-stream`. Always with `X-Content-Type-Options: nosniff` and
+     *     `Content-Security-Policy: default-src 'none'; sandbox`.
      */
     get: operations['downloadFile'];
     put?: never;
@@ -733,7 +744,8 @@ export interface paths {
     /**
      * A link that downloads the file without a key until it expires (at most
      *     FILE_LINK_MAX_SECONDS) or the file is deleted: for `<img src>` and downloads in a browser.
-     *     Anyone holding it can download the file.
+     *     Anyone holding it can download the file. It names this stored file, not only its id: once
+     *     the file is deleted or replaced, it never downloads a file stored under the id later.
      */
     post: operations['linkFile'];
     delete?: never;
@@ -2153,7 +2165,10 @@ export interface components {
       pointer?: string;
     };
     FileDto: {
-      /** @example image/png */
+      /**
+       * @description One media type, normalised (lower-case type and parameter names, parameters in name order); files stored before types were checked may hold what was sent
+       * @example image/png
+       */
       contentType: string;
       /** Format: date-time */
       createdAt: string;
@@ -12589,14 +12604,17 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description The whole file */
+      /** @description The whole file. Content-Type: the file's type, normalised (`application/octet-stream` when what is stored is not one valid media type) */
       200: {
         headers: {
           'Accept-Ranges'?: 'bytes';
-          /** @description `inline` or `attachment` with the name (RFC 6266) */
+          /** @description `inline` only for image/png, jpeg, gif, webp, avif, bmp, text/plain, application/pdf, audio/* and video/* (no `+suffix`); `attachment` for every other type. With the name (RFC 6266) */
           'Content-Disposition'?: string;
+          /** @description `default-src 'none'; sandbox`: opened as a page anyway, the file runs nothing */
+          'Content-Security-Policy'?: string;
           /** @description The SHA-256 of the bytes, quoted (strong) */
           ETag?: string;
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit': number;
           /** @description Requests left in the current window */
@@ -12615,11 +12633,14 @@ export interface operations {
       206: {
         headers: {
           'Accept-Ranges'?: 'bytes';
-          /** @description `inline` or `attachment` with the name (RFC 6266) */
+          /** @description `inline` only for image/png, jpeg, gif, webp, avif, bmp, text/plain, application/pdf, audio/* and video/* (no `+suffix`); `attachment` for every other type. With the name (RFC 6266) */
           'Content-Disposition'?: string;
           'Content-Range'?: string;
+          /** @description `default-src 'none'; sandbox`: opened as a page anyway, the file runs nothing */
+          'Content-Security-Policy'?: string;
           /** @description The SHA-256 of the bytes, quoted (strong) */
           ETag?: string;
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit': number;
           /** @description Requests left in the current window */
@@ -12668,7 +12689,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FILE_LINK_INVALID: not a link this service signed */
+      /** @description FILE_LINK_INVALID: not a link this service signed, or one made before links named the stored file */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -12799,7 +12820,7 @@ export interface operations {
   listFiles: {
     parameters: {
       query?: {
-        /** @description Files of exactly this type */
+        /** @description Files of exactly this type, compared as stored: normalised (lower-case type and parameter names, parameters in name order) */
         contentType?: string;
         /** @description Files whose name starts with this */
         name?: string;
@@ -12967,7 +12988,7 @@ export interface operations {
       path?: never;
       cookie?: never;
     };
-    /** @description The bytes (any Content-Type), or multipart/form-data with one file part */
+    /** @description The bytes (Content-Type: one media type, the file's), or multipart/form-data with one file part */
     requestBody: {
       content: {
         'application/octet-stream': string;
@@ -13000,7 +13021,7 @@ export interface operations {
           'application/json': components['schemas']['FileDto'];
         };
       };
-      /** @description A bad name or type, or a multipart body without exactly one file part; INVALID_BRANCH: X-Branch is not a valid branch name; INVALID_IDEMPOTENCY_KEY: Idempotency-Key is malformed */
+      /** @description VALIDATION_FAILED: a bad name; a type that is not one media type (a list, a comma, a broken parameter); a multipart body without exactly one file part or not well-formed (no closing boundary); INVALID_BRANCH: X-Branch is not a valid branch name; INVALID_IDEMPOTENCY_KEY: Idempotency-Key is malformed */
       400: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -13509,14 +13530,17 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description The whole file */
+      /** @description The whole file. Content-Type: the file's type, normalised (`application/octet-stream` when what is stored is not one valid media type) */
       200: {
         headers: {
           'Accept-Ranges'?: 'bytes';
-          /** @description `inline` or `attachment` with the name (RFC 6266) */
+          /** @description `inline` only for image/png, jpeg, gif, webp, avif, bmp, text/plain, application/pdf, audio/* and video/* (no `+suffix`); `attachment` for every other type. With the name (RFC 6266) */
           'Content-Disposition'?: string;
+          /** @description `default-src 'none'; sandbox`: opened as a page anyway, the file runs nothing */
+          'Content-Security-Policy'?: string;
           /** @description The SHA-256 of the bytes, quoted (strong) */
           ETag?: string;
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit': number;
           /** @description Requests left in the current window */
@@ -13535,11 +13559,14 @@ export interface operations {
       206: {
         headers: {
           'Accept-Ranges'?: 'bytes';
-          /** @description `inline` or `attachment` with the name (RFC 6266) */
+          /** @description `inline` only for image/png, jpeg, gif, webp, avif, bmp, text/plain, application/pdf, audio/* and video/* (no `+suffix`); `attachment` for every other type. With the name (RFC 6266) */
           'Content-Disposition'?: string;
           'Content-Range'?: string;
+          /** @description `default-src 'none'; sandbox`: opened as a page anyway, the file runs nothing */
+          'Content-Security-Policy'?: string;
           /** @description The SHA-256 of the bytes, quoted (strong) */
           ETag?: string;
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit': number;
           /** @description Requests left in the current window */
