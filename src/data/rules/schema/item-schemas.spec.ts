@@ -62,8 +62,7 @@ const repeatedDef = () => ({
 });
 
 /** `(w0|…|w299){1000}`: 1.4 KB of pattern, 93,000 RE2 instructions. */
-const widePattern = () =>
-  `(${Array.from({ length: 300 }, (_, i) => `w${i}`).join('|')}){1000}`;
+const widePattern = () => `(${Array.from({ length: 300 }, (_, i) => `w${i}`).join('|')}){1000}`;
 
 describe('what a collection schema may cost', () => {
   it('refuses $refs whose expansion doubles per level, naming SCHEMA_MAX_EXPANDED_NODES', () => {
