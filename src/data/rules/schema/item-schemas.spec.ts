@@ -85,6 +85,20 @@ describe('what a collection schema may cost', () => {
     expect(unhurried().accept(schema)).toBe(JSON.stringify(schema));
   });
 
+  it('measures a schema stored before these bounds when a write needs it, refusing it at once', () => {
+    const schemas = schemasWith();
+    // Stored as text, never put through accept (an earlier version, or larger bounds).
+    const stored = JSON.stringify(repeatedDef());
+    for (let write = 0; write < 2; write += 1) {
+      let refused = { code: '', detail: '' };
+      expect(elapsed(() => (refused = refusal(() => schemas.check(stored, {}, 'o'))))).toBeLessThan(
+        500,
+      );
+      expect(refused.code).toBe('SCHEMA_TOO_COMPLEX');
+      expect(refused.detail).toContain('SCHEMA_MAX_EXPANDED_NODES');
+    }
+  });
+
   it('refuses a schema that refers to itself without going down into the item', () => {
     for (const schema of [
       { $ref: '#' },

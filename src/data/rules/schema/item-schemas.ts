@@ -46,8 +46,8 @@ const re2: RegExpEngine = Object.assign(
 export class ItemSchemas {
   private readonly ajv: Ajv2020;
   private readonly compiled: LRUCache<string, ValidateFunction>;
-  /** Schemas whose compiling ran out of SCHEMA_COMPILE_MAX_MS here: not tried again on every write. */
-  private readonly tooComplex: LRUCache<string, true>;
+  /** Schemas found beyond a bound here, with why: not measured or compiled again on every write. */
+  private readonly tooComplex: LRUCache<string, SchemaTooComplexError>;
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
     this.ajv = new Ajv2020({
@@ -79,13 +79,19 @@ export class ItemSchemas {
       maxBytes: limits.schemaMaxBytes,
       maxDepth: limits.schemaMaxDepth,
     });
-    checkSchemaComplexity(schema as Record<string, unknown>, {
+    this.measure(schema as Record<string, unknown>);
+    this.validatorOf(text, true);
+    return text;
+  }
+
+  /** What the schema may cost, before Ajv compiles it (schema-complexity.ts). */
+  private measure(schema: Record<string, unknown>): void {
+    const { limits } = this.config;
+    checkSchemaComplexity(schema, {
       maxExpandedNodes: limits.schemaMaxExpandedNodes,
       maxPatternProgram: limits.schemaPatternMaxProgram,
       maxDataDepth: limits.dataMaxDepth,
     });
-    this.validatorOf(text, true);
-    return text;
   }
 
   /** The errors of an item (its own fields) against the schema's JSON text; none when it is valid. */
@@ -133,8 +139,18 @@ export class ItemSchemas {
     if (known) return known;
     const limit = this.config.limits.schemaCompileMaxMs;
     const ms = putting ? Math.ceil(limit / 2) : limit;
-    if (!putting && this.tooComplex.has(text)) throw compileTooLong(ms, putting);
+    const refused = putting ? undefined : this.tooComplex.get(text);
+    if (refused) throw refused;
     const schema = JSON.parse(text) as object;
+    if (!putting) {
+      // A schema stored before these bounds, or under larger ones: measured before it compiles.
+      try {
+        this.measure(schema as Record<string, unknown>);
+      } catch (error) {
+        if (error instanceof SchemaTooComplexError) this.tooComplex.set(text, error);
+        throw error;
+      }
+    }
     let validate: ValidateFunction;
     try {
       validate = withinBudget(ms, () => this.ajv.compile(schema));
@@ -142,8 +158,9 @@ export class ItemSchemas {
       // What Ajv had taken in of a schema it did not finish compiling goes with it.
       this.ajv.removeSchema(schema);
       if (error instanceof BudgetExceeded) {
-        if (!putting) this.tooComplex.set(text, true);
-        throw compileTooLong(ms, putting);
+        const tooLong = compileTooLong(ms, putting);
+        if (!putting) this.tooComplex.set(text, tooLong);
+        throw tooLong;
       }
       if (!putting) throw error;
       throw new ValidationFailedError([{ field: 'schema', message: (error as Error).message }]);
