@@ -501,6 +501,13 @@ export interface paths {
      * Sets the collection's schema (creating the collection within the quota when there is none).
      *     Stored items are not rewritten (GET …/schema-violations lists those that break it); the change
      *     is an `updated` event of the collection and holds on every instance within REGISTRY_CACHE_MS.
+     *
+     *     What a schema may cost is bounded, so that no schema can stall an instance: its schema nodes
+     *     with every `$ref` expanded where it stands (SCHEMA_MAX_EXPANDED_NODES; a schema that refers
+     *     to itself without going down into the item is refused), each pattern's RE2 program
+     *     (SCHEMA_PATTERN_MAX_PROGRAM instructions) and the time to compile it (half of
+     *     SCHEMA_COMPILE_MAX_MS). Beyond a bound: 400 SCHEMA_TOO_COMPLEX, its detail naming the bound.
+     *     Checking the items of one write later runs within SCHEMA_CHECK_MAX_MS.
      */
     put: operations['putDataSchema'];
     post?: never;
@@ -2659,6 +2666,7 @@ export interface components {
         | 'INVALID_QUERY'
         | 'INVALID_COLLECTION_NAME'
         | 'PROTECTED_INDEX'
+        | 'SCHEMA_TOO_COMPLEX'
         | 'INVALID_CONTENT_ENCODING'
         | 'UNKNOWN_REGION'
         | 'NO_OPEN_CLUSTER'
@@ -7554,7 +7562,7 @@ export interface operations {
             components['schemas']['UpdateManyResultDto'] | components['schemas']['DataItemDto'];
         };
       };
-      /** @description No filter, an empty one, or bad values; INVALID_BRANCH: X-Branch is not a valid branch name; INVALID_IDEMPOTENCY_KEY: Idempotency-Key is malformed */
+      /** @description No filter, an empty one, or bad values; SCHEMA_TOO_COMPLEX: checking the items against the collection schema ran over SCHEMA_CHECK_MAX_MS, or compiling the schema over SCHEMA_COMPILE_MAX_MS (nothing was written); INVALID_BRANCH: X-Branch is not a valid branch name; INVALID_IDEMPOTENCY_KEY: Idempotency-Key is malformed */
       400: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -7828,7 +7836,7 @@ export interface operations {
           'application/json': components['schemas']['DataItemDto'];
         };
       };
-      /** @description Bad name, item, field name or depth; INVALID_BRANCH: X-Branch is not a valid branch name; INVALID_IDEMPOTENCY_KEY: Idempotency-Key is malformed */
+      /** @description Bad name, item, field name or depth; SCHEMA_TOO_COMPLEX: checking the items against the collection schema ran over SCHEMA_CHECK_MAX_MS, or compiling the schema over SCHEMA_COMPILE_MAX_MS (nothing was written); INVALID_BRANCH: X-Branch is not a valid branch name; INVALID_IDEMPOTENCY_KEY: Idempotency-Key is malformed */
       400: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -8525,7 +8533,7 @@ export interface operations {
           'application/json': components['schemas']['BulkCreateResultDto'];
         };
       };
-      /** @description No items, too many, or a bad uniqueField/authField; INVALID_BRANCH: X-Branch is not a valid branch name; INVALID_IDEMPOTENCY_KEY: Idempotency-Key is malformed */
+      /** @description No items, too many, or a bad uniqueField/authField; SCHEMA_TOO_COMPLEX: checking the items against the collection schema ran over SCHEMA_CHECK_MAX_MS, or compiling the schema over SCHEMA_COMPILE_MAX_MS (nothing was written); INVALID_BRANCH: X-Branch is not a valid branch name; INVALID_IDEMPOTENCY_KEY: Idempotency-Key is malformed */
       400: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -10374,7 +10382,7 @@ export interface operations {
           'application/json': components['schemas']['CollectionSchemaDto'];
         };
       };
-      /** @description The request is not valid (VALIDATION_FAILED, MALFORMED_JSON, or INVALID_CONTENT_ENCODING for a body that does not decode); INVALID_BRANCH: X-Branch is not a valid branch name */
+      /** @description VALIDATION_FAILED: the schema is not one this service runs (the field names where); SCHEMA_TOO_COMPLEX: it is beyond SCHEMA_MAX_EXPANDED_NODES, SCHEMA_PATTERN_MAX_PROGRAM or SCHEMA_COMPILE_MAX_MS (the detail names which); INVALID_BRANCH: X-Branch is not a valid branch name */
       400: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -11303,7 +11311,7 @@ export interface operations {
           'application/json': components['schemas']['DataItemDto'];
         };
       };
-      /** @description ; INVALID_BRANCH: X-Branch is not a valid branch name; INVALID_IDEMPOTENCY_KEY: Idempotency-Key is malformed */
+      /** @description ; SCHEMA_TOO_COMPLEX: checking the items against the collection schema ran over SCHEMA_CHECK_MAX_MS, or compiling the schema over SCHEMA_COMPILE_MAX_MS (nothing was written); INVALID_BRANCH: X-Branch is not a valid branch name; INVALID_IDEMPOTENCY_KEY: Idempotency-Key is malformed */
       400: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -11854,7 +11862,7 @@ export interface operations {
           'application/json': components['schemas']['DataItemDto'];
         };
       };
-      /** @description Not exactly one operation, or a bad one; INVALID_BRANCH: X-Branch is not a valid branch name; INVALID_IDEMPOTENCY_KEY: Idempotency-Key is malformed */
+      /** @description Not exactly one operation, or a bad one; SCHEMA_TOO_COMPLEX: checking the items against the collection schema ran over SCHEMA_CHECK_MAX_MS, or compiling the schema over SCHEMA_COMPILE_MAX_MS (nothing was written); INVALID_BRANCH: X-Branch is not a valid branch name; INVALID_IDEMPOTENCY_KEY: Idempotency-Key is malformed */
       400: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */

@@ -134,6 +134,10 @@ export interface AppConfig {
     /** Errors per item (and violating items per page) reported; compiled schemas kept. */
     schemaMaxErrors: number;
     schemaCacheSize: number;
+    schemaMaxExpandedNodes: number;
+    schemaPatternMaxProgram: number;
+    schemaCompileMaxMs: number;
+    schemaCheckMaxMs: number;
     profileJsonMaxBytes: number;
     profileJsonMaxDepth: number;
   };
@@ -296,6 +300,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       schemaMultiUpdateMax: limits.SCHEMA_MULTI_UPDATE_MAX,
       schemaMaxErrors: limits.SCHEMA_MAX_ERRORS,
       schemaCacheSize: limits.SCHEMA_CACHE_SIZE,
+      schemaMaxExpandedNodes: limits.SCHEMA_MAX_EXPANDED_NODES,
+      schemaPatternMaxProgram: limits.SCHEMA_PATTERN_MAX_PROGRAM,
+      schemaCompileMaxMs: limits.SCHEMA_COMPILE_MAX_MS,
+      schemaCheckMaxMs: limits.SCHEMA_CHECK_MAX_MS,
       profileJsonMaxBytes: limits.PROFILE_JSON_MAX_BYTES,
       profileJsonMaxDepth: limits.PROFILE_JSON_MAX_DEPTH,
     },

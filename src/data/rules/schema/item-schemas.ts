@@ -7,7 +7,11 @@ import { RE2JS } from 're2js';
 import { ValidationFailedError } from '../../../common/errors';
 import { APP_CONFIG, type AppConfig } from '../../../config';
 import { MANAGED_FIELDS } from '../../query/data.constants';
+import { checkSchemaComplexity } from './schema-complexity';
 import { checkSchemaDocument, SUPPORTED_FORMATS } from './schema-document';
+import { BudgetExceeded, withinBudget } from './schema-budget';
+import { SchemaTooComplexError } from './schema.errors';
+import { uniqueItemsKeyword } from './unique-items';
 
 /** One way an item breaks its collection's schema. */
 export interface SchemaError {
@@ -32,14 +36,18 @@ const re2: RegExpEngine = Object.assign(
 );
 
 /**
- * Collection schemas: checked when put (schema-document.ts), compiled once per instance and
- * text, and run against items' own fields — `_id`, `_createdAt`, `_updatedAt` and the request's
- * owner field are the service's and are not shown to the schema.
+ * Collection schemas: checked when put (schema-document.ts, and what they cost:
+ * schema-complexity.ts), compiled once per instance and text, and run against items' own fields —
+ * `_id`, `_createdAt`, `_updatedAt` and the request's owner field are the service's and are not
+ * shown to the schema. Compiling runs within SCHEMA_COMPILE_MAX_MS and the checks of one write
+ * within SCHEMA_CHECK_MAX_MS of the event loop (schema-budget.ts): beyond, SCHEMA_TOO_COMPLEX.
  */
 @Injectable()
 export class ItemSchemas {
   private readonly ajv: Ajv2020;
   private readonly compiled: LRUCache<string, ValidateFunction>;
+  /** Schemas found beyond a bound here, with why: not measured or compiled again on every write. */
+  private readonly tooComplex: LRUCache<string, SchemaTooComplexError>;
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
     this.ajv = new Ajv2020({
@@ -52,42 +60,123 @@ export class ItemSchemas {
       code: { regExp: re2 },
     });
     addFormats(this.ajv, [...SUPPORTED_FORMATS] as Parameters<typeof addFormats>[1]);
+    // Ajv's own compares pairs of elements: quadratic in the array's length.
+    this.ajv.removeKeyword('uniqueItems');
+    this.ajv.addKeyword(uniqueItemsKeyword);
     this.compiled = new LRUCache({
       // SCHEMA_CACHE_SIZE schemas by their JSON text; compiling one again takes milliseconds.
       max: config.limits.schemaCacheSize,
       // Ajv keeps every schema it compiled: a schema this cache lets go is let go there too.
       dispose: (validate) => this.ajv.removeSchema(validate.schema),
     });
+    this.tooComplex = new LRUCache({ max: config.limits.schemaCacheSize });
   }
 
   /** A client's schema, checked and compiled; answers its JSON text (what is stored). */
   accept(schema: unknown): string {
-    const { schemaMaxBytes: maxBytes, schemaMaxDepth: maxDepth } = this.config.limits;
-    const text = checkSchemaDocument(schema, { maxBytes, maxDepth });
-    try {
-      this.validatorOf(text);
-    } catch (error) {
-      throw new ValidationFailedError([{ field: 'schema', message: (error as Error).message }]);
-    }
+    const { limits } = this.config;
+    const text = checkSchemaDocument(schema, {
+      maxBytes: limits.schemaMaxBytes,
+      maxDepth: limits.schemaMaxDepth,
+    });
+    this.measure(schema as Record<string, unknown>);
+    this.validatorOf(text, true);
     return text;
+  }
+
+  /** What the schema may cost, before Ajv compiles it (schema-complexity.ts). */
+  private measure(schema: Record<string, unknown>): void {
+    const { limits } = this.config;
+    checkSchemaComplexity(schema, {
+      maxExpandedNodes: limits.schemaMaxExpandedNodes,
+      maxPatternProgram: limits.schemaPatternMaxProgram,
+      maxDataDepth: limits.dataMaxDepth,
+    });
   }
 
   /** The errors of an item (its own fields) against the schema's JSON text; none when it is valid. */
   check(text: string, item: Record<string, unknown>, ownerField: string): SchemaError[] {
-    const validate = this.validatorOf(text);
-    if (validate(ownFields(item, ownerField))) return [];
-    // The first SCHEMA_MAX_ERRORS that Ajv finds.
-    return (validate.errors ?? []).slice(0, this.config.limits.schemaMaxErrors).map(toSchemaError);
+    return this.checkAll(text, [item], ownerField, (errors) => errors)[0] ?? [];
   }
 
-  private validatorOf(text: string): ValidateFunction {
-    let validate = this.compiled.get(text);
-    if (!validate) {
-      validate = this.ajv.compile(JSON.parse(text) as object);
-      this.compiled.set(text, validate);
+  /**
+   * Checks items against the schema's JSON text, one after the other, handing each one's errors
+   * (none when it is valid) to `next`; all of it within SCHEMA_CHECK_MAX_MS, else
+   * SCHEMA_TOO_COMPLEX. What `next` throws ends the checks.
+   */
+  checkAll<T>(
+    text: string,
+    items: readonly Record<string, unknown>[],
+    ownerField: string,
+    next: (errors: SchemaError[], item: Record<string, unknown>) => T,
+  ): T[] {
+    const validate = this.validatorOf(text, false);
+    const maxErrors = this.config.limits.schemaMaxErrors;
+    const ms = this.config.limits.schemaCheckMaxMs;
+    try {
+      return withinBudget(ms, () =>
+        items.map((item) => {
+          if (validate(ownFields(item, ownerField))) return next([], item);
+          // The first SCHEMA_MAX_ERRORS that Ajv finds.
+          return next((validate.errors ?? []).slice(0, maxErrors).map(toSchemaError), item);
+        }),
+      );
+    } catch (error) {
+      if (!(error instanceof BudgetExceeded)) throw error;
+      throw new SchemaTooComplexError(
+        'SCHEMA_CHECK_MAX_MS',
+        `took over ${ms} ms checking the item${items.length === 1 ? '' : 's'} of this request`,
+      );
     }
+  }
+
+  /**
+   * The compiled schema. `putting`: a schema being put, whose problems are the client's 400 and
+   * which must compile within half of SCHEMA_COMPILE_MAX_MS, leaving room on a busier instance.
+   */
+  private validatorOf(text: string, putting: boolean): ValidateFunction {
+    const known = this.compiled.get(text);
+    if (known) return known;
+    const limit = this.config.limits.schemaCompileMaxMs;
+    const ms = putting ? Math.ceil(limit / 2) : limit;
+    const refused = putting ? undefined : this.tooComplex.get(text);
+    if (refused) throw refused;
+    const schema = JSON.parse(text) as object;
+    if (!putting) {
+      // A schema stored before these bounds, or under larger ones: measured before it compiles.
+      try {
+        this.measure(schema as Record<string, unknown>);
+      } catch (error) {
+        if (error instanceof SchemaTooComplexError) this.tooComplex.set(text, error);
+        throw error;
+      }
+    }
+    let validate: ValidateFunction;
+    try {
+      validate = withinBudget(ms, () => this.ajv.compile(schema));
+    } catch (error) {
+      // What Ajv had taken in of a schema it did not finish compiling goes with it.
+      this.ajv.removeSchema(schema);
+      if (error instanceof BudgetExceeded) {
+        const tooLong = compileTooLong(ms, putting);
+        if (!putting) this.tooComplex.set(text, tooLong);
+        throw tooLong;
+      }
+      if (!putting) throw error;
+      throw new ValidationFailedError([{ field: 'schema', message: (error as Error).message }]);
+    }
+    this.compiled.set(text, validate);
     return validate;
   }
+}
+
+function compileTooLong(ms: number, putting: boolean): SchemaTooComplexError {
+  return new SchemaTooComplexError(
+    'SCHEMA_COMPILE_MAX_MS',
+    putting
+      ? `took over ${ms} ms to compile, half of what an instance allows`
+      : `took over ${ms} ms to compile on this instance`,
+  );
 }
 
 /** The item without the fields the service keeps. */

@@ -36,3 +36,17 @@ export class SchemaNotFoundError extends DomainError {
     super('SCHEMA_NOT_FOUND', `The collection '${collection}' has no schema.`);
   }
 }
+
+/**
+ * 400: a collection schema beyond what an instance compiles or checks within its bounds; `limit`
+ * names the bound (SCHEMA_MAX_EXPANDED_NODES, SCHEMA_PATTERN_MAX_PROGRAM, SCHEMA_COMPILE_MAX_MS,
+ * SCHEMA_CHECK_MAX_MS) and the detail says how it was passed. Nothing was stored or written.
+ */
+export class SchemaTooComplexError extends DomainError {
+  constructor(
+    readonly limit: string,
+    what: string,
+  ) {
+    super('SCHEMA_TOO_COMPLEX', `The schema ${what} (${limit}); nothing was written.`);
+  }
+}

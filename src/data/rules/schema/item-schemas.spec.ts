@@ -1,0 +1,313 @@
+import fc from 'fast-check';
+import { DomainError } from '../../../common/errors';
+import type { AppConfig } from '../../../config';
+import { ItemSchemas } from './item-schemas';
+
+/** The defaults of src/config/environment/limits.ts. */
+const LIMITS = {
+  schemaMaxBytes: 64 * 1024,
+  schemaMaxDepth: 16,
+  schemaMaxErrors: 20,
+  schemaCacheSize: 500,
+  schemaMaxExpandedNodes: 2000,
+  schemaPatternMaxProgram: 4000,
+  schemaCompileMaxMs: 1000,
+  schemaCheckMaxMs: 50,
+  dataMaxDepth: 20,
+};
+type Limits = typeof LIMITS;
+const schemasWith = (limits: Partial<Limits> = {}) =>
+  new ItemSchemas({ limits: { ...LIMITS, ...limits } } as unknown as AppConfig);
+/** Time budgets out of the way: what a static limit or the keyword itself bounds is measured. */
+const unhurried = () => schemasWith({ schemaCompileMaxMs: 60_000, schemaCheckMaxMs: 60_000 });
+
+/** The problem `work` throws: its code and detail. */
+function refusal(work: () => unknown): { code: string; detail: string } {
+  try {
+    work();
+  } catch (error) {
+    if (error instanceof DomainError) return { code: error.code, detail: error.message };
+    throw error;
+  }
+  throw new Error('nothing was refused');
+}
+
+function elapsed(work: () => unknown): number {
+  const start = performance.now();
+  work();
+  return performance.now() - start;
+}
+
+/** d0…d39, each an allOf of two $refs to the next: checking a value doubles per level. */
+const doublingRefs = () => ({
+  $ref: '#/$defs/d0',
+  $defs: Object.fromEntries(
+    Array.from({ length: 41 }, (_, i) => [
+      `d${i}`,
+      i === 40 ? {} : { allOf: [{ $ref: `#/$defs/d${i + 1}` }, { $ref: `#/$defs/d${i + 1}` }] },
+    ]),
+  ),
+});
+
+/** One 300-property $def referenced 300 times in an allOf. */
+const repeatedDef = () => ({
+  $defs: {
+    wide: {
+      properties: Object.fromEntries(
+        Array.from({ length: 300 }, (_, i) => [`p${i}`, { type: 'string' }]),
+      ),
+    },
+  },
+  allOf: Array.from({ length: 300 }, () => ({ $ref: '#/$defs/wide' })),
+});
+
+/** `(w0|…|w299){1000}`: 1.4 KB of pattern, 93,000 RE2 instructions. */
+const widePattern = () => `(${Array.from({ length: 300 }, (_, i) => `w${i}`).join('|')}){1000}`;
+
+describe('what a collection schema may cost', () => {
+  it('refuses $refs whose expansion doubles per level, naming SCHEMA_MAX_EXPANDED_NODES', () => {
+    const refused = refusal(() => unhurried().accept(doublingRefs()));
+    expect(refused.code).toBe('SCHEMA_TOO_COMPLEX');
+    expect(refused.detail).toContain('SCHEMA_MAX_EXPANDED_NODES');
+    expect(refused.detail).toContain('2000');
+  });
+
+  it('counts a $def once per place that refers to it: 300 × 300 properties is refused', () => {
+    const spent = elapsed(() =>
+      expect(refusal(() => unhurried().accept(repeatedDef())).detail).toContain(
+        'SCHEMA_MAX_EXPANDED_NODES',
+      ),
+    );
+    // Refused before Ajv compiles anything.
+    expect(spent).toBeLessThan(500);
+    const schema = repeatedDef();
+    schema.allOf = schema.allOf.slice(0, 3);
+    expect(unhurried().accept(schema)).toBe(JSON.stringify(schema));
+  });
+
+  it('measures a schema stored before these bounds when a write needs it, refusing it at once', () => {
+    const schemas = schemasWith();
+    // Stored as text, never put through accept (an earlier version, or larger bounds).
+    const stored = JSON.stringify(repeatedDef());
+    for (let write = 0; write < 2; write += 1) {
+      let refused = { code: '', detail: '' };
+      expect(elapsed(() => (refused = refusal(() => schemas.check(stored, {}, 'o'))))).toBeLessThan(
+        500,
+      );
+      expect(refused.code).toBe('SCHEMA_TOO_COMPLEX');
+      expect(refused.detail).toContain('SCHEMA_MAX_EXPANDED_NODES');
+    }
+  });
+
+  it('refuses a schema that refers to itself without going down into the item', () => {
+    for (const schema of [
+      { $ref: '#' },
+      {
+        $defs: { a: { anyOf: [{ $ref: '#/$defs/b' }] }, b: { not: { $ref: '#/$defs/a' } } },
+        $ref: '#/$defs/a',
+      },
+    ]) {
+      const refused = refusal(() => unhurried().accept(schema));
+      expect(refused).toMatchObject({ code: 'SCHEMA_TOO_COMPLEX' });
+      expect(refused.detail).toContain('never ends');
+    }
+  });
+
+  it('keeps a schema that refers to itself one level down the item, and checks it', () => {
+    const schemas = unhurried();
+    const tree = {
+      $defs: {
+        node: {
+          type: 'object',
+          properties: {
+            n: { type: 'integer' },
+            children: { type: 'array', items: { $ref: '#/$defs/node' } },
+          },
+        },
+      },
+      $ref: '#/$defs/node',
+    };
+    const text = schemas.accept(tree);
+    const deep = { n: 1, children: [{ n: 2, children: [{ n: 3, children: [{ n: 'x' }] }] }] };
+    expect(schemas.check(text, deep, 'owner')).toEqual([
+      expect.objectContaining({ pointer: '/children/0/children/0/children/0/n', keyword: 'type' }),
+    ]);
+  });
+
+  it('refuses a pattern of more than SCHEMA_PATTERN_MAX_PROGRAM RE2 instructions', () => {
+    for (const schema of [
+      { properties: { s: { type: 'string', pattern: widePattern() } } },
+      { patternProperties: { [widePattern()]: { type: 'string' } } },
+    ]) {
+      const refused = refusal(() => unhurried().accept(schema));
+      expect(refused.code).toBe('SCHEMA_TOO_COMPLEX');
+      expect(refused.detail).toContain('SCHEMA_PATTERN_MAX_PROGRAM');
+    }
+    unhurried().accept({ properties: { s: { type: 'string', pattern: '^[a-z]{1,1000}$' } } });
+  });
+
+  it('checks uniqueItems of 90,000 numbers in well under a second, with JSON equality', () => {
+    const schemas = unhurried();
+    const text = schemas.accept({ properties: { a: { type: 'array', uniqueItems: true } } });
+    const numbers = Array.from({ length: 90_000 }, (_, i) => 100_000 + i * 7);
+    expect(
+      elapsed(() => expect(schemas.check(text, { a: numbers }, 'o')).toEqual([])),
+    ).toBeLessThan(1000);
+    const twice = [...numbers, 100_007];
+    expect(schemas.check(text, { a: twice }, 'o')).toEqual([
+      {
+        pointer: '/a',
+        keyword: 'uniqueItems',
+        message: 'must NOT have duplicate items (items ## 1 and 90000 are identical)',
+      },
+    ]);
+    const same = (a: unknown[]) => schemas.check(text, { a }, 'o').length;
+    expect(
+      same([
+        { x: 1, y: [1, { b: 2, a: 1 }] },
+        { y: [1.0, { a: 1, b: 2 }], x: 1 },
+      ]),
+    ).toBe(1);
+    expect(same(['1', 1, [1], { '1': 1 }, null, 'null', true, 'true', [], {}])).toBe(0);
+  });
+
+  it('stops checking at SCHEMA_CHECK_MAX_MS with SCHEMA_TOO_COMPLEX, and checks on after', () => {
+    const schemas = schemasWith({ schemaCompileMaxMs: 60_000 });
+    const text = schemas.accept({
+      properties: {
+        a: {
+          items: {
+            allOf: Array.from({ length: 1500 }, (_, i) => ({ type: 'number', minimum: -i })),
+          },
+        },
+      },
+    });
+    const numbers = Array.from({ length: 10_000 }, (_, i) => i);
+    let refused = { code: '', detail: '' };
+    // Unbounded, this check takes seconds.
+    expect(
+      elapsed(() => (refused = refusal(() => schemas.check(text, { a: numbers }, 'o')))),
+    ).toBeLessThan(LIMITS.schemaCheckMaxMs + 250);
+    expect(refused.code).toBe('SCHEMA_TOO_COMPLEX');
+    expect(refused.detail).toContain('SCHEMA_CHECK_MAX_MS');
+    expect(schemas.check(text, { a: [1, 2] }, 'o')).toEqual([]);
+  });
+
+  it('refuses at PUT a schema that takes more than half of SCHEMA_COMPILE_MAX_MS to compile', () => {
+    const wide = {
+      properties: Object.fromEntries(
+        Array.from({ length: 1500 }, (_, i) => [`p${i}`, { type: 'string' }]),
+      ),
+    };
+    const refused = refusal(() => schemasWith({ schemaCompileMaxMs: 10 }).accept(wide));
+    expect(refused.code).toBe('SCHEMA_TOO_COMPLEX');
+    expect(refused.detail).toContain('SCHEMA_COMPILE_MAX_MS');
+    // The same schema, refused by its time and not by its shape.
+    expect(unhurried().accept(wide)).toBe(JSON.stringify(wide));
+  });
+});
+
+/**
+ * Random schemas within the limits (nested objects and arrays, combinators, patterns, uniqueItems,
+ * and $defs that refer to one another, fanning out) and random items: whatever the static limits
+ * let through compiles and checks an item within BUDGET_MS on this machine (2 shared cores) with
+ * the time budgets out of the way. Fixed seed: every run checks the same cases.
+ */
+describe('compile + check of random schemas within the limits', () => {
+  /** Documented in docs/data.md, with the worst case seen. */
+  const BUDGET_MS = LIMITS.schemaCompileMaxMs;
+  type Schema = Record<string, unknown>;
+  const DEFS = ['d0', 'd1', 'd2', 'd3', 'd4', 'd5', 'd6'];
+  const ref = (from: number) =>
+    fc
+      .integer({ min: from + 1, max: DEFS.length })
+      .map((i) => (i === DEFS.length ? {} : { $ref: `#/$defs/${DEFS[i]}` }));
+  const leaf: fc.Arbitrary<Schema> = fc.oneof(
+    fc.record(
+      {
+        type: fc.constant('string'),
+        maxLength: fc.integer({ min: 0, max: 50 }),
+        pattern: fc.constantFrom('^[a-c]*$', '(ab|cd)+', '^\\w{0,100}$', 'x{2,30}y'),
+      },
+      { requiredKeys: ['type'] },
+    ),
+    fc.record(
+      { type: fc.constantFrom('integer', 'number'), minimum: fc.integer({ min: -5, max: 5 }) },
+      { requiredKeys: ['type'] },
+    ),
+    fc.record(
+      {
+        type: fc.constant('array'),
+        uniqueItems: fc.boolean(),
+        maxItems: fc.integer({ min: 0, max: 50 }),
+      },
+      { requiredKeys: ['type'] },
+    ),
+    fc.record({
+      enum: fc.uniqueArray(fc.constantFrom('x', 'y', 1, 2, true, null), { minLength: 1 }),
+    }),
+  );
+  /** A schema of $def `at`: it may refer only to later $defs (no cycle that does not go down). */
+  const schemaOf = (at: number): fc.Arbitrary<Schema> =>
+    fc.letrec<{ node: Schema }>((tie) => ({
+      node: fc.oneof(
+        { depthSize: 'small', withCrossShrink: true },
+        leaf,
+        ref(at),
+        fc.record({
+          allOf: fc.array(fc.oneof(ref(at), tie('node')), { minLength: 1, maxLength: 6 }),
+        }),
+        fc.record({ anyOf: fc.array(tie('node'), { minLength: 1, maxLength: 4 }) }),
+        fc.record({
+          type: fc.constant('object'),
+          properties: fc.dictionary(fc.constantFrom('a', 'b', 'c', 'd'), tie('node'), {
+            maxKeys: 4,
+          }),
+          additionalProperties: fc.oneof(fc.boolean(), tie('node')),
+        }),
+        fc.record({ type: fc.constant('array'), items: tie('node'), uniqueItems: fc.boolean() }),
+      ),
+    })).node;
+  /** A $def: a schema, or an allOf of references to later ones (fanning out). */
+  const defOf = (at: number): fc.Arbitrary<Schema> =>
+    fc.oneof(schemaOf(at), fc.record({ allOf: fc.array(ref(at), { minLength: 2, maxLength: 8 }) }));
+  const schema = fc.tuple(schemaOf(-1), ...DEFS.map((_, i) => defOf(i))).map(([root, ...defs]) => ({
+    allOf: [{ $ref: '#/$defs/d0' }, root],
+    $defs: Object.fromEntries(defs.map((d, k) => [DEFS[k], d])),
+  }));
+  const item = fc.dictionary(fc.constantFrom('a', 'b', 'c', 'd'), fc.jsonValue({ maxDepth: 4 }), {
+    maxKeys: 4,
+  });
+
+  it(`compiles and checks each within ${BUDGET_MS} ms`, () => {
+    const schemas = unhurried();
+    let worst = 0;
+    let accepted = 0;
+    let refused = 0;
+    fc.assert(
+      fc.property(schema, fc.array(item, { minLength: 1, maxLength: 5 }), (s, items) => {
+        const start = performance.now();
+        let text: string;
+        try {
+          text = schemas.accept(s);
+        } catch (error) {
+          // Only what a static limit names: a time budget never decides here.
+          expect((error as DomainError).code).toBe('SCHEMA_TOO_COMPLEX');
+          expect((error as DomainError).message).toContain('SCHEMA_MAX_EXPANDED_NODES');
+          refused += 1;
+          return;
+        }
+        for (const one of items) schemas.check(text, one, 'owner');
+        const spent = performance.now() - start;
+        accepted += 1;
+        worst = Math.max(worst, spent);
+        expect(spent).toBeLessThan(BUDGET_MS);
+      }),
+      { seed: 44, numRuns: 50 },
+    );
+    // Both sides of the limit were tried.
+    expect(accepted).toBeGreaterThan(10);
+    expect(refused).toBeGreaterThan(0);
+    console.log(`accepted ${accepted}, refused ${refused}, worst ${worst.toFixed(1)} ms`);
+  });
+});
