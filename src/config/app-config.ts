@@ -2,6 +2,7 @@ import { parseDataClusters, type DataClusterConfig } from './data-clusters';
 import { resolveDatabaseName, type DatabaseName } from './database-name';
 import { readEnvironment, type RuntimeVariables } from './environment';
 import { filesConfigOf, type FilesConfig } from './environment/files';
+import { schemaLimitsOf, type SchemaLimits } from './environment/limits';
 
 export interface AppConfig {
   nodeEnv: RuntimeVariables['NODE_ENV'];
@@ -126,21 +127,9 @@ export interface AppConfig {
     importMaxLineBytes: number;
     importMaxLines: number;
     importMaxBytes: number;
-    /** PUT /data/{c}/schema: largest JSON text, deepest nesting. */
-    schemaMaxBytes: number;
-    schemaMaxDepth: number;
-    /** Items one multi-item update of a collection with a schema may change. */
-    schemaMultiUpdateMax: number;
-    /** Errors per item (and violating items per page) reported; compiled schemas kept. */
-    schemaMaxErrors: number;
-    schemaCacheSize: number;
-    schemaMaxExpandedNodes: number;
-    schemaPatternMaxProgram: number;
-    schemaCompileMaxMs: number;
-    schemaCheckMaxMs: number;
     profileJsonMaxBytes: number;
     profileJsonMaxDepth: number;
-  };
+  } & SchemaLimits;
 }
 
 export class ConfigValidationError extends Error {
@@ -295,15 +284,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       importMaxLineBytes: limits.IMPORT_MAX_LINE_BYTES,
       importMaxLines: limits.IMPORT_MAX_LINES,
       importMaxBytes: limits.IMPORT_MAX_BYTES,
-      schemaMaxBytes: limits.SCHEMA_MAX_BYTES,
-      schemaMaxDepth: limits.SCHEMA_MAX_DEPTH,
-      schemaMultiUpdateMax: limits.SCHEMA_MULTI_UPDATE_MAX,
-      schemaMaxErrors: limits.SCHEMA_MAX_ERRORS,
-      schemaCacheSize: limits.SCHEMA_CACHE_SIZE,
-      schemaMaxExpandedNodes: limits.SCHEMA_MAX_EXPANDED_NODES,
-      schemaPatternMaxProgram: limits.SCHEMA_PATTERN_MAX_PROGRAM,
-      schemaCompileMaxMs: limits.SCHEMA_COMPILE_MAX_MS,
-      schemaCheckMaxMs: limits.SCHEMA_CHECK_MAX_MS,
+      ...schemaLimitsOf(limits),
       profileJsonMaxBytes: limits.PROFILE_JSON_MAX_BYTES,
       profileJsonMaxDepth: limits.PROFILE_JSON_MAX_DEPTH,
     },

@@ -202,3 +202,34 @@ export class LimitsVariables {
   @Max(100)
   PROFILE_JSON_MAX_DEPTH = 10;
 }
+
+/** The limits of collection schemas (AppConfig's `limits.schema*`). */
+export interface SchemaLimits {
+  /** PUT /data/{c}/schema: largest JSON text, deepest nesting. */
+  schemaMaxBytes: number;
+  schemaMaxDepth: number;
+  /** Items one multi-item update of a collection with a schema may change. */
+  schemaMultiUpdateMax: number;
+  /** Errors per item (and violating items per page) reported; compiled schemas kept. */
+  schemaMaxErrors: number;
+  schemaCacheSize: number;
+  /** What one schema may cost: nodes with every `$ref` expanded, RE2 program size, time. */
+  schemaMaxExpandedNodes: number;
+  schemaPatternMaxProgram: number;
+  schemaCompileMaxMs: number;
+  schemaCheckMaxMs: number;
+}
+
+export function schemaLimitsOf(vars: LimitsVariables): SchemaLimits {
+  return {
+    schemaMaxBytes: vars.SCHEMA_MAX_BYTES,
+    schemaMaxDepth: vars.SCHEMA_MAX_DEPTH,
+    schemaMultiUpdateMax: vars.SCHEMA_MULTI_UPDATE_MAX,
+    schemaMaxErrors: vars.SCHEMA_MAX_ERRORS,
+    schemaCacheSize: vars.SCHEMA_CACHE_SIZE,
+    schemaMaxExpandedNodes: vars.SCHEMA_MAX_EXPANDED_NODES,
+    schemaPatternMaxProgram: vars.SCHEMA_PATTERN_MAX_PROGRAM,
+    schemaCompileMaxMs: vars.SCHEMA_COMPILE_MAX_MS,
+    schemaCheckMaxMs: vars.SCHEMA_CHECK_MAX_MS,
+  };
+}

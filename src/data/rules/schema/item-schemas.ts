@@ -10,17 +10,10 @@ import { MANAGED_FIELDS } from '../../query/data.constants';
 import { checkSchemaComplexity } from './schema-complexity';
 import { checkSchemaDocument, SUPPORTED_FORMATS } from './schema-document';
 import { BudgetExceeded, withinBudget } from './schema-budget';
-import { SchemaTooComplexError } from './schema.errors';
+import { SchemaTooComplexError, type SchemaError } from './schema.errors';
 import { uniqueItemsKeyword } from './unique-items';
 
-/** One way an item breaks its collection's schema. */
-export interface SchemaError {
-  /** JSON Pointer (RFC 6901) to the value in the item's own fields; `''` is the item. */
-  pointer: string;
-  /** The schema keyword the value fails (`type`, `required`, `pattern`, …). */
-  keyword: string;
-  message: string;
-}
+export type { SchemaError } from './schema.errors';
 
 /**
  * RE2 (linear time) for `pattern` and `patternProperties`, as Ajv asks for a RegExp engine. Ajv

@@ -1,5 +1,13 @@
 import { DomainError, type FieldError } from '../../../common/errors';
-import type { SchemaError } from './item-schemas';
+
+/** One way an item breaks its collection's schema. */
+export interface SchemaError {
+  /** JSON Pointer (RFC 6901) to the value in the item's own fields; `''` is the item. */
+  pointer: string;
+  /** The schema keyword the value fails (`type`, `required`, `pattern`, …). */
+  keyword: string;
+  message: string;
+}
 
 /** An error of SCHEMA_VIOLATION's `errors`: where (`pointer`, and as a body path `field`), which keyword, why. */
 export type SchemaViolationEntry = FieldError & SchemaError;
