@@ -1,5 +1,11 @@
 import { RE2JS } from 're2js';
 import { isPlainObject } from '../../query/json-guard';
+import {
+  DOWN_THE_ITEM,
+  SCHEMA_KEYWORDS,
+  SCHEMA_LIST_KEYWORDS,
+  SCHEMA_MAP_KEYWORDS,
+} from './schema-document';
 import { SchemaTooComplexError } from './schema.errors';
 
 /**
@@ -18,22 +24,6 @@ export interface ComplexityLimits {
   /** DATA_MAX_DEPTH: no item is deeper, so a schema that refers to itself expands no further. */
   maxDataDepth: number;
 }
-
-/** Keywords whose schemas apply to the value itself. */
-const IN_PLACE = new Set(['not', 'if', 'then', 'else', 'contentSchema']);
-const IN_PLACE_LISTS = new Set(['allOf', 'anyOf', 'oneOf']);
-const IN_PLACE_MAPS = new Set(['dependentSchemas']);
-/** Keywords whose schemas apply to the value's members or elements: one level down the item. */
-const DOWN = new Set([
-  'items',
-  'contains',
-  'additionalProperties',
-  'propertyNames',
-  'unevaluatedItems',
-  'unevaluatedProperties',
-]);
-const DOWN_LISTS = new Set(['prefixItems']);
-const DOWN_MAPS = new Set(['properties', 'patternProperties']);
 
 /** The references followed since the last step down the item: a cycle among them never ends. */
 interface RefChain {
@@ -77,11 +67,12 @@ export function checkSchemaComplexity(
       });
     };
     for (const [keyword, value] of Object.entries(node)) {
-      const down = DOWN.has(keyword) || DOWN_LISTS.has(keyword) || DOWN_MAPS.has(keyword);
-      if (IN_PLACE.has(keyword) || DOWN.has(keyword)) here(keyword, value, down);
-      else if ((IN_PLACE_LISTS.has(keyword) || DOWN_LISTS.has(keyword)) && Array.isArray(value))
+      const down = DOWN_THE_ITEM.has(keyword);
+      if (SCHEMA_KEYWORDS.has(keyword)) here(keyword, value, down);
+      else if (SCHEMA_LIST_KEYWORDS.has(keyword) && Array.isArray(value))
         value.forEach((child, i) => here(keyword, child, down, i));
-      else if ((IN_PLACE_MAPS.has(keyword) || DOWN_MAPS.has(keyword)) && isPlainObject(value))
+      // $defs are reached through the references to them, once per reference.
+      else if (SCHEMA_MAP_KEYWORDS.has(keyword) && keyword !== '$defs' && isPlainObject(value))
         for (const [name, child] of Object.entries(value)) {
           if (keyword === 'patternProperties') patterns.add(name);
           here(keyword, child, down, name);
