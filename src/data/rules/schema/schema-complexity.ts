@@ -1,7 +1,7 @@
 import { RE2JS } from 're2js';
 import { isPlainObject } from '../../query/json-guard';
 import {
-  DOWN_THE_ITEM,
+  IN_PLACE_KEYWORDS,
   SCHEMA_KEYWORDS,
   SCHEMA_LIST_KEYWORDS,
   SCHEMA_MAP_KEYWORDS,
@@ -67,7 +67,7 @@ export function checkSchemaComplexity(
       });
     };
     for (const [keyword, value] of Object.entries(node)) {
-      const down = DOWN_THE_ITEM.has(keyword);
+      const down = !IN_PLACE_KEYWORDS.has(keyword);
       if (SCHEMA_KEYWORDS.has(keyword)) here(keyword, value, down);
       else if (SCHEMA_LIST_KEYWORDS.has(keyword) && Array.isArray(value))
         value.forEach((child, i) => here(keyword, child, down, i));

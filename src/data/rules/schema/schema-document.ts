@@ -33,19 +33,20 @@ export const SCHEMA_MAP_KEYWORDS = new Set([
   'dependentSchemas',
 ]);
 /**
- * Of the keywords above, those whose schemas apply to the value's members or elements (one level
- * down the item); the others' apply to the value itself.
+ * Of the keywords above, those whose schemas apply to the value itself; the others' apply to the
+ * value's members or elements (one level down the item).
  */
-export const DOWN_THE_ITEM = new Set([
-  'items',
-  'contains',
-  'additionalProperties',
-  'propertyNames',
-  'unevaluatedItems',
-  'unevaluatedProperties',
-  'prefixItems',
-  'properties',
-  'patternProperties',
+export const IN_PLACE_KEYWORDS = new Set([
+  'not',
+  'if',
+  'then',
+  'else',
+  'contentSchema',
+  'allOf',
+  'anyOf',
+  'oneOf',
+  'dependentSchemas',
+  '$defs',
 ]);
 /** Keywords whose value is data or an annotation, not a schema. */
 const VALUE_KEYWORDS = new Set([
