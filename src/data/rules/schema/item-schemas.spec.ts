@@ -1,3 +1,4 @@
+import Ajv2020 from 'ajv/dist/2020';
 import { DomainError } from '../../../common/errors';
 import { LIMITS, schemasWith, unhurried } from './item-schemas.fixture';
 
@@ -193,3 +194,53 @@ describe('what a collection schema may cost', () => {
  * let through compiles and checks an item within BUDGET_MS on this machine (2 shared cores) with
  * the time budgets out of the way. Fixed seed: every run checks the same cases.
  */
+
+describe('a stored schema whose compile ran out of time', () => {
+  afterEach(() => jest.useRealTimers());
+
+  it('is refused at once for a minute, then compiled again: a busy moment does not refuse it for good', () => {
+    jest.useFakeTimers();
+    const wide = {
+      properties: Object.fromEntries(
+        Array.from({ length: 1500 }, (_, i) => [`p${i}`, { type: 'string' }]),
+      ),
+    };
+    const text = JSON.stringify(wide);
+    const schemas = schemasWith({ schemaCompileMaxMs: 2 });
+    // Every Ajv instance's compiles (a compile stopped part-way replaces the instance).
+    const compile = jest.spyOn(Ajv2020.prototype, 'compile');
+    for (let i = 0; i < 3; i++) {
+      const refused = refusal(() => schemas.check(text, { p0: 'x' }, 'owner'));
+      expect(refused.code).toBe('SCHEMA_TOO_COMPLEX');
+      expect(refused.detail).toContain('SCHEMA_COMPILE_MAX_MS');
+    }
+    // Tried once; the two writes after it were refused without compiling.
+    expect(compile).toHaveBeenCalledTimes(1);
+    jest.advanceTimersByTime(61_000);
+    // Tried again, on a fresh Ajv: refused for its time again, not broken by the first stop.
+    expect(refusal(() => schemas.check(text, { p0: 'x' }, 'owner')).detail).toContain(
+      'SCHEMA_COMPILE_MAX_MS',
+    );
+    expect(compile).toHaveBeenCalledTimes(2);
+    compile.mockRestore();
+  });
+
+  it('compiles other schemas normally after a compile was stopped part-way', () => {
+    const wide = {
+      properties: Object.fromEntries(
+        Array.from({ length: 1500 }, (_, i) => [`p${i}`, { type: 'string' }]),
+      ),
+    };
+    // 1,500 properties take well over 40 ms to compile here; a one-property schema a few.
+    const schemas = schemasWith({ schemaCompileMaxMs: 40 });
+    for (let i = 0; i < 5; i++)
+      expect(
+        refusal(() => schemas.check(JSON.stringify({ ...wide, title: `w${i}` }), {}, 'o')).code,
+      ).toBe('SCHEMA_TOO_COMPLEX');
+    const small = JSON.stringify({ properties: { a: { type: 'integer' } } });
+    expect(schemas.check(small, { a: 1 }, 'o')).toEqual([]);
+    expect(schemas.check(small, { a: 'x' }, 'o')).toEqual([
+      expect.objectContaining({ pointer: '/a', keyword: 'type' }),
+    ]);
+  });
+});

@@ -37,32 +37,21 @@ const re2: RegExpEngine = Object.assign(
  */
 @Injectable()
 export class ItemSchemas {
-  private readonly ajv: Ajv2020;
+  /** Replaced whole when a compile is stopped part-way: what it had taken in cannot be trusted. */
+  private ajv = newAjv();
   private readonly compiled: LRUCache<string, ValidateFunction>;
   /** Schemas found beyond a bound here, with why: not measured or compiled again on every write. */
   private readonly tooComplex: LRUCache<string, SchemaTooComplexError>;
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
-    this.ajv = new Ajv2020({
-      allErrors: true,
-      strict: true,
-      strictTypes: false,
-      strictTuples: false,
-      strictRequired: false,
-      validateFormats: true,
-      code: { regExp: re2 },
-    });
-    addFormats(this.ajv, [...SUPPORTED_FORMATS] as Parameters<typeof addFormats>[1]);
-    // Ajv's own compares pairs of elements: quadratic in the array's length.
-    this.ajv.removeKeyword('uniqueItems');
-    this.ajv.addKeyword(uniqueItemsKeyword);
     this.compiled = new LRUCache({
       // SCHEMA_CACHE_SIZE schemas by their JSON text; compiling one again takes milliseconds.
       max: config.limits.schemaCacheSize,
       // Ajv keeps every schema it compiled: a schema this cache lets go is let go there too.
       dispose: (validate) => this.ajv.removeSchema(validate.schema),
     });
-    this.tooComplex = new LRUCache({ max: config.limits.schemaCacheSize });
+    // Timed by Date, as the service's other expiries are (and as tests hold it).
+    this.tooComplex = new LRUCache({ max: config.limits.schemaCacheSize, perf: Date });
   }
 
   /** A client's schema, checked and compiled; answers its JSON text (what is stored). */
@@ -148,13 +137,21 @@ export class ItemSchemas {
     try {
       validate = withinBudget(ms, () => this.ajv.compile(schema));
     } catch (error) {
-      // What Ajv had taken in of a schema it did not finish compiling goes with it.
-      this.ajv.removeSchema(schema);
       if (error instanceof BudgetExceeded) {
+        // Stopped part-way, Ajv is left with half of the schema's state, on which a later
+        // compile fails ("ajv implementation error"): a new instance compiles from here on (what
+        // was compiled before keeps its validate functions).
+        this.ajv = newAjv();
         const tooLong = compileTooLong(ms, putting);
-        if (!putting) this.tooComplex.set(text, tooLong);
+        // Only for a while: a compile that ran out of time may have met a moment when this
+        // instance was short of CPU, and a schema within every static limit must not stay
+        // refused on one instance for good. Meanwhile writes are refused at once, not after
+        // another SCHEMA_COMPILE_MAX_MS each.
+        if (!putting) this.tooComplex.set(text, tooLong, { ttl: COMPILE_REFUSAL_KEPT_MS });
         throw tooLong;
       }
+      // What Ajv had taken in of a schema it refused goes with it.
+      this.ajv.removeSchema(schema);
       if (!putting) throw error;
       throw new ValidationFailedError([{ field: 'schema', message: (error as Error).message }]);
     }
@@ -162,6 +159,26 @@ export class ItemSchemas {
     return validate;
   }
 }
+
+function newAjv(): Ajv2020 {
+  const ajv = new Ajv2020({
+    allErrors: true,
+    strict: true,
+    strictTypes: false,
+    strictTuples: false,
+    strictRequired: false,
+    validateFormats: true,
+    code: { regExp: re2 },
+  });
+  addFormats(ajv, [...SUPPORTED_FORMATS] as Parameters<typeof addFormats>[1]);
+  // Ajv's own compares pairs of elements: quadratic in the array's length.
+  ajv.removeKeyword('uniqueItems');
+  ajv.addKeyword(uniqueItemsKeyword);
+  return ajv;
+}
+
+/** How long a stored schema whose compile ran out of time is refused before it is tried again. */
+const COMPILE_REFUSAL_KEPT_MS = 60_000;
 
 function compileTooLong(ms: number, putting: boolean): SchemaTooComplexError {
   return new SchemaTooComplexError(
