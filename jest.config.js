@@ -17,6 +17,12 @@ const transform = {
 module.exports = {
   // e2e hooks start apps and, in one file, a second database server.
   testTimeout: 60_000,
+  // Two files at a time (npm test: --maxWorkers=2): an e2e file spends much of its time waiting
+  // on the database, another process or a timer, which the other worker's file fills. A file's
+  // modules and apps stay in its worker's memory after it ends (jest gives each file a registry of
+  // its own, and libraries keep references): a worker that holds more than this once a file ends
+  // is replaced, so that no heap grows for the whole run and garbage collection stays cheap.
+  workerIdleMemoryLimit: '1.5GB',
   projects: [
     {
       displayName: 'unit',

@@ -505,6 +505,13 @@ export interface paths {
      * Sets the collection's schema (creating the collection within the quota when there is none).
      *     Stored items are not rewritten (GET …/schema-violations lists those that break it); the change
      *     is an `updated` event of the collection and holds on every instance within REGISTRY_CACHE_MS.
+     *
+     *     What a schema may cost is bounded, so that no schema can stall an instance: its schema nodes
+     *     with every `$ref` expanded where it stands (SCHEMA_MAX_EXPANDED_NODES; a schema that refers
+     *     to itself without going down into the item is refused), each pattern's RE2 program
+     *     (SCHEMA_PATTERN_MAX_PROGRAM instructions) and the time to compile it (half of
+     *     SCHEMA_COMPILE_MAX_MS). Beyond a bound: 400 SCHEMA_TOO_COMPLEX, its detail naming the bound.
+     *     Checking the items of one write later runs within SCHEMA_CHECK_MAX_MS.
      */
     put: operations['putDataSchema'];
     post?: never;
@@ -587,7 +594,9 @@ export interface paths {
     /**
      * A page of events after `after`, oldest first, with the cursor of the next page. With
      *     `wait`, an empty page is held until an event arrives (or `wait` seconds pass); such a long
-     *     poll holds one of the key's stream slots while it runs.
+     *     poll holds one of the key's stream slots while it runs, and ends with 401 (key revoked or
+     *     expired) or 403 (team membership ended) within STREAM_RIGHTS_CHECK_MS of such a loss;
+     *     nothing written after it is answered.
      */
     get: operations['listEvents'];
     put?: never;
@@ -607,7 +616,8 @@ export interface paths {
     };
     /**
      * Server-Sent Events: every event after `Last-Event-ID` (or `after`; neither: from now), then
-     *     each new one as it happens; a comment line every EVENTS_HEARTBEAT_MS while quiet.
+     *     each new one as it happens; a comment line every EVENTS_HEARTBEAT_MS while quiet. A stream
+     *     whose principal loses its rights ends with an `end` event naming why (docs/events.md).
      */
     get: operations['streamEvents'];
     put?: never;
@@ -650,7 +660,11 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The file a link grants, answered like GET /files/{id}/content. */
+    /**
+     * The file a link grants, answered like GET /files/{id}/content (the same types inline, every
+     *     other as an attachment; nosniff and the sandbox CSP). 404 once the stored file it was made
+     *     for is deleted or replaced, whatever has its id since.
+     */
     get: operations['downloadByLink'];
     put?: never;
     post?: never;
@@ -672,10 +686,13 @@ export interface paths {
     put?: never;
     /**
      * Uploads a file, streamed to storage: the raw body (its Content-Type is the file's type,
-     *     `name` its name) or multipart/form-data with one file part (its filename and type). With
-     *     Content-Length, the quota is checked before a byte is stored. A failed or cut-off upload
-     *     leaves nothing behind. An Idempotency-Key names the upload: a retry under it answers the
-     *     first upload's file without storing the body again.
+     *     `name` its name) or multipart/form-data with one file part (its filename and type). The type
+     *     must be one media type (`type/subtype`, then `; name=value` parameters): a list, a comma
+     *     anywhere or a broken parameter is a 400; it is stored normalised (lower-case type and
+     *     parameter names, parameters in name order). With Content-Length, the quota is checked
+     *     before a byte is stored. A failed or cut-off upload, or a multipart body that is not
+     *     well-formed (no closing boundary: 400), leaves nothing behind. An Idempotency-Key names the
+     *     upload: a retry under it answers the first upload's file without storing the body again.
      */
     post: operations['uploadFile'];
     delete?: never;
@@ -710,8 +727,12 @@ export interface paths {
     };
     /**
      * The bytes. One `Range` gets 206 (several get the whole file; 416 when none of it is
-     *     there); `If-None-Match` with the ETag (the SHA-256) gets 304. Types a browser could run
-     *     (HTML, SVG, XML, JavaScript, anything unknown) come as attachments, always with nosniff.
+     *     there); `If-None-Match` with the ETag (the SHA-256) gets 304. `Content-Disposition` is
+     *     `inline` only for images other than SVG (PNG, JPEG, GIF, WebP, AVIF, BMP), PDF, plain text,
+     *     audio and video; every other type (HTML, SVG, XML, JavaScript, multipart, anything unknown)
+     *     comes as an attachment, and a stored type that is not one valid media type as
+     *     `application/octet-stream`. Always with `X-Content-Type-Options: nosniff` and
+     *     `Content-Security-Policy: default-src 'none'; sandbox`.
      */
     get: operations['downloadFile'];
     put?: never;
@@ -734,7 +755,8 @@ export interface paths {
     /**
      * A link that downloads the file without a key until it expires (at most
      *     FILE_LINK_MAX_SECONDS) or the file is deleted: for `<img src>` and downloads in a browser.
-     *     Anyone holding it can download the file.
+     *     Anyone holding it can download the file. It names this stored file, not only its id: once
+     *     the file is deleted or replaced, it never downloads a file stored under the id later.
      */
     post: operations['linkFile'];
     delete?: never;
@@ -2154,7 +2176,10 @@ export interface components {
       pointer?: string;
     };
     FileDto: {
-      /** @example image/png */
+      /**
+       * @description One media type, normalised (lower-case type and parameter names, parameters in name order); files stored before types were checked may hold what was sent
+       * @example image/png
+       */
       contentType: string;
       /** Format: date-time */
       createdAt: string;
@@ -2685,6 +2710,7 @@ export interface components {
         | 'INVALID_QUERY'
         | 'INVALID_COLLECTION_NAME'
         | 'PROTECTED_INDEX'
+        | 'SCHEMA_TOO_COMPLEX'
         | 'INVALID_CONTENT_ENCODING'
         | 'UNKNOWN_REGION'
         | 'NO_OPEN_CLUSTER'
@@ -7580,7 +7606,7 @@ export interface operations {
             components['schemas']['UpdateManyResultDto'] | components['schemas']['DataItemDto'];
         };
       };
-      /** @description No filter, an empty one, or bad values; INVALID_BRANCH: X-Branch is not a valid branch name; INVALID_IDEMPOTENCY_KEY: Idempotency-Key is malformed */
+      /** @description No filter, an empty one, or bad values; SCHEMA_TOO_COMPLEX: checking the items against the collection schema ran over SCHEMA_CHECK_MAX_MS, or compiling the schema over SCHEMA_COMPILE_MAX_MS (nothing was written); INVALID_BRANCH: X-Branch is not a valid branch name; INVALID_IDEMPOTENCY_KEY: Idempotency-Key is malformed */
       400: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -7854,7 +7880,7 @@ export interface operations {
           'application/json': components['schemas']['DataItemDto'];
         };
       };
-      /** @description Bad name, item, field name or depth; INVALID_BRANCH: X-Branch is not a valid branch name; INVALID_IDEMPOTENCY_KEY: Idempotency-Key is malformed */
+      /** @description Bad name, item, field name or depth; SCHEMA_TOO_COMPLEX: checking the items against the collection schema ran over SCHEMA_CHECK_MAX_MS, or compiling the schema over SCHEMA_COMPILE_MAX_MS (nothing was written); INVALID_BRANCH: X-Branch is not a valid branch name; INVALID_IDEMPOTENCY_KEY: Idempotency-Key is malformed */
       400: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -8551,7 +8577,7 @@ export interface operations {
           'application/json': components['schemas']['BulkCreateResultDto'];
         };
       };
-      /** @description No items, too many, or a bad uniqueField/authField; INVALID_BRANCH: X-Branch is not a valid branch name; INVALID_IDEMPOTENCY_KEY: Idempotency-Key is malformed */
+      /** @description No items, too many, or a bad uniqueField/authField; SCHEMA_TOO_COMPLEX: checking the items against the collection schema ran over SCHEMA_CHECK_MAX_MS, or compiling the schema over SCHEMA_COMPILE_MAX_MS (nothing was written); INVALID_BRANCH: X-Branch is not a valid branch name; INVALID_IDEMPOTENCY_KEY: Idempotency-Key is malformed */
       400: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -10400,7 +10426,7 @@ export interface operations {
           'application/json': components['schemas']['CollectionSchemaDto'];
         };
       };
-      /** @description The request is not valid (VALIDATION_FAILED, MALFORMED_JSON, or INVALID_CONTENT_ENCODING for a body that does not decode); INVALID_BRANCH: X-Branch is not a valid branch name */
+      /** @description VALIDATION_FAILED: the schema is not one this service runs (the field names where); SCHEMA_TOO_COMPLEX: it is beyond SCHEMA_MAX_EXPANDED_NODES, SCHEMA_PATTERN_MAX_PROGRAM or SCHEMA_COMPILE_MAX_MS (the detail names which); INVALID_BRANCH: X-Branch is not a valid branch name */
       400: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -11329,7 +11355,7 @@ export interface operations {
           'application/json': components['schemas']['DataItemDto'];
         };
       };
-      /** @description ; INVALID_BRANCH: X-Branch is not a valid branch name; INVALID_IDEMPOTENCY_KEY: Idempotency-Key is malformed */
+      /** @description ; SCHEMA_TOO_COMPLEX: checking the items against the collection schema ran over SCHEMA_CHECK_MAX_MS, or compiling the schema over SCHEMA_COMPILE_MAX_MS (nothing was written); INVALID_BRANCH: X-Branch is not a valid branch name; INVALID_IDEMPOTENCY_KEY: Idempotency-Key is malformed */
       400: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -11880,7 +11906,7 @@ export interface operations {
           'application/json': components['schemas']['DataItemDto'];
         };
       };
-      /** @description Not exactly one operation, or a bad one; INVALID_BRANCH: X-Branch is not a valid branch name; INVALID_IDEMPOTENCY_KEY: Idempotency-Key is malformed */
+      /** @description Not exactly one operation, or a bad one; SCHEMA_TOO_COMPLEX: checking the items against the collection schema ran over SCHEMA_CHECK_MAX_MS, or compiling the schema over SCHEMA_COMPILE_MAX_MS (nothing was written); INVALID_BRANCH: X-Branch is not a valid branch name; INVALID_IDEMPOTENCY_KEY: Idempotency-Key is malformed */
       400: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -12292,7 +12318,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description text/event-stream: `id: <event id>`, `event: <type>`, `data: <event JSON>` per event */
+      /** @description text/event-stream: `id: <event id>`, `event: <type>`, `data: <event JSON>` per event. When the key is revoked or expires, or (X-Team) the team membership ends — a deleted sub profile or an erased account revokes its keys — the stream ends within STREAM_RIGHTS_CHECK_MS (3 s by default) with a last `event: end`, `data: {"reason": "KEY_REVOKED" | "KEY_EXPIRED" | "TEAM_MEMBERSHIP_ENDED", "detail": "…"}`, then closes; nothing written after the loss is sent */
       200: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -12630,14 +12656,17 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description The whole file */
+      /** @description The whole file. Content-Type: the file's type, normalised (`application/octet-stream` when what is stored is not one valid media type) */
       200: {
         headers: {
           'Accept-Ranges'?: 'bytes';
-          /** @description `inline` or `attachment` with the name (RFC 6266) */
+          /** @description `inline` only for image/png, jpeg, gif, webp, avif, bmp, text/plain, application/pdf, audio/* and video/* (no `+suffix`); `attachment` for every other type. With the name (RFC 6266) */
           'Content-Disposition'?: string;
+          /** @description `default-src 'none'; sandbox`: opened as a page anyway, the file runs nothing */
+          'Content-Security-Policy'?: string;
           /** @description The SHA-256 of the bytes, quoted (strong) */
           ETag?: string;
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit': number;
           /** @description Requests left in the current window */
@@ -12656,11 +12685,14 @@ export interface operations {
       206: {
         headers: {
           'Accept-Ranges'?: 'bytes';
-          /** @description `inline` or `attachment` with the name (RFC 6266) */
+          /** @description `inline` only for image/png, jpeg, gif, webp, avif, bmp, text/plain, application/pdf, audio/* and video/* (no `+suffix`); `attachment` for every other type. With the name (RFC 6266) */
           'Content-Disposition'?: string;
           'Content-Range'?: string;
+          /** @description `default-src 'none'; sandbox`: opened as a page anyway, the file runs nothing */
+          'Content-Security-Policy'?: string;
           /** @description The SHA-256 of the bytes, quoted (strong) */
           ETag?: string;
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit': number;
           /** @description Requests left in the current window */
@@ -12709,7 +12741,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FILE_LINK_INVALID: not a link this service signed */
+      /** @description FILE_LINK_INVALID: not a link this service signed, or one made before links named the stored file */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -12840,7 +12872,7 @@ export interface operations {
   listFiles: {
     parameters: {
       query?: {
-        /** @description Files of exactly this type */
+        /** @description Files of exactly this type, compared as stored: normalised (lower-case type and parameter names, parameters in name order) */
         contentType?: string;
         /** @description Files whose name starts with this */
         name?: string;
@@ -13008,7 +13040,7 @@ export interface operations {
       path?: never;
       cookie?: never;
     };
-    /** @description The bytes (any Content-Type), or multipart/form-data with one file part */
+    /** @description The bytes (Content-Type: one media type, the file's), or multipart/form-data with one file part */
     requestBody: {
       content: {
         'application/octet-stream': string;
@@ -13041,7 +13073,7 @@ export interface operations {
           'application/json': components['schemas']['FileDto'];
         };
       };
-      /** @description A bad name or type, or a multipart body without exactly one file part; INVALID_BRANCH: X-Branch is not a valid branch name; INVALID_IDEMPOTENCY_KEY: Idempotency-Key is malformed */
+      /** @description VALIDATION_FAILED: a bad name; a type that is not one media type (a list, a comma, a broken parameter); a multipart body without exactly one file part or not well-formed (no closing boundary); INVALID_BRANCH: X-Branch is not a valid branch name; INVALID_IDEMPOTENCY_KEY: Idempotency-Key is malformed */
       400: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -13550,14 +13582,17 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description The whole file */
+      /** @description The whole file. Content-Type: the file's type, normalised (`application/octet-stream` when what is stored is not one valid media type) */
       200: {
         headers: {
           'Accept-Ranges'?: 'bytes';
-          /** @description `inline` or `attachment` with the name (RFC 6266) */
+          /** @description `inline` only for image/png, jpeg, gif, webp, avif, bmp, text/plain, application/pdf, audio/* and video/* (no `+suffix`); `attachment` for every other type. With the name (RFC 6266) */
           'Content-Disposition'?: string;
+          /** @description `default-src 'none'; sandbox`: opened as a page anyway, the file runs nothing */
+          'Content-Security-Policy'?: string;
           /** @description The SHA-256 of the bytes, quoted (strong) */
           ETag?: string;
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit': number;
           /** @description Requests left in the current window */
@@ -13576,11 +13611,14 @@ export interface operations {
       206: {
         headers: {
           'Accept-Ranges'?: 'bytes';
-          /** @description `inline` or `attachment` with the name (RFC 6266) */
+          /** @description `inline` only for image/png, jpeg, gif, webp, avif, bmp, text/plain, application/pdf, audio/* and video/* (no `+suffix`); `attachment` for every other type. With the name (RFC 6266) */
           'Content-Disposition'?: string;
           'Content-Range'?: string;
+          /** @description `default-src 'none'; sandbox`: opened as a page anyway, the file runs nothing */
+          'Content-Security-Policy'?: string;
           /** @description The SHA-256 of the bytes, quoted (strong) */
           ETag?: string;
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit': number;
           /** @description Requests left in the current window */

@@ -1,7 +1,7 @@
 import { MongoClient } from 'mongodb';
 import ConnectionString from 'mongodb-connection-string-url';
 import type { Logger } from 'pino';
-import { boundedDriverOptions } from './common/mongo/bounded-driver-options';
+import { bootDriverOptions } from './common/mongo/bounded-driver-options';
 import { isDatabaseUnavailable } from './common/errors/mongo-errors';
 import type { AppConfig } from './config';
 import { LEGACY_DATABASE_NAME } from './config/database-name';
@@ -90,13 +90,14 @@ export async function awaitDatabase(
   uri: string,
   database: AppConfig['database'],
   deadline: number,
-  log: Logger,
+  log: Pick<Logger, 'warn'>,
 ): Promise<void> {
-  // A client whose first connection failed stays closed ("Topology is closed"): one per attempt.
+  // A client whose first connection failed stays closed ("Topology is closed"): one per attempt,
+  // each with the boot timeouts rather than the request-time ones.
   const client = await retryUntilReachable(
     'first ping',
     async () => {
-      const attempt = new MongoClient(uri, boundedDriverOptions(database));
+      const attempt = new MongoClient(uri, bootDriverOptions(database, deadline - Date.now()));
       try {
         await attempt.db(database.dbName).command({ ping: 1 });
         return attempt;

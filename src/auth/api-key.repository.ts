@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
-import type { Model } from 'mongoose';
+import { Types, type Model } from 'mongoose';
 import { LookupCache } from '../common/cache/lookup-cache';
 import { isObjectIdHex } from '../common/mongo/object-id';
 import type { Tenant } from '../common/tenancy/namespace';
@@ -141,6 +141,19 @@ export class ApiKeyRepository implements OnModuleInit {
     if (!isObjectIdHex(id)) return null;
     const doc = await this.keys.findById(id).lean<ApiKeyDocument>().exec();
     return doc ? toRecord(doc) : null;
+  }
+
+  /**
+   * The keys with these ids that exist, in one command and never from the cache (the rights
+   * check of open streams must see a revocation made through any instance).
+   */
+  async findManyById(ids: string[]): Promise<ApiKeyRecord[]> {
+    const wanted = ids.filter(isObjectIdHex).map((id) => new Types.ObjectId(id));
+    if (wanted.length === 0) return [];
+    const docs = await this.keys.collection
+      .find<ApiKeyDocument>({ _id: { $in: wanted } })
+      .toArray();
+    return docs.map(toRecord);
   }
 
   /** Deletes every key that acts as this sub profile; how many there were. */

@@ -9,6 +9,7 @@ import { AuthFailureLimiter } from './auth-failure.limiter';
 import { AuthFailureRepository } from './auth-failure.repository';
 import { AuthFailureDocument, AuthFailureSchema } from './auth-failure.schema';
 import { OverBudgetKeyLookups } from './over-budget-lookups';
+import { PrincipalRights } from './principal-rights';
 import { SUB_PROFILE_LOOKUP, type SubProfileLookup } from './sub-profiles.port';
 import { TEAM_MEMBERSHIP_LOOKUP, type TeamMembershipLookup } from './team-memberships.port';
 
@@ -46,10 +47,11 @@ export class AuthModule {
         AuthFailureRepository,
         AuthFailureLimiter,
         ApiKeyGuard,
+        PrincipalRights,
         { provide: SUB_PROFILE_LOOKUP, useExisting: options.subProfiles },
         { provide: TEAM_MEMBERSHIP_LOOKUP, useExisting: options.teamMemberships },
       ],
-      exports: [ApiKeyService, ApiKeyGuard],
+      exports: [ApiKeyService, ApiKeyGuard, PrincipalRights],
     };
   }
 }

@@ -5,6 +5,10 @@
  */
 export interface TeamMembershipLookup {
   roleOf(teamId: string, subject: string): Promise<'admin' | 'member' | null>;
+  /** Which of these memberships exist, in one query (the rights check of open streams). */
+  existingAmong(
+    pairs: { teamId: string; subject: string }[],
+  ): Promise<{ teamId: string; subject: string }[]>;
 }
 
 export const TEAM_MEMBERSHIP_LOOKUP = Symbol('TeamMembershipLookup');

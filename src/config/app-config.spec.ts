@@ -191,14 +191,24 @@ describe('loadConfig', () => {
       ]);
     });
 
-    it('waits 30 s for the database at start and never starts fresh on its own', () => {
-      expect(dbOf({})).toMatchObject({ bootTimeoutMs: 30_000, allowFreshStart: false });
-      expect(dbOf({ DB_BOOT_TIMEOUT_MS: '5000', DB_ALLOW_FRESH_START: 'true' })).toMatchObject({
-        bootTimeoutMs: 5000,
-        allowFreshStart: true,
+    it('waits 30 s for the database at start, 10 s an attempt, and never starts fresh on its own', () => {
+      expect(dbOf({})).toMatchObject({
+        bootTimeoutMs: 30_000,
+        bootAttemptTimeoutMs: 10_000,
+        allowFreshStart: false,
       });
+      expect(
+        dbOf({
+          DB_BOOT_TIMEOUT_MS: '5000',
+          DB_BOOT_ATTEMPT_TIMEOUT_MS: '3000',
+          DB_ALLOW_FRESH_START: 'true',
+        }),
+      ).toMatchObject({ bootTimeoutMs: 5000, bootAttemptTimeoutMs: 3000, allowFreshStart: true });
       expect(problemsOf({ DB_BOOT_TIMEOUT_MS: '10' })).toEqual([
         expect.stringContaining('DB_BOOT_TIMEOUT_MS'),
+      ]);
+      expect(problemsOf({ DB_BOOT_ATTEMPT_TIMEOUT_MS: '10' })).toEqual([
+        expect.stringContaining('DB_BOOT_ATTEMPT_TIMEOUT_MS'),
       ]);
     });
   });
@@ -264,6 +274,7 @@ describe('loadConfig', () => {
     const config = loadConfig({ EMBEDDED_DB: 'not-a-kind', FERRETDB_VERSION: 'latest' });
     expect(Object.keys(config.database).sort()).toEqual([
       'allowFreshStart',
+      'bootAttemptTimeoutMs',
       'bootTimeoutMs',
       'dbName',
       'dbNameSource',

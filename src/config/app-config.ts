@@ -3,6 +3,7 @@ import { resolveDatabaseName, type DatabaseName } from './database-name';
 import { readEnvironment, type RuntimeVariables } from './environment';
 import { moveProblems, moveSettings, type MoveSettings } from './environment/clusters';
 import { filesConfigOf, type FilesConfig } from './environment/files';
+import { schemaLimitsOf, type SchemaLimits } from './environment/limits';
 
 export interface AppConfig {
   nodeEnv: RuntimeVariables['NODE_ENV'];
@@ -36,10 +37,9 @@ export interface AppConfig {
     sweepIntervalMs: number;
     maxResponseBytes: number;
   };
-  /** Operator key from ADMIN_API_KEY; main.ts fills in a generated one in development. */
-  adminApiKey?: string;
-  /** API keys an instance keeps after a lookup (README, security). */
-  apiKeyCache: { ttlMs: number; max: number };
+  adminApiKey?: string; // ADMIN_API_KEY; main.ts fills in a generated one in development
+  apiKeyCache: { ttlMs: number; max: number }; // keys kept after a lookup (README, security)
+  rightsCheckMs: number; // STREAM_RIGHTS_CHECK_MS: open streams' rights (principal-rights.ts)
   database: {
     uri?: string;
     /** The database used: MONGODB_URI's, else MONGODB_DB_NAME, else `profile_data`. */
@@ -49,6 +49,8 @@ export interface AppConfig {
     allowFreshStart: boolean;
     /** DB_BOOT_TIMEOUT_MS: how long a start waits for the database. */
     bootTimeoutMs: number;
+    /** DB_BOOT_ATTEMPT_TIMEOUT_MS: connect and selection timeout of one attempt at start. */
+    bootAttemptTimeoutMs: number;
     serverSelectionTimeoutMs: number;
     retryAfterSeconds: number;
     queryTimeoutMs: number;
@@ -121,17 +123,9 @@ export interface AppConfig {
     importMaxLineBytes: number;
     importMaxLines: number;
     importMaxBytes: number;
-    /** PUT /data/{c}/schema: largest JSON text, deepest nesting. */
-    schemaMaxBytes: number;
-    schemaMaxDepth: number;
-    /** Items one multi-item update of a collection with a schema may change. */
-    schemaMultiUpdateMax: number;
-    /** Errors per item (and violating items per page) reported; compiled schemas kept. */
-    schemaMaxErrors: number;
-    schemaCacheSize: number;
     profileJsonMaxBytes: number;
     profileJsonMaxDepth: number;
-  };
+  } & SchemaLimits;
 }
 
 export class ConfigValidationError extends Error {
@@ -244,12 +238,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     },
     adminApiKey: auth.ADMIN_API_KEY,
     apiKeyCache: { ttlMs: auth.API_KEY_CACHE_MS, max: auth.API_KEY_CACHE_SIZE },
+    rightsCheckMs: auth.STREAM_RIGHTS_CHECK_MS,
     database: {
       uri: database.MONGODB_URI,
       dbName: dbName.name,
       dbNameSource: dbName.source,
       allowFreshStart: database.DB_ALLOW_FRESH_START,
       bootTimeoutMs: database.DB_BOOT_TIMEOUT_MS,
+      bootAttemptTimeoutMs: database.DB_BOOT_ATTEMPT_TIMEOUT_MS,
       serverSelectionTimeoutMs: database.DB_SERVER_SELECTION_TIMEOUT_MS,
       retryAfterSeconds: database.DB_RETRY_AFTER_SECONDS,
       queryTimeoutMs: database.QUERY_TIMEOUT_MS,
@@ -281,11 +277,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       importMaxLineBytes: limits.IMPORT_MAX_LINE_BYTES,
       importMaxLines: limits.IMPORT_MAX_LINES,
       importMaxBytes: limits.IMPORT_MAX_BYTES,
-      schemaMaxBytes: limits.SCHEMA_MAX_BYTES,
-      schemaMaxDepth: limits.SCHEMA_MAX_DEPTH,
-      schemaMultiUpdateMax: limits.SCHEMA_MULTI_UPDATE_MAX,
-      schemaMaxErrors: limits.SCHEMA_MAX_ERRORS,
-      schemaCacheSize: limits.SCHEMA_CACHE_SIZE,
+      ...schemaLimitsOf(limits),
       profileJsonMaxBytes: limits.PROFILE_JSON_MAX_BYTES,
       profileJsonMaxDepth: limits.PROFILE_JSON_MAX_DEPTH,
     },

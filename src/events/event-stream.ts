@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import type { CustomerPrincipal } from '../auth';
+import type { CustomerPrincipal, RightsLoss, RightsWatch } from '../auth';
 import type { ShutdownState } from '../health/shutdown.state';
 import { EventDto } from './dto/events.dto';
 import { eventMatcher, type EventQuery, type FeedEvent } from './event-scope';
@@ -19,6 +19,8 @@ export interface StreamOptions {
   release: () => void;
   /** Opened without a cursor: it starts where the feed stood at the open. */
   fromNow: boolean;
+  /** Follows the principal's rights while the stream is open (PrincipalRights.watch). */
+  watchRights: (principal: CustomerPrincipal, onLost: (loss: RightsLoss) => void) => RightsWatch;
 }
 
 /**
@@ -43,6 +45,7 @@ export class EventStream implements TailReader {
   private readonly stops: (() => void)[] = [];
   private closed = false;
   private wakeTail: () => void = () => undefined;
+  private rights: RightsWatch | null = null;
   /** Heartbeats that found the stream paused in a row. */
   private pausedBeats = 0;
   scanned = 0;
@@ -82,6 +85,9 @@ export class EventStream implements TailReader {
     const onDrain = (): void => this.resume();
     res.on('drain', onDrain);
     stops.push(() => res.off('drain', onDrain));
+    const rights = this.options.watchRights(this.principal, (loss) => this.end(loss));
+    this.rights = rights;
+    stops.push(() => rights.stop());
     const following = this.events.follow(this.principal, this, this.options.fromNow);
     this.wakeTail = following.wake;
     stops.push(following.stop);
@@ -99,6 +105,17 @@ export class EventStream implements TailReader {
       limit,
       checkExpiry: false,
     });
+  }
+
+  async confirm(): Promise<void> {
+    if (this.closed || !this.rights) return;
+    try {
+      const loss = await this.rights.confirm();
+      if (loss) this.end(loss);
+    } catch (error) {
+      // Not known to hold its rights: nothing more is sent (the client reconnects).
+      this.fail(error);
+    }
   }
 
   send(events: FeedEvent[]): void {
@@ -159,6 +176,17 @@ export class EventStream implements TailReader {
     this.wakeTail();
   }
 
+  /**
+   * Its principal lost its rights: a final `end` event naming why (written whatever the stream
+   * holds unsent), then the stream closes. EventSource reconnects, and that request is refused.
+   */
+  private end(loss: RightsLoss): void {
+    if (this.closed) return;
+    this.logger.log({ reason: loss.reason }, 'event stream ended: its principal lost its rights');
+    this.res?.write(endMessage(loss));
+    this.close();
+  }
+
   /** Lets a slow reader go: what it holds is dropped at once, not flushed. */
   private cutOff(): void {
     if (this.closed) return;
@@ -176,6 +204,11 @@ export class EventStream implements TailReader {
     for (const stop of this.stops) stop();
     if (this.res && !this.res.writableEnded && !this.res.destroyed) this.res.end();
   }
+}
+
+/** The last message of a stream whose principal lost its rights (docs/events.md). */
+export function endMessage(loss: RightsLoss): string {
+  return `event: end\ndata: ${JSON.stringify({ reason: loss.reason, detail: loss.detail })}\n\n`;
 }
 
 function message(event: LiveEvent): string {

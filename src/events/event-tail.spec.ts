@@ -82,6 +82,10 @@ class Reader implements TailReader {
     this.failed = error;
   }
 
+  async confirm(): Promise<void> {
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+
   expected(feed: Feed, from: number): number[] {
     return feed.events.filter((e) => e.seq > from && this.wants(e)).map((e) => e.seq);
   }

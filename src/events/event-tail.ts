@@ -18,6 +18,12 @@ export interface TailReader {
    * Fewer than all: it is `paused` until its client has read what it holds, then wakes the tail.
    */
   sendOwn(events: FeedEvent[]): number;
+  /**
+   * Called after a read, before what it read is handed over: resolves once the reader's rights
+   * were confirmed after the read (it then takes the events), or once it ended because it lost
+   * them (it then takes nothing). Never rejects.
+   */
+  confirm(): Promise<void>;
   /** Whether it waits for its client to read before it takes more (skipped by the tail). */
   readonly paused: boolean;
   /** Its own read failed: the reader ends (the client resumes with Last-Event-ID). */
@@ -125,14 +131,17 @@ export class NamespaceTail {
       const page = await this.source.readAll(from, TAIL_PAGE);
       if (page.length === 0) return;
       const through: number = page.at(-1)?.seq ?? from;
-      for (const reader of this.readers) {
-        // A reader still behind `from` joined during this round, or is paused: a later round
-        // catches it up.
-        if (reader.scanned < from || reader.paused) continue;
+      // A reader still behind `from` joined during this round, or is paused: a later round
+      // catches it up.
+      const handed = [...this.readers].flatMap((reader) => {
+        if (reader.scanned < from || reader.paused) return [];
         const wanted = page.filter((event) => event.seq > reader.scanned && reader.wants(event));
         reader.scanned = Math.max(reader.scanned, through);
-        if (wanted.length > 0) reader.send(wanted);
-      }
+        return wanted.length > 0 ? [{ reader, wanted }] : [];
+      });
+      // Nothing read goes to a reader whose rights are not confirmed after the read.
+      await Promise.all(handed.map(({ reader }) => reader.confirm()));
+      for (const { reader, wanted } of handed) if (this.readers.has(reader)) reader.send(wanted);
       position = through;
       this.reached = through;
       if (page.length < TAIL_PAGE) return;
@@ -143,6 +152,7 @@ export class NamespaceTail {
     try {
       while (reader.scanned < through && this.readers.has(reader)) {
         const page = await reader.readOwn(reader.scanned, through, TAIL_PAGE);
+        if (page.length > 0) await reader.confirm();
         if (!this.readers.has(reader)) return;
         const taken = page.length > 0 ? reader.sendOwn(page) : 0;
         if (taken < page.length) {

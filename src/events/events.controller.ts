@@ -8,7 +8,14 @@ import {
   ApiTooManyRequestsResponse,
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { Auth, CurrentPrincipal, type CustomerPrincipal } from '../auth';
+import {
+  Auth,
+  CurrentPrincipal,
+  PrincipalRights,
+  rightsLossError,
+  type CustomerPrincipal,
+  type RightsWatch,
+} from '../auth';
 import { ProblemDto, ValidationFailedError } from '../common/errors';
 import { ShutdownState } from '../health/shutdown.state';
 import { EventDto, EventPageDto, EventsPageQueryDto, EventsQueryDto } from './dto/events.dto';
@@ -57,12 +64,16 @@ export class EventsController {
   constructor(
     private readonly events: EventsService,
     private readonly shutdown: ShutdownState,
+    /** Not the service's: PrincipalRights reaches the modules that EventsService serves. */
+    private readonly rights: PrincipalRights,
   ) {}
 
   /**
    * A page of events after `after`, oldest first, with the cursor of the next page. With
    * `wait`, an empty page is held until an event arrives (or `wait` seconds pass); such a long
-   * poll holds one of the key's stream slots while it runs.
+   * poll holds one of the key's stream slots while it runs, and ends with 401 (key revoked or
+   * expired) or 403 (team membership ended) within STREAM_RIGHTS_CHECK_MS of such a loss;
+   * nothing written after it is answered.
    */
   @Get()
   @LiveQueryParams()
@@ -84,27 +95,40 @@ export class EventsController {
       return page(await this.events.read(principal, { ...query, after, limit }), after, view);
     // Decided before any database work: a refused long poll costs nothing.
     const release = this.events.slots.take(principal.keyId);
+    // Its rights are followed while it waits: a loss ends the wait with 401/403.
+    let onLost = (): void => undefined;
+    const rights = this.rights.watch(principal, () => onLost());
     try {
       const deadline = Date.now() + wait * 1000;
       for (;;) {
+        if (rights.lost) throw rightsLossError(rights.lost);
         // The newest event before the read: a wait then starts from what the read has covered.
         const seen = await this.events.latestForStream(principal);
         const events = await this.events.readForStream(principal, { ...query, after, limit });
         const answer = page(events, after, view);
         const remaining = deadline - Date.now();
-        if (answer.events.length > 0 || remaining <= 0 || this.shutdown.draining) return answer;
+        if (answer.events.length > 0) {
+          // What was read goes out only if the principal held its rights after the read.
+          const loss = await rights.confirm();
+          if (loss) throw rightsLossError(loss);
+          return answer;
+        }
+        if (remaining <= 0 || this.shutdown.draining) return answer;
         // A live query judged every event read not its own: it goes on after them.
         after = Number(answer.next);
-        if (events.length === 0) await this.waitBeyond(principal, seen, remaining);
+        if (events.length === 0)
+          await this.waitBeyond(principal, seen, remaining, rights, (wake) => (onLost = wake));
       }
     } finally {
+      rights.stop();
       release();
     }
   }
 
   /**
    * Server-Sent Events: every event after `Last-Event-ID` (or `after`; neither: from now), then
-   * each new one as it happens; a comment line every EVENTS_HEARTBEAT_MS while quiet.
+   * each new one as it happens; a comment line every EVENTS_HEARTBEAT_MS while quiet. A stream
+   * whose principal loses its rights ends with an `end` event naming why (docs/events.md).
    */
   @Get('stream')
   @ApiHeader({
@@ -115,7 +139,7 @@ export class EventsController {
   })
   @ApiOkResponse({
     description:
-      'text/event-stream: `id: <event id>`, `event: <type>`, `data: <event JSON>` per event',
+      'text/event-stream: `id: <event id>`, `event: <type>`, `data: <event JSON>` per event. When the key is revoked or expires, or (X-Team) the team membership ends — a deleted sub profile or an erased account revokes its keys — the stream ends within STREAM_RIGHTS_CHECK_MS (3 s by default) with a last `event: end`, `data: {"reason": "KEY_REVOKED" | "KEY_EXPIRED" | "TEAM_MEMBERSHIP_ENDED", "detail": "…"}`, then closes; nothing written after the loss is sent',
     content: { 'text/event-stream': { schema: { type: 'string' } } },
   })
   @LiveQueryParams()
@@ -154,6 +178,7 @@ export class EventsController {
       bufferBytes: this.events.streamBufferBytes,
       release,
       fromNow: from === undefined,
+      watchRights: (who, onLost) => this.rights.watch(who, onLost),
     }).run(req, res, after);
   }
 
@@ -193,7 +218,13 @@ export class EventsController {
     };
   }
 
-  private waitBeyond(principal: CustomerPrincipal, seen: number, ms: number): Promise<void> {
+  private waitBeyond(
+    principal: CustomerPrincipal,
+    seen: number,
+    ms: number,
+    rights: RightsWatch,
+    onLost: (wake: () => void) => void,
+  ): Promise<void> {
     return new Promise((resolve) => {
       const stops: (() => void)[] = [];
       let settled = false;
@@ -203,6 +234,9 @@ export class EventsController {
         for (const stop of stops) stop();
         resolve();
       };
+      if (rights.lost) return done();
+      onLost(done);
+      stops.push(() => onLost(() => undefined));
       const timer = setTimeout(done, ms);
       stops.push(() => clearTimeout(timer));
       stops.push(this.events.subscribe(principal, { seen, wake: done }));

@@ -4,28 +4,7 @@ import { pipeline } from 'node:stream/promises';
 import type { FileContents } from './file-contents';
 import type { FileRecord } from './file-records.repository';
 import { RangeNotSatisfiableError } from './files.errors';
-
-/**
- * Types a browser shows in place without running anything. Every other type — HTML, SVG, XML,
- * JavaScript, and anything unknown — is sent as an attachment, so a file can never run as a
- * page of the service's origin.
- */
-const INLINE_TYPES = [
-  /^image\/(png|jpeg|gif|webp|avif|bmp)$/,
-  /^text\/plain$/,
-  /^application\/pdf$/,
-  /^(audio|video)\/[a-z0-9.+-]+$/,
-];
-
-/** The type without parameters, lower case. */
-function essence(contentType: string): string {
-  return (contentType.split(';')[0] ?? '').trim().toLowerCase();
-}
-
-export function dispositionOf(file: Pick<FileRecord, 'contentType'>): 'inline' | 'attachment' {
-  const type = essence(file.contentType);
-  return INLINE_TYPES.some((pattern) => pattern.test(type)) ? 'inline' : 'attachment';
-}
+import { presentationOf } from './media-type';
 
 /** The strong ETag of a file's bytes: their SHA-256. */
 export function fileETag(file: Pick<FileRecord, 'sha256'>): string {
@@ -61,8 +40,10 @@ function rangeOf(
 /**
  * Answers a download: 304 when If-None-Match names the ETag; 206 with Content-Range for one
  * satisfiable byte range (416 for an unsatisfiable one; several ranges get the whole file); 200
- * otherwise. Content-Disposition carries the name (RFC 6266: an ASCII fallback and `filename*`)
- * and is `attachment` for every type a browser could run; nosniff and a sandboxing CSP always.
+ * otherwise. Content-Type is the stored type normalised (application/octet-stream when it is not
+ * one valid media type); Content-Disposition carries the name (RFC 6266: an ASCII fallback and
+ * `filename*`) and is `inline` only for the short list of types a browser shows without running
+ * anything (presentationOf), `attachment` for every other; nosniff and a sandboxing CSP always.
  */
 export async function sendFile(
   req: Request,
@@ -81,12 +62,13 @@ export async function sendFile(
     return;
   }
   const range = rangeOf(req, file, etag);
-  res.setHeader('Content-Type', file.contentType);
+  const { type, disposition } = presentationOf(file.contentType);
+  res.setHeader('Content-Type', type);
   res.setHeader(
     'Content-Disposition',
     // An ASCII fallback name, and the exact one in `filename*` when they differ.
     contentDisposition(file.name, {
-      type: dispositionOf(file),
+      type: disposition,
       fallback: file.name.replace(/[^\x20-\x7e]/g, '?'),
     }),
   );

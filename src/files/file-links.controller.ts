@@ -25,14 +25,19 @@ export class FileLinksController {
     private readonly contents: FileContents,
   ) {}
 
-  /** The file a link grants, answered like GET /files/{id}/content. */
+  /**
+   * The file a link grants, answered like GET /files/{id}/content (the same types inline, every
+   * other as an attachment; nosniff and the sandbox CSP). 404 once the stored file it was made
+   * for is deleted or replaced, whatever has its id since.
+   */
   @Get(':token')
   // No key: the rate limit counts the client's address.
   @ApiExtension(RATE_LIMITED_BY_ADDRESS, true)
   @ApiFileContent()
   @ApiForbiddenResponse({
     type: ProblemDto,
-    description: 'FILE_LINK_INVALID: not a link this service signed',
+    description:
+      'FILE_LINK_INVALID: not a link this service signed, or one made before links named the stored file',
   })
   @ApiGoneResponse({ type: ProblemDto, description: 'FILE_LINK_EXPIRED' })
   @ApiTooManyRequestsResponse({

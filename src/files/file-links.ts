@@ -5,16 +5,26 @@ import { DUPLICATE, orDuplicate } from '../common/mongo/duplicate';
 import type { Namespace, TenantKind } from '../common/tenancy/namespace';
 import { DataClusters } from '../placement';
 
-/** What a link grants: one file of one namespace, until `expiresAt` (Unix seconds). */
+/**
+ * What a link grants: one stored file of one namespace, until `expiresAt` (Unix seconds). `file`
+ * is the id the API shows, which a file imported later may take again; `stored` is the key of
+ * the stored copy (the record's `_id`: made new by every upload and import, kept by a move, never
+ * used again), so the link reaches that copy and no other.
+ */
 export interface LinkGrant {
   namespace: Namespace;
   file: string;
+  stored: string;
   expiresAt: number;
 }
 
+/** The payload's version: 2 names the stored copy. Links of version 1 named only the id. */
+const LINK_VERSION = 2;
+const STORED_KEY = /^[0-9a-f]{24}$/;
+
 export class FileLinkInvalidError extends DomainError {
-  constructor() {
-    super('FILE_LINK_INVALID', 'The link is damaged or was not signed by this service.');
+  constructor(detail = 'The link is damaged or was not signed by this service.') {
+    super('FILE_LINK_INVALID', detail);
   }
 }
 
@@ -32,10 +42,12 @@ const SECRET_ID = 'file-links';
 
 /**
  * Signed download links: a token `<payload>.<signature>`, both base64url, the payload naming the
- * namespace, the file and the expiry, the signature an HMAC-SHA256 of it. The key is made once
- * and kept in the main database (`service_secrets`), so every instance signs and checks alike
- * with nothing to configure; removing that document revokes every link within a minute. A link of a
- * deleted file finds no file (404).
+ * namespace, the file, its stored copy and the expiry, the signature an HMAC-SHA256 of it. The
+ * key is made once and kept in the main database (`service_secrets`), so every instance signs and
+ * checks alike with nothing to configure; removing that document revokes every link within a
+ * minute. A link of a deleted file finds no file (404), whatever is stored under its id later.
+ * Links of version 1 (no stored copy named) are refused: which copy they were made for cannot
+ * be told.
  */
 @Injectable()
 export class FileLinks {
@@ -47,12 +59,23 @@ export class FileLinks {
   async sign(grant: LinkGrant): Promise<string> {
     const { kind, id, branch } = grant.namespace;
     const payload = Buffer.from(
-      JSON.stringify({ v: 1, k: kind, t: id, b: branch, f: grant.file, e: grant.expiresAt }),
+      JSON.stringify({
+        v: LINK_VERSION,
+        k: kind,
+        t: id,
+        b: branch,
+        f: grant.file,
+        s: grant.stored,
+        e: grant.expiresAt,
+      }),
     ).toString('base64url');
     return `${payload}.${await this.signature(payload)}`;
   }
 
-  /** The grant of a token: FILE_LINK_INVALID when it is not ours, FILE_LINK_EXPIRED when over. */
+  /**
+   * The grant of a token: FILE_LINK_INVALID when it is not ours or of an earlier version,
+   * FILE_LINK_EXPIRED when over.
+   */
   async verify(token: string, now = Date.now()): Promise<LinkGrant> {
     const [payload, signature, ...rest] = token.split('.');
     if (!payload || !signature || rest.length > 0) throw new FileLinkInvalidError();
@@ -61,16 +84,23 @@ export class FileLinks {
     if (given.length !== expected.length || !timingSafeEqual(given, expected))
       throw new FileLinkInvalidError();
     const grant = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as {
+      v: number;
       k: TenantKind;
       t: string;
       b: string;
       f: string;
+      s?: unknown;
       e: number;
     };
+    if (grant.v !== LINK_VERSION || typeof grant.s !== 'string' || !STORED_KEY.test(grant.s))
+      throw new FileLinkInvalidError(
+        'The link names no stored file: it was made before links did. Make a new one.',
+      );
     if (grant.e * 1000 <= now) throw new FileLinkExpiredError(grant.e);
     return {
       namespace: { kind: grant.k, id: grant.t, branch: grant.b },
       file: grant.f,
+      stored: grant.s,
       expiresAt: grant.e,
     };
   }

@@ -40,6 +40,7 @@ import { FileContents, FileTooLargeError } from './file-contents';
 import { sendFile } from './file-download';
 import { FileUploads } from './file-uploads';
 import { FilesService } from './files.service';
+import { normalisedMediaType } from './media-type';
 import { checkName, MULTIPART_OVERHEAD_BYTES, uploadOf } from './upload-body';
 
 const FILE_ID = /^[0-9a-f]{24}$/;
@@ -93,10 +94,13 @@ export class FilesController {
 
   /**
    * Uploads a file, streamed to storage: the raw body (its Content-Type is the file's type,
-   * `name` its name) or multipart/form-data with one file part (its filename and type). With
-   * Content-Length, the quota is checked before a byte is stored. A failed or cut-off upload
-   * leaves nothing behind. An Idempotency-Key names the upload: a retry under it answers the
-   * first upload's file without storing the body again.
+   * `name` its name) or multipart/form-data with one file part (its filename and type). The type
+   * must be one media type (`type/subtype`, then `; name=value` parameters): a list, a comma
+   * anywhere or a broken parameter is a 400; it is stored normalised (lower-case type and
+   * parameter names, parameters in name order). With Content-Length, the quota is checked
+   * before a byte is stored. A failed or cut-off upload, or a multipart body that is not
+   * well-formed (no closing boundary: 400), leaves nothing behind. An Idempotency-Key names the
+   * upload: a retry under it answers the first upload's file without storing the body again.
    */
   @Post()
   @HttpCode(HttpStatus.CREATED)
@@ -114,7 +118,8 @@ export class FilesController {
     },
   })
   @ApiBody({
-    description: 'The bytes (any Content-Type), or multipart/form-data with one file part',
+    description:
+      "The bytes (Content-Type: one media type, the file's), or multipart/form-data with one file part",
     required: true,
     schema: { type: 'string', format: 'binary' },
   })
@@ -134,7 +139,8 @@ export class FilesController {
   @ApiCreatedResponse({ type: FileDto, description: 'Stored; Location names it' })
   @ApiBadRequestResponse({
     type: ProblemDto,
-    description: 'A bad name or type, or a multipart body without exactly one file part',
+    description:
+      'VALIDATION_FAILED: a bad name; a type that is not one media type (a list, a comma, a broken parameter); a multipart body without exactly one file part or not well-formed (no closing boundary)',
   })
   @ApiConflictResponse({
     type: ProblemDto,
@@ -182,7 +188,8 @@ export class FilesController {
   @ApiQuery({
     name: 'contentType',
     required: false,
-    description: 'Files of exactly this type',
+    description:
+      'Files of exactly this type, compared as stored: normalised (lower-case type and parameter names, parameters in name order)',
     schema: { type: 'string', maxLength: 255 },
   })
   @ApiOkResponse({ type: [FileDto], description: 'A page; `Link` names the next one' })
@@ -200,10 +207,12 @@ export class FilesController {
       params: ['name', 'contentType'],
       order: 'files are listed in upload order',
     });
-    const { name, contentType } = page.params;
-    for (const [field, value] of Object.entries({ name, contentType }))
+    const { name, contentType: given } = page.params;
+    for (const [field, value] of Object.entries({ name, contentType: given }))
       if (value !== undefined && value.length > 255)
         throw new ValidationFailedError([{ field, message: 'must be at most 255 characters' }]);
+    // Types are stored normalised: `Image/PNG` finds the files stored as `image/png`.
+    const contentType = given === undefined ? undefined : (normalisedMediaType(given) ?? given);
     const { files, more } = await this.files.list(principal, {
       limit: page.limit,
       ...(page.after !== undefined ? { after: page.after } : {}),
@@ -227,8 +236,12 @@ export class FilesController {
 
   /**
    * The bytes. One `Range` gets 206 (several get the whole file; 416 when none of it is
-   * there); `If-None-Match` with the ETag (the SHA-256) gets 304. Types a browser could run
-   * (HTML, SVG, XML, JavaScript, anything unknown) come as attachments, always with nosniff.
+   * there); `If-None-Match` with the ETag (the SHA-256) gets 304. `Content-Disposition` is
+   * `inline` only for images other than SVG (PNG, JPEG, GIF, WebP, AVIF, BMP), PDF, plain text,
+   * audio and video; every other type (HTML, SVG, XML, JavaScript, multipart, anything unknown)
+   * comes as an attachment, and a stored type that is not one valid media type as
+   * `application/octet-stream`. Always with `X-Content-Type-Options: nosniff` and
+   * `Content-Security-Policy: default-src 'none'; sandbox`.
    */
   @Get(':id/content')
   @ApiFileContent()
@@ -256,7 +269,8 @@ export class FilesController {
   /**
    * A link that downloads the file without a key until it expires (at most
    * FILE_LINK_MAX_SECONDS) or the file is deleted: for `<img src>` and downloads in a browser.
-   * Anyone holding it can download the file.
+   * Anyone holding it can download the file. It names this stored file, not only its id: once
+   * the file is deleted or replaced, it never downloads a file stored under the id later.
    */
   @Post(':id/links')
   @HttpCode(HttpStatus.CREATED)

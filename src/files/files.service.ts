@@ -124,16 +124,20 @@ export class FilesService implements OnModuleInit {
     const token = await this.links.sign({
       namespace: file.namespace,
       file: file.fileId,
+      stored: file.id,
       expiresAt,
     });
     return { token, expiresAt: new Date(expiresAt * 1000) };
   }
 
-  /** The file a signed link grants: 403/410 for a bad or expired link, 404 once deleted. */
+  /**
+   * The file a signed link grants: 403/410 for a bad or expired link, 404 once the stored copy
+   * it names is gone — even when another file (of any owner) has taken its id since.
+   */
   async byLink(token: string): Promise<FileRecord> {
     const grant = await this.links.verify(token);
     const file = await this.records.findStored(grant.namespace, grant.file);
-    if (!file) throw new FileNotFoundError(grant.file);
+    if (!file || file.id !== grant.stored) throw new FileNotFoundError(grant.file);
     return file;
   }
 

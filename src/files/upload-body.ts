@@ -3,13 +3,11 @@ import type { Request } from 'express';
 import { PassThrough, type Readable } from 'node:stream';
 import { PayloadTooLargeError, ValidationFailedError } from '../common/errors';
 import type { UploadInput } from './file-uploads';
+import { MEDIA_TYPE_MAX_LENGTH, normalisedMediaType, UNKNOWN_TYPE } from './media-type';
 
 /** What a file name may be: 1–255 characters, no control characters, no path separators. */
 // eslint-disable-next-line no-control-regex -- control characters are what it refuses
 const NAME_PATTERN = /^[^\u0000-\u001f\u007f/\\]{1,255}$/;
-/** A media type as Content-Type carries it (type/subtype, optional parameters). */
-const MEDIA_TYPE_PATTERN = /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+(\s*;.*)?$/i;
-const DEFAULT_TYPE = 'application/octet-stream';
 /** How much more than FILE_MAX_BYTES a multipart body may be: its boundaries and part headers. */
 export const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
 
@@ -21,10 +19,21 @@ export function checkName(name: string, field: string): string {
   return name;
 }
 
+/**
+ * A file's type as it is stored: one media type, normalised (normalisedMediaType); none given is
+ * application/octet-stream. A list, a comma, a broken parameter: 400.
+ */
 export function checkType(contentType: string | undefined, field: string): string {
-  const type = contentType?.trim() || DEFAULT_TYPE;
-  if (type.length > 255 || !MEDIA_TYPE_PATTERN.test(type))
-    throw new ValidationFailedError([{ field, message: 'must be a media type such as image/png' }]);
+  const given = contentType?.trim() ?? '';
+  if (given === '') return UNKNOWN_TYPE;
+  const type = normalisedMediaType(given);
+  if (type === null)
+    throw new ValidationFailedError([
+      {
+        field,
+        message: `must be one media type such as image/png or text/plain; charset=utf-8 (type/subtype, then ; name=value parameters; no comma; at most ${MEDIA_TYPE_MAX_LENGTH} characters)`,
+      },
+    ]);
   return type;
 }
 
@@ -84,6 +93,12 @@ function multipartFile(req: Request, name: string | undefined): Promise<UploadIn
       if (found) file.destroy(error);
       else reject(error);
     };
+    // What the parser finds wrong with the body (`Unexpected end of form`: no closing
+    // boundary) is the client's: a 400, whether the file part or the parser says it first.
+    const malformed = (error: Error) =>
+      new ValidationFailedError([
+        { field: 'body', message: `is not a well-formed multipart body: ${error.message}` },
+      ]);
     parser.on('file', (_field: string, stream: Readable, info: busboy.FileInfo) => {
       try {
         const input: UploadInput = {
@@ -93,7 +108,7 @@ function multipartFile(req: Request, name: string | undefined): Promise<UploadIn
           declaredBytes: declaredLength(req),
         };
         found = true;
-        stream.on('error', (error: Error) => file.destroy(error));
+        stream.on('error', (error: Error) => file.destroy(malformed(error)));
         stream.pipe(file, { end: false });
         resolve(input);
       } catch (error) {
@@ -104,9 +119,7 @@ function multipartFile(req: Request, name: string | undefined): Promise<UploadIn
     parser.on('filesLimit', () =>
       fail(new ValidationFailedError([{ field: 'body', message: 'must carry one file part' }])),
     );
-    parser.on('error', (error: Error) =>
-      fail(new ValidationFailedError([{ field: 'body', message: error.message }])),
-    );
+    parser.on('error', (error: Error) => fail(malformed(error)));
     parser.on('close', () => {
       if (found && !file.destroyed) file.end();
       else reject(new ValidationFailedError([{ field: 'body', message: 'has no file part' }]));

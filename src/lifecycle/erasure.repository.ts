@@ -50,6 +50,17 @@ export class ErasureRepository {
     return doc ? toRecord(doc) : null;
   }
 
+  /** Which of these targets (by digest) an erasure is running for, in one query. */
+  async runningAmong(digests: string[]): Promise<Set<string>> {
+    if (digests.length === 0) return new Set();
+    const docs = await this.erasures
+      .find({ activeKey: { $in: [...new Set(digests)] } })
+      .select({ activeKey: 1 })
+      .lean<Pick<ErasureDocument, 'activeKey'>[]>()
+      .exec();
+    return new Set(docs.map((doc) => doc.activeKey));
+  }
+
   /** The latest erasure of a target, running or done. */
   async findLatest(digest: string): Promise<ErasureRecord | null> {
     const doc = await this.erasures

@@ -71,6 +71,11 @@ export class ErasureService implements AccountErasure, OnModuleDestroy {
       run: () => this.takeOverAbandoned(),
     });
     this.runs = new BackgroundRuns(this.task, this.logger);
+    // A tenant being erased has lost its rights from the erasure's start: its webhooks stop.
+    webhooks.registerOwnerCheck(async (tenants) => {
+      const running = await this.erasures.runningAmong(tenants.map(digestOf));
+      return tenants.filter((tenant) => running.has(digestOf(tenant)));
+    });
   }
 
   /**

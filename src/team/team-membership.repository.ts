@@ -45,6 +45,19 @@ export class TeamMembershipRepository implements OnModuleInit {
     return doc ? toMembership(doc) : null;
   }
 
+  /** Which of these memberships exist, in one query. */
+  async existingAmong(
+    pairs: { teamId: string; subject: string }[],
+  ): Promise<{ teamId: string; subject: string }[]> {
+    if (pairs.length === 0) return [];
+    const docs = await this.members
+      .find({ $or: pairs.map(({ teamId, subject }) => ({ teamId, subject })) })
+      .select({ teamId: 1, subject: 1 })
+      .lean<Pick<TeamMembershipDocument, 'teamId' | 'subject'>[]>()
+      .exec();
+    return docs.map(({ teamId, subject }) => ({ teamId, subject }));
+  }
+
   /**
    * Makes `subject` a member with `role`: an insert (the unique index decides between concurrent
    * ones), else a role change of the membership that is there.

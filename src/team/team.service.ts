@@ -41,6 +41,12 @@ export class TeamService implements TeamMembershipLookup {
     return (await this.members.find(teamId, subject))?.role ?? null;
   }
 
+  existingAmong(
+    pairs: { teamId: string; subject: string }[],
+  ): Promise<{ teamId: string; subject: string }[]> {
+    return this.members.existingAmong(pairs);
+  }
+
   list(page: { limit: number; afterId?: string }): Promise<{ teams: Team[]; more: boolean }> {
     return this.teams.listPage(page);
   }

@@ -1,15 +1,21 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { BackgroundTasks, type BackgroundTask } from '../common/scheduling/background-tasks';
-import { namespaceOf } from '../common/tenancy/namespace';
+import { namespaceOf, type Tenant } from '../common/tenancy/namespace';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { EventsService } from '../events';
 import { EventDto } from '../events/dto/events.dto';
+import type { FeedEvent } from '../events/event-scope';
 import { AttemptClaimsRepository } from './attempt-claims.repository';
 import { ClusterDatabases } from '../placement';
 import { DeliveriesRepository, type PlacedDelivery } from './deliveries.repository';
 import { postDelivery } from './webhook-sender';
 import type { Webhook } from './webhook.schema';
 import { WebhooksRepository } from './webhooks.repository';
+
+/** Of these webhook owners, the ones that lost their rights (e.g. being erased): one query. */
+export type OwnersLost = (owners: Tenant[]) => Promise<Tenant[]>;
+
+const ownerKey = (tenant: Tenant): string => `${tenant.kind}:${tenant.id}`;
 
 /** Events fanned out per webhook and round, and deliveries sent per round. */
 const FAN_OUT_BATCH = 200;
@@ -32,6 +38,7 @@ export class WebhookDeliveries {
   private readonly sweepMs: number;
   /** When this instance last deleted stale attempt claims (0: not yet). */
   private claimsSweptAt = 0;
+  private ownersLost: OwnersLost = () => Promise.resolve([]);
   /** Absent when the change feed is off: there is nothing to deliver then. */
   private readonly task: BackgroundTask;
 
@@ -54,6 +61,22 @@ export class WebhookDeliveries {
     });
   }
 
+  /**
+   * How the deliveries learn which owners lost their rights: asked once per round, after the
+   * round's events were read and before anything is fanned out or sent, so a webhook of an owner
+   * that lost them gets nothing more — not what was written after, not what was still due.
+   */
+  registerOwnerCheck(check: OwnersLost): void {
+    this.ownersLost = check;
+  }
+
+  /** The keys (`kind:id`) of the owners among these that lost their rights. */
+  private async lostAmong(owners: Tenant[]): Promise<Set<string>> {
+    const unique = new Map(owners.map((owner) => [ownerKey(owner), owner]));
+    if (unique.size === 0) return new Set();
+    return new Set((await this.ownersLost([...unique.values()])).map(ownerKey));
+  }
+
   /** One round now: fan out new events, send what is due; a call while one runs joins it. */
   runNow(): Promise<void> {
     return this.task.runNow();
@@ -65,6 +88,7 @@ export class WebhookDeliveries {
   }
 
   private async fanOut(): Promise<void> {
+    const read: { webhook: Webhook; owner: Tenant; events: FeedEvent[] }[] = [];
     for (const webhook of await this.webhooks.findActive()) {
       if (this.task?.isStopped) return;
       const { kind, id, branch } = namespaceOf(webhook);
@@ -75,6 +99,14 @@ export class WebhookDeliveries {
         limit: FAN_OUT_BATCH,
         ...(webhook.collection !== undefined ? { collection: webhook.collection } : {}),
       });
+      if (events.length > 0) read.push({ webhook, owner: { kind, id }, events });
+    }
+    // Asked after the reads: an owner that held its rights then held them when these were written.
+    const lost = await this.lostAmong(read.map(({ owner }) => owner));
+    for (const { webhook, owner, events } of read) {
+      if (this.task?.isStopped) return;
+      if (lost.has(ownerKey(owner))) continue;
+      const { kind, id } = owner;
       const last = events.at(-1);
       if (!last) continue;
       const now = new Date();
@@ -103,7 +135,17 @@ export class WebhookDeliveries {
       await this.claims.deleteCreatedBefore(new Date(now.getTime() - this.settings.retryWindowMs));
     }
     const due = await this.deliveries.findDue(now, SEND_BATCH);
-    await Promise.all(due.map((delivery) => this.attempt(delivery)));
+    const lost = await this.lostAmong(
+      due.map((delivery) => ({ kind: delivery.tenantKind, id: delivery.tenant })),
+    );
+    await Promise.all(
+      due.map((delivery) =>
+        // Its owner lost its rights: nothing more is sent (the erasure deletes the rest).
+        lost.has(ownerKey({ kind: delivery.tenantKind, id: delivery.tenant }))
+          ? this.deliveries.markFailed(delivery)
+          : this.attempt(delivery),
+      ),
+    );
   }
 
   private async attempt(delivery: PlacedDelivery): Promise<void> {

@@ -6,7 +6,7 @@ import type { EventType } from '../events/event.schema';
 import { EventsService, namespaceOfPrincipal } from '../events';
 import type { SyncResult } from '../common/mongo/document-sync';
 import { DeliveriesRepository } from './deliveries.repository';
-import { WebhookDeliveries } from './webhook-deliveries';
+import { WebhookDeliveries, type OwnersLost } from './webhook-deliveries';
 import { resolveProblem, urlProblem } from './webhook-url';
 import { isWebhookSecret, newWebhookSecret } from './webhook-signature';
 import type { Delivery, Webhook } from './webhook.schema';
@@ -100,6 +100,11 @@ export class WebhooksService {
   /** Removes the tenant's deliveries from a cluster database it moved away from. */
   removeDeliveriesFrom(tenant: Tenant, cluster: string | null): Promise<void> {
     return this.deliveries.deleteTenantIn(tenant, cluster);
+  }
+
+  /** Tells the deliveries which webhook owners lost their rights (the lifecycle module). */
+  registerOwnerCheck(check: OwnersLost): void {
+    this.sender.registerOwnerCheck(check);
   }
 
   /** One round now: fan out new events, send what is due (also every EVENTS_POLL_MS). */

@@ -4,6 +4,7 @@ import { findFreePort } from '../../tools/dev-database';
 import { TEST_ADMIN_KEY, uniqueDbName } from '../support/app';
 import { startOwnDatabase, type OwnDatabase } from '../support/own-database';
 import { ensureBuilt, MAIN, startService, type ServiceProcess } from '../support/service-process';
+import { startWireProxy } from '../support/wire-proxy';
 
 /**
  * Which database a start uses, and how a start waits for it: the service as it runs in
@@ -31,8 +32,11 @@ describe('database at boot', () => {
   /** `database.uri` with a database in its path (the resolver's URI ends in `/`). */
   const uriNaming = (name: string) => `${database.uri}${name}`;
 
-  async function start(env: Record<string, string>): Promise<ServiceProcess> {
-    const service = await startService({ MONGODB_URI: database.uri, ...env });
+  async function start(
+    env: Record<string, string>,
+    readyWithinMs?: number,
+  ): Promise<ServiceProcess> {
+    const service = await startService({ MONGODB_URI: database.uri, ...env }, readyWithinMs);
     services.push(service);
     return service;
   }
@@ -130,6 +134,9 @@ describe('database at boot', () => {
           MONGODB_URI: database.uri,
           MONGODB_DB_NAME: uniqueDbName(__filename),
           DB_SERVER_SELECTION_TIMEOUT_MS: '1000',
+          // Each attempt gives up after 1 s, so that every instance meets the frozen server
+          // and says it waits within a second or two.
+          DB_BOOT_ATTEMPT_TIMEOUT_MS: '1000',
         },
         60_000,
         (s) => spawned.push(s),
@@ -156,11 +163,62 @@ describe('database at boot', () => {
     }
   }, 90_000);
 
+  it('boots on a host too starved to answer a handshake within the request-time connect timeout, and still answers 503 within the bound on a frozen database', async () => {
+    // On a host starved of CPU a connection's timer can fire before its connect event or its
+    // handshake reply is handled. The proxy makes that happen on every connection: each
+    // handshake reaches the database 1.5 s late, past the request-time connect timeout (half of
+    // DB_SERVER_SELECTION_TIMEOUT_MS: 1 s) and well within a boot attempt's own
+    // (DB_BOOT_ATTEMPT_TIMEOUT_MS, 10 s). With the request-time timeout every attempt failed and
+    // the start gave up after DB_BOOT_TIMEOUT_MS. The host recovers once the first ping came
+    // through, as a start on a busy node does.
+    const proxy = await startWireProxy(database.uri);
+    try {
+      proxy.delayHandshakes(1_500);
+      const spawned: ServiceProcess[] = [];
+      const starting = startService(
+        {
+          MONGODB_URI: proxy.uri,
+          MONGODB_DB_NAME: uniqueDbName(__filename),
+          DB_BOOT_TIMEOUT_MS: '8000',
+        },
+        30_000,
+        (s) => spawned.push(s),
+      ).catch((error: unknown) => error as Error);
+      const deadline = Date.now() + 30_000;
+      // Until the first ping came through, or the start gave up.
+      const exited = () => spawned.length > 0 && spawned[0]!.process.exitCode !== null;
+      while (proxy.forwarded('ping') === 0 && !exited() && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      proxy.delayHandshakes(undefined);
+      const service = await starting;
+      if (service instanceof Error) throw service;
+      services.push(service);
+      expect(service.stdout()).not.toContain('waiting for the database');
+
+      // Once booted, the request-time bounds are the documented ones: a frozen database
+      // answers 503 within DB_SERVER_SELECTION_TIMEOUT_MS (2 s) + 1 s.
+      database.freeze();
+      try {
+        const asked = Date.now();
+        const res = await service.send('GET', '/health/ready');
+        expect(res.status).toBe(503);
+        expect(Date.now() - asked).toBeLessThan(3_000);
+      } finally {
+        database.thaw();
+      }
+    } finally {
+      await proxy.close();
+    }
+  }, 60_000);
+
   it('gives up after DB_BOOT_TIMEOUT_MS with one line naming the address and the setting', async () => {
     const port = await findFreePort();
     const outcome = await startToExit({
       MONGODB_URI: `mongodb://127.0.0.1:${port}/`,
       DB_BOOT_TIMEOUT_MS: '2000',
+      // Attempts of 0.5 s: several fit in the bound, each followed by a line saying it waits.
+      DB_BOOT_ATTEMPT_TIMEOUT_MS: '500',
       DB_SERVER_SELECTION_TIMEOUT_MS: '500',
     });
     expect(outcome.code).toBe(1);

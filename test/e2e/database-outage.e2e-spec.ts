@@ -1,10 +1,9 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import {
   findFreePort,
   readDevDatabaseSettings,
+  removeThrowawayDataDir,
   resolveDatabase,
+  throwawayDataDir,
   type ResolvedDatabase,
 } from '../../tools/dev-database';
 import { createTestApp, type TestApp } from '../support/app';
@@ -16,7 +15,7 @@ import { createUser, type TestUser } from '../support/factories';
  * test files keep theirs.
  */
 describe('database outage', () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'pds-outage-'));
+  const dataDir = throwawayDataDir('pds-outage-');
   let database: ResolvedDatabase;
   let port: number;
   let t: TestApp;
@@ -49,6 +48,7 @@ describe('database outage', () => {
       await t?.close();
     } finally {
       await database?.stop();
+      removeThrowawayDataDir(dataDir);
     }
   });
 

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { ObjectId } from 'mongodb';
 import type { Response } from 'superagent';
 import { createTestApp, everyDatabase, type TestApp } from '../support/app';
@@ -260,6 +260,93 @@ describe('files in export and import', () => {
     expect(retried.results.at(-1)).toMatchObject({ status: 201, _id: damaged });
     expect(Buffer.compare(await download(user, damaged), bytes)).toBe(0);
     expect(await used(user)).toBe(bytes.length);
+  });
+
+  /** A signed link to the file, and what it answers without a key: status and bytes. */
+  async function linkTo(key: { apiKey: string }, id: string): Promise<string> {
+    const res = await as(t, key).post(`/files/${id}/links`, { expiresInSeconds: 600 }).expect(201);
+    return (res.body as { path: string }).path;
+  }
+
+  async function follow(path: string): Promise<{ status: number; bytes: Buffer }> {
+    const res = await t.http().get(path).buffer(true).parse(bytesParser);
+    return { status: res.status, bytes: res.body as Buffer };
+  }
+
+  it('resolves a link only to the stored file it was made for, never to a file imported later under its id', async () => {
+    const user = await createUser(t);
+    const first = await createSubKey(t, user, { clientId: 'first' });
+    const second = await createSubKey(t, user, { clientId: 'second' });
+    const id = freshId();
+    const original = Buffer.from('the file the link was made for');
+    expect(resultsOf(await importAs(t, first, fileLines(id, original))).results).toHaveLength(2);
+    const link = await linkTo(first, id);
+    expect(await follow(link)).toEqual({ status: 200, bytes: original });
+    await as(t, first).delete(`/files/${id}`).expect(204);
+    expect((await follow(link)).status).toBe(404);
+
+    // The same owner imports a file under the freed id: the link stays revoked.
+    const again = Buffer.from('imported again by the same owner');
+    expect(resultsOf(await importAs(t, first, fileLines(id, again))).results.at(-1)).toMatchObject({
+      status: 201,
+    });
+    expect(Buffer.compare(await download(first, id), again)).toBe(0);
+    expect((await follow(link)).status).toBe(404);
+    const relinked = await linkTo(first, id);
+    expect(await follow(relinked)).toEqual({ status: 200, bytes: again });
+    await as(t, first).delete(`/files/${id}`).expect(204);
+
+    // Another owner of the namespace imports its own file under it: neither link reaches it.
+    const theirs = Buffer.from('another owner’s file');
+    expect(
+      resultsOf(await importAs(t, second, fileLines(id, theirs))).results.at(-1),
+    ).toMatchObject({ status: 201 });
+    expect(Buffer.compare(await download(second, id), theirs)).toBe(0);
+    for (const path of [link, relinked]) {
+      const res = await follow(path);
+      expect(res.status).toBe(404);
+      expect(res.bytes.toString()).not.toContain('another owner');
+    }
+  });
+
+  it('stops a link when an upsert import replaces its file', async () => {
+    const user = await createUser(t);
+    const id = freshId();
+    const first = Buffer.from('before the upsert');
+    resultsOf(await importAs(t, user, fileLines(id, first)));
+    const link = await linkTo(user, id);
+    expect(await follow(link)).toEqual({ status: 200, bytes: first });
+    const upsert = resultsOf(
+      await importAs(t, user, fileLines(id, Buffer.from('after the upsert')), { mode: 'upsert' }),
+    );
+    expect(upsert.totals).toMatchObject({ replaced: 1 });
+    expect((await follow(link)).status).toBe(404);
+  });
+
+  it('refuses a link in the form made before links named the stored file', async () => {
+    const user = await createUser(t);
+    const { body: file } = await upload(user, Buffer.from('old link'), 'old.txt', 'text/plain');
+    // Signed with the deployment's key as links were: namespace, file id and expiry only.
+    await linkTo(user, file.id as string);
+    const secret = await t.connection
+      .collection<{ _id: string; key: string }>('service_secrets')
+      .findOne({ _id: 'file-links' });
+    const payload = Buffer.from(
+      JSON.stringify({
+        v: 1,
+        k: 'user',
+        t: user.subject,
+        b: '',
+        f: file.id,
+        e: Math.floor(Date.now() / 1000) + 600,
+      }),
+    ).toString('base64url');
+    const signature = createHmac('sha256', Buffer.from(secret?.key ?? '', 'base64'))
+      .update(payload)
+      .digest('base64url');
+    const res = await follow(`/file-links/${payload}.${signature}`);
+    expect(res.status).toBe(403);
+    expect(JSON.parse(res.bytes.toString())).toMatchObject({ code: 'FILE_LINK_INVALID' });
   });
 
   it('refuses a file id that exists in insert mode, replaces the file in upsert mode, and a dry run writes nothing', async () => {

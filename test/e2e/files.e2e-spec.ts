@@ -1,8 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createTestApp, type TestApp } from '../support/app';
-import { createSubKey, createUser } from '../support/factories';
-import { as } from '../support/http';
+import type { AddressInfo } from 'node:net';
+import { ObjectId } from 'mongodb';
 import type { Response } from 'superagent';
+import { createTestApp, type TestApp } from '../support/app';
+import { launchChromium } from '../support/console-browser';
+import { createSubKey, createUser, type TestUser } from '../support/factories';
+import { as } from '../support/http';
+import { expectInvalid } from '../support/problems';
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
@@ -13,6 +17,63 @@ function bytesParser(res: Response, done: (error: Error | null, body: Buffer) =>
   stream.on('data', (chunk: Buffer) => chunks.push(chunk));
   stream.on('end', () => done(null, Buffer.concat(chunks)));
 }
+
+/**
+ * Content-Types an upload could send to make a browser take its bytes for a page, and what
+ * becomes of each: refused (400), or stored as the one normalised type given and served as an
+ * attachment. Browsers read the last type of a comma-separated list, so every comma is refused,
+ * quoted or not.
+ */
+const HOSTILE_TYPES: [sent: string, stored: string | 400][] = [
+  ['text/plain;,text/html', 400],
+  ['image/png;,text/html', 400],
+  ['video/mp4;,text/html', 400],
+  ['text/plain; a=b,text/html', 400],
+  ['image/gif;x=",",image/svg+xml', 400],
+  ['application/pdf;,application/xhtml+xml', 400],
+  ['text/plain, text/html', 400],
+  ['text/plain,text/html', 400],
+  ['image/png;,text/html;,image/png', 400],
+  ['text/plain;x="a,b"', 400],
+  ['image/png; a="\\",text/html"', 400],
+  ['text/plain;;,text/html', 400],
+  ['text/plain; charset=utf-8; text/html', 400],
+  ['text/plain;\t,text/html', 400],
+  ['text/plain\t;,text/html', 400],
+  ['audio/mpeg ;,text/html', 400],
+  ['text/plain/html', 400],
+  ['text/html', 'text/html'],
+  ['TEXT/HTML', 'text/html'],
+  ['text/html; charset=utf-8', 'text/html; charset=utf-8'],
+  ['Text/Html ;Charset="UTF-8"', 'text/html; charset=UTF-8'],
+  ['text/html;x=text/plain', 400],
+  ['text/html;x="text/plain"', 'text/html; x="text/plain"'],
+  ['application/xhtml+xml', 'application/xhtml+xml'],
+  ['image/svg+xml', 'image/svg+xml'],
+  ['IMAGE/SVG+XML; charset=utf-8', 'image/svg+xml; charset=utf-8'],
+  ['text/xml', 'text/xml'],
+  ['application/xml', 'application/xml'],
+  ['text/xsl', 'text/xsl'],
+  ['application/rss+xml', 'application/rss+xml'],
+  ['multipart/x-mixed-replace; boundary=b', 'multipart/x-mixed-replace; boundary=b'],
+  ['multipart/mixed; boundary=b', 'multipart/mixed; boundary=b'],
+  ['message/rfc822', 'message/rfc822'],
+  ['video/x-page+xml', 'video/x-page+xml'],
+  ['audio/x-page+xml; charset=utf-8', 'audio/x-page+xml; charset=utf-8'],
+  ['text/javascript', 'text/javascript'],
+  ['application/x-unknown', 'application/x-unknown'],
+];
+
+/** Plain text whose parameters name another type: served inline, and read as plain text. */
+const PLAIN_LOOKALIKES: [sent: string, stored: string][] = [
+  ['text/plain; x="text/html"', 'text/plain; x="text/html"'],
+  ['text/plain;charset="text/html"', 'text/plain; charset="text/html"'],
+];
+
+/** Markup a browser would show as a page if it took the bytes for HTML, SVG or XML. */
+const MARKUP = Buffer.from(
+  '<html xmlns="http://www.w3.org/1999/xhtml"><body><h1 id="uploaded">Sign in again</h1></body></html>',
+);
 
 /** Files: upload, read, ranges, conditional reads, ownership, links and deletion. */
 describe('files', () => {
@@ -110,6 +171,183 @@ describe('files', () => {
     );
   });
 
+  /** The download headers that decide how a browser treats the bytes, by key and by link. */
+  async function served(user: TestUser, id: string): Promise<Record<string, string>[]> {
+    const { body: link } = await as(t, user)
+      .post(`/files/${id}/links`, { expiresInSeconds: 600 })
+      .expect(201);
+    const answers = [
+      await download(user, `/files/${id}/content`).expect(200),
+      await download(null, link.path as string).expect(200),
+    ];
+    return answers.map((res) => ({
+      type: res.headers['content-type'] as string,
+      disposition: (res.headers['content-disposition'] as string).split(';')[0] as string,
+      nosniff: res.headers['x-content-type-options'] as string,
+      csp: res.headers['content-security-policy'] as string,
+    }));
+  }
+
+  const ATTACHMENT = {
+    disposition: 'attachment',
+    nosniff: 'nosniff',
+    csp: "default-src 'none'; sandbox",
+  };
+
+  it('refuses a Content-Type that is a list or hides a second type, and serves every other hostile type normalised, as an attachment', async () => {
+    const user = await createUser(t);
+    for (const [sent, stored] of HOSTILE_TYPES) {
+      const res = await upload(user, MARKUP, 'page.html', sent);
+      if (stored === 400) {
+        expect({ sent, status: res.status }).toEqual({ sent, status: 400 });
+        expectInvalid(res, 'Content-Type');
+        continue;
+      }
+      expect({ sent, status: res.status, type: res.body.contentType }).toEqual({
+        sent,
+        status: 201,
+        type: stored,
+      });
+      const expected = { ...ATTACHMENT, type: stored };
+      expect({ sent, answers: await served(user, res.body.id as string) }).toEqual({
+        sent,
+        answers: [expected, expected],
+      });
+    }
+    // A multipart part's type is read by the same rules; one the parser cannot read is its
+    // default, text/plain.
+    for (const [partType, stored] of [
+      ['text/html; charset=utf-8', 'text/html'],
+      ['text/plain;,text/html', 'text/plain'],
+      ['image/svg+xml', 'image/svg+xml'],
+    ] as const) {
+      const res = await t
+        .http()
+        .post('/files')
+        .set('X-Api-Key', user.apiKey)
+        .attach('file', MARKUP, { filename: 'page.html', contentType: partType })
+        .expect(201);
+      expect({ partType, type: res.body.contentType }).toEqual({ partType, type: stored });
+      const disposition = stored === 'text/plain' ? 'inline' : 'attachment';
+      for (const answer of await served(user, res.body.id as string))
+        expect({ partType, answer }).toEqual({
+          partType,
+          answer: { ...ATTACHMENT, disposition, type: stored },
+        });
+    }
+    const files = (
+      await as(t, user)
+        .get('/files', { query: { limit: '500' } })
+        .expect(200)
+    ).body as { contentType: string }[];
+    expect(files.filter((f) => f.contentType.includes(','))).toEqual([]);
+  });
+
+  it('serves inline only the normalised types of its short list', async () => {
+    const user = await createUser(t);
+    for (const [sent, type, disposition] of [
+      ['image/png', 'image/png', 'inline'],
+      ['IMAGE/PNG', 'image/png', 'inline'],
+      ['image/jpeg', 'image/jpeg', 'inline'],
+      ['image/webp', 'image/webp', 'inline'],
+      ['application/pdf', 'application/pdf', 'inline'],
+      ['text/plain;charset=utf-8', 'text/plain; charset=utf-8', 'inline'],
+      ['audio/mpeg', 'audio/mpeg', 'inline'],
+      ['video/mp4; codecs="avc1.42E01E"', 'video/mp4; codecs=avc1.42E01E', 'inline'],
+      ['image/x-icon', 'image/x-icon', 'attachment'],
+      ['text/csv', 'text/csv', 'attachment'],
+      ['application/json', 'application/json', 'attachment'],
+      ...PLAIN_LOOKALIKES.map(([sent, type]) => [sent, type, 'inline'] as const),
+    ] as const) {
+      const res = await upload(user, Buffer.from('bytes'), 'f', sent).expect(201);
+      expect({ sent, type: res.body.contentType }).toEqual({ sent, type });
+      const expected = { ...ATTACHMENT, disposition, type };
+      expect({ sent, answers: await served(user, res.body.id as string) }).toEqual({
+        sent,
+        answers: [expected, expected],
+      });
+    }
+  });
+
+  it('serves a file whose stored type is not one valid media type as application/octet-stream, an attachment', async () => {
+    const user = await createUser(t);
+    for (const [sent] of HOSTILE_TYPES.filter(([, stored]) => stored === 400)) {
+      const { body: file } = await upload(user, MARKUP, 'page.html').expect(201);
+      // Stored so before uploads were checked.
+      await t.connection
+        .collection('file_records')
+        .updateOne({ _id: new ObjectId(file.id as string) }, { $set: { contentType: sent } });
+      const expected = { ...ATTACHMENT, type: 'application/octet-stream' };
+      expect({ sent, answers: await served(user, file.id as string) }).toEqual({
+        sent,
+        answers: [expected, expected],
+      });
+    }
+  });
+
+  it('lets Chromium render no hostile upload as a document, by key or by link', async () => {
+    const user = await createUser(t);
+    await t.app.listen(0, '127.0.0.1');
+    const { port } = t.app.getHttpServer().address() as AddressInfo;
+    const base = `http://127.0.0.1:${port}`;
+    const paths: [string, string][] = [];
+    for (const [sent] of HOSTILE_TYPES) {
+      let res = await upload(user, MARKUP, 'page.html', sent);
+      if (res.status === 400) {
+        // A type refused today, stored before uploads were checked.
+        res = await upload(user, MARKUP, 'page.html').expect(201);
+        await t.connection
+          .collection('file_records')
+          .updateOne({ _id: new ObjectId(res.body.id as string) }, { $set: { contentType: sent } });
+      }
+      const { body: link } = await as(t, user)
+        .post(`/files/${res.body.id}/links`, { expiresInSeconds: 600 })
+        .expect(201);
+      paths.push([sent, `/files/${res.body.id}/content`], [sent, link.path as string]);
+    }
+    // The detector's own check: a plain text file is a document, but not the markup's.
+    const { body: plain } = await upload(user, MARKUP, 'plain.txt', 'text/plain').expect(201);
+    const control = `/files/${plain.id}/content`;
+
+    const browser = await launchChromium();
+    try {
+      const context = await browser.newContext({ extraHTTPHeaders: { 'X-Api-Key': user.apiKey } });
+      const page = await context.newPage();
+      /** 'download', or the document the browser made of the answer. */
+      const outcome = async (path: string): Promise<string> => {
+        const url = `${base}${path}`;
+        const downloaded = page
+          .waitForEvent('download', { predicate: (d) => d.url() === url, timeout: 10_000 })
+          .then(
+            async (d) => {
+              await d.cancel();
+              return true;
+            },
+            () => false,
+          );
+        const committed = await page.goto(url).then(
+          () => true,
+          () => false,
+        );
+        if (!committed) return (await downloaded) ? 'download' : 'nothing';
+        const type = await page.evaluate<string>('document.contentType');
+        const rendered = await page.evaluate<boolean>('!!document.getElementById("uploaded")');
+        return `document ${type}${rendered ? ' with the uploaded markup' : ''}`;
+      };
+      expect(await outcome(control)).toBe('document text/plain');
+      const outcomes = [];
+      for (const [sent, path] of paths) outcomes.push({ sent, path, got: await outcome(path) });
+      expect(outcomes.filter((o) => o.got !== 'download')).toEqual([]);
+      for (const [sent] of PLAIN_LOOKALIKES) {
+        const { body: file } = await upload(user, MARKUP, 'page.html', sent).expect(201);
+        const got = await outcome(`/files/${file.id}/content`);
+        expect({ sent, got }).toEqual({ sent, got: 'document text/plain' });
+      }
+    } finally {
+      await browser.close();
+    }
+  });
+
   it('keeps a sub key to its own files', async () => {
     const user = await createUser(t);
     const sub = await createSubKey(t, user);
@@ -163,6 +401,34 @@ describe('files', () => {
     await as(t, user).get('/files').expect(200, []);
     const me = await as(t, user).get('/me').expect(200);
     expect(me.body.quota.files.used).toBe(0);
+  });
+
+  it('refuses a multipart body without its closing boundary (400) and stores nothing', async () => {
+    const user = await createUser(t);
+    const part =
+      '--cut\r\nContent-Disposition: form-data; name="file"; filename="cut.txt"\r\n' +
+      'Content-Type: text/plain\r\n\r\n';
+    for (const body of [
+      `${part}the bytes, and no boundary after them`,
+      `${part}the bytes, and a boundary that does not close\r\n--cut`,
+      `${part}the bytes\r\n--cut\r\nContent-Disposition: form-data; name="note"\r\n\r\nno end`,
+      '--cut\r\nContent-Disposition: form-data; name="file"; filena',
+    ]) {
+      const res = await t
+        .http()
+        .post('/files')
+        .set('X-Api-Key', user.apiKey)
+        .set('Content-Type', 'multipart/form-data; boundary=cut')
+        .send(body);
+      expect({ body, status: res.status }).toEqual({ body, status: 400 });
+      expectInvalid(res, 'body');
+    }
+    await as(t, user).get('/files').expect(200, []);
+    const me = await as(t, user).get('/me').expect(200);
+    expect(me.body.quota.files.used).toBe(0);
+    expect(
+      await t.connection.collection('file_records').countDocuments({ tenant: user.subject }),
+    ).toBe(0);
   });
 
   it('stops a signed link at its expiry', async () => {

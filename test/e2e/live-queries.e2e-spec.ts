@@ -1,8 +1,16 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createTestApp, uniqueDbName, type TestApp } from '../support/app';
-import { createSubKey, createUser, type TestUser } from '../support/factories';
-import { expectInvalid } from '../support/problems';
+import { createTestApp, TEST_ADMIN_KEY, uniqueDbName, type TestApp } from '../support/app';
+import {
+  addTeamMember,
+  createApiKey,
+  createSubKey,
+  createTeam,
+  createUser,
+  type TestUser,
+} from '../support/factories';
+import { holdClock, moveClock } from '../support/held-clock';
+import { expectInvalid, expectProblem } from '../support/problems';
 import { SseClient, type FeedEventData as Ev, type SseEvent } from '../support/sse';
 import { ExpirySweep } from '../../src/data/rules/expiry/expiry-sweep';
 import { EventsService } from '../../src/events';
@@ -12,7 +20,13 @@ import { until } from '../support/until';
  * Live queries: GET /events and GET /events/stream with an item filter (docs/events.md, "Live
  * queries"), on two instances sharing one database.
  */
-const ENV = { EVENTS_POLL_MS: '100', EVENTS_HEARTBEAT_MS: '300', FILTER_MAX_IN_VALUES: '3' };
+const RIGHTS_CHECK_MS = 300;
+const ENV = {
+  EVENTS_POLL_MS: '100',
+  EVENTS_HEARTBEAT_MS: '300',
+  FILTER_MAX_IN_VALUES: '3',
+  STREAM_RIGHTS_CHECK_MS: String(RIGHTS_CHECK_MS),
+};
 let a: TestApp;
 let b: TestApp;
 let portA: number;
@@ -314,5 +328,164 @@ describe('a live query', () => {
     const body = (await polled).body as { events: Ev[]; next: string };
     expect(summary(body.events)).toEqual(['created yes']);
     expect(body.next).toBe(body.events[0]?.id);
+  });
+});
+
+/**
+ * A stream or long poll ends when its principal loses its rights (README, Security): opened on
+ * instance b, the loss caused through instance a, so only the database can tell b. Each test
+ * writes an event the reader would see right after the loss: it must never arrive.
+ */
+describe('rights for the life of a stream', () => {
+  /** The documented bound (STREAM_RIGHTS_CHECK_MS) with room for a check's own queries. */
+  const BOUND_MS = RIGHTS_CHECK_MS + 1500;
+
+  const streamOf = (key: string, query: string, headers: Record<string, string> = {}) =>
+    SseClient.open(portB, `/events/stream?${query}`, { 'X-Api-Key': key, ...headers });
+
+  /** Ends with a last `end` event naming `reason`, within the bound after `lostAt`. */
+  async function expectEnded(stream: SseClient, reason: string, lostAt: number): Promise<void> {
+    await until(`the stream to end (${reason})`, () => stream.ended, BOUND_MS + 5000);
+    const endedAfter = performance.now() - lostAt;
+    const last = stream.events.at(-1);
+    expect(last?.event).toBe('end');
+    expect((JSON.parse(last?.data ?? '{}') as { reason: string }).reason).toBe(reason);
+    expect(endedAfter).toBeLessThan(BOUND_MS);
+  }
+
+  /** The item keys a stream was sent (its `end` event aside). */
+  const keysSent = (stream: SseClient): string[] =>
+    events(stream.events.filter((e) => e.event !== 'end'))
+      .filter((e) => e.resource === 'item')
+      .map((e) => e.key);
+
+  it('ends the streams and the long poll of a revoked key, and sends them nothing written after', async () => {
+    const extra = await createApiKey(a, user);
+    const from = await position(a, user.apiKey, 'rights1');
+    const plain = await streamOf(extra.apiKey, `after=${from}&collection=rights1`);
+    const live = await streamOf(extra.apiKey, `after=${from}&collection=rights1&filter[n][gte]=0`);
+    const slots = b.app.get(EventsService).slots;
+    const base = slots.open;
+    const poll = b
+      .http()
+      .get(`/events?after=${from}&collection=rights1&resource=item&wait=20`)
+      .set('X-Api-Key', extra.apiKey)
+      .then((res) => res);
+    try {
+      await until('the long poll to wait', () => slots.open === base + 1);
+      await write(a, user.apiKey, 'post', '/data/rights1', { item: { _id: 'before', n: 1 } });
+      await plain.waitFor(2);
+      await live.waitFor(2);
+      expect((await poll).status).toBe(200);
+      const poll2 = b
+        .http()
+        .get(`/events?after=${from}&collection=rights1&resource=item&filter[n][gte]=5&wait=20`)
+        .set('X-Api-Key', extra.apiKey)
+        .then((res) => res);
+      await until('the second long poll to wait', () => slots.open === base + 1);
+      await write(a, user.apiKey, 'delete', `/api-keys/${extra.key.id}`);
+      const lostAt = performance.now();
+      await write(a, user.apiKey, 'post', '/data/rights1', { item: { _id: 'after', n: 9 } });
+      await expectEnded(plain, 'KEY_REVOKED', lostAt);
+      await expectEnded(live, 'KEY_REVOKED', lostAt);
+      expect(keysSent(plain)).toEqual(['before']);
+      expect(keysSent(live)).toEqual(['before']);
+      expectProblem(await poll2, 401, 'UNAUTHENTICATED');
+    } finally {
+      plain.close();
+      live.close();
+    }
+  });
+
+  it('ends the stream of a key at its expiry, and sends it nothing written after', async () => {
+    holdClock();
+    try {
+      const expiring = await createApiKey(a, user, {
+        expiresAt: new Date(Date.now() + 60_000).toISOString(),
+      });
+      const from = await position(a, user.apiKey, 'rights2');
+      const stream = await streamOf(expiring.apiKey, `after=${from}&collection=rights2`);
+      try {
+        await write(a, user.apiKey, 'post', '/data/rights2', { item: { _id: 'before' } });
+        await stream.waitFor(2);
+        moveClock(60_000);
+        const lostAt = performance.now();
+        await write(a, user.apiKey, 'post', '/data/rights2', { item: { _id: 'after' } });
+        await expectEnded(stream, 'KEY_EXPIRED', lostAt);
+        expect(keysSent(stream)).toEqual(['before']);
+      } finally {
+        stream.close();
+      }
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it("ends a removed member's X-Team stream, and sends it nothing written after", async () => {
+    const team = await createTeam(a);
+    const member = await createUser(a);
+    await addTeamMember(a, team, member);
+    const from = await position(a, team.apiKey, 'rights3');
+    const stream = await streamOf(member.apiKey, `after=${from}&collection=rights3`, {
+      'X-Team': team.teamId,
+    });
+    try {
+      await write(a, team.apiKey, 'post', '/data/rights3', { item: { _id: 'before' } });
+      await stream.waitFor(2);
+      await a
+        .http()
+        .delete(`/admin/teams/${team.teamId}/members/${encodeURIComponent(member.subject)}`)
+        .set('X-Api-Key', TEST_ADMIN_KEY)
+        .expect(204);
+      const lostAt = performance.now();
+      await write(a, team.apiKey, 'post', '/data/rights3', { item: { _id: 'after' } });
+      await expectEnded(stream, 'TEAM_MEMBERSHIP_ENDED', lostAt);
+      expect(keysSent(stream)).toEqual(['before']);
+    } finally {
+      stream.close();
+    }
+  });
+
+  it('ends the stream of a deleted sub profile, and sends it nothing written after', async () => {
+    const sub = await createSubKey(a, user);
+    const from = await position(a, user.apiKey, 'rights4');
+    const stream = await streamOf(sub.apiKey, `after=${from}&collection=rights4`);
+    try {
+      // The root writes items the sub profile owns: they are the sub key's to see.
+      const item = (id: string) => ({ item: { _id: id, userId: sub.accountId } });
+      await write(a, user.apiKey, 'post', '/data/rights4', item('before'));
+      await until('the sub key to see its item', () => keysSent(stream).length === 1);
+      await write(a, user.apiKey, 'delete', `/profile/${sub.accountId}`);
+      const lostAt = performance.now();
+      await write(a, user.apiKey, 'post', '/data/rights4', item('after'));
+      await expectEnded(stream, 'KEY_REVOKED', lostAt);
+      expect(keysSent(stream)).toEqual(['before']);
+    } finally {
+      stream.close();
+    }
+  });
+
+  it('ends the stream of an erased user, and sends it nothing written after', async () => {
+    const erased = await createUser(a);
+    const from = await position(a, erased.apiKey, 'rights5');
+    const stream = await streamOf(erased.apiKey, `after=${from}`);
+    try {
+      await write(a, erased.apiKey, 'post', '/data/rights5', { item: { _id: 'before' } });
+      await stream.waitFor(2);
+      await a
+        .http()
+        .delete(`/admin/users/${encodeURIComponent(erased.subject)}`)
+        .set('X-Api-Key', TEST_ADMIN_KEY)
+        .expect(202);
+      const lostAt = performance.now();
+      await expectEnded(stream, 'KEY_REVOKED', lostAt);
+      // The erasure's own changes (its collection dropped) came after: none was sent.
+      expect(summary(events(stream.events.filter((e) => e.event !== 'end')))).toEqual([
+        'created collection',
+        'created before',
+      ]);
+    } finally {
+      stream.close();
+    }
   });
 });

@@ -231,7 +231,7 @@ describe('export and import round trips', () => {
 
   it('resumes a download cut at any byte with after: together exactly the full export, no item twice', async () => {
     const user = await createUser(t);
-    const items = Array.from({ length: 400 }, (_, n) => ({
+    const items = Array.from({ length: 200 }, (_, n) => ({
       _id: `item-${String(n).padStart(4, '0')}-✓`,
       n,
       pad: 'é'.repeat((n * 37) % 700),
@@ -243,7 +243,7 @@ describe('export and import round trips', () => {
           .expect(200);
     const full = await exportAs(t, user);
     const fullItems = full.text.split('\n').filter((line) => line.startsWith('{"type":"item"'));
-    expect(fullItems).toHaveLength(800);
+    expect(fullItems).toHaveLength(400);
     const gzipped = await exportAs(t, user, {}, { headers: { 'Accept-Encoding': 'gzip' } });
     expect(gzipped.text).not.toBe('');
 
@@ -276,7 +276,10 @@ describe('export and import round trips', () => {
           expect(rest.lines.at(-1)).toMatchObject({ type: 'end', items: restItems.length });
         },
       ),
-      { numRuns: 30, seed: 9090 },
+      // 20 cuts of a 400-item export (30 of an 800-item one until CI had to fit in 20 minutes):
+      // each run downloads the rest again, and a cut's position, not the export's length, is
+      // what the property varies.
+      { numRuns: 20, seed: 9090 },
     );
   });
 });

@@ -4,6 +4,8 @@ import { Webhook } from 'standardwebhooks';
 import { createTestApp, type TestApp } from '../support/app';
 import { createSubKey, createUser, type TestUser } from '../support/factories';
 import { expectInvalid, expectProblem } from '../support/problems';
+import { digestOf } from '../../src/lifecycle/erasure.repository';
+import { WebhooksService } from '../../src/webhooks/webhooks.service';
 
 /**
  * Webhooks: signed deliveries checked with the Standard Webhooks verifier library, retries after
@@ -216,6 +218,62 @@ describe('deliveries', () => {
     expect(deliveries.map((d) => d.status)).toEqual(['failed', 'failed']);
     expect(Math.max(...deliveries.map((d) => d.attempts.length))).toBeGreaterThan(1);
     receiver.answers = [];
+  });
+});
+
+describe('an owner that lost its rights', () => {
+  it('gets no delivery of what was written after, once an erasure of it is under way', async () => {
+    const owner = await createUser(t);
+    receiver.received.length = 0;
+    const created = await hook(owner.apiKey, {
+      url: `http://127.0.0.1:${receiver.port}/lost`,
+      events: ['created'],
+      collection: 'lost',
+    }).expect(200);
+    const { webhook } = created.body as { webhook: { id: string } };
+    const write = (id: string) =>
+      t
+        .http()
+        .post('/data/lost')
+        .set('X-Api-Key', owner.apiKey)
+        .send({ item: { _id: id } })
+        .expect(200);
+    await write('kept');
+    // The collection's creation and the item's: both delivered before the loss.
+    await settledDeliveries(owner.apiKey, webhook.id, 2);
+    // An erasure of the owner under way on another instance, as ErasureService records it before
+    // revoking the keys (its lease far off, so no instance takes it over during the test). The
+    // keys still work here, so a write can come after the loss.
+    const tenant = { kind: 'user' as const, id: owner.subject };
+    const erasure = await t.connection.collection('erasures').insertOne({
+      kind: 'user',
+      target: owner.subject,
+      targetDigest: digestOf(tenant),
+      activeKey: digestOf(tenant),
+      status: 'running',
+      stepsDone: [],
+      collectionsDropped: 0,
+      leaseUntil: new Date(Date.now() + 3_600_000),
+      runs: 1,
+      requestedAt: new Date(),
+    });
+    try {
+      await write('after');
+      // Two whole rounds of fan-out and sending after the write (a call joins a running round).
+      const webhooks = t.app.get(WebhooksService);
+      await webhooks.runNow();
+      await webhooks.runNow();
+      const res = await t
+        .http()
+        .get(`/webhooks/${webhook.id}/deliveries`)
+        .set('X-Api-Key', owner.apiKey)
+        .expect(200);
+      expect((res.body as DeliveryBody[]).length).toBe(2);
+      expect(receiver.received.filter((r) => r.body.includes('"key":"after"'))).toEqual([]);
+      expect(receiver.received.filter((r) => r.body.includes('"key":"kept"'))).toHaveLength(1);
+    } finally {
+      await t.connection.collection('erasures').deleteOne({ _id: erasure.insertedId });
+    }
   });
 });
 

@@ -11,7 +11,7 @@ import { AppModule } from '../../src/app.module';
 import { APP_OPTIONS, configureApp, createHttpAdapter } from '../../src/app.setup';
 import { buildOpenApiDocument } from '../../src/common/http/openapi';
 import { TenantStorage, type NativeCollection } from '../../src/data/storage/tenant-storage';
-import { retryUntilReachable } from '../../src/database-boot';
+import { awaitDatabase, retryUntilReachable } from '../../src/database-boot';
 import { DataClusters } from '../../src/placement';
 import { loadConfig, type AppConfig } from '../../src/config';
 import { recordMetricSeries } from './metric-series';
@@ -73,8 +73,12 @@ export async function createTestApp(
     ...env,
     MONGODB_URI: uri,
   });
-  // Started as `node dist/main.js` starts: a first connection that times out (this process's
-  // loop blocked by a loaded machine) is retried, for up to the service's own boot bound.
+  // Started as `node dist/main.js` starts: a first ping with the boot attempts' own timeouts,
+  // then the app, whose first connection is retried if it times out (this process's loop
+  // blocked by a loaded machine), for up to the service's own boot bound.
+  const deadline = Date.now() + config.database.bootTimeoutMs;
+  const quiet = { warn: () => undefined };
+  await awaitDatabase(uri, config.database, deadline, quiet);
   const app = await retryUntilReachable(
     'starting the test app',
     async () => {
@@ -93,9 +97,9 @@ export async function createTestApp(
     },
     {
       uri,
-      deadline: Date.now() + config.database.bootTimeoutMs,
+      deadline,
       timeoutMs: config.database.bootTimeoutMs,
-      log: { warn: () => undefined },
+      log: quiet,
     },
   );
   const connection = app.get<Connection>(getConnectionToken());

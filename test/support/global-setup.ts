@@ -7,11 +7,14 @@ import { loadConfig } from '../../src/config';
 import {
   readDevDatabaseSettings,
   resolveDatabase,
+  throwawayDataDir,
   type ResolvedDatabase,
 } from '../../tools/dev-database';
 
 declare global {
   var __TEST_DATABASE__: ResolvedDatabase | undefined;
+  /** Where that database keeps its data: removed at the end of the run. */
+  var __TEST_DATA_DIR__: string | undefined;
 }
 
 /**
@@ -20,10 +23,12 @@ declare global {
  */
 export default async function globalSetup(): Promise<void> {
   const config = loadConfig({ ...process.env, NODE_ENV: 'test' });
+  const dataDir = throwawayDataDir('pds-test-');
+  globalThis.__TEST_DATA_DIR__ = dataDir;
   const database = await resolveDatabase({
     ...readDevDatabaseSettings(),
     uri: config.database.uri,
-    dataDir: mkdtempSync(join(tmpdir(), 'pds-test-')),
+    dataDir,
     log: (message) => process.stderr.write(`${message}\n`),
   });
   // Each test file names its own database (MONGODB_DB_NAME), which the service refuses beside a

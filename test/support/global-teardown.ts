@@ -1,8 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { removeThrowawayDataDir } from '../../tools/dev-database';
 import { countRecordedSeries, MAX_SERIES } from './metric-series';
 
 export default async function globalTeardown(): Promise<void> {
   await globalThis.__TEST_DATABASE__?.stop();
+  if (globalThis.__TEST_DATA_DIR__) removeThrowawayDataDir(globalThis.__TEST_DATA_DIR__);
   reportNotRun();
   checkMetricSeries();
 }

@@ -1,9 +1,8 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import {
   readDevDatabaseSettings,
+  removeThrowawayDataDir,
   resolveDatabase,
+  throwawayDataDir,
   type ResolvedDatabase,
 } from '../../tools/dev-database';
 
@@ -26,15 +25,20 @@ export async function startOwnDatabase(
   prefix: string,
   ferretdbArgs?: readonly string[],
 ): Promise<OwnDatabase> {
+  const dataDir = throwawayDataDir(`pds-${prefix}-`);
   const database: ResolvedDatabase = await resolveDatabase({
     ...readDevDatabaseSettings(),
-    dataDir: mkdtempSync(join(tmpdir(), `pds-${prefix}-`)),
+    dataDir,
     log: () => undefined,
     ferretdbArgs,
   });
+  const stop = async () => {
+    await database.stop();
+    removeThrowawayDataDir(dataDir);
+  };
   const pid = database.pid;
   if (pid === undefined) {
-    await database.stop();
+    await stop();
     throw new Error('the test database has no known pid: it cannot be frozen');
   }
   let frozen = false;
@@ -53,6 +57,6 @@ export async function startOwnDatabase(
       }
       frozen = false;
     },
-    stop: () => database.stop(),
+    stop,
   };
 }

@@ -18,6 +18,14 @@ export interface WireProxy {
   hold(matches: (command: Document) => boolean): void;
   /** Holds nothing more, and forwards what is held (the service goes on as if the database had been slow). */
   release(): void;
+  /**
+   * From now on, the first message of each new connection (the driver's handshake) reaches the
+   * database `ms` later; undefined stops that. What a host starved of CPU looks like to a
+   * connection's timers, made to happen on every connection rather than by chance.
+   */
+  delayHandshakes(ms: number | undefined): void;
+  /** How many commands named `name` (their first key) have been forwarded so far. */
+  forwarded(name: string): number;
   /** How many commands have been held so far. */
   held(): number;
   /** The commands held so far, decoded (an insert's documents under `documents`). */
@@ -53,15 +61,32 @@ function commandOf(message: Buffer): Document | undefined {
   return command && { ...command, ...sequences };
 }
 
+/** The name of an OP_MSG's command (the first key of its kind-0 section), without decoding it. */
+function commandName(message: Buffer): string | undefined {
+  if (message.length < 27 || message.readInt32LE(12) !== OP_MSG) return undefined;
+  // Header (16), flags (4), section kind (1), the document's size (4), its first element's type (1).
+  if (message.readUInt8(20) !== 0) return undefined;
+  const start = 26;
+  const end = message.indexOf(0, start);
+  return end > start ? message.toString('utf8', start, end) : undefined;
+}
+
 export async function startWireProxy(target: string): Promise<WireProxy> {
   const url = new URL(target);
   const host = url.hostname;
   const port = Number(url.port || 27017);
   let matches: ((command: Document) => boolean) | undefined;
+  let handshakeDelayMs: number | undefined;
+  const forwardedByName = new Map<string, number>();
   const held: Document[] = [];
   const sockets = new Set<Socket>();
   /** Per connection stuck behind a held command: forwards it and what came after. */
   const resumes = new Set<() => void>();
+
+  const count = (message: Buffer) => {
+    const name = commandName(message);
+    if (name) forwardedByName.set(name, (forwardedByName.get(name) ?? 0) + 1);
+  };
 
   const server = createServer((client) => {
     const upstream = connect(port, host);
@@ -80,12 +105,20 @@ export async function startWireProxy(target: string): Promise<WireProxy> {
 
     let pending = Buffer.alloc(0);
     let stuck: Buffer | undefined;
+    let handshake = true;
     const forward = () => {
       while (!stuck && pending.length >= 4) {
         const length = pending.readInt32LE(0);
         if (pending.length < length) return;
         const message = pending.subarray(0, length);
         pending = pending.subarray(length);
+        if (handshake && handshakeDelayMs !== undefined) {
+          handshake = false;
+          stuck = message;
+          setTimeout(resume, handshakeDelayMs);
+          return;
+        }
+        handshake = false;
         const command = matches && commandOf(message);
         if (command && matches?.(command)) {
           stuck = message;
@@ -93,12 +126,16 @@ export async function startWireProxy(target: string): Promise<WireProxy> {
           resumes.add(resume);
           return;
         }
+        count(message);
         upstream.write(message);
       }
     };
     const resume = () => {
       resumes.delete(resume);
-      if (stuck) upstream.write(stuck);
+      if (stuck) {
+        count(stuck);
+        upstream.write(stuck);
+      }
       stuck = undefined;
       forward();
     };
@@ -124,6 +161,10 @@ export async function startWireProxy(target: string): Promise<WireProxy> {
       matches = undefined;
       for (const resume of [...resumes]) resume();
     },
+    delayHandshakes: (ms) => {
+      handshakeDelayMs = ms;
+    },
+    forwarded: (name) => forwardedByName.get(name) ?? 0,
     held: () => held.length,
     heldCommands: () => [...held],
     close: async () => {

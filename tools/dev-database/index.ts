@@ -8,6 +8,7 @@ export {
   type ResolvedDatabase,
 } from './database-resolver';
 export { loadDatabaseSettings } from './service';
+export { removeThrowawayDataDir, throwawayDataDir } from './throwaway-data';
 export {
   readDevDatabaseSettings,
   loadDotEnvFile,

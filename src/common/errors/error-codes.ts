@@ -16,6 +16,10 @@ export const ERROR_CATALOG = {
     title: 'The collection name is not valid',
   },
   PROTECTED_INDEX: { status: HttpStatus.BAD_REQUEST, title: 'The index cannot be changed' },
+  SCHEMA_TOO_COMPLEX: {
+    status: HttpStatus.BAD_REQUEST,
+    title: 'The collection schema is beyond what an instance checks within its bounds',
+  },
   INVALID_CONTENT_ENCODING: {
     status: HttpStatus.BAD_REQUEST,
     title: 'The request body could not be decoded',

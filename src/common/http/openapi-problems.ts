@@ -132,6 +132,9 @@ export function addStandardProblems(document: OpenAPIObject): OpenAPIObject {
     for (const [status, description] of Object.entries(standard)) {
       responses[status] ??= problemResponse(description);
     }
+    if (writesItems(path, method))
+      responses['400']!.description +=
+        '; SCHEMA_TOO_COMPLEX: checking the items against the collection schema ran over SCHEMA_CHECK_MAX_MS, or compiling the schema over SCHEMA_COMPILE_MAX_MS (nothing was written)';
     const moving = movingWrites(path, method);
     if (moving) responses['503']!.description += `; ${moving}`;
     // A response's codes: those its description names, else the status's default code.

@@ -22,3 +22,22 @@ export function boundedDriverOptions(database: AppConfig['database']) {
     retryWrites: false,
   };
 }
+
+/**
+ * Driver settings for one attempt to reach the database at start (the first ping): the connect
+ * and server-selection timeouts are DB_BOOT_ATTEMPT_TIMEOUT_MS, capped by `leftMs` (what is left
+ * of DB_BOOT_TIMEOUT_MS). A host starved of CPU runs a connection's timer before its connect
+ * event when the process was off the CPU for longer than the timeout, so the request-time connect
+ * timeout (half the selection timeout) fails every attempt there; a start can afford to wait
+ * longer per attempt than a request ever does. Nothing of the running app uses these settings.
+ */
+export function bootDriverOptions(database: AppConfig['database'], leftMs: number) {
+  const timeout = Math.max(1, Math.min(database.bootAttemptTimeoutMs, Math.ceil(leftMs)));
+  return {
+    serverSelectionTimeoutMS: timeout,
+    connectTimeoutMS: timeout,
+    socketTimeoutMS: timeout,
+    retryReads: false,
+    retryWrites: false,
+  };
+}

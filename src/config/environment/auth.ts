@@ -44,6 +44,18 @@ export class AuthVariables {
   @Max(60_000)
   API_KEY_CACHE_MS = 5_000;
 
+  /**
+   * How often an instance checks, against the database, the rights of the principals of its open
+   * streams and long polls (ms): one that lost them (key revoked or expired, team membership
+   * ended) is ended within about this long, even while quiet. One batched check per interval
+   * per instance, however many streams are open.
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(100)
+  @Max(60_000)
+  STREAM_RIGHTS_CHECK_MS = 3_000;
+
   /** API keys an instance keeps in memory at most (the least recently used go first). */
   @Type(() => Number)
   @IsInt()

@@ -43,6 +43,19 @@ export class DatabaseVariables {
   @Max(600_000)
   DB_BOOT_TIMEOUT_MS = 30_000;
 
+  /**
+   * The connect and server-selection timeout of each attempt to reach the database at start
+   * (ms), capped by what is left of DB_BOOT_TIMEOUT_MS. Larger than the request-time bounds on
+   * purpose: a host starved of CPU (a packed node, many instances starting at once) handles a
+   * connection's events late, and a start that gives each attempt only the request-time connect
+   * timeout fails every attempt there.
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(500)
+  @Max(600_000)
+  DB_BOOT_ATTEMPT_TIMEOUT_MS = 10_000;
+
   @Type(() => Number)
   @IsInt()
   @Min(100)

@@ -132,6 +132,44 @@ export class LimitsVariables {
   @Max(100)
   SCHEMA_MAX_DEPTH = 16;
 
+  /**
+   * Schema nodes a collection schema applies with every `$ref` expanded where it stands (a schema
+   * that refers to itself: down to DATA_MAX_DEPTH levels of the item); more is SCHEMA_TOO_COMPLEX.
+   * Bounds the cost of compiling a schema and of checking one value of an item against it.
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(100)
+  @Max(1_000_000)
+  SCHEMA_MAX_EXPANDED_NODES = 2000;
+
+  /** Instructions of one compiled `pattern` / `patternProperties` RE2 program; more is SCHEMA_TOO_COMPLEX. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(10)
+  @Max(1_000_000)
+  SCHEMA_PATTERN_MAX_PROGRAM = 4000;
+
+  /**
+   * Milliseconds compiling one collection schema may take on an instance (once per schema and
+   * instance; a PUT allows half); more is SCHEMA_TOO_COMPLEX.
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(10)
+  @Max(60_000)
+  SCHEMA_COMPILE_MAX_MS = 1000;
+
+  /**
+   * Milliseconds checking the items of one write (or one import line, one schema-violations page)
+   * against their schema may take; more refuses the write with SCHEMA_TOO_COMPLEX.
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(5)
+  @Max(60_000)
+  SCHEMA_CHECK_MAX_MS = 50;
+
   /** Items one multi-item update of a collection with a schema may change (all checked first). */
   @Type(() => Number)
   @IsInt()
@@ -163,4 +201,35 @@ export class LimitsVariables {
   @Min(1)
   @Max(100)
   PROFILE_JSON_MAX_DEPTH = 10;
+}
+
+/** The limits of collection schemas (AppConfig's `limits.schema*`). */
+export interface SchemaLimits {
+  /** PUT /data/{c}/schema: largest JSON text, deepest nesting. */
+  schemaMaxBytes: number;
+  schemaMaxDepth: number;
+  /** Items one multi-item update of a collection with a schema may change. */
+  schemaMultiUpdateMax: number;
+  /** Errors per item (and violating items per page) reported; compiled schemas kept. */
+  schemaMaxErrors: number;
+  schemaCacheSize: number;
+  /** What one schema may cost: nodes with every `$ref` expanded, RE2 program size, time. */
+  schemaMaxExpandedNodes: number;
+  schemaPatternMaxProgram: number;
+  schemaCompileMaxMs: number;
+  schemaCheckMaxMs: number;
+}
+
+export function schemaLimitsOf(vars: LimitsVariables): SchemaLimits {
+  return {
+    schemaMaxBytes: vars.SCHEMA_MAX_BYTES,
+    schemaMaxDepth: vars.SCHEMA_MAX_DEPTH,
+    schemaMultiUpdateMax: vars.SCHEMA_MULTI_UPDATE_MAX,
+    schemaMaxErrors: vars.SCHEMA_MAX_ERRORS,
+    schemaCacheSize: vars.SCHEMA_CACHE_SIZE,
+    schemaMaxExpandedNodes: vars.SCHEMA_MAX_EXPANDED_NODES,
+    schemaPatternMaxProgram: vars.SCHEMA_PATTERN_MAX_PROGRAM,
+    schemaCompileMaxMs: vars.SCHEMA_COMPILE_MAX_MS,
+    schemaCheckMaxMs: vars.SCHEMA_CHECK_MAX_MS,
+  };
 }

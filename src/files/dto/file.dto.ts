@@ -13,7 +13,11 @@ export class FileDto {
   @ApiProperty({ example: 52311, description: 'Bytes' })
   size!: number;
 
-  @ApiProperty({ example: 'image/png' })
+  @ApiProperty({
+    example: 'image/png',
+    description:
+      'One media type, normalised (lower-case type and parameter names, parameters in name order); files stored before types were checked may hold what was sent',
+  })
   contentType!: string;
 
   /** Hex SHA-256 of the bytes; the download's strong ETag is this in quotes. */

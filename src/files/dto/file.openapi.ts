@@ -6,7 +6,13 @@ const BYTES = { '*/*': { schema: { type: 'string', format: 'binary' } } };
 const DOWNLOAD_HEADERS = {
   ETag: { description: 'The SHA-256 of the bytes, quoted (strong)', schema: { type: 'string' } },
   'Content-Disposition': {
-    description: '`inline` or `attachment` with the name (RFC 6266)',
+    description:
+      '`inline` only for image/png, jpeg, gif, webp, avif, bmp, text/plain, application/pdf, audio/* and video/* (no `+suffix`); `attachment` for every other type. With the name (RFC 6266)',
+    schema: { type: 'string' },
+  },
+  'X-Content-Type-Options': { schema: { type: 'string', enum: ['nosniff'] } },
+  'Content-Security-Policy': {
+    description: "`default-src 'none'; sandbox`: opened as a page anyway, the file runs nothing",
     schema: { type: 'string' },
   },
   'Accept-Ranges': { schema: { type: 'string', enum: ['bytes'] } },
@@ -32,7 +38,8 @@ export function ApiFileContent(): MethodDecorator {
     }),
     ApiResponse({
       status: 200,
-      description: 'The whole file',
+      description:
+        "The whole file. Content-Type: the file's type, normalised (`application/octet-stream` when what is stored is not one valid media type)",
       content: BYTES,
       headers: DOWNLOAD_HEADERS,
     }),

@@ -10,7 +10,7 @@ import { MANAGED_FIELDS } from '../../query/data.constants';
  */
 
 /** Keywords whose value is one schema. */
-const SCHEMA_KEYWORDS = new Set([
+export const SCHEMA_KEYWORDS = new Set([
   'not',
   'if',
   'then',
@@ -24,13 +24,29 @@ const SCHEMA_KEYWORDS = new Set([
   'contentSchema',
 ]);
 /** Keywords whose value is an array of schemas. */
-const SCHEMA_LIST_KEYWORDS = new Set(['allOf', 'anyOf', 'oneOf', 'prefixItems']);
+export const SCHEMA_LIST_KEYWORDS = new Set(['allOf', 'anyOf', 'oneOf', 'prefixItems']);
 /** Keywords whose value maps names to schemas. */
-const SCHEMA_MAP_KEYWORDS = new Set([
+export const SCHEMA_MAP_KEYWORDS = new Set([
   'properties',
   'patternProperties',
   '$defs',
   'dependentSchemas',
+]);
+/**
+ * Of the keywords above, those whose schemas apply to the value itself; the others' apply to the
+ * value's members or elements (one level down the item).
+ */
+export const IN_PLACE_KEYWORDS = new Set([
+  'not',
+  'if',
+  'then',
+  'else',
+  'contentSchema',
+  'allOf',
+  'anyOf',
+  'oneOf',
+  'dependentSchemas',
+  '$defs',
 ]);
 /** Keywords whose value is data or an annotation, not a schema. */
 const VALUE_KEYWORDS = new Set([

@@ -58,16 +58,16 @@ export class SchemaEnforcement {
     const rule = target.rules?.schema;
     if (!rule) return [];
     const warnings: SchemaError[] = [];
-    for (const item of items) {
-      const errors = this.schemas.check(rule.text, item, ownerField);
-      if (errors.length === 0) continue;
+    // All within one SCHEMA_CHECK_MAX_MS: a multi-item update holds the event loop no longer.
+    this.schemas.checkAll(rule.text, items, ownerField, (errors, item) => {
+      if (errors.length === 0) return;
       if (rule.action === 'warn') warnings.push(...errors);
       else
         throw new SchemaViolationError(
           errors,
           items.length > 1 && typeof item._id === 'string' ? item._id : undefined,
         );
-    }
+    });
     return warnings;
   }
 }

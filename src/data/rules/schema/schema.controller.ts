@@ -10,6 +10,7 @@ import {
   Query,
 } from '@nestjs/common';
 import {
+  ApiBadRequestResponse,
   ApiBody,
   ApiNoContentResponse,
   ApiNotFoundResponse,
@@ -54,9 +55,21 @@ export class SchemaController {
    * Sets the collection's schema (creating the collection within the quota when there is none).
    * Stored items are not rewritten (GET …/schema-violations lists those that break it); the change
    * is an `updated` event of the collection and holds on every instance within REGISTRY_CACHE_MS.
+   *
+   * What a schema may cost is bounded, so that no schema can stall an instance: its schema nodes
+   * with every `$ref` expanded where it stands (SCHEMA_MAX_EXPANDED_NODES; a schema that refers
+   * to itself without going down into the item is refused), each pattern's RE2 program
+   * (SCHEMA_PATTERN_MAX_PROGRAM instructions) and the time to compile it (half of
+   * SCHEMA_COMPILE_MAX_MS). Beyond a bound: 400 SCHEMA_TOO_COMPLEX, its detail naming the bound.
+   * Checking the items of one write later runs within SCHEMA_CHECK_MAX_MS.
    */
   @Put(':collection/schema')
   @CollectionParam()
+  @ApiBadRequestResponse({
+    type: ProblemDto,
+    description:
+      'VALIDATION_FAILED: the schema is not one this service runs (the field names where); SCHEMA_TOO_COMPLEX: it is beyond SCHEMA_MAX_EXPANDED_NODES, SCHEMA_PATTERN_MAX_PROGRAM or SCHEMA_COMPILE_MAX_MS (the detail names which)',
+  })
   @ApiBody({
     type: PutCollectionSchemaDto,
     examples: { schema: { value: { schema: EXAMPLE.schema, action: 'error' } } },

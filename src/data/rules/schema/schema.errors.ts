@@ -1,5 +1,13 @@
 import { DomainError, type FieldError } from '../../../common/errors';
-import type { SchemaError } from './item-schemas';
+
+/** One way an item breaks its collection's schema. */
+export interface SchemaError {
+  /** JSON Pointer (RFC 6901) to the value in the item's own fields; `''` is the item. */
+  pointer: string;
+  /** The schema keyword the value fails (`type`, `required`, `pattern`, …). */
+  keyword: string;
+  message: string;
+}
 
 /** An error of SCHEMA_VIOLATION's `errors`: where (`pointer`, and as a body path `field`), which keyword, why. */
 export type SchemaViolationEntry = FieldError & SchemaError;
@@ -34,5 +42,19 @@ export class SchemaViolationError extends DomainError {
 export class SchemaNotFoundError extends DomainError {
   constructor(collection: string) {
     super('SCHEMA_NOT_FOUND', `The collection '${collection}' has no schema.`);
+  }
+}
+
+/**
+ * 400: a collection schema beyond what an instance compiles or checks within its bounds; `limit`
+ * names the bound (SCHEMA_MAX_EXPANDED_NODES, SCHEMA_PATTERN_MAX_PROGRAM, SCHEMA_COMPILE_MAX_MS,
+ * SCHEMA_CHECK_MAX_MS) and the detail says how it was passed. Nothing was stored or written.
+ */
+export class SchemaTooComplexError extends DomainError {
+  constructor(
+    readonly limit: string,
+    what: string,
+  ) {
+    super('SCHEMA_TOO_COMPLEX', `The schema ${what} (${limit}); nothing was written.`);
   }
 }
