@@ -4,8 +4,8 @@
 // Modes: default (short), --long, --smoke (CI: tiny data, fails on any error); --large adds
 // 1,000,000 items. Last, an export and an import of a namespace next to the baseline's
 // (--transfer-only runs just that), then file uploads and downloads next to the driver's GridFS
-// (--files-only runs just that). --schema-only runs just the JSON Schema comparison. See
-// docs/benchmarks.md.
+// (--files-only runs just that). --schema-only runs just the JSON Schema comparison, --moves-only
+// just the tenant moves. See docs/benchmarks.md.
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -408,7 +408,8 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
     options.liveOnly ||
     options.transferOnly ||
     options.schemaOnly ||
-    options.filesOnly;
+    options.filesOnly ||
+    options.movesOnly;
   const featureRuns = options.schemaOnly
     ? [await compareSchemaCost(options, ctx, service, features)]
     : oneThingOnly
@@ -446,7 +447,7 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
 
   // Move time against tenant size and write rate (docs/deployment.md, "How long a move takes").
   const moves =
-    oneThingOnly || options.costOnly
+    (oneThingOnly && !options.movesOnly) || options.costOnly
       ? undefined
       : await benchTenantMoves({
           sizes: options.smoke ? [200] : [1_000, 4_000],
@@ -486,6 +487,7 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
     !options.schemaOnly &&
     !options.liveOnly &&
     !options.filesOnly &&
+    !options.movesOnly &&
     !options.costOnly
   ) {
     log(`\nchange feed fan-out: ${fanOutSize.clients} SSE clients, ${fanOutSize.events} events`);
@@ -504,6 +506,7 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
     !options.schemaOnly &&
     !options.fanOutOnly &&
     !options.filesOnly &&
+    !options.movesOnly &&
     !options.costOnly
   ) {
     log(`\nlive queries: ${liveSize.streams} streams, ${liveSize.changes} changes`);
@@ -790,6 +793,7 @@ async function main(): Promise<void> {
     options.transferOnly ||
     options.schemaOnly ||
     options.filesOnly ||
+    options.movesOnly ||
     options.costOnly
       ? []
       : freezeChecks(freeze, options.smoke)),

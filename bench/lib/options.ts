@@ -82,13 +82,15 @@ const USAGE = `Usage: npm run bench [-- options]
                        GET /files/{id}/content vs the driver's GridFSBucket: 20 files of 1 MiB and
                        one of 50 MiB, 3 rounds; 3 of 1 MiB and one of 4 MiB, 1 round with --smoke;
                        50 files and 5 rounds with --long)
+  --moves-only         run the tenant moves only (move time against tenant size and write rate)
   --duration S, --connections N, --rounds N   override the mode's values (--rounds: comparison rounds)
   --round-seconds S    seconds of load per comparison variant and round (default 1; 3 with --long)
   --transfer-items N   items the export and import move (default 100,000; 2,000 with --smoke)
   --out FILE    where to write the Markdown report (default: BENCHMARKS.md; with --smoke,
                 --comparisons-only, --cost-only, --fan-out-only, --live-only, --transfer-only,
-                --schema-only or --files-only bench/results/<smoke|comparisons-MODE|cost-MODE|
-                fan-out-MODE|live-MODE|transfer-MODE|schema-MODE|files-MODE>.md)`;
+                --schema-only, --files-only or --moves-only bench/results/<smoke|comparisons-MODE|
+                cost-MODE|fan-out-MODE|live-MODE|transfer-MODE|schema-MODE|files-MODE|
+                moves-MODE>.md)`;
 
 const VALUE_OPTIONS = [
   '--duration',
@@ -111,6 +113,7 @@ const FLAGS = [
   '--transfer-only',
   '--schema-only',
   '--files-only',
+  '--moves-only',
   '--allow-missing-routes',
   '--help',
 ];
@@ -159,6 +162,7 @@ export function parseOptions(argv: string[]): BenchOptions {
   const schemaOnly = flags.has('schema-only');
   const costOnly = flags.has('cost-only');
   const filesOnly = flags.has('files-only');
+  const movesOnly = flags.has('moves-only');
   if (
     [
       flags.has('comparisons-only'),
@@ -168,10 +172,11 @@ export function parseOptions(argv: string[]): BenchOptions {
       transferOnly,
       schemaOnly,
       filesOnly,
+      movesOnly,
     ].filter(Boolean).length > 1
   )
     throw new Error(
-      '--comparisons-only, --cost-only, --fan-out-only, --live-only, --transfer-only, --schema-only and --files-only exclude each other',
+      '--comparisons-only, --cost-only, --fan-out-only, --live-only, --transfer-only, --schema-only, --files-only and --moves-only exclude each other',
     );
   const comparisonsOnly =
     flags.has('comparisons-only') ||
@@ -180,7 +185,8 @@ export function parseOptions(argv: string[]): BenchOptions {
     liveOnly ||
     transferOnly ||
     schemaOnly ||
-    filesOnly;
+    filesOnly ||
+    movesOnly;
   // Only a full default or --long run replaces BENCHMARKS.md and <mode>.json.
   const partial = smoke || comparisonsOnly;
   const name = fanOutOnly
@@ -193,11 +199,13 @@ export function parseOptions(argv: string[]): BenchOptions {
           ? `schema-${mode}`
           : filesOnly
             ? `files-${mode}`
-            : costOnly
-              ? `cost-${mode}`
-              : comparisonsOnly
-                ? `comparisons-${mode}`
-                : mode;
+            : movesOnly
+              ? `moves-${mode}`
+              : costOnly
+                ? `cost-${mode}`
+                : comparisonsOnly
+                  ? `comparisons-${mode}`
+                  : mode;
   return {
     mode,
     ...settings,
@@ -210,6 +218,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     schemaOnly,
     costOnly,
     filesOnly,
+    movesOnly,
     only: values.only ? values.only.split(',').filter(Boolean) : undefined,
     mainSize: settings.itemSizes.includes(100_000) ? 100_000 : (settings.itemSizes.at(-1) ?? 0),
     out: values.out

@@ -171,6 +171,8 @@ export interface BenchOptions {
   only?: string[];
   /** Only the file uploads and downloads (lib/files.ts; implies comparisonsOnly's data). */
   filesOnly: boolean;
+  /** Only the tenant moves (lib/tenant-move.ts). */
+  movesOnly: boolean;
   /** Items in the namespace the export and import move. */
   transferItems: number;
   /** The files bench: small files per round, the large file's size (MiB), rounds. */
