@@ -8,19 +8,20 @@ import { until } from '../support/until';
 import { startWireProxy, type WireProxy } from '../support/wire-proxy';
 
 /**
- * Tenants of a couple of thousand items moved under load: 8 writers that never slow down create
- * items through two service processes for the whole move (a refused write is tried again at
- * once), which must end within the bound docs/deployment.md states ("How long a move takes"):
+ * A tenant of 2,000 items moved under load: 8 writers that never slow down create items through
+ * two service processes for the whole move (a refused write is tried again at once), which must
+ * end within the bound docs/deployment.md states ("How long a move takes"). The first two cases
+ * share their instances and their tenant, which the first moves from a to b and the second back:
  *
  * - done, with every acknowledged write on the target exactly once and nothing of the tenant on
  *   the source;
  * - the same, with the instance that runs the move SIGKILLed at a chosen step: it reaches the main
- *   database through a proxy that holds the move's first look at the writes under way — taken
+ *   database through a proxy that holds the first look of a pause at the writes under way — taken
  *   right after it paused a collection's writes. The other instance takes the move over once its
  *   lease has run out and finishes it; the feed holds every change once and in order, and
  *   uniqueField and the collection quota are exact;
- * - failed, when MOVE_MAX_WRITE_PAUSE_MS is too short for the last difference: the tenant stays
- *   whole on the source, placement included, and keeps taking writes.
+ * - failed, when MOVE_MAX_WRITE_PAUSE_MS is too short for the last difference (instances of its
+ *   own): the tenant stays whole on the source, placement included, and keeps taking writes.
  */
 const WRITERS = 8;
 /** Items each of the tenant's two collections holds before the move. */
@@ -37,15 +38,20 @@ const ENV = {
   // (EVENTS_ENABLED): it fails at its first collection.
   MOVE_LEASE_MS: '20000',
   MOVE_MAX_WRITE_PAUSE_MS: '15000',
-  // The deadline: far above what the move takes here (seconds), so that `done` is asserted, and
-  // short enough that a move that never ends fails the test quickly.
-  MOVE_BASE_TIME_MS: '60000',
+  // The deadline: far above what a move takes here on an idle machine (seconds), so that `done`
+  // is asserted on a loaded one too (two cores shared by several suites, where a move that was
+  // taken over took two minutes), and short enough that a move that never ends fails the test
+  // within minutes. The bounds below are computed from it; nothing waits for it.
+  MOVE_BASE_TIME_MS: '180000',
   MOVE_TIME_PER_1000_ITEMS_MS: '10000',
   EVENTS_POLL_MS: '100',
   // A write that died with the mover after its change, before its event, gets its event from
-  // the reconciler once its intent is this old.
+  // the reconciler once its intent is this old. Above the longest request on a loaded machine:
+  // the reconciler also records the event of a write still under way that is older (the feed
+  // holds every change at least once), and with 1.5 s writes of the first move through a busy
+  // instance had their creation twice in the feed.
   EVENTS_SWEEP_MS: '200',
-  EVENTS_INTENT_GRACE_MS: '1500',
+  EVENTS_INTENT_GRACE_MS: '10000',
   LOG_LEVEL: 'warn',
 };
 /**
@@ -64,18 +70,25 @@ function boundMs(items: number, env: Record<string, string> = {}): number {
     deadline + n('MOVE_LEASE_MS') + n('LIFECYCLE_POLL_MS') + n('COLLECTION_DROP_GRACE_MS') + removal
   );
 }
+/** The tenant's items when a move starts: the prefill and what the writers wrote before. */
+const ITEMS_AT_MOST = 2 * PREFILLED + 1000;
+/**
+ * What a case may take besides its move: two boots, the prefill, the writers getting under way
+ * and going on after the move, the checks.
+ */
+const AROUND_MOVE_MS = 120_000;
+/** A case's time limit: its move's bound and what goes around it. */
+const caseMs = (env: Record<string, string> = {}) => AROUND_MOVE_MS + boundMs(ITEMS_AT_MOST, env);
 const admin = { 'X-Api-Key': TEST_ADMIN_KEY };
 const dbName = uniqueDbName(__filename);
 
 let clusterB: OwnDatabase;
 let proxy: WireProxy | undefined;
-/** The processes of the test under way; each test stops its own. */
-let services: ServiceProcess[] = [];
+/** The processes started so far; the kill case and afterAll stop them. */
+const services: ServiceProcess[] = [];
 let reader: SseClient | undefined;
 /** Stops the writers of the test under way. */
 let stopWriters: (() => Promise<void>) | undefined;
-/** How long one of these tests may take: boots, the prefill, the move and the checks. */
-const TEST_MS = 300_000;
 
 beforeAll(async () => {
   clusterB = await startOwnDatabase('move-load-b');
@@ -87,13 +100,11 @@ afterEach(async () => {
   reader?.close();
   reader = undefined;
   proxy?.release();
-  await Promise.all(services.map((s) => s.kill()));
-  services = [];
-  await proxy?.close();
-  proxy = undefined;
 });
 
 afterAll(async () => {
+  await Promise.all(services.map((s) => s.kill()));
+  await proxy?.close();
   const client = await MongoClient.connect(testDatabaseUri());
   await client
     .db(dbName)
@@ -130,19 +141,23 @@ const json = <T>(reply: Reply): T => JSON.parse(reply.body) as T;
 const clusters = (main: string) =>
   JSON.stringify({ a: { uri: main, region: 'eu' }, b: { uri: clusterB.uri, region: 'us' } });
 
-/** Two instances on the test database (`proxied`: the first through a wire proxy). */
+/**
+ * Two instances on the test database (`proxied`: the first through a wire proxy, for its main
+ * database and cluster a alike).
+ */
 async function twoInstances(
   extra: Record<string, string>,
   proxied: boolean,
 ): Promise<[ServiceProcess, ServiceProcess]> {
   const env = { ...ENV, ...extra, MONGODB_DB_NAME: dbName };
-  if (proxied) proxy = await startWireProxy(testDatabaseUri());
-  const firstUri = proxy?.uri ?? testDatabaseUri();
+  const via = proxied ? await startWireProxy(testDatabaseUri()) : undefined;
+  if (via) proxy = via;
+  const firstUri = via?.uri ?? testDatabaseUri();
   const started = await Promise.all([
     startService({ ...env, MONGODB_URI: firstUri, DATA_CLUSTERS: clusters(firstUri) }),
     startService({ ...env, DATA_CLUSTERS: clusters(testDatabaseUri()) }),
   ]);
-  services = started;
+  services.push(...started);
   return started;
 }
 
@@ -174,11 +189,11 @@ async function prefilledUser(via: ServiceProcess, email: string) {
 }
 
 /**
- * Writers that never slow down: each creates its own items, through `instances` in turn; a
- * write counts once it is answered 200, a refused one (503) is tried again at once, one whose
- * instance died goes to the next.
+ * Writers that never slow down: each creates its own items (values `<tag>w<writer>-<n>`), through
+ * `instances` in turn; a write counts once it is answered 200, a refused one (503) is tried again
+ * at once, one whose instance died goes to the next.
  */
-function startWriters(key: Record<string, string>, instances: () => ServiceProcess[]) {
+function startWriters(key: Record<string, string>, instances: () => ServiceProcess[], tag: string) {
   const acked: Acked[] = [];
   const paused: Reply[] = [];
   let writing = true;
@@ -190,7 +205,7 @@ function startWriters(key: Record<string, string>, instances: () => ServiceProce
         const via = live[(n + w + attempt) % live.length] as ServiceProcess;
         const reply = await via
           .send('POST', `/data/${collection}`, key, {
-            item: { w, n, code: `w${w}-${n}` },
+            item: { w, n, code: `${tag}w${w}-${n}` },
             uniqueField: 'code',
           })
           .catch(() => undefined);
@@ -238,31 +253,33 @@ async function storedIn(client: MongoClient, database: string, physical: string)
 }
 
 /**
- * The tenant is on b alone: its database is gone from a, its entries name b, and b holds every
- * prefilled item and every acknowledged write exactly once. The entries and the stored items.
+ * The tenant is on `to` alone: its database is gone from the source, its entries name `to`, and
+ * `to` holds every prefilled item and every acknowledged write exactly once. The entries and the
+ * stored items.
  */
 async function expectMovedWhole(
-  onA: MongoClient,
-  onB: MongoClient,
+  move: { source: MongoClient; target: MongoClient; to: 'a' | 'b' },
   subject: string,
   acked: Acked[],
 ) {
   const database = tenantDatabaseName(dbName, { kind: 'user', id: subject });
-  const names = await onA.db().admin().listDatabases({ nameOnly: true });
+  const names = await move.source.db().admin().listDatabases({ nameOnly: true });
   expect(names.databases.map((d) => d.name)).not.toContain(database);
-  const entries = await onA
+  const registry = await MongoClient.connect(testDatabaseUri());
+  const entries = await registry
     .db(dbName)
     .collection('data_collections')
     .find({ tenant: subject })
-    .toArray();
+    .toArray()
+    .finally(() => registry.close());
   expect(entries.map((e) => [e.name, e.cluster, e.moving]).sort()).toEqual([
-    ['logs', 'b', undefined],
-    ['orders', 'b', undefined],
+    ['logs', move.to, undefined],
+    ['orders', move.to, undefined],
   ]);
   const stored = new Map<string, Document>();
   const codes = new Set<string>();
   for (const entry of entries) {
-    for (const doc of await storedIn(onB, database, String(entry.physical))) {
+    for (const doc of await storedIn(move.target, database, String(entry.physical))) {
       stored.set(String(doc._id), doc);
       expect(codes.has(String(doc.code))).toBe(false);
       codes.add(String(doc.code));
@@ -275,13 +292,23 @@ async function expectMovedWhole(
   return { entries, stored, database };
 }
 
+/** The instances and the tenant the first two cases share (the second moves it back to a). */
+let shared:
+  | {
+      one: ServiceProcess;
+      two: ServiceProcess;
+      user: Awaited<ReturnType<typeof prefilledUser>>;
+    }
+  | undefined;
+
 it(
   'moves a tenant of 2000 items under 8 writers that never slow down, done within its bound',
   async () => {
     const env = {};
-    const [one, two] = await twoInstances(env, false);
-    const user = await prefilledUser(two, 'steady@example.com');
-    const writers = startWriters(user.key, () => [one, two]);
+    const [one, two] = await twoInstances(env, true);
+    const user = await prefilledUser(two, 'moved@example.com');
+    shared = { one, two, user };
+    const writers = startWriters(user.key, () => [one, two], 'a-');
     await until('the writers are under way', () => writers.acked.length >= 16);
 
     const items = 2 * PREFILLED + writers.acked.length;
@@ -291,7 +318,7 @@ it(
     expect(started.status).toBe(202);
     const moveId = json<{ id: string }>(started).id;
     const ackedAtStart = writers.acked.length;
-    const { seen, end } = await watchMove(() => two, moveId, boundMs(items, env) + 5_000);
+    const { seen, end } = await watchMove(() => two, moveId, boundMs(items, env));
     const ackedDuringMove = writers.acked.length - ackedAtStart;
     const afterMove = writers.acked.length;
     await until('writes go on after the move', () => writers.acked.length >= afterMove + 16);
@@ -326,7 +353,7 @@ it(
       MongoClient.connect(clusterB.uri),
     ]);
     try {
-      await expectMovedWhole(onA, onB, user.subject, writers.acked);
+      await expectMovedWhole({ source: onA, target: onB, to: 'b' }, user.subject, writers.acked);
     } finally {
       await Promise.all([onA.close(), onB.close()]);
     }
@@ -335,16 +362,16 @@ it(
       [],
     );
   },
-  TEST_MS,
+  caseMs(),
 );
 
 it(
-  'moves a tenant of 2000 items under 8 writers when the mover is SIGKILLed in a pause: the other instance ends it within the bound',
+  'moves the tenant back under 8 writers when the mover is SIGKILLed in a pause: the other instance ends it within the bound',
   async () => {
-    // The takeover waits a lease of the deadline's time: a larger base time.
-    const env = { MOVE_BASE_TIME_MS: '120000' };
-    const [mover, other] = await twoInstances(env, true);
-    const user = await prefilledUser(other, 'moved@example.com');
+    const env = {};
+    // The instances and the tenant of the case before, now on b: the first is the mover.
+    if (!shared) throw new Error('the case before did not set up the tenant');
+    const { one: mover, two: other, user } = shared;
     const { key, database } = user;
     const profile = { subject: user.subject };
 
@@ -353,30 +380,34 @@ it(
     expect(reader.status).toBe(200);
 
     let moverAlive = true;
-    const writers = startWriters(key, () => (moverAlive ? [mover, other] : [other]));
+    const writers = startWriters(key, () => (moverAlive ? [mover, other] : [other]), 'b-');
     const { acked, paused } = writers;
     await until('the writers are under way', () => acked.length >= 16);
 
-    // The mover pauses a collection, then looks for writes under way: held there, it is killed.
+    // The mover pauses a collection, then looks for writes under way (a look without a sort: a
+    // pass's start asks for the oldest one): held there, it is killed.
     let looks = 0;
     const held = proxy as WireProxy;
     held.hold(
       (command: Document) =>
-        command.find === 'move_writes' && command.$db === dbName && ++looks === 1,
+        command.find === 'move_writes' &&
+        command.$db === dbName &&
+        command.sort === undefined &&
+        ++looks === 1,
     );
     const items = 2 * PREFILLED + acked.length;
     const started = await mover.send('POST', `/admin/tenants/user/${profile.subject}/move`, admin, {
-      cluster: 'b',
+      cluster: 'a',
     });
     expect(started.status).toBe(202);
     const moveId = json<{ id: string }>(started).id;
-    await until('the mover is held in a pause', () => held.held() > 0, 60_000);
+    await until('the mover is held in a pause', () => held.held() > 0, boundMs(items, env));
     moverAlive = false;
     await mover.kill();
     held.release();
 
     // The other instance takes the move over and finishes it, the writers going on.
-    const { end: move } = await watchMove(() => other, moveId, boundMs(items, env) + 5_000);
+    const { end: move } = await watchMove(() => other, moveId, boundMs(items, env));
     const afterMove = acked.length;
     await until('writes go on after the move', () => acked.length >= afterMove + 16);
     await writers.stop();
@@ -398,19 +429,23 @@ it(
       MongoClient.connect(clusterB.uri),
     ]);
     try {
-      const { entries, stored } = await expectMovedWhole(onA, onB, profile.subject, acked);
-      // Nor its feed, deliveries or stored responses in the source's cluster database (the main
-      // one: a is the main deployment); they are in b's.
+      const { entries, stored } = await expectMovedWhole(
+        { source: onB, target: onA, to: 'a' },
+        profile.subject,
+        acked,
+      );
+      // Nor its feed, deliveries or stored responses in the source's cluster database (b's);
+      // they are in a's (the main database: a is the main deployment).
       const ofTenant = { tenantKind: 'user', tenant: profile.subject };
       for (const name of ['events', 'event_intents', 'webhook_deliveries', 'idempotency_records']) {
-        expect(await onA.db(dbName).collection(name).countDocuments(ofTenant)).toBe(0);
+        expect(await onB.db(dbName).collection(name).countDocuments(ofTenant)).toBe(0);
       }
-      expect(await onB.db(dbName).collection('events').countDocuments(ofTenant)).toBeGreaterThan(0);
+      expect(await onA.db(dbName).collection('events').countDocuments(ofTenant)).toBeGreaterThan(0);
       const placement = await onA
         .db(dbName)
         .collection('tenant_placements')
         .findOne({ _id: database as never });
-      expect(placement).toMatchObject({ cluster: 'b', feed: 'b' });
+      expect(placement).toMatchObject({ cluster: 'a', feed: 'a' });
       expect(placement?.feedMoving).toBeUndefined();
       // Claims: every stored item's value is claimed on the target. A claim of no stored item can
       // only be of a write that died with the mover between its claim and its insert (it is never
@@ -418,14 +453,14 @@ it(
       const orders = entries.find((e) => e.name === 'orders') as Document;
       const claimed = new Set(
         (
-          await onB
+          await onA
             .db(database)
             .collection('data_unique_claims')
             .find({ physical: orders.physical })
             .toArray()
         ).map((claim) => String(claim.itemId)),
       );
-      const ordersStored = await onB.db(database).collection(orders.physical).find().toArray();
+      const ordersStored = await onA.db(database).collection(orders.physical).find().toArray();
       // (The prefilled items were created without uniqueField: they claim nothing.)
       for (const doc of ordersStored.filter((d) => d.w !== -1)) {
         expect(claimed.has(String(doc._id))).toBe(true);
@@ -436,12 +471,18 @@ it(
 
       // The feed: every stored item's creation once (a write that died with the mover through
       // the reconciler), each writer's acknowledged ones in the order written.
-      await until('the feed has every stored item', () => {
-        const keys = new Set(
-          reader?.events.map((e) => (JSON.parse(e.data) as { key: string }).key),
-        );
-        return [...stored.keys()].every((id) => keys.has(id));
-      });
+      // Those of writes that died with the mover once the reconciler has seen their intents.
+      const reconciled = Number(ENV.EVENTS_INTENT_GRACE_MS) + 10 * Number(ENV.EVENTS_SWEEP_MS);
+      await until(
+        'the feed has every stored item',
+        () => {
+          const keys = new Set(
+            reader?.events.map((e) => (JSON.parse(e.data) as { key: string }).key),
+          );
+          return [...stored.keys()].every((id) => keys.has(id));
+        },
+        reconciled + 10_000,
+      );
       const events = (reader?.events ?? []).map((e) => ({
         seq: Number(e.id),
         ...(JSON.parse(e.data) as { key: string; type: string; resource: string }),
@@ -463,7 +504,7 @@ it(
 
     // uniqueField still refuses a taken value; the quota counts the two collections.
     const taken = await other.send('POST', '/data/orders', key, {
-      item: { code: 'w0-0' },
+      item: { code: 'b-w0-0' },
       uniqueField: 'code',
     });
     expect(taken.status).toBe(409);
@@ -481,7 +522,7 @@ it(
     );
     for (const reply of paused) expect(reply.headers['retry-after']).toBe('1');
   },
-  TEST_MS,
+  caseMs(),
 );
 
 it(
@@ -490,7 +531,7 @@ it(
     const env = { EVENTS_ENABLED: 'false', MOVE_LEASE_MS: '6000', MOVE_MAX_WRITE_PAUSE_MS: '100' };
     const [one, two] = await twoInstances(env, false);
     const user = await prefilledUser(two, 'stays@example.com');
-    const writers = startWriters(user.key, () => [one, two]);
+    const writers = startWriters(user.key, () => [one, two], 'c-');
     await until('the writers are under way', () => writers.acked.length >= 16);
 
     const items = 2 * PREFILLED + writers.acked.length;
@@ -499,7 +540,7 @@ it(
     });
     expect(started.status).toBe(202);
     const moveId = json<{ id: string }>(started).id;
-    const { end } = await watchMove(() => two, moveId, boundMs(items, env) + 5_000);
+    const { end } = await watchMove(() => two, moveId, boundMs(items, env));
     expect(end).toMatchObject({ status: 'failed', collectionsCopied: 0 });
     expect(end.error).toMatch(/MOVE_MAX_WRITE_PAUSE_MS/);
     const took = Date.parse(end.finishedAt as string) - Date.parse(end.startedAt);
@@ -558,5 +599,5 @@ it(
       await check.close();
     }
   },
-  TEST_MS,
+  caseMs({ MOVE_LEASE_MS: '6000' }),
 );
