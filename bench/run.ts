@@ -142,6 +142,8 @@ const state: {
   transferDbName?: string;
   /** The files bench's own database (lib/files.ts). */
   filesDbName?: string;
+  /** The tenant moves' own database (lib/tenant-move.ts). */
+  movesDbName?: string;
   dataDir?: string;
   tmp?: string;
 } = {};
@@ -152,9 +154,12 @@ function cleanup(): Promise<void> {
     await stopAll().catch(() => undefined);
     if (state.client) {
       // On a MONGODB_URI server, remove what the run wrote; an embedded server goes with its data dir.
-      const names = [state.dbName, state.transferDbName, state.filesDbName].filter(
-        (n): n is string => !!n,
-      );
+      const names = [
+        state.dbName,
+        state.transferDbName,
+        state.filesDbName,
+        state.movesDbName,
+      ].filter((n): n is string => !!n);
       for (const name of state.database?.kind === 'external' ? names : []) {
         const main = state.client.db(name);
         // The tenants' databases on this server first: the placements name them.
@@ -445,19 +450,23 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
   const comparisonRuns = [...featureRuns, ...clusters.runs];
   const { freeze } = clusters;
 
-  // Move time against tenant size and write rate (docs/deployment.md, "How long a move takes").
+  // Move time against tenant size and write rate (docs/deployment.md, "How long a move takes"),
+  // on a database of its own: its instance names clusters a and b, and the main database's
+  // placements name others.
+  const withMoves = !((oneThingOnly && !options.movesOnly) || options.costOnly);
+  if (withMoves) state.movesDbName = `${dbName}_moves`;
   const moves =
-    (oneThingOnly && !options.movesOnly) || options.costOnly
-      ? undefined
-      : await benchTenantMoves({
+    withMoves && state.movesDbName
+      ? await benchTenantMoves({
           sizes: options.smoke ? [200] : [1_000, 4_000],
           writers: options.smoke ? [2] : [0, 8],
           database: settings,
           tmp,
           mainUri: resolved.uri,
-          service: serviceOptions,
+          service: { ...serviceOptions, dbName: state.movesDbName },
           log,
-        });
+        })
+      : undefined;
 
   let tail: TailRun | undefined;
   if (!oneThingOnly && !options.costOnly) {
