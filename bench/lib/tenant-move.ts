@@ -51,13 +51,19 @@ interface MoveBody {
   finishedAt: string | null;
 }
 
-/** The bound of docs/deployment.md for a tenant of `items`, with MOVE_ENV (no takeover). */
+/**
+ * The bound of docs/deployment.md for a tenant of `items`, with MOVE_ENV: its deadline, a lease
+ * and a poll (a takeover, or the step under way at the deadline), the grace before the sources
+ * go and their removal.
+ */
 function boundMs(items: number): number {
   const n = (name: keyof typeof MOVE_ENV) => Number(MOVE_ENV[name]);
   return (
     2 * n('COLLECTION_DROP_GRACE_MS') +
     n('MOVE_BASE_TIME_MS') +
     Math.ceil(items / 1000) * n('MOVE_TIME_PER_1000_ITEMS_MS') +
+    n('MOVE_LEASE_MS') +
+    n('LIFECYCLE_POLL_MS') +
     5_000
   );
 }
