@@ -105,12 +105,12 @@ export class TenantFeedMove {
       };
     };
     let pass = 0;
-    while (pass < CATCH_UP_PASSES) {
-      pass += 1;
-      if (!(await progress.holdLease())) throw new Error('the move’s lease ran out');
-      if ((await copyAll(pass, false)).copied === 0) break;
-    }
     try {
+      while (pass < CATCH_UP_PASSES) {
+        pass += 1;
+        if (!(await progress.holdLease())) throw new Error('the move’s lease ran out');
+        if ((await copyAll(pass, false)).copied === 0) break;
+      }
       await switchWithPause(
         {
           target,
@@ -132,8 +132,9 @@ export class TenantFeedMove {
         pass + 1,
       );
     } catch (error) {
-      // Given up (the move fails): the feed stays where it is, its writes no longer marked.
-      // Anything else (a lost lease, a database error) leaves it marked for the next run.
+      // Given up (the move fails, in a pass or a pause): the feed stays where it is, its writes
+      // no longer marked. Anything else (a lost lease, a database error) leaves it marked for
+      // the next run.
       if (error instanceof MoveGivenUpError) await this.placements.setFeedMoving(tenant, null);
       throw error;
     }

@@ -74,19 +74,24 @@ export class MoveHold {
 
   /** Gives up a move past its deadline, or without progress for MOVE_STALL_MS. */
   checkBounds(move: TenantMove): void {
+    this.checkDeadline(move);
     const now = Date.now();
-    if (move.deadlineAt !== undefined && now > move.deadlineAt.getTime()) {
-      throw new MoveGivenUpError(
-        `the move did not make its switches by its deadline ${move.deadlineAt.toISOString()} ` +
-          `(${move.items ?? 0} items: COLLECTION_DROP_GRACE_MS + MOVE_BASE_TIME_MS + ` +
-          'MOVE_TIME_PER_1000_ITEMS_MS per thousand items); the tenant stays where it was',
-      );
-    }
     const progressAt = (move.progressAt ?? move.startedAt).getTime();
     if (now - progressAt > this.stallMs) {
       throw new MoveGivenUpError(
         `the move made no progress since ${new Date(progressAt).toISOString()} ` +
           `(MOVE_STALL_MS ${this.stallMs})`,
+      );
+    }
+  }
+
+  /** Gives up a move past its deadline. */
+  private checkDeadline(move: TenantMove): void {
+    if (move.deadlineAt !== undefined && Date.now() > move.deadlineAt.getTime()) {
+      throw new MoveGivenUpError(
+        `the move did not make its switches by its deadline ${move.deadlineAt.toISOString()} ` +
+          `(${move.items ?? 0} items: COLLECTION_DROP_GRACE_MS + MOVE_BASE_TIME_MS + ` +
+          'MOVE_TIME_PER_1000_ITEMS_MS per thousand items); the tenant stays where it was',
       );
     }
   }
@@ -104,10 +109,12 @@ export class MoveHold {
 
   /**
    * Records progress and renews the lease with it: a long pass (a large collection's first) holds
-   * the move as long as it makes progress. Throws LeaseLostError when the lease ran out meanwhile.
+   * the move as long as it makes progress. Throws LeaseLostError when the lease ran out meanwhile,
+   * and MoveGivenUpError past the deadline: a pass gives up at its next batch, not at its end.
    */
   async report(move: TenantMove, pass: number, itemsLeft: number): Promise<void> {
     if (this.stopping() || Date.now() >= move.leaseUntil.getTime()) throw new LeaseLostError();
+    this.checkDeadline(move);
     move.pass = pass;
     move.itemsLeft = itemsLeft;
     move.progressAt = new Date();
