@@ -99,6 +99,13 @@ function setMember(target: JsonObject | unknown[], key: string | number, value: 
   }
 }
 
+/** A value the walk does not enter: anything but an array or a plain object. */
+function isLeaf(value: unknown): boolean {
+  return (
+    typeof value !== 'object' || value === null || (!Array.isArray(value) && !isPlainObject(value))
+  );
+}
+
 interface Frame {
   source: unknown;
   /** Where the copy goes; null below a refused key (still checked, never copied). */
@@ -160,6 +167,11 @@ export function checkJson(value: unknown, rules: JsonRules, path: string): JsonC
     }
 
     let copy: unknown = source;
+    /**
+     * A container that holds leaves only (a long array of numbers, say) has them checked right
+     * here, just as their frames would be next, but without a frame or a path for each.
+     */
+    let leaves: unknown[] | { source: JsonObject; keys: string[] } | null = null;
     if (Array.isArray(source) || isPlainObject(source)) {
       if (depth > maxDepth) {
         if (!tooDeep) {
@@ -171,30 +183,34 @@ export function checkJson(value: unknown, rules: JsonRules, path: string): JsonC
       }
       if (Array.isArray(source)) {
         const array = new Array<unknown>(source.length);
-        for (let i = source.length - 1; i >= 0; i -= 1) {
-          stack.push({
-            source: source[i],
-            target: target && array,
-            key: i,
-            depth: depth + 1,
-            path: itemPath(at, i),
-          });
-        }
+        if (source.every(isLeaf)) leaves = source;
+        else
+          for (let i = source.length - 1; i >= 0; i -= 1) {
+            stack.push({
+              source: source[i],
+              target: target && array,
+              key: i,
+              depth: depth + 1,
+              path: itemPath(at, i),
+            });
+          }
         copy = array;
       } else {
         const keys = Object.keys(source);
         if (keys.length > maxKeys) return fail(at, `has more than ${maxKeys} fields`);
         const object: JsonObject = {};
-        for (let i = keys.length - 1; i >= 0; i -= 1) {
-          const member = keys[i] as string;
-          stack.push({
-            source: source[member],
-            target: target && object,
-            key: member,
-            depth: depth + 1,
-            path: memberPath(at, member, rules.paths),
-          });
-        }
+        if (keys.every((member) => isLeaf(source[member]))) leaves = { source, keys };
+        else
+          for (let i = keys.length - 1; i >= 0; i -= 1) {
+            const member = keys[i] as string;
+            stack.push({
+              source: source[member],
+              target: target && object,
+              key: member,
+              depth: depth + 1,
+              path: memberPath(at, member, rules.paths),
+            });
+          }
         copy = object;
       }
     } else if (typeof source === 'string') {
@@ -202,6 +218,41 @@ export function checkJson(value: unknown, rules: JsonRules, path: string): JsonC
     }
     if (chars > maxChars) return fail(whole, `has more than ${maxChars} characters`);
     if (target !== null) setMember(target, key, copy);
+    if (leaves === null) continue;
+
+    // The leaves' frames, inlined: the same steps in the same order.
+    const into = target && (copy as JsonObject | unknown[]);
+    const count = Array.isArray(leaves) ? leaves.length : leaves.keys.length;
+    for (let i = 0; i < count && errors.length < maxErrors; i += 1) {
+      let leaf: unknown;
+      let leafTarget = into;
+      let member: string | number = i;
+      if (Array.isArray(leaves)) {
+        leaf = leaves[i];
+      } else {
+        member = leaves.keys[i] as string;
+        leaf = leaves.source[member];
+        nodes += 1;
+        chars += member.length;
+        const problem = rules.key(member);
+        if (problem !== null) {
+          errors.push({ field: memberPath(at, member, rules.paths), message: problem });
+          leafTarget = null;
+        }
+      }
+      nodes += 1;
+      if (nodes > maxNodes) return fail(whole, `has more than ${maxNodes} values and keys`);
+      const problem = rules.value(leaf);
+      if (problem !== null) {
+        const field =
+          typeof member === 'string' ? memberPath(at, member, rules.paths) : itemPath(at, member);
+        errors.push({ field, message: problem });
+        continue;
+      }
+      if (typeof leaf === 'string') chars += leaf.length;
+      if (chars > maxChars) return fail(whole, `has more than ${maxChars} characters`);
+      if (leafTarget !== null) setMember(leafTarget, member, leaf);
+    }
   }
 
   if (errors.length > 0) return { ok: false, errors: errors.slice(0, maxErrors) };
