@@ -1,4 +1,5 @@
-import { ValidationPipe, type ArgumentMetadata, type Type } from '@nestjs/common';
+import { applyDecorators, ValidationPipe, type ArgumentMetadata, type Type } from '@nestjs/common';
+import { Transform } from 'class-transformer';
 import type { ValidationError } from 'class-validator';
 import { ValidationFailedError, type FieldError } from '../errors';
 import {
@@ -70,6 +71,42 @@ export function JsonArrayBody(
   };
 }
 
+/** The free-form members of each DTO class (by prototype; inherited ones are found up the chain). */
+const freeFormMembers = new WeakMap<object, string[]>();
+
+/**
+ * A free-form JSON member of a request body (a data item, values, a filter), checked and read by
+ * its module's own rules. The pipe checks it with the rest of the body (prototype keys, nesting,
+ * size) and hands it on as sent; class-transformer and class-validator never walk it (on a large
+ * item that walk held the event loop for tens of milliseconds). They see a stand-in of the same
+ * presence instead, so the member's own decorators may only ask whether it is there:
+ * `IsDefined`, `OptionalField` (null stays null, a value is never absent).
+ */
+export function FreeFormMember(): PropertyDecorator {
+  return applyDecorators(
+    (target: object, key: string | symbol) => {
+      if (typeof key !== 'string') return;
+      freeFormMembers.set(target, [...(freeFormMembers.get(target) ?? []), key]);
+    },
+    // The stand-in as class-transformer leaves it (the pipe puts the member back afterwards).
+    Transform(({ obj, key }) => (obj as Record<string, unknown>)[key]),
+  );
+}
+
+function freeFormMembersOf(metatype: Type<unknown>): string[] {
+  const members: string[] = [];
+  for (
+    let proto: object | null = metatype.prototype as object;
+    proto !== null && proto !== Object.prototype;
+    proto = Object.getPrototypeOf(proto) as object | null
+  )
+    members.push(...(freeFormMembers.get(proto) ?? []));
+  return members;
+}
+
+/** What class-transformer and class-validator see of a free-form member that is sent. */
+const FREE_FORM_STAND_IN = true;
+
 /**
  * Nest's ValidationPipe silently deletes `__proto__`, `constructor` and `prototype` keys,
  * recursively, before validating. This one first checks every validated body and query with the
@@ -104,7 +141,28 @@ class StrictValidationPipe extends ValidationPipe {
     if ((shape?.kind === 'object' || sent) && !isPlainObject(guarded)) {
       throw new ValidationFailedError([{ field: '', message: 'the body must be a JSON object' }]);
     }
-    return super.transform(guarded, metadata);
+    return this.transformObject(guarded, metadata);
+  }
+
+  /**
+   * Nest's transform and validation of a guarded value, with its free-form members taken out
+   * (stand-ins of the same presence) and put back, as sent, into the DTO made of it.
+   */
+  private async transformObject(guarded: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    const members = metadata.metatype ? freeFormMembersOf(metadata.metatype) : [];
+    if (members.length === 0 || !isPlainObject(guarded)) return super.transform(guarded, metadata);
+    // The guarded value is the request guard's own copy: it can lend its members.
+    const lent = new Map<string, unknown>();
+    for (const member of members) {
+      if (!Object.hasOwn(guarded, member)) continue;
+      const value = guarded[member];
+      if (value === undefined || value === null) continue;
+      lent.set(member, value);
+      guarded[member] = FREE_FORM_STAND_IN;
+    }
+    const dto = (await super.transform(guarded, metadata)) as Record<string, unknown>;
+    for (const [member, value] of lent) dto[member] = value;
+    return dto;
   }
 
   /** transform() has refused prototype keys already, and hands on a copy without them. */
@@ -128,7 +186,9 @@ class StrictValidationPipe extends ValidationPipe {
         continue;
       }
       try {
-        items.push((await super.transform(item, { type: 'body', metatype: shape.item })) as object);
+        items.push(
+          (await this.transformObject(item, { type: 'body', metatype: shape.item })) as object,
+        );
       } catch (error) {
         if (!(error instanceof ValidationFailedError)) throw error;
         for (const e of error.errors ?? []) errors.push({ ...e, field: `${index}.${e.field}` });
