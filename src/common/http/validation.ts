@@ -3,12 +3,14 @@ import { Transform } from 'class-transformer';
 import type { ValidationError } from 'class-validator';
 import { ValidationFailedError, type FieldError } from '../errors';
 import {
+  checkJson,
   guardJson,
   isPlainObject,
   JSON_CONSTRAINT,
   jsonProblemsOf,
   requestJsonRules,
   type JsonBudget,
+  type JsonObject,
   type JsonRules,
 } from '../json';
 
@@ -117,6 +119,8 @@ const FREE_FORM_STAND_IN = true;
  */
 class StrictValidationPipe extends ValidationPipe {
   private readonly requestRules: JsonRules;
+  /** The same rules, checking without copying (free-form members: their own guard copies them). */
+  private readonly checkOnlyRules: JsonRules;
 
   constructor(budget: JsonBudget) {
     super({
@@ -128,13 +132,17 @@ class StrictValidationPipe extends ValidationPipe {
       exceptionFactory: (errors) => new ValidationFailedError(flatten(errors)),
     });
     this.requestRules = requestJsonRules(budget);
+    this.checkOnlyRules = { ...this.requestRules, copy: false };
   }
 
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     if (!metadata.metatype || !this.toValidate(metadata)) return super.transform(value, metadata);
     const shape = metadata.type === 'body' ? bodyShapes.get(metadata.metatype) : undefined;
     if (shape?.kind === 'absent-allowed' && value === undefined) return undefined;
-    const guarded = guardJson(value, this.requestRules, '');
+    const guarded =
+      shape?.kind === 'array'
+        ? guardJson(value, this.requestRules, '')
+        : this.guardBody(value, freeFormMembersOf(metadata.metatype));
     if (shape?.kind === 'array') return this.transformArray(guarded, shape);
     // A body the client sent (even `null`) must be an object; only an absent body is left out.
     const sent = metadata.type === 'body' && value !== undefined;
@@ -145,13 +153,35 @@ class StrictValidationPipe extends ValidationPipe {
   }
 
   /**
+   * The request guard over a value: one walk checks all of it, in document order as always;
+   * the copy handed on leaves out the free-form members, which go on as sent (the data guard,
+   * stricter, copies them, so an item of 90,000 numbers is copied once, not twice).
+   */
+  private guardBody(value: unknown, members: string[]): unknown {
+    if (members.length === 0 || !isPlainObject(value))
+      return guardJson(value, this.requestRules, '');
+    const checked = checkJson(value, this.checkOnlyRules, '');
+    if (!checked.ok) throw new ValidationFailedError(checked.errors);
+    // Within the budget as a part of a body within it; prototype keys are refused above.
+    const rest = guardJson(
+      Object.fromEntries(Object.entries(value).filter(([key]) => !members.includes(key))),
+      this.requestRules,
+      '',
+    ) as JsonObject;
+    const body: JsonObject = {};
+    for (const key of Object.keys(value))
+      body[key] = members.includes(key) ? value[key] : rest[key];
+    return body;
+  }
+
+  /**
    * Nest's transform and validation of a guarded value, with its free-form members taken out
    * (stand-ins of the same presence) and put back, as sent, into the DTO made of it.
    */
   private async transformObject(guarded: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     const members = metadata.metatype ? freeFormMembersOf(metadata.metatype) : [];
     if (members.length === 0 || !isPlainObject(guarded)) return super.transform(guarded, metadata);
-    // The guarded value is the request guard's own copy: it can lend its members.
+    // The guarded value is the request guard's own object: it can lend its members.
     const lent = new Map<string, unknown>();
     for (const member of members) {
       if (!Object.hasOwn(guarded, member)) continue;

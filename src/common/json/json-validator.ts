@@ -39,6 +39,11 @@ export interface JsonRules {
   maxErrors?: number;
   /** Wording of the depth overrun, which is reported once and skips what lies below. */
   tooDeep?: (maxDepth: number) => string;
+  /**
+   * false: only check, and answer the value itself (not branded as guarded), for a caller that
+   * hands it to a stricter guard which copies it anyway. Default true.
+   */
+  copy?: boolean;
 }
 
 declare const guardedBrand: unique symbol;
@@ -108,7 +113,7 @@ function isLeaf(value: unknown): boolean {
 
 interface Frame {
   source: unknown;
-  /** Where the copy goes; null below a refused key (still checked, never copied). */
+  /** Where the copy goes; null below a refused key (still checked, never copied) or when only checking. */
   target: JsonObject | unknown[] | null;
   /** A string for object members, whose key is checked too. */
   key: string | number;
@@ -133,19 +138,22 @@ export function checkJson(value: unknown, rules: JsonRules, path: string): JsonC
   const { maxDepth, maxNodes = Infinity, maxChars = Infinity, maxKeys = Infinity } = rules.budget;
   const maxErrors = rules.maxErrors ?? Infinity;
   const errors: FieldError[] = [];
+  const copying = rules.copy !== false;
+  let atRoot = true;
   let nodes = 0;
   let chars = 0;
   let tooDeep = false;
   const holder: unknown[] = [];
   // Children are pushed in reverse, so they are popped (and copied) in document order.
   const stack: Frame[] = [
-    { source: value, target: holder, key: 0, depth: rules.rootDepth ?? 1, path },
+    { source: value, target: copying ? holder : null, key: 0, depth: rules.rootDepth ?? 1, path },
   ];
 
   while (stack.length > 0 && errors.length < maxErrors) {
     const frame = stack.pop() as Frame;
     const { source, key, depth, path: at } = frame;
-    const isRoot = frame.target === holder;
+    const isRoot = atRoot;
+    atRoot = false;
     let { target } = frame;
     if (typeof key === 'string') {
       nodes += 1;
@@ -182,13 +190,14 @@ export function checkJson(value: unknown, rules: JsonRules, path: string): JsonC
         continue;
       }
       if (Array.isArray(source)) {
-        const array = new Array<unknown>(source.length);
+        // Nothing is allocated where nothing is copied (only checking, or below a refused key).
+        const array = target === null ? null : new Array<unknown>(source.length);
         if (source.every(isLeaf)) leaves = source;
         else
           for (let i = source.length - 1; i >= 0; i -= 1) {
             stack.push({
               source: source[i],
-              target: target && array,
+              target: array,
               key: i,
               depth: depth + 1,
               path: itemPath(at, i),
@@ -198,14 +207,14 @@ export function checkJson(value: unknown, rules: JsonRules, path: string): JsonC
       } else {
         const keys = Object.keys(source);
         if (keys.length > maxKeys) return fail(at, `has more than ${maxKeys} fields`);
-        const object: JsonObject = {};
+        const object: JsonObject | null = target === null ? null : {};
         if (keys.every((member) => isLeaf(source[member]))) leaves = { source, keys };
         else
           for (let i = keys.length - 1; i >= 0; i -= 1) {
             const member = keys[i] as string;
             stack.push({
               source: source[member],
-              target: target && object,
+              target: object,
               key: member,
               depth: depth + 1,
               path: memberPath(at, member, rules.paths),
@@ -221,7 +230,7 @@ export function checkJson(value: unknown, rules: JsonRules, path: string): JsonC
     if (leaves === null) continue;
 
     // The leaves' frames, inlined: the same steps in the same order.
-    const into = target && (copy as JsonObject | unknown[]);
+    const into = target === null ? null : (copy as JsonObject | unknown[]);
     const count = Array.isArray(leaves) ? leaves.length : leaves.keys.length;
     for (let i = 0; i < count && errors.length < maxErrors; i += 1) {
       let leaf: unknown;
@@ -256,15 +265,15 @@ export function checkJson(value: unknown, rules: JsonRules, path: string): JsonC
   }
 
   if (errors.length > 0) return { ok: false, errors: errors.slice(0, maxErrors) };
-  const copy = holder[0];
+  const checked = copying ? holder[0] : value;
   if (rules.budget.maxBytes !== undefined) {
-    const size = serializedSize(copy);
+    const size = serializedSize(checked);
     if (size > rules.budget.maxBytes) {
       return fail(whole, `is ${size} bytes serialized; the limit is ${rules.budget.maxBytes}`);
     }
   }
-  if (typeof copy === 'object' && copy !== null) guardedValues.add(copy);
-  return { ok: true, value: copy };
+  if (copying && typeof checked === 'object' && checked !== null) guardedValues.add(checked);
+  return { ok: true, value: checked };
 }
 
 /** checkJson for callers that answer a problem with a 400: the guarded copy, or the problems thrown. */
