@@ -4,7 +4,8 @@
 // Modes: default (short), --long, --smoke (CI: tiny data, fails on any error); --large adds
 // 1,000,000 items. Last, an export and an import of a namespace next to the baseline's
 // (--transfer-only runs just that), then file uploads and downloads next to the driver's GridFS
-// (--files-only runs just that). --schema-only runs just the JSON Schema comparison. See
+// (--files-only runs just that). --schema-only runs just the JSON Schema comparison and the
+// /health latency while hostile writes are validated (--health-only runs just that). See
 // docs/benchmarks.md.
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -24,6 +25,13 @@ import { comparisonChecks, comparisonsMarkdown, comparisonsSummary } from './lib
 import { comparisons, costComparisons, type Comparison } from './lib/comparisons';
 import { schemaComparison } from './lib/schema-cost';
 import { fanOutMarkdown, sseFanOut, type FanOutResult } from './lib/sse-fanout';
+import {
+  healthChecks,
+  healthLatency,
+  healthMarkdown,
+  healthSummary,
+  type HealthRun,
+} from './lib/health-latency';
 import { liveQueries, liveQueriesMarkdown, type LiveQueryResult } from './lib/live-queries';
 import { tailLatency, tailMarkdown, TAIL_CONNECTIONS, type TailRun } from './lib/tail-latency';
 import { runFiles, type FilesRun } from './lib/files';
@@ -288,6 +296,7 @@ interface Outcome {
   freeze?: FreezeRun;
   transfer?: TransferRun;
   files?: FilesRun;
+  health?: HealthRun;
   info: ReportInfo;
 }
 
@@ -401,6 +410,7 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
     options.liveOnly ||
     options.transferOnly ||
     options.schemaOnly ||
+    options.healthOnly ||
     options.filesOnly;
   const featureRuns = options.schemaOnly
     ? [await compareSchemaCost(options, ctx, service, features)]
@@ -435,6 +445,14 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
           log,
         });
   const comparisonRuns = [...featureRuns, ...clusters.runs];
+
+  // On the main service, after the comparisons; a few large POSTs per case, one at a time.
+  let health: HealthRun | undefined;
+  if (options.schemaOnly || options.healthOnly || (!oneThingOnly && !options.costOnly)) {
+    const posts = options.smoke ? 2 : 5;
+    log(`\n/health latency while hostile writes are validated: ${posts} POSTs per case`);
+    health = await healthLatency(service, ctx.rootKey, { posts, log });
+  }
   const { freeze } = clusters;
 
   let tail: TailRun | undefined;
@@ -463,6 +481,7 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
   if (
     !options.transferOnly &&
     !options.schemaOnly &&
+    !options.healthOnly &&
     !options.liveOnly &&
     !options.filesOnly &&
     !options.costOnly
@@ -481,6 +500,7 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
   if (
     !options.transferOnly &&
     !options.schemaOnly &&
+    !options.healthOnly &&
     !options.fanOutOnly &&
     !options.filesOnly &&
     !options.costOnly
@@ -559,6 +579,7 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
     freeze,
     transfer,
     files,
+    health,
     info: {
       date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
       node: process.version,
@@ -753,7 +774,8 @@ async function main(): Promise<void> {
   } finally {
     await cleanup();
   }
-  const { runs, comparisonRuns, fanOut, live, tail, freeze, transfer, files, info } = outcome;
+  const { runs, comparisonRuns, fanOut, live, tail, freeze, transfer, files, health, info } =
+    outcome;
   const writeSize = options.itemSizes.at(-1) ?? 0;
   const checkList = checks(runs, comparisonRuns, {
     ...options,
@@ -766,6 +788,7 @@ async function main(): Promise<void> {
     options.liveOnly ||
     options.transferOnly ||
     options.schemaOnly ||
+    options.healthOnly ||
     options.filesOnly ||
     options.costOnly
       ? []
@@ -773,6 +796,7 @@ async function main(): Promise<void> {
   ];
   const transferCheckList = transferChecks(transfer, options);
   const filesCheckList = filesChecks(files, options);
+  const healthCheckList = healthChecks(health, options.smoke);
   mkdirSync(RESULTS, { recursive: true });
   writeFileSync(
     options.out,
@@ -783,6 +807,7 @@ async function main(): Promise<void> {
       checkList,
       comparisons:
         comparisonsMarkdown(comparisonRuns, comparisonCheckList) +
+        healthMarkdown(health, healthCheckList) +
         tailMarkdown(tail) +
         freezeMarkdown(freeze) +
         fanOutMarkdown(fanOut) +
@@ -793,12 +818,13 @@ async function main(): Promise<void> {
   );
   writeFileSync(
     options.json,
-    `${JSON.stringify({ info, options, runs, comparisonRuns, tail, freeze, fanOut, live, transfer, files, checkList, comparisonCheckList, transferCheckList, filesCheckList }, null, 2)}\n`,
+    `${JSON.stringify({ info, options, runs, comparisonRuns, tail, freeze, fanOut, live, transfer, files, health, checkList, comparisonCheckList, transferCheckList, filesCheckList, healthCheckList }, null, 2)}\n`,
   );
   process.stdout.write(summary({ runs, checkList }));
   process.stdout.write(comparisonsSummary(comparisonRuns, comparisonCheckList));
   process.stdout.write(transferSummary(transfer, transferCheckList));
   process.stdout.write(filesSummary(files, filesCheckList));
+  process.stdout.write(healthSummary(health, healthCheckList));
   log(`report: ${relative(process.cwd(), options.out) || options.out}`);
   // In smoke mode the performance checks are n/a, so this fails on errors and slow runs only.
   const failed = [
@@ -806,6 +832,7 @@ async function main(): Promise<void> {
     ...comparisonCheckList,
     ...transferCheckList,
     ...filesCheckList,
+    ...healthCheckList,
   ].some((c) => c.status === 'FAIL');
   process.exit(failed ? 1 : 0);
 }
