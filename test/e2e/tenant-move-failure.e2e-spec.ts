@@ -8,6 +8,7 @@ import {
 import { createUser } from '../support/factories';
 import { startOwnDatabase, type OwnDatabase } from '../support/own-database';
 import { until } from '../support/until';
+import { startWireProxy, type WireProxy } from '../support/wire-proxy';
 
 /**
  * A move whose pause can never end: a write to the collection stays under way (the test writes
@@ -15,30 +16,46 @@ import { until } from '../support/until';
  * attempt) for longer than MOVE_MAX_WRITE_PAUSE_MS allows, on every attempt. The move gives up as
  * `failed`, naming why; the collection stays where it was and keeps taking writes, nothing of the
  * tenant is marked as moving any more, and once the write is gone a later move takes it across.
+ *
+ * And a write that is under way for longer than COLLECTION_DROP_GRACE_MS (its insert held by a
+ * wire proxy in front of cluster a) while the move pauses: its marker still counts, so the move
+ * does not compare and switch the collection behind it; the write is answered 200 and its item is
+ * where the tenant reads.
  */
 const admin = { 'X-Api-Key': TEST_ADMIN_KEY };
 const dbName = uniqueDbName(__filename);
 let clusterB: OwnDatabase;
+let proxy: WireProxy;
 let t: TestApp;
+/** COLLECTION_DROP_GRACE_MS, also how long a marker counts without its instance renewing it. */
+const GRACE_MS = 1000;
 
 beforeAll(async () => {
   clusterB = await startOwnDatabase('move-fail-b');
+  // Cluster a's tenant databases through a proxy that can hold one write's insert.
+  proxy = await startWireProxy(testDatabaseUri());
   t = await createTestApp(__filename, {
     MONGODB_DB_NAME: dbName,
     DATA_CLUSTERS: JSON.stringify({
-      a: { uri: testDatabaseUri(), region: 'eu' },
+      a: { uri: proxy.uri, region: 'eu' },
       b: { uri: clusterB.uri, region: 'us' },
     }),
     REGISTRY_CACHE_MS: '200',
-    COLLECTION_DROP_GRACE_MS: '1000',
+    COLLECTION_DROP_GRACE_MS: String(GRACE_MS),
     LIFECYCLE_POLL_MS: '200',
     MOVE_LEASE_MS: '3000',
-    MOVE_MAX_WRITE_PAUSE_MS: '300',
+    // A pause waits for writes under way for longer than the grace (80 % of it: 1.2 s), so a
+    // marker that counted only for the grace would run out within the first pause.
+    MOVE_MAX_WRITE_PAUSE_MS: '1500',
+    // The held insert is not cut off by the driver while the move tries its pauses.
+    QUERY_TIMEOUT_MS: '20000',
   });
 });
 
 afterAll(async () => {
+  proxy?.release();
   await t?.close();
+  await proxy?.close();
   await clusterB?.stop();
 });
 
@@ -133,4 +150,57 @@ it('gives up as failed when a write holds the pause too long, leaving the tenant
   expect(await entry()).toMatchObject({ cluster: 'b' });
   const read = await t.http().get('/data/slow').set(key).expect(200);
   expect((read.body as { _id: string }[]).map((i) => i._id).sort()).toEqual(['first', 'later']);
+});
+
+it('waits for a write under way for longer than COLLECTION_DROP_GRACE_MS: acknowledged, its item is where the tenant reads', async () => {
+  const user = await createUser(t, { region: 'eu' });
+  const key = { 'X-Api-Key': user.apiKey };
+  await t
+    .http()
+    .post('/data/held')
+    .set(key)
+    .send({ item: { _id: 'first' } })
+    .expect(200);
+  const entry = () =>
+    t.connection.collection('data_collections').findOne({ tenant: user.subject, name: 'held' });
+  const started = await t
+    .http()
+    .post(`/admin/tenants/user/${user.subject}/move`)
+    .set(admin)
+    .send({ cluster: 'b' })
+    .expect(202);
+  const moveId = (started.body as MoveBody).id;
+  const status = async () =>
+    ((await t.http().get(`/admin/moves/${moveId}`).set(admin).expect(200)).body as MoveBody).status;
+  await until('the collection is marked as moving', async () => Boolean((await entry())?.moving));
+
+  // A write passes the gate (its marker is written) and is held in its insert at the source.
+  proxy.hold(
+    (command) =>
+      command.insert !== undefined &&
+      Array.isArray(command.documents) &&
+      (command.documents as { _id?: unknown }[]).some((doc) => doc._id === 'late'),
+  );
+  const write = t
+    .http()
+    .post('/data/held')
+    .set(key)
+    .send({ item: { _id: 'late' } })
+    .then();
+  await until('the write is held in its insert', () => proxy.held() > 0);
+
+  // The move goes on meanwhile: it switches the collection, or gives up its pauses.
+  await until(
+    'the move switched the collection or ended',
+    async () => (await entry())?.cluster === 'b' || (await status()) !== 'running',
+    30_000,
+  );
+  proxy.release();
+  expect((await write).status).toBe(200);
+
+  // Acknowledged, so the item is where the tenant reads it, now and once the move has ended.
+  await t.http().get('/data/held/_id/late').set(key).expect(200);
+  await until('the move ends', async () => (await status()) !== 'running', 30_000);
+  const items = await t.http().get('/data/held').set(key).expect(200);
+  expect((items.body as { _id: string }[]).map((i) => i._id).sort()).toEqual(['first', 'late']);
 });
