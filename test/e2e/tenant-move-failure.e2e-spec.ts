@@ -21,6 +21,10 @@ import { startWireProxy, type WireProxy } from '../support/wire-proxy';
  * wire proxy in front of cluster a) while the move pauses: its marker still counts, so the move
  * does not compare and switch the collection behind it; the write is answered 200 and its item is
  * where the tenant reads.
+ *
+ * And a tombstone of a source an earlier move left on the cluster a later move brought the
+ * collection back to (a tenant moved back, a move tried again after one that failed there), swept
+ * for the first time once its grace is over: it no longer drops the collection now in its place.
  */
 const admin = { 'X-Api-Key': TEST_ADMIN_KEY };
 const dbName = uniqueDbName(__filename);
@@ -203,4 +207,50 @@ it('waits for a write under way for longer than COLLECTION_DROP_GRACE_MS: acknow
   await until('the move ends', async () => (await status()) !== 'running', 30_000);
   const items = await t.http().get('/data/held').set(key).expect(200);
   expect((items.body as { _id: string }[]).map((i) => i._id).sort()).toEqual(['first', 'late']);
+});
+
+it('leaves the collection a move put where an earlier move left a source: that tombstone, swept after its grace, drops nothing', async () => {
+  const user = await createUser(t, { region: 'eu' });
+  const key = { 'X-Api-Key': user.apiKey };
+  await t
+    .http()
+    .post('/data/back')
+    .set(key)
+    .send({ item: { _id: 'kept' } })
+    .expect(200);
+  const entry = () =>
+    t.connection.collection('data_collections').findOne({ tenant: user.subject, name: 'back' });
+  const started = await t
+    .http()
+    .post(`/admin/tenants/user/${user.subject}/move`)
+    .set(admin)
+    .send({ cluster: 'b' })
+    .expect(202);
+  const moveId = (started.body as MoveBody).id;
+  await until(
+    'the move is done',
+    async () =>
+      ((await t.http().get(`/admin/moves/${moveId}`).set(admin).expect(200)).body as MoveBody)
+        .status === 'done',
+    20_000,
+  );
+  const moved = await entry();
+  expect(moved).toMatchObject({ cluster: 'b' });
+
+  // The tombstone of a source moved away from where the collection is now, written by an earlier
+  // move and not swept since its grace ended (the sweeps of a busy instance come late).
+  const drops = t.connection.collection('data_collection_drops');
+  await drops.insertOne({
+    physical: moved?.physical,
+    cluster: 'b',
+    database: moved?.database,
+    droppedAt: new Date(Date.now() - 10 * GRACE_MS),
+    movedAway: true,
+  });
+  await until(
+    'the sweep is done with the tombstones of the collection',
+    async () => (await drops.countDocuments({ physical: moved?.physical })) === 0,
+  );
+  const items = await t.http().get('/data/back').set(key).expect(200);
+  expect((items.body as { _id: string }[]).map((i) => i._id)).toEqual(['kept']);
 });

@@ -27,7 +27,8 @@ const SWEEP_BATCH = 200;
  * cache) can still land in the native collection and create it again. Every instance's sweep
  * therefore drops the native collection of every tombstone again, every LIFECYCLE_POLL_MS, until
  * the tombstone is COLLECTION_DROP_GRACE_MS old; then no request can hold the entry any more, and
- * the tombstone goes after a last drop. So at every moment a native collection has a registry
+ * the tombstone goes after a last drop (a moved source's without one: a later move may have put
+ * the collection back there). So at every moment a native collection has a registry
  * entry or a tombstone, and an entry always names a collection that takes writes.
  */
 @Injectable()
@@ -108,15 +109,16 @@ export class CollectionDropsService {
 
   private async sweepTombstones(): Promise<void> {
     const tombstones = await this.tombstones.oldest(SWEEP_BATCH);
-    const expiredBefore = Date.now() - this.graceMs;
     for (const tombstone of tombstones) {
       if (this.task.isStopped) return;
+      const expired = tombstone.droppedAt.getTime() < Date.now() - this.graceMs;
       // A drop that stopped after its tombstone (a crash) is finished here.
       if (!tombstone.movedAway) await this.registry.removeById(tombstone.id);
-      await this.removeNative(tombstone, tombstone);
-      if (tombstone.droppedAt.getTime() < expiredBefore) {
-        await this.tombstones.remove(tombstone.id);
-      }
+      // A moved source is dropped again only within its grace: after it, a later move may have
+      // put the collection back in its place (the tenant moved back, a move tried again after
+      // one that failed), which a late sweep would drop. A dropped collection's name is its own.
+      if (!(tombstone.movedAway && expired)) await this.removeNative(tombstone, tombstone);
+      if (expired) await this.tombstones.remove(tombstone.id);
     }
   }
 }
