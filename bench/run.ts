@@ -4,8 +4,9 @@
 // Modes: default (short), --long, --smoke (CI: tiny data, fails on any error); --large adds
 // 1,000,000 items. Last, an export and an import of a namespace next to the baseline's
 // (--transfer-only runs just that), then file uploads and downloads next to the driver's GridFS
-// (--files-only runs just that). --schema-only runs just the JSON Schema comparison, --moves-only
-// just the tenant moves. See docs/benchmarks.md.
+// (--files-only runs just that). --schema-only runs just the JSON Schema comparison and the
+// /health latency while hostile writes are validated (--health-only runs just that);
+// --moves-only just the tenant moves. See docs/benchmarks.md.
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -24,6 +25,13 @@ import { comparisonChecks, comparisonsMarkdown, comparisonsSummary } from './lib
 import { comparisons, costComparisons, type Comparison } from './lib/comparisons';
 import { schemaComparison } from './lib/schema-cost';
 import { fanOutMarkdown, sseFanOut, type FanOutResult } from './lib/sse-fanout';
+import {
+  healthChecks,
+  healthLatency,
+  healthMarkdown,
+  healthSummary,
+  type HealthRun,
+} from './lib/health-latency';
 import { liveQueries, liveQueriesMarkdown, type LiveQueryResult } from './lib/live-queries';
 import { tailLatency, tailMarkdown, TAIL_CONNECTIONS, type TailRun } from './lib/tail-latency';
 import { runFiles, type FilesRun } from './lib/files';
@@ -300,6 +308,7 @@ interface Outcome {
   moves?: TenantMoveRun;
   transfer?: TransferRun;
   files?: FilesRun;
+  health?: HealthRun;
   info: ReportInfo;
 }
 
@@ -413,6 +422,7 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
     options.liveOnly ||
     options.transferOnly ||
     options.schemaOnly ||
+    options.healthOnly ||
     options.filesOnly ||
     options.movesOnly;
   const featureRuns = options.schemaOnly
@@ -448,6 +458,14 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
           log,
         });
   const comparisonRuns = [...featureRuns, ...clusters.runs];
+
+  // On the main service, after the comparisons; a few large POSTs per case, one at a time.
+  let health: HealthRun | undefined;
+  if (options.schemaOnly || options.healthOnly || (!oneThingOnly && !options.costOnly)) {
+    const posts = options.smoke ? 2 : 5;
+    log(`\n/health latency while hostile writes are validated: ${posts} POSTs per case`);
+    health = await healthLatency(service, ctx.rootKey, { posts, log });
+  }
   const { freeze } = clusters;
 
   // Move time against tenant size and write rate (docs/deployment.md, "How long a move takes"),
@@ -494,6 +512,7 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
   if (
     !options.transferOnly &&
     !options.schemaOnly &&
+    !options.healthOnly &&
     !options.liveOnly &&
     !options.filesOnly &&
     !options.movesOnly &&
@@ -513,6 +532,7 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
   if (
     !options.transferOnly &&
     !options.schemaOnly &&
+    !options.healthOnly &&
     !options.fanOutOnly &&
     !options.filesOnly &&
     !options.movesOnly &&
@@ -593,6 +613,7 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
     moves,
     transfer,
     files,
+    health,
     info: {
       date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
       node: process.version,
@@ -787,7 +808,7 @@ async function main(): Promise<void> {
   } finally {
     await cleanup();
   }
-  const { runs, comparisonRuns, fanOut, live, tail, freeze, moves, transfer, files, info } =
+  const { runs, comparisonRuns, fanOut, live, tail, freeze, moves, transfer, files, health, info } =
     outcome;
   const writeSize = options.itemSizes.at(-1) ?? 0;
   const checkList = checks(runs, comparisonRuns, {
@@ -801,6 +822,7 @@ async function main(): Promise<void> {
     options.liveOnly ||
     options.transferOnly ||
     options.schemaOnly ||
+    options.healthOnly ||
     options.filesOnly ||
     options.movesOnly ||
     options.costOnly
@@ -810,6 +832,7 @@ async function main(): Promise<void> {
   ];
   const transferCheckList = transferChecks(transfer, options);
   const filesCheckList = filesChecks(files, options);
+  const healthCheckList = healthChecks(health, options.smoke);
   mkdirSync(RESULTS, { recursive: true });
   writeFileSync(
     options.out,
@@ -820,6 +843,7 @@ async function main(): Promise<void> {
       checkList,
       comparisons:
         comparisonsMarkdown(comparisonRuns, comparisonCheckList) +
+        healthMarkdown(health, healthCheckList) +
         tailMarkdown(tail) +
         freezeMarkdown(freeze) +
         tenantMoveMarkdown(moves) +
@@ -831,12 +855,13 @@ async function main(): Promise<void> {
   );
   writeFileSync(
     options.json,
-    `${JSON.stringify({ info, options, runs, comparisonRuns, tail, freeze, moves, fanOut, live, transfer, files, checkList, comparisonCheckList, transferCheckList, filesCheckList }, null, 2)}\n`,
+    `${JSON.stringify({ info, options, runs, comparisonRuns, tail, freeze, moves, fanOut, live, transfer, files, health, checkList, comparisonCheckList, transferCheckList, filesCheckList, healthCheckList }, null, 2)}\n`,
   );
   process.stdout.write(summary({ runs, checkList }));
   process.stdout.write(comparisonsSummary(comparisonRuns, comparisonCheckList));
   process.stdout.write(transferSummary(transfer, transferCheckList));
   process.stdout.write(filesSummary(files, filesCheckList));
+  process.stdout.write(healthSummary(health, healthCheckList));
   log(`report: ${relative(process.cwd(), options.out) || options.out}`);
   // In smoke mode the performance checks are n/a, so this fails on errors and slow runs only.
   const failed = [
@@ -844,6 +869,7 @@ async function main(): Promise<void> {
     ...comparisonCheckList,
     ...transferCheckList,
     ...filesCheckList,
+    ...healthCheckList,
   ].some((c) => c.status === 'FAIL');
   process.exit(failed ? 1 : 0);
 }

@@ -77,7 +77,11 @@ const USAGE = `Usage: npm run bench [-- options]
                        GET by _id and POST)
   --only IDS           run only the comparisons with these ids (comma-separated, as in
                        bench/lib/comparisons.ts: cost-item-by-id,cost-item-post,metrics,…)
-  --schema-only        run the JSON Schema comparison only (POST with a 20-property schema vs none)
+  --schema-only        run the JSON Schema comparison only (POST with a 20-property schema vs none),
+                       then the /health latency while hostile writes are validated
+  --health-only        run the /health latency while hostile writes are validated only (POSTs of
+                       90,000 and 10,000 numbers under uniqueItems, a check stopped at
+                       SCHEMA_CHECK_MAX_MS, 90,000 numbers without a schema)
   --files-only         run the file uploads and downloads only (POST /files and
                        GET /files/{id}/content vs the driver's GridFSBucket: 20 files of 1 MiB and
                        one of 50 MiB, 3 rounds; 3 of 1 MiB and one of 4 MiB, 1 round with --smoke;
@@ -88,9 +92,9 @@ const USAGE = `Usage: npm run bench [-- options]
   --transfer-items N   items the export and import move (default 100,000; 2,000 with --smoke)
   --out FILE    where to write the Markdown report (default: BENCHMARKS.md; with --smoke,
                 --comparisons-only, --cost-only, --fan-out-only, --live-only, --transfer-only,
-                --schema-only, --files-only or --moves-only bench/results/<smoke|comparisons-MODE|
-                cost-MODE|fan-out-MODE|live-MODE|transfer-MODE|schema-MODE|files-MODE|
-                moves-MODE>.md)`;
+                --schema-only, --health-only, --files-only or --moves-only bench/results/<smoke|
+                comparisons-MODE|cost-MODE|fan-out-MODE|live-MODE|transfer-MODE|schema-MODE|
+                health-MODE|files-MODE|moves-MODE>.md)`;
 
 const VALUE_OPTIONS = [
   '--duration',
@@ -112,6 +116,7 @@ const FLAGS = [
   '--live-only',
   '--transfer-only',
   '--schema-only',
+  '--health-only',
   '--files-only',
   '--moves-only',
   '--allow-missing-routes',
@@ -160,6 +165,7 @@ export function parseOptions(argv: string[]): BenchOptions {
   const liveOnly = flags.has('live-only');
   const transferOnly = flags.has('transfer-only');
   const schemaOnly = flags.has('schema-only');
+  const healthOnly = flags.has('health-only');
   const costOnly = flags.has('cost-only');
   const filesOnly = flags.has('files-only');
   const movesOnly = flags.has('moves-only');
@@ -171,12 +177,13 @@ export function parseOptions(argv: string[]): BenchOptions {
       liveOnly,
       transferOnly,
       schemaOnly,
+      healthOnly,
       filesOnly,
       movesOnly,
     ].filter(Boolean).length > 1
   )
     throw new Error(
-      '--comparisons-only, --cost-only, --fan-out-only, --live-only, --transfer-only, --schema-only, --files-only and --moves-only exclude each other',
+      '--comparisons-only, --cost-only, --fan-out-only, --live-only, --transfer-only, --schema-only, --health-only, --files-only and --moves-only exclude each other',
     );
   const comparisonsOnly =
     flags.has('comparisons-only') ||
@@ -185,6 +192,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     liveOnly ||
     transferOnly ||
     schemaOnly ||
+    healthOnly ||
     filesOnly ||
     movesOnly;
   // Only a full default or --long run replaces BENCHMARKS.md and <mode>.json.
@@ -197,10 +205,12 @@ export function parseOptions(argv: string[]): BenchOptions {
         ? `transfer-${mode}`
         : schemaOnly
           ? `schema-${mode}`
-          : filesOnly
-            ? `files-${mode}`
-            : movesOnly
-              ? `moves-${mode}`
+          : healthOnly
+            ? `health-${mode}`
+            : filesOnly
+              ? `files-${mode}`
+              : movesOnly
+                ? `moves-${mode}`
               : costOnly
                 ? `cost-${mode}`
                 : comparisonsOnly
@@ -216,6 +226,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     liveOnly,
     transferOnly,
     schemaOnly,
+    healthOnly,
     costOnly,
     filesOnly,
     movesOnly,

@@ -165,6 +165,8 @@ export interface BenchOptions {
   transferOnly: boolean;
   /** Only the JSON Schema comparison (lib/schema-cost.ts; implies comparisonsOnly's data). */
   schemaOnly: boolean;
+  /** Only the /health latency during hostile writes (lib/health-latency.ts; comparisonsOnly's data). */
+  healthOnly: boolean;
   /** --cost-only: the service-vs-baseline cost comparisons alone. */
   costOnly: boolean;
   /** --only: the ids of the comparisons to run (all when unset). */

@@ -237,8 +237,14 @@ describe('a drop racing with writes on two instances', () => {
         const id = `w${w}-${i}`;
         const startedAt = Date.now();
         const res = await post(t, racer.apiKey, 'race', { _id: id });
+        const problem = res.body as { code?: string; detail?: string };
         if (res.status === 200) acknowledged.push({ id, startedAt });
-        else violations.push(`write ${id} answered ${res.status}`);
+        // A database slower than QUERY_TIMEOUT_MS (a loaded machine: the drops and four writers
+        // share one database with another test file) answers 503; such a write was not
+        // acknowledged, and the checks below hold for it as for any other. Any other answer is
+        // the drop's doing.
+        else if (res.status !== 503 || problem.code !== 'DATABASE_UNAVAILABLE')
+          violations.push(`write ${id} answered ${res.status} ${problem.code}: ${problem.detail}`);
       }
     };
     const writers = [0, 1, 2, 3].map((w) => writer(w % 2 === 0 ? a : b, w));

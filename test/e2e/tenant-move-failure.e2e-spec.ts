@@ -71,18 +71,21 @@ interface MoveBody {
   collectionsCopied: number;
 }
 
-it('gives up as failed when a write holds the pause too long, leaving the tenant working where it was', async () => {
+/**
+ * A user in region eu with one item `first` in `collection`, and a move of it to cluster b
+ * started: its key, its registry entry as stored, the move's id and the move's status now.
+ */
+async function moveUnderWay(collection: string, first: string) {
   const user = await createUser(t, { region: 'eu' });
   const key = { 'X-Api-Key': user.apiKey };
   await t
     .http()
-    .post('/data/slow')
+    .post(`/data/${collection}`)
     .set(key)
-    .send({ item: { _id: 'first' } })
+    .send({ item: { _id: first } })
     .expect(200);
   const entry = () =>
-    t.connection.collection('data_collections').findOne({ tenant: user.subject, name: 'slow' });
-
+    t.connection.collection('data_collections').findOne({ tenant: user.subject, name: collection });
   const started = await t
     .http()
     .post(`/admin/tenants/user/${user.subject}/move`)
@@ -90,6 +93,13 @@ it('gives up as failed when a write holds the pause too long, leaving the tenant
     .send({ cluster: 'b' })
     .expect(202);
   const moveId = (started.body as MoveBody).id;
+  const status = async () =>
+    ((await t.http().get(`/admin/moves/${moveId}`).set(admin).expect(200)).body as MoveBody).status;
+  return { user, key, entry, moveId, status };
+}
+
+it('gives up as failed when a write holds the pause too long, leaving the tenant working where it was', async () => {
+  const { user, key, entry, moveId } = await moveUnderWay('slow', 'first');
   await until('the collection is marked as moving', async () => Boolean((await entry())?.moving));
 
   // A write under way that does not end: its marker, as the write gate inserts it.
@@ -157,25 +167,7 @@ it('gives up as failed when a write holds the pause too long, leaving the tenant
 });
 
 it('waits for a write under way for longer than COLLECTION_DROP_GRACE_MS: acknowledged, its item is where the tenant reads', async () => {
-  const user = await createUser(t, { region: 'eu' });
-  const key = { 'X-Api-Key': user.apiKey };
-  await t
-    .http()
-    .post('/data/held')
-    .set(key)
-    .send({ item: { _id: 'first' } })
-    .expect(200);
-  const entry = () =>
-    t.connection.collection('data_collections').findOne({ tenant: user.subject, name: 'held' });
-  const started = await t
-    .http()
-    .post(`/admin/tenants/user/${user.subject}/move`)
-    .set(admin)
-    .send({ cluster: 'b' })
-    .expect(202);
-  const moveId = (started.body as MoveBody).id;
-  const status = async () =>
-    ((await t.http().get(`/admin/moves/${moveId}`).set(admin).expect(200)).body as MoveBody).status;
+  const { key, entry, status } = await moveUnderWay('held', 'first');
   await until('the collection is marked as moving', async () => Boolean((await entry())?.moving));
 
   // A write passes the gate (its marker is written) and is held in its insert at the source.
@@ -210,30 +202,8 @@ it('waits for a write under way for longer than COLLECTION_DROP_GRACE_MS: acknow
 });
 
 it('leaves the collection a move put where an earlier move left a source: that tombstone, swept after its grace, drops nothing', async () => {
-  const user = await createUser(t, { region: 'eu' });
-  const key = { 'X-Api-Key': user.apiKey };
-  await t
-    .http()
-    .post('/data/back')
-    .set(key)
-    .send({ item: { _id: 'kept' } })
-    .expect(200);
-  const entry = () =>
-    t.connection.collection('data_collections').findOne({ tenant: user.subject, name: 'back' });
-  const started = await t
-    .http()
-    .post(`/admin/tenants/user/${user.subject}/move`)
-    .set(admin)
-    .send({ cluster: 'b' })
-    .expect(202);
-  const moveId = (started.body as MoveBody).id;
-  await until(
-    'the move is done',
-    async () =>
-      ((await t.http().get(`/admin/moves/${moveId}`).set(admin).expect(200)).body as MoveBody)
-        .status === 'done',
-    20_000,
-  );
+  const { key, entry, status } = await moveUnderWay('back', 'kept');
+  await until('the move is done', async () => (await status()) === 'done', 20_000);
   const moved = await entry();
   expect(moved).toMatchObject({ cluster: 'b' });
 

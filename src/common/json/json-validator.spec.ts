@@ -95,6 +95,21 @@ describe('checkJson', () => {
     );
   });
 
+  it('with copy: false answers the value itself, unbranded, and the problems a copy would have', () => {
+    fc.assert(
+      fc.property(jsonObject, fc.nat(), fc.boolean(), (value, n, planted) => {
+        const input = planted ? plant(value, PLANTED, n) : value;
+        const checked = checkJson(input, { ...rules(), copy: false }, 'v');
+        const copied = checkJson(input, rules(), 'v');
+        expect(checked.ok).toBe(copied.ok);
+        if (checked.ok) {
+          expect(checked.value).toBe(input);
+          expect(isGuarded(checked.value)).toBe(false);
+        } else expect(checked).toEqual(copied);
+      }),
+    );
+  });
+
   it('finds a refused key planted anywhere, at its path', () => {
     fc.assert(
       fc.property(jsonObject, fc.nat(), (value, n) => {

@@ -39,6 +39,11 @@ export interface JsonRules {
   maxErrors?: number;
   /** Wording of the depth overrun, which is reported once and skips what lies below. */
   tooDeep?: (maxDepth: number) => string;
+  /**
+   * false: only check, and answer the value itself (not branded as guarded), for a caller that
+   * hands it to a stricter guard which copies it anyway. Default true.
+   */
+  copy?: boolean;
 }
 
 declare const guardedBrand: unique symbol;
@@ -99,9 +104,16 @@ function setMember(target: JsonObject | unknown[], key: string | number, value: 
   }
 }
 
+/** A value the walk does not enter: anything but an array or a plain object. */
+function isLeaf(value: unknown): boolean {
+  return (
+    typeof value !== 'object' || value === null || (!Array.isArray(value) && !isPlainObject(value))
+  );
+}
+
 interface Frame {
   source: unknown;
-  /** Where the copy goes; null below a refused key (still checked, never copied). */
+  /** Where the copy goes; null below a refused key (still checked, never copied) or when only checking. */
   target: JsonObject | unknown[] | null;
   /** A string for object members, whose key is checked too. */
   key: string | number;
@@ -126,19 +138,22 @@ export function checkJson(value: unknown, rules: JsonRules, path: string): JsonC
   const { maxDepth, maxNodes = Infinity, maxChars = Infinity, maxKeys = Infinity } = rules.budget;
   const maxErrors = rules.maxErrors ?? Infinity;
   const errors: FieldError[] = [];
+  const copying = rules.copy !== false;
+  let atRoot = true;
   let nodes = 0;
   let chars = 0;
   let tooDeep = false;
   const holder: unknown[] = [];
   // Children are pushed in reverse, so they are popped (and copied) in document order.
   const stack: Frame[] = [
-    { source: value, target: holder, key: 0, depth: rules.rootDepth ?? 1, path },
+    { source: value, target: copying ? holder : null, key: 0, depth: rules.rootDepth ?? 1, path },
   ];
 
   while (stack.length > 0 && errors.length < maxErrors) {
     const frame = stack.pop() as Frame;
     const { source, key, depth, path: at } = frame;
-    const isRoot = frame.target === holder;
+    const isRoot = atRoot;
+    atRoot = false;
     let { target } = frame;
     if (typeof key === 'string') {
       nodes += 1;
@@ -160,6 +175,11 @@ export function checkJson(value: unknown, rules: JsonRules, path: string): JsonC
     }
 
     let copy: unknown = source;
+    /**
+     * A container that holds leaves only (a long array of numbers, say) has them checked right
+     * here, just as their frames would be next, but without a frame or a path for each.
+     */
+    let leaves: unknown[] | { source: JsonObject; keys: string[] } | null = null;
     if (Array.isArray(source) || isPlainObject(source)) {
       if (depth > maxDepth) {
         if (!tooDeep) {
@@ -170,31 +190,36 @@ export function checkJson(value: unknown, rules: JsonRules, path: string): JsonC
         continue;
       }
       if (Array.isArray(source)) {
-        const array = new Array<unknown>(source.length);
-        for (let i = source.length - 1; i >= 0; i -= 1) {
-          stack.push({
-            source: source[i],
-            target: target && array,
-            key: i,
-            depth: depth + 1,
-            path: itemPath(at, i),
-          });
-        }
+        // Nothing is allocated where nothing is copied (only checking, or below a refused key).
+        const array = target === null ? null : new Array<unknown>(source.length);
+        if (source.every(isLeaf)) leaves = source;
+        else
+          for (let i = source.length - 1; i >= 0; i -= 1) {
+            stack.push({
+              source: source[i],
+              target: array,
+              key: i,
+              depth: depth + 1,
+              path: itemPath(at, i),
+            });
+          }
         copy = array;
       } else {
         const keys = Object.keys(source);
         if (keys.length > maxKeys) return fail(at, `has more than ${maxKeys} fields`);
-        const object: JsonObject = {};
-        for (let i = keys.length - 1; i >= 0; i -= 1) {
-          const member = keys[i] as string;
-          stack.push({
-            source: source[member],
-            target: target && object,
-            key: member,
-            depth: depth + 1,
-            path: memberPath(at, member, rules.paths),
-          });
-        }
+        const object: JsonObject | null = target === null ? null : {};
+        if (keys.every((member) => isLeaf(source[member]))) leaves = { source, keys };
+        else
+          for (let i = keys.length - 1; i >= 0; i -= 1) {
+            const member = keys[i] as string;
+            stack.push({
+              source: source[member],
+              target: object,
+              key: member,
+              depth: depth + 1,
+              path: memberPath(at, member, rules.paths),
+            });
+          }
         copy = object;
       }
     } else if (typeof source === 'string') {
@@ -202,18 +227,53 @@ export function checkJson(value: unknown, rules: JsonRules, path: string): JsonC
     }
     if (chars > maxChars) return fail(whole, `has more than ${maxChars} characters`);
     if (target !== null) setMember(target, key, copy);
+    if (leaves === null) continue;
+
+    // The leaves' frames, inlined: the same steps in the same order.
+    const into = target === null ? null : (copy as JsonObject | unknown[]);
+    const count = Array.isArray(leaves) ? leaves.length : leaves.keys.length;
+    for (let i = 0; i < count && errors.length < maxErrors; i += 1) {
+      let leaf: unknown;
+      let leafTarget = into;
+      let member: string | number = i;
+      if (Array.isArray(leaves)) {
+        leaf = leaves[i];
+      } else {
+        member = leaves.keys[i] as string;
+        leaf = leaves.source[member];
+        nodes += 1;
+        chars += member.length;
+        const problem = rules.key(member);
+        if (problem !== null) {
+          errors.push({ field: memberPath(at, member, rules.paths), message: problem });
+          leafTarget = null;
+        }
+      }
+      nodes += 1;
+      if (nodes > maxNodes) return fail(whole, `has more than ${maxNodes} values and keys`);
+      const problem = rules.value(leaf);
+      if (problem !== null) {
+        const field =
+          typeof member === 'string' ? memberPath(at, member, rules.paths) : itemPath(at, member);
+        errors.push({ field, message: problem });
+        continue;
+      }
+      if (typeof leaf === 'string') chars += leaf.length;
+      if (chars > maxChars) return fail(whole, `has more than ${maxChars} characters`);
+      if (leafTarget !== null) setMember(leafTarget, member, leaf);
+    }
   }
 
   if (errors.length > 0) return { ok: false, errors: errors.slice(0, maxErrors) };
-  const copy = holder[0];
+  const checked = copying ? holder[0] : value;
   if (rules.budget.maxBytes !== undefined) {
-    const size = serializedSize(copy);
+    const size = serializedSize(checked);
     if (size > rules.budget.maxBytes) {
       return fail(whole, `is ${size} bytes serialized; the limit is ${rules.budget.maxBytes}`);
     }
   }
-  if (typeof copy === 'object' && copy !== null) guardedValues.add(copy);
-  return { ok: true, value: copy };
+  if (copying && typeof checked === 'object' && checked !== null) guardedValues.add(checked);
+  return { ok: true, value: checked };
 }
 
 /** checkJson for callers that answer a problem with a 400: the guarded copy, or the problems thrown. */

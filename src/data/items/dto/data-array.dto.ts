@@ -2,6 +2,7 @@ import { ApiPropertyOptional } from '@nestjs/swagger';
 import type { Schema } from '../../../common/http/openapi-shared';
 import { IsString, MaxLength } from 'class-validator';
 import { OptionalField } from '../../../common/dto';
+import { FreeFormMember } from '../../../common/http/validation';
 import { sharedSchema, sharedSchemaRef } from '../../../common/http/openapi-schemas';
 import { MANAGED_FIELDS } from '../../query/data.constants';
 import {
@@ -10,7 +11,6 @@ import {
   ORDER_PATH_SCHEMA_PATTERN,
   OWNER_FIELD_SCHEMA_PATTERN,
 } from '../../query/json-guard';
-import { Raw } from './data-item.dto';
 
 /** A field path that is not one of the server's fields. */
 const ARRAY_FIELD: Schema = {
@@ -93,17 +93,17 @@ export const ARRAY_OPERATION_BODY = sharedSchema('DataArrayOperation', {
 /** Validated by array-operations.ts (one operation, its members); declared here for the pipe. */
 export class ArrayOperationDto {
   @OptionalField()
-  @Raw()
+  @FreeFormMember()
   @ApiPropertyOptional()
   push?: unknown;
 
   @OptionalField()
-  @Raw()
+  @FreeFormMember()
   @ApiPropertyOptional()
   updateElement?: unknown;
 
   @OptionalField()
-  @Raw()
+  @FreeFormMember()
   @ApiPropertyOptional()
   removeElement?: unknown;
 

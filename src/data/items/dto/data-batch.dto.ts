@@ -4,15 +4,15 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsDefined, IsString, MaxLength } from 'class-validator';
 import { OptionalField } from '../../../common/dto';
 import { ApiSchemaPatch } from '../../../common/http/openapi';
-import { AbsentBodyAllowed } from '../../../common/http/validation';
+import { AbsentBodyAllowed, FreeFormMember } from '../../../common/http/validation';
 import { DATA_VALUE, FIELD_NAME_SCHEMA_PATTERN } from '../../query/json-guard';
-import { AuthFieldProperty, BODY_FILTER_CONDITION, Raw } from './data-item.dto';
+import { AuthFieldProperty, BODY_FILTER_CONDITION } from './data-item.dto';
 
 /** Body of POST /data/{c}/bulk. */
 export class BulkCreateDataItemsDto {
   /** The items, each as `item` of POST /data/{collection}; 1 to BULK_MAX_ITEMS (default 500). */
   @IsDefined()
-  @Raw()
+  @FreeFormMember()
   @ApiProperty({
     type: 'array',
     items: { type: 'object', additionalProperties: DATA_VALUE },
@@ -96,7 +96,7 @@ export class DeleteDataItemsDto {
    * at least one.
    */
   @IsDefined()
-  @Raw()
+  @FreeFormMember()
   @ApiProperty({
     type: 'object',
     additionalProperties: BODY_FILTER_CONDITION,
@@ -120,7 +120,7 @@ export class DeleteDataItemsDto {
 export class UpdateDataItemsDto extends DeleteDataItemsDto {
   /** Field → new value (`$set`), as in PUT /data/{c}/{indexName}/{indexValue}. */
   @IsDefined()
-  @Raw()
+  @FreeFormMember()
   @ApiProperty({
     type: 'object',
     additionalProperties: DATA_VALUE,

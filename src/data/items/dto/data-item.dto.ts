@@ -1,9 +1,9 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
-import { Transform } from 'class-transformer';
 import { IsDefined, IsIn, IsString, MaxLength } from 'class-validator';
 import { OptionalField } from '../../../common/dto';
 import { ApiSchemaPatch } from '../../../common/http/openapi';
+import { FreeFormMember } from '../../../common/http/validation';
 import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { REVISION_FIELD } from '../../query/data.constants';
 import { PREFIX_OPERAND } from '../../data.openapi';
@@ -13,10 +13,6 @@ import {
   OWNER_FIELD_SCHEMA_PATTERN,
 } from '../../query/json-guard';
 
-/**
- * Free-form JSON members are passed through untouched (class-transformer would drop own
- * `__proto__` keys and rebuild objects), so the data guard sees exactly what the client sent.
- */
 /** `authField` of a data body: a field name that is not the server's (default `userId`). */
 export const AuthFieldProperty = () =>
   applyDecorators(
@@ -31,8 +27,6 @@ export const AuthFieldProperty = () =>
       maxLength: 256,
     }),
   );
-
-export const Raw = () => Transform(({ obj, key }) => (obj as Record<string, unknown>)[key]);
 
 const SCALAR: SchemaObject = {
   anyOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }],
@@ -82,7 +76,7 @@ export class CreateDataItemDto {
    * server's; `_revision` is reserved (at any depth).
    */
   @IsDefined()
-  @Raw()
+  @FreeFormMember()
   @ApiProperty({
     type: 'object',
     additionalProperties: DATA_VALUE,
@@ -118,7 +112,7 @@ export class DeleteDataItemDto {
    * kept; null matches a field that holds null); an object applies operators (names without `$`).
    */
   @OptionalField({ nullable: true })
-  @Raw()
+  @FreeFormMember()
   @ApiPropertyOptional({
     type: 'object',
     additionalProperties: BODY_FILTER_CONDITION,
@@ -138,7 +132,7 @@ export class UpdateDataItemDto extends DeleteDataItemDto {
    * `_revision` is reserved (at any depth).
    */
   @IsDefined()
-  @Raw()
+  @FreeFormMember()
   @ApiProperty({
     type: 'object',
     additionalProperties: DATA_VALUE,

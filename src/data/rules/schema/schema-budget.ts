@@ -15,7 +15,38 @@ export class BudgetExceeded extends Error {
   }
 }
 
-export function withinBudget<T>(ms: number, work: () => T): T {
+export interface BudgetOptions {
+  /**
+   * How many more times work stopped by its budget runs when the process had the CPU for less
+   * than half of that budget meanwhile: the host was busy (the work waited for a core), not the
+   * work costly. Only for work that can run again (no state left behind by a stop).
+   */
+  readonly retriesWhenStarved?: number;
+  /** The CPU time the process has used so far, in ms (every thread's, from process.cpuUsage). */
+  readonly cpuMs?: () => number;
+}
+
+const processCpuMs = (): number => {
+  const used = process.cpuUsage();
+  return (used.user + used.system) / 1000;
+};
+
+export function withinBudget<T>(ms: number, work: () => T, options: BudgetOptions = {}): T {
+  const { retriesWhenStarved: retries = 0, cpuMs = processCpuMs } = options;
+  for (let attempt = 0; ; attempt += 1) {
+    const before = cpuMs();
+    try {
+      return runFor(ms, work);
+    } catch (error) {
+      if (!(error instanceof BudgetExceeded) || attempt >= retries) throw error;
+      // The whole process's CPU (every thread's): it errs towards refusing, never towards
+      // letting costly work run on.
+      if (cpuMs() - before >= ms / 2) throw error;
+    }
+  }
+}
+
+function runFor<T>(ms: number, work: () => T): T {
   const previous = context.work as (() => unknown) | undefined;
   context.work = work;
   try {
