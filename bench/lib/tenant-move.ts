@@ -1,7 +1,7 @@
 // Tenant moves against tenant size and write rate: a second database server is started as
 // cluster b, and one instance with clusters a (the bench's main server) and b. For each size and
 // number of writers, a new tenant on a gets that many items in two collections, the writers
-// create items as fast as they are answered (a refused write is tried again at once), and the
+// create items as fast as they are answered (a refused write, 503, is tried again after 100 ms), and the
 // tenant is moved to b: how long the move took, how it ended, how many passes its copies needed,
 // and the writes per second it went through. Every move must end `done`, within the bound of
 // docs/deployment.md ("How long a move takes").
@@ -36,6 +36,8 @@ export interface TenantMoveRow {
   /** The deadline's budget for this tenant (s), and the bound it must end within. */
   boundSeconds: number;
   error: string | null;
+  /** Each change of phase, collection or pass the polls saw: when (s from the start) and what. */
+  timeline: string[];
 }
 
 export interface TenantMoveRun {
@@ -45,7 +47,10 @@ export interface TenantMoveRun {
 
 interface MoveBody {
   status: string;
+  phase: string;
+  collectionsCopied: number;
   pass: number;
+  itemsLeft: number;
   error: string | null;
   startedAt: string;
   finishedAt: string | null;
@@ -110,6 +115,8 @@ async function moveOne(
         body: { item: { w, n } },
       }).catch(() => undefined);
       if (res?.status === 200) acked += 1;
+      // A refused write (503, a pause) waits 100 ms: a client far keener than its Retry-After (1 s).
+      else if (res?.status === 503) await new Promise((resolve) => setTimeout(resolve, 100));
     }
   });
   const started = expectStatus<{ id: string }>(
@@ -125,6 +132,8 @@ async function moveOne(
   const bound = boundMs(items);
   let move: MoveBody | undefined;
   let passes = 0;
+  const timeline: string[] = [];
+  let step = '';
   try {
     for (;;) {
       move = expectStatus<MoveBody>(
@@ -133,6 +142,12 @@ async function moveOne(
         'GET /admin/moves/{id}',
       );
       passes = Math.max(passes, move.pass);
+      const now = `${move.status} ${move.phase}, ${move.collectionsCopied} collections, pass ${move.pass}`;
+      if (now !== step) {
+        step = now;
+        const at = (performance.now() - since) / 1000;
+        timeline.push(`${at.toFixed(1)} s: ${now} (${move.itemsLeft} left)`);
+      }
       if (move.status !== 'running') break;
       if (performance.now() - since > bound) break;
       await new Promise((resolve) => setTimeout(resolve, 100));
@@ -154,6 +169,7 @@ async function moveOne(
     passes,
     boundSeconds: bound / 1000,
     error: move?.error ?? null,
+    timeline,
   };
 }
 
@@ -183,6 +199,9 @@ export async function benchTenantMoves(options: {
       metrics: false,
       env: {
         ...MOVE_ENV,
+        // Its database is new: no instance built its indexes (the registry's unique index among
+        // them, without which concurrent first writes register a collection more than once).
+        SYNC_INDEXES: 'true',
         DATA_CLUSTERS: JSON.stringify({
           a: { uri: options.mainUri, region: 'a' },
           b: { uri: clusterB.uri, region: 'b' },
@@ -199,6 +218,7 @@ export async function benchTenantMoves(options: {
             `${row.status} in ${row.seconds.toFixed(1)} s, ${row.passes} passes` +
             (row.error ? ` (${row.error})` : ''),
         );
+        for (const line of row.timeline) log(`    ${line}`);
       }
     }
   } catch (error) {
