@@ -46,22 +46,71 @@ export async function syncDocuments<T extends Document>(
   await onBatch({ left });
   for (const ids of chunks(stale)) await target.deleteMany(byIds<T>(ids));
   const result: SyncResult = { copied: 0, refused: 0 };
-  for (const ids of chunks(missing)) {
-    const docs = (await source.find(byIds<T>(ids)).toArray()) as OptionalUnlessRequiredId<T>[];
-    left -= ids.length;
-    if (docs.length === 0) continue;
-    try {
-      result.copied += (await target.insertMany(docs, { ordered: false })).insertedCount;
-    } catch (error) {
-      if (!(error instanceof MongoBulkWriteError)) throw error;
-      const errors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
-      if (!errors.every((e) => isUniqueViolation(e))) throw error;
-      result.copied += error.result.insertedCount;
-      result.refused += docs.length - error.result.insertedCount;
-    }
+  const insert = async (docs: readonly Document[]) => {
+    const done = await insertTolerant(target, docs);
+    result.copied += done.copied;
+    result.refused += done.refused;
+    left -= docs.length;
     await onBatch({ left });
+  };
+  if (missing.length <= BATCH) {
+    const docs = missing.length > 0 ? await source.find(byIds<T>(missing)).toArray() : [];
+    if (docs.length > 0) await insert(docs);
+    return result;
   }
+  // More than one batch: one more scan of the source, keeping what is missing, costs less than a
+  // lookup by `_id`s per batch where such a lookup scans too (FerretDB v1 uses no index to read).
+  const wanted = new Set(missing.map((id) => keyOf(id)));
+  for await (const docs of batchesOf(source.find(filter, { batchSize: BATCH }))) {
+    const kept = docs.filter((doc) => wanted.delete(keyOf(doc._id)));
+    if (kept.length > 0) await insert(kept);
+  }
+  // Those deleted at the source meanwhile: the next comparison's.
+  if (left > 0) await onBatch({ left: 0 });
   return result;
+}
+
+/**
+ * Inserts `docs` into `target` unordered; those a unique index refused (the source changed while
+ * it was read) are counted, with their `_id`s, and any other failure is thrown.
+ */
+async function insertTolerant<T extends Document>(
+  target: Collection<T>,
+  docs: readonly Document[],
+): Promise<SyncResult & { refusedIds: unknown[] }> {
+  try {
+    const inserted = await target.insertMany(docs as OptionalUnlessRequiredId<T>[], {
+      ordered: false,
+    });
+    return { copied: inserted.insertedCount, refused: 0, refusedIds: [] };
+  } catch (error) {
+    if (!(error instanceof MongoBulkWriteError)) throw error;
+    const errors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
+    if (!errors.every((e) => isUniqueViolation(e))) throw error;
+    return {
+      copied: error.result.insertedCount,
+      refused: docs.length - error.result.insertedCount,
+      refusedIds: (errors as { index: number }[]).map((e): unknown => docs[e.index]?._id),
+    };
+  }
+}
+
+/** Groups a cursor's documents by BATCH. */
+async function* batchesOf<T>(cursor: AsyncIterable<T>): AsyncGenerator<T[]> {
+  let batch: T[] = [];
+  for await (const doc of cursor) {
+    batch.push(doc);
+    if (batch.length === BATCH) {
+      yield batch;
+      batch = [];
+    }
+  }
+  if (batch.length > 0) yield batch;
+}
+
+/** A key for an `_id` of any BSON type. */
+function keyOf(id: unknown): string {
+  return BSON.EJSON.stringify(id, { relaxed: false });
 }
 
 /** The documents with these `_id`s. */
@@ -76,7 +125,7 @@ async function prints<T extends Document>(
 ): Promise<Map<string, { id: unknown; print: string }>> {
   const found = new Map<string, { id: unknown; print: string }>();
   for await (const doc of collection.find(filter, { projection, batchSize: BATCH })) {
-    found.set(BSON.EJSON.stringify(doc._id, { relaxed: false }), {
+    found.set(keyOf(doc._id), {
       id: doc._id,
       print: BSON.EJSON.stringify(doc, { relaxed: false }),
     });
@@ -112,9 +161,11 @@ export async function copyChanged<T extends Document>(
   retry: readonly unknown[],
   onBatch: (progress: ChangedCopyProgress) => Promise<void>,
 ): Promise<SyncResult & { refusedIds: unknown[] }> {
-  const changed = { $or: [{ [marker]: { $gte: since } }, { _id: { $in: [...retry] } }] };
+  const changed = {
+    $and: [filter, { $or: [{ [marker]: { $gte: since } }, { _id: { $in: [...retry] } }] }],
+  };
   const ids: unknown[] = [];
-  for await (const doc of source.find({ $and: [filter, changed] } as Filter<T>, {
+  for await (const doc of source.find(changed as Filter<T>, {
     projection: { _id: 1 },
     batchSize: BATCH,
   })) {
@@ -123,23 +174,53 @@ export async function copyChanged<T extends Document>(
   const result = { copied: 0, refused: 0, refusedIds: [] as unknown[] };
   let left = ids.length;
   await onBatch({ left });
+  if (ids.length === 0) return result;
   for (const chunk of chunks(ids)) await target.deleteMany(byIds<T>(chunk));
-  for (const chunk of chunks(ids)) {
-    const docs = (await source.find(byIds<T>(chunk)).toArray()) as OptionalUnlessRequiredId<T>[];
-    if (docs.length > 0) {
-      try {
-        result.copied += (await target.insertMany(docs, { ordered: false })).insertedCount;
-      } catch (error) {
-        if (!(error instanceof MongoBulkWriteError)) throw error;
-        const errors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
-        if (!errors.every((e) => isUniqueViolation(e))) throw error;
-        result.copied += error.result.insertedCount;
-        result.refused += docs.length - error.result.insertedCount;
-        for (const e of errors as { index: number }[]) result.refusedIds.push(docs[e.index]?._id);
-      }
-    }
-    left -= chunk.length;
+  // The changed documents are read whole in one more scan, not by `_id`s per batch: where reads
+  // use no index (FerretDB v1) each such lookup scans the source again. Those changed since the
+  // first scan are the next pass's.
+  const wanted = new Set(ids.map((id) => keyOf(id)));
+  for await (const docs of batchesOf(source.find(changed as Filter<T>, { batchSize: BATCH }))) {
+    const kept = docs.filter((doc) => wanted.delete(keyOf(doc._id)));
+    if (kept.length === 0) continue;
+    const done = await insertTolerant(target, kept);
+    result.copied += done.copied;
+    result.refused += done.refused;
+    result.refusedIds.push(...done.refusedIds);
+    left -= kept.length;
     await onBatch({ left });
+  }
+  return result;
+}
+
+/**
+ * Copies to `target` the documents of `source` that `filter` selects and whose `marker` (the
+ * date they were written) is at or after `since`, for documents that never change once written
+ * (events): read whole in one scan, inserted unordered; one the target holds already (its `_id`)
+ * is left as it is. Those a unique index refused otherwise are counted. Deletions at the source
+ * are not seen.
+ */
+export async function copyAppended<T extends Document>(
+  source: Collection<T>,
+  target: Collection<T>,
+  filter: Filter<T>,
+  marker: string,
+  since: Date,
+  onBatch: (progress: ChangedCopyProgress) => Promise<void>,
+): Promise<SyncResult> {
+  const appended = { $and: [filter, { [marker]: { $gte: since } }] } as Filter<T>;
+  const result: SyncResult = { copied: 0, refused: 0 };
+  await onBatch({ left: 0 });
+  for await (const docs of batchesOf(source.find(appended, { batchSize: BATCH }))) {
+    const done = await insertTolerant(target, docs);
+    result.copied += done.copied;
+    if (done.refusedIds.length > 0) {
+      const there = await target
+        .find(byIds<T>(done.refusedIds), { projection: { _id: 1 } })
+        .toArray();
+      result.refused += done.refusedIds.length - there.length;
+    }
+    await onBatch({ left: 0 });
   }
   return result;
 }
