@@ -64,7 +64,7 @@ export class FeedCollections {
     since: Date,
     onBatch: CopyProgress,
   ): Promise<SyncResult> {
-    return this.databases.copyTenantChanged(
+    return this.databases.copyTenantAppended(
       EVENTS,
       EventSchema,
       tenant,

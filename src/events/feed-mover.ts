@@ -39,8 +39,10 @@ export class FeedMover {
     since: Date | undefined,
     onBatch: CopyProgress,
   ): Promise<SyncResult> {
-    const events = await this.copyEvents(tenant, move, since, onBatch);
-    const intents = await this.feeds.copyTenant(tenant, move, 'intents');
+    const [events, intents] = await Promise.all([
+      this.copyEvents(tenant, move, since, onBatch),
+      this.feeds.copyTenant(tenant, move, 'intents'),
+    ]);
     if (intents.refused === 0) await this.feeds.deleteTenantIn(tenant, move.from, [INTENTS]);
     return { copied: events.copied, refused: events.refused + intents.refused };
   }

@@ -91,13 +91,15 @@ export class TenantFeedMove {
       await progress.report(pass, 0);
       const report = ({ left }: { left: number }) => progress.report(pass, left);
       const next = await passStart();
-      const events = await (last
-        ? this.feeds.finish(tenant, way, since, report)
-        : this.feeds.copyEvents(tenant, way, since, report));
+      // Three collections of the cluster database, read side by side.
+      const copies = await Promise.all([
+        last
+          ? this.feeds.finish(tenant, way, since, report)
+          : this.feeds.copyEvents(tenant, way, since, report),
+        this.webhooks.copyDeliveries(tenant, way),
+        this.records.copyTenant(tenant, way),
+      ]);
       await report({ left: 0 });
-      const deliveries = await this.webhooks.copyDeliveries(tenant, way);
-      await report({ left: 0 });
-      const copies = [events, deliveries, await this.records.copyTenant(tenant, way)];
       since = next;
       return {
         copied: copies.reduce((sum, c) => sum + c.copied, 0),

@@ -3,7 +3,7 @@ import type { Collection, Db, Document } from 'mongodb';
 import type { Schema } from 'mongoose';
 import { allSettledOrThrow } from '../common/scheduling/all-settled';
 import {
-  copyChanged,
+  copyAppended,
   syncDocuments,
   type ChangedCopyProgress,
   type SyncResult,
@@ -83,10 +83,11 @@ export class ClusterDatabases {
   }
 
   /**
-   * Copies the tenant's documents of `name` whose `marker` is at or after `since` from the
-   * cluster database of `move.from` to that of `move.to` (a move's catch-up pass: copyChanged).
+   * Copies the tenant's documents of `name` (which never change once written) whose `marker` is
+   * at or after `since` from the cluster database of `move.from` to that of `move.to` (a move's
+   * catch-up pass: copyAppended).
    */
-  async copyTenantChanged(
+  async copyTenantAppended(
     name: string,
     schema: Schema,
     tenant: Tenant,
@@ -94,12 +95,12 @@ export class ClusterDatabases {
     marker: string,
     since: Date,
     onBatch: (progress: ChangedCopyProgress) => Promise<void>,
-  ): Promise<SyncResult & { refusedIds: unknown[] }> {
+  ): Promise<SyncResult> {
     const [source, target] = await Promise.all([
       this.collection(move.from, name, schema),
       this.collection(move.to, name, schema),
     ]);
-    return copyChanged(source, target, tenantFilter(tenant), marker, since, [], onBatch);
+    return copyAppended(source, target, tenantFilter(tenant), marker, since, onBatch);
   }
 
   /** Deletes the tenant's documents of `name` in one cluster database (a moved tenant's source). */
