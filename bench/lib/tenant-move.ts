@@ -252,7 +252,8 @@ export function tenantMoveMarkdown(run: TenantMoveRun | undefined): string {
   const lines = [
     '\n## Tenant moves: time against tenant size and write rate\n',
     'One instance, clusters a and b on two database servers, grace periods of 1.5 s (a move waits',
-    'two of them). Writers create items as fast as they are answered for the whole move.\n',
+    'two of them). Writers create items as fast as they are answered for the whole move (a 503',
+    'waits 100 ms).\n',
     '| items | writers | writes/s during the move | move time (s) | bound (s) | passes | status |',
     '|---:|---:|---:|---:|---:|---:|---|',
     ...run.rows.map(
