@@ -211,11 +211,11 @@ export function parseOptions(argv: string[]): BenchOptions {
               ? `files-${mode}`
               : movesOnly
                 ? `moves-${mode}`
-              : costOnly
-                ? `cost-${mode}`
-                : comparisonsOnly
-                  ? `comparisons-${mode}`
-                  : mode;
+                : costOnly
+                  ? `cost-${mode}`
+                  : comparisonsOnly
+                    ? `comparisons-${mode}`
+                    : mode;
   return {
     mode,
     ...settings,
