@@ -150,14 +150,20 @@ function lineCount(text: string): number {
   return text.endsWith('\n') ? lines - 1 : lines;
 }
 
+/**
+ * Files are split where their responsibilities part, never to meet a count: a file over this
+ * many lines is an outlier worth a look, not a limit to cut code at.
+ */
+const OUTLIER_LINES = 500;
+
 describe('file sizes', () => {
-  it('keeps every file of src within 300 lines', () => {
+  it(`flags any file of src over ${OUTLIER_LINES} lines as an outlier worth a look`, () => {
     const long = allSourceFiles(SRC)
       .map((file) => ({
         file: relative(ROOT, file),
         lines: lineCount(readFileSync(file, 'utf8')),
       }))
-      .filter(({ lines }) => lines > 300);
+      .filter(({ lines }) => lines > OUTLIER_LINES);
     expect(long).toEqual([]);
   });
 });
