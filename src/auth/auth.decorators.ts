@@ -21,7 +21,7 @@ import {
   BEARER_SCHEME,
   BRANCH_HEADER,
   TEAM_HEADER,
-} from '../common/http/openapi';
+} from '../common/http/openapi-shared';
 import type { Principal, PrincipalKind } from './principal';
 import { TEAM_ID_PATTERN } from './team-memberships.port';
 

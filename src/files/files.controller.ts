@@ -30,7 +30,7 @@ import type { Request, Response } from 'express';
 import { Auth, CurrentPrincipal, type CustomerPrincipal } from '../auth';
 import { PayloadTooLargeError, ProblemDto, ValidationFailedError } from '../common/errors';
 import type { StreamedBody } from '../common/http/body';
-import { REQUEST_BODY_CONTENT } from '../common/http/openapi';
+import { REQUEST_BODY_CONTENT } from '../common/http/openapi-shared';
 import { IdempotentWrites } from '../common/idempotency';
 import { ApiKeysetPage, linkNextPage, parseKeysetPage } from '../common/pagination/keyset-page';
 import { APP_CONFIG, type AppConfig } from '../config';

@@ -1,7 +1,7 @@
 import Ajv, { type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { OpenAPIV3 } from 'openapi-types';
-import { UNROUTED_RESPONSES } from '../../src/common/http/openapi';
+import { UNROUTED_RESPONSES } from '../../src/common/http/openapi-problems';
 
 /** What the validator reads of a request and its response. */
 export interface Exchange {

@@ -23,16 +23,6 @@ import {
   type Schema,
 } from './openapi-shared';
 
-export {
-  API_KEY_SCHEME,
-  REQUEST_BODY_CONTENT,
-  AUTH_HEADERS_FIRST,
-  BEARER_SCHEME,
-  BRANCH_HEADER,
-  TEAM_HEADER,
-} from './openapi-shared';
-export { problemExample, UNROUTED_RESPONSES } from './openapi-problems';
-
 /**
  * Schema keywords a class-level decorator adds to the DTO's component schema, for rules the
  * plugin cannot derive from one property (`minProperties`, `additionalProperties`).

@@ -1,15 +1,14 @@
 import { ValidationFailedError } from '../../common/errors';
 import { MANAGED_FIELDS } from '../query/data.constants';
 import { ElementNotFoundError, NotAnArrayError } from '../data.errors';
+import { guardDocument, orderPathProblem } from '../query/json-guard';
 import {
-  guardDocument,
   isPlainObject,
-  orderPathProblem,
   isScalar,
   type JsonBudget,
   type JsonObject,
   type JsonScalar,
-} from '../query/json-guard';
+} from '../../common/json';
 
 /**
  * Array operations on one item (`PATCH /data/{c}/{indexName}/{indexValue}`): push a value, update

@@ -8,7 +8,8 @@ import { APP_CONFIG, type AppConfig } from '../../config';
 import { CollectionNamePipe } from '../collections/collection-name.pipe';
 import { CollectionParam } from '../data.openapi';
 import { toBulkInputs } from '../query/data-requests';
-import { dataBudget, type JsonBudget } from '../query/json-guard';
+import { dataBudget } from '../query/json-guard';
+import { type JsonBudget } from '../../common/json';
 import { BulkCreateDataItemsDto, BulkCreateResultDto } from './dto/data-batch.dto';
 import { ItemBatchesService } from './item-batches.service';
 

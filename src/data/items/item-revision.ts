@@ -8,7 +8,7 @@ import {
 } from '../../common/http/etag';
 import { atRevision } from '../../common/mongo/revision';
 import { REVISION_FIELD } from '../query/data.constants';
-import { isPlainObject } from '../query/json-guard';
+import { isPlainObject } from '../../common/json';
 import { afterSet } from '../rules/schema/after-set';
 
 /**

@@ -1,11 +1,7 @@
 import { type CustomerPrincipal, ownerValueOf } from '../../auth';
 import { ForbiddenError } from '../../common/errors';
-import {
-  pathCondition,
-  type Condition,
-  type ItemMatch,
-  type OwnerScope,
-} from '../query/data-query';
+import { pathCondition, type ItemMatch, type OwnerScope } from '../query/data-query';
+import { type Condition } from '../query/filter-operators';
 
 /** A route's `{indexName}/{indexValue}`, or none (a write by the body filter alone). */
 export type ItemAddress = { indexName: string; indexValue: string } | null;

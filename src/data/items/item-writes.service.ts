@@ -12,15 +12,11 @@ import {
   ItemNotFoundError,
   WriteConflictError,
 } from '../data.errors';
-import { type Condition, type ItemMatch } from '../query/data-query';
+import { type ItemMatch } from '../query/data-query';
+import { type Condition } from '../query/filter-operators';
 import type { ItemChangeRequest, ItemRemovalRequest } from '../query/data-requests';
-import {
-  dataBudget,
-  guardDocument,
-  type Guarded,
-  type JsonBudget,
-  type JsonObject,
-} from '../query/json-guard';
+import { dataBudget, guardDocument } from '../query/json-guard';
+import { type Guarded, type JsonBudget, type JsonObject } from '../../common/json';
 import { applyArrayOperation, type ArrayOperation } from './array-operations';
 import { ItemEvents } from './item-events';
 import { itemETag, revisionCondition, tagOf } from './item-revision';

@@ -41,7 +41,8 @@ import {
   toItemRemovalRequest,
 } from '../query/data-requests';
 import { filterLimits, type FilterLimits } from '../query/filter-operators';
-import { dataBudget, type JsonBudget } from '../query/json-guard';
+import { dataBudget } from '../query/json-guard';
+import { type JsonBudget } from '../../common/json';
 import { parseProjection, projectedETag } from '../query/projection';
 import { parseArrayOperation } from './array-operations';
 import { ARRAY_OPERATION_BODY, ArrayOperationDto } from './dto/data-array.dto';

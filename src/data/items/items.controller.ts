@@ -45,7 +45,8 @@ import {
   toNewItemRequest,
 } from '../query/data-requests';
 import { filterLimits, type FilterLimits } from '../query/filter-operators';
-import { dataBudget, type JsonBudget } from '../query/json-guard';
+import { dataBudget } from '../query/json-guard';
+import { type JsonBudget } from '../../common/json';
 import {
   DeleteDataItemsDto,
   DeleteManyResultDto,

@@ -3,13 +3,14 @@ import type { Collection, Document, Filter, FindCursor } from 'mongodb';
 import { DUPLICATE, orDuplicate, type Duplicate } from '../../common/mongo/duplicate';
 import { GroupedInserts } from '../../common/mongo/grouped-inserts';
 import { APP_CONFIG, type AppConfig } from '../../config';
-import type { Condition, ItemMatch, OwnerScope } from '../query/data-query';
+import type { ItemMatch, OwnerScope } from '../query/data-query';
+import { type Condition } from '../query/filter-operators';
 import { itemFilter } from '../rules/expiry/live-items';
 import { toMongoSort, type ListPlan } from '../query/list-plan';
 import { toMongoProjection, type Projection } from '../query/projection';
 import { REVISION_FIELD } from '../query/data.constants';
 import { afterWrite, COUNT_WRITE, newRevisionRecord } from './item-revision';
-import type { Guarded, JsonObject, JsonScalar } from '../query/json-guard';
+import { type Guarded, type JsonObject, type JsonScalar } from '../../common/json';
 import type { KeptTimes } from '../query/data-requests';
 import { TenantStorage, type NativeCollection } from '../storage/tenant-storage';
 

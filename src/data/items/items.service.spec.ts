@@ -25,7 +25,8 @@ import { ItemsService } from './items.service';
 import { FallbackWriteQueue } from '../../common/mongo/fallback-database';
 import { ItemWritesService } from './item-writes.service';
 import type { TenantPlacements } from '../../placement';
-import { dataBudget, fieldPathProblem, isGuarded, isScalar } from '../query/json-guard';
+import { dataBudget, fieldPathProblem } from '../query/json-guard';
+import { isGuarded, isScalar } from '../../common/json';
 import type { UniqueClaimRepository } from './unique/unique-claim.repository';
 import { UniqueValuesService } from './unique/unique-values.service';
 

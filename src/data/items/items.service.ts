@@ -11,20 +11,11 @@ import {
   AmbiguousMatchError,
   WriteConflictError,
 } from '../data.errors';
-import {
-  pathCondition,
-  TIMESTAMP_FIELDS,
-  type Condition,
-  type ItemMatch,
-} from '../query/data-query';
+import { pathCondition, type ItemMatch } from '../query/data-query';
+import { TIMESTAMP_FIELDS, type Condition } from '../query/filter-operators';
 import type { ItemListQuery, ItemQuery, KeptTimes, NewItemRequest } from '../query/data-requests';
-import {
-  isScalar,
-  valueAtPath,
-  type Guarded,
-  type JsonObject,
-  type JsonScalar,
-} from '../query/json-guard';
+import { valueAtPath } from '../query/json-guard';
+import { isScalar, type Guarded, type JsonObject, type JsonScalar } from '../../common/json';
 import { orderPaths } from '../query/list-plan';
 import { projects, type Projection } from '../query/projection';
 import { ItemEvents } from './item-events';

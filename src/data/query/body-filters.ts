@@ -1,4 +1,5 @@
-import { guardFilter, isPlainObject, isScalar } from './json-guard';
+import { guardFilter } from './json-guard';
+import { isPlainObject, isScalar } from '../../common/json';
 import {
   ConditionReader,
   isOperator,

@@ -1,13 +1,12 @@
 import { parseListQuery } from '../../common/http/list-query';
 import { ValidationFailedError } from '../../common/errors';
+import { pathCondition, toMongoFilter } from './data-query';
+import { bodyFilterConditions } from './body-filters';
 import {
-  bodyFilterConditions,
   coerceQueryValue,
-  pathCondition,
   queryConditions as conditionsOf,
-  toMongoFilter,
   type Condition,
-} from './data-query';
+} from './filter-operators';
 import { listPlan, toMongoSort } from './list-plan';
 import { parseProjection, projectedETag, projects } from './projection';
 

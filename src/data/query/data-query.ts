@@ -9,18 +9,6 @@ import { cursorFilter, type ListPlan } from './list-plan';
  * guard and as values placed by this module; operators are always the server's.
  */
 
-export { bodyFilterConditions } from './body-filters';
-export {
-  coerceQueryValue,
-  filterLimits,
-  queryConditions,
-  TIMESTAMP_FIELDS,
-  type Condition,
-  type FilterLimits,
-  type FilterValue,
-  type RangeOperator,
-} from './filter-operators';
-
 /** Confines a sub caller to the items whose owner field holds its owner value. */
 export interface OwnerScope {
   field: string;

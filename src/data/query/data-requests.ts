@@ -15,13 +15,8 @@ import type {
   DeleteDataItemDto,
   UpdateDataItemDto,
 } from '../items/dto/data-item.dto';
-import {
-  guardDocument,
-  guardFieldName,
-  type Guarded,
-  type JsonBudget,
-  type JsonObject,
-} from './json-guard';
+import { guardDocument, guardFieldName } from './json-guard';
+import { type Guarded, type JsonBudget, type JsonObject } from '../../common/json';
 
 /** A bulk create's item: its guarded request, or why it was refused before any write. */
 export type BulkItemInput = { request: NewItemRequest } | { refused: DomainError };

@@ -1,7 +1,8 @@
 import { ValidationFailedError, type FieldError } from '../../common/errors';
 import type { ListQuery } from '../../common/http/list-query';
 import { parseRfc3339 } from '../../common/pagination/rfc3339';
-import { fieldPathProblem, type JsonScalar } from './json-guard';
+import { fieldPathProblem } from './json-guard';
+import { type JsonScalar } from '../../common/json';
 
 /**
  * Filter operators: the query-string form (`filter[f][op]=v`, `f[op]=v`, `f=v`,

@@ -1,7 +1,8 @@
 import { ValidationFailedError, type FieldError } from '../../common/errors';
 import type { CreateDataIndexDto } from '../indexes/dto/data-index.dto';
 import { MAX_INDEX_FIELDS } from './data.constants';
-import { guardFieldPath, isPlainObject } from './json-guard';
+import { guardFieldPath } from './json-guard';
+import { isPlainObject } from '../../common/json';
 
 export interface IndexRequest {
   name: string;

@@ -7,9 +7,8 @@ import {
   guardFieldName,
   guardFieldPath,
   guardFilter,
-  isGuarded,
-  type JsonBudget,
 } from './json-guard';
+import { isGuarded, type JsonBudget } from '../../common/json';
 
 const budget: JsonBudget = { maxDepth: 20, maxNodes: 10_000, maxChars: 1_000_000 };
 

@@ -22,9 +22,6 @@ import { MANAGED_FIELDS, REVISION_FIELD } from './data.constants';
  * repository accepts only documents and filters that came out of here (`Guarded`).
  */
 
-export { isGuarded, type Guarded, type JsonBudget } from '../../common/json';
-export { isPlainObject, isScalar, type JsonObject, type JsonScalar } from '../../common/json';
-
 export const DEFAULT_BUDGET: JsonBudget = { maxDepth: 20, maxNodes: 100_000, maxChars: 4_000_000 };
 
 /** The budget of data request bodies: configured depth, body size as the character budget. */

@@ -5,7 +5,7 @@ import type { IndexesService } from '../indexes/indexes.service';
 import type { ItemsRepository } from '../items/items.repository';
 import type { ItemsService } from '../items/items.service';
 import type { FileRestores, FilesService } from '../../files';
-import type { JsonBudget } from '../query/json-guard';
+import { type JsonBudget } from '../../common/json';
 import type { ExpiryService } from '../rules/expiry/expiry.service';
 import type { CollectionSchemas } from '../rules/schema/collection-schemas.service';
 import type { ItemSchemas } from '../rules/schema/item-schemas';

@@ -11,7 +11,8 @@ import {
   type NewItemRequest,
 } from '../query/data-requests';
 import { toIndexRequest, type IndexRequest } from '../query/index-requests';
-import { guardDocument, guardFieldName, isPlainObject, type JsonBudget } from '../query/json-guard';
+import { guardDocument, guardFieldName } from '../query/json-guard';
+import { isPlainObject, type JsonBudget } from '../../common/json';
 import { FORMAT, type EndRecord } from './transfer-format';
 import { parseChunkLine, parseFileLine, type FileImportRecord } from './import-file-records';
 

@@ -2,7 +2,7 @@ import type { CustomerPrincipal } from '../../auth';
 import { DomainError, ValidationFailedError } from '../../common/errors';
 import type { BodyLine } from '../../common/http/ndjson';
 import type { NewItemRequest } from '../query/data-requests';
-import { isPlainObject } from '../query/json-guard';
+import { isPlainObject } from '../../common/json';
 import type { BatchItemResult } from './import-batches';
 import { ImportDryRun } from './import-dry-run';
 import {

@@ -13,10 +13,11 @@ import {
 } from '../items/item-revision';
 import type { StoredItem } from '../items/items.repository';
 import type { KeptTimes } from '../query/data-requests';
-import type { Condition, OwnerScope } from '../query/data-query';
+import type { OwnerScope } from '../query/data-query';
+import { type Condition } from '../query/filter-operators';
 import { REVISION_FIELD } from '../query/data.constants';
 import { itemFilter } from '../rules/expiry/live-items';
-import type { Guarded, JsonObject } from '../query/json-guard';
+import { type Guarded, type JsonObject } from '../../common/json';
 import { TenantStorage, type NativeCollection } from '../storage/tenant-storage';
 
 /** The item reads and writes of exports and imports that no other route makes. */

@@ -6,7 +6,7 @@ import type { OwnerScope } from '../../query/data-query';
 import { DuplicateItemError } from '../../data.errors';
 import type { NativeCollection } from '../../storage/tenant-storage';
 import { ItemsRepository } from '../items.repository';
-import type { JsonScalar } from '../../query/json-guard';
+import { type JsonScalar } from '../../../common/json';
 import { UniqueClaimRepository, type UniqueClaim } from './unique-claim.repository';
 
 /**

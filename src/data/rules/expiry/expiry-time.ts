@@ -1,6 +1,6 @@
 import type { Document } from 'mongodb';
 import sift from 'sift';
-import { TIMESTAMP_FIELDS } from '../../query/data-query';
+import { TIMESTAMP_FIELDS } from '../../query/filter-operators';
 import type { ExpiryRule } from '../collection-rules';
 
 /**

@@ -6,7 +6,7 @@ import { CollectionRegistryRepository } from '../../collections/collection-regis
 import { CollectionsService } from '../../collections/collections.service';
 import { CollectionNotFoundError, ExpiryNotFoundError } from '../../data.errors';
 import { MANAGED_FIELDS } from '../../query/data.constants';
-import { TIMESTAMP_FIELDS } from '../../query/data-query';
+import { TIMESTAMP_FIELDS } from '../../query/filter-operators';
 import { fieldPathProblem } from '../../query/json-guard';
 import type { ExpiryRule } from '../collection-rules';
 

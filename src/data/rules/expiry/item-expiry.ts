@@ -5,9 +5,10 @@ import type { RegisteredCollection } from '../../collections/collection-registry
 import { CollectionWriteGate } from '../../collections/collection-write.gate';
 import { ItemEvents } from '../../items/item-events';
 import { UniqueValuesService } from '../../items/unique/unique-values.service';
-import type { Condition, ItemMatch, OwnerScope } from '../../query/data-query';
+import type { ItemMatch, OwnerScope } from '../../query/data-query';
+import { type Condition } from '../../query/filter-operators';
 import { DEFAULT_OWNER_FIELD } from '../../query/data.constants';
-import type { JsonScalar } from '../../query/json-guard';
+import { type JsonScalar } from '../../../common/json';
 import { ExpiredItemsRepository } from './expired-items.repository';
 import { withExpired } from './live-items';
 

@@ -1,4 +1,4 @@
-import { isPlainObject } from '../../query/json-guard';
+import { isPlainObject } from '../../../common/json';
 
 /**
  * The item as a `$set` of `values` leaves it: each key a field or a dotted path (field names

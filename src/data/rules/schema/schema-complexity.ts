@@ -1,5 +1,5 @@
 import { RE2JS } from 're2js';
-import { isPlainObject } from '../../query/json-guard';
+import { isPlainObject } from '../../../common/json';
 import {
   IN_PLACE_KEYWORDS,
   SCHEMA_KEYWORDS,

@@ -1,6 +1,6 @@
 import { RE2JS } from 're2js';
 import { ValidationFailedError, type FieldError } from '../../../common/errors';
-import { isPlainObject } from '../../query/json-guard';
+import { isPlainObject } from '../../../common/json';
 import { MANAGED_FIELDS } from '../../query/data.constants';
 
 /**
