@@ -3,7 +3,10 @@ import { CollectionQuotaExceededError, DuplicateItemError } from '../data.errors
 import { uniqueValueOf } from '../items/items.service';
 import { ownerScopeOf } from '../items/item-scope';
 import type { NewItemRequest } from '../query/data-requests';
-import type { ImportDeps, ImportOptions } from './import-context';
+import type { CollectionsService } from '../collections/collections.service';
+import type { ItemsRepository } from '../items/items.repository';
+import type { SchemaEnforcement } from '../rules/schema/schema-enforcement';
+import type { ImportOptions } from './import-options';
 import { ok, type Outcome } from './import-results';
 
 /**
@@ -15,9 +18,11 @@ export class ImportDryRun {
   private readonly wouldCreate = new Set<string>();
 
   constructor(
-    private readonly deps: ImportDeps,
+    private readonly collections: CollectionsService,
+    private readonly items: ItemsRepository,
+    private readonly schema: SchemaEnforcement,
     private readonly principal: CustomerPrincipal,
-    private readonly options: ImportOptions,
+    private readonly mode: ImportOptions['mode'],
   ) {}
 
   /** What writing the item would answer. */
@@ -27,33 +32,32 @@ export class ImportDryRun {
     collection: string,
     request: NewItemRequest,
   ): Promise<Outcome> {
-    const { collections, items } = this.deps;
     const { item, ownerField, uniqueField, id } = request;
     if (principal.kind === 'sub') item[ownerField] = ownerValueOf(principal);
     const unique = uniqueField === null ? null : uniqueValueOf(item, id ?? '', uniqueField);
-    const target = await collections.find(principal, collection);
+    const target = await this.collections.find(principal, collection);
     if (!target) {
       await this.collection(collection);
       return ok(line, 201, id ?? undefined);
     }
-    this.deps.schema.enforce(principal, target, item, ownerField);
+    this.schema.enforce(principal, target, item, ownerField);
     const scope = ownerScopeOf(principal, ownerField);
     let replaces = false;
-    if (id !== null && (await items.existsById(target, id))) {
+    if (id !== null && (await this.items.existsById(target, id))) {
       const inScope =
         scope === null ||
         (
-          await items.findMatching(
+          await this.items.findMatching(
             target,
             { scope, conditions: [{ kind: 'eq', path: '_id', anyOf: [id] }] },
             1,
           )
         ).length > 0;
-      if (this.options.mode === 'insert' || !inScope) throw DuplicateItemError.taken('_id', id);
+      if (this.mode === 'insert' || !inScope) throw DuplicateItemError.taken('_id', id);
       replaces = true;
     }
     if (uniqueField !== null && unique !== null && uniqueField !== '_id') {
-      const holder = await items.findIdByValue(target, scope, uniqueField, unique);
+      const holder = await this.items.findIdByValue(target, scope, uniqueField, unique);
       if (holder !== null && holder !== id) throw DuplicateItemError.taken(uniqueField, holder);
     }
     return ok(line, replaces ? 200 : 201, id ?? undefined);
@@ -62,7 +66,7 @@ export class ImportDryRun {
   /** A new collection the run would make: within the quota, counting those it would have made. */
   async collection(name: string): Promise<void> {
     if (this.wouldCreate.has(name)) return;
-    const { used, limit } = await this.deps.collections.quota(this.principal);
+    const { used, limit } = await this.collections.quota(this.principal);
     if (used + this.wouldCreate.size >= limit) throw new CollectionQuotaExceededError(limit);
     this.wouldCreate.add(name);
   }

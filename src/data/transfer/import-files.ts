@@ -1,10 +1,17 @@
+import { Logger } from '@nestjs/common';
 import { createHash, type Hash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { ownerValueOf, tenantOf, type CustomerPrincipal } from '../../auth';
 import { DomainError, PayloadTooLargeError, ValidationFailedError } from '../../common/errors';
-import { FileExistsError, FileIdTakenError, FileQuotaExceededError } from '../../files';
+import {
+  FileExistsError,
+  FileIdTakenError,
+  FileQuotaExceededError,
+  type FileRestores,
+  type FilesService,
+} from '../../files';
 import type { LineWork } from './import-batch-lines';
-import type { ImportDeps, ImportOptions } from './import-context';
+import type { ImportOptions } from './import-options';
 import type { FileImportRecord, ImportedFile } from './import-file-records';
 import { DigestMismatchError } from './import-records';
 import { failure, lineFailure, ok, type Outcome } from './import-results';
@@ -53,9 +60,13 @@ export class ImportFiles {
   private open: OpenFile | null = null;
   private chain: Promise<unknown> = Promise.resolve();
   private incomplete = 0;
+  private readonly logger = new Logger('Import');
 
+  /** Files are stored under their kept ids (FileRestores), up to `maxBytes` each. */
   constructor(
-    private readonly deps: ImportDeps,
+    private readonly restores: FileRestores,
+    private readonly files: FilesService,
+    private readonly maxBytes: number,
     private readonly principal: CustomerPrincipal,
     private readonly options: ImportOptions,
   ) {}
@@ -125,7 +136,7 @@ export class ImportFiles {
           open.failedAt = line;
           await abandon(open);
           return lineFailure(line, error, (e) =>
-            this.deps.logger.error({ err: e }, 'import file failed'),
+            this.logger.error({ err: e }, 'import file failed'),
           );
         }
       });
@@ -138,16 +149,15 @@ export class ImportFiles {
   /** A file line: may the file be stored here? Its storing begins (an empty file: all of it). */
   private async begin(line: number, open: OpenFile): Promise<Outcome> {
     const { file } = open;
-    const { fileMaxBytes, restores, files } = this.deps;
-    if (file.size > fileMaxBytes) throw new PayloadTooLargeError(fileMaxBytes);
+    if (file.size > this.maxBytes) throw new PayloadTooLargeError(this.maxBytes);
     if (file.size === 0 && file.sha256 !== EMPTY_SHA256) throw mismatch(file, 0, EMPTY_SHA256);
     const upsert = this.options.mode === 'upsert';
     if (this.options.dryRun) {
-      const held = await restores.holderOf(this.principal, file.id);
+      const held = await this.restores.holderOf(this.principal, file.id);
       if (held.holder === 'other') throw new FileIdTakenError(file.id);
       if (held.holder === 'own' && !upsert) throw new FileExistsError(file.id);
       open.replaces = held.holder === 'own';
-      const { used, limit } = await files.usage(tenantOf(this.principal));
+      const { used, limit } = await this.files.usage(tenantOf(this.principal));
       const freed = held.holder === 'own' ? held.file.size : 0;
       if (used - freed + file.size > limit)
         throw new FileQuotaExceededError(limit, used, file.size);
@@ -168,7 +178,7 @@ export class ImportFiles {
     body.on('error', () => undefined);
     if (file.size === 0) body.push(null);
     const owner = this.principal.kind === 'sub' ? ownerValueOf(this.principal) : file.owner;
-    const stored = restores
+    const stored = this.restores
       .restore(
         this.principal,
         { name: file.name, contentType: file.contentType, body, declaredBytes: file.size },

@@ -1,10 +1,12 @@
+import { Logger } from '@nestjs/common';
 import type { CustomerPrincipal } from '../../auth';
 import { DomainError, ValidationFailedError } from '../../common/errors';
 import type { BodyLine } from '../../common/http/ndjson';
 import type { NewItemRequest } from '../query/data-requests';
-import { isPlainObject } from '../../common/json';
+import { isPlainObject, type JsonBudget } from '../../common/json';
 import type { BatchItemResult } from './import-batches';
-import { ImportDryRun } from './import-dry-run';
+import type { ImportDryRun } from './import-dry-run';
+import type { ImportItemWrites } from './import-item-writes';
 import {
   BatchedLines,
   type BatchOfLines,
@@ -32,9 +34,9 @@ import {
 } from './import-results';
 import { LineHolds } from './line-holds';
 import { RecordDigest } from './transfer-format';
-import { ManifestCollections } from './manifest-collections';
-import type { ImportDeps, ImportOptions } from './import-context';
-import { ImportFiles } from './import-files';
+import type { ManifestCollections } from './manifest-collections';
+import type { ImportOptions } from './import-options';
+import type { ImportFiles } from './import-files';
 import { collectWarnings } from '../rules/schema/schema-warnings';
 
 const done = (outcome: Outcome): LineWork => ({
@@ -50,21 +52,23 @@ export class ImportRun {
   private readonly holds = new LineHolds();
   /** Collections the lines read so far name. */
   private readonly seen = new Set<string>();
-  private readonly made: ManifestCollections;
-  private readonly dry: ImportDryRun;
-  private readonly batched: BatchedLines;
-  private readonly files: ImportFiles;
+  private readonly batched = new BatchedLines(this.holds, (batch) => this.batch(batch));
+  private readonly logger = new Logger('Import');
 
+  /**
+   * `writes` writes the item lines, `made` a manifest's collections, `files` the file lines;
+   * `dry` answers what the item lines would do instead (a dry run: `options.dryRun`). Item lines
+   * are read within `budget`.
+   */
   constructor(
-    private readonly deps: ImportDeps,
     private readonly principal: CustomerPrincipal,
     private readonly options: ImportOptions,
-  ) {
-    this.dry = new ImportDryRun(deps, principal, options);
-    this.made = new ManifestCollections(deps, principal, options, this.dry);
-    this.batched = new BatchedLines(this.holds, (batch) => this.batch(batch));
-    this.files = new ImportFiles(deps, principal, options);
-  }
+    private readonly writes: ImportItemWrites,
+    private readonly made: ManifestCollections,
+    private readonly files: ImportFiles,
+    private readonly dry: ImportDryRun | null,
+    private readonly budget: JsonBudget,
+  ) {}
 
   /**
    * Reads a line in input order (its record, the digest, the values it holds) and answers the
@@ -134,7 +138,7 @@ export class ImportRun {
    */
   private batches(collection: string): boolean {
     const { uniqueField } = this.settingsOf(collection);
-    return !this.options.dryRun && (uniqueField === null || uniqueField === '_id');
+    return this.dry === null && (uniqueField === null || uniqueField === '_id');
   }
 
   /** Whether item lines wait in a batch (BatchedLines.flush starts them). */
@@ -160,12 +164,12 @@ export class ImportRun {
     const items = requests.filter((r): r is NewItemRequest => !('result' in r));
     let results: BatchItemResult[] = [];
     try {
-      const { gate, batches } = this.deps;
       if (items.length > 0)
-        results = await gate.around(this.principal, collection, () =>
-          batches.create(this.principal, collection, items, {
-            replacing: this.options.mode === 'upsert',
-          }),
+        results = await this.writes.batch(
+          this.principal,
+          collection,
+          items,
+          this.options.mode === 'upsert',
         );
     } catch (error) {
       // Nothing is known of each item: every line of the batch has the failure (logged once).
@@ -215,7 +219,7 @@ export class ImportRun {
   private logOnce(): (error: unknown) => void {
     let logged = false;
     return (error) => {
-      if (!logged) this.deps.logger.error({ err: error }, 'import line failed');
+      if (!logged) this.logger.error({ err: error }, 'import line failed');
       logged = true;
     };
   }
@@ -227,7 +231,7 @@ export class ImportRun {
       throw new ValidationFailedError([
         { field: 'branch', message: `is not the request's branch ('${branch}')` },
       ]);
-    return toImportedItemRequest(record.item, this.settingsOf(record.collection), this.deps.budget);
+    return toImportedItemRequest(record.item, this.settingsOf(record.collection), this.budget);
   }
 
   /** Writes one item line by itself (its request, when a batch made it already). */
@@ -242,16 +246,14 @@ export class ImportRun {
 
   /** Writes one item of collection `name` for `own` (the run's principal, its line's warnings). */
   private async item(own: CustomerPrincipal, line: number, name: string, request: NewItemRequest) {
-    if (this.options.dryRun) return this.dry.item(own, line, name, request);
-    const { gate, replacements, creates } = this.deps;
-    return gate.around(own, name, async () => {
-      if (this.options.mode === 'upsert' && request.id !== null) {
-        const replaced = await replacements.replace(own, name, { ...request, id: request.id });
-        if (replaced) return ok(line, 200, replaced._id);
-      }
-      const created = await creates.create(own, name, request);
-      return ok(line, 201, created._id);
-    });
+    if (this.dry) return this.dry.item(own, line, name, request);
+    const { id, replaced } = await this.writes.one(
+      own,
+      name,
+      request,
+      this.options.mode === 'upsert',
+    );
+    return ok(line, replaced ? 200 : 201, id);
   }
 
   /**

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { CustomerPrincipal } from '../../auth';
 import type { BodyLine } from '../../common/http/ndjson';
 import { APP_CONFIG, type AppConfig } from '../../config';
@@ -9,6 +9,7 @@ import { IndexesService } from '../indexes/indexes.service';
 import { ItemsRepository } from '../items/items.repository';
 import { ItemsService } from '../items/items.service';
 import { dataBudget } from '../query/json-guard';
+import type { JsonBudget } from '../../common/json';
 import {
   bodyFailure,
   count,
@@ -21,12 +22,17 @@ import {
 import { ImportRun } from './import-run';
 import { IMPORT_BATCH_LINES, type LineWork } from './import-batch-lines';
 import { ImportBatches } from './import-batches';
-import type { ImportDeps, ImportOptions } from './import-context';
+import type { ImportOptions } from './import-options';
 import { SchemaEnforcement } from '../rules/schema/schema-enforcement';
 import { ItemSchemas } from '../rules/schema/item-schemas';
 import { CollectionSchemas } from '../rules/schema/collection-schemas.service';
 import { ExpiryService } from '../rules/expiry/expiry.service';
 import { ItemReplacements } from './item-replacements';
+import { ImportDryRun } from './import-dry-run';
+import { ImportFiles } from './import-files';
+import { ImportItemWrites } from './import-item-writes';
+import { ManifestCollections } from './manifest-collections';
+import { ManifestRules } from './manifest-rules';
 
 /**
  * Writes under way at once in one import (a line, or a batch of item lines), and the lines they
@@ -75,49 +81,54 @@ const nextTurn = () => new Promise<typeof PAUSE>((resolve) => setImmediate(resol
  */
 @Injectable()
 export class NamespaceImport {
-  private readonly deps: ImportDeps;
+  private readonly writes: ImportItemWrites;
+  /** What an item line may hold: the data depth, an import line's bytes. */
+  private readonly budget: JsonBudget;
   private readonly maxLines: number;
+  private readonly fileMaxBytes: number;
 
   constructor(
-    collections: CollectionsService,
+    private readonly collections: CollectionsService,
     creates: ItemsService,
     batches: ImportBatches,
     replacements: ItemReplacements,
-    items: ItemsRepository,
-    indexes: IndexesService,
-    gate: CollectionWriteGate,
-    schema: SchemaEnforcement,
-    schemas: ItemSchemas,
-    collectionSchemas: CollectionSchemas,
-    expiry: ExpiryService,
-    restores: FileRestores,
-    files: FilesService,
+    private readonly items: ItemsRepository,
+    private readonly indexes: IndexesService,
+    private readonly gate: CollectionWriteGate,
+    private readonly schema: SchemaEnforcement,
+    private readonly schemas: ItemSchemas,
+    private readonly collectionSchemas: CollectionSchemas,
+    private readonly expiry: ExpiryService,
+    private readonly restores: FileRestores,
+    private readonly files: FilesService,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
-    const budget = dataBudget({
+    this.writes = new ImportItemWrites(gate, creates, replacements, batches);
+    this.budget = dataBudget({
       dataMaxDepth: config.limits.dataMaxDepth,
       bodyBytes: config.limits.importMaxLineBytes,
     });
-    const logger = new Logger('Import');
-    this.deps = {
-      collections,
-      creates,
-      batches,
-      replacements,
-      items,
-      indexes,
-      gate,
-      schema,
-      schemas,
-      collectionSchemas,
-      expiry,
-      budget,
-      logger,
-      restores,
-      files,
-      fileMaxBytes: config.files.maxBytes,
-    };
     this.maxLines = config.limits.importMaxLines;
+    this.fileMaxBytes = config.files.maxBytes;
+  }
+
+  /** One import's run: its line rules, with the parts that write its manifests and files. */
+  private runOf(principal: CustomerPrincipal, options: ImportOptions): ImportRun {
+    const { collections, schemas, collectionSchemas, expiry } = this;
+    const dry = options.dryRun
+      ? new ImportDryRun(collections, this.items, this.schema, principal, options.mode)
+      : null;
+    const rules = new ManifestRules({ collections, schemas, collectionSchemas, expiry }, principal);
+    const made = new ManifestCollections(
+      collections,
+      this.indexes,
+      this.gate,
+      rules,
+      principal,
+      dry,
+    );
+    const files = new ImportFiles(this.restores, this.files, this.fileMaxBytes, principal, options);
+    return new ImportRun(principal, options, this.writes, made, files, dry, this.budget);
   }
 
   /** The result lines of an import of `body` (those ready together joined by `\n`), then its totals. */
@@ -127,7 +138,7 @@ export class NamespaceImport {
     options: ImportOptions,
     signal?: AbortSignal,
   ): AsyncGenerator<string> {
-    const run = new ImportRun(this.deps, principal, options);
+    const run = this.runOf(principal, options);
     const input = body[Symbol.asyncIterator]();
     const pending: Pending[] = [];
     const totals: ImportTotals = {
