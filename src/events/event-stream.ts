@@ -4,7 +4,7 @@ import type { CustomerPrincipal, RightsLoss, RightsWatch } from '../auth';
 import type { ShutdownState } from '../health/shutdown.state';
 import { EventDto } from './dto/events.dto';
 import { eventMatcher, type EventQuery, type FeedEvent } from './event-scope';
-import type { TailReader } from './event-tail';
+import type { TailReader } from './namespace-tail';
 import type { EventsService } from './events.service';
 import { eventView, type LiveEvent } from './live-query';
 

@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { Semaphore } from '../common/scheduling/semaphore';
 import { namespaceKey, type Namespace } from '../common/tenancy/namespace';
 import { EventHub } from './event-hub';
-import { NamespaceTail, type TailReader } from './event-tail';
+import { NamespaceTail, type TailReader } from './namespace-tail';
 import { EventsRepository } from './events.repository';
 
 /**

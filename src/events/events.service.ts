@@ -23,7 +23,7 @@ import {
 import { TenantContentGate } from '../placement';
 import { EventSweep } from './event-sweep';
 import { FeedCollections } from './feed-collections';
-import type { TailReader } from './event-tail';
+import type { TailReader } from './namespace-tail';
 import { EventTails } from './event-tails';
 import type { EventDocument, EventResource } from './event.schema';
 import { CursorExpiredError } from './events.errors';

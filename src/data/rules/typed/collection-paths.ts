@@ -1,7 +1,8 @@
 /**
  * The paths of one collection in the typed document (shared-components.ts has what they share).
- * They mirror the item routes (items.controller.ts, item.controller.ts) for one collection name:
- * the same bodies, answers, headers and query parameters, with the collection's own item types.
+ * They mirror the item routes (collection-items.controller.ts, item-by-value.controller.ts) for
+ * one collection name: the same bodies, answers, headers and query parameters, with the
+ * collection's own item types.
  * `fields` (a projection) is left out: a projected item is not the collection's item type.
  */
 import { FIELD_NAME_SCHEMA_PATTERN } from '../../query/json-guard';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import type { FeedEvent } from './event-scope';
-import { NamespaceTail, TAIL_PAGE, type TailReader, type TailSource } from './event-tail';
+import { NamespaceTail, TAIL_PAGE, type TailReader, type TailSource } from './namespace-tail';
 
 function event(seq: number): FeedEvent {
   return {
