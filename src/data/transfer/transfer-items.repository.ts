@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Collection, FindCursor } from 'mongodb';
+import type { FindCursor } from 'mongodb';
 import { orDuplicate, type Duplicate } from '../../common/mongo/duplicate';
 import { insertInOrder, type InsertedInOrder } from '../../common/mongo/ordered-insert';
 import { APP_CONFIG, type AppConfig } from '../../config';
@@ -11,13 +11,12 @@ import {
   revisionCondition,
   tagOf,
 } from '../items/item-revision';
-import type { StoredItem } from '../items/items.repository';
 import type { KeptTimes } from '../query/data-requests';
 import type { Condition, OwnerScope } from '../query/data-query';
 import { REVISION_FIELD } from '../query/data.constants';
 import { itemFilter } from '../rules/expiry/live-items';
 import type { Guarded, JsonObject } from '../query/json-guard';
-import { TenantStorage, type NativeCollection } from '../storage/tenant-storage';
+import { TenantStorage, type NativeCollection, type StoredItem } from '../storage/tenant-storage';
 
 /** The item reads and writes of exports and imports that no other route makes. */
 @Injectable()
@@ -29,10 +28,6 @@ export class TransferItemsRepository {
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.maxTimeMS = config.database.queryTimeoutMs;
-  }
-
-  private collection(target: NativeCollection): Collection<StoredItem> {
-    return this.storage.collectionOf<StoredItem>(target);
   }
 
   /**
@@ -65,7 +60,7 @@ export class TransferItemsRepository {
       },
     };
     return orDuplicate(() =>
-      this.collection(target).findOneAndReplace(filter, replacement, {
+      this.storage.itemsOf(target).findOneAndReplace(filter, replacement, {
         returnDocument: 'after',
         maxTimeMS: this.maxTimeMS,
       }),
@@ -77,7 +72,7 @@ export class TransferItemsRepository {
    * went in (the ones from the refused one on were not written) and whether one was refused.
    */
   insertInOrder(target: NativeCollection, items: readonly StoredItem[]): Promise<InsertedInOrder> {
-    return insertInOrder(this.collection(target), items);
+    return insertInOrder(this.storage.itemsOf(target), items);
   }
 
   /**
@@ -93,7 +88,8 @@ export class TransferItemsRepository {
   ): FindCursor<StoredItem> {
     const conditions: Condition[] =
       afterId === null ? [] : [{ kind: 'range', path: '_id', op: 'gt', value: afterId }];
-    return this.collection(target)
+    return this.storage
+      .itemsOf(target)
       .find(itemFilter(target, { scope, conditions }))
       .sort({ _id: 1 })
       .batchSize(batchSize);
