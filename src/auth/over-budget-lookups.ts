@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { GroupCommit } from '../common/batching/group-commit';
+import { KeyedGroupCommits } from '../common/batching/group-commit';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { ApiKeyRepository, type ApiKeyRecord } from './api-key.repository';
 
@@ -19,29 +19,21 @@ const LOOKUP_MAX_DIGESTS = 1_000;
  */
 @Injectable()
 export class OverBudgetKeyLookups {
-  private readonly byAddress = new Map<string, GroupCommit<string, ApiKeyRecord | null>>();
-  private readonly spacingMs: number;
+  /** Keyed by client address: one group commit per address with a lookup in the last interval. */
+  private readonly lookups: KeyedGroupCommits<string, string, ApiKeyRecord | null>;
 
   constructor(
     private readonly keys: ApiKeyRepository,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
-    this.spacingMs = config.limits.authFailureLookupIntervalMs;
+    this.lookups = new KeyedGroupCommits((_address, digests) => keys.findManyByDigest(digests), {
+      max: LOOKUP_MAX_DIGESTS,
+      spacingMs: config.limits.authFailureLookupIntervalMs,
+    });
   }
 
   /** The key of `digest` (cached, else in the address's next lookup), or null when none exists. */
   async find(address: string, digest: string): Promise<ApiKeyRecord | null> {
-    const cached = this.keys.findCached(digest);
-    if (cached) return cached;
-    let lookups = this.byAddress.get(address);
-    if (!lookups) {
-      lookups = new GroupCommit((digests) => this.keys.findManyByDigest(digests), {
-        max: LOOKUP_MAX_DIGESTS,
-        spacingMs: this.spacingMs,
-        onIdle: () => this.byAddress.delete(address),
-      });
-      this.byAddress.set(address, lookups);
-    }
-    return lookups.add(digest);
+    return this.keys.findCached(digest) ?? this.lookups.add(address, digest);
   }
 }

@@ -10,7 +10,11 @@ import request from 'supertest';
 import { AppModule } from '../../src/app.module';
 import { APP_OPTIONS, configureApp, createHttpAdapter } from '../../src/app.setup';
 import { buildOpenApiDocument } from '../../src/common/http/openapi';
-import { TenantStorage, type NativeCollection } from '../../src/data/storage/tenant-storage';
+import {
+  TenantStorage,
+  type NativeCollection,
+  type StoredItem,
+} from '../../src/data/storage/tenant-storage';
 import { awaitDatabase, retryUntilReachable } from '../../src/database-boot';
 import { DataClusters } from '../../src/placement';
 import { loadConfig, type AppConfig } from '../../src/config';
@@ -127,8 +131,8 @@ export async function createTestApp(
 export function nativeCollection(
   t: Pick<TestApp, 'app'>,
   entry: Record<string, unknown> | null,
-): Collection {
-  return t.app.get(TenantStorage).collectionOf(nativeOf(entry));
+): Collection<StoredItem> {
+  return t.app.get(TenantStorage).itemsOf(nativeOf(entry));
 }
 
 /** A collection the service keeps beside the entry's native one (`data_unique_claims`). */

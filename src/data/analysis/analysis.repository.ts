@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Document } from 'mongodb';
 import { APP_CONFIG, type AppConfig } from '../../config';
-import type { ItemDocument, ItemMatch } from '../query/data-query';
+import type { ItemMatch } from '../query/data-query';
 import { itemFilter } from '../rules/expiry/live-items';
 import { TenantStorage, type NativeCollection } from '../storage/tenant-storage';
 
@@ -20,7 +20,7 @@ export class AnalysisRepository {
   /** Runs a pipeline the service built (aggregate.ts); the client never supplies a stage. */
   async aggregate(target: NativeCollection, pipeline: Document[]): Promise<Document[]> {
     return this.storage
-      .collectionOf<Document>(target)
+      .itemsOf(target)
       .aggregate(pipeline, { maxTimeMS: this.maxTimeMS })
       .toArray();
   }
@@ -37,7 +37,7 @@ export class AnalysisRepository {
     const paths = inner === outer || inner.startsWith(`${outer}.`) ? [outer] : [groupBy, field];
     const projection = { _id: 0, ...Object.fromEntries(paths.map((path) => [path, 1])) };
     return this.storage
-      .collectionOf<ItemDocument>(target)
+      .itemsOf(target)
       .find(itemFilter(target, match), { projection })
       .sort({ [groupBy]: 1 })
       .maxTimeMS(this.maxTimeMS);

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { type CustomerPrincipal, ownerValueOf } from '../../auth';
+import type { CustomerPrincipal } from '../../auth';
 import { isNotImplemented } from '../../common/errors';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import {
@@ -14,6 +14,7 @@ import type { ItemMatch } from '../query/data-query';
 import { itemFilter } from '../rules/expiry/live-items';
 import type { ItemListQuery, ItemQuery } from '../query/data-requests';
 import { ItemsRepository } from '../items/items.repository';
+import { ownerScopeOf } from '../items/item-scope';
 import { AnalysisRepository } from './analysis.repository';
 import { suggestIndex, toExplainResult, type ExplainResult } from './explain';
 
@@ -31,9 +32,7 @@ export class ItemAnalysisService {
   ) {}
 
   private matchOf(principal: CustomerPrincipal, query: ItemQuery): ItemMatch {
-    const scope =
-      principal.kind === 'sub' ? { field: query.ownerField, value: ownerValueOf(principal) } : null;
-    return { scope, conditions: query.conditions };
+    return { scope: ownerScopeOf(principal, query.ownerField), conditions: query.conditions };
   }
 
   async aggregate(

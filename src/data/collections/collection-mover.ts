@@ -124,7 +124,7 @@ export class CollectionMover {
 
   /** How many items the collection holds (a move's deadline counts them). */
   countItems(entry: RegisteredCollection): Promise<number> {
-    return this.storage.collectionOf(locationOf(entry)).countDocuments({});
+    return this.storage.itemsOf(locationOf(entry)).countDocuments({});
   }
 
   /**
@@ -150,8 +150,8 @@ export class CollectionMover {
       return { kind: (await switchNow()) ? 'switched' : 'gone', itemsCopied: 0 };
     }
     let itemsCopied = 0;
-    const source = this.storage.collectionOf(from);
-    const target = this.storage.collectionOf(to);
+    const source = this.storage.itemsOf(from);
+    const target = this.storage.itemsOf(to);
     /** A comparison of everything: the first pass, and the last one, paused. */
     const compareAll = async (pass: number) => {
       await this.storage.copyIndexes(from, to);

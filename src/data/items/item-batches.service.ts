@@ -1,6 +1,6 @@
 import { NO_PRECONDITION, type IfMatch } from '../../common/http/etag';
 import { Injectable } from '@nestjs/common';
-import { type CustomerPrincipal, ownerValueOf } from '../../auth';
+import type { CustomerPrincipal } from '../../auth';
 import {
   DatabaseUnavailableError,
   DomainError,
@@ -14,7 +14,7 @@ import type { ItemMatch } from '../query/data-query';
 import type { BulkItemInput, ItemChangeRequest, ItemRemovalRequest } from '../query/data-requests';
 import { DuplicateItemError } from '../data.errors';
 import { ItemsRepository } from './items.repository';
-import { assertOwnerFieldKept } from './item-scope';
+import { assertOwnerFieldKept, ownerScopeOf } from './item-scope';
 import { ItemsService } from './items.service';
 import { ItemEvents } from './item-events';
 import { UniqueValuesService } from './unique/unique-values.service';
@@ -51,10 +51,6 @@ export class ItemBatchesService {
     private readonly schema: SchemaEnforcement,
     private readonly checked: CheckedUpdates,
   ) {}
-
-  private scopeOf(principal: CustomerPrincipal, ownerField: string): ItemMatch['scope'] {
-    return principal.kind === 'sub' ? { field: ownerField, value: ownerValueOf(principal) } : null;
-  }
 
   async createMany(
     principal: CustomerPrincipal,
@@ -109,7 +105,7 @@ export class ItemBatchesService {
     refuseIfMatch(ifMatch);
     assertOwnerFieldKept(principal, request.values, request.ownerField);
     const match = {
-      scope: this.scopeOf(principal, request.ownerField),
+      scope: ownerScopeOf(principal, request.ownerField),
       conditions: request.conditions,
     };
     const target = await this.collections.find(principal, collection);
@@ -201,7 +197,7 @@ export class ItemBatchesService {
   ): Promise<{ deleted: number }> {
     refuseIfMatch(ifMatch);
     const match = {
-      scope: this.scopeOf(principal, request.ownerField),
+      scope: ownerScopeOf(principal, request.ownerField),
       conditions: request.conditions,
     };
     const target = await this.collections.find(principal, collection);

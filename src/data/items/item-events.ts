@@ -10,9 +10,9 @@ import {
   type RecordedChange,
 } from '../../events';
 import { CollectionRegistryRepository } from '../collections/collection-registry.repository';
-import { ItemsRepository, type StoredItem } from './items.repository';
+import { ItemsRepository } from './items.repository';
 import { toItemJson } from './dto/data-item.dto';
-import type { NativeCollection } from '../storage/tenant-storage';
+import type { NativeCollection, StoredItem } from '../storage/tenant-storage';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import { compileLiveFilter } from '../query/live-filter';
 import { filterLimits } from '../query/filter-operators';

@@ -6,7 +6,11 @@ import { type Condition } from '../query/filter-operators';
 /** A route's `{indexName}/{indexValue}`, or none (a write by the body filter alone). */
 export type ItemAddress = { indexName: string; indexValue: string } | null;
 
-/** Sub callers are confined to their own items; root and team callers see the namespace. */
+/**
+ * The owner scope: a sub caller is confined to the items whose owner field holds its own account
+ * id; root and team callers see the whole namespace. Every read, write, analysis and export of
+ * items takes its scope from here.
+ */
 export function ownerScopeOf(principal: CustomerPrincipal, ownerField: string): OwnerScope | null {
   return principal.kind === 'sub' ? { field: ownerField, value: ownerValueOf(principal) } : null;
 }

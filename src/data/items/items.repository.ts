@@ -12,15 +12,7 @@ import { REVISION_FIELD } from '../query/data.constants';
 import { afterWrite, COUNT_WRITE, newRevisionRecord } from './item-revision';
 import { type Guarded, type JsonObject, type JsonScalar } from '../../common/json';
 import type { KeptTimes } from '../query/data-requests';
-import { TenantStorage, type NativeCollection } from '../storage/tenant-storage';
-
-/** An item as stored: string `_id`, BSON dates, the revision record (item-revision.ts). */
-export interface StoredItem extends Document {
-  _id: string;
-  _createdAt: Date;
-  _updatedAt: Date;
-  [REVISION_FIELD]?: { c?: string; n?: number };
-}
+import { TenantStorage, type NativeCollection, type StoredItem } from '../storage/tenant-storage';
 
 /** An item as first stored: its fields, its times and a new revision record. */
 export function newStoredItem(id: string, item: Guarded<JsonObject>, times: KeptTimes): StoredItem {
@@ -45,7 +37,7 @@ export class ItemsRepository {
   }
 
   private collection(target: NativeCollection): Collection<StoredItem> {
-    return this.storage.collectionOf<StoredItem>(target);
+    return this.storage.itemsOf(target);
   }
 
   /** The item count from collection metadata (no scan): for unconfined, unfiltered counts only. */

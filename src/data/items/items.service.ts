@@ -20,10 +20,10 @@ import { orderPaths } from '../query/list-plan';
 import { projects, type Projection } from '../query/projection';
 import { ItemEvents } from './item-events';
 import { ownerScopeOf } from './item-scope';
-import { ItemsRepository, type StoredItem } from './items.repository';
+import { ItemsRepository } from './items.repository';
 import type { UniqueClaim } from './unique/unique-claim.repository';
 import { UniqueValuesService } from './unique/unique-values.service';
-import type { NativeCollection } from '../storage/tenant-storage';
+import type { NativeCollection, StoredItem } from '../storage/tenant-storage';
 import { SchemaEnforcement } from '../rules/schema/schema-enforcement';
 import { ItemExpiry } from '../rules/expiry/item-expiry';
 

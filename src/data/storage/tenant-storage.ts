@@ -6,6 +6,7 @@ import { DUPLICATE, type Duplicate } from '../../common/mongo/duplicate';
 import { isUniqueViolation } from '../../common/errors/mongo-errors';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import { DataClusters } from '../../placement';
+import { REVISION_FIELD } from '../query/data.constants';
 import type { CollectionRules } from '../rules/collection-rules';
 
 /**
@@ -26,6 +27,14 @@ export interface NativeCollection {
   readonly rules?: CollectionRules;
 }
 
+/** An item as stored: string `_id`, BSON dates, the revision record (items/item-revision.ts). */
+export interface StoredItem extends Document {
+  _id: string;
+  _createdAt: Date;
+  _updatedAt: Date;
+  [REVISION_FIELD]?: { c?: string; n?: number };
+}
+
 export interface IndexInfo {
   name: string;
   fields: Record<string, 1 | -1>;
@@ -40,8 +49,8 @@ export type CreateIndexResult = 'created' | Duplicate | 'conflict';
 
 /**
  * The one seam between the registry and the native tenant collections: it resolves an entry to
- * its driver collection, and drops, indexes and measures native collections. Native collections
- * are created by their first insert.
+ * its items collection (`itemsOf`, the one way to reach it), and drops, indexes and measures
+ * native collections. Native collections are created by their first insert.
  */
 @Injectable()
 export class TenantStorage {
@@ -51,7 +60,7 @@ export class TenantStorage {
    * instance keeps (REGISTRY_CACHE_SIZE): a handle costs an options resolution to make. Each
    * remembers the database handle it came from, and is made again if that one changed.
    */
-  private readonly handles: LRUCache<string, { db: Db; collection: Collection<Document> }>;
+  private readonly handles: LRUCache<string, { db: Db; collection: Collection<StoredItem> }>;
 
   constructor(
     private readonly clusters: DataClusters,
@@ -61,13 +70,14 @@ export class TenantStorage {
     this.handles = new LRUCache({ max: config.lifecycle.registryCacheSize });
   }
 
-  collectionOf<T extends Document>(entry: NativeCollection): Collection<T> {
+  /** The entry's items: its native collection, in the database its placement names. */
+  itemsOf(entry: NativeCollection): Collection<StoredItem> {
     const db = this.databaseOf(entry);
     const key = `${entry.cluster ?? ''}\0${entry.database ?? ''}\0${entry.physical}`;
     const cached = this.handles.get(key);
-    if (cached?.db === db) return cached.collection as unknown as Collection<T>;
-    const collection = db.collection<T>(entry.physical);
-    this.handles.set(key, { db, collection: collection as unknown as Collection<Document> });
+    if (cached?.db === db) return cached.collection;
+    const collection = db.collection<StoredItem>(entry.physical);
+    this.handles.set(key, { db, collection });
     return collection;
   }
 
@@ -97,7 +107,7 @@ export class TenantStorage {
   /** Drops a native collection with its indexes; a collection that is not there is no error. */
   async drop(entry: NativeCollection): Promise<void> {
     try {
-      await this.collectionOf(entry).drop();
+      await this.itemsOf(entry).drop();
     } catch (error) {
       if (!isNamespaceNotFound(error)) throw error;
     }
@@ -116,7 +126,7 @@ export class TenantStorage {
   ): Promise<{ count: number; sizeBytes: number }> {
     let shards: { count?: number; storageStats?: { size?: number } }[];
     try {
-      shards = await this.collectionOf(entry)
+      shards = await this.itemsOf(entry)
         .aggregate<{ count?: number; storageStats?: { size?: number } }>(
           [{ $collStats: { count: {}, ...(withSize ? { storageStats: {} } : {}) } }],
           { maxTimeMS: this.maxTimeMS },
@@ -139,7 +149,7 @@ export class TenantStorage {
   /** The collection's indexes, `_id_` included; none when the collection does not exist yet. */
   async listIndexes(entry: NativeCollection): Promise<IndexInfo[]> {
     try {
-      const indexes = (await this.collectionOf(entry).listIndexes().toArray()) as {
+      const indexes = (await this.itemsOf(entry).listIndexes().toArray()) as {
         name: string;
         key: Record<string, 1 | -1>;
         unique?: boolean;
@@ -163,7 +173,7 @@ export class TenantStorage {
     unique: boolean,
   ): Promise<CreateIndexResult> {
     try {
-      await this.collectionOf(entry).createIndex(fields, {
+      await this.itemsOf(entry).createIndex(fields, {
         name,
         ...(unique ? { unique: true } : {}),
       });
@@ -179,7 +189,7 @@ export class TenantStorage {
 
   private async hasDuplicates(entry: NativeCollection, paths: string[]): Promise<boolean> {
     const key = Object.fromEntries(paths.map((path, i) => [`k${i}`, `$${path}`]));
-    const groups = await this.collectionOf(entry)
+    const groups = await this.itemsOf(entry)
       .aggregate(
         [{ $group: { _id: key, n: { $sum: 1 } } }, { $match: { n: { $gt: 1 } } }, { $limit: 1 }],
         { maxTimeMS: this.maxTimeMS },
@@ -206,7 +216,7 @@ export class TenantStorage {
       if (index.name === '_id_') continue;
       const target = present.find((p) => p.name === index.name);
       if (target && same(target, index)) continue;
-      await this.collectionOf(to).createIndex(index.fields, {
+      await this.itemsOf(to).createIndex(index.fields, {
         name: index.name,
         ...(index.unique ? { unique: true } : {}),
       });
@@ -219,6 +229,6 @@ export class TenantStorage {
   }
 
   async dropIndex(entry: NativeCollection, name: string): Promise<void> {
-    await this.collectionOf(entry).dropIndex(name);
+    await this.itemsOf(entry).dropIndex(name);
   }
 }

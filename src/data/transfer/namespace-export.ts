@@ -7,9 +7,9 @@ import { CollectionRegistryRepository } from '../collections/collection-registry
 import type { RegisteredCollection } from '../collections/collection-registry.repository';
 import { CollectionNotFoundError } from '../data.errors';
 import { toItemJson } from '../items/dto/data-item.dto';
-import { ItemsRepository, type StoredItem } from '../items/items.repository';
+import { ItemsRepository } from '../items/items.repository';
 import type { OwnerScope } from '../query/data-query';
-import { TenantStorage } from '../storage/tenant-storage';
+import { TenantStorage, type StoredItem } from '../storage/tenant-storage';
 import { hasExpired } from '../rules/expiry/expiry-time';
 import { TransferItemsRepository } from './transfer-items.repository';
 import { FileExport } from './file-export';

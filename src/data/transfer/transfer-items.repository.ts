@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Collection, FindCursor } from 'mongodb';
+import type { FindCursor } from 'mongodb';
 import { orDuplicate, type Duplicate } from '../../common/mongo/duplicate';
 import { insertInOrder, type InsertedInOrder } from '../../common/mongo/ordered-insert';
 import { APP_CONFIG, type AppConfig } from '../../config';
@@ -11,14 +11,13 @@ import {
   revisionCondition,
   tagOf,
 } from '../items/item-revision';
-import type { StoredItem } from '../items/items.repository';
 import type { KeptTimes } from '../query/data-requests';
 import type { OwnerScope } from '../query/data-query';
 import { type Condition } from '../query/filter-operators';
 import { REVISION_FIELD } from '../query/data.constants';
 import { itemFilter } from '../rules/expiry/live-items';
 import { type Guarded, type JsonObject } from '../../common/json';
-import { TenantStorage, type NativeCollection } from '../storage/tenant-storage';
+import { TenantStorage, type NativeCollection, type StoredItem } from '../storage/tenant-storage';
 
 /** The item reads and writes of exports and imports that no other route makes. */
 @Injectable()
@@ -30,10 +29,6 @@ export class TransferItemsRepository {
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.maxTimeMS = config.database.queryTimeoutMs;
-  }
-
-  private collection(target: NativeCollection): Collection<StoredItem> {
-    return this.storage.collectionOf<StoredItem>(target);
   }
 
   /**
@@ -66,7 +61,7 @@ export class TransferItemsRepository {
       },
     };
     return orDuplicate(() =>
-      this.collection(target).findOneAndReplace(filter, replacement, {
+      this.storage.itemsOf(target).findOneAndReplace(filter, replacement, {
         returnDocument: 'after',
         maxTimeMS: this.maxTimeMS,
       }),
@@ -78,7 +73,7 @@ export class TransferItemsRepository {
    * went in (the ones from the refused one on were not written) and whether one was refused.
    */
   insertInOrder(target: NativeCollection, items: readonly StoredItem[]): Promise<InsertedInOrder> {
-    return insertInOrder(this.collection(target), items);
+    return insertInOrder(this.storage.itemsOf(target), items);
   }
 
   /**
@@ -94,7 +89,8 @@ export class TransferItemsRepository {
   ): FindCursor<StoredItem> {
     const conditions: Condition[] =
       afterId === null ? [] : [{ kind: 'range', path: '_id', op: 'gt', value: afterId }];
-    return this.collection(target)
+    return this.storage
+      .itemsOf(target)
       .find(itemFilter(target, { scope, conditions }))
       .sort({ _id: 1 })
       .batchSize(batchSize);

@@ -1,9 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Collection, Filter } from 'mongodb';
+import type { Filter } from 'mongodb';
 import { APP_CONFIG, type AppConfig } from '../../../config';
-import type { StoredItem } from '../../items/items.repository';
 import { toMongoFilter, type ItemMatch } from '../../query/data-query';
-import { TenantStorage, type NativeCollection } from '../../storage/tenant-storage';
+import {
+  TenantStorage,
+  type NativeCollection,
+  type StoredItem,
+} from '../../storage/tenant-storage';
 import type { ExpiryRule } from '../collection-rules';
 import { expiredFilter } from './expiry-time';
 
@@ -22,10 +25,6 @@ export class ExpiredItemsRepository {
     this.maxTimeMS = config.database.queryTimeoutMs;
   }
 
-  private collection(target: NativeCollection): Collection<StoredItem> {
-    return this.storage.collectionOf<StoredItem>(target);
-  }
-
   /**
    * Ids of up to `limit` items that match and have expired at `now`. Unsorted, so that MongoDB
    * may serve a `_createdAt`/`_updatedAt` rule from an index on that field.
@@ -38,7 +37,8 @@ export class ExpiredItemsRepository {
     now: number,
   ): Promise<string[]> {
     const filter = { $and: [toMongoFilter(match), expiredFilter(rule, now)] } as Filter<StoredItem>;
-    const docs = await this.collection(target)
+    const docs = await this.storage
+      .itemsOf(target)
       .find(filter, { projection: { _id: 1 } })
       .limit(limit)
       .maxTimeMS(this.maxTimeMS)
@@ -58,7 +58,9 @@ export class ExpiredItemsRepository {
     now: number,
   ): Promise<boolean> {
     const filter = { $and: [{ _id: id }, expiredFilter(rule, now)] } as Filter<StoredItem>;
-    const result = await this.collection(target).deleteOne(filter, { maxTimeMS: this.maxTimeMS });
+    const result = await this.storage
+      .itemsOf(target)
+      .deleteOne(filter, { maxTimeMS: this.maxTimeMS });
     return result.deletedCount === 1;
   }
 }

@@ -8,10 +8,10 @@ import { DuplicateItemError } from '../../data.errors';
 import { ItemEvents } from '../../items/item-events';
 import { itemETag, revisionCondition, tagOf } from '../../items/item-revision';
 import { holdingItems } from '../../items/item-write-queue';
-import { ItemsRepository, type StoredItem } from '../../items/items.repository';
+import { ItemsRepository } from '../../items/items.repository';
 import type { ItemMatch } from '../../query/data-query';
 import type { ItemChangeRequest } from '../../query/data-requests';
-import type { NativeCollection } from '../../storage/tenant-storage';
+import type { NativeCollection, StoredItem } from '../../storage/tenant-storage';
 import { afterSet } from './after-set';
 import { SchemaEnforcement } from './schema-enforcement';
 
