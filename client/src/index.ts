@@ -20,6 +20,7 @@ export {
 } from './http';
 export * from './events';
 export * from './files';
+export * from './links';
 export * from './transfer';
 
 /** Every schema of the document by name: `Schemas['ProjectDto']`. */

@@ -10,6 +10,7 @@ import {
   createFileLink,
   downloadFile,
   downloadFileLink,
+  pageCursors,
   uploadFile,
   unwrap,
   type FileRequestOptions,
@@ -94,7 +95,22 @@ export async function filesFlow(target: Target): Promise<void> {
   );
   const first = await api.GET('/files', { params: { query: { limit: 2 } } });
   assert.equal(first.data?.length, 2);
-  assert.match(first.response.headers.get('Link') ?? '', /rel="next"/);
+  // The pages as an app walks them: the cursor of each page's Link, until a page has none.
+  const { next } = pageCursors(first.response);
+  assert.deepEqual(next, { id: fromNode.id });
+  const following = await api.GET('/files', { params: { query: { limit: 2, after: next } } });
+  assert.deepEqual(
+    following.data?.map((f) => f.id),
+    [chunked.id, fromWeb.id],
+  );
+  const last = await api.GET('/files', {
+    params: { query: { limit: 2, after: pageCursors(following.response).next } },
+  });
+  assert.deepEqual(
+    last.data?.map((f) => f.id),
+    [fromBytes.id],
+  );
+  assert.deepEqual(pageCursors(last.response), {});
   const second = await unwrap(
     api.GET('/files', { params: { query: { limit: 2, after: { id: note.id } } } }),
   );

@@ -4,6 +4,7 @@
 import { after, before, describe, it } from 'node:test';
 import { startService, type RunningService } from '../scripts/service';
 import { rootFlow, subFlow, teamFlow } from './flows';
+import { cursorsOfLinks, linksByRelation } from './links';
 import { sha256Agrees } from './sha256';
 import type { Target } from './support';
 import {
@@ -58,4 +59,10 @@ void describe('typed client against the built service', { timeout: 180_000 }, ()
 
 void describe('the export check', () => {
   void it('digests as node:crypto does, however the bytes are split', () => sha256Agrees());
+});
+
+void describe('the Link header of a list page', () => {
+  void it('lists the targets by relation type', () => linksByRelation());
+  void it("gives the next page's after[…] and the previous page's before[…] cursor", () =>
+    cursorsOfLinks());
 });

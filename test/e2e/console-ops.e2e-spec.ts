@@ -172,6 +172,33 @@ describe('console: operations views', () => {
     expect(errors).toEqual([]);
   });
 
+  it("pages the files by the list's Link cursor: the 21st file on page 2, then back", async () => {
+    const user = await createUser(h.t);
+    for (let n = 1; n <= 21; n += 1) {
+      const stored = await fetch(`${h.base}/files?name=page-${String(n).padStart(2, '0')}.txt`, {
+        method: 'POST',
+        headers: { 'X-Api-Key': user.apiKey, 'Content-Type': 'text/plain' },
+        body: `file ${n}`,
+      });
+      expect(stored.status).toBe(201);
+    }
+    const { page, errors } = await openAt(user.apiKey, '/files');
+    const pages = page.getByRole('navigation', { name: 'Files pages' });
+    const named = (name: string | RegExp) => page.getByRole('cell', { name, exact: true });
+    await named('page-20.txt').waitFor();
+    expect(await named(/^page-\d+\.txt$/).count()).toBe(20);
+
+    await pages.getByRole('button', { name: 'Next page' }).click();
+    await named('page-21.txt').waitFor();
+    expect(await named(/^page-\d+\.txt$/).count()).toBe(1);
+    expect(await pages.getByRole('button', { name: 'Next page' }).isDisabled()).toBe(true);
+
+    await pages.getByRole('button', { name: 'Previous page' }).click();
+    await named('page-01.txt').waitFor();
+    expect(await named(/^page-\d+\.txt$/).count()).toBe(20);
+    expect(errors).toEqual([]);
+  });
+
   it('registers a webhook and shows its (empty) deliveries', async () => {
     const user = await createUser(h.t);
     const { page, errors } = await openAt(user.apiKey, '/webhooks');

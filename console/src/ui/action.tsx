@@ -25,6 +25,39 @@ export function useAction<A extends unknown[]>(
   return { run, busy, error, clear: () => setError(undefined) };
 }
 
+/**
+ * An action on one target (a file, a key, an index) that a `Confirm` dialog asks about first:
+ * `ask(target)` opens the dialog (`dialog` goes to `<Confirm>`), its confirm button runs `act`
+ * on that target, cancel forgets it. The dialog closes when the action has succeeded, and stays
+ * open on a failure, whose `error` the view shows; with `close: 'at-once'` it closes as the
+ * action starts.
+ */
+export function useConfirmedAction<T>(
+  act: (target: T) => Promise<void>,
+  options: { close?: 'when-done' | 'at-once' } = {},
+) {
+  // Boxed: a target may be falsy (a count of 0).
+  const [asked, setAsked] = useState<{ target: T } | undefined>(undefined);
+  const atOnce = options.close === 'at-once';
+  const action = useAction(async (target: T) => {
+    if (atOnce) setAsked(undefined);
+    await act(target);
+    if (!atOnce) setAsked(undefined);
+  });
+  return {
+    /** What the dialog asks about, while it is open. */
+    target: asked?.target,
+    ask: (target: T) => setAsked({ target }),
+    busy: action.busy,
+    error: action.error,
+    dialog: {
+      open: asked !== undefined,
+      onConfirm: () => asked && action.run(asked.target),
+      onCancel: () => setAsked(undefined),
+    },
+  };
+}
+
 /** The failure of an action, when there is one. */
 export function ActionError(props: { error: unknown }) {
   return props.error === undefined ? null : <ProblemView error={props.error} />;

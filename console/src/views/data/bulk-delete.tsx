@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { unwrap, useApi } from '../../api';
 import type { Schemas } from '../../../../client/src';
-import { ActionError, useAction } from '../../ui/action';
+import { ActionError, useAction, useConfirmedAction } from '../../ui/action';
 import { Confirm } from '../../ui/confirm';
 import { bodyFilter, filterParams, type ItemQuery } from './query';
 
@@ -14,9 +14,23 @@ type BodyFilter = Schemas['DeleteDataItemsDto']['filter'];
 export function BulkDelete(props: { collection: string; query: ItemQuery; onDeleted: () => void }) {
   const { client } = useApi();
   const { collection, query } = props;
-  const [count, setCount] = useState<number | undefined>(undefined);
   const [deleted, setDeleted] = useState<number | undefined>(undefined);
   const filtered = query.conditions.some((each) => each.field.trim() !== '');
+  // The target is the count the dialog shows; the delete takes the filter as it is now.
+  const remove = useConfirmedAction<number>(
+    async () => {
+      const filter = bodyFilter(query.conditions) as BodyFilter;
+      const result = await unwrap(
+        client.DELETE('/data/{collection}', {
+          params: { path: { collection } },
+          body: { filter, multi: true },
+        }),
+      );
+      setDeleted(result && 'deleted' in result ? result.deleted : 0);
+      props.onDeleted();
+    },
+    { close: 'at-once' },
+  );
   const ask = useAction(async () => {
     setDeleted(undefined);
     const counted = await unwrap(
@@ -24,19 +38,7 @@ export function BulkDelete(props: { collection: string; query: ItemQuery; onDele
         params: { path: { collection }, query: filterParams(query) },
       }),
     );
-    setCount(counted.count);
-  });
-  const remove = useAction(async () => {
-    setCount(undefined);
-    const filter = bodyFilter(query.conditions) as BodyFilter;
-    const result = await unwrap(
-      client.DELETE('/data/{collection}', {
-        params: { path: { collection } },
-        body: { filter, multi: true },
-      }),
-    );
-    setDeleted(result && 'deleted' in result ? result.deleted : 0);
-    props.onDeleted();
+    remove.ask(counted.count);
   });
   return (
     <div className="toolbar">
@@ -52,14 +54,13 @@ export function BulkDelete(props: { collection: string; query: ItemQuery; onDele
       {deleted !== undefined && <span role="status">Deleted {deleted} items.</span>}
       <ActionError error={ask.error ?? remove.error} />
       <Confirm
-        open={count !== undefined}
+        {...remove.dialog}
         title="Delete the matching items?"
-        confirmLabel={`Delete ${count ?? 0} items`}
-        onCancel={() => setCount(undefined)}
-        onConfirm={() => remove.run()}
+        confirmLabel={`Delete ${remove.target ?? 0} items`}
       >
         <p>
-          {count} items of {collection} match the filter. They are deleted; this cannot be undone.
+          {remove.target} items of {collection} match the filter. They are deleted; this cannot be
+          undone.
         </p>
       </Confirm>
     </div>

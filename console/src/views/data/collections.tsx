@@ -2,6 +2,7 @@ import { unwrap, useApi } from '../../api';
 import type { Schemas } from '../../../../client/src';
 import { navigate, Link, segment } from '../../router';
 import { Async, useLoad } from '../../ui/async';
+import { ListTable } from '../../ui/list-table';
 import { ProblemView } from '../../ui/problem';
 import { NewItemForm } from './new-item';
 import { bytes } from './query';
@@ -24,30 +25,21 @@ export function CollectionsView() {
           Collections: {quota.used} of {quota.limit} in this branch.
         </p>
       )}
-      <Async
-        loaded={collections}
-        empty={(list) => list.length === 0}
-        emptyText="No collections yet: add an item below to create one."
-      >
+      <Async loaded={collections}>
         {(list) => (
-          <div className="table-wrap">
-            <table>
-              <caption className="visually-hidden">Collections</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Items</th>
-                  <th scope="col">Size</th>
-                  <th scope="col">Indexes</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.map((collection) => (
-                  <CollectionRow key={collection.name} collection={collection} />
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <ListTable
+            rows={list}
+            rowKey={(collection) => collection.name}
+            emptyText="No collections yet: add an item below to create one."
+            caption={{ text: 'Collections', hidden: true }}
+            columns={[
+              { header: 'Name' },
+              { header: 'Items' },
+              { header: 'Size' },
+              { header: 'Indexes' },
+            ]}
+            row={(collection) => <CollectionRow collection={collection} />}
+          />
         )}
       </Async>
       <NewItemForm onCreated={(collection) => navigate(`/data/${segment(collection)}`)} />

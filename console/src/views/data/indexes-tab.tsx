@@ -1,8 +1,9 @@
 import { useId, useState, type FormEvent } from 'react';
 import { unwrap, useApi } from '../../api';
-import { ActionError, useAction } from '../../ui/action';
+import { ActionError, useAction, useConfirmedAction } from '../../ui/action';
 import { Async, useLoad } from '../../ui/async';
 import { Confirm } from '../../ui/confirm';
+import { ListTable } from '../../ui/list-table';
 import { ExplainPanel } from './explain';
 import type { ItemQuery } from './query';
 
@@ -15,68 +16,55 @@ export function IndexesTab(props: { collection: string; query: ItemQuery }) {
     async () => unwrap(client.GET('/data/{collection}/index', { params: { path } })),
     [client, collection],
   );
-  const [dropping, setDropping] = useState<string | undefined>(undefined);
-  const drop = useAction(async (name: string) => {
-    setDropping(undefined);
-    await unwrap(client.DELETE('/data/{collection}/index', { params: { path }, body: { name } }));
-    indexes.reload();
-  });
+  const drop = useConfirmedAction(
+    async (name: string) => {
+      await unwrap(client.DELETE('/data/{collection}/index', { params: { path }, body: { name } }));
+      indexes.reload();
+    },
+    { close: 'at-once' },
+  );
   return (
     <>
       <h2>Indexes</h2>
       <ActionError error={drop.error} />
-      <Async loaded={indexes} empty={(list) => list.length === 0} emptyText="No indexes yet.">
+      <Async loaded={indexes}>
         {(list) => (
-          <div className="table-wrap">
-            <table aria-label="Indexes">
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Fields</th>
-                  <th scope="col">Unique</th>
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.map((index) => (
-                  <tr key={index.name}>
-                    <th scope="row">{index.name}</th>
-                    <td>
-                      {Object.entries(index.fields)
-                        .map(([field, order]) => `${field} ${order === 1 ? '↑' : '↓'}`)
-                        .join(', ')}
-                    </td>
-                    <td>{index.unique ? 'yes' : 'no'}</td>
-                    <td>
-                      {index.name !== '_id_' && (
-                        <button
-                          type="button"
-                          className="danger"
-                          aria-label={`Drop index ${index.name}`}
-                          onClick={() => setDropping(index.name)}
-                        >
-                          Drop
-                        </button>
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <ListTable
+            rows={list}
+            rowKey={(index) => index.name}
+            emptyText="No indexes yet."
+            label="Indexes"
+            columns={[
+              { header: 'Name', rowHeader: true, cell: (index) => index.name },
+              {
+                header: 'Fields',
+                cell: (index) =>
+                  Object.entries(index.fields)
+                    .map(([field, order]) => `${field} ${order === 1 ? '↑' : '↓'}`)
+                    .join(', '),
+              },
+              { header: 'Unique', cell: (index) => (index.unique ? 'yes' : 'no') },
+              {
+                header: <span className="visually-hidden">Actions</span>,
+                cell: (index) =>
+                  index.name !== '_id_' && (
+                    <button
+                      type="button"
+                      className="danger"
+                      aria-label={`Drop index ${index.name}`}
+                      onClick={() => drop.ask(index.name)}
+                    >
+                      Drop
+                    </button>
+                  ),
+              },
+            ]}
+          />
         )}
       </Async>
-      <Confirm
-        open={dropping !== undefined}
-        title="Drop this index?"
-        confirmLabel="Drop index"
-        onCancel={() => setDropping(undefined)}
-        onConfirm={() => dropping !== undefined && drop.run(dropping)}
-      >
+      <Confirm {...drop.dialog} title="Drop this index?" confirmLabel="Drop index">
         <p>
-          The index <code>{dropping}</code> of {collection} is dropped; queries that used it scan
+          The index <code>{drop.target}</code> of {collection} is dropped; queries that used it scan
           instead.
         </p>
       </Confirm>

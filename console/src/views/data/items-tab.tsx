@@ -1,9 +1,9 @@
-import { useState } from 'react';
 import { unwrap, useApi } from '../../api';
 import { Link, segment } from '../../router';
-import { ActionError, useAction } from '../../ui/action';
+import { ActionError, useConfirmedAction } from '../../ui/action';
 import { Async } from '../../ui/async';
 import { Confirm } from '../../ui/confirm';
+import { ListTable, type Column } from '../../ui/list-table';
 import { cellText } from '../../ui/json';
 import { BulkDelete } from './bulk-delete';
 import { NewItemForm } from './new-item';
@@ -64,73 +64,57 @@ function columnsOf(items: readonly Item[]): string[] {
 function ItemsTable(props: { collection: string; items: Item[]; onDeleted: () => void }) {
   const { client } = useApi();
   const { collection, items } = props;
-  const columns = columnsOf(items);
-  const [deleting, setDeleting] = useState<string | undefined>(undefined);
-  const remove = useAction(async (id: string) => {
-    setDeleting(undefined);
-    await unwrap(
-      client.DELETE('/data/{collection}/{indexName}/{indexValue}', {
-        params: { path: { collection, indexName: '_id', indexValue: id } },
-      }),
-    );
-    props.onDeleted();
-  });
+  const remove = useConfirmedAction(
+    async (id: string) => {
+      await unwrap(
+        client.DELETE('/data/{collection}/{indexName}/{indexValue}', {
+          params: { path: { collection, indexName: '_id', indexValue: id } },
+        }),
+      );
+      props.onDeleted();
+    },
+    { close: 'at-once' },
+  );
+  const columns: Column<Item>[] = columnsOf(items).map((column) =>
+    column === '_id'
+      ? {
+          header: column,
+          rowHeader: true,
+          cell: (item) => (
+            <Link to={`/data/${segment(collection)}/items/${segment(item._id)}`}>{item._id}</Link>
+          ),
+        }
+      : { header: column, cell: (item) => cellText(item[column]) },
+  );
   return (
     <>
       <ActionError error={remove.error} />
-      <div className="table-wrap" tabIndex={0} role="region" aria-label="Items">
-        <table className="items wide">
-          <thead>
-            <tr>
-              {columns.map((column) => (
-                <th scope="col" key={column}>
-                  {column}
-                </th>
-              ))}
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {items.map((item) => (
-              <tr key={item._id}>
-                {columns.map((column) =>
-                  column === '_id' ? (
-                    <th scope="row" key={column}>
-                      <Link to={`/data/${segment(collection)}/items/${segment(item._id)}`}>
-                        {item._id}
-                      </Link>
-                    </th>
-                  ) : (
-                    <td key={column}>{cellText(item[column])}</td>
-                  ),
-                )}
-                <td>
-                  <button
-                    type="button"
-                    className="danger"
-                    aria-label={`Delete item ${item._id}`}
-                    disabled={remove.busy}
-                    onClick={() => setDeleting(item._id)}
-                  >
-                    Delete
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
-      <Confirm
-        open={deleting !== undefined}
-        title="Delete this item?"
-        confirmLabel="Delete item"
-        onCancel={() => setDeleting(undefined)}
-        onConfirm={() => deleting !== undefined && remove.run(deleting)}
-      >
+      <ListTable
+        rows={items}
+        rowKey={(item) => item._id}
+        className="items wide"
+        region="Items"
+        columns={[
+          ...columns,
+          {
+            header: <span className="visually-hidden">Actions</span>,
+            cell: (item) => (
+              <button
+                type="button"
+                className="danger"
+                aria-label={`Delete item ${item._id}`}
+                disabled={remove.busy}
+                onClick={() => remove.ask(item._id)}
+              >
+                Delete
+              </button>
+            ),
+          },
+        ]}
+      />
+      <Confirm {...remove.dialog} title="Delete this item?" confirmLabel="Delete item">
         <p>
-          The item <code>{deleting}</code> is deleted from {collection}. This cannot be undone.
+          The item <code>{remove.target}</code> is deleted from {collection}. This cannot be undone.
         </p>
       </Confirm>
     </>

@@ -3,6 +3,7 @@ import { useApi } from '../../api';
 import { parseChangeEvent, streamEvents, type ChangeEvent } from '../../../../client/src';
 import { ProblemView } from '../../ui/problem';
 import { cellText } from '../../ui/json';
+import { ListTable } from '../../ui/list-table';
 import { queryFilter, type ItemQuery } from './query';
 
 type Status = { state: 'connecting' } | { state: 'live' } | { state: 'retrying'; seconds: number };
@@ -73,34 +74,23 @@ export function LiveTab(props: { collection: string; query: ItemQuery }) {
               : `Disconnected; reconnecting in ${status.seconds} s.`}
         </p>
       )}
-      {events.length > 0 && (
-        <div className="table-wrap" tabIndex={0} role="region" aria-label="Changes">
-          <table className="wide">
-            <thead>
-              <tr>
-                <th scope="col">Event</th>
-                <th scope="col">Change</th>
-                <th scope="col">Item</th>
-                <th scope="col">At</th>
-                <th scope="col">Data</th>
-              </tr>
-            </thead>
-            <tbody>
-              {events.map((event) => (
-                <tr key={event.id}>
-                  <td>{event.id}</td>
-                  <td>
-                    {event.resource === 'collection' ? `collection ${event.type}` : event.type}
-                  </td>
-                  <th scope="row">{event.key}</th>
-                  <td>{event.at}</td>
-                  <td>{cellText(event.data)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <ListTable
+        rows={events}
+        rowKey={(event) => event.id}
+        className="wide"
+        region="Changes"
+        columns={[
+          { header: 'Event', cell: (event) => event.id },
+          {
+            header: 'Change',
+            cell: (event) =>
+              event.resource === 'collection' ? `collection ${event.type}` : event.type,
+          },
+          { header: 'Item', rowHeader: true, cell: (event) => event.key },
+          { header: 'At', cell: (event) => event.at },
+          { header: 'Data', cell: (event) => cellText(event.data) },
+        ]}
+      />
     </section>
   );
 }

@@ -1,4 +1,4 @@
-import type { Schemas } from '../../../../client/src';
+import type { PageCursor, Schemas } from '../../../../client/src';
 
 /** The operators of the list's filter language (docs/data.md, "Operators"). */
 export const OPERATORS = [
@@ -172,29 +172,10 @@ export function cursorAt(
   return cursor;
 }
 
+/** Where a page starts: after or before a cursor (`after[…]`, `before[…]`). */
 export interface LinkCursor {
   side: 'after' | 'before';
-  cursor: Record<string, string>;
-}
-
-/** The cursor of a list's `Link` header (`rel="next"` or `rel="prev"`), when there is one. */
-export function linkCursor(link: string | null, base: string): LinkCursor | undefined {
-  const target = /<([^>]*)>/.exec(link ?? '')?.[1];
-  if (target === undefined) return undefined;
-  let params: URLSearchParams;
-  try {
-    params = new URL(target, base).searchParams;
-  } catch {
-    return undefined;
-  }
-  const found: LinkCursor = { side: 'after', cursor: {} };
-  for (const [name, value] of params) {
-    const side = /^(after|before)\[(.+)\]$/.exec(name);
-    if (!side?.[1] || side[2] === undefined) continue;
-    found.side = side[1] === 'before' ? 'before' : 'after';
-    found.cursor[side[2]] = value;
-  }
-  return Object.keys(found.cursor).length > 0 ? found : undefined;
+  cursor: PageCursor;
 }
 
 /** A size in bytes as people read it. */

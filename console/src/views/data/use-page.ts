@@ -1,15 +1,8 @@
 import { useState } from 'react';
 import { ApiProblemError, useApi } from '../../api';
-import { problemOf } from '../../../../client/src';
+import { pageCursors, problemOf } from '../../../../client/src';
 import { useLoad } from '../../ui/async';
-import {
-  cursorAt,
-  cursorPaths,
-  linkCursor,
-  listParams,
-  type ItemQuery,
-  type LinkCursor,
-} from './query';
+import { cursorAt, cursorPaths, listParams, type ItemQuery, type LinkCursor } from './query';
 
 export type Item = Record<string, unknown> & { _id: string };
 
@@ -48,7 +41,7 @@ export function usePage(collection: string, query: ItemQuery) {
       if (!result.response.ok)
         throw new ApiProblemError(result.response.status, problemOf(result.error));
       const items: Item[] = result.response.status === 204 ? [] : (result.data ?? []);
-      const link = linkCursor(result.response.headers.get('Link'), result.response.url);
+      const link = pageCursors(result.response);
       // The edge items' sort values, read again when the projection leaves them out.
       const edge = async (item: Item | undefined, side: LinkCursor['side']) => {
         if (!item) return undefined;
@@ -69,11 +62,15 @@ export function usePage(collection: string, query: ItemQuery) {
         return {
           items,
           next: await edge(items.at(-1), 'after'),
-          prev: link?.side === 'before' ? link : items.length > 0 ? undefined : 'first',
+          prev: link.prev
+            ? { side: 'before', cursor: link.prev }
+            : items.length > 0
+              ? undefined
+              : 'first',
         };
       return {
         items,
-        next: link?.side === 'after' ? link : undefined,
+        next: link.next ? { side: 'after', cursor: link.next } : undefined,
         prev: cursor ? ((await edge(items[0], 'before')) ?? 'first') : undefined,
       };
     },

@@ -2,6 +2,7 @@ import { useState } from 'react';
 import { unwrap, useApi } from '../../api';
 import type { Schemas } from '../../../../client/src';
 import { ActionError, useAction } from '../../ui/action';
+import { ListTable } from '../../ui/list-table';
 
 type Page = Schemas['SchemaViolationsDto'];
 
@@ -42,32 +43,20 @@ export function Violations(props: { collection: string }) {
           <p role="status">
             {page.checked} items checked, {page.violating} break the schema.
           </p>
-          {page.sample.length > 0 && (
-            <div className="table-wrap" tabIndex={0} role="region" aria-label="Violations">
-              <table className="wide">
-                <thead>
-                  <tr>
-                    <th scope="col">Item</th>
-                    <th scope="col">Where</th>
-                    <th scope="col">Rule</th>
-                    <th scope="col">Message</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.sample.flatMap((sample) =>
-                    sample.errors.map((error, at) => (
-                      <tr key={`${sample._id}\u0000${at}`}>
-                        <th scope="row">{sample._id}</th>
-                        <td>{error.pointer || '(the item)'}</td>
-                        <td>{error.keyword}</td>
-                        <td>{error.message}</td>
-                      </tr>
-                    )),
-                  )}
-                </tbody>
-              </table>
-            </div>
-          )}
+          <ListTable
+            rows={page.sample.flatMap((sample) =>
+              sample.errors.map((error, at) => ({ id: sample._id, at, error })),
+            )}
+            rowKey={(row) => `${row.id}\u0000${row.at}`}
+            className="wide"
+            region="Violations"
+            columns={[
+              { header: 'Item', rowHeader: true, cell: (row) => row.id },
+              { header: 'Where', cell: (row) => row.error.pointer || '(the item)' },
+              { header: 'Rule', cell: (row) => row.error.keyword },
+              { header: 'Message', cell: (row) => row.error.message },
+            ]}
+          />
         </>
       )}
     </section>

@@ -2,8 +2,9 @@ import type { Schemas } from '../../../../client/src';
 import { unwrap, useApi } from '../../api';
 import { Link, segment } from '../../router';
 import { Async, useLoad } from '../../ui/async';
+import { ListTable } from '../../ui/list-table';
 import { usePolling } from './polling';
-import { Pager, nextCursor, usePager, when } from './shared';
+import { Pager, pageOf, usePager, when } from './shared';
 
 type Erasure = Schemas['ErasureDto'];
 
@@ -23,11 +24,9 @@ export function ErasuresView() {
   const { client } = useApi();
   const pager = usePager();
   const erasures = useLoad(
-    async (signal) => {
-      const query = { limit: PAGE, ...(pager.after ? { after: { id: pager.after } } : {}) };
-      const result = await client.GET('/admin/erasures', { params: { query }, signal });
-      const list = (await unwrap(Promise.resolve(result))) ?? [];
-      return { list, next: nextCursor(result.response, 'after[id]') };
+    (signal) => {
+      const query = { limit: PAGE, ...(pager.after ? { after: pager.after } : {}) };
+      return pageOf(client.GET('/admin/erasures', { params: { query }, signal }));
     },
     [client, pager.after],
   );
@@ -39,45 +38,32 @@ export function ErasuresView() {
           Refresh
         </button>
       </div>
-      <Async
-        loaded={erasures}
-        empty={(page) => page.list.length === 0}
-        emptyText="No erasures yet."
-      >
+      <Async loaded={erasures}>
         {(page) => (
-          <>
-            <div className="table-wrap">
-              <table className="ops-table">
-                <thead>
-                  <tr>
-                    <th scope="col">Erasure</th>
-                    <th scope="col">Of a</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Steps done</th>
-                    <th scope="col">Requested</th>
-                    <th scope="col">Finished</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.list.map((erasure) => (
-                    <tr key={erasure.id}>
-                      <td className="mono">
-                        <Link to={`/admin/erasures/${segment(erasure.id)}`}>{erasure.id}</Link>
-                      </td>
-                      <td>{erasure.kind}</td>
-                      <td>{erasureStatus(erasure)}</td>
-                      <td>
-                        {erasure.stepsDone.length} of {STEPS.length}
-                      </td>
-                      <td>{when(erasure.requestedAt)}</td>
-                      <td>{when(erasure.finishedAt)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-            <Pager pager={pager} next={page.next} label="Erasures" />
-          </>
+          <ListTable
+            rows={page.list}
+            rowKey={(erasure) => erasure.id}
+            emptyText="No erasures yet."
+            className="ops-table"
+            columns={[
+              {
+                header: 'Erasure',
+                className: 'mono',
+                cell: (erasure) => (
+                  <Link to={`/admin/erasures/${segment(erasure.id)}`}>{erasure.id}</Link>
+                ),
+              },
+              { header: 'Of a', cell: (erasure) => erasure.kind },
+              { header: 'Status', cell: (erasure) => erasureStatus(erasure) },
+              {
+                header: 'Steps done',
+                cell: (erasure) => `${erasure.stepsDone.length} of ${STEPS.length}`,
+              },
+              { header: 'Requested', cell: (erasure) => when(erasure.requestedAt) },
+              { header: 'Finished', cell: (erasure) => when(erasure.finishedAt) },
+            ]}
+            footer={<Pager pager={pager} next={page.next} label="Erasures" />}
+          />
         )}
       </Async>
     </section>

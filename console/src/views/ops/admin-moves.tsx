@@ -2,8 +2,9 @@ import type { Schemas } from '../../../../client/src';
 import { unwrap, useApi } from '../../api';
 import { Link, segment } from '../../router';
 import { Async, useLoad } from '../../ui/async';
+import { ListTable } from '../../ui/list-table';
 import { usePolling } from './polling';
-import { Pager, nextCursor, usePager, when } from './shared';
+import { Pager, pageOf, usePager, when } from './shared';
 
 type Move = Schemas['MoveDto'];
 
@@ -18,11 +19,9 @@ export function AdminMovesView() {
   const { client } = useApi();
   const pager = usePager();
   const moves = useLoad(
-    async (signal) => {
-      const query = { limit: PAGE, ...(pager.after ? { after: { id: pager.after } } : {}) };
-      const result = await client.GET('/admin/moves', { params: { query }, signal });
-      const list = (await unwrap(Promise.resolve(result))) ?? [];
-      return { list, next: nextCursor(result.response, 'after[id]') };
+    (signal) => {
+      const query = { limit: PAGE, ...(pager.after ? { after: pager.after } : {}) };
+      return pageOf(client.GET('/admin/moves', { params: { query }, signal }));
     },
     [client, pager.after],
   );
@@ -34,43 +33,37 @@ export function AdminMovesView() {
           Refresh
         </button>
       </div>
-      <Async loaded={moves} empty={(page) => page.list.length === 0} emptyText="No moves yet.">
+      <Async loaded={moves}>
         {(page) => (
-          <>
-            <div className="table-wrap">
-              <table className="ops-table">
-                <thead>
-                  <tr>
-                    <th scope="col">Move</th>
-                    <th scope="col">Tenant</th>
-                    <th scope="col">From → to</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Progress</th>
-                    <th scope="col">Started</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.list.map((move) => (
-                    <tr key={move.id}>
-                      <td className="mono">
-                        <Link to={`/admin/moves/${segment(move.id)}`}>{move.id}</Link>
-                      </td>
-                      <td>
-                        {move.kind} <span className="mono">{move.database}</span>
-                      </td>
-                      <td>
-                        {move.from ?? 'main database'} → {move.cluster}
-                      </td>
-                      <td>{move.status}</td>
-                      <td>{progress(move)}</td>
-                      <td>{when(move.startedAt)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-            <Pager pager={pager} next={page.next} label="Moves" />
-          </>
+          <ListTable
+            rows={page.list}
+            rowKey={(move) => move.id}
+            emptyText="No moves yet."
+            className="ops-table"
+            columns={[
+              {
+                header: 'Move',
+                className: 'mono',
+                cell: (move) => <Link to={`/admin/moves/${segment(move.id)}`}>{move.id}</Link>,
+              },
+              {
+                header: 'Tenant',
+                cell: (move) => (
+                  <>
+                    {move.kind} <span className="mono">{move.database}</span>
+                  </>
+                ),
+              },
+              {
+                header: 'From → to',
+                cell: (move) => `${move.from ?? 'main database'} → ${move.cluster}`,
+              },
+              { header: 'Status', cell: (move) => move.status },
+              { header: 'Progress', cell: (move) => progress(move) },
+              { header: 'Started', cell: (move) => when(move.startedAt) },
+            ]}
+            footer={<Pager pager={pager} next={page.next} label="Moves" />}
+          />
         )}
       </Async>
     </section>

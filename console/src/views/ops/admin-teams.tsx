@@ -1,7 +1,8 @@
 import { useState } from 'react';
 import { unwrap, useApi } from '../../api';
 import { Async, useLoad } from '../../ui/async';
-import { Pager, nextCursor, usePager, when } from './shared';
+import { ListTable } from '../../ui/list-table';
+import { Pager, pageOf, usePager, when } from './shared';
 
 const PAGE = 25;
 
@@ -11,53 +12,42 @@ export function AdminTeamsView() {
   const pager = usePager();
   const [open, setOpen] = useState<string | undefined>(undefined);
   const teams = useLoad(
-    async (signal) => {
-      const query = { limit: PAGE, ...(pager.after ? { after: { id: pager.after } } : {}) };
-      const result = await client.GET('/admin/teams', { params: { query }, signal });
-      const list = (await unwrap(Promise.resolve(result))) ?? [];
-      return { list, next: nextCursor(result.response, 'after[id]') };
+    (signal) => {
+      const query = { limit: PAGE, ...(pager.after ? { after: pager.after } : {}) };
+      return pageOf(client.GET('/admin/teams', { params: { query }, signal }));
     },
     [client, pager.after],
   );
   return (
     <section aria-labelledby="teams-title">
       <h1 id="teams-title">Teams</h1>
-      <Async loaded={teams} empty={(page) => page.list.length === 0} emptyText="No teams yet.">
+      <Async loaded={teams}>
         {(page) => (
-          <>
-            <div className="table-wrap">
-              <table className="ops-table">
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Id</th>
-                    <th scope="col">Created</th>
-                    <th scope="col">Members</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.list.map((team) => (
-                    <tr key={team.id}>
-                      <td>{team.name}</td>
-                      <td className="mono">{team.id}</td>
-                      <td>{when(team.createdAt)}</td>
-                      <td>
-                        <button
-                          type="button"
-                          aria-expanded={open === team.id}
-                          aria-label={`Members of ${team.name}`}
-                          onClick={() => setOpen(open === team.id ? undefined : team.id)}
-                        >
-                          {open === team.id ? 'Hide members' : 'Show members'}
-                        </button>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-            <Pager pager={pager} next={page.next} label="Teams" />
-          </>
+          <ListTable
+            rows={page.list}
+            rowKey={(team) => team.id}
+            emptyText="No teams yet."
+            className="ops-table"
+            columns={[
+              { header: 'Name', cell: (team) => team.name },
+              { header: 'Id', className: 'mono', cell: (team) => team.id },
+              { header: 'Created', cell: (team) => when(team.createdAt) },
+              {
+                header: 'Members',
+                cell: (team) => (
+                  <button
+                    type="button"
+                    aria-expanded={open === team.id}
+                    aria-label={`Members of ${team.name}`}
+                    onClick={() => setOpen(open === team.id ? undefined : team.id)}
+                  >
+                    {open === team.id ? 'Hide members' : 'Show members'}
+                  </button>
+                ),
+              },
+            ]}
+            footer={<Pager pager={pager} next={page.next} label="Teams" />}
+          />
         )}
       </Async>
       {open && <TeamMembers key={open} id={open} />}
@@ -78,30 +68,17 @@ function TeamMembers(props: { id: string }) {
         {(detail) => (
           <>
             <h2 id="members-title">Members of {detail.name}</h2>
-            {detail.members.length === 0 ? (
-              <p className="empty">No members.</p>
-            ) : (
-              <div className="table-wrap">
-                <table className="ops-table">
-                  <thead>
-                    <tr>
-                      <th scope="col">Subject</th>
-                      <th scope="col">Role</th>
-                      <th scope="col">Since</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {detail.members.map((member) => (
-                      <tr key={member.subject}>
-                        <td className="mono">{member.subject}</td>
-                        <td>{member.role}</td>
-                        <td>{when(member.createdAt)}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-            )}
+            <ListTable
+              rows={detail.members}
+              rowKey={(member) => member.subject}
+              emptyText="No members."
+              className="ops-table"
+              columns={[
+                { header: 'Subject', className: 'mono', cell: (member) => member.subject },
+                { header: 'Role', cell: (member) => member.role },
+                { header: 'Since', cell: (member) => when(member.createdAt) },
+              ]}
+            />
           </>
         )}
       </Async>
@@ -124,38 +101,22 @@ export function AdminClustersView() {
           Refresh
         </button>
       </div>
-      <Async
-        loaded={clusters}
-        empty={(list) => list.length === 0}
-        emptyText="No data clusters are configured: every tenant is in the main database."
-      >
+      <Async loaded={clusters}>
         {(list) => (
-          <div className="table-wrap">
-            <table className="ops-table">
-              <thead>
-                <tr>
-                  <th scope="col">Cluster</th>
-                  <th scope="col">Region</th>
-                  <th scope="col">Open for new tenants</th>
-                  <th scope="col">Reachable</th>
-                  <th scope="col">Tenants</th>
-                  <th scope="col">Collections</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.map((cluster) => (
-                  <tr key={cluster.name}>
-                    <td>{cluster.name}</td>
-                    <td>{cluster.region}</td>
-                    <td>{cluster.open ? 'yes' : 'no'}</td>
-                    <td>{cluster.reachable ? 'yes' : 'no'}</td>
-                    <td>{cluster.tenants}</td>
-                    <td>{cluster.collections}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <ListTable
+            rows={list}
+            rowKey={(cluster) => cluster.name}
+            emptyText="No data clusters are configured: every tenant is in the main database."
+            className="ops-table"
+            columns={[
+              { header: 'Cluster', cell: (cluster) => cluster.name },
+              { header: 'Region', cell: (cluster) => cluster.region },
+              { header: 'Open for new tenants', cell: (cluster) => (cluster.open ? 'yes' : 'no') },
+              { header: 'Reachable', cell: (cluster) => (cluster.reachable ? 'yes' : 'no') },
+              { header: 'Tenants', cell: (cluster) => cluster.tenants },
+              { header: 'Collections', cell: (cluster) => cluster.collections },
+            ]}
+          />
         )}
       </Async>
     </section>

@@ -1,10 +1,11 @@
 import { useState, type FormEvent } from 'react';
 import { unwrap, useApi } from '../../api';
 import { Link, navigate, segment } from '../../router';
-import { ActionError, useAction } from '../../ui/action';
+import { ActionError, useConfirmedAction } from '../../ui/action';
 import { Async, useLoad } from '../../ui/async';
 import { Confirm } from '../../ui/confirm';
-import { Pager, nextCursor, usePager, when } from './shared';
+import { ListTable } from '../../ui/list-table';
+import { Pager, pageOf, usePager, when } from './shared';
 
 const PAGE = 25;
 
@@ -15,15 +16,13 @@ export function AdminUsersView() {
   const [email, setEmail] = useState('');
   const pager = usePager();
   const users = useLoad(
-    async (signal) => {
+    (signal) => {
       const query = {
         limit: PAGE,
         ...(email !== '' ? { emailPrefix: email } : {}),
-        ...(pager.after ? { after: { subject: pager.after } } : {}),
+        ...(pager.after ? { after: pager.after } : {}),
       };
-      const result = await client.GET('/admin/users', { params: { query }, signal });
-      const list = (await unwrap(Promise.resolve(result))) ?? [];
-      return { list, next: nextCursor(result.response, 'after[subject]') };
+      return pageOf(client.GET('/admin/users', { params: { query }, signal }));
     },
     [client, email, pager.after],
   );
@@ -58,37 +57,26 @@ export function AdminUsersView() {
           </button>
         )}
       </form>
-      <Async
-        loaded={users}
-        empty={(page) => page.list.length === 0}
-        emptyText={email !== '' ? `No user's email starts with ${email}.` : 'No users yet.'}
-      >
+      <Async loaded={users}>
         {(page) => (
-          <>
-            <div className="table-wrap">
-              <table className="ops-table">
-                <thead>
-                  <tr>
-                    <th scope="col">Subject</th>
-                    <th scope="col">Email</th>
-                    <th scope="col">Registered</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.list.map((user) => (
-                    <tr key={user.subject}>
-                      <td className="mono">
-                        <Link to={`/admin/users/${segment(user.subject)}`}>{user.subject}</Link>
-                      </td>
-                      <td>{user.email}</td>
-                      <td>{when(user.createdAt)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-            <Pager pager={pager} next={page.next} label="Users" />
-          </>
+          <ListTable
+            rows={page.list}
+            rowKey={(user) => user.subject}
+            emptyText={email !== '' ? `No user's email starts with ${email}.` : 'No users yet.'}
+            className="ops-table"
+            columns={[
+              {
+                header: 'Subject',
+                className: 'mono',
+                cell: (user) => (
+                  <Link to={`/admin/users/${segment(user.subject)}`}>{user.subject}</Link>
+                ),
+              },
+              { header: 'Email', cell: (user) => user.email },
+              { header: 'Registered', cell: (user) => when(user.createdAt) },
+            ]}
+            footer={<Pager pager={pager} next={page.next} label="Users" />}
+          />
         )}
       </Async>
     </section>
@@ -104,12 +92,10 @@ export function AdminUserView(props: { subject: string }) {
       unwrap(client.GET('/admin/users/{subject}', { params: { path: { subject } }, signal })),
     [client, subject],
   );
-  const [asking, setAsking] = useState(false);
-  const erase = useAction(async () => {
+  const erase = useConfirmedAction(async (subject: string) => {
     const erasure = await unwrap(
       client.DELETE('/admin/users/{subject}', { params: { path: { subject } } }),
     );
-    setAsking(false);
     navigate(`/admin/erasures/${segment(erasure.id)}`);
   });
   return (
@@ -142,34 +128,22 @@ export function AdminUserView(props: { subject: string }) {
               </div>
             </dl>
             <h2>Keys</h2>
-            {detail.keys.length === 0 ? (
-              <p className="empty">No keys.</p>
-            ) : (
-              <div className="table-wrap">
-                <table className="ops-table">
-                  <thead>
-                    <tr>
-                      <th scope="col">Name</th>
-                      <th scope="col">Prefix</th>
-                      <th scope="col">Kind</th>
-                      <th scope="col">Branch</th>
-                      <th scope="col">Created</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {detail.keys.map((key) => (
-                      <tr key={key.id}>
-                        <td>{key.name || '—'}</td>
-                        <td className="mono">{key.prefix}…</td>
-                        <td>{key.kind}</td>
-                        <td>{key.branch === null ? 'any' : key.branch || 'standard'}</td>
-                        <td>{when(key.createdAt)}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-            )}
+            <ListTable
+              rows={detail.keys}
+              rowKey={(key) => key.id}
+              emptyText="No keys."
+              className="ops-table"
+              columns={[
+                { header: 'Name', cell: (key) => key.name || '—' },
+                { header: 'Prefix', className: 'mono', cell: (key) => `${key.prefix}…` },
+                { header: 'Kind', cell: (key) => key.kind },
+                {
+                  header: 'Branch',
+                  cell: (key) => (key.branch === null ? 'any' : key.branch || 'standard'),
+                },
+                { header: 'Created', cell: (key) => when(key.createdAt) },
+              ]}
+            />
             <h2>Teams</h2>
             {detail.teams.length === 0 ? (
               <p className="empty">Not a member of any team.</p>
@@ -187,16 +161,14 @@ export function AdminUserView(props: { subject: string }) {
               Deletes the user&apos;s profiles, every key, its projects, collections, files and team
               memberships.
             </p>
-            <button type="button" className="danger" onClick={() => setAsking(true)}>
+            <button type="button" className="danger" onClick={() => erase.ask(subject)}>
               Erase user
             </button>
             <ActionError error={erase.error} />
             <Confirm
-              open={asking}
+              {...erase.dialog}
               title={`Erase the user ${detail.profile.email}?`}
               confirmLabel="Erase user"
-              onConfirm={() => erase.run()}
-              onCancel={() => setAsking(false)}
             >
               <p>
                 Everything of <strong>{detail.profile.email}</strong> (

@@ -2,6 +2,7 @@ import type { Schemas } from '../../../../client/src';
 import { unwrap, useApi } from '../../api';
 import { Link } from '../../router';
 import { Async, useLoad } from '../../ui/async';
+import { ListTable } from '../../ui/list-table';
 import { when } from './shared';
 
 type Delivery = Schemas['DeliveryDto'];
@@ -30,38 +31,25 @@ export function DeliveriesView(props: { id: string }) {
           Refresh
         </button>
       </div>
-      <Async
-        loaded={deliveries}
-        empty={(list) => list.length === 0}
-        emptyText="No deliveries yet: events of this webhook's types have not happened since it was registered."
-      >
+      <Async loaded={deliveries}>
         {(list) => (
-          <div className="table-wrap">
-            <table className="ops-table">
-              <thead>
-                <tr>
-                  <th scope="col">Event</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Attempts</th>
-                  <th scope="col">Next attempt</th>
-                  <th scope="col">Created</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.map((delivery) => (
-                  <tr key={delivery.id}>
-                    <td className="mono">{delivery.eventId}</td>
-                    <td>{delivery.status}</td>
-                    <td>
-                      <Attempts delivery={delivery} />
-                    </td>
-                    <td>{delivery.status === 'pending' ? when(delivery.nextAttemptAt) : '—'}</td>
-                    <td>{when(delivery.createdAt)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <ListTable
+            rows={list}
+            rowKey={(delivery) => delivery.id}
+            emptyText="No deliveries yet: events of this webhook's types have not happened since it was registered."
+            className="ops-table"
+            columns={[
+              { header: 'Event', className: 'mono', cell: (delivery) => delivery.eventId },
+              { header: 'Status', cell: (delivery) => delivery.status },
+              { header: 'Attempts', cell: (delivery) => <Attempts delivery={delivery} /> },
+              {
+                header: 'Next attempt',
+                cell: (delivery) =>
+                  delivery.status === 'pending' ? when(delivery.nextAttemptAt) : '—',
+              },
+              { header: 'Created', cell: (delivery) => when(delivery.createdAt) },
+            ]}
+          />
         )}
       </Async>
     </section>

@@ -1,11 +1,12 @@
 import { useState } from 'react';
 import { uploadFileWithProgress, type FileInfo } from '../../../../client/src';
 import { unwrap, useApi } from '../../api';
-import { ActionError, useAction } from '../../ui/action';
+import { ActionError, useAction, useConfirmedAction } from '../../ui/action';
 import { Async, useLoad } from '../../ui/async';
 import { Confirm } from '../../ui/confirm';
+import { ListTable } from '../../ui/list-table';
 import { FileDetail } from './file-detail';
-import { Pager, bytes, nextCursor, usePager, when } from './shared';
+import { Pager, bytes, pageOf, usePager, when } from './shared';
 
 const PAGE = 20;
 
@@ -14,19 +15,15 @@ export function FilesView() {
   const { client } = useApi();
   const pager = usePager();
   const [selected, setSelected] = useState<FileInfo | undefined>(undefined);
-  const [doomed, setDoomed] = useState<FileInfo | undefined>(undefined);
   const list = useLoad(
-    async (signal) => {
-      const query = { limit: PAGE, ...(pager.after ? { after: { id: pager.after } } : {}) };
-      const result = await client.GET('/files', { params: { query }, signal });
-      const files = await unwrap(Promise.resolve(result));
-      return { files, next: nextCursor(result.response, 'after[id]') };
+    (signal) => {
+      const query = { limit: PAGE, ...(pager.after ? { after: pager.after } : {}) };
+      return pageOf(client.GET('/files', { params: { query }, signal }));
     },
     [client, pager.after],
   );
-  const remove = useAction(async (file: FileInfo) => {
+  const remove = useConfirmedAction(async (file: FileInfo) => {
     await unwrap(client.DELETE('/files/{id}', { params: { path: { id: file.id } } }));
-    setDoomed(undefined);
     if (selected?.id === file.id) setSelected(undefined);
     list.reload();
   });
@@ -37,71 +34,54 @@ export function FilesView() {
       <Upload onUploaded={list.reload} />
       <h2>Stored files</h2>
       <ActionError error={remove.error} />
-      <Async loaded={list} empty={(page) => page.files.length === 0} emptyText="No files yet.">
+      <Async loaded={list}>
         {(page) => (
-          <>
-            <div className="table-wrap">
-              <table className="ops-table">
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col" className="wide-only">
-                      Type
-                    </th>
-                    <th scope="col">Size</th>
-                    <th scope="col" className="wide-only">
-                      Uploaded
-                    </th>
-                    <th scope="col">Actions</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.files.map((file) => (
-                    <tr key={file.id}>
-                      <td className="file-name">{file.name}</td>
-                      <td className="wide-only">{file.contentType}</td>
-                      <td>{bytes(file.size)}</td>
-                      <td className="wide-only">{when(file.createdAt)}</td>
-                      <td className="row-actions">
-                        <button
-                          type="button"
-                          aria-label={`Open ${file.name}`}
-                          aria-pressed={selected?.id === file.id}
-                          onClick={() => setSelected(file)}
-                        >
-                          Open
-                        </button>
-                        <button
-                          type="button"
-                          className="danger"
-                          aria-label={`Delete ${file.name}`}
-                          onClick={() => setDoomed(file)}
-                        >
-                          Delete
-                        </button>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-            <Pager pager={pager} next={page.next} label="Files" />
-          </>
+          <ListTable
+            rows={page.list}
+            rowKey={(file) => file.id}
+            emptyText="No files yet."
+            className="ops-table"
+            columns={[
+              { header: 'Name', className: 'file-name', cell: (file) => file.name },
+              { header: 'Type', wideOnly: true, cell: (file) => file.contentType },
+              { header: 'Size', cell: (file) => bytes(file.size) },
+              { header: 'Uploaded', wideOnly: true, cell: (file) => when(file.createdAt) },
+              {
+                header: 'Actions',
+                className: 'row-actions',
+                cell: (file) => (
+                  <>
+                    <button
+                      type="button"
+                      aria-label={`Open ${file.name}`}
+                      aria-pressed={selected?.id === file.id}
+                      onClick={() => setSelected(file)}
+                    >
+                      Open
+                    </button>
+                    <button
+                      type="button"
+                      className="danger"
+                      aria-label={`Delete ${file.name}`}
+                      onClick={() => remove.ask(file)}
+                    >
+                      Delete
+                    </button>
+                  </>
+                ),
+              },
+            ]}
+            footer={<Pager pager={pager} next={page.next} label="Files" />}
+          />
         )}
       </Async>
       {selected && (
         <FileDetail key={selected.id} file={selected} onClose={() => setSelected(undefined)} />
       )}
-      <Confirm
-        open={doomed !== undefined}
-        title="Delete the file?"
-        confirmLabel="Delete file"
-        onConfirm={() => doomed && remove.run(doomed)}
-        onCancel={() => setDoomed(undefined)}
-      >
+      <Confirm {...remove.dialog} title="Delete the file?" confirmLabel="Delete file">
         <p>
-          <span className="file-name">{doomed?.name}</span> ({bytes(doomed?.size ?? 0)}) is deleted
-          for good, and its signed links stop working.
+          <span className="file-name">{remove.target?.name}</span> (
+          {bytes(remove.target?.size ?? 0)}) is deleted for good, and its signed links stop working.
         </p>
       </Confirm>
     </section>

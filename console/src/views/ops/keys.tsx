@@ -1,9 +1,10 @@
 import { useState, type FormEvent } from 'react';
 import type { Schemas } from '../../../../client/src';
 import { unwrap, useApi } from '../../api';
-import { ActionError, useAction } from '../../ui/action';
+import { ActionError, useAction, useConfirmedAction } from '../../ui/action';
 import { Async, useLoad } from '../../ui/async';
 import { Confirm } from '../../ui/confirm';
+import { ListTable } from '../../ui/list-table';
 import { CopyField, when } from './shared';
 
 type ApiKey = Schemas['ApiKeyDto'];
@@ -29,8 +30,7 @@ export function KeysView() {
           )) ?? []),
     [client, owner],
   );
-  const [doomed, setDoomed] = useState<ApiKey | undefined>(undefined);
-  const revoke = useAction(async (key: ApiKey) => {
+  const revoke = useConfirmedAction(async (key: ApiKey) => {
     if (owner === '')
       await unwrap(client.DELETE('/api-keys/{id}', { params: { path: { id: key.id } } }));
     else
@@ -39,7 +39,6 @@ export function KeysView() {
           params: { path: { id: owner, keyId: key.id } },
         }),
       );
-    setDoomed(undefined);
     keys.reload();
   });
   const adminTeams = teams.state === 'ready' ? teams.data : [];
@@ -67,65 +66,63 @@ export function KeysView() {
       <MintKey key={owner} team={owner} ownerName={ownerName} onMinted={keys.reload} />
       <h2>Keys of {ownerName}</h2>
       <ActionError error={revoke.error} />
-      <Async loaded={keys} empty={(list) => list.length === 0} emptyText="No keys.">
+      <Async loaded={keys}>
         {(list) => (
-          <div className="table-wrap">
-            <table className="ops-table">
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Prefix</th>
-                  <th scope="col">Kind</th>
-                  <th scope="col">Branch</th>
-                  <th scope="col">Expires</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Actions</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.map((key) => (
-                  <tr key={key.id}>
-                    <td>
-                      {key.name || '—'}
-                      {key.id === me.key?.id && <strong> (signed in with this key)</strong>}
-                    </td>
-                    <td className="mono">{key.prefix}…</td>
-                    <td>
-                      {key.kind}
-                      {key.kind === 'sub' ? ` (${key.clientId} / ${key.accountId})` : ''}
-                    </td>
-                    <td>{key.branch === null ? 'any' : key.branch || 'standard'}</td>
-                    <td>{key.expiresAt ? when(key.expiresAt) : 'never'}</td>
-                    <td>{when(key.createdAt)}</td>
-                    <td>
-                      <button
-                        type="button"
-                        className="danger"
-                        aria-label={`Revoke the key ${key.name || key.prefix}`}
-                        onClick={() => setDoomed(key)}
-                      >
-                        Revoke
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <ListTable
+            rows={list}
+            rowKey={(key) => key.id}
+            emptyText="No keys."
+            className="ops-table"
+            columns={[
+              {
+                header: 'Name',
+                cell: (key) => (
+                  <>
+                    {key.name || '—'}
+                    {key.id === me.key?.id && <strong> (signed in with this key)</strong>}
+                  </>
+                ),
+              },
+              { header: 'Prefix', className: 'mono', cell: (key) => `${key.prefix}…` },
+              {
+                header: 'Kind',
+                cell: (key) =>
+                  key.kind === 'sub'
+                    ? `${key.kind} (${key.clientId} / ${key.accountId})`
+                    : key.kind,
+              },
+              {
+                header: 'Branch',
+                cell: (key) => (key.branch === null ? 'any' : key.branch || 'standard'),
+              },
+              {
+                header: 'Expires',
+                cell: (key) => (key.expiresAt ? when(key.expiresAt) : 'never'),
+              },
+              { header: 'Created', cell: (key) => when(key.createdAt) },
+              {
+                header: 'Actions',
+                cell: (key) => (
+                  <button
+                    type="button"
+                    className="danger"
+                    aria-label={`Revoke the key ${key.name || key.prefix}`}
+                    onClick={() => revoke.ask(key)}
+                  >
+                    Revoke
+                  </button>
+                ),
+              },
+            ]}
+          />
         )}
       </Async>
-      <Confirm
-        open={doomed !== undefined}
-        title="Revoke the key?"
-        confirmLabel="Revoke key"
-        onConfirm={() => doomed && revoke.run(doomed)}
-        onCancel={() => setDoomed(undefined)}
-      >
+      <Confirm {...revoke.dialog} title="Revoke the key?" confirmLabel="Revoke key">
         <p>
-          The key {doomed?.name ? `“${doomed.name}” ` : ''}
-          <span className="mono">{doomed?.prefix}…</span> stops working with the next request. This
-          cannot be undone.
-          {doomed?.id === me.key?.id && (
+          The key {revoke.target?.name ? `“${revoke.target.name}” ` : ''}
+          <span className="mono">{revoke.target?.prefix}…</span> stops working with the next
+          request. This cannot be undone.
+          {revoke.target?.id === me.key?.id && (
             <strong>
               {' '}
               It is the key this console is signed in with: the console stops working.

@@ -1,38 +1,35 @@
 import { useState } from 'react';
+import { pageCursors, unwrap, type PageCursor } from '../../../../client/src';
 
 /**
- * The `rel="next"` link of a page, as the API sends it in `Link`, read for one query parameter
- * (`after[id]`, `after`): the cursor of the next page, or undefined on the last page.
+ * Keyset paging: the cursor of the page shown (the list's `after`) and the cursors of the pages
+ * before it. A page's next cursor is `pageCursors(response).next` (client/src/links.ts).
  */
-export function nextCursor(response: Response, parameter: string): string | undefined {
-  const header = response.headers.get('Link');
-  if (!header) return undefined;
-  for (const part of header.split(',')) {
-    const found = /<([^>]*)>\s*;\s*rel="?next"?/.exec(part);
-    if (!found?.[1]) continue;
-    const value = new URL(found[1], 'http://link.invalid').searchParams.get(parameter);
-    if (value !== null) return value;
-  }
-  return undefined;
-}
-
-/** Keyset paging: the cursor of the page shown and the cursors of the pages before it. */
 export function usePager() {
-  const [stack, setStack] = useState<(string | undefined)[]>([undefined]);
+  const [stack, setStack] = useState<(PageCursor | undefined)[]>([undefined]);
   const after = stack[stack.length - 1];
   return {
     after,
     page: stack.length,
-    next: (cursor: string) => setStack((pages) => [...pages, cursor]),
+    next: (cursor: PageCursor) => setStack((pages) => [...pages, cursor]),
     previous: () => setStack((pages) => (pages.length > 1 ? pages.slice(0, -1) : pages)),
     first: () => setStack([undefined]),
   };
 }
 
+/** A page of a list call: its entries (none for a 204), and the cursor of the page after it. */
+export async function pageOf<R extends { data?: unknown; error?: unknown; response: Response }>(
+  call: Promise<R>,
+) {
+  const result = await call;
+  const list = (await unwrap(Promise.resolve(result))) ?? [];
+  return { list, next: pageCursors(result.response).next };
+}
+
 /** Previous / next buttons under a paged table. */
 export function Pager(props: {
   pager: ReturnType<typeof usePager>;
-  next: string | undefined;
+  next: PageCursor | undefined;
   label: string;
 }) {
   const { pager, next } = props;

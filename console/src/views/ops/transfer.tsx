@@ -8,7 +8,11 @@ import {
 import { unwrap, useApi } from '../../api';
 import { ActionError, useAction } from '../../ui/action';
 import { useLoad } from '../../ui/async';
+import { ListTable } from '../../ui/list-table';
 import { ProblemView } from '../../ui/problem';
+
+/** An import's answer to one line it refused. */
+type FailedLine = Exclude<ImportLine, { type: 'totals' }>;
 
 /** Export of the namespace to a file, and import of an NDJSON file into it. */
 export function TransferView() {
@@ -181,7 +185,7 @@ function ImportPanel() {
   const [file, setFile] = useState<File | undefined>(undefined);
   const [mode, setMode] = useState<'insert' | 'upsert'>('insert');
   const [dryRun, setDryRun] = useState(false);
-  const [results, setResults] = useState<{ lines: number; failed: ImportLine[] } | undefined>();
+  const [results, setResults] = useState<{ lines: number; failed: FailedLine[] } | undefined>();
   const [totals, setTotals] = useState<Extract<ImportLine, { type: 'totals' }> | undefined>();
 
   const run = useAction(async (chosen: File) => {
@@ -190,7 +194,7 @@ function ImportPanel() {
     const lines = (await chosen.text()).split('\n').filter((line) => line.trim() !== '');
     const transfer: TransferOptions = { ...options, fetch: wholeBodyFetch };
     let count = 0;
-    const failed: ImportLine[] = [];
+    const failed: FailedLine[] = [];
     const query = { mode, dryRun: dryRun ? ('true' as const) : ('false' as const) };
     for await (const line of importNamespace(transfer, lines, query)) {
       if (line.type === 'totals') setTotals(line);
@@ -262,32 +266,19 @@ function ImportPanel() {
           </p>
         </div>
       )}
-      {results && results.failed.length > 0 && (
-        <div className="table-wrap">
-          <table className="ops-table">
-            <caption>Lines that failed</caption>
-            <thead>
-              <tr>
-                <th scope="col">Line</th>
-                <th scope="col">Status</th>
-                <th scope="col">Code</th>
-                <th scope="col">Detail</th>
-              </tr>
-            </thead>
-            <tbody>
-              {results.failed.map((line) =>
-                line.type === 'result' ? (
-                  <tr key={line.line}>
-                    <td>{line.line}</td>
-                    <td>{line.status}</td>
-                    <td>{line.code ?? ''}</td>
-                    <td>{line.detail ?? ''}</td>
-                  </tr>
-                ) : null,
-              )}
-            </tbody>
-          </table>
-        </div>
+      {results && (
+        <ListTable
+          rows={results.failed}
+          rowKey={(line) => String(line.line)}
+          className="ops-table"
+          caption={{ text: 'Lines that failed' }}
+          columns={[
+            { header: 'Line', cell: (line) => line.line },
+            { header: 'Status', cell: (line) => line.status },
+            { header: 'Code', cell: (line) => line.code ?? '' },
+            { header: 'Detail', cell: (line) => line.detail ?? '' },
+          ]}
+        />
       )}
     </form>
   );

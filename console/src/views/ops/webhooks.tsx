@@ -2,9 +2,10 @@ import { useState, type FormEvent } from 'react';
 import type { Schemas } from '../../../../client/src';
 import { unwrap, useApi } from '../../api';
 import { Link, segment } from '../../router';
-import { ActionError, useAction } from '../../ui/action';
+import { ActionError, useAction, useConfirmedAction } from '../../ui/action';
 import { Async, useLoad } from '../../ui/async';
 import { Confirm } from '../../ui/confirm';
+import { ListTable } from '../../ui/list-table';
 import { CopyField, when } from './shared';
 
 type Webhook = Schemas['WebhookDto'];
@@ -18,10 +19,8 @@ export function WebhooksView() {
     async (signal) => (await unwrap(client.GET('/webhooks', { signal }))) ?? [],
     [client],
   );
-  const [doomed, setDoomed] = useState<Webhook | undefined>(undefined);
-  const remove = useAction(async (webhook: Webhook) => {
+  const remove = useConfirmedAction(async (webhook: Webhook) => {
     await unwrap(client.DELETE('/webhooks/{id}', { params: { path: { id: webhook.id } } }));
-    setDoomed(undefined);
     list.reload();
   });
   return (
@@ -30,68 +29,56 @@ export function WebhooksView() {
       <CreateWebhook onCreated={list.reload} />
       <h2>Registered endpoints</h2>
       <ActionError error={remove.error} />
-      <Async loaded={list} empty={(hooks) => hooks.length === 0} emptyText="No webhooks yet.">
+      <Async loaded={list}>
         {(hooks) => (
-          <div className="table-wrap">
-            <table className="ops-table">
-              <thead>
-                <tr>
-                  <th scope="col">URL</th>
-                  <th scope="col">Events</th>
-                  <th scope="col">Collection</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Actions</th>
-                </tr>
-              </thead>
-              <tbody>
-                {hooks.map((hook) => (
-                  <tr key={hook.id}>
-                    <td className="mono">{hook.url}</td>
-                    <td>{hook.events.join(', ')}</td>
-                    <td>{hook.collection ?? 'all'}</td>
-                    <td>
-                      {hook.disabledAt
-                        ? `disabled since ${when(hook.disabledAt)}`
-                        : hook.failingSince
-                          ? `failing since ${when(hook.failingSince)}`
-                          : 'active'}
-                    </td>
-                    <td>{when(hook.createdAt)}</td>
-                    <td className="row-actions">
-                      <Link to={`/webhooks/${segment(hook.id)}`}>
-                        Deliveries<span className="visually-hidden"> of {hook.url}</span>
-                      </Link>
-                      <button
-                        type="button"
-                        className="danger"
-                        aria-label={`Delete the webhook ${hook.url}`}
-                        onClick={() => setDoomed(hook)}
-                      >
-                        Delete
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <ListTable
+            rows={hooks}
+            rowKey={(hook) => hook.id}
+            emptyText="No webhooks yet."
+            className="ops-table"
+            columns={[
+              { header: 'URL', className: 'mono', cell: (hook) => hook.url },
+              { header: 'Events', cell: (hook) => hook.events.join(', ') },
+              { header: 'Collection', cell: (hook) => hook.collection ?? 'all' },
+              { header: 'State', cell: (hook) => webhookState(hook) },
+              { header: 'Created', cell: (hook) => when(hook.createdAt) },
+              {
+                header: 'Actions',
+                className: 'row-actions',
+                cell: (hook) => (
+                  <>
+                    <Link to={`/webhooks/${segment(hook.id)}`}>
+                      Deliveries<span className="visually-hidden"> of {hook.url}</span>
+                    </Link>
+                    <button
+                      type="button"
+                      className="danger"
+                      aria-label={`Delete the webhook ${hook.url}`}
+                      onClick={() => remove.ask(hook)}
+                    >
+                      Delete
+                    </button>
+                  </>
+                ),
+              },
+            ]}
+          />
         )}
       </Async>
-      <Confirm
-        open={doomed !== undefined}
-        title="Delete the webhook?"
-        confirmLabel="Delete webhook"
-        onConfirm={() => doomed && remove.run(doomed)}
-        onCancel={() => setDoomed(undefined)}
-      >
+      <Confirm {...remove.dialog} title="Delete the webhook?" confirmLabel="Delete webhook">
         <p>
-          <span className="mono">{doomed?.url}</span> receives no further events, and its pending
-          deliveries are dropped.
+          <span className="mono">{remove.target?.url}</span> receives no further events, and its
+          pending deliveries are dropped.
         </p>
       </Confirm>
     </section>
   );
+}
+
+function webhookState(hook: Webhook): string {
+  if (hook.disabledAt) return `disabled since ${when(hook.disabledAt)}`;
+  if (hook.failingSince) return `failing since ${when(hook.failingSince)}`;
+  return 'active';
 }
 
 function CreateWebhook(props: { onCreated: () => void }) {
