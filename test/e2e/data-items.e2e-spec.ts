@@ -392,7 +392,7 @@ describe('data items', () => {
         .findOne({ tenant: user.subject, name: 'planned' });
       const native = nativeCollection(t, entry);
       const byId = (await native
-        .find({ _id: 'P1' as never })
+        .find({ _id: 'P1' })
         .limit(2)
         .explain()) as {
         queryPlanner: { winningPlan?: unknown };

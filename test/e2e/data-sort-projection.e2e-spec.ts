@@ -37,7 +37,7 @@ beforeAll(async () => {
     _createdAt: now,
     _updatedAt: now,
   }));
-  await nativeCollection(t, entry).insertMany(docs as never[]);
+  await nativeCollection(t, entry).insertMany(docs);
 
   for (const [i, owner] of ['mine', 'other', 'mine'].entries())
     await t

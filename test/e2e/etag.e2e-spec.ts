@@ -411,7 +411,7 @@ describe('data items', () => {
     await (
       await nativeOf('legacy')
     ).insertOne({
-      _id: 'old' as never,
+      _id: 'old',
       v: 1,
       userId: user.subject,
       _createdAt: createdAt,
