@@ -391,10 +391,7 @@ describe('data items', () => {
         .collection('data_collections')
         .findOne({ tenant: user.subject, name: 'planned' });
       const native = nativeCollection(t, entry);
-      const byId = (await native
-        .find({ _id: 'P1' })
-        .limit(2)
-        .explain()) as {
+      const byId = (await native.find({ _id: 'P1' }).limit(2).explain()) as {
         queryPlanner: { winningPlan?: unknown };
       };
       if (!byId.queryPlanner.winningPlan) {
