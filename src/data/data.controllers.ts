@@ -4,8 +4,8 @@ import { IndexesController } from './indexes/indexes.controller';
 import { BulkController } from './items/bulk.controller';
 import { CountController } from './items/count.controller';
 import { ExpiryController } from './rules/expiry/expiry.controller';
-import { ItemController } from './items/item-by-value.controller';
-import { ItemsController } from './items/collection-items.controller';
+import { ItemByValueController } from './items/item-by-value.controller';
+import { CollectionItemsController } from './items/collection-items.controller';
 import { SchemaController } from './rules/schema/schema.controller';
 import { TypedClientsController } from './rules/typed/typed-clients.controller';
 
@@ -25,10 +25,10 @@ import { TypedClientsController } from './rules/typed/typed-clients.controller';
 export const DATA_CONTROLLERS = [
   TypedClientsController,
   CollectionsController,
-  ItemsController,
+  CollectionItemsController,
   BulkController,
   CountController,
-  ItemController,
+  ItemByValueController,
   IndexesController,
   AnalysisController,
   SchemaController,

@@ -79,7 +79,7 @@ const ITEM_CREATED_HEADER = 'X-Item-Created';
 @IdempotentWrites()
 @ItemWriteRoutes()
 @Controller('data')
-export class ItemsController {
+export class CollectionItemsController {
   private readonly budget: JsonBudget;
   private readonly filterLimits: FilterLimits;
 

@@ -63,7 +63,7 @@ import { ItemsService } from './items.service';
 @IdempotentWrites()
 @ItemWriteRoutes()
 @Controller('data')
-export class ItemController {
+export class ItemByValueController {
   private readonly budget: JsonBudget;
   private readonly filterLimits: FilterLimits;
 

@@ -36,7 +36,7 @@ const DOCUMENT_EXAMPLE = {
 
 /**
  * `GET /data/openapi.json`. No collection name holds a dot, so this path names no collection; it
- * is still a `{collection}` shape, so its controller is registered before ItemsController
+ * is still a `{collection}` shape, so its controller is registered before CollectionItemsController
  * (data.controllers.ts).
  */
 @ApiTags('data')
