@@ -232,6 +232,16 @@ function startWriters(key: Record<string, string>, instances: () => ServiceProce
   return { acked, paused, stop };
 }
 
+/**
+ * Starts moving the tenant to `cluster` through `via`: the move's id, and the tenant's items at
+ * its start (the prefill and the `acked` writes so far), from which its bound is computed.
+ */
+async function startMove(via: ServiceProcess, subject: string, cluster: 'a' | 'b', acked: number) {
+  const started = await via.send('POST', `/admin/tenants/user/${subject}/move`, admin, { cluster });
+  expect(started.status).toBe(202);
+  return { moveId: json<{ id: string }>(started).id, items: 2 * PREFILLED + acked };
+}
+
 /** Polls the move until it ends, within `withinMs`; the states it went through, and its end. */
 async function watchMove(via: () => ServiceProcess, id: string, withinMs: number) {
   const seen: MoveBody[] = [];
@@ -315,12 +325,7 @@ it(
     const writers = startWriters(user.key, () => [one, two], 'a-');
     await until('the writers are under way', () => writers.acked.length >= 16);
 
-    const items = 2 * PREFILLED + writers.acked.length;
-    const started = await one.send('POST', `/admin/tenants/user/${user.subject}/move`, admin, {
-      cluster: 'b',
-    });
-    expect(started.status).toBe(202);
-    const moveId = json<{ id: string }>(started).id;
+    const { moveId, items } = await startMove(one, user.subject, 'b', writers.acked.length);
     const ackedAtStart = writers.acked.length;
     const { seen, end } = await watchMove(() => two, moveId, boundMs(items, env));
     const ackedDuringMove = writers.acked.length - ackedAtStart;
@@ -399,12 +404,7 @@ it(
         command.sort === undefined &&
         ++looks === 1,
     );
-    const items = 2 * PREFILLED + acked.length;
-    const started = await mover.send('POST', `/admin/tenants/user/${profile.subject}/move`, admin, {
-      cluster: 'a',
-    });
-    expect(started.status).toBe(202);
-    const moveId = json<{ id: string }>(started).id;
+    const { moveId, items } = await startMove(mover, profile.subject, 'a', acked.length);
     await until('the mover is held in a pause', () => held.held() > 0, boundMs(items, env));
     moverAlive = false;
     await mover.kill();
@@ -538,12 +538,7 @@ it(
     const writers = startWriters(user.key, () => [one, two], 'c-');
     await until('the writers are under way', () => writers.acked.length >= 16);
 
-    const items = 2 * PREFILLED + writers.acked.length;
-    const started = await one.send('POST', `/admin/tenants/user/${user.subject}/move`, admin, {
-      cluster: 'b',
-    });
-    expect(started.status).toBe(202);
-    const moveId = json<{ id: string }>(started).id;
+    const { moveId, items } = await startMove(one, user.subject, 'b', writers.acked.length);
     const { end } = await watchMove(() => two, moveId, boundMs(items, env));
     expect(end).toMatchObject({ status: 'failed', collectionsCopied: 0 });
     expect(end.error).toMatch(/MOVE_MAX_WRITE_PAUSE_MS/);
