@@ -12,7 +12,7 @@ import type { MoveWriteMarkers } from './move-write-markers.repository';
  *    from then on the move cannot pause, compare or switch what it writes until the marker is gone.
  * 3. It reads the state afresh (`pausedNow`), after its marker is written: paused → its marker
  *    goes and it is refused (`refusal`, a 503 with Retry-After), before anything is written;
- *    otherwise it goes on where the content is.
+ *    otherwise it goes on where the content is. A fresh read that fails removes the marker too.
  *
  * A move pauses first and then waits for the markers, so a write either saw the pause or holds a
  * marker the move waits for: none writes to a source that is being compared or switched.
@@ -35,7 +35,16 @@ export abstract class MoveGate<K> {
     const target = await this.movingTarget(key);
     if (target === null) return null;
     const marker = await this.markers.begin(target);
-    if (await this.pausedNow(key)) {
+    let paused: boolean;
+    try {
+      paused = await this.pausedNow(key);
+    } catch (error) {
+      // Left in place, this instance would renew the marker for as long as it runs, and every
+      // pause of the move would wait for a write that never ends.
+      await this.leave(marker);
+      throw error;
+    }
+    if (paused) {
       await this.markers.end(marker);
       throw this.refusal(key);
     }
