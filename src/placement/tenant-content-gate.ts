@@ -26,7 +26,7 @@ export class TenantContentGate extends MoveGate<Tenant> {
   }
 
   protected async movingTarget(tenant: Tenant): Promise<string | null> {
-    if (!(await this.placements.feedOf(tenant)).moving) return null;
+    if (!(await this.placements.cachedFeedOf(tenant)).moving) return null;
     return feedWriteTarget(this.placements.databaseOf(tenant));
   }
 

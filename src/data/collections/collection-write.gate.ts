@@ -71,7 +71,7 @@ export class CollectionWriteGate extends MoveGate<CollectionAddress> implements 
     branch,
     name,
   }: CollectionAddress): Promise<string | null> {
-    const entry = await this.registry.find(tenant, branch, name);
+    const entry = await this.registry.cached(tenant, branch, name);
     return entry?.moving ? entry.id : null;
   }
 
