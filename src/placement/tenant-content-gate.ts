@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Tenant } from '../common/tenancy/namespace';
+import { MoveGate } from './move-gate';
 import { MoveWriteMarkers } from './move-write-markers.repository';
 import { FeedMovingError } from './placement.errors';
 import { TenantPlacements } from './tenant-placements.service';
@@ -10,35 +11,30 @@ export function feedWriteTarget(tenantDatabase: string): string {
 }
 
 /**
- * The write side of moving what a tenant keeps in its cluster database (ClusterDatabases: its
+ * The move gate (MoveGate) of what a tenant keeps in its cluster database (ClusterDatabases: its
  * change feed, webhook deliveries and stored idempotent responses), in front of every write that
  * records events (EventsService.record) and every request that holds an Idempotency-Key. Outside
- * a move it costs a cached placement lookup. While they are being moved, the write marks itself
- * under way, then reads the placement afresh: paused → 503 FEED_MOVING with Retry-After, before
- * anything is written; otherwise it goes on where they are, and the move cannot switch them
- * until the marker is gone.
+ * a move it costs a cached placement lookup; while they are paused, 503 FEED_MOVING.
  */
 @Injectable()
-export class TenantContentGate {
+export class TenantContentGate extends MoveGate<Tenant> {
   constructor(
     private readonly placements: TenantPlacements,
-    private readonly markers: MoveWriteMarkers,
-  ) {}
-
-  /** The marker of this write when the tenant's feed is being moved; null otherwise. */
-  async enter(tenant: Tenant): Promise<string | null> {
-    if (!(await this.placements.feedOf(tenant)).moving) return null;
-    const marker = await this.markers.begin(feedWriteTarget(this.placements.databaseOf(tenant)));
-    const now = await this.placements.feedOf(tenant, { fresh: true });
-    if (now.moving?.phase === 'paused') {
-      await this.markers.end(marker);
-      throw new FeedMovingError();
-    }
-    return marker;
+    markers: MoveWriteMarkers,
+  ) {
+    super(markers);
   }
 
-  /** The write is done (or failed). */
-  async leave(marker: string | null): Promise<void> {
-    if (marker !== null) await this.markers.end(marker).catch(() => undefined);
+  protected async movingTarget(tenant: Tenant): Promise<string | null> {
+    if (!(await this.placements.cachedFeedOf(tenant)).moving) return null;
+    return feedWriteTarget(this.placements.databaseOf(tenant));
+  }
+
+  protected async pausedNow(tenant: Tenant): Promise<boolean> {
+    return (await this.placements.feedOf(tenant, { fresh: true })).moving?.phase === 'paused';
+  }
+
+  protected refusal(): Error {
+    return new FeedMovingError();
   }
 }

@@ -122,10 +122,15 @@ export class TenantPlacements implements OnModuleInit {
   async feedOf(tenant: Tenant, { fresh = false } = {}): Promise<FeedLocation> {
     let found = await this.placementOf(tenant);
     if (found?.feedMoving || fresh) found = await this.placementOf(tenant, true);
-    return {
-      cluster: found?.feed ?? null,
-      ...(found?.feedMoving ? { moving: found.feedMoving } : {}),
-    };
+    return feedLocation(found);
+  }
+
+  /**
+   * `feedOf` as this instance has it cached (read when it has none), even a feed being moved: a
+   * move gate's first look, which reads the placement afresh itself once its write is marked.
+   */
+  async cachedFeedOf(tenant: Tenant): Promise<FeedLocation> {
+    return feedLocation(await this.placementOf(tenant));
   }
 
   /** Starts (`copying`), pauses or ends (null, where it was) the move of the tenant's feed. */
@@ -160,4 +165,11 @@ export class TenantPlacements implements OnModuleInit {
   async tenantsOn(cluster: string): Promise<number> {
     return this.placements.countOn(cluster);
   }
+}
+
+function feedLocation(found: TenantPlacement | null): FeedLocation {
+  return {
+    cluster: found?.feed ?? null,
+    ...(found?.feedMoving ? { moving: found.feedMoving } : {}),
+  };
 }

@@ -1,5 +1,10 @@
 import { MongoClient, type Db } from 'mongodb';
-import { tenantDatabaseName } from '../../src/placement';
+import { getModelToken } from '@nestjs/mongoose';
+import type { Model } from 'mongoose';
+import { CollectionRegistryRepository } from '../../src/data/collections/collection-registry.repository';
+import { CollectionRegistryDocument } from '../../src/data/collections/collection-registry.schema';
+import { TenantPlacements, tenantDatabaseName } from '../../src/placement';
+import { TenantPlacementsRepository } from '../../src/placement/tenant-placements.repository';
 import {
   createTestApp,
   testDatabaseUri,
@@ -271,6 +276,50 @@ describe('moving a tenant', () => {
 
     const listed = await one.http().get('/admin/moves').set(admin).expect(200);
     expect((listed.body as MoveBody[]).map((m) => m.id)).toContain(body.id);
+  });
+
+  it('reads a collection and a feed being moved once afresh per write besides the write itself, and leaves no marker', async () => {
+    const user = await createUser(one, { region: 'eu' });
+    const key = { 'X-Api-Key': user.apiKey };
+    const write = (n: number) =>
+      one.http().post('/data/gated').set(key).send({ item: { n } }).expect(200);
+    await write(0);
+    // What a move's announcement does to them, without a move that would pause or switch them.
+    const tenant = { kind: 'user' as const, id: user.subject };
+    const registry = one.app.get(CollectionRegistryRepository);
+    const placements = one.app.get(TenantPlacements);
+    const moving = { move: 'by-hand', to: 'b', phase: 'copying' as const };
+    expect(
+      await registry.announceMove(tenant, moving.move, {
+        cluster: 'b',
+        database: placements.databaseOf(tenant),
+      }),
+    ).toBe(1);
+    await placements.setFeedMoving(tenant, moving);
+    try {
+      await write(1);
+      const entries = jest.spyOn(
+        one.app.get<Model<unknown>>(getModelToken(CollectionRegistryDocument.name)),
+        'findOne',
+      );
+      const feeds = jest.spyOn(one.app.get(TenantPlacementsRepository), 'find');
+      try {
+        await write(2);
+        // The collection: the gate's look after its marker, and the write's own (3 when the
+        // gate's first look read it afresh too).
+        expect(entries.mock.calls.length).toBeLessThanOrEqual(2);
+        // The feed: the gate's look after its marker, and where the intent and the events go.
+        expect(feeds.mock.calls.length).toBeLessThanOrEqual(3);
+      } finally {
+        entries.mockRestore();
+        feeds.mockRestore();
+      }
+      expect(await one.connection.collection('move_writes').countDocuments()).toBe(0);
+    } finally {
+      const [entry] = await registry.movedBy(moving.move);
+      if (entry) await registry.endMove(entry.id, moving.move);
+      await placements.setFeedMoving(tenant, null);
+    }
   });
 
   it('refuses what cannot be moved, naming why', async () => {

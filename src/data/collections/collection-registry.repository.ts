@@ -59,13 +59,7 @@ export class CollectionRegistryRepository implements OnModuleInit {
     { fresh = false } = {},
   ): Promise<RegisteredCollection | null> {
     const key = CollectionRegistryRepository.key(tenant, branch, name);
-    const read = async (): Promise<RegisteredCollection | null> => {
-      const doc = await this.registry
-        .findOne({ ...CollectionRegistryRepository.scope(tenant, branch), name })
-        .lean<CollectionRegistryDocument>()
-        .exec();
-      return doc ? toEntry(doc) : null;
-    };
+    const read = () => this.read(tenant, branch, name);
     if (!fresh) {
       const cached = await this.cache.load(key, read);
       if (!cached?.moving) return cached;
@@ -74,6 +68,24 @@ export class CollectionRegistryRepository implements OnModuleInit {
     const entry = await read();
     if (entry) this.cache.remember(key, entry, mark);
     return entry;
+  }
+
+  /**
+   * The entry of a name as this instance has it (read when it has none, like `find`), even one
+   * being moved: a move gate's first look, which reads the entry afresh itself once its write is
+   * marked.
+   */
+  async cached(tenant: Tenant, branch: string, name: string): Promise<RegisteredCollection | null> {
+    const key = CollectionRegistryRepository.key(tenant, branch, name);
+    return this.cache.load(key, () => this.read(tenant, branch, name));
+  }
+
+  private async read(tenant: Tenant, branch: string, name: string) {
+    const doc = await this.registry
+      .findOne({ ...CollectionRegistryRepository.scope(tenant, branch), name })
+      .lean<CollectionRegistryDocument>()
+      .exec();
+    return doc ? toEntry(doc) : null;
   }
 
   /**

@@ -14,21 +14,30 @@ import {
 import { onWriteRoutes } from '../../common/idempotency';
 import { CollectionMovingError } from '../data.errors';
 import { CollectionRegistryRepository } from './collection-registry.repository';
-import { MoveWriteMarkers } from '../../placement';
+import { MoveGate, MoveWriteMarkers } from '../../placement';
+
+/** A collection, as a write names it. */
+interface CollectionAddress {
+  tenant: Tenant;
+  branch: string;
+  name: string;
+}
 
 /**
- * The write side of a tenant move, on every write route of `/data/{collection}…`. Outside a
- * move it costs nothing: the entry comes from the registry cache the handler reads too. While
- * the collection is being moved, the write first marks itself under way, then reads the entry
- * afresh: paused → 503 COLLECTION_MOVING with Retry-After; otherwise the write goes on, and the
- * move cannot pause, compare or switch the collection until the marker is gone (CollectionMover).
+ * The move gate (MoveGate) of a collection, on every write route of `/data/{collection}…` and
+ * around the writes no route names (imports, the expiry sweep). Outside a move it costs nothing:
+ * the entry comes from the registry cache the handler reads too. While the collection is being
+ * moved, a write marks itself under the collection's registry id; while its writes are paused,
+ * 503 COLLECTION_MOVING (CollectionMover pauses, compares and switches).
  */
 @Injectable()
-export class CollectionWriteGate implements NestInterceptor {
+export class CollectionWriteGate extends MoveGate<CollectionAddress> implements NestInterceptor {
   constructor(
     private readonly registry: CollectionRegistryRepository,
-    private readonly markers: MoveWriteMarkers,
-  ) {}
+    markers: MoveWriteMarkers,
+  ) {
+    super(markers);
+  }
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     return this.gated(context.switchToHttp().getRequest<RequestWithPrincipal>(), next.handle());
@@ -39,42 +48,40 @@ export class CollectionWriteGate implements NestInterceptor {
     const principal = req.principal;
     const name = (req.params as Record<string, string | undefined>).collection;
     if (!principal || principal.kind === 'operator' || name === undefined) return answered;
-    const tenant = tenantOf(principal);
-    return defer(() => this.enter(tenant, principal.branch, name)).pipe(
+    const address = { tenant: tenantOf(principal), branch: principal.branch, name };
+    return defer(() => this.enter(address)).pipe(
       mergeMap((marker) =>
-        marker === null
-          ? answered
-          : answered.pipe(finalize(() => void this.markers.end(marker).catch(() => {}))),
+        marker === null ? answered : answered.pipe(finalize(() => void this.leave(marker))),
       ),
     );
   }
 
   /** Runs a write of `name` that no route names (an import's): the same gate, around it. */
   around<T>(principal: CustomerPrincipal, name: string, write: () => Promise<T>): Promise<T> {
-    return this.aroundIn(tenantOf(principal), principal.branch, name, write);
+    return this.through({ tenant: tenantOf(principal), branch: principal.branch, name }, write);
   }
 
   /** `around` for a write no request makes (the expiry sweep's), in a namespace. */
-  async aroundIn<T>(tenant: Tenant, branch: string, name: string, write: () => Promise<T>) {
-    const marker = await this.enter(tenant, branch, name);
-    try {
-      return await write();
-    } finally {
-      if (marker !== null) await this.markers.end(marker).catch(() => {});
-    }
+  aroundIn<T>(tenant: Tenant, branch: string, name: string, write: () => Promise<T>): Promise<T> {
+    return this.through({ tenant, branch, name }, write);
   }
 
-  /** The marker of this write when the collection is being moved; null otherwise. */
-  private async enter(tenant: Tenant, branch: string, name: string): Promise<string | null> {
-    const entry = await this.registry.find(tenant, branch, name);
-    if (!entry?.moving) return null;
-    const marker = await this.markers.begin(entry.id);
+  protected async movingTarget({
+    tenant,
+    branch,
+    name,
+  }: CollectionAddress): Promise<string | null> {
+    const entry = await this.registry.cached(tenant, branch, name);
+    return entry?.moving ? entry.id : null;
+  }
+
+  protected async pausedNow({ tenant, branch, name }: CollectionAddress): Promise<boolean> {
     const now = await this.registry.find(tenant, branch, name, { fresh: true });
-    if (now?.moving?.phase === 'paused') {
-      await this.markers.end(marker);
-      throw new CollectionMovingError(name);
-    }
-    return marker;
+    return now?.moving?.phase === 'paused';
+  }
+
+  protected refusal({ name }: CollectionAddress): Error {
+    return new CollectionMovingError(name);
   }
 }
 
