@@ -25,7 +25,7 @@ import { Auth } from '../auth';
 import { ProblemDto, ValidationFailedError } from '../common/errors';
 import { IdempotentWrites } from '../common/idempotency';
 import { isObjectIdHex } from '../common/mongo/object-id';
-import { ApiKeysetPage, linkNextPage, parseKeysetPage } from '../common/pagination/keyset-page';
+import { ApiKeysetList, linkNextPage, parseKeysetPage } from '../common/pagination/keyset-page';
 import { TENANT_KINDS, type Tenant, type TenantKind } from '../common/tenancy/namespace';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { TenantMoves } from '../lifecycle';
@@ -113,9 +113,7 @@ export class AdminClustersController {
 
   /** Every tenant move, newest first; `Link: <…>; rel="next"` while more follow. */
   @Get('moves')
-  @ApiKeysetPage('id', '^[0-9a-f]{24}$', 'the moves started before that one')
-  @ApiOkResponse({ type: [MoveDto], description: 'A page; `Link` names the next one' })
-  @ApiBadRequestResponse({ type: ProblemDto })
+  @ApiKeysetList(MoveDto, 'id', '^[0-9a-f]{24}$', 'the moves started before that one')
   async listMoves(
     @Query() raw: Record<string, unknown>,
     @Req() req: Request,

@@ -30,7 +30,7 @@ import { ApiKeyDto } from '../auth/dto/api-key.dto';
 import { ProblemDto, ValidationFailedError } from '../common/errors';
 import { sendLines } from '../common/http/ndjson';
 import { IdempotentWrites } from '../common/idempotency';
-import { ApiKeysetPage, linkNextPage, parseKeysetPage } from '../common/pagination/keyset-page';
+import { ApiKeysetList, linkNextPage, parseKeysetPage } from '../common/pagination/keyset-page';
 import { APP_CONFIG, type AppConfig } from '../config';
 import {
   ACCOUNT_EXPORT_MODELS,
@@ -84,9 +84,7 @@ export class AdminUsersController {
       'Only the users whose email starts with this (case does not matter), still listed by subject',
     schema: { type: 'string', minLength: 1, maxLength: 254 },
   })
-  @ApiKeysetPage('subject', SUBJECT_PATTERN.source, 'the users after that one')
-  @ApiOkResponse({ type: [UserSummaryDto], description: 'A page; `Link` names the next one' })
-  @ApiBadRequestResponse({ type: ProblemDto })
+  @ApiKeysetList(UserSummaryDto, 'subject', SUBJECT_PATTERN.source, 'the users after that one')
   async listUsers(
     @Query() raw: Record<string, unknown>,
     @Req() req: Request,

@@ -32,7 +32,7 @@ import { PayloadTooLargeError, ProblemDto, ValidationFailedError } from '../comm
 import type { StreamedBody } from '../common/http/body';
 import { REQUEST_BODY_CONTENT } from '../common/http/openapi-shared';
 import { IdempotentWrites } from '../common/idempotency';
-import { ApiKeysetPage, linkNextPage, parseKeysetPage } from '../common/pagination/keyset-page';
+import { ApiKeysetList, linkNextPage, parseKeysetPage } from '../common/pagination/keyset-page';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { FileDto, FileLinkDto, FileLinkRequestDto } from './dto/file.dto';
 import { ApiFileContent } from './dto/file.openapi';
@@ -178,7 +178,7 @@ export class FilesController {
 
   /** Files in upload order; `Link: <…>; rel="next"` while more follow. */
   @Get()
-  @ApiKeysetPage('id', FILE_ID.source, 'the files uploaded after that one')
+  @ApiKeysetList(FileDto, 'id', FILE_ID.source, 'the files uploaded after that one')
   @ApiQuery({
     name: 'name',
     required: false,
@@ -192,8 +192,6 @@ export class FilesController {
       'Files of exactly this type, compared as stored: normalised (lower-case type and parameter names, parameters in name order)',
     schema: { type: 'string', maxLength: 255 },
   })
-  @ApiOkResponse({ type: [FileDto], description: 'A page; `Link` names the next one' })
-  @ApiBadRequestResponse({ type: ProblemDto })
   async listFiles(
     @CurrentPrincipal() principal: CustomerPrincipal,
     @Query() raw: Record<string, unknown>,

@@ -1,7 +1,7 @@
-import { applyDecorators } from '@nestjs/common';
-import { ApiQuery } from '@nestjs/swagger';
+import { applyDecorators, type Type } from '@nestjs/common';
+import { ApiBadRequestResponse, ApiOkResponse, ApiQuery } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { ValidationFailedError, type FieldError } from '../errors';
+import { ProblemDto, ValidationFailedError, type FieldError } from '../errors';
 import { parseListQuery } from '../http/list-query';
 import { keysetLink } from './keyset';
 
@@ -90,5 +90,22 @@ export function ApiKeysetPage(
         additionalProperties: false,
       },
     }),
+  );
+}
+
+/**
+ * Documents a fixed-order list: its page parameters (ApiKeysetPage), a page of `item` with the
+ * `Link` to the next one, and the 400 of a wrong parameter.
+ */
+export function ApiKeysetList(
+  item: Type<unknown>,
+  field: string,
+  pattern: string,
+  description: string,
+): MethodDecorator {
+  return applyDecorators(
+    ApiKeysetPage(field, pattern, description),
+    ApiOkResponse({ type: [item], description: 'A page; `Link` names the next one' }),
+    ApiBadRequestResponse({ type: ProblemDto }),
   );
 }
