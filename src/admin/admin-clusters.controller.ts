@@ -1,4 +1,5 @@
 import {
+  applyDecorators,
   Body,
   Controller,
   Get,
@@ -41,6 +42,13 @@ function tenantOfPath(kind: string, id: string): Tenant {
 
 const TENANT_NOT_FOUND = 'PROFILE_NOT_FOUND: no such user; TEAM_NOT_FOUND: no such team';
 
+/** The tenant of `tenants/:kind/:id/…`: a user by subject or a team by id, and its 404. */
+const TENANT_PATH = applyDecorators(
+  ApiParam({ name: 'kind', enum: TENANT_KINDS }),
+  ApiParam({ name: 'id', description: "A user's subject or a team id" }),
+  ApiNotFoundResponse({ type: ProblemDto, description: TENANT_NOT_FOUND }),
+);
+
 /** Where tenant data lives: the clusters of DATA_CLUSTERS, each tenant's placement, and moves. */
 @ApiTags('admin')
 @IdempotentWrites()
@@ -62,14 +70,12 @@ export class AdminClustersController {
 
   /** The cluster and database of a tenant's collections. */
   @Get('tenants/:kind/:id/placement')
-  @ApiParam({ name: 'kind', enum: TENANT_KINDS })
-  @ApiParam({ name: 'id', description: "A user's subject or a team id" })
+  @TENANT_PATH
   @ApiOkResponse({ type: PlacementDto })
   @ApiBadRequestResponse({
     type: ProblemDto,
     description: 'VALIDATION_FAILED: kind is not user or team',
   })
-  @ApiNotFoundResponse({ type: ProblemDto, description: TENANT_NOT_FOUND })
   async getPlacement(@Param('kind') kind: string, @Param('id') id: string): Promise<PlacementDto> {
     return this.admin.placementOf(tenantOfPath(kind, id));
   }
@@ -83,8 +89,7 @@ export class AdminClustersController {
    */
   @Post('tenants/:kind/:id/move')
   @HttpCode(HttpStatus.ACCEPTED)
-  @ApiParam({ name: 'kind', enum: TENANT_KINDS })
-  @ApiParam({ name: 'id', description: "A user's subject or a team id" })
+  @TENANT_PATH
   @ApiAcceptedResponse({
     type: MoveDto,
     description: 'The move, running (`Location` names it)',
@@ -94,7 +99,6 @@ export class AdminClustersController {
     type: ProblemDto,
     description: 'VALIDATION_FAILED; UNKNOWN_CLUSTER: no cluster of DATA_CLUSTERS has the name',
   })
-  @ApiNotFoundResponse({ type: ProblemDto, description: TENANT_NOT_FOUND })
   @ApiConflictResponse({
     type: ProblemDto,
     description:

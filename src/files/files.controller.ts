@@ -45,6 +45,8 @@ import { checkName, MULTIPART_OVERHEAD_BYTES, uploadOf } from './upload-body';
 
 const FILE_ID = /^[0-9a-f]{24}$/;
 
+const FILE_NOT_FOUND = ApiNotFoundResponse({ type: ProblemDto, description: 'FILE_NOT_FOUND' });
+
 /** POST /files reads its body itself (any media type, bytes as sent): the middleware only checks its size. */
 export function filesBody(config: AppConfig): StreamedBody {
   return {
@@ -224,7 +226,7 @@ export class FilesController {
 
   @Get(':id')
   @ApiOkResponse({ type: FileDto })
-  @ApiNotFoundResponse({ type: ProblemDto, description: 'FILE_NOT_FOUND' })
+  @FILE_NOT_FOUND
   async getFile(
     @CurrentPrincipal() principal: CustomerPrincipal,
     @Param('id') id: string,
@@ -256,7 +258,7 @@ export class FilesController {
   @Delete(':id')
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiNoContentResponse({ description: 'Deleted' })
-  @ApiNotFoundResponse({ type: ProblemDto, description: 'FILE_NOT_FOUND' })
+  @FILE_NOT_FOUND
   async deleteFile(
     @CurrentPrincipal() principal: CustomerPrincipal,
     @Param('id') id: string,
@@ -277,7 +279,7 @@ export class FilesController {
     type: ProblemDto,
     description: 'expiresInSeconds over FILE_LINK_MAX_SECONDS',
   })
-  @ApiNotFoundResponse({ type: ProblemDto, description: 'FILE_NOT_FOUND' })
+  @FILE_NOT_FOUND
   async linkFile(
     @CurrentPrincipal() principal: CustomerPrincipal,
     @Param('id') id: string,
