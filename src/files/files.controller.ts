@@ -32,7 +32,12 @@ import { PayloadTooLargeError, ProblemDto, ValidationFailedError } from '../comm
 import type { StreamedBody } from '../common/http/body';
 import { REQUEST_BODY_CONTENT } from '../common/http/openapi-shared';
 import { IdempotentWrites } from '../common/idempotency';
-import { ApiKeysetList, linkNextPage, parseKeysetPage } from '../common/pagination/keyset-page';
+import {
+  ApiKeysetList,
+  linkNextPage,
+  parseKeysetPage,
+  type KeysetParamRule,
+} from '../common/pagination/keyset-page';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { FileDto, FileLinkDto, FileLinkRequestDto } from './dto/file.dto';
 import { ApiFileContent } from './dto/file.openapi';
@@ -44,6 +49,10 @@ import { normalisedMediaType } from './media-type';
 import { checkName, MULTIPART_OVERHEAD_BYTES, uploadOf } from './upload-body';
 
 const FILE_ID = /^[0-9a-f]{24}$/;
+
+/** The list's filters, `name` and `contentType`. */
+const filterRule: KeysetParamRule = (value) =>
+  value.length > 255 ? 'must be at most 255 characters' : undefined;
 
 const FILE_NOT_FOUND = ApiNotFoundResponse({ type: ProblemDto, description: 'FILE_NOT_FOUND' });
 
@@ -204,13 +213,10 @@ export class FilesController {
       limitDefault: this.config.limits.listDefault,
       limitMax: this.config.limits.listMax,
       cursor: { field: 'id', valid: (v) => FILE_ID.test(v), rule: '<file id>' },
-      params: ['name', 'contentType'],
+      params: { name: filterRule, contentType: filterRule },
       order: 'files are listed in upload order',
     });
     const { name, contentType: given } = page.params;
-    for (const [field, value] of Object.entries({ name, contentType: given }))
-      if (value !== undefined && value.length > 255)
-        throw new ValidationFailedError([{ field, message: 'must be at most 255 characters' }]);
     // Types are stored normalised: `Image/PNG` finds the files stored as `image/png`.
     const contentType = given === undefined ? undefined : (normalisedMediaType(given) ?? given);
     const { files, more } = await this.files.list(principal, {

@@ -2,7 +2,6 @@ import { Controller, Get, Inject, Query, Req, Res } from '@nestjs/common';
 import { ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { Auth, CurrentPrincipal } from '../auth';
-import { ValidationFailedError } from '../common/errors';
 import { isObjectIdHex } from '../common/mongo/object-id';
 import { ApiKeysetList, linkNextPage, parseKeysetPage } from '../common/pagination/keyset-page';
 import { APP_CONFIG, type AppConfig } from '../config';
@@ -47,14 +46,13 @@ export class ProfilesController {
       limitDefault: this.config.limits.listDefault,
       limitMax: this.config.limits.listMax,
       cursor: { field: 'id', valid: isObjectIdHex, rule: '<profile id>' },
-      params: ['clientId'],
+      params: {
+        clientId: (value) =>
+          PROFILE_NAME_PATTERN.test(value) ? undefined : `must be ${PROFILE_NAME_RULE}`,
+      },
       order: 'sub profiles are listed in creation order',
     });
     const { clientId } = page.params;
-    if (clientId !== undefined && !PROFILE_NAME_PATTERN.test(clientId))
-      throw new ValidationFailedError([
-        { field: 'clientId', message: `must be ${PROFILE_NAME_RULE}` },
-      ]);
     const { profiles, more } = await this.profiles.listSubProfiles(principal, {
       limit: page.limit,
       ...(clientId !== undefined ? { clientId } : {}),

@@ -5,14 +5,17 @@ import { ProblemDto, ValidationFailedError, type FieldError } from '../errors';
 import { parseListQuery } from '../http/list-query';
 import { keysetLink } from './keyset';
 
+/** A named parameter's rule: the problem with a value, or undefined when it is right. */
+export type KeysetParamRule = (value: string) => string | undefined;
+
 /** A list in one fixed order, paged by `limit` and one cursor `after[<cursor>]`. */
 export interface KeysetPageOptions {
   limitDefault: number;
   limitMax: number;
   /** The cursor's field (`after[id]`), and what a valid value looks like. */
   cursor: { field: string; valid: (value: string) => boolean; rule: string };
-  /** Further named parameters the route takes (filters such as `clientId`). */
-  params?: readonly string[];
+  /** Further named parameters the route takes (filters such as `clientId`), each with its rule. */
+  params?: Readonly<Record<string, KeysetParamRule>>;
   /** Says why sort, before[…] and filter[…] are refused (the order is fixed). */
   order: string;
 }
@@ -25,16 +28,18 @@ export interface KeysetPage {
 
 /**
  * Reads a fixed-order list's query: `limit`, `after[<cursor>]` and the named `params`; a sort,
- * another cursor or any other parameter is a 400 naming it.
+ * another cursor or any other parameter is a 400 naming it. The named parameters are checked by
+ * their rules once the rest is right, in their order: the first wrong one is the 400.
  */
 export function parseKeysetPage(
   raw: Record<string, unknown>,
   options: KeysetPageOptions,
 ): KeysetPage {
+  const rules = options.params ?? {};
   const query = parseListQuery(raw, {
     limitDefault: options.limitDefault,
     limitMax: options.limitMax,
-    params: options.params ?? [],
+    params: Object.keys(rules),
   });
   const errors: FieldError[] = [];
   for (const key of Object.keys(raw).filter((k) => /^(sort|sortOrder|before\[|filter\[)/.test(k)))
@@ -50,6 +55,11 @@ export function parseKeysetPage(
         message: `the cursor is after[${cursor}]=${options.cursor.rule}`,
       });
   if (errors.length > 0) throw new ValidationFailedError(errors);
+  for (const [field, rule] of Object.entries(rules)) {
+    const value = query.params[field];
+    const message = value === undefined ? undefined : rule(value);
+    if (message !== undefined) throw new ValidationFailedError([{ field, message }]);
+  }
   const after = query.after[cursor];
   return { limit: query.limit, params: query.params, ...(after !== undefined ? { after } : {}) };
 }
