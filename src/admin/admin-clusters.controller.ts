@@ -1,4 +1,5 @@
 import {
+  applyDecorators,
   Body,
   Controller,
   Get,
@@ -25,7 +26,7 @@ import { Auth } from '../auth';
 import { ProblemDto, ValidationFailedError } from '../common/errors';
 import { IdempotentWrites } from '../common/idempotency';
 import { isObjectIdHex } from '../common/mongo/object-id';
-import { ApiKeysetPage, linkNextPage, parseKeysetPage } from '../common/pagination/keyset-page';
+import { ApiKeysetList, linkNextPage, parseKeysetPage } from '../common/pagination/keyset-page';
 import { TENANT_KINDS, type Tenant, type TenantKind } from '../common/tenancy/namespace';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { TenantMoves } from '../lifecycle';
@@ -40,6 +41,13 @@ function tenantOfPath(kind: string, id: string): Tenant {
 }
 
 const TENANT_NOT_FOUND = 'PROFILE_NOT_FOUND: no such user; TEAM_NOT_FOUND: no such team';
+
+/** The tenant of `tenants/:kind/:id/…`: a user by subject or a team by id, and its 404. */
+const TENANT_PATH = applyDecorators(
+  ApiParam({ name: 'kind', enum: TENANT_KINDS }),
+  ApiParam({ name: 'id', description: "A user's subject or a team id" }),
+  ApiNotFoundResponse({ type: ProblemDto, description: TENANT_NOT_FOUND }),
+);
 
 /** Where tenant data lives: the clusters of DATA_CLUSTERS, each tenant's placement, and moves. */
 @ApiTags('admin')
@@ -62,14 +70,12 @@ export class AdminClustersController {
 
   /** The cluster and database of a tenant's collections. */
   @Get('tenants/:kind/:id/placement')
-  @ApiParam({ name: 'kind', enum: TENANT_KINDS })
-  @ApiParam({ name: 'id', description: "A user's subject or a team id" })
+  @TENANT_PATH
   @ApiOkResponse({ type: PlacementDto })
   @ApiBadRequestResponse({
     type: ProblemDto,
     description: 'VALIDATION_FAILED: kind is not user or team',
   })
-  @ApiNotFoundResponse({ type: ProblemDto, description: TENANT_NOT_FOUND })
   async getPlacement(@Param('kind') kind: string, @Param('id') id: string): Promise<PlacementDto> {
     return this.admin.placementOf(tenantOfPath(kind, id));
   }
@@ -83,8 +89,7 @@ export class AdminClustersController {
    */
   @Post('tenants/:kind/:id/move')
   @HttpCode(HttpStatus.ACCEPTED)
-  @ApiParam({ name: 'kind', enum: TENANT_KINDS })
-  @ApiParam({ name: 'id', description: "A user's subject or a team id" })
+  @TENANT_PATH
   @ApiAcceptedResponse({
     type: MoveDto,
     description: 'The move, running (`Location` names it)',
@@ -94,7 +99,6 @@ export class AdminClustersController {
     type: ProblemDto,
     description: 'VALIDATION_FAILED; UNKNOWN_CLUSTER: no cluster of DATA_CLUSTERS has the name',
   })
-  @ApiNotFoundResponse({ type: ProblemDto, description: TENANT_NOT_FOUND })
   @ApiConflictResponse({
     type: ProblemDto,
     description:
@@ -113,9 +117,7 @@ export class AdminClustersController {
 
   /** Every tenant move, newest first; `Link: <…>; rel="next"` while more follow. */
   @Get('moves')
-  @ApiKeysetPage('id', '^[0-9a-f]{24}$', 'the moves started before that one')
-  @ApiOkResponse({ type: [MoveDto], description: 'A page; `Link` names the next one' })
-  @ApiBadRequestResponse({ type: ProblemDto })
+  @ApiKeysetList(MoveDto, 'id', '^[0-9a-f]{24}$', 'the moves started before that one')
   async listMoves(
     @Query() raw: Record<string, unknown>,
     @Req() req: Request,

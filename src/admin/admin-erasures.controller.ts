@@ -1,15 +1,10 @@
 import { Controller, Get, Inject, Param, Query, Req, Res } from '@nestjs/common';
-import {
-  ApiBadRequestResponse,
-  ApiNotFoundResponse,
-  ApiOkResponse,
-  ApiTags,
-} from '@nestjs/swagger';
+import { ApiNotFoundResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { Auth } from '../auth';
 import { ProblemDto } from '../common/errors';
 import { isObjectIdHex } from '../common/mongo/object-id';
-import { ApiKeysetPage, linkNextPage, parseKeysetPage } from '../common/pagination/keyset-page';
+import { ApiKeysetList, linkNextPage, parseKeysetPage } from '../common/pagination/keyset-page';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { ErasureService } from '../lifecycle';
 import { ErasureDto } from '../profile';
@@ -29,9 +24,7 @@ export class AdminErasuresController {
    * finished erasure names nobody: its target is gone with the account.
    */
   @Get()
-  @ApiKeysetPage('id', '^[0-9a-f]{24}$', 'the erasures requested before that one')
-  @ApiOkResponse({ type: [ErasureDto], description: 'A page; `Link` names the next one' })
-  @ApiBadRequestResponse({ type: ProblemDto })
+  @ApiKeysetList(ErasureDto, 'id', '^[0-9a-f]{24}$', 'the erasures requested before that one')
   async listErasures(
     @Query() raw: Record<string, unknown>,
     @Req() req: Request,

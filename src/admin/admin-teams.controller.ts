@@ -24,7 +24,7 @@ import {
 import type { Request, Response } from 'express';
 import { Auth, TEAM_ID_PATTERN } from '../auth';
 import { ProblemDto } from '../common/errors';
-import { ApiKeysetPage, linkNextPage, parseKeysetPage } from '../common/pagination/keyset-page';
+import { ApiKeysetList, linkNextPage, parseKeysetPage } from '../common/pagination/keyset-page';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { IdempotentWrites } from '../common/idempotency';
 import { ErasureService } from '../lifecycle';
@@ -48,9 +48,7 @@ export class AdminTeamsController {
 
   /** Every team, by id; `Link: <…>; rel="next"` while more follow. */
   @Get()
-  @ApiKeysetPage('id', TEAM_ID_PATTERN.source, 'the teams after that one')
-  @ApiOkResponse({ type: [TeamDto], description: 'A page; `Link` names the next one' })
-  @ApiBadRequestResponse({ type: ProblemDto })
+  @ApiKeysetList(TeamDto, 'id', TEAM_ID_PATTERN.source, 'the teams after that one')
   async listTeams(
     @Query() raw: Record<string, unknown>,
     @Req() req: Request,

@@ -27,10 +27,15 @@ import {
 import type { Request, Response } from 'express';
 import { Auth } from '../auth';
 import { ApiKeyDto } from '../auth/dto/api-key.dto';
-import { ProblemDto, ValidationFailedError } from '../common/errors';
+import { ProblemDto } from '../common/errors';
 import { sendLines } from '../common/http/ndjson';
 import { IdempotentWrites } from '../common/idempotency';
-import { ApiKeysetPage, linkNextPage, parseKeysetPage } from '../common/pagination/keyset-page';
+import {
+  ApiKeysetList,
+  linkNextPage,
+  parseKeysetPage,
+  type KeysetParamRule,
+} from '../common/pagination/keyset-page';
 import { APP_CONFIG, type AppConfig } from '../config';
 import {
   ACCOUNT_EXPORT_MODELS,
@@ -50,6 +55,10 @@ import {
   UserDetailDto,
   UserSummaryDto,
 } from './dto/admin.dto';
+
+/** The list's `email` and `emailPrefix`. */
+const emailRule: KeysetParamRule = (value) =>
+  value.length === 0 || value.length > 254 ? 'must be 1-254 characters' : undefined;
 
 /** The operator's users: registration, reads, plans, export and erasure. */
 @ApiTags('admin')
@@ -84,9 +93,7 @@ export class AdminUsersController {
       'Only the users whose email starts with this (case does not matter), still listed by subject',
     schema: { type: 'string', minLength: 1, maxLength: 254 },
   })
-  @ApiKeysetPage('subject', SUBJECT_PATTERN.source, 'the users after that one')
-  @ApiOkResponse({ type: [UserSummaryDto], description: 'A page; `Link` names the next one' })
-  @ApiBadRequestResponse({ type: ProblemDto })
+  @ApiKeysetList(UserSummaryDto, 'subject', SUBJECT_PATTERN.source, 'the users after that one')
   async listUsers(
     @Query() raw: Record<string, unknown>,
     @Req() req: Request,
@@ -96,13 +103,10 @@ export class AdminUsersController {
       limitDefault: this.config.limits.listDefault,
       limitMax: this.config.limits.listMax,
       cursor: { field: 'subject', valid: (v) => SUBJECT_PATTERN.test(v), rule: '<subject>' },
-      params: ['email', 'emailPrefix'],
+      params: { email: emailRule, emailPrefix: emailRule },
       order: 'users are listed by subject',
     });
     const { email, emailPrefix } = page.params;
-    for (const [field, value] of Object.entries({ email, emailPrefix }))
-      if (value !== undefined && (value.length === 0 || value.length > 254))
-        throw new ValidationFailedError([{ field, message: 'must be 1-254 characters' }]);
     const users = await this.admin.listUsers({
       limit: page.limit + 1,
       ...(page.after !== undefined ? { afterSubject: page.after } : {}),

@@ -1,4 +1,13 @@
-import { Controller, Get, Headers, Query, Req, Res, UseInterceptors } from '@nestjs/common';
+import {
+  applyDecorators,
+  Controller,
+  Get,
+  Headers,
+  Query,
+  Req,
+  Res,
+  UseInterceptors,
+} from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiGoneResponse,
@@ -55,6 +64,14 @@ const TOO_MANY = {
     'RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After); TOO_MANY_STREAMS: the key holds EVENTS_MAX_STREAMS_PER_KEY streams and waiting long polls on this instance, or the instance EVENTS_MAX_STREAMS (Retry-After: 5)',
 };
 
+/** What both reads of the feed take (a live query) and refuse (a wrong parameter, an old cursor, too many). */
+const FEED_READ = applyDecorators(
+  LiveQueryParams(),
+  ApiBadRequestResponse({ type: ProblemDto, description: 'A parameter or the filter is wrong' }),
+  ApiGoneResponse(GONE),
+  ApiTooManyRequestsResponse(TOO_MANY),
+);
+
 /** The change feed of the caller's namespace in the request branch (docs/events.md). */
 @ApiTags('events')
 @Controller('events')
@@ -76,11 +93,8 @@ export class EventsController {
    * nothing written after it is answered.
    */
   @Get()
-  @LiveQueryParams()
   @ApiOkResponse({ type: EventPageDto })
-  @ApiBadRequestResponse({ type: ProblemDto, description: 'A parameter or the filter is wrong' })
-  @ApiGoneResponse(GONE)
-  @ApiTooManyRequestsResponse(TOO_MANY)
+  @FEED_READ
   async listEvents(
     @CurrentPrincipal() principal: CustomerPrincipal,
     @Query() dto: EventsPageQueryDto,
@@ -142,10 +156,7 @@ export class EventsController {
       'text/event-stream: `id: <event id>`, `event: <type>`, `data: <event JSON>` per event. When the key is revoked or expires, or (X-Team) the team membership ends — a deleted sub profile or an erased account revokes its keys — the stream ends within STREAM_RIGHTS_CHECK_MS (3 s by default) with a last `event: end`, `data: {"reason": "KEY_REVOKED" | "KEY_EXPIRED" | "TEAM_MEMBERSHIP_ENDED", "detail": "…"}`, then closes; nothing written after the loss is sent',
     content: { 'text/event-stream': { schema: { type: 'string' } } },
   })
-  @LiveQueryParams()
-  @ApiBadRequestResponse({ type: ProblemDto, description: 'A parameter or the filter is wrong' })
-  @ApiGoneResponse(GONE)
-  @ApiTooManyRequestsResponse(TOO_MANY)
+  @FEED_READ
   async streamEvents(
     @CurrentPrincipal() principal: CustomerPrincipal,
     @Query() dto: EventsQueryDto,

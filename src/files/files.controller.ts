@@ -32,7 +32,12 @@ import { PayloadTooLargeError, ProblemDto, ValidationFailedError } from '../comm
 import type { StreamedBody } from '../common/http/body';
 import { REQUEST_BODY_CONTENT } from '../common/http/openapi-shared';
 import { IdempotentWrites } from '../common/idempotency';
-import { ApiKeysetPage, linkNextPage, parseKeysetPage } from '../common/pagination/keyset-page';
+import {
+  ApiKeysetList,
+  linkNextPage,
+  parseKeysetPage,
+  type KeysetParamRule,
+} from '../common/pagination/keyset-page';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { FileDto, FileLinkDto, FileLinkRequestDto } from './dto/file.dto';
 import { ApiFileContent } from './dto/file.openapi';
@@ -44,6 +49,12 @@ import { normalisedMediaType } from './media-type';
 import { checkName, MULTIPART_OVERHEAD_BYTES, uploadOf } from './upload-body';
 
 const FILE_ID = /^[0-9a-f]{24}$/;
+
+/** The list's filters, `name` and `contentType`. */
+const filterRule: KeysetParamRule = (value) =>
+  value.length > 255 ? 'must be at most 255 characters' : undefined;
+
+const FILE_NOT_FOUND = ApiNotFoundResponse({ type: ProblemDto, description: 'FILE_NOT_FOUND' });
 
 /** POST /files reads its body itself (any media type, bytes as sent): the middleware only checks its size. */
 export function filesBody(config: AppConfig): StreamedBody {
@@ -178,7 +189,7 @@ export class FilesController {
 
   /** Files in upload order; `Link: <…>; rel="next"` while more follow. */
   @Get()
-  @ApiKeysetPage('id', FILE_ID.source, 'the files uploaded after that one')
+  @ApiKeysetList(FileDto, 'id', FILE_ID.source, 'the files uploaded after that one')
   @ApiQuery({
     name: 'name',
     required: false,
@@ -192,8 +203,6 @@ export class FilesController {
       'Files of exactly this type, compared as stored: normalised (lower-case type and parameter names, parameters in name order)',
     schema: { type: 'string', maxLength: 255 },
   })
-  @ApiOkResponse({ type: [FileDto], description: 'A page; `Link` names the next one' })
-  @ApiBadRequestResponse({ type: ProblemDto })
   async listFiles(
     @CurrentPrincipal() principal: CustomerPrincipal,
     @Query() raw: Record<string, unknown>,
@@ -204,13 +213,10 @@ export class FilesController {
       limitDefault: this.config.limits.listDefault,
       limitMax: this.config.limits.listMax,
       cursor: { field: 'id', valid: (v) => FILE_ID.test(v), rule: '<file id>' },
-      params: ['name', 'contentType'],
+      params: { name: filterRule, contentType: filterRule },
       order: 'files are listed in upload order',
     });
     const { name, contentType: given } = page.params;
-    for (const [field, value] of Object.entries({ name, contentType: given }))
-      if (value !== undefined && value.length > 255)
-        throw new ValidationFailedError([{ field, message: 'must be at most 255 characters' }]);
     // Types are stored normalised: `Image/PNG` finds the files stored as `image/png`.
     const contentType = given === undefined ? undefined : (normalisedMediaType(given) ?? given);
     const { files, more } = await this.files.list(principal, {
@@ -226,7 +232,7 @@ export class FilesController {
 
   @Get(':id')
   @ApiOkResponse({ type: FileDto })
-  @ApiNotFoundResponse({ type: ProblemDto, description: 'FILE_NOT_FOUND' })
+  @FILE_NOT_FOUND
   async getFile(
     @CurrentPrincipal() principal: CustomerPrincipal,
     @Param('id') id: string,
@@ -258,7 +264,7 @@ export class FilesController {
   @Delete(':id')
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiNoContentResponse({ description: 'Deleted' })
-  @ApiNotFoundResponse({ type: ProblemDto, description: 'FILE_NOT_FOUND' })
+  @FILE_NOT_FOUND
   async deleteFile(
     @CurrentPrincipal() principal: CustomerPrincipal,
     @Param('id') id: string,
@@ -279,7 +285,7 @@ export class FilesController {
     type: ProblemDto,
     description: 'expiresInSeconds over FILE_LINK_MAX_SECONDS',
   })
-  @ApiNotFoundResponse({ type: ProblemDto, description: 'FILE_NOT_FOUND' })
+  @FILE_NOT_FOUND
   async linkFile(
     @CurrentPrincipal() principal: CustomerPrincipal,
     @Param('id') id: string,

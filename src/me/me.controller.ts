@@ -1,5 +1,5 @@
 import { Controller, Get, Inject, Query, Req, Res } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiExtraModels, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiExtraModels, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import {
   Auth,
@@ -9,9 +9,8 @@ import {
   type CustomerPrincipal,
   type Principal,
 } from '../auth';
-import { ProblemDto } from '../common/errors';
 import { sendLines } from '../common/http/ndjson';
-import { ApiKeysetPage, linkNextPage, parseKeysetPage } from '../common/pagination/keyset-page';
+import { ApiKeysetList, linkNextPage, parseKeysetPage } from '../common/pagination/keyset-page';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { CollectionsService } from '../data';
 import { ACCOUNT_EXPORT_MODELS, ACCOUNT_EXPORT_RESPONSE, AccountExport } from '../lifecycle';
@@ -68,9 +67,12 @@ export class MeController {
    */
   @Get('branches')
   @Auth('root', 'sub', 'team')
-  @ApiKeysetPage('branch', `^$|${BRANCH_PATTERN.source}`, 'the branches named after that one')
-  @ApiOkResponse({ type: [BranchDto], description: 'A page; `Link` names the next one' })
-  @ApiBadRequestResponse({ type: ProblemDto })
+  @ApiKeysetList(
+    BranchDto,
+    'branch',
+    `^$|${BRANCH_PATTERN.source}`,
+    'the branches named after that one',
+  )
   async listBranches(
     @CurrentPrincipal() principal: CustomerPrincipal,
     @Query() raw: Record<string, unknown>,

@@ -1,4 +1,5 @@
 import {
+  applyDecorators,
   Body,
   Controller,
   Delete,
@@ -57,6 +58,16 @@ type RootPrincipal = Extract<Principal, { kind: 'root' }>;
 const NOT_FOUND = 'PROFILE_NOT_FOUND: no such profile of your subject in the request branch';
 const TARGET_400 = 'Invalid body or query, or only one of clientId and accountId';
 
+/** A read or change of your profile, or of the one clientId and accountId name. */
+function ApiTargetedProfile(kind: 'read' | 'write'): MethodDecorator {
+  return applyDecorators(
+    ApiConditional(kind),
+    ApiOkResponse({ type: ProfileDto }),
+    ApiBadRequestResponse({ type: ProblemDto, description: TARGET_400 }),
+    ApiNotFoundResponse({ type: ProblemDto, description: NOT_FOUND }),
+  );
+}
+
 @ApiTags('profile')
 @IdempotentWrites()
 @Controller('profile')
@@ -71,10 +82,7 @@ export class ProfileController {
   /** Reads your own profile (root key: the root profile; sub key: its sub profile), or the targeted one. */
   @Get()
   @Auth('root', 'sub')
-  @ApiConditional('read')
-  @ApiOkResponse({ type: ProfileDto })
-  @ApiBadRequestResponse({ type: ProblemDto, description: TARGET_400 })
-  @ApiNotFoundResponse({ type: ProblemDto, description: NOT_FOUND })
+  @ApiTargetedProfile('read')
   async getProfile(
     @CurrentPrincipal() principal: ProfilePrincipal,
     @Query() target: ProfileTargetQueryDto,
@@ -197,10 +205,7 @@ export class ProfileController {
   /** Adds a group (root keys, or sub keys holding admin:subject); adding a present group is a no-op. */
   @Put('groups')
   @Auth('root', 'sub')
-  @ApiConditional('write')
-  @ApiOkResponse({ type: ProfileDto })
-  @ApiBadRequestResponse({ type: ProblemDto, description: TARGET_400 })
-  @ApiNotFoundResponse({ type: ProblemDto, description: NOT_FOUND })
+  @ApiTargetedProfile('write')
   @ApiConflictResponse({ type: ProblemDto, description: 'The profile holds 100 groups already' })
   async addProfileGroup(
     @CurrentPrincipal() principal: ProfilePrincipal,
@@ -216,10 +221,7 @@ export class ProfileController {
   /** Removes a group (root keys, or sub keys holding admin:subject); removing an absent group is a no-op. */
   @Delete('groups')
   @Auth('root', 'sub')
-  @ApiConditional('write')
-  @ApiOkResponse({ type: ProfileDto })
-  @ApiBadRequestResponse({ type: ProblemDto, description: TARGET_400 })
-  @ApiNotFoundResponse({ type: ProblemDto, description: NOT_FOUND })
+  @ApiTargetedProfile('write')
   async removeProfileGroup(
     @CurrentPrincipal() principal: ProfilePrincipal,
     @Query() target: ProfileTargetQueryDto,

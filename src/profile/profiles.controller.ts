@@ -1,10 +1,9 @@
 import { Controller, Get, Inject, Query, Req, Res } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiOkResponse, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { Auth, CurrentPrincipal } from '../auth';
-import { ProblemDto, ValidationFailedError } from '../common/errors';
 import { isObjectIdHex } from '../common/mongo/object-id';
-import { ApiKeysetPage, linkNextPage, parseKeysetPage } from '../common/pagination/keyset-page';
+import { ApiKeysetList, linkNextPage, parseKeysetPage } from '../common/pagination/keyset-page';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { ProfileDto } from './dto/profile.dto';
 import { NAME_SCHEMA_PATTERN } from './dto/profile-request.dto';
@@ -36,9 +35,7 @@ export class ProfilesController {
     description: 'Only the sub profiles of this OAuth client',
     schema: { type: 'string', pattern: NAME_SCHEMA_PATTERN },
   })
-  @ApiKeysetPage('id', '^[0-9a-f]{24}$', 'the profiles created after that one')
-  @ApiOkResponse({ type: [ProfileDto], description: 'A page; `Link` names the next one' })
-  @ApiBadRequestResponse({ type: ProblemDto })
+  @ApiKeysetList(ProfileDto, 'id', '^[0-9a-f]{24}$', 'the profiles created after that one')
   async listSubProfiles(
     @CurrentPrincipal() principal: ProfilePrincipal,
     @Query() raw: Record<string, unknown>,
@@ -49,14 +46,13 @@ export class ProfilesController {
       limitDefault: this.config.limits.listDefault,
       limitMax: this.config.limits.listMax,
       cursor: { field: 'id', valid: isObjectIdHex, rule: '<profile id>' },
-      params: ['clientId'],
+      params: {
+        clientId: (value) =>
+          PROFILE_NAME_PATTERN.test(value) ? undefined : `must be ${PROFILE_NAME_RULE}`,
+      },
       order: 'sub profiles are listed in creation order',
     });
     const { clientId } = page.params;
-    if (clientId !== undefined && !PROFILE_NAME_PATTERN.test(clientId))
-      throw new ValidationFailedError([
-        { field: 'clientId', message: `must be ${PROFILE_NAME_RULE}` },
-      ]);
     const { profiles, more } = await this.profiles.listSubProfiles(principal, {
       limit: page.limit,
       ...(clientId !== undefined ? { clientId } : {}),

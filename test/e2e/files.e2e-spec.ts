@@ -363,6 +363,21 @@ describe('files', () => {
     expect(all.body.map((f: { id: string }) => f.id)).toEqual([own.id, theirs.id]);
   });
 
+  it('refuses a list filter over 255 characters, naming it alone', async () => {
+    const user = await createUser(t);
+    for (const field of ['name', 'contentType']) {
+      const res = await as(t, user).get('/files', { query: { [field]: 'a'.repeat(256) } });
+      expectInvalid(res, field);
+      expect(res.body.errors).toEqual([{ field, message: 'must be at most 255 characters' }]);
+    }
+    // The page's own parameters are answered first; both filters wrong: the first one named.
+    const both = { name: 'a'.repeat(256), contentType: 'b'.repeat(256) };
+    const wrongLimit = await as(t, user).get('/files', { query: { ...both, limit: '0' } });
+    expect(wrongLimit.body.errors).toEqual([expect.objectContaining({ field: 'limit' })]);
+    const wrongBoth = await as(t, user).get('/files', { query: both });
+    expect(wrongBoth.body.errors).toEqual([expect.objectContaining({ field: 'name' })]);
+  });
+
   it('refuses an upload past the quota, and gives bytes back on delete', async () => {
     const user = await createUser(t);
     const big = randomBytes(700_000);

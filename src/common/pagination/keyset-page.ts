@@ -1,9 +1,12 @@
-import { applyDecorators } from '@nestjs/common';
-import { ApiQuery } from '@nestjs/swagger';
+import { applyDecorators, type Type } from '@nestjs/common';
+import { ApiBadRequestResponse, ApiOkResponse, ApiQuery } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { ValidationFailedError, type FieldError } from '../errors';
+import { ProblemDto, ValidationFailedError, type FieldError } from '../errors';
 import { parseListQuery } from '../http/list-query';
 import { keysetLink } from './keyset';
+
+/** A named parameter's rule: the problem with a value, or undefined when it is right. */
+export type KeysetParamRule = (value: string) => string | undefined;
 
 /** A list in one fixed order, paged by `limit` and one cursor `after[<cursor>]`. */
 export interface KeysetPageOptions {
@@ -11,8 +14,8 @@ export interface KeysetPageOptions {
   limitMax: number;
   /** The cursor's field (`after[id]`), and what a valid value looks like. */
   cursor: { field: string; valid: (value: string) => boolean; rule: string };
-  /** Further named parameters the route takes (filters such as `clientId`). */
-  params?: readonly string[];
+  /** Further named parameters the route takes (filters such as `clientId`), each with its rule. */
+  params?: Readonly<Record<string, KeysetParamRule>>;
   /** Says why sort, before[…] and filter[…] are refused (the order is fixed). */
   order: string;
 }
@@ -25,16 +28,18 @@ export interface KeysetPage {
 
 /**
  * Reads a fixed-order list's query: `limit`, `after[<cursor>]` and the named `params`; a sort,
- * another cursor or any other parameter is a 400 naming it.
+ * another cursor or any other parameter is a 400 naming it. The named parameters are checked by
+ * their rules once the rest is right, in their order: the first wrong one is the 400.
  */
 export function parseKeysetPage(
   raw: Record<string, unknown>,
   options: KeysetPageOptions,
 ): KeysetPage {
+  const rules = options.params ?? {};
   const query = parseListQuery(raw, {
     limitDefault: options.limitDefault,
     limitMax: options.limitMax,
-    params: options.params ?? [],
+    params: Object.keys(rules),
   });
   const errors: FieldError[] = [];
   for (const key of Object.keys(raw).filter((k) => /^(sort|sortOrder|before\[|filter\[)/.test(k)))
@@ -50,6 +55,11 @@ export function parseKeysetPage(
         message: `the cursor is after[${cursor}]=${options.cursor.rule}`,
       });
   if (errors.length > 0) throw new ValidationFailedError(errors);
+  for (const [field, rule] of Object.entries(rules)) {
+    const value = query.params[field];
+    const message = value === undefined ? undefined : rule(value);
+    if (message !== undefined) throw new ValidationFailedError([{ field, message }]);
+  }
   const after = query.after[cursor];
   return { limit: query.limit, params: query.params, ...(after !== undefined ? { after } : {}) };
 }
@@ -90,5 +100,22 @@ export function ApiKeysetPage(
         additionalProperties: false,
       },
     }),
+  );
+}
+
+/**
+ * Documents a fixed-order list: its page parameters (ApiKeysetPage), a page of `item` with the
+ * `Link` to the next one, and the 400 of a wrong parameter.
+ */
+export function ApiKeysetList(
+  item: Type<unknown>,
+  field: string,
+  pattern: string,
+  description: string,
+): MethodDecorator {
+  return applyDecorators(
+    ApiKeysetPage(field, pattern, description),
+    ApiOkResponse({ type: [item], description: 'A page; `Link` names the next one' }),
+    ApiBadRequestResponse({ type: ProblemDto }),
   );
 }

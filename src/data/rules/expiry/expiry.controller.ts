@@ -1,4 +1,14 @@
-import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param, Put } from '@nestjs/common';
+import {
+  applyDecorators,
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  HttpStatus,
+  Param,
+  Put,
+} from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiBody,
@@ -23,6 +33,15 @@ const RULE_EXAMPLE = {
   changedAt: '2026-11-26T09:00:00.000Z',
 };
 
+/** A read or removal of the rule: a bad collection name, or no rule. */
+const RULE_ANSWERS = applyDecorators(
+  ApiBadRequestResponse({ type: ProblemDto, description: 'Bad collection name' }),
+  ApiNotFoundResponse({
+    type: ProblemDto,
+    description: 'EXPIRY_NOT_FOUND (no rule, or no such collection)',
+  }),
+);
+
 /** When a collection's items expire (docs/data.md, "Expiry"); root and team keys only. */
 @ApiTags('data')
 @IdempotentWrites()
@@ -36,11 +55,7 @@ export class ExpiryController {
   @Get(':collection/expiry')
   @CollectionParam()
   @ApiOkResponse({ type: ExpiryDto, example: RULE_EXAMPLE })
-  @ApiBadRequestResponse({ type: ProblemDto, description: 'Bad collection name' })
-  @ApiNotFoundResponse({
-    type: ProblemDto,
-    description: 'EXPIRY_NOT_FOUND (no rule, or no such collection)',
-  })
+  @RULE_ANSWERS
   async getDataExpiry(
     @CurrentPrincipal() principal: CustomerPrincipal,
     @Param('collection', CollectionNamePipe) collection: string,
@@ -90,11 +105,7 @@ export class ExpiryController {
   @HttpCode(HttpStatus.NO_CONTENT)
   @CollectionParam()
   @ApiNoContentResponse({ description: 'Removed' })
-  @ApiBadRequestResponse({ type: ProblemDto, description: 'Bad collection name' })
-  @ApiNotFoundResponse({
-    type: ProblemDto,
-    description: 'EXPIRY_NOT_FOUND (no rule, or no such collection)',
-  })
+  @RULE_ANSWERS
   async deleteDataExpiry(
     @CurrentPrincipal() principal: CustomerPrincipal,
     @Param('collection', CollectionNamePipe) collection: string,
