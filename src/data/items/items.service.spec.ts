@@ -110,17 +110,16 @@ function setup() {
     release: () => Promise.resolve(),
     findForItem: () => Promise.resolve([]),
   } as unknown as UniqueClaimRepository;
+  const unrecorded = () =>
+    Promise.resolve({
+      commit: () => Promise.resolve(),
+      abandon: () => Promise.resolve(),
+      failed: () => Promise.resolve(),
+    });
   const passThroughEvents = {
-    created: (_p: unknown, _c: unknown, _i: unknown, _o: unknown, write: () => unknown) => write(),
-    updated: (_p: unknown, _c: unknown, _i: unknown, _o: unknown, write: () => unknown) => write(),
-    deleted: (
-      _p: unknown,
-      _c: unknown,
-      _ph: unknown,
-      _i: unknown,
-      _o: unknown,
-      write: () => unknown,
-    ) => write(),
+    beginCreate: unrecorded,
+    beginUpdate: unrecorded,
+    beginDelete: unrecorded,
   } as unknown as ItemEvents;
   // Drops are tested on a real database (data-collections e2e).
   const collections = new CollectionsService(
