@@ -139,16 +139,7 @@ export class EventsService implements OnModuleDestroy {
       await change.failed(error);
       throw error;
     }
-    let changes: RecordedChange[];
-    try {
-      changes = outcome(result);
-    } catch (error) {
-      // The write stands; its intent is the reconciler's.
-      this.logger.warn({ err: error }, 'events left to the reconciler');
-      await change.failed(error);
-      return result;
-    }
-    await change.commit(changes);
+    await change.commit(() => outcome(result));
     return result;
   }
 

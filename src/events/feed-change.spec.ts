@@ -54,6 +54,16 @@ describe('OpenFeedChange', () => {
     expect(warnings).toHaveLength(1);
   });
 
+  it('keeps the intent for the reconciler when the events cannot be built', async () => {
+    const { feed, steps, warnings } = open();
+    const unbuildable = (): RecordedChange[] => {
+      throw new Error('bad item');
+    };
+    await expect(feed.commit(unbuildable)).resolves.toBeUndefined();
+    expect(steps).toEqual(['leave']);
+    expect(warnings).toHaveLength(1);
+  });
+
   it('abandon discards the intent and leaves the gate', async () => {
     const { feed, steps } = open();
     await feed.abandon();

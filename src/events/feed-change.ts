@@ -12,11 +12,11 @@ import type { RecordedChange } from './event-scope';
  */
 export interface FeedChange {
   /**
-   * The write made `changes`: their events are appended, in order, and the intent goes. Once
-   * the write succeeded its answer stands: events that cannot be appended now are the
-   * reconciler's (the intent stays), and this does not throw for them.
+   * The write made `changes` (or what `changes` builds): their events are appended, in order,
+   * and the intent goes. Once the write succeeded its answer stands: events that cannot be built
+   * or appended now are the reconciler's (the intent stays), and this does not throw for them.
    */
-  commit(changes: RecordedChange[]): Promise<void>;
+  commit(changes: RecordedChange[] | (() => RecordedChange[])): Promise<void>;
   /** The write was not sent, or changed nothing: the intent goes, no event. */
   abandon(): Promise<void>;
   /**
@@ -51,11 +51,12 @@ export class OpenFeedChange implements FeedChange {
     private readonly parts: FeedChangeParts,
   ) {}
 
-  async commit(changes: RecordedChange[]): Promise<void> {
+  async commit(changes: RecordedChange[] | (() => RecordedChange[])): Promise<void> {
     if (!this.settle()) return;
     try {
       try {
-        await this.parts.append(changes, this.intent.id.toHexString());
+        const built = typeof changes === 'function' ? changes() : changes;
+        await this.parts.append(built, this.intent.id.toHexString());
         this.parts.close(this.intent);
       } catch (error) {
         this.parts.logger.warn({ err: error }, 'events left to the reconciler');

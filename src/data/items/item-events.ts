@@ -48,20 +48,10 @@ const UNRECORDED_ITEM_CHANGE: ItemChange<never> = {
 
 function itemChange<R>(change: FeedChange, events: (result: R) => RecordedChange[]): ItemChange<R> {
   return {
-    commit: (result) => change.commit(events(result)),
+    commit: (result) => change.commit(() => events(result)),
     abandon: () => change.abandon(),
     failed: (error) => change.failed(error),
   };
-}
-
-/** Runs `write`; when it throws, `change` is settled as failed and the error goes on. */
-async function settledBy<T>(change: ItemChange<unknown>, write: () => Promise<T>): Promise<T> {
-  try {
-    return await write();
-  } catch (error) {
-    await change.failed(error);
-    throw error;
-  }
 }
 
 /**
@@ -179,17 +169,8 @@ export class ItemEvents implements OnModuleInit {
     ids: readonly string[],
     ownerField: string,
   ): Promise<ItemChange<UpdatedItems>> {
-    return this.beginUpdateIn(changeScopeOf(principal), collection, ids, ownerField);
-  }
-
-  private async beginUpdateIn(
-    scope: ChangeScope,
-    collection: string,
-    ids: readonly string[],
-    ownerField: string,
-  ): Promise<ItemChange<UpdatedItems>> {
     const change = await this.events.begin(
-      scope,
+      changeScopeOf(principal),
       this.planned('updated', collection, ids, ownerField),
     );
     return itemChange(change, ({ after, before }) =>
@@ -253,40 +234,6 @@ export class ItemEvents implements OnModuleInit {
         };
       }),
     );
-  }
-
-  /**
-   * A write that updates the items `ids` and answers those it updated, run between the begin
-   * and the commit of its change (for writes made of a function; `before` answers, once the
-   * write is done, the items as they were).
-   */
-  async updated<T extends StoredItem | StoredItem[]>(
-    principal: CustomerPrincipal,
-    collection: string,
-    ids: readonly string[],
-    ownerField: string,
-    write: () => Promise<T>,
-    before?: () => readonly StoredItem[],
-  ): Promise<T> {
-    const change = await this.beginUpdate(principal, collection, ids, ownerField);
-    const result = await settledBy(change, write);
-    await change.commit({ after: Array.isArray(result) ? result : [result], before: before?.() });
-    return result;
-  }
-
-  /** `beginDeleteIn`, the write run between its begin and its commit. */
-  async deletedIn(
-    scope: ChangeScope,
-    collection: string,
-    target: NativeCollection,
-    ids: readonly string[],
-    ownerField: string,
-    write: () => Promise<readonly string[]>,
-  ): Promise<readonly string[]> {
-    const change = await this.beginDeleteIn(scope, collection, target, ids, ownerField);
-    const gone = await settledBy(change, write);
-    await change.commit(gone);
-    return gone;
   }
 
   /** A registration of the collection `name`; `created` says whether this request made it. */
