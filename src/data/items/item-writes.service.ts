@@ -199,9 +199,9 @@ export class ItemWritesService {
   }
 
   /**
-   * A write of the item `id` computed from the item as read: `edit.after` gives the item as it will
-   * be (checked against the collection's schema), `edit.write` makes the change under the match and
-   * the revision read. A change in between (another instance) means reading again.
+   * A write of the item `id` computed from the item as read: `edit.after` gives the item as it
+   * will be (checked against the collection's schema), `edit.write` makes the change under the
+   * match and the revision read. A change in between (another instance) means reading again.
    */
   private async changeAtRevision(
     principal: CustomerPrincipal,
