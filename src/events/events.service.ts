@@ -1,13 +1,13 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import type { QueryFilter } from 'mongoose';
 import type { CustomerPrincipal, Tenant } from '../auth';
-import { DomainError } from '../common/errors';
 import type { Namespace } from '../common/tenancy/namespace';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { EventAppender } from './event-appender';
 import { EventHub, type EventWaiter } from './event-hub';
 import { EventIntentLog } from './event-intent-log';
-import { EventIntentsRepository } from './event-intents.repository';
+import { EventIntentsRepository, type IntentRef } from './event-intents.repository';
+import { OpenFeedChange, UNRECORDED_CHANGE, type FeedChange } from './feed-change';
 import type { PlannedChange } from './event-intent.schema';
 import {
   namespaceIn,
@@ -32,8 +32,9 @@ import { StreamSlots } from './stream-slots';
 import type { LiveFilter, LiveFilterCompiler } from './live-filter';
 
 /**
- * The change feed of every namespace (docs/events.md). A write goes through `record`: its intent
- * is inserted first, then the write runs, then its events are appended and the intent deleted.
+ * The change feed of every namespace (docs/events.md). A write begins its change (`begin`: its
+ * intent is inserted first), then runs, then commits: its events are appended and the intent
+ * deleted (`record` does the three for a write given as a function).
  * A process that dies in between leaves the intent, and the reconciler (every instance, every
  * EVENTS_SWEEP_MS) records what the database shows happened once the intent is older than
  * EVENTS_INTENT_GRACE_MS. So every acknowledged change has its event — at least once.
@@ -94,10 +95,35 @@ export class EventsService implements OnModuleDestroy {
   }
 
   /**
-   * Runs a write with its events: the intent first, then `write`, then the events `outcome`
-   * names. A write refused by a rule (a DomainError) changed nothing and leaves no intent; any
-   * other failure leaves it to the reconciler. Once the write succeeded its answer stands: if
-   * the events cannot be appended now, the reconciler appends them.
+   * Begins a write's changes: passes the tenant-content gate (FEED_MOVING while the tenant's feed
+   * is paused) and records the intent, before the write is sent. The caller then writes and
+   * settles the change (FeedChange: `commit` with the changes made, `abandon`, or `failed`).
+   * Throws — and nothing is recorded, the gate is left — when either step fails: the write must
+   * not be sent then.
+   */
+  async begin(scope: ChangeScope, planned: PlannedChange[]): Promise<FeedChange> {
+    if (!this.enabled || planned.length === 0) return UNRECORDED_CHANGE;
+    const marker = await this.gate.enter(scope.tenant);
+    let intent: IntentRef;
+    try {
+      intent = await this.intentLog.open(scope, planned);
+    } catch (error) {
+      await this.gate.leave(marker);
+      throw error;
+    }
+    return new OpenFeedChange(intent, {
+      append: (changes, id) => this.append(scope, changes, id),
+      close: (ref) => this.intentLog.close(ref),
+      discard: (ref) => this.intentLog.discard(ref),
+      leave: () => this.gate.leave(marker),
+      logger: this.logger,
+    });
+  }
+
+  /**
+   * Runs a write with its events (begin, `write`, then commit the changes `outcome` names). A
+   * write refused by a rule (a DomainError) changed nothing and leaves no intent; any other
+   * failure leaves it to the reconciler.
    */
   async record<T>(
     scope: ChangeScope,
@@ -105,27 +131,16 @@ export class EventsService implements OnModuleDestroy {
     write: () => Promise<T>,
     outcome: (result: T) => RecordedChange[],
   ): Promise<T> {
-    if (!this.enabled || planned.length === 0) return write();
-    const marker = await this.gate.enter(scope.tenant);
+    const change = await this.begin(scope, planned);
+    let result: T;
     try {
-      const intent = await this.intentLog.open(scope, planned);
-      let result: T;
-      try {
-        result = await write();
-      } catch (error) {
-        if (error instanceof DomainError) await this.intentLog.discard(intent);
-        throw error;
-      }
-      try {
-        await this.append(scope, outcome(result), intent.id.toHexString());
-        this.intentLog.close(intent);
-      } catch (error) {
-        this.logger.warn({ err: error }, 'events left to the reconciler');
-      }
-      return result;
-    } finally {
-      await this.gate.leave(marker);
+      result = await write();
+    } catch (error) {
+      await change.failed(error);
+      throw error;
     }
+    await change.commit(() => outcome(result));
+    return result;
   }
 
   /**

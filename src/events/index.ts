@@ -1,6 +1,7 @@
 /** What other modules may use of the change feed. */
 export { EventsModule } from './events.module';
 export { EventsService } from './events.service';
+export type { FeedChange } from './feed-change';
 export {
   actorOf,
   changeScopeOf,

@@ -171,12 +171,12 @@ export class CollectionItemsController {
   ): Promise<DataItemDto> {
     const request = toNewItemRequest(body, this.budget);
     if (request.onConflict === 'return') {
-      const { item, created } = await this.items.findOrCreate(principal, collection, request);
+      const { item, json, created } = await this.items.findOrCreate(principal, collection, request);
       res.setHeader(ITEM_CREATED_HEADER, String(created));
-      return answerWrite(res, itemETag(item), toItemJson(item));
+      return answerWrite(res, itemETag(item), json);
     }
-    const item = await this.items.create(principal, collection, request);
-    return answerWrite(res, itemETag(item), toItemJson(item));
+    const { item, json } = await this.items.create(principal, collection, request);
+    return answerWrite(res, itemETag(item), json);
   }
 
   /**

@@ -18,7 +18,7 @@ import { assertOwnerFieldKept, ownerScopeOf } from './item-scope';
 import { ItemsService } from './items.service';
 import { ItemEvents } from './item-events';
 import { UniqueValuesService } from './unique/unique-values.service';
-import type { NativeCollection } from '../storage/tenant-storage';
+import type { NativeCollection, StoredItem } from '../storage/tenant-storage';
 import type { SchemaError } from '../rules/schema/item-schemas';
 import { CheckedUpdates } from '../rules/schema/checked-updates';
 import { SchemaEnforcement } from '../rules/schema/schema-enforcement';
@@ -81,10 +81,15 @@ export class ItemBatchesService {
     if ('refused' in input)
       return { index, status: input.refused.status, error: input.refused.members() };
     try {
-      const { value: item, warnings } = await collectWarnings(principal, (own) =>
+      const { value: created, warnings } = await collectWarnings(principal, (own) =>
         this.single.create(own, collection, input.request),
       );
-      return { index, status: 200, _id: item._id, ...(warnings.length > 0 ? { warnings } : {}) };
+      return {
+        index,
+        status: 200,
+        _id: created.item._id,
+        ...(warnings.length > 0 ? { warnings } : {}),
+      };
     } catch (error) {
       if (error instanceof DomainError)
         return { index, status: error.status, error: error.members() };
@@ -155,27 +160,31 @@ export class ItemBatchesService {
         ...match,
         conditions: [{ kind: 'eq', path: '_id', anyOf: ids }, ...match.conditions],
       };
-      type Outcome = { matched: number; modified: number } | typeof DUPLICATE;
-      // Set by the write below (a closure: the compiler cannot see it assigned).
-      let outcome = DUPLICATE as Outcome;
-      await this.itemEvents.updated(
+      const change = await this.itemEvents.beginUpdate(
         principal,
         collection,
         ids,
         request.ownerField,
-        async () => {
-          outcome = await this.items.updateMatching(target, byIds, request.values, now);
-          // The items this round wrote: those that carry its time now (read by id alone: the new
-          // values may no longer match the filter).
-          const written = await this.items.findMatching(
-            target,
-            { scope: match.scope, conditions: [{ kind: 'eq', path: '_id', anyOf: ids }] },
-            ids.length,
-          );
-          return written.filter((item) => item._updatedAt.getTime() === now.getTime());
-        },
-        () => before,
       );
+      let outcome: { matched: number; modified: number } | typeof DUPLICATE;
+      let written: StoredItem[];
+      try {
+        outcome = await this.items.updateMatching(target, byIds, request.values, now);
+        // The items this round wrote: those that carry its time now (read by id alone: the new
+        // values may no longer match the filter).
+        written = await this.items.findMatching(
+          target,
+          { scope: match.scope, conditions: [{ kind: 'eq', path: '_id', anyOf: ids }] },
+          ids.length,
+        );
+      } catch (error) {
+        await change.failed(error);
+        throw error;
+      }
+      await change.commit({
+        after: written.filter((item) => item._updatedAt.getTime() === now.getTime()),
+        before,
+      });
       if (outcome === DUPLICATE) return DUPLICATE;
       matched += outcome.matched;
       modified += outcome.modified;
@@ -236,21 +245,28 @@ export class ItemBatchesService {
     for (;;) {
       const ids = await this.items.findMatchingIds(target, match, BATCH);
       if (ids.length === 0) break;
-      const gone = await this.itemEvents.deleted(
+      const change = await this.itemEvents.beginDelete(
         principal,
         collection,
         target,
         ids,
         ownerField,
-        async () => {
-          // The expiry sweep deletes items of this collection too: only deletes this one counted
-          // are its own, or an item could be recorded twice.
-          if (target.rules?.expiry) return this.deleteEach(target, match, ids);
+      );
+      let gone: readonly string[];
+      try {
+        // The expiry sweep deletes items of this collection too: only deletes this one counted
+        // are its own, or an item could be recorded twice.
+        if (target.rules?.expiry) gone = await this.deleteEach(target, match, ids);
+        else {
           await this.items.deleteMatchingIds(target, match, ids);
           const remaining = await this.items.existingIds(target, ids);
-          return ids.filter((id) => !remaining.has(id));
-        },
-      );
+          gone = ids.filter((id) => !remaining.has(id));
+        }
+      } catch (error) {
+        await change.failed(error);
+        throw error;
+      }
+      await change.commit(gone);
       deleted += gone.length;
       for (const id of gone) await this.uniqueValues.releaseItem(target, id);
       // Nothing went although the ids matched a moment ago: they changed since; stop here.

@@ -1,26 +1,57 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import type { CustomerPrincipal } from '../../auth';
-import { DUPLICATE, type Duplicate } from '../../common/mongo/duplicate';
 import {
   changeScopeOf,
   EventsService,
   priorOf,
+  type FeedChange,
   type ChangeScope,
   type PlannedChange,
   type RecordedChange,
 } from '../../events';
 import { CollectionRegistryRepository } from '../collections/collection-registry.repository';
 import { ItemsRepository } from './items.repository';
-import { toItemJson } from './dto/data-item.dto';
+import { toItemJson, type DataItemDto } from './dto/data-item.dto';
 import type { NativeCollection, StoredItem } from '../storage/tenant-storage';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import { compileLiveFilter } from '../query/live-filter';
 import { filterLimits } from '../query/filter-operators';
 
 /** The owner value an item's owner field holds, as the feed's visibility compares it. */
-function ownerOf(item: StoredItem, ownerField: string): string | null {
-  const value = item[ownerField] as unknown;
+function ownerOf(item: StoredItem | DataItemDto, ownerField: string): string | null {
+  const value = (item as Record<string, unknown>)[ownerField];
   return typeof value === 'string' ? value : null;
+}
+
+/**
+ * An item write under way in the feed (ItemEvents.begin…): its intent is recorded and the gate
+ * passed. The caller writes, then settles it once: `commit` with what the write did, `abandon`
+ * when the write was not sent, `failed` when it threw (see FeedChange).
+ */
+export interface ItemChange<R> {
+  commit(result: R): Promise<void>;
+  abandon(): Promise<void>;
+  failed(error: unknown): Promise<void>;
+}
+
+/** What an update commits: the items it wrote, and the items before when it read them. */
+export interface UpdatedItems {
+  after: readonly StoredItem[];
+  before?: readonly StoredItem[];
+}
+
+const UNRECORDED_ITEM_CHANGE: ItemChange<never> = {
+  commit: () => Promise.resolve(),
+  abandon: () => Promise.resolve(),
+  failed: () => Promise.resolve(),
+};
+
+function itemChange<R>(change: FeedChange, events: (result: R) => RecordedChange[]): ItemChange<R> {
+  return {
+    commit: (result) => change.commit(() => events(result)),
+    abandon: () => change.abandon(),
+    failed: (error) => change.failed(error),
+  };
 }
 
 /**
@@ -78,27 +109,27 @@ export class ItemEvents implements OnModuleInit {
   }
 
   /**
-   * The events of items written; an update's carry what live queries need of the item before
+   * The events of items written, from their JSON (toItemJson, made once per item by the caller,
+   * which answers it too); an update's carry what live queries need of the item before
    * (`before`, by id: its prior, and its owner then when the write changed it).
    */
   private recorded(
     type: 'created' | 'updated',
     collection: string,
-    items: readonly StoredItem[],
+    items: readonly DataItemDto[],
     ownerField: string,
     before?: readonly StoredItem[],
   ): RecordedChange[] {
     const earlier = new Map(before?.map((item) => [item._id, item]));
-    return items.map((item) => {
-      const data = toItemJson(item);
-      const owner = ownerOf(item, ownerField);
-      const was = earlier.get(item._id);
+    return items.map((data) => {
+      const owner = ownerOf(data, ownerField);
+      const was = earlier.get(data._id);
       const formerOwner = was ? ownerOf(was, ownerField) : owner;
       return {
         resource: 'item',
         type,
         collection,
-        key: item._id,
+        key: data._id,
         ownerField,
         owner,
         data,
@@ -108,118 +139,100 @@ export class ItemEvents implements OnModuleInit {
     });
   }
 
-  /** An insert of the item `id` (DUPLICATE: nothing was created). */
-  created(
-    principal: CustomerPrincipal,
-    collection: string,
-    id: string,
-    ownerField: string,
-    write: () => Promise<StoredItem | Duplicate>,
-  ): Promise<StoredItem | Duplicate> {
-    return this.events.record(
-      changeScopeOf(principal),
-      this.planned('created', collection, [id], ownerField),
-      write,
-      (stored) =>
-        stored === DUPLICATE ? [] : this.recorded('created', collection, [stored], ownerField),
-    );
-  }
-
-  /** An insert of the items `ids` at once (an import's run of lines) answering those it wrote. */
-  createdAll(
+  /**
+   * Begins an insert of the items `ids` (intent recorded, gate passed): the caller inserts, then
+   * commits the JSON of the items it inserted (none: nothing was created).
+   */
+  async beginCreate(
     principal: CustomerPrincipal,
     collection: string,
     ids: readonly string[],
     ownerField: string,
-    write: () => Promise<StoredItem[]>,
-  ): Promise<StoredItem[]> {
-    return this.events.record(
+  ): Promise<ItemChange<readonly DataItemDto[]>> {
+    const change = await this.events.begin(
       changeScopeOf(principal),
       this.planned('created', collection, ids, ownerField),
-      write,
-      (stored) => this.recorded('created', collection, stored, ownerField),
+    );
+    return itemChange(change, (created) =>
+      this.recorded('created', collection, created, ownerField),
     );
   }
 
   /**
-   * A write that updates the items `ids` and answers those it updated. `before` answers, once
-   * the write is done, the items as they were (read by the write anyway); without it the
-   * events hold no prior, and live queries judge them by the item after alone.
+   * Begins an update of the items `ids`: the caller writes, then commits the items it updated
+   * (`after`) and, when its write read them anyway, the items as they were (`before`); without
+   * them the events hold no prior, and live queries judge them by the item after alone.
    */
-  updated<T extends StoredItem | StoredItem[]>(
+  async beginUpdate(
     principal: CustomerPrincipal,
     collection: string,
     ids: readonly string[],
     ownerField: string,
-    write: () => Promise<T>,
-    before?: () => readonly StoredItem[],
-  ): Promise<T> {
-    return this.events.record(
+  ): Promise<ItemChange<UpdatedItems>> {
+    const change = await this.events.begin(
       changeScopeOf(principal),
       this.planned('updated', collection, ids, ownerField),
-      write,
-      (result) =>
-        this.recorded(
-          'updated',
-          collection,
-          Array.isArray(result) ? result : [result],
-          ownerField,
-          before?.(),
-        ),
+    );
+    return itemChange(change, ({ after, before }) =>
+      this.recorded(
+        'updated',
+        collection,
+        after.map((item) => toItemJson(item)),
+        ownerField,
+        before,
+      ),
     );
   }
 
   /**
-   * A write that deletes some of the items `ids` of `target` and answers which it deleted.
-   * They are read first: a sub key sees the deletions of its own items, and a live query
-   * judges a deletion by the item as it was.
+   * Begins a deletion of some of the items `ids` of `target`: the caller deletes, then commits
+   * the ids it deleted. They are read first: a sub key sees the deletions of its own items, and
+   * a live query judges a deletion by the item as it was.
    */
-  deleted(
+  beginDelete(
     principal: CustomerPrincipal,
     collection: string,
     target: NativeCollection,
     ids: readonly string[],
     ownerField: string,
-    write: () => Promise<readonly string[]>,
-  ): Promise<readonly string[]> {
-    return this.deletedIn(changeScopeOf(principal), collection, target, ids, ownerField, write);
+  ): Promise<ItemChange<readonly string[]>> {
+    return this.beginDeleteIn(changeScopeOf(principal), collection, target, ids, ownerField);
   }
 
-  /** `deleted` by another actor than a request's principal (the service's expiry). */
-  async deletedIn(
+  /** `beginDelete` by another actor than a request's principal (the service's expiry). */
+  async beginDeleteIn(
     scope: ChangeScope,
     collection: string,
     target: NativeCollection,
     ids: readonly string[],
     ownerField: string,
-    write: () => Promise<readonly string[]>,
-  ): Promise<readonly string[]> {
-    if (!this.events.enabled) return write();
+  ): Promise<ItemChange<readonly string[]>> {
+    if (!this.events.enabled) return UNRECORDED_ITEM_CHANGE;
     const before = await this.items.findMatching(
       target,
       { scope: null, conditions: [{ kind: 'eq', path: '_id', anyOf: [...ids] }] },
       ids.length,
     );
     const found = new Map(before.map((item) => [item._id, item]));
-    return this.events.record(
+    const change = await this.events.begin(
       scope,
       this.planned('deleted', collection, ids, ownerField),
-      write,
-      (gone) =>
-        gone.map((key) => {
-          const item = found.get(key);
-          return {
-            resource: 'item',
-            type: 'deleted',
-            collection,
-            key,
-            ownerField,
-            owner: item ? ownerOf(item, ownerField) : null,
-            data: null,
-            // What a live query judges the deletion by: the item as it was.
-            ...(item ? { prior: priorOf(toItemJson(item), null) } : {}),
-          };
-        }),
+    );
+    return itemChange(change, (gone) =>
+      gone.map((key) => {
+        const item = found.get(key);
+        return {
+          resource: 'item',
+          type: 'deleted',
+          collection,
+          key,
+          ownerField,
+          owner: item ? ownerOf(item, ownerField) : null,
+          data: null,
+          // What a live query judges the deletion by: the item as it was.
+          ...(item ? { prior: priorOf(toItemJson(item), null) } : {}),
+        };
+      }),
     );
   }
 

@@ -94,23 +94,25 @@ export class ItemWritesService {
         after: (current) => afterSet(current, values),
         write: (atRead, now) => this.items.updateById(target, id, atRead, values, now),
       });
-    let before: StoredItem[] = [];
-    const write = async (): Promise<StoredItem> => {
+    return this.writes.run(writeKey(target.physical, id), async () => {
+      const change = await this.itemEvents.beginUpdate(principal, collection, [id], ownerField);
       const conditional = { ...match, revision: revisionCondition(ifMatch) };
-      const now = new Date();
-      const updated = await this.items.updateByIdWithPrior(target, id, conditional, values, now);
-      if (updated === DUPLICATE)
-        throw new DuplicateItemError(
-          'A unique index of the collection refuses the new values; nothing was changed.',
-        );
-      // The item stopped matching (or was deleted, or moved past If-Match) since the lookup.
-      if (!updated) throw await this.notWritten(target, id, match, collection, ifMatch);
-      before = [updated.before];
+      let updated: Awaited<ReturnType<ItemsRepository['updateByIdWithPrior']>>;
+      try {
+        updated = await this.items.updateByIdWithPrior(target, id, conditional, values, new Date());
+        if (updated === DUPLICATE)
+          throw new DuplicateItemError(
+            'A unique index of the collection refuses the new values; nothing was changed.',
+          );
+        // The item stopped matching (or was deleted, or moved past If-Match) since the lookup.
+        if (!updated) throw await this.notWritten(target, id, match, collection, ifMatch);
+      } catch (error) {
+        await change.failed(error);
+        throw error;
+      }
+      await change.commit({ after: [updated.after], before: [updated.before] });
       return updated.after;
-    };
-    return this.writes.run(writeKey(target.physical, id), () =>
-      this.itemEvents.updated(principal, collection, [id], ownerField, write, () => before),
-    );
+    });
   }
 
   async remove(
@@ -146,14 +148,24 @@ export class ItemWritesService {
     const target = await this.collections.find(principal, collection);
     if (!target) throw notFound(collection, ifMatch);
     const id = await this.singleId(target, match, collection, address, ifMatch);
-    await this.writes.run(writeKey(target.physical, id), () =>
-      this.itemEvents.deleted(principal, collection, target, [id], ownerField, async () => {
+    await this.writes.run(writeKey(target.physical, id), async () => {
+      const change = await this.itemEvents.beginDelete(
+        principal,
+        collection,
+        target,
+        [id],
+        ownerField,
+      );
+      try {
         const conditional = { ...match, revision: revisionCondition(ifMatch) };
         if (!(await this.items.deleteById(target, id, conditional)))
           throw await this.notWritten(target, id, match, collection, ifMatch);
-        return [id];
-      }),
-    );
+      } catch (error) {
+        await change.failed(error);
+        throw error;
+      }
+      await change.commit([id]);
+    });
     await this.uniqueValues.releaseItem(target, id);
   }
 
@@ -187,9 +199,9 @@ export class ItemWritesService {
   }
 
   /**
-   * A write of the item `id` computed from the item as read: `after` gives the item as it will
-   * be (checked against the collection's schema), `write` makes the change under the match and
-   * the revision read. A change in between (another instance) means reading again.
+   * A write of the item `id` computed from the item as read: `edit.after` gives the item as it
+   * will be (checked against the collection's schema), `edit.write` makes the change under the
+   * match and the revision read. A change in between (another instance) means reading again.
    */
   private async changeAtRevision(
     principal: CustomerPrincipal,
@@ -199,7 +211,7 @@ export class ItemWritesService {
     match: ItemMatch,
     ownerField: string,
     ifMatch: IfMatch,
-    change: {
+    edit: {
       after: (current: StoredItem) => Record<string, unknown>;
       write: (atRead: ItemMatch, now: Date) => Promise<StoredItem | null | Duplicate>;
     },
@@ -214,25 +226,23 @@ export class ItemWritesService {
         if (!current) throw notFound(collection, ifMatch);
         const etag = itemETag(current);
         if (!ifMatchHolds(ifMatch, etag)) throw new PreconditionFailedError(etag);
-        this.schema.enforce(principal, target, change.after(current), ownerField);
+        this.schema.enforce(principal, target, edit.after(current), ownerField);
         const atRead = { ...match, revision: revisionCondition(tagOf(etag)) };
-        const updated = await this.itemEvents.updated(
-          principal,
-          collection,
-          [id],
-          ownerField,
-          async () => {
-            const written = await change.write(atRead, new Date());
-            if (written === DUPLICATE)
-              throw new DuplicateItemError(
-                'A unique index of the collection refuses the new values; nothing was changed.',
-              );
-            // Not written at this revision: nothing changed, and no event.
-            return written === null ? [] : [written];
-          },
-          () => [current],
-        );
-        if (updated[0]) return updated[0];
+        const change = await this.itemEvents.beginUpdate(principal, collection, [id], ownerField);
+        let written: StoredItem | null | Duplicate;
+        try {
+          written = await edit.write(atRead, new Date());
+          if (written === DUPLICATE)
+            throw new DuplicateItemError(
+              'A unique index of the collection refuses the new values; nothing was changed.',
+            );
+        } catch (error) {
+          await change.failed(error);
+          throw error;
+        }
+        // Not written at this revision: nothing changed, and no event.
+        await change.commit({ after: written === null ? [] : [written], before: [current] });
+        if (written) return written;
       }
       throw new WriteConflictError();
     });

@@ -71,8 +71,8 @@ const query = (q: Record<string, string> = {}) =>
     limits,
   );
 
-/** Every repository call, with its arguments. */
-function setup() {
+/** Every repository call, with its arguments; `feed` stands in for the change feed's methods. */
+function setup(feed: Partial<Record<keyof ItemEvents, unknown>> = {}) {
   const calls: { method: string; args: unknown[] }[] = [];
   const stored = { _id: 'i1', _createdAt: new Date(), _updatedAt: new Date() };
   const record =
@@ -110,17 +110,17 @@ function setup() {
     release: () => Promise.resolve(),
     findForItem: () => Promise.resolve([]),
   } as unknown as UniqueClaimRepository;
+  const unrecorded = () =>
+    Promise.resolve({
+      commit: () => Promise.resolve(),
+      abandon: () => Promise.resolve(),
+      failed: () => Promise.resolve(),
+    });
   const passThroughEvents = {
-    created: (_p: unknown, _c: unknown, _i: unknown, _o: unknown, write: () => unknown) => write(),
-    updated: (_p: unknown, _c: unknown, _i: unknown, _o: unknown, write: () => unknown) => write(),
-    deleted: (
-      _p: unknown,
-      _c: unknown,
-      _ph: unknown,
-      _i: unknown,
-      _o: unknown,
-      write: () => unknown,
-    ) => write(),
+    beginCreate: unrecorded,
+    beginUpdate: unrecorded,
+    beginDelete: unrecorded,
+    ...feed,
   } as unknown as ItemEvents;
   // Drops are tested on a real database (data-collections e2e).
   const collections = new CollectionsService(
@@ -262,6 +262,29 @@ describe('ItemsService behind the request mappers', () => {
       );
     expect(scopes[0]).toEqual({ field: 'owner', value: 'acct' });
     for (const scope of scopes.slice(1)) expect(scope).toEqual({ field: 'userId', value: 'acct' });
+  });
+
+  it("begins the feed change before the insert and commits the item's JSON it answers", async () => {
+    const seen: { insertsAtBegin?: number; committed?: unknown[] } = {};
+    const { api, calls } = setup({
+      beginCreate: () => {
+        seen.insertsAtBegin = calls.filter((c) => c.method === 'insert').length;
+        return Promise.resolve({
+          commit: (json: unknown[]) => {
+            seen.committed = json;
+            return Promise.resolve();
+          },
+          abandon: () => Promise.resolve(),
+          failed: () => Promise.resolve(),
+        });
+      },
+    });
+    const { json } = await api.create(root, 'c', { item: { a: 1 } });
+    expect(seen.insertsAtBegin).toBe(0);
+    expect(calls.filter((c) => c.method === 'insert')).toHaveLength(1);
+    expect(seen.committed).toHaveLength(1);
+    // One JSON of the item: the event's data is the answer's body.
+    expect(seen.committed?.[0]).toBe(json);
   });
 
   it('counts from metadata only when the count is unconfined and unfiltered', async () => {

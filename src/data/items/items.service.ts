@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Types } from 'mongoose';
 import { type CustomerPrincipal, ownerValueOf, tenantOf } from '../../auth';
 import { ValidationFailedError } from '../../common/errors';
-import { DUPLICATE } from '../../common/mongo/duplicate';
+import { DUPLICATE, type Duplicate } from '../../common/mongo/duplicate';
 import type { KeysetSide } from '../../common/pagination/keyset';
 import { CollectionsService } from '../collections/collections.service';
 import {
@@ -18,6 +18,7 @@ import { valueAtPath } from '../query/json-guard';
 import { isScalar, type Guarded, type JsonObject, type JsonScalar } from '../../common/json';
 import { orderPaths } from '../query/list-plan';
 import { projects, type Projection } from '../query/projection';
+import { toItemJson, type DataItemDto } from './dto/data-item.dto';
 import { ItemEvents } from './item-events';
 import { ownerScopeOf } from './item-scope';
 import { ItemsRepository } from './items.repository';
@@ -31,6 +32,12 @@ export interface ItemPage {
   items: StoredItem[];
   /** The keyset cursor of the following page, or null when this is the last one. */
   next: { side: KeysetSide; cursor: Record<string, string> } | null;
+}
+
+/** A written item and its JSON (made once: the feed's event and the answer carry it). */
+export interface WrittenItem {
+  item: StoredItem;
+  json: DataItemDto;
 }
 
 /**
@@ -54,7 +61,7 @@ export class ItemsService {
     principal: CustomerPrincipal,
     collection: string,
     request: NewItemRequest,
-  ): Promise<StoredItem> {
+  ): Promise<WrittenItem> {
     const { item, ownerField, uniqueField } = request;
     const id = request.id ?? new Types.ObjectId().toHexString();
     stampOwner(principal, request);
@@ -88,18 +95,28 @@ export class ItemsService {
             { target, scope, field: uniqueField, value: uniqueValue },
             id,
           );
-    let inserting = false;
-    const stored = await this.itemEvents
-      .created(principal, collection, id, ownerField, () => {
-        inserting = true;
-        return this.insertHolding(claim, target, id, item, request.imported?.times ?? null);
-      })
+    // The feed's intent before the insert; refused (the feed's writes are paused), the value
+    // goes back at once.
+    const change = await this.itemEvents
+      .beginCreate(principal, collection, [id], ownerField)
       .catch(async (error: unknown) => {
-        // Refused before the insert (the feed's writes are paused): the value goes back at once.
-        if (claim && !inserting) await this.uniqueValues.release(claim).catch(() => undefined);
+        if (claim) await this.uniqueValues.release(claim).catch(() => undefined);
         throw error;
       });
-    if (stored !== DUPLICATE) return stored;
+    let stored: StoredItem | Duplicate;
+    try {
+      stored = await this.insertHolding(claim, target, id, item, request.imported?.times ?? null);
+    } catch (error) {
+      await change.failed(error);
+      throw error;
+    }
+    if (stored !== DUPLICATE) {
+      // The item's JSON, made once: its event's data and the answer.
+      const json = toItemJson(stored);
+      await change.commit([json]);
+      return { item: stored, json };
+    }
+    await change.commit([]);
     // A unique index refused the item: name the item it collides with when the caller may see it.
     await refuseTakenValue();
     if (await this.items.existsById(target, id)) throw DuplicateItemError.taken('_id', id);
@@ -115,12 +132,12 @@ export class ItemsService {
     principal: CustomerPrincipal,
     collection: string,
     request: NewItemRequest,
-  ): Promise<{ item: StoredItem; created: boolean }> {
+  ): Promise<WrittenItem & { created: boolean }> {
     for (let round = 0; round < FIND_ROUNDS; round += 1) {
       let existingId: unknown;
       let refusal: unknown;
       try {
-        return { item: await this.create(principal, collection, request), created: true };
+        return { ...(await this.create(principal, collection, request)), created: true };
       } catch (error) {
         existingId = error instanceof DuplicateItemError ? error.extensions?.existingId : undefined;
         if (typeof existingId !== 'string') throw error;
@@ -132,7 +149,7 @@ export class ItemsService {
       const [existing] = target
         ? await this.items.findMatching(target, { scope, conditions: [idCondition] }, 1)
         : [];
-      if (existing) return { item: existing, created: false };
+      if (existing) return { item: existing, json: toItemJson(existing), created: false };
       // The client's own _id is taken outside the caller's scope: nothing to return.
       if (existingId === request.id) throw refusal;
       // The holder is still being inserted by a concurrent request, or just went: look again.

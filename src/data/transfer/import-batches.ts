@@ -3,6 +3,7 @@ import { Types } from 'mongoose';
 import { tenantOf, type CustomerPrincipal } from '../../auth';
 import { DomainError } from '../../common/errors';
 import { CollectionsService } from '../collections/collections.service';
+import { toItemJson } from '../items/dto/data-item.dto';
 import { ItemEvents } from '../items/item-events';
 import { ItemsRepository, newStoredItem } from '../items/items.repository';
 import type { StoredItem } from '../storage/tenant-storage';
@@ -91,27 +92,30 @@ export class ImportBatches {
     const ownerField = (requests[0] as NewItemRequest).ownerField;
     const items = writes.map((write) => write.item);
     const refused = new Set<number>();
-    await this.itemEvents.createdAll(
+    const change = await this.itemEvents.beginCreate(
       principal,
       collection,
       items.map((item) => item._id),
       ownerField,
-      async () => {
-        // Ordered: what went in is a prefix; the refused item is left for a write of its own.
-        let done = 0;
-        while (done < items.length) {
-          const { inserted, refused: stopped } = await this.items.insertInOrder(
-            target,
-            items.slice(done),
-          );
-          done += inserted;
-          if (!stopped) break;
-          refused.add(done);
-          done += 1;
-        }
-        return items.filter((_, at) => !refused.has(at));
-      },
     );
+    try {
+      // Ordered: what went in is a prefix; the refused item is left for a write of its own.
+      let done = 0;
+      while (done < items.length) {
+        const { inserted, refused: stopped } = await this.items.insertInOrder(
+          target,
+          items.slice(done),
+        );
+        done += inserted;
+        if (!stopped) break;
+        refused.add(done);
+        done += 1;
+      }
+    } catch (error) {
+      await change.failed(error);
+      throw error;
+    }
+    await change.commit(items.filter((_, at) => !refused.has(at)).map((item) => toItemJson(item)));
     writes.forEach(({ index, item, warnings }, at) => {
       results[index] = refused.has(at) ? { alone: true } : { created: item._id, warnings };
     });

@@ -34,7 +34,7 @@ export class ImportItemWrites {
         if (replaced) return { id: replaced._id, replaced: true };
       }
       const created = await this.creates.create(principal, collection, request);
-      return { id: created._id, replaced: false };
+      return { id: created.item._id, replaced: false };
     });
   }
 

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ownerValueOf, type CustomerPrincipal } from '../../auth';
-import { DUPLICATE } from '../../common/mongo/duplicate';
+import { DUPLICATE, type Duplicate } from '../../common/mongo/duplicate';
 import { FallbackWriteQueue } from '../../common/mongo/fallback-database';
 import { CollectionsService } from '../collections/collections.service';
 import { DuplicateItemError, WriteConflictError } from '../data.errors';
@@ -60,29 +60,21 @@ export class ItemReplacements {
           createdAt: current._createdAt,
           updatedAt: new Date(),
         };
-        const [replaced] = await this.itemEvents.updated(
-          principal,
-          collection,
-          [id],
-          ownerField,
-          async () => {
-            const written = await this.transfers.replaceAtRevision(
-              target,
-              current,
-              scope,
-              item,
-              times,
+        const change = await this.itemEvents.beginUpdate(principal, collection, [id], ownerField);
+        let replaced: StoredItem | null | Duplicate;
+        try {
+          replaced = await this.transfers.replaceAtRevision(target, current, scope, item, times);
+          if (replaced === DUPLICATE)
+            throw new DuplicateItemError(
+              'A unique index of the collection refuses the item; nothing was changed.',
             );
-            if (written === DUPLICATE)
-              throw new DuplicateItemError(
-                'A unique index of the collection refuses the item; nothing was changed.',
-              );
-            // Changed since it was read: no write, no event; read it again.
-            return written === null ? [] : [written];
-          },
-          // The item replaced is the one read: a live query judges the change by it.
-          () => [current],
-        );
+        } catch (error) {
+          await change.failed(error);
+          throw error;
+        }
+        // Changed since it was read: no write, no event; read it again. The item replaced is
+        // the one read: a live query judges the change by it.
+        await change.commit({ after: replaced === null ? [] : [replaced], before: [current] });
         if (replaced) return replaced;
       }
       throw new WriteConflictError();

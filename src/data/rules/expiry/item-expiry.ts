@@ -59,17 +59,28 @@ export class ItemExpiry {
     const { tenant, branch, entry } = where;
     const scope: ChangeScope = { tenant, branch, actor: EXPIRY_ACTOR };
     // Deletes announce themselves to a tenant move like any write (CollectionWriteGate).
-    const gone = await this.gate.aroundIn(tenant, branch, entry.name, () =>
-      this.itemEvents.deletedIn(scope, entry.name, stored, ids, DEFAULT_OWNER_FIELD, async () => {
-        const deleted: string[] = [];
+    const gone = await this.gate.aroundIn(tenant, branch, entry.name, async () => {
+      const change = await this.itemEvents.beginDeleteIn(
+        scope,
+        entry.name,
+        stored,
+        ids,
+        DEFAULT_OWNER_FIELD,
+      );
+      const deleted: string[] = [];
+      try {
         for (const id of ids) {
           // Shutting down: what went is recorded, the rest waits for the next sweep.
           if (stopped()) break;
           if (await this.expired.deleteIfExpired(stored, rule, id, now)) deleted.push(id);
         }
-        return deleted;
-      }),
-    );
+      } catch (error) {
+        await change.failed(error);
+        throw error;
+      }
+      await change.commit(deleted);
+      return deleted;
+    });
     for (const id of gone) await this.uniqueValues.releaseItem(stored, id);
     return { found: ids.length, deleted: gone.length };
   }

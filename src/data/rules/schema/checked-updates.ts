@@ -76,28 +76,30 @@ export class CheckedUpdates {
       let modified = 0;
       for (let at = 0; at < read.length; at += ROUND) {
         const round = read.slice(at, at + ROUND);
-        let refused = false;
-        const written = await this.itemEvents.updated(
+        const change = await this.itemEvents.beginUpdate(
           principal,
           collection,
           round.map((item) => item._id),
           ownerField,
-          async () => {
-            const done: StoredItem[] = [];
-            for (const item of round) {
-              const atRead = { ...match, revision: revisionCondition(tagOf(itemETag(item))) };
-              const result = await this.items.updateById(target, item._id, atRead, values, now);
-              if (result === DUPLICATE) {
-                refused = true;
-                break;
-              }
-              // Null: changed by another instance since it was read (on FerretDB it is written anyway).
-              if (result) done.push(result);
-            }
-            return done;
-          },
-          () => round,
         );
+        let refused = false;
+        const written: StoredItem[] = [];
+        try {
+          for (const item of round) {
+            const atRead = { ...match, revision: revisionCondition(tagOf(itemETag(item))) };
+            const result = await this.items.updateById(target, item._id, atRead, values, now);
+            if (result === DUPLICATE) {
+              refused = true;
+              break;
+            }
+            // Null: changed by another instance since it was read (on FerretDB it is written anyway).
+            if (result) written.push(result);
+          }
+        } catch (error) {
+          await change.failed(error);
+          throw error;
+        }
+        await change.commit({ after: written, before: round });
         modified += written.length;
         if (refused)
           throw new DuplicateItemError(
