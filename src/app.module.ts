@@ -12,10 +12,11 @@ import { KeyThrottlerGuard } from './auth/key-throttler.guard';
 import { ProblemFilter } from './common/errors';
 import { boundedDriverOptions } from './common/mongo/bounded-driver-options';
 import { BackgroundTasksModule } from './common/scheduling/background-tasks';
-import { IdempotencyModule } from './common/idempotency';
+import { IdempotencyModule } from './idempotency';
 import { idempotencyScopeOf } from './auth/idempotency-scope';
 import { ConfigModule, type AppConfig } from './config';
 import { DataModule } from './data/data.module';
+import { SCHEMA_WARNINGS_HEADER } from './data/rules/schema/schema-warnings';
 import { FilesModule } from './files';
 import { MeModule } from './me/me.module';
 import { HealthModule } from './health/health.module';
@@ -82,6 +83,7 @@ export class AppModule {
         IdempotencyModule.forRoot({
           scopeOf: idempotencyScopeOf,
           stores: ClusterIdempotencyStores,
+          keptHeaders: [SCHEMA_WARNINGS_HEADER],
         }),
         // Express tries routes in the order they were registered, one after the other: the data
         // routes, which carry most requests, go first of the API's.

@@ -4,7 +4,8 @@ import { ModulesContainer } from '@nestjs/core';
 import { MongoClient } from 'mongodb';
 import { randomUUID } from 'node:crypto';
 import type { Response as SupertestResponse } from 'supertest';
-import { IdempotencyInterceptor, WRITE_METHODS } from '../../src/common/idempotency';
+import { WRITE_METHODS } from '../../src/common/http/write-routes';
+import { IdempotencyInterceptor } from '../../src/idempotency';
 import { ItemsService } from '../../src/data/items/items.service';
 import {
   TEST_ADMIN_KEY,
