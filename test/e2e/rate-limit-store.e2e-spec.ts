@@ -1,10 +1,6 @@
 import { MongoClient, type Collection, type CommandStartedEvent } from 'mongodb';
-import {
-  hitId,
-  MongoFixedWindowThrottlerStorage,
-  RATE_LIMIT_COLLECTION,
-  type RateLimitHit,
-} from '../../src/common/http/mongo-fixed-window.storage';
+import { MongoFixedWindowThrottlerStorage } from '../../src/rate-limit/mongo-fixed-window.storage';
+import { hitId, RATE_LIMIT_COLLECTION, type RateLimitHit } from '../../src/rate-limit/rate-limit-hits';
 import { testDatabaseUri, uniqueDbName } from '../support/app';
 import { holdClockInWindow } from '../support/held-clock';
 
