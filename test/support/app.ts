@@ -8,12 +8,7 @@ import type { Connection } from 'mongoose';
 import type { OpenAPIV3 } from 'openapi-types';
 import request from 'supertest';
 import { AppModule } from '../../src/app.module';
-import {
-  APP_OPTIONS,
-  configureApp,
-  createHttpAdapter,
-  openApiDocument,
-} from '../../src/app.setup';
+import { APP_OPTIONS, configureApp, createHttpAdapter, openApiDocument } from '../../src/app.setup';
 import {
   TenantStorage,
   type NativeCollection,
