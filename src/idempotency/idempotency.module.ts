@@ -52,7 +52,13 @@ export class IdempotencyModule {
         { provide: IDEMPOTENCY_KEPT_HEADERS, useValue: keptHeaderNames(options.keptHeaders ?? []) },
         IdempotencyInterceptor,
       ],
-      exports: [IdempotencyService, IDEMPOTENCY_SCOPE, IDEMPOTENCY_STORES, IdempotencyInterceptor],
+      exports: [
+        IdempotencyService,
+        IDEMPOTENCY_SCOPE,
+        IDEMPOTENCY_STORES,
+        IDEMPOTENCY_KEPT_HEADERS,
+        IdempotencyInterceptor,
+      ],
     };
   }
 }
