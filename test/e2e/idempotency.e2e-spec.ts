@@ -376,6 +376,19 @@ describe('Idempotency-Key', () => {
       expect(again.headers[REPLAYED]).toBe('true');
     });
 
+    it('replays the Schema-Warnings of a write that a warning schema let through', async () => {
+      await api.post('/data/warned', { item: { n: 'a' } }).expect(200);
+      const schema = { type: 'object', properties: { n: { type: 'string' } } };
+      await api.put('/data/warned/schema', { schema, action: 'warn' }).expect(200);
+      const key = newKey();
+      const first = await api.post('/data/warned', { item: { n: 1 } }, withKey(key)).expect(200);
+      expect(first.headers['schema-warnings']).toEqual(expect.any(String));
+      const again = await api.post('/data/warned', { item: { n: 1 } }, withKey(key)).expect(200);
+      expect(again.headers[REPLAYED]).toBe('true');
+      expect(again.headers['schema-warnings']).toBe(first.headers['schema-warnings']);
+      expect(outcome(again)).toEqual(outcome(first));
+    });
+
     it('ignores the header on operations that do not take it', async () => {
       const key = newKey();
       for (let i = 0; i < 2; i += 1) {
