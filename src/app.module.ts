@@ -1,21 +1,19 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
-import { getConnectionToken, MongooseModule } from '@nestjs/mongoose';
-import { ThrottlerModule } from '@nestjs/throttler';
-import type { Connection } from 'mongoose';
+import { MongooseModule } from '@nestjs/mongoose';
 import { AdminModule } from './admin/admin.module';
 import { ApiKeyGuard } from './auth/api-key.guard';
 import { AuthModule } from './auth/auth.module';
-import { FixedWindowThrottlerStorage } from './common/http/fixed-window.storage';
-import { MongoFixedWindowThrottlerStorage } from './common/http/mongo-fixed-window.storage';
-import { KeyThrottlerGuard } from './auth/key-throttler.guard';
+import { rateLimitTrackerOf } from './auth/rate-limit-tracker';
+import { KeyThrottlerGuard, RateLimitModule } from './rate-limit';
 import { ProblemFilter } from './common/errors';
 import { boundedDriverOptions } from './common/mongo/bounded-driver-options';
 import { BackgroundTasksModule } from './common/scheduling/background-tasks';
-import { IdempotencyModule } from './common/idempotency';
+import { IdempotencyModule } from './idempotency';
 import { idempotencyScopeOf } from './auth/idempotency-scope';
 import { ConfigModule, type AppConfig } from './config';
 import { DataModule } from './data/data.module';
+import { SCHEMA_WARNINGS_HEADER } from './data/rules/schema/schema-warnings';
 import { FilesModule } from './files';
 import { MeModule } from './me/me.module';
 import { HealthModule } from './health/health.module';
@@ -54,21 +52,7 @@ export class AppModule {
           retryDelay: 1000,
           ...monitoredConnection(metrics, config.metrics.databaseCommands),
         }),
-        ThrottlerModule.forRootAsync({
-          inject: [getConnectionToken()],
-          useFactory: (connection: Connection) => ({
-            throttlers: [
-              { ttl: config.limits.rateLimitWindowMs, limit: config.limits.rateLimitMax },
-            ],
-            // RATE_LIMIT_STORE: in the database, one budget per key shared by every instance.
-            storage:
-              config.limits.rateLimitStore === 'mongo'
-                ? MongoFixedWindowThrottlerStorage.on(connection, config.limits.rateLimitChunk)
-                : new FixedWindowThrottlerStorage(),
-            // One budget per key across all routes (the default key is per key *and* route).
-            generateKey: (_context, tracker) => tracker,
-          }),
-        }),
+        RateLimitModule.forRoot({ trackerOf: rateLimitTrackerOf }),
         PlacementModule.forRoot((client) => metrics?.database.watch(client)),
         BackgroundTasksModule,
         MigrationsModule,
@@ -82,6 +66,7 @@ export class AppModule {
         IdempotencyModule.forRoot({
           scopeOf: idempotencyScopeOf,
           stores: ClusterIdempotencyStores,
+          keptHeaders: [SCHEMA_WARNINGS_HEADER],
         }),
         // Express tries routes in the order they were registered, one after the other: the data
         // routes, which carry most requests, go first of the API's.
@@ -102,7 +87,7 @@ export class AppModule {
         // whose database work per address is bounded, where counting each new wrong key in the
         // rate limit's store cost a read and an insert per guess.
         { provide: APP_GUARD, useExisting: ApiKeyGuard },
-        { provide: APP_GUARD, useClass: KeyThrottlerGuard },
+        { provide: APP_GUARD, useExisting: KeyThrottlerGuard },
         { provide: APP_FILTER, useClass: ProblemFilter },
       ],
     };

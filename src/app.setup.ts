@@ -1,6 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { SwaggerModule } from '@nestjs/swagger';
+import { SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import helmet from 'helmet';
 import { ProblemRenderer } from './common/errors';
 import { JsonReplyAdapter } from './common/http/json-reply.adapter';
@@ -9,6 +9,7 @@ import { corsMiddleware, type CorsOrigins } from './common/http/cors';
 import { createLogger, PinoLoggerService } from './common/http/logger';
 import { requestContext, requestLog } from './common/http/request-context';
 import { buildOpenApiDocument } from './common/http/openapi';
+import { addIdempotencyKeys } from './idempotency';
 import { serveConsole } from './common/http/console-ui';
 import { serveSwaggerUi } from './common/http/swagger-ui';
 import { queryKeyGuard } from './common/http/query-keys';
@@ -80,7 +81,7 @@ export function configureApp(
   // A deployment may keep its API description private: then /docs* are unknown routes (404).
   if (config.swaggerEnabled) {
     // The document at /docs-json and /docs-yaml; the page is ours (src/common/http/swagger-ui.ts).
-    SwaggerModule.setup('docs', app, buildOpenApiDocument(app), {
+    SwaggerModule.setup('docs', app, openApiDocument(app), {
       ui: false,
       raw: ['json', 'yaml'],
       jsonDocumentUrl: 'docs-json',
@@ -101,3 +102,8 @@ export function createHttpAdapter(): JsonReplyAdapter {
 
 /** Options for NestFactory.create / createNestApplication: our own body parser runs instead of Nest's. */
 export const APP_OPTIONS = { bodyParser: false, bufferLogs: true } as const;
+
+/** The OpenAPI document the app serves at /docs-json: with what its cross-cutting modules add. */
+export function openApiDocument(app: INestApplication): OpenAPIObject {
+  return buildOpenApiDocument(app, [addIdempotencyKeys]);
+}

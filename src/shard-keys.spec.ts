@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Schema } from 'mongoose';
-import { RATE_LIMIT_COLLECTION } from './common/http/mongo-fixed-window.storage';
+import { RATE_LIMIT_COLLECTION } from './rate-limit/rate-limit-hits';
 
 /**
  * docs/deployment.md names a shard key for every collection of the main database. Each must be

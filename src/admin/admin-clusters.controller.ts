@@ -24,7 +24,7 @@ import {
 import type { Request, Response } from 'express';
 import { Auth } from '../auth';
 import { ProblemDto, ValidationFailedError } from '../common/errors';
-import { IdempotentWrites } from '../common/idempotency';
+import { IdempotentWrites } from '../idempotency';
 import { isObjectIdHex } from '../common/mongo/object-id';
 import { ApiKeysetList, linkNextPage, parseKeysetPage } from '../common/pagination/keyset-page';
 import { TENANT_KINDS, type Tenant, type TenantKind } from '../common/tenancy/namespace';

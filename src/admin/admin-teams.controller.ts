@@ -26,7 +26,7 @@ import { Auth, TEAM_ID_PATTERN } from '../auth';
 import { ProblemDto } from '../common/errors';
 import { ApiKeysetList, linkNextPage, parseKeysetPage } from '../common/pagination/keyset-page';
 import { APP_CONFIG, type AppConfig } from '../config';
-import { IdempotentWrites } from '../common/idempotency';
+import { IdempotentWrites } from '../idempotency';
 import { ErasureService } from '../lifecycle';
 import { acceptedErasure, ERASURE_ACCEPTED, ErasureDto } from '../profile';
 import { PutTeamMemberDto, TeamDetailDto, TeamMemberDto, TeamService } from '../team';

@@ -29,7 +29,7 @@ import { Auth } from '../auth';
 import { ApiKeyDto } from '../auth/dto/api-key.dto';
 import { ProblemDto } from '../common/errors';
 import { sendLines } from '../common/http/ndjson';
-import { IdempotentWrites } from '../common/idempotency';
+import { IdempotentWrites } from '../idempotency';
 import {
   ApiKeysetList,
   linkNextPage,

@@ -6,7 +6,7 @@ import { Auth, CurrentPrincipal } from './auth.decorators';
 import { ApiKeyDto, CreateApiKeyDto, IssuedApiKeyDto } from './dto/api-key.dto';
 import type { KeyManager } from './key-scope';
 import type { Principal } from './principal';
-import { IdempotentWrites } from '../common/idempotency';
+import { IdempotentWrites } from '../idempotency';
 
 type RootPrincipal = Extract<Principal, { kind: 'root' }>;
 

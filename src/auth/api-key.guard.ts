@@ -2,7 +2,7 @@ import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@ne
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { DomainError, ForbiddenError, UnauthenticatedError } from '../common/errors';
-import { markRateLimited } from '../common/http/rate-limited';
+import { markRateLimited } from '../rate-limit';
 import { digestApiKey } from './api-key.secret';
 import { ApiKeyService, type KeyIdentity } from './api-key.service';
 import { AuthFailureLimiter } from './auth-failure.limiter';

@@ -1,7 +1,7 @@
 /**
  * Pure parts of the failed-authentication budget (see AuthFailureLimiter): slot ids and the
  * in-process list of addresses known to be over budget. Windows are the epoch-aligned fixed
- * windows of common/http/fixed-window; slots are claimed with common/mongo/slots.
+ * windows of rate-limit/fixed-window; slots are claimed with common/mongo/slots.
  */
 
 /**

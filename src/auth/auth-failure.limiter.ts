@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { fixedWindow, secondsUntil } from '../common/http/fixed-window';
+import { fixedWindow, secondsUntil } from '../rate-limit';
 import { claimSlot } from '../common/mongo/slots';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { AuthFailureRepository } from './auth-failure.repository';

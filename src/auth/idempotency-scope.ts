@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import type { IdempotencyScope } from '../common/idempotency';
+import type { IdempotencyScope } from '../idempotency';
 import type { RequestWithPrincipal } from './auth.decorators';
 import { tenantOf, type Principal } from './principal';
 

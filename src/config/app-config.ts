@@ -30,7 +30,7 @@ export interface AppConfig {
   shutdownTimeoutMs: number;
   /** HTTP_REQUEST_TIMEOUT_MS: the longest a request may take to arrive whole (an import's body). */
   requestTimeoutMs: number;
-  /** IDEMPOTENCY_*: how Idempotency-Key responses are kept (src/common/idempotency). */
+  /** IDEMPOTENCY_*: how Idempotency-Key responses are kept (src/idempotency). */
   idempotency: {
     ttlMs: number;
     leaseMs: number;

@@ -31,7 +31,7 @@ import { Auth, CurrentPrincipal, type CustomerPrincipal } from '../auth';
 import { PayloadTooLargeError, ProblemDto, ValidationFailedError } from '../common/errors';
 import type { StreamedBody } from '../common/http/body';
 import { REQUEST_BODY_CONTENT } from '../common/http/openapi-shared';
-import { IdempotentWrites } from '../common/idempotency';
+import { IdempotentWrites } from '../idempotency';
 import {
   ApiKeysetList,
   linkNextPage,

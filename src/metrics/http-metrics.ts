@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { RATE_LIMIT_REASONS, rateLimitReasonOf } from '../common/http/rate-limited';
+import { RATE_LIMIT_REASONS, rateLimitReasonOf } from '../rate-limit';
 import type { RequestObserver } from '../common/http/request-context';
 
 /** Where the metrics are served; scrapes are left out of the request metrics. */

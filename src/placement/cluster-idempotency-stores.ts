@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Collection, Document } from 'mongodb';
-import { IdempotencyRecordSchema, type IdempotencyStores } from '../common/idempotency';
+import { IdempotencyRecordSchema, type IdempotencyStores } from '../idempotency';
 import type { SyncResult } from '../common/mongo/document-sync';
 import type { Tenant } from '../common/tenancy/namespace';
 import { ClusterDatabases } from './cluster-databases';

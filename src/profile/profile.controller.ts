@@ -51,7 +51,7 @@ import { ProfileDeletionService } from './profile-deletion.service';
 import { ProfileService } from './profile.service';
 import type { ProfilePrincipal } from './profile-target';
 import { ProfileUpdateService } from './profile-update.service';
-import { IdempotentWrites } from '../common/idempotency';
+import { IdempotentWrites } from '../idempotency';
 
 type RootPrincipal = Extract<Principal, { kind: 'root' }>;
 

@@ -37,7 +37,7 @@ import { projectETag } from './project-etag';
 import { pageLink } from './project.list-query';
 import { PROJECT_SORT_FIELDS } from './project.schema';
 import { ProjectService } from './project.service';
-import { IdempotentWrites } from '../common/idempotency';
+import { IdempotentWrites } from '../idempotency';
 
 const PROJECT_ID_PARAM = ApiParam({
   name: 'projectId',

@@ -13,7 +13,7 @@ import { ProblemDto } from '../common/errors';
 import { CreateTeamApiKeyDto, MyTeamDto } from './dto/team.dto';
 import { TeamKeysService } from './team-keys.service';
 import { TeamService } from './team.service';
-import { IdempotentWrites } from '../common/idempotency';
+import { IdempotentWrites } from '../idempotency';
 
 type RootPrincipal = Extract<Principal, { kind: 'root' }>;
 

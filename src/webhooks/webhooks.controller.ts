@@ -11,7 +11,7 @@ import { Auth, CurrentPrincipal, type CustomerPrincipal } from '../auth';
 import { ProblemDto } from '../common/errors';
 import { CreatedWebhookDto, CreateWebhookDto, DeliveryDto, WebhookDto } from './dto/webhook.dto';
 import { WebhooksService } from './webhooks.service';
-import { IdempotentWrites } from '../common/idempotency';
+import { IdempotentWrites } from '../idempotency';
 
 /** Deliveries listed per webhook. */
 const DELIVERIES_SHOWN = 50;

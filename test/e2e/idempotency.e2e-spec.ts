@@ -4,7 +4,8 @@ import { ModulesContainer } from '@nestjs/core';
 import { MongoClient } from 'mongodb';
 import { randomUUID } from 'node:crypto';
 import type { Response as SupertestResponse } from 'supertest';
-import { IdempotencyInterceptor, WRITE_METHODS } from '../../src/common/idempotency';
+import { WRITE_METHODS } from '../../src/common/http/write-routes';
+import { IdempotencyInterceptor } from '../../src/idempotency';
 import { ItemsService } from '../../src/data/items/items.service';
 import {
   TEST_ADMIN_KEY,
@@ -373,6 +374,19 @@ describe('Idempotency-Key', () => {
       await api.delete(path, undefined, withKey(deleteKey)).expect(204);
       const again = await api.delete(path, undefined, withKey(deleteKey)).expect(204);
       expect(again.headers[REPLAYED]).toBe('true');
+    });
+
+    it('replays the Schema-Warnings of a write that a warning schema let through', async () => {
+      await api.post('/data/warned', { item: { n: 'a' } }).expect(200);
+      const schema = { type: 'object', properties: { n: { type: 'string' } } };
+      await api.put('/data/warned/schema', { schema, action: 'warn' }).expect(200);
+      const key = newKey();
+      const first = await api.post('/data/warned', { item: { n: 1 } }, withKey(key)).expect(200);
+      expect(first.headers['schema-warnings']).toEqual(expect.any(String));
+      const again = await api.post('/data/warned', { item: { n: 1 } }, withKey(key)).expect(200);
+      expect(again.headers[REPLAYED]).toBe('true');
+      expect(again.headers['schema-warnings']).toBe(first.headers['schema-warnings']);
+      expect(outcome(again)).toEqual(outcome(first));
     });
 
     it('ignores the header on operations that do not take it', async () => {

@@ -1,10 +1,10 @@
 import { MongoClient, type Collection, type CommandStartedEvent } from 'mongodb';
+import { MongoFixedWindowThrottlerStorage } from '../../src/rate-limit/mongo-fixed-window.storage';
 import {
   hitId,
-  MongoFixedWindowThrottlerStorage,
   RATE_LIMIT_COLLECTION,
   type RateLimitHit,
-} from '../../src/common/http/mongo-fixed-window.storage';
+} from '../../src/rate-limit/rate-limit-hits';
 import { testDatabaseUri, uniqueDbName } from '../support/app';
 import { holdClockInWindow } from '../support/held-clock';
 

@@ -8,8 +8,7 @@ import type { Connection } from 'mongoose';
 import type { OpenAPIV3 } from 'openapi-types';
 import request from 'supertest';
 import { AppModule } from '../../src/app.module';
-import { APP_OPTIONS, configureApp, createHttpAdapter } from '../../src/app.setup';
-import { buildOpenApiDocument } from '../../src/common/http/openapi';
+import { APP_OPTIONS, configureApp, createHttpAdapter, openApiDocument } from '../../src/app.setup';
 import {
   TenantStorage,
   type NativeCollection,
@@ -174,7 +173,7 @@ export async function everyDatabase(t: Pick<TestApp, 'app' | 'connection'>): Pro
 
 /** The document the app serves (/docs-json), built the way configureApp builds it. */
 function documentOf(app: INestApplication): OpenApiResponseValidator {
-  return new OpenApiResponseValidator(buildOpenApiDocument(app) as unknown as OpenAPIV3.Document);
+  return new OpenApiResponseValidator(openApiDocument(app) as unknown as OpenAPIV3.Document);
 }
 
 type Agent = ReturnType<typeof request>;

@@ -6,7 +6,6 @@ import { addLinks } from './openapi-links';
 import { addSharedSchemas } from './openapi-schemas';
 import { addConditionalRequests } from './openapi-conditional';
 import { addStandardProblems, addStandardResponses } from './openapi-problems';
-import { addIdempotencyKeys } from '../idempotency/idempotency.openapi';
 import {
   API_KEY_SCHEME,
   applyRequestBodyContent,
@@ -164,7 +163,15 @@ function packageVersion(): string {
   }
 }
 
-export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
+/**
+ * The served OpenAPI document. `additions` are what the modules of cross-cutting concerns add to
+ * the operations they apply to (headers, problems), applied in their order after the standard
+ * problems and before the response headers.
+ */
+export function buildOpenApiDocument(
+  app: INestApplication,
+  additions: readonly ((document: OpenAPIObject) => void)[] = [],
+): OpenAPIObject {
   const config = new DocumentBuilder()
     .setTitle('Profile, project and data service')
     .setDescription(
@@ -199,7 +206,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   applyRequestBodyContent(document);
   addConditionalRequests(document);
   addStandardProblems(document);
-  addIdempotencyKeys(document);
+  for (const add of additions) add(document);
   addResponseHeaders(document);
   addLinks(document);
   addSharedSchemas(document);

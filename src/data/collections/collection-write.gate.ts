@@ -11,7 +11,7 @@ import {
   type RequestWithPrincipal,
   type Tenant,
 } from '../../auth';
-import { onWriteRoutes } from '../../common/idempotency';
+import { onWriteRoutes } from '../../common/http/write-routes';
 import { CollectionMovingError } from '../data.errors';
 import { CollectionRegistryRepository } from './collection-registry.repository';
 import { MoveGate, MoveWriteMarkers } from '../../placement';

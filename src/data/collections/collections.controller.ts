@@ -1,7 +1,7 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { Auth, CurrentPrincipal, type CustomerPrincipal } from '../../auth';
-import { IdempotentWrites } from '../../common/idempotency';
+import { IdempotentWrites } from '../../idempotency';
 import { DataCollectionDto } from '../indexes/dto/data-index.dto';
 import { CollectionsService } from './collections.service';
 

@@ -20,7 +20,7 @@ import {
   DeleteDataIndexDto,
 } from './dto/data-index.dto';
 import { IndexesService } from './indexes.service';
-import { IdempotentWrites } from '../../common/idempotency';
+import { IdempotentWrites } from '../../idempotency';
 import { MovableCollectionWrites } from '../collections/collection-write.gate';
 
 /** Native indexes of a tenant collection; root and team keys only. */

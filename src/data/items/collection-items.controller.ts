@@ -27,7 +27,7 @@ import {
 import type { Request, Response } from 'express';
 import { Auth, AuthHeadersFirst, CurrentPrincipal, type CustomerPrincipal } from '../../auth';
 import { ProblemDto } from '../../common/errors';
-import { IdempotentWrites } from '../../common/idempotency';
+import { IdempotentWrites } from '../../idempotency';
 import { ItemWriteRoutes } from './item-writes.interceptor';
 import { answerWrite, IfMatchHeader } from '../../common/http/conditional';
 import type { IfMatch } from '../../common/http/etag';

@@ -7,7 +7,7 @@ import {
 import type { Response } from 'express';
 import type { Observable } from 'rxjs';
 import type { RequestWithPrincipal } from '../../auth';
-import { onWriteRoutes } from '../../common/idempotency';
+import { onWriteRoutes } from '../../common/http/write-routes';
 import { CollectionWriteGate } from '../collections/collection-write.gate';
 import { answeringWarnings } from '../rules/schema/schema-warnings';
 

@@ -24,7 +24,7 @@ import type { Request, Response } from 'express';
 import { Auth, CurrentPrincipal, tenantOf, type CustomerPrincipal } from '../../auth';
 import { ProblemDto, ValidationFailedError } from '../../common/errors';
 import { hasBody, type StreamedBody } from '../../common/http/body';
-import { IdempotentWrites } from '../../common/idempotency';
+import { IdempotentWrites } from '../../idempotency';
 import { NDJSON, readBodyLines, sendLines } from '../../common/http/ndjson';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import { ShutdownState } from '../../health/shutdown.state';

@@ -20,7 +20,7 @@ import {
 } from '@nestjs/swagger';
 import { Auth, CurrentPrincipal, type CustomerPrincipal } from '../../../auth';
 import { ProblemDto } from '../../../common/errors';
-import { IdempotentWrites } from '../../../common/idempotency';
+import { IdempotentWrites } from '../../../idempotency';
 import { CollectionNamePipe } from '../../collections/collection-name.pipe';
 import { MovableCollectionWrites } from '../../collections/collection-write.gate';
 import { CollectionParam } from '../../data.openapi';

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { Collection, Document } from 'mongodb';
-import { orDuplicate, type Duplicate } from '../mongo/duplicate';
-import { KeyedLock } from '../mongo/keyed-lock';
-import { tenantFilter, type Tenant } from '../tenancy/namespace';
+import { orDuplicate, type Duplicate } from '../common/mongo/duplicate';
+import { KeyedLock } from '../common/mongo/keyed-lock';
+import { tenantFilter, type Tenant } from '../common/tenancy/namespace';
 
 export interface IdempotencyRecord {
   id: string;

@@ -1,6 +1,7 @@
 import { Module, type DynamicModule, type Type } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
 import {
+  IDEMPOTENCY_KEPT_HEADERS,
   IDEMPOTENCY_SCOPE,
   IdempotencyInterceptor,
   type IdempotencyScopeResolver,
@@ -10,12 +11,19 @@ import { IDEMPOTENCY_STORES, type IdempotencyStores } from './idempotency-stores
 import { IdempotencyRepository } from './idempotency.repository';
 import { IdempotencyService } from './idempotency.service';
 import { IdempotencySweeper } from './idempotency.sweeper';
+import { keptHeaderNames } from './response-capture';
 
 export interface IdempotencyModuleOptions {
   /** Who a request's keys belong to (the composition root binds it to the auth principal). */
   scopeOf: IdempotencyScopeResolver;
   /** Where records live: a provider of IdempotencyStores that a global module exports. */
   stores: Type<IdempotencyStores>;
+  /**
+   * The headers the routes add to an outcome, kept and replayed with it besides Content-Type,
+   * ETag, Location and Link (the data routes' Schema-Warnings); a repeat answers them as the
+   * first request did.
+   */
+  keptHeaders?: readonly string[];
 }
 
 /**
@@ -41,9 +49,16 @@ export class IdempotencyModule {
         IdempotencySweeper,
         { provide: IDEMPOTENCY_SCOPE, useValue: options.scopeOf },
         { provide: IDEMPOTENCY_STORES, useExisting: options.stores },
+        { provide: IDEMPOTENCY_KEPT_HEADERS, useValue: keptHeaderNames(options.keptHeaders ?? []) },
         IdempotencyInterceptor,
       ],
-      exports: [IdempotencyService, IDEMPOTENCY_SCOPE, IDEMPOTENCY_STORES, IdempotencyInterceptor],
+      exports: [
+        IdempotencyService,
+        IDEMPOTENCY_SCOPE,
+        IDEMPOTENCY_STORES,
+        IDEMPOTENCY_KEPT_HEADERS,
+        IdempotencyInterceptor,
+      ],
     };
   }
 }

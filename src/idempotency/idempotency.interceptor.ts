@@ -7,8 +7,8 @@ import {
 } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { of, type Observable } from 'rxjs';
-import { APP_CONFIG, type AppConfig } from '../../config';
-import { traceIdOf } from '../errors';
+import { APP_CONFIG, type AppConfig } from '../config';
+import { traceIdOf } from '../common/errors';
 import {
   fingerprintOf,
   IDEMPOTENT_REPLAYED_HEADER,
@@ -27,6 +27,8 @@ import type { StoredResponse } from './sealed-response';
 /** Who a request's keys belong to; null when it has no principal (a public route). */
 export type IdempotencyScopeResolver = (req: Request) => IdempotencyScope | null;
 export const IDEMPOTENCY_SCOPE = Symbol('IDEMPOTENCY_SCOPE');
+/** The names of the headers a kept response keeps (keptHeaderNames). */
+export const IDEMPOTENCY_KEPT_HEADERS = Symbol('IDEMPOTENCY_KEPT_HEADERS');
 
 /**
  * Idempotency-Key on the operations that take it (takesIdempotencyKey). An interceptor on every
@@ -42,6 +44,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     private readonly idempotency: IdempotencyService,
     @Inject(IDEMPOTENCY_SCOPE) private readonly scopeOf: IdempotencyScopeResolver,
     @Inject(IDEMPOTENCY_STORES) private readonly stores: IdempotencyStores,
+    @Inject(IDEMPOTENCY_KEPT_HEADERS) private readonly keptHeaders: readonly string[],
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.maxResponseBytes = config.idempotency.maxResponseBytes;
@@ -86,7 +89,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
       return of(replay(res, admission.response));
     }
     const { claim } = admission;
-    holdResponse(res, this.maxResponseBytes, async (response) => {
+    holdResponse(res, this.maxResponseBytes, this.keptHeaders, async (response) => {
       try {
         await this.idempotency.settle(claim, response, traceIdOf(req));
       } finally {

@@ -1,4 +1,4 @@
-import { DomainError } from '../errors';
+import { DomainError } from '../common/errors';
 
 /** The Idempotency-Key header is malformed; nothing was run or stored. */
 export class InvalidIdempotencyKeyError extends DomainError {

@@ -1,6 +1,6 @@
 import type { OpenAPIObject, ParameterObject } from '@nestjs/swagger';
-import { ERROR_CATALOG, type ErrorCode } from '../errors';
-import { problemExample } from '../http/openapi-problems';
+import { ERROR_CATALOG, type ErrorCode } from '../common/errors';
+import { problemExample } from '../common/http/openapi-problems';
 import {
   header,
   HEADERS,
@@ -8,7 +8,7 @@ import {
   PROBLEM_MEDIA_TYPE,
   problemResponse,
   type Response,
-} from '../http/openapi-shared';
+} from '../common/http/openapi-shared';
 import {
   IDEMPOTENCY_KEY_HEADER,
   IDEMPOTENCY_KEY_MAX_LENGTH,

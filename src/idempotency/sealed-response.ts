@@ -3,7 +3,7 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 /** A response as it is kept for replay. */
 export interface StoredResponse {
   status: number;
-  /** The headers that belong to the outcome (Content-Type, ETag, Location, Link). */
+  /** The headers that belong to the outcome (Content-Type, ETag, Location, Link, those routes name). */
   headers: Record<string, string>;
   body: Buffer;
 }

@@ -1,5 +1,5 @@
 import type { Collection, Document } from 'mongodb';
-import type { Tenant } from '../tenancy/namespace';
+import type { Tenant } from '../common/tenancy/namespace';
 
 /**
  * Where idempotency records live, bound by the composition root: a tenant's in the database

@@ -1,8 +1,17 @@
 import type { Response } from 'express';
 import type { StoredResponse } from './sealed-response';
 
-/** The response headers that are part of an outcome and replayed with it. */
-const KEPT_HEADERS = ['content-type', 'etag', 'location', 'link', 'schema-warnings'] as const;
+/** The response headers of HTTP itself that are part of an outcome and replayed with it. */
+const OUTCOME_HEADERS = ['content-type', 'etag', 'location', 'link'] as const;
+
+/**
+ * The names of the headers a kept response keeps: HTTP's own (OUTCOME_HEADERS) and those the
+ * routes add to their outcome (`extra`, named by the modules that set them), in lower case as
+ * they are stored and replayed.
+ */
+export function keptHeaderNames(extra: readonly string[]): readonly string[] {
+  return [...new Set([...OUTCOME_HEADERS, ...extra.map((name) => name.toLowerCase())])];
+}
 
 /** end() and write() as one signature: the captured calls are passed on unchanged. */
 type Passthrough = (...args: unknown[]) => unknown;
@@ -11,11 +20,13 @@ type Passthrough = (...args: unknown[]) => unknown;
  * Holds back the end of `res` until `settle` has seen what is sent — whether the handler's value
  * or the problem the exception filter renders — so that a repeat arriving after the answer finds
  * it kept. `settle` gets null when the response cannot be kept: it was streamed (written before
- * its end) or its body is over `maxBytes`. The response is sent whatever `settle` does.
+ * its end) or its body is over `maxBytes`. The response is sent whatever `settle` does. The
+ * headers kept are those of `headerNames` the response has (keptHeaderNames).
  */
 export function holdResponse(
   res: Response,
   maxBytes: number,
+  headerNames: readonly string[],
   settle: (response: StoredResponse | null) => Promise<void>,
 ): void {
   const end = res.end.bind(res) as unknown as Passthrough;
@@ -32,7 +43,7 @@ export function holdResponse(
     const kept =
       streamed || body === null || body.length > maxBytes
         ? null
-        : { status: res.statusCode, headers: keptHeaders(res), body };
+        : { status: res.statusCode, headers: keptHeaders(res, headerNames), body };
     const send = () => {
       end(...args);
     };
@@ -52,9 +63,9 @@ function bodyOf(args: unknown[]): Buffer | null {
   return null;
 }
 
-function keptHeaders(res: Response): Record<string, string> {
+function keptHeaders(res: Response, names: readonly string[]): Record<string, string> {
   const headers: Record<string, string> = {};
-  for (const name of KEPT_HEADERS) {
+  for (const name of names) {
     const value = res.getHeader(name);
     if (value !== undefined)
       headers[name] = Array.isArray(value) ? value.join(', ') : String(value);

@@ -2,11 +2,11 @@ import { Logger } from '@nestjs/common';
 import type { ThrottlerStorage } from '@nestjs/throttler';
 import type { Collection } from 'mongodb';
 import type { Connection } from 'mongoose';
-import { GroupCommit } from '../batching/group-commit';
-import { DUPLICATE, orDuplicate, type Duplicate } from '../mongo/duplicate';
-import { insertInOrder } from '../mongo/ordered-insert';
-import { isDatabaseUnavailable } from '../errors';
-import { claimSlot, type SlotSpace } from '../mongo/slots';
+import { KeyedGroupCommits } from '../common/batching/group-commit';
+import { DUPLICATE, orDuplicate, type Duplicate } from '../common/mongo/duplicate';
+import { insertInOrder } from '../common/mongo/ordered-insert';
+import { isDatabaseUnavailable } from '../common/errors';
+import { claimSlot, type SlotSpace } from '../common/mongo/slots';
 import { fixedWindow, secondsUntil } from './fixed-window';
 import {
   hitId,
@@ -16,9 +16,6 @@ import {
   windowPrefix,
   type RateLimitHit,
 } from './rate-limit-hits';
-
-export { hitId, hitRange, RATE_LIMIT_COLLECTION, RATE_LIMIT_MAX_LIMIT } from './rate-limit-hits';
-export type { RateLimitHit } from './rate-limit-hits';
 
 type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
 
@@ -35,8 +32,6 @@ class KeyWindow {
   contended = false;
   /** A read in flight, shared by the requests that need it. */
   reading: Promise<void> | undefined;
-  /** The concurrent requests of this process, claimed together (see claimBatch). */
-  claims: GroupCommit<null, number | null | Alone> | undefined;
   /**
    * Slots this process inserted ahead and has not handed out yet: `[reservedFrom, reservedTo)`.
    * They are this instance's alone, so a request takes one without a command.
@@ -44,7 +39,10 @@ class KeyWindow {
   reservedFrom = 0;
   reservedTo = 0;
 
-  constructor(readonly start: number) {}
+  constructor(
+    readonly key: string,
+    readonly start: number,
+  ) {}
 
   /** The next slot claimed ahead, if one is left. */
   takeReserved(): number | undefined {
@@ -88,6 +86,15 @@ export class MongoFixedWindowThrottlerStorage implements ThrottlerStorage {
   private readonly windows = new Map<string, KeyWindow>();
   /** Start of the last window this process swept for, so it sweeps once per window. */
   private sweptForWindow = -1;
+  /**
+   * The concurrent requests of one key's window in this process, claimed together (claimBatch);
+   * each item is the limit of its request. Keyed by the window itself: a request of a new window
+   * never joins the claims of the one before it.
+   */
+  private readonly claims = new KeyedGroupCommits<KeyWindow, number, number | null | Alone>(
+    (window, limits) => this.claimBatch(window, limits[0] as number, limits.length),
+    { max: BATCH_MAX, failsQueued: isDatabaseUnavailable },
+  );
 
   /**
    * `hits` is a function: the connection's database is there only once it is open. `chunk`: the
@@ -112,14 +119,10 @@ export class MongoFixedWindowThrottlerStorage implements ThrottlerStorage {
     const window = fixedWindow(now, ttl);
     this.sweepOnce(window.start, ttl);
     const keyWindow = this.windowOf(key, window.start);
-    keyWindow.claims ??= new GroupCommit(
-      (requests) => this.claimBatch(key, keyWindow, limit, requests.length),
-      { max: BATCH_MAX, failsQueued: isDatabaseUnavailable },
-    );
     const claimed =
-      keyWindow.takeReserved() ?? (keyWindow.contended ? ALONE : await keyWindow.claims.add(null));
-    const slot =
-      claimed === ALONE ? await claimSlot(this.space(key, keyWindow, limit), limit) : claimed;
+      keyWindow.takeReserved() ??
+      (keyWindow.contended ? ALONE : await this.claims.add(keyWindow, limit));
+    const slot = claimed === ALONE ? await claimSlot(this.space(keyWindow, limit), limit) : claimed;
     const timeToExpire = secondsUntil(window.end, now);
     if (slot === null)
       return {
@@ -138,7 +141,6 @@ export class MongoFixedWindowThrottlerStorage implements ThrottlerStorage {
    * inserted before it are this instance's, and the requests left claim alone.
    */
   private async claimBatch(
-    key: string,
     window: KeyWindow,
     limit: number,
     count: number,
@@ -151,17 +153,16 @@ export class MongoFixedWindowThrottlerStorage implements ThrottlerStorage {
       reserved.push(slot);
     }
     if (reserved.length === count) return reserved;
-    return [...reserved, ...(await this.claimNew(key, window, limit, count - reserved.length))];
+    return [...reserved, ...(await this.claimNew(window, limit, count - reserved.length))];
   }
 
   private async claimNew(
-    key: string,
     window: KeyWindow,
     limit: number,
     count: number,
   ): Promise<(number | null | Alone)[]> {
     if (window.contended) return Array.from({ length: count }, () => ALONE);
-    if (window.next < limit && !window.known) await this.readNext(key, window);
+    if (window.next < limit && !window.known) await this.readNext(window);
     const first = window.next;
     const ahead = Math.max(count, Math.min(this.chunk, Math.floor(limit / 16)));
     const placed = Math.max(0, Math.min(ahead, limit - first));
@@ -169,7 +170,7 @@ export class MongoFixedWindowThrottlerStorage implements ThrottlerStorage {
     if (placed === 0) return results;
     window.next = first + placed;
     const docs = Array.from({ length: placed }, (_, i) => ({
-      _id: hitId(window.start, key, first + i),
+      _id: hitId(window.start, window.key, first + i),
     }));
     let inserted: number;
     try {
@@ -191,28 +192,27 @@ export class MongoFixedWindowThrottlerStorage implements ThrottlerStorage {
     return results;
   }
 
-  private space(key: string, window: KeyWindow, limit: number): SlotSpace<number> {
+  private space(window: KeyWindow, limit: number): SlotSpace<number> {
     return {
       firstFree: async (refused) => {
         if (refused !== null) {
           window.contended = true;
           window.next = Math.max(window.next, refused + 1);
         }
-        if (window.next < limit && (!window.known || window.contended))
-          await this.readNext(key, window);
+        if (window.next < limit && (!window.known || window.contended)) await this.readNext(window);
         // Reserved for this request: concurrent requests of this process never try one slot twice.
         const slot = window.next;
         window.next += 1;
         return slot;
       },
-      take: (slot) => this.insert(key, window, slot),
+      take: (slot) => this.insert(window, slot),
     };
   }
 
-  private async insert(key: string, window: KeyWindow, slot: number): Promise<number | Duplicate> {
+  private async insert(window: KeyWindow, slot: number): Promise<number | Duplicate> {
     try {
       const inserted = await orDuplicate(() =>
-        this.hits().insertOne({ _id: hitId(window.start, key, slot) }),
+        this.hits().insertOne({ _id: hitId(window.start, window.key, slot) }),
       );
       return inserted === DUPLICATE ? DUPLICATE : slot;
     } catch (error) {
@@ -223,8 +223,8 @@ export class MongoFixedWindowThrottlerStorage implements ThrottlerStorage {
   }
 
   /** Moves `next` past the highest slot taken in the database; one read for concurrent callers. */
-  private readNext(key: string, window: KeyWindow): Promise<void> {
-    window.reading ??= this.highestSlot(key, window.start)
+  private readNext(window: KeyWindow): Promise<void> {
+    window.reading ??= this.highestSlot(window.key, window.start)
       .then((highest) => {
         window.next = Math.max(window.next, highest + 1);
         window.known = true;
@@ -249,9 +249,9 @@ export class MongoFixedWindowThrottlerStorage implements ThrottlerStorage {
   private windowOf(key: string, start: number): KeyWindow {
     const current = this.windows.get(key);
     if (current?.start === start) return current;
-    if (current && current.start > start) return new KeyWindow(start);
+    if (current && current.start > start) return new KeyWindow(key, start);
     if (!current && this.windows.size >= REMEMBERED_KEYS) this.forgetBefore(start);
-    const window = new KeyWindow(start);
+    const window = new KeyWindow(key, start);
     this.windows.set(key, window);
     return window;
   }

@@ -1,4 +1,4 @@
-import type { Tenant } from '../tenancy/namespace';
+import type { Tenant } from '../common/tenancy/namespace';
 import { createHash, hkdfSync } from 'node:crypto';
 import { InvalidIdempotencyKeyError } from './idempotency.errors';
 

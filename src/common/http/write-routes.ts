@@ -1,8 +1,7 @@
 import { RequestMethod, UseInterceptors, type NestInterceptor, type Type } from '@nestjs/common';
 import { METHOD_METADATA } from '@nestjs/common/constants';
-import { IdempotencyInterceptor } from './idempotency.interceptor';
 
-/** The route methods that may take an Idempotency-Key (the interceptor decides which do). */
+/** The route methods that write: POST, PUT, PATCH and DELETE. */
 export const WRITE_METHODS: ReadonlySet<RequestMethod> = new Set([
   RequestMethod.POST,
   RequestMethod.PUT,
@@ -23,15 +22,4 @@ export function onWriteRoutes(interceptor: Type<NestInterceptor>): ClassDecorato
         UseInterceptors(interceptor)(prototype, name, descriptor);
     }
   };
-}
-
-/**
- * Puts IdempotencyInterceptor on every write route of the controller, and on nothing else. It is
- * not global on purpose: NestJS runs any route that has an interceptor through an rxjs pipeline
- * with AsyncResource bindings, about 3 % of the CPU of a GET (bench:profile), while a route without
- * one is called directly. Every controller with write routes carries this decorator (checked by
- * test/e2e/idempotency.e2e-spec.ts over every route of the app).
- */
-export function IdempotentWrites(): ClassDecorator {
-  return onWriteRoutes(IdempotencyInterceptor);
 }

@@ -1,5 +1,5 @@
 export { IdempotencyModule, type IdempotencyModuleOptions } from './idempotency.module';
-export { IdempotentWrites, onWriteRoutes, WRITE_METHODS } from './idempotent-writes';
+export { IdempotentWrites } from './idempotent-writes';
 export { IdempotencyInterceptor } from './idempotency.interceptor';
 export { IdempotencySweeper } from './idempotency.sweeper';
 export { addIdempotencyKeys } from './idempotency.openapi';

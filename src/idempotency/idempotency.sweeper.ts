@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { APP_CONFIG, type AppConfig } from '../../config';
-import { allSettledOrThrow } from '../scheduling/all-settled';
-import { BackgroundTasks, type BackgroundTask } from '../scheduling/background-tasks';
+import { APP_CONFIG, type AppConfig } from '../config';
+import { allSettledOrThrow } from '../common/scheduling/all-settled';
+import { BackgroundTasks, type BackgroundTask } from '../common/scheduling/background-tasks';
 import { IDEMPOTENCY_STORES, type IdempotencyStores } from './idempotency-stores';
 import { IdempotencyRepository } from './idempotency.repository';
 

@@ -1,4 +1,4 @@
-import { DomainError } from '../errors';
+import { DomainError } from '../common/errors';
 import fc from 'fast-check';
 import {
   fingerprintOf,

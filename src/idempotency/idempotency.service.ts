@@ -1,10 +1,10 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Collection, Document } from 'mongodb';
-import type { Tenant } from '../tenancy/namespace';
+import type { Tenant } from '../common/tenancy/namespace';
 import { IDEMPOTENCY_STORES, type IdempotencyStores } from './idempotency-stores';
 import { randomUUID } from 'node:crypto';
-import { APP_CONFIG, type AppConfig } from '../../config';
-import { DUPLICATE } from '../mongo/duplicate';
+import { APP_CONFIG, type AppConfig } from '../config';
+import { DUPLICATE } from '../common/mongo/duplicate';
 import { IdempotencyInProgressError, IdempotencyKeyReusedError } from './idempotency.errors';
 import { IdempotencyRepository } from './idempotency.repository';
 import { openResponse, sealResponse, type StoredResponse } from './sealed-response';

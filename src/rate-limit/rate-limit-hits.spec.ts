@@ -1,4 +1,4 @@
-import { hitId, hitRange } from './mongo-fixed-window.storage';
+import { hitId, hitRange } from './rate-limit-hits';
 
 describe('rate-limit hit ids', () => {
   const inRange = (range: { from: string; to: string }, id: string): boolean =>

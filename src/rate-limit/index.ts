@@ -1,0 +1,9 @@
+export { RateLimitModule, type RateLimitModuleOptions } from './rate-limit.module';
+export { KeyThrottlerGuard } from './key-throttler.guard';
+export { fixedWindow, secondsUntil, type FixedWindow } from './fixed-window';
+export {
+  markRateLimited,
+  rateLimitReasonOf,
+  RATE_LIMIT_REASONS,
+  type RateLimitReason,
+} from './rate-limited';
