@@ -346,7 +346,7 @@ describe('files', () => {
     } finally {
       await browser.close();
     }
-  }, 120_000); // A browser start and some twenty page loads: over a minute on 2 loaded cores.
+  }, 120_000); // A browser start and some eighty page loads: over a minute on 2 loaded cores.
 
   it('keeps a sub key to its own files', async () => {
     const user = await createUser(t);
