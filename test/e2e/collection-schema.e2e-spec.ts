@@ -53,6 +53,12 @@ const getItem = (collection: string, id: string) =>
 const post = (collection: string, body: object) =>
   http().post(`/data/${collection}`).set(as(user.apiKey)).send(body);
 
+/** A warning of a bulk result or an import result line. */
+interface SchemaWarning {
+  pointer: string;
+  keyword: string;
+}
+
 let counter = 0;
 /** A collection of its own for each test, with the schema under `action`. */
 async function collectionWith(action: 'error' | 'warn', schema: object = SCHEMA): Promise<string> {
@@ -353,6 +359,15 @@ describe('every write path under action "warn"', () => {
     }).expect(200);
     expect(found.headers['schema-warnings']).toBe('#/title required, #/qty minimum');
     const id = found.body._id as string;
+    // The item that holds the value is answered and nothing is written: nothing to warn of.
+    const existing = await post(name, {
+      item: { code: 'A-1', qty: -2 },
+      uniqueField: 'code',
+      onConflict: 'return',
+    }).expect(200);
+    expect(existing.headers['x-item-created']).toBe('false');
+    expect(existing.body._id).toBe(id);
+    expect(existing.headers['schema-warnings']).toBeUndefined();
     const byFilter = await http()
       .put(`/data/${name}`)
       .set(as(user.apiKey))
@@ -420,6 +435,18 @@ describe('every write path under action "warn"', () => {
       warnings: expect.arrayContaining([expect.objectContaining({ pointer: '/qty' })]),
     });
     await getItem(name, 'iw').expect(200);
+    // An upsert of an item not stored yet creates it: each warning once.
+    const upserted = resultsOf(
+      await importAs(t, user, [{ type: 'item', collection: name, item: { _id: 'iu', qty: -1 } }], {
+        mode: 'upsert',
+      }),
+    );
+    const [line] = upserted.results as { status: number; warnings: SchemaWarning[] }[];
+    expect(line?.status).toBe(201);
+    expect(line?.warnings.map((w) => `${w.pointer} ${w.keyword}`)).toEqual([
+      '/title required',
+      '/qty minimum',
+    ]);
   });
 });
 

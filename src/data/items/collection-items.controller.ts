@@ -29,6 +29,7 @@ import { Auth, AuthHeadersFirst, CurrentPrincipal, type CustomerPrincipal } from
 import { ProblemDto } from '../../common/errors';
 import { IdempotentWrites } from '../../idempotency';
 import { ItemWriteRoutes } from './item-writes.interceptor';
+import { answerWarnings } from '../rules/schema/schema-warnings';
 import { answerWrite, IfMatchHeader } from '../../common/http/conditional';
 import type { IfMatch } from '../../common/http/etag';
 import { ApiConditional } from '../../common/http/openapi-conditional';
@@ -171,11 +172,17 @@ export class CollectionItemsController {
   ): Promise<DataItemDto> {
     const request = toNewItemRequest(body, this.budget);
     if (request.onConflict === 'return') {
-      const { item, json, created } = await this.items.findOrCreate(principal, collection, request);
+      const { item, json, warnings, created } = await this.items.findOrCreate(
+        principal,
+        collection,
+        request,
+      );
       res.setHeader(ITEM_CREATED_HEADER, String(created));
+      answerWarnings(res, warnings);
       return answerWrite(res, itemETag(item), json);
     }
-    const { item, json } = await this.items.create(principal, collection, request);
+    const { item, json, warnings } = await this.items.create(principal, collection, request);
+    answerWarnings(res, warnings);
     return answerWrite(res, itemETag(item), json);
   }
 
@@ -228,8 +235,23 @@ export class CollectionItemsController {
     @Res({ passthrough: true }) res: Response,
   ): Promise<UpdateManyResultDto | DataItemDto> {
     const request = toItemsChangeRequest(body, this.budget, this.filterLimits);
-    if (request.multi) return this.batches.updateMany(principal, collection, request, ifMatch);
-    const item = await this.writes.updateWhere(principal, collection, request, ifMatch);
+    if (request.multi) {
+      const { value, warnings } = await this.batches.updateMany(
+        principal,
+        collection,
+        request,
+        ifMatch,
+      );
+      answerWarnings(res, warnings);
+      return value;
+    }
+    const { value: item, warnings } = await this.writes.updateWhere(
+      principal,
+      collection,
+      request,
+      ifMatch,
+    );
+    answerWarnings(res, warnings);
     return answerWrite(res, itemETag(item), toItemJson(item));
   }
 

@@ -22,7 +22,7 @@ import type { NativeCollection, StoredItem } from '../storage/tenant-storage';
 import type { SchemaError } from '../rules/schema/item-schemas';
 import { CheckedUpdates } from '../rules/schema/checked-updates';
 import { SchemaEnforcement } from '../rules/schema/schema-enforcement';
-import { collectWarnings } from '../rules/schema/schema-warnings';
+import type { Warned } from '../rules/schema/schema-warnings';
 
 /** One item's outcome in a bulk create: its index in the request and what a lone POST would have answered. */
 export type BulkItemResult =
@@ -81,13 +81,11 @@ export class ItemBatchesService {
     if ('refused' in input)
       return { index, status: input.refused.status, error: input.refused.members() };
     try {
-      const { value: created, warnings } = await collectWarnings(principal, (own) =>
-        this.single.create(own, collection, input.request),
-      );
+      const { item, warnings } = await this.single.create(principal, collection, input.request);
       return {
         index,
         status: 200,
-        _id: created.item._id,
+        _id: item._id,
         ...(warnings.length > 0 ? { warnings } : {}),
       };
     } catch (error) {
@@ -106,7 +104,7 @@ export class ItemBatchesService {
     collection: string,
     request: ItemChangeRequest,
     ifMatch: IfMatch = NO_PRECONDITION,
-  ): Promise<{ matched: number; modified: number }> {
+  ): Promise<Warned<{ matched: number; modified: number }>> {
     refuseIfMatch(ifMatch);
     assertOwnerFieldKept(principal, request.values, request.ownerField);
     const match = {
@@ -114,7 +112,7 @@ export class ItemBatchesService {
       conditions: request.conditions,
     };
     const target = await this.collections.find(principal, collection);
-    if (!target) return { matched: 0, modified: 0 };
+    if (!target) return { value: { matched: 0, modified: 0 }, warnings: [] };
     if (this.schema.applies(target))
       return this.checked.updateMany(principal, collection, target, match, request);
     const now = new Date();
@@ -125,7 +123,8 @@ export class ItemBatchesService {
       throw new DuplicateItemError(
         'A unique index of the collection refuses the new values of a matching item; the items written before it keep their new values (MongoDB writes them one by one).',
       );
-    return result;
+    // No schema: nothing to warn of.
+    return { value: result, warnings: [] };
   }
 
   /**

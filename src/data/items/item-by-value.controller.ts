@@ -27,6 +27,7 @@ import { Auth, AuthHeadersFirst, CurrentPrincipal, type CustomerPrincipal } from
 import { ProblemDto } from '../../common/errors';
 import { IdempotentWrites } from '../../idempotency';
 import { ItemWriteRoutes } from './item-writes.interceptor';
+import { answerWarnings } from '../rules/schema/schema-warnings';
 import { answerRead, answerWrite, IfMatchHeader } from '../../common/http/conditional';
 import type { IfMatch } from '../../common/http/etag';
 import { ApiConditional } from '../../common/http/openapi-conditional';
@@ -149,7 +150,7 @@ export class ItemByValueController {
     @Res({ passthrough: true }) res: Response,
   ): Promise<DataItemDto> {
     const request = toItemChangeRequest(body, this.budget, this.filterLimits);
-    const item = await this.writes.update(
+    const { value: item, warnings } = await this.writes.update(
       principal,
       collection,
       indexName,
@@ -157,6 +158,7 @@ export class ItemByValueController {
       request,
       ifMatch,
     );
+    answerWarnings(res, warnings);
     return answerWrite(res, itemETag(item), toItemJson(item));
   }
 
@@ -235,7 +237,7 @@ export class ItemByValueController {
   ): Promise<DataItemDto> {
     const operation = parseArrayOperation({ ...body }, this.budget);
     const ownerField = ownerFieldOf(body.authField);
-    const item = await this.writes.applyArrayOperation(
+    const { value: item, warnings } = await this.writes.applyArrayOperation(
       principal,
       collection,
       { indexName, indexValue },
@@ -243,6 +245,7 @@ export class ItemByValueController {
       operation,
       ifMatch,
     );
+    answerWarnings(res, warnings);
     return answerWrite(res, itemETag(item), toItemJson(item));
   }
 }

@@ -25,6 +25,7 @@ import { ItemsRepository } from './items.repository';
 import { UniqueValuesService } from './unique/unique-values.service';
 import type { NativeCollection, StoredItem } from '../storage/tenant-storage';
 import { SchemaEnforcement } from '../rules/schema/schema-enforcement';
+import type { Warned } from '../rules/schema/schema-warnings';
 import { afterSet } from '../rules/schema/after-set';
 import { MODIFY_ROUNDS, writeKey } from './item-write-queue';
 
@@ -61,7 +62,7 @@ export class ItemWritesService {
     indexValue: string,
     request: ItemChangeRequest,
     ifMatch: IfMatch = NO_PRECONDITION,
-  ): Promise<StoredItem> {
+  ): Promise<Warned<StoredItem>> {
     return this.updateOne(principal, collection, { indexName, indexValue }, request, ifMatch);
   }
 
@@ -71,7 +72,7 @@ export class ItemWritesService {
     collection: string,
     request: ItemChangeRequest,
     ifMatch: IfMatch = NO_PRECONDITION,
-  ): Promise<StoredItem> {
+  ): Promise<Warned<StoredItem>> {
     return this.updateOne(principal, collection, null, request, ifMatch);
   }
 
@@ -81,7 +82,7 @@ export class ItemWritesService {
     address: ItemAddress,
     request: ItemChangeRequest,
     ifMatch: IfMatch,
-  ): Promise<StoredItem> {
+  ): Promise<Warned<StoredItem>> {
     const { values, ownerField } = request;
     assertOwnerFieldKept(principal, values, ownerField);
     const match = itemMatchOf(principal, ownerField, address, request.conditions);
@@ -111,7 +112,8 @@ export class ItemWritesService {
         throw error;
       }
       await change.commit({ after: [updated.after], before: [updated.before] });
-      return updated.after;
+      // No schema: nothing to warn of.
+      return { value: updated.after, warnings: [] };
     });
   }
 
@@ -180,7 +182,7 @@ export class ItemWritesService {
     ownerField: string,
     operation: ArrayOperation,
     ifMatch: IfMatch = NO_PRECONDITION,
-  ): Promise<StoredItem> {
+  ): Promise<Warned<StoredItem>> {
     const path = operation.field;
     assertOwnerFieldKept(principal, { [path.split('.')[0] as string]: true }, ownerField);
     const match = itemMatchOf(principal, ownerField, address, []);
@@ -202,6 +204,7 @@ export class ItemWritesService {
    * A write of the item `id` computed from the item as read: `edit.after` gives the item as it
    * will be (checked against the collection's schema), `edit.write` makes the change under the
    * match and the revision read. A change in between (another instance) means reading again.
+   * Answers the item written with the warnings of its check.
    */
   private async changeAtRevision(
     principal: CustomerPrincipal,
@@ -215,7 +218,7 @@ export class ItemWritesService {
       after: (current: StoredItem) => Record<string, unknown>;
       write: (atRead: ItemMatch, now: Date) => Promise<StoredItem | null | Duplicate>;
     },
-  ): Promise<StoredItem> {
+  ): Promise<Warned<StoredItem>> {
     const byId: ItemMatch = {
       ...match,
       conditions: [{ kind: 'eq', path: '_id', anyOf: [id] }, ...match.conditions],
@@ -226,7 +229,7 @@ export class ItemWritesService {
         if (!current) throw notFound(collection, ifMatch);
         const etag = itemETag(current);
         if (!ifMatchHolds(ifMatch, etag)) throw new PreconditionFailedError(etag);
-        this.schema.enforce(principal, target, edit.after(current), ownerField);
+        const warnings = this.schema.enforce(target, edit.after(current), ownerField);
         const atRead = { ...match, revision: revisionCondition(tagOf(etag)) };
         const change = await this.itemEvents.beginUpdate(principal, collection, [id], ownerField);
         let written: StoredItem | null | Duplicate;
@@ -242,7 +245,7 @@ export class ItemWritesService {
         }
         // Not written at this revision: nothing changed, and no event.
         await change.commit({ after: written === null ? [] : [written], before: [current] });
-        if (written) return written;
+        if (written) return { value: written, warnings };
       }
       throw new WriteConflictError();
     });

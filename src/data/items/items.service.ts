@@ -25,6 +25,7 @@ import { ItemsRepository } from './items.repository';
 import type { UniqueClaim } from './unique/unique-claim.repository';
 import { UniqueValuesService } from './unique/unique-values.service';
 import type { NativeCollection, StoredItem } from '../storage/tenant-storage';
+import type { SchemaError } from '../rules/schema/item-schemas';
 import { SchemaEnforcement } from '../rules/schema/schema-enforcement';
 import { ItemExpiry } from '../rules/expiry/item-expiry';
 
@@ -34,10 +35,14 @@ export interface ItemPage {
   next: { side: KeysetSide; cursor: Record<string, string> } | null;
 }
 
-/** A written item and its JSON (made once: the feed's event and the answer carry it). */
+/**
+ * A written item, its JSON (made once: the feed's event and the answer carry it) and the
+ * violations of the `warn` schema it was written under (none: empty).
+ */
 export interface WrittenItem {
   item: StoredItem;
   json: DataItemDto;
+  warnings: SchemaError[];
 }
 
 /**
@@ -68,7 +73,7 @@ export class ItemsService {
     const uniqueValue = uniqueField === null ? undefined : uniqueValueOf(item, id, uniqueField);
 
     const target = await this.collections.findOrCreate(principal, collection);
-    this.schema.enforce(principal, target, item, ownerField);
+    const warnings = this.schema.enforce(target, item, ownerField);
     const scope = ownerScopeOf(principal, ownerField);
     // An expired item holds neither its _id nor its value any more: it goes first.
     await this.expiry.releaseHeld(
@@ -114,7 +119,7 @@ export class ItemsService {
       // The item's JSON, made once: its event's data and the answer.
       const json = toItemJson(stored);
       await change.commit([json]);
-      return { item: stored, json };
+      return { item: stored, json, warnings };
     }
     await change.commit([]);
     // A unique index refused the item: name the item it collides with when the caller may see it.
@@ -149,7 +154,9 @@ export class ItemsService {
       const [existing] = target
         ? await this.items.findMatching(target, { scope, conditions: [idCondition] }, 1)
         : [];
-      if (existing) return { item: existing, json: toItemJson(existing), created: false };
+      // Nothing was written: no warnings.
+      if (existing)
+        return { item: existing, json: toItemJson(existing), warnings: [], created: false };
       // The client's own _id is taken outside the caller's scope: nothing to return.
       if (existingId === request.id) throw refusal;
       // The holder is still being inserted by a concurrent request, or just went: look again.

@@ -12,7 +12,6 @@ import type { NewItemRequest } from '../query/data-requests';
 import { ItemExpiry } from '../rules/expiry/item-expiry';
 import type { SchemaError } from '../rules/schema/item-schemas';
 import { SchemaEnforcement } from '../rules/schema/schema-enforcement';
-import { noteWarnings } from '../rules/schema/schema-warnings';
 import { TransferItemsRepository } from './transfer-items.repository';
 
 /**
@@ -70,13 +69,12 @@ export class ImportBatches {
       let warnings: SchemaError[] = [];
       if (checked)
         try {
-          warnings = this.schema.check(target, [request.item], request.ownerField);
+          warnings = this.schema.enforce(target, request.item, request.ownerField);
         } catch (error) {
           if (!(error instanceof DomainError)) throw error;
           results[index] = { refused: error };
           return;
         }
-      noteWarnings(principal, warnings);
       const id = request.id ?? new Types.ObjectId().toHexString();
       const times = request.imported?.times ?? { createdAt: now, updatedAt: now };
       const item = newStoredItem(id, request.item, times);

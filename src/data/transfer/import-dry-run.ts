@@ -7,7 +7,7 @@ import type { CollectionsService } from '../collections/collections.service';
 import type { ItemsRepository } from '../items/items.repository';
 import type { SchemaEnforcement } from '../rules/schema/schema-enforcement';
 import type { ImportOptions } from './import-options';
-import { ok, type Outcome } from './import-results';
+import { ok, withWarnings, type Outcome } from './import-results';
 
 /**
  * What an import with `dryRun=true` would answer, read from the stored data (not from earlier
@@ -25,7 +25,7 @@ export class ImportDryRun {
     private readonly mode: ImportOptions['mode'],
   ) {}
 
-  /** What writing the item would answer. */
+  /** What writing the item would answer (with the warnings it would be written with). */
   async item(
     principal: CustomerPrincipal,
     line: number,
@@ -40,7 +40,7 @@ export class ImportDryRun {
       await this.collection(collection);
       return ok(line, 201, id ?? undefined);
     }
-    this.schema.enforce(principal, target, item, ownerField);
+    const warnings = this.schema.enforce(target, item, ownerField);
     const scope = ownerScopeOf(principal, ownerField);
     let replaces = false;
     if (id !== null && (await this.items.existsById(target, id))) {
@@ -60,7 +60,7 @@ export class ImportDryRun {
       const holder = await this.items.findIdByValue(target, scope, uniqueField, unique);
       if (holder !== null && holder !== id) throw DuplicateItemError.taken(uniqueField, holder);
     }
-    return ok(line, replaces ? 200 : 201, id ?? undefined);
+    return withWarnings(ok(line, replaces ? 200 : 201, id ?? undefined), warnings);
   }
 
   /** A new collection the run would make: within the quota, counting those it would have made. */

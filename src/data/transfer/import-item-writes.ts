@@ -2,6 +2,7 @@ import type { CustomerPrincipal } from '../../auth';
 import type { CollectionWriteGate } from '../collections/collection-write.gate';
 import type { ItemsService } from '../items/items.service';
 import type { NewItemRequest } from '../query/data-requests';
+import type { SchemaError } from '../rules/schema/item-schemas';
 import type { BatchItemResult, ImportBatches } from './import-batches';
 import type { ItemReplacements } from './item-replacements';
 
@@ -18,23 +19,27 @@ export class ImportItemWrites {
     private readonly batches: ImportBatches,
   ) {}
 
-  /** Writes one item: its `_id`, and whether it replaced a stored one. */
+  /**
+   * Writes one item: its `_id`, whether it replaced a stored one, and the warnings of a `warn`
+   * schema it was written under.
+   */
   one(
     principal: CustomerPrincipal,
     collection: string,
     request: NewItemRequest,
     upsert: boolean,
-  ): Promise<{ id: string; replaced: boolean }> {
+  ): Promise<{ id: string; replaced: boolean; warnings: SchemaError[] }> {
     return this.gate.around(principal, collection, async () => {
       if (upsert && request.id !== null) {
         const replaced = await this.replacements.replace(principal, collection, {
           ...request,
           id: request.id,
         });
-        if (replaced) return { id: replaced._id, replaced: true };
+        if (replaced)
+          return { id: replaced.value._id, replaced: true, warnings: replaced.warnings };
       }
-      const created = await this.creates.create(principal, collection, request);
-      return { id: created.item._id, replaced: false };
+      const { item, warnings } = await this.creates.create(principal, collection, request);
+      return { id: item._id, replaced: false, warnings };
     });
   }
 

@@ -37,7 +37,6 @@ import { RecordDigest } from './transfer-format';
 import type { ManifestCollections } from './manifest-collections';
 import type { ImportOptions } from './import-options';
 import type { ImportFiles } from './import-files';
-import { collectWarnings } from '../rules/schema/schema-warnings';
 
 const done = (outcome: Outcome): LineWork => ({
   barrier: false,
@@ -235,25 +234,22 @@ export class ImportRun {
   }
 
   /** Writes one item line by itself (its request, when a batch made it already). */
-  private async alone(line: number, record: ItemLine, request?: NewItemRequest): Promise<Outcome> {
-    const { value, warnings } = await collectWarnings(this.principal, (own) =>
-      this.guarded(line, () =>
-        this.item(own, line, record.collection, request ?? this.requestOf(record)),
-      ),
+  private alone(line: number, record: ItemLine, request?: NewItemRequest): Promise<Outcome> {
+    return this.guarded(line, () =>
+      this.item(line, record.collection, request ?? this.requestOf(record)),
     );
-    return withWarnings(value, warnings);
   }
 
-  /** Writes one item of collection `name` for `own` (the run's principal, its line's warnings). */
-  private async item(own: CustomerPrincipal, line: number, name: string, request: NewItemRequest) {
-    if (this.dry) return this.dry.item(own, line, name, request);
-    const { id, replaced } = await this.writes.one(
-      own,
+  /** Writes one item of collection `name`: its outcome, with the warnings it was written with. */
+  private async item(line: number, name: string, request: NewItemRequest): Promise<Outcome> {
+    if (this.dry) return this.dry.item(this.principal, line, name, request);
+    const { id, replaced, warnings } = await this.writes.one(
+      this.principal,
       name,
       request,
       this.options.mode === 'upsert',
     );
-    return ok(line, replaced ? 200 : 201, id);
+    return withWarnings(ok(line, replaced ? 200 : 201, id), warnings);
   }
 
   /**

@@ -13,6 +13,7 @@ import { uniqueValueOf } from '../items/items.service';
 import type { ItemMatch } from '../query/data-query';
 import type { NewItemRequest } from '../query/data-requests';
 import { SchemaEnforcement } from '../rules/schema/schema-enforcement';
+import type { Warned } from '../rules/schema/schema-warnings';
 import { TransferItemsRepository } from './transfer-items.repository';
 
 /** Upserts of an import: an item replaced whole by `_id`, under the rules of a write. */
@@ -32,19 +33,20 @@ export class ItemReplacements {
    * An import's upsert of an item that exists in the caller's scope (`request.id`): replaces it
    * whole — its fields, its times when the import carries them (else it keeps `_createdAt` and is
    * updated now) — under the rules of a write: a uniqueField value another item holds is refused,
-   * the write is counted and makes an `updated` event. Null when no item with this id is in the
-   * caller's scope (the caller creates it).
+   * the write is counted and makes an `updated` event. Answers the item with the warnings of a
+   * `warn` schema; null when no item with this id is in the caller's scope (the caller creates
+   * it).
    */
   async replace(
     principal: CustomerPrincipal,
     collection: string,
     request: NewItemRequest & { id: string },
-  ): Promise<StoredItem | null> {
+  ): Promise<Warned<StoredItem> | null> {
     const { id, item, ownerField, uniqueField } = request;
     if (principal.kind === 'sub') item[ownerField] = ownerValueOf(principal);
     const target = await this.collections.find(principal, collection);
     if (!target) return null;
-    this.schema.enforce(principal, target, item, ownerField);
+    const warnings = this.schema.enforce(target, item, ownerField);
     const scope = ownerScopeOf(principal, ownerField);
     const byId: ItemMatch = { scope, conditions: [{ kind: 'eq', path: '_id', anyOf: [id] }] };
     const unique = uniqueField === null ? null : uniqueValueOf(item, id, uniqueField);
@@ -75,7 +77,7 @@ export class ItemReplacements {
         // Changed since it was read: no write, no event; read it again. The item replaced is
         // the one read: a live query judges the change by it.
         await change.commit({ after: replaced === null ? [] : [replaced], before: [current] });
-        if (replaced) return replaced;
+        if (replaced) return { value: replaced, warnings };
       }
       throw new WriteConflictError();
     });

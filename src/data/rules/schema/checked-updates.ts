@@ -14,6 +14,7 @@ import type { ItemChangeRequest } from '../../query/data-requests';
 import type { NativeCollection, StoredItem } from '../../storage/tenant-storage';
 import { afterSet } from './after-set';
 import { SchemaEnforcement } from './schema-enforcement';
+import type { Warned } from './schema-warnings';
 
 /** Items read and written per round (and per change-feed intent). */
 const ROUND = 500;
@@ -46,7 +47,7 @@ export class CheckedUpdates {
     target: NativeCollection,
     match: ItemMatch,
     request: ItemChangeRequest,
-  ): Promise<{ matched: number; modified: number }> {
+  ): Promise<Warned<{ matched: number; modified: number }>> {
     const ids = await this.items.findMatchingIds(target, match, this.max + 1, { inIdOrder: true });
     if (ids.length > this.max)
       throw new ValidationFailedError([
@@ -66,8 +67,7 @@ export class CheckedUpdates {
         read.push(...(await this.items.findMatching(target, byIds, round.length)));
       }
       const { values, ownerField } = request;
-      this.schema.enforceAll(
-        principal,
+      const warnings = this.schema.enforceAll(
         target,
         read.map((item) => afterSet(item, values)),
         ownerField,
@@ -106,7 +106,7 @@ export class CheckedUpdates {
             'A unique index of the collection refuses the new values of a matching item; the items written before it keep their new values.',
           );
       }
-      return { matched: read.length, modified };
+      return { value: { matched: read.length, modified }, warnings };
     });
   }
 }

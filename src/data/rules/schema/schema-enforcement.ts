@@ -1,10 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import type { CustomerPrincipal } from '../../../auth';
 import type { RegisteredCollection } from '../../collections/collection-registry.repository';
 import type { NativeCollection } from '../../storage/tenant-storage';
 import { ItemSchemas, type SchemaError } from './item-schemas';
 import { SchemaViolationError } from './schema.errors';
-import { noteWarnings } from './schema-warnings';
 
 /** A collection as the write paths hold it: its registry entry carries its rules. */
 type Target = NativeCollection & Partial<Pick<RegisteredCollection, 'rules'>>;
@@ -12,7 +10,8 @@ type Target = NativeCollection & Partial<Pick<RegisteredCollection, 'rules'>>;
 /**
  * The collection schema on the write paths: every write checks the item as it will be stored,
  * before anything is written. Under `error` a violation is a 422 and nothing is written; under
- * `warn` the write goes on and the violation is noted for the response (schema-warnings.ts).
+ * `warn` the write goes on and the violations are answered, for the write to return with what it
+ * wrote (schema-warnings.ts).
  */
 @Injectable()
 export class SchemaEnforcement {
@@ -24,33 +23,18 @@ export class SchemaEnforcement {
   }
 
   /**
-   * Checks one item as it will be stored (its own fields: see ItemSchemas.check), noting a
-   * `warn` schema's violations for the response of the write made for `principal`.
+   * Checks one item as it will be stored (its own fields: see ItemSchemas.check), answering a
+   * `warn` schema's violations (none: empty).
    */
-  enforce(
-    principal: CustomerPrincipal,
-    target: Target,
-    item: Record<string, unknown>,
-    ownerField: string,
-  ): void {
-    this.enforceAll(principal, target, [item], ownerField);
+  enforce(target: Target, item: Record<string, unknown>, ownerField: string): SchemaError[] {
+    return this.enforceAll(target, [item], ownerField);
   }
 
   /**
    * Checks items a write will store together (a multi-item update): one that fails under
-   * `error` refuses them all, naming it.
+   * `error` refuses them all, naming it; under `warn` the violations of all are answered.
    */
   enforceAll(
-    principal: CustomerPrincipal,
-    target: Target,
-    items: readonly Record<string, unknown>[],
-    ownerField: string,
-  ): void {
-    noteWarnings(principal, this.check(target, items, ownerField));
-  }
-
-  /** Checks items as `enforceAll` does, answering a `warn` schema's violations. */
-  check(
     target: Target,
     items: readonly Record<string, unknown>[],
     ownerField: string,

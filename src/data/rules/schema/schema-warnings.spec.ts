@@ -1,73 +1,63 @@
 import type { Response } from 'express';
-import { lastValueFrom, of } from 'rxjs';
-import type { CustomerPrincipal } from '../../../auth';
+import { DomainError } from '../../../common/errors';
 import type { SchemaError } from './item-schemas';
-import {
-  answeringWarnings,
-  collectWarnings,
-  gatherWarnings,
-  noteWarnings,
-  schemaWarningsHeader,
-  SCHEMA_WARNINGS_HEADER,
-} from './schema-warnings';
+import { schemasWith } from './item-schemas.fixture';
+import { SchemaEnforcement } from './schema-enforcement';
+import { answerWarnings, schemaWarningsHeader, SCHEMA_WARNINGS_HEADER } from './schema-warnings';
 
-const principal = (): CustomerPrincipal => ({
-  kind: 'root',
-  keyId: 'k',
-  subject: 's',
-  branch: 'main',
-  boundBranch: null,
-});
 const warning = (pointer: string): SchemaError => ({ pointer, keyword: 'type', message: 'wrong' });
-const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+/** A response that records the headers set on it. */
+function response(): { res: Response; headers: Map<string, string> } {
+  const headers = new Map<string, string>();
+  const res = {
+    setHeader: (name: string, value: string) => headers.set(name, value),
+  } as unknown as Response;
+  return { res, headers };
+}
+
+/** A collection whose schema wants `qty` a number, under `action`. */
+const collection = (action: 'warn' | 'error') => ({
+  physical: 'd_x',
+  rules: {
+    schema: {
+      text: JSON.stringify({ properties: { qty: { type: 'number' } } }),
+      action,
+      changedAt: new Date(0),
+    },
+  },
+});
 
 describe('schema warnings', () => {
-  it('notes into the list of the principal a write is made for, and nowhere without one', () => {
-    const request = principal();
-    const other = principal();
-    const list: SchemaError[] = [];
-    gatherWarnings(request, list);
-    noteWarnings(request, [warning('/a')]);
-    noteWarnings(other, [warning('/b')]);
-    expect(list).toEqual([warning('/a')]);
+  const enforcement = new SchemaEnforcement(schemasWith());
+
+  it("answers a warn schema's violations as the write's own value", () => {
+    const warned = collection('warn');
+    expect(enforcement.enforce(warned, { qty: 'many' }, 'owner')).toEqual([
+      expect.objectContaining({ pointer: '/qty', keyword: 'type' }),
+    ]);
+    expect(enforcement.enforce(warned, { qty: 1 }, 'owner')).toEqual([]);
+    expect(
+      enforcement.enforceAll(warned, [{ qty: 'a' }, { qty: 2 }, { qty: 'b' }], 'owner'),
+    ).toHaveLength(2);
+    expect(enforcement.enforce({ physical: 'd_y' }, { qty: 'many' }, 'owner')).toEqual([]);
   });
 
-  it('keeps the lists of concurrent items apart and gives the request all of them', async () => {
-    const request = principal();
-    const all: SchemaError[] = [];
-    gatherWarnings(request, all);
-    const item = (pointer: string, wait: number) =>
-      collectWarnings(request, async (own) => {
-        for (let i = 0; i < wait; i += 1) await tick();
-        noteWarnings(own, [warning(pointer)]);
-        return pointer;
-      });
-    const [slow, fast] = await Promise.all([item('/slow', 3), item('/fast', 1)]);
-    expect(slow).toEqual({ value: '/slow', warnings: [warning('/slow')] });
-    expect(fast).toEqual({ value: '/fast', warnings: [warning('/fast')] });
-    expect(all).toEqual([warning('/fast'), warning('/slow')]);
+  it('refuses under an error schema instead of answering warnings', () => {
+    expect(() => enforcement.enforce(collection('error'), { qty: 'many' }, 'owner')).toThrow(
+      DomainError,
+    );
   });
 
-  it("answers a request's warnings in its header once the handler answers", async () => {
-    const request = principal();
-    const headers = new Map<string, string>();
-    const res = {
-      headersSent: false,
-      setHeader: (name: string, value: string) => headers.set(name, value),
-    } as unknown as Response;
-    const answered = answeringWarnings(request, res, of('done'));
-    noteWarnings(request, [warning('/address/city'), warning('/a b')]);
-    await expect(lastValueFrom(answered)).resolves.toBe('done');
+  it('sets the header from the warnings a write returned', () => {
+    const { res, headers } = response();
+    answerWarnings(res, [warning('/address/city'), warning('/a b'), warning('/address/city')]);
     expect(headers.get(SCHEMA_WARNINGS_HEADER)).toBe('#/address/city type, #/a%20b type');
   });
 
-  it('sets no header when the writes broke no schema', async () => {
-    const headers = new Map<string, string>();
-    const res = {
-      headersSent: false,
-      setHeader: (name: string, value: string) => headers.set(name, value),
-    } as unknown as Response;
-    await lastValueFrom(answeringWarnings(principal(), res, of('done')));
+  it('sets no header when the writes broke no schema', () => {
+    const { res, headers } = response();
+    answerWarnings(res, []);
     expect(headers.size).toBe(0);
     expect(schemaWarningsHeader([])).toBeNull();
   });
