@@ -45,28 +45,47 @@ export async function syncDocuments<T extends Document>(
   let left = missing.length;
   await onBatch({ left });
   for (const ids of chunks(stale)) await target.deleteMany(byIds<T>(ids));
-  const result: SyncResult = { copied: 0, refused: 0 };
+  const result = await copyIds(source, target, filter, missing, async (kept) => {
+    left -= kept;
+    await onBatch({ left });
+  });
+  // Those deleted at the source meanwhile: the next comparison's.
+  if (left > 0) await onBatch({ left: 0 });
+  return { copied: result.copied, refused: result.refused };
+}
+
+/**
+ * Inserts into `target` the documents of `source` with these `_id`s (among those `filter`
+ * selects), batch by batch, as they are now; `onBatch` hears how many a batch held. A few are
+ * looked up by `_id`; more than a batch are found in one scan of the source, not a lookup per
+ * batch: where reads use no index (FerretDB v1) each lookup scans too.
+ */
+async function copyIds<T extends Document>(
+  source: Collection<T>,
+  target: Collection<T>,
+  filter: Filter<T>,
+  ids: readonly unknown[],
+  onBatch: (inBatch: number) => Promise<void>,
+): Promise<SyncResult & { refusedIds: unknown[] }> {
+  const result = { copied: 0, refused: 0, refusedIds: [] as unknown[] };
   const insert = async (docs: readonly Document[]) => {
     const done = await insertTolerant(target, docs);
     result.copied += done.copied;
     result.refused += done.refused;
-    left -= docs.length;
-    await onBatch({ left });
+    result.refusedIds.push(...done.refusedIds);
+    await onBatch(docs.length);
   };
-  if (missing.length <= BATCH) {
-    const docs = missing.length > 0 ? await source.find(byIds<T>(missing)).toArray() : [];
+  if (ids.length === 0) return result;
+  if (ids.length <= BATCH) {
+    const docs = await source.find(byIds<T>([...ids])).toArray();
     if (docs.length > 0) await insert(docs);
     return result;
   }
-  // More than one batch: one more scan of the source, keeping what is missing, costs less than a
-  // lookup by `_id`s per batch where such a lookup scans too (FerretDB v1 uses no index to read).
-  const wanted = new Set(missing.map((id) => keyOf(id)));
+  const wanted = new Set(ids.map((id) => keyOf(id)));
   for await (const docs of batchesOf(source.find(filter, { batchSize: BATCH }))) {
     const kept = docs.filter((doc) => wanted.delete(keyOf(doc._id)));
     if (kept.length > 0) await insert(kept);
   }
-  // Those deleted at the source meanwhile: the next comparison's.
-  if (left > 0) await onBatch({ left: 0 });
   return result;
 }
 
@@ -171,26 +190,14 @@ export async function copyChanged<T extends Document>(
   })) {
     ids.push(doc._id);
   }
-  const result = { copied: 0, refused: 0, refusedIds: [] as unknown[] };
   let left = ids.length;
   await onBatch({ left });
-  if (ids.length === 0) return result;
   for (const chunk of chunks(ids)) await target.deleteMany(byIds<T>(chunk));
-  // The changed documents are read whole in one more scan, not by `_id`s per batch: where reads
-  // use no index (FerretDB v1) each such lookup scans the source again. Those changed since the
-  // first scan are the next pass's.
-  const wanted = new Set(ids.map((id) => keyOf(id)));
-  for await (const docs of batchesOf(source.find(changed as Filter<T>, { batchSize: BATCH }))) {
-    const kept = docs.filter((doc) => wanted.delete(keyOf(doc._id)));
-    if (kept.length === 0) continue;
-    const done = await insertTolerant(target, kept);
-    result.copied += done.copied;
-    result.refused += done.refused;
-    result.refusedIds.push(...done.refusedIds);
-    left -= kept.length;
+  // Read as they are now; those changed since the scan above are the next pass's.
+  return copyIds(source, target, changed as Filter<T>, ids, async (kept) => {
+    left -= kept;
     await onBatch({ left });
-  }
-  return result;
+  });
 }
 
 /**
