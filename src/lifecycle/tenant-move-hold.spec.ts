@@ -3,7 +3,10 @@ import { MoveGivenUpError } from '../placement';
 import { MoveHold } from './tenant-move-hold';
 import type { TenantMove, TenantMoveRepository } from './tenant-move.repository';
 
-/** MoveHold's bounds: a pass reporting progress past its move's deadline gives up there. */
+/**
+ * MoveHold's bounds: a pass reporting progress past its move's deadline gives up there; a move
+ * without progress for MOVE_STALL_MS is given up, and the heartbeat stops holding it.
+ */
 const config = {
   clusters: {
     moveLeaseMs: 30_000,
@@ -47,5 +50,44 @@ describe('MoveHold', () => {
     await expect(hold.report(late, 2, 400)).rejects.toBeInstanceOf(MoveGivenUpError);
     await expect(hold.report(late, 2, 400)).rejects.toThrow(/deadline/);
     expect(updates).toHaveLength(0);
+  });
+
+  it('gives up a move that made no progress for MOVE_STALL_MS, naming when it last did', () => {
+    const stalled = moveWith(new Date(Date.now() + 600_000));
+    stalled.progressAt = new Date(Date.now() - config.clusters.moveStallMs - 1);
+    expect(() => hold.checkBounds(stalled)).toThrow(MoveGivenUpError);
+    expect(() => hold.checkBounds(stalled)).toThrow(
+      new RegExp(`no progress since ${stalled.progressAt.toISOString()}.*MOVE_STALL_MS`),
+    );
+    const moving = moveWith(new Date(Date.now() + 600_000));
+    expect(() => hold.checkBounds(moving)).not.toThrow();
+  });
+
+  it('stops renewing the lease of a stalled move, so that another instance takes it over', () => {
+    jest.useFakeTimers();
+    try {
+      const renewals: unknown[] = [];
+      const repository = {
+        renewLease: (...args: unknown[]) => {
+          renewals.push(args);
+          return Promise.resolve(true);
+        },
+      } as unknown as TenantMoveRepository;
+      const beating = new MoveHold(repository, config, () => false);
+      const live = moveWith(new Date(Date.now() + 600_000));
+      const stopLive = beating.heartbeat(live);
+      jest.advanceTimersByTime(config.clusters.moveLeaseMs / 4);
+      stopLive();
+      expect(renewals).toHaveLength(1);
+
+      const stalled = moveWith(new Date(Date.now() + 600_000));
+      stalled.progressAt = new Date(Date.now() - config.clusters.moveStallMs - 1);
+      const stopStalled = beating.heartbeat(stalled);
+      jest.advanceTimersByTime(config.clusters.moveLeaseMs);
+      stopStalled();
+      expect(renewals).toHaveLength(1);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 });
