@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
-import { ERROR_CATALOG, ERROR_TABLES } from './error-catalog';
+import { join } from 'node:path';
+import { ERROR_CATALOG, ERROR_TABLES, type ErrorCode } from './error-catalog';
 
 const ROOT = join(__dirname, '..');
 
@@ -17,7 +17,7 @@ describe('error catalog', () => {
     const entries = Object.values(ERROR_TABLES).flatMap((table) => Object.values(table));
     for (const entry of entries) {
       // The very entry: of a code two modules define, the catalog can hold only one.
-      expect(ERROR_CATALOG[entry.code as keyof typeof ERROR_CATALOG]).toBe(entry);
+      expect(ERROR_CATALOG[entry.code as ErrorCode]).toBe(entry);
     }
     expect(Object.keys(ERROR_CATALOG).sort()).toEqual(entries.map(({ code }) => code).sort());
   });
@@ -25,12 +25,10 @@ describe('error catalog', () => {
   it('gathers every table a module defines', () => {
     const defined = sourceFiles(join(ROOT, 'src')).flatMap((file) =>
       [...readFileSync(file, 'utf8').matchAll(/export const (\w+) = defineErrors\(/g)].map(
-        (match) => `${relative(ROOT, file)}: ${match[1]}`,
+        (match) => match[1],
       ),
     );
-    const names = defined.map((where) => where.split(': ')[1]);
-    expect(defined.length).toBeGreaterThan(0);
-    expect(names.sort()).toEqual(Object.keys(ERROR_TABLES).sort());
+    expect(defined.sort()).toEqual(Object.keys(ERROR_TABLES).sort());
   });
 
   it('keeps the order, statuses and titles the committed OpenAPI document publishes', () => {
@@ -53,7 +51,7 @@ describe('error catalog', () => {
     visit(document);
     expect(published.size).toBeGreaterThan(40);
     for (const [code, { status, title }] of published) {
-      const entry = ERROR_CATALOG[code as keyof typeof ERROR_CATALOG];
+      const entry = ERROR_CATALOG[code as ErrorCode];
       expect({ code, status, title }).toEqual({ code, status: entry.status, title: entry.title });
     }
   });
