@@ -9,6 +9,7 @@ import { corsMiddleware, type CorsOrigins } from './common/http/cors';
 import { createLogger, PinoLoggerService } from './common/http/logger';
 import { requestContext, requestLog } from './common/http/request-context';
 import { buildOpenApiDocument } from './common/http/openapi';
+import { ERROR_CATALOG } from './error-catalog';
 import { addIdempotencyKeys } from './idempotency';
 import { serveConsole } from './common/http/console-ui';
 import { serveSwaggerUi } from './common/http/swagger-ui';
@@ -103,7 +104,10 @@ export function createHttpAdapter(): JsonReplyAdapter {
 /** Options for NestFactory.create / createNestApplication: our own body parser runs instead of Nest's. */
 export const APP_OPTIONS = { bodyParser: false, bufferLogs: true } as const;
 
-/** The OpenAPI document the app serves at /docs-json: with what its cross-cutting modules add. */
+/**
+ * The OpenAPI document the app serves at /docs-json: every module's error codes (the catalog
+ * gathered above the modules), and what its cross-cutting modules add.
+ */
 export function openApiDocument(app: INestApplication): OpenAPIObject {
-  return buildOpenApiDocument(app, [addIdempotencyKeys]);
+  return buildOpenApiDocument(app, ERROR_CATALOG, [addIdempotencyKeys]);
 }

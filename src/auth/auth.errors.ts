@@ -1,17 +1,38 @@
-import { DomainError } from '../common/errors';
+import { HttpStatus } from '@nestjs/common';
+import { COMMON_ERRORS, defineErrors, DomainError } from '../common/errors';
 
-/** The errors of the auth module; each fixes one code of the catalog. */
+/**
+ * The codes auth owns: API keys and branches, and PROFILE_NOT_FOUND — auth answers it for the
+ * sub profile of a key to mint and imports no feature module, so profile and lifecycle take it
+ * from here.
+ */
+export const AUTH_ERRORS = defineErrors({
+  INVALID_BRANCH: {
+    status: HttpStatus.BAD_REQUEST,
+    title: 'The branch name is not valid',
+    example: { detail: "X-Branch must be '' or match ^[a-z0-9][a-z0-9._-]{0,62}$." },
+  },
+  BRANCH_MISMATCH: {
+    status: HttpStatus.FORBIDDEN,
+    title: 'The branch contradicts the API key',
+    example: { detail: 'The key is bound to branch staging; X-Branch names another.' },
+  },
+  PROFILE_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The profile does not exist' },
+  API_KEY_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The API key does not exist' },
+});
+
+/** The errors of the auth module; each fixes one code. */
 
 export class ApiKeyNotFoundError extends DomainError {
   constructor(id: string) {
-    super('API_KEY_NOT_FOUND', `No API key ${id} of this user.`);
+    super(AUTH_ERRORS.API_KEY_NOT_FOUND, `No API key ${id} of this user.`);
   }
 }
 
 export class InvalidBranchError extends DomainError {
   constructor(detail: string, field?: string) {
     super(
-      'INVALID_BRANCH',
+      AUTH_ERRORS.INVALID_BRANCH,
       detail,
       field === undefined ? undefined : [{ field, message: 'not a valid branch name' }],
     );
@@ -21,7 +42,7 @@ export class InvalidBranchError extends DomainError {
 /** A branch that contradicts the branch the key is bound to (X-Branch, or a key to mint). */
 export class BranchMismatchError extends DomainError {
   constructor(detail: string, errors?: { field: string; message: string }[]) {
-    super('BRANCH_MISMATCH', detail, errors);
+    super(AUTH_ERRORS.BRANCH_MISMATCH, detail, errors);
   }
 }
 
@@ -29,7 +50,7 @@ export class BranchMismatchError extends DomainError {
 export class TooManyFailedAuthenticationsError extends DomainError {
   constructor() {
     super(
-      'RATE_LIMITED',
+      COMMON_ERRORS.RATE_LIMITED,
       'The API key is not valid, and this address has had too many failed authentications. Retry after the time in Retry-After.',
     );
   }
@@ -39,7 +60,7 @@ export class TooManyFailedAuthenticationsError extends DomainError {
 export class SubProfileNotFoundError extends DomainError {
   constructor(clientId: string, accountId: string, branch: string) {
     super(
-      'PROFILE_NOT_FOUND',
+      AUTH_ERRORS.PROFILE_NOT_FOUND,
       `No sub profile with clientId ${clientId} and accountId ${accountId} in branch '${branch}'.`,
     );
   }

@@ -1,12 +1,91 @@
-import { DomainError } from '../common/errors';
+import { HttpStatus } from '@nestjs/common';
+import { defineErrors, DomainError } from '../common/errors';
 import { COLLECTION_NAME_RULE } from './query/data.constants';
 
-/** The errors of the data module; each fixes one code of the catalog. */
+/**
+ * The codes data owns: collections, items, indexes, collection rules and schemas, imports, a
+ * collection's move. Profile answers AMBIGUOUS_MATCH too, for an accountId under several clientIds.
+ */
+export const DATA_ERRORS = defineErrors({
+  INVALID_COLLECTION_NAME: {
+    status: HttpStatus.BAD_REQUEST,
+    title: 'The collection name is not valid',
+  },
+  PROTECTED_INDEX: { status: HttpStatus.BAD_REQUEST, title: 'The index cannot be changed' },
+  SCHEMA_TOO_COMPLEX: {
+    status: HttpStatus.BAD_REQUEST,
+    title: 'The collection schema is beyond what an instance checks within its bounds',
+  },
+  MALFORMED_LINE: {
+    status: HttpStatus.BAD_REQUEST,
+    title: 'A line of the import is not a record of the export format',
+  },
+  DIGEST_MISMATCH: {
+    status: HttpStatus.BAD_REQUEST,
+    title: 'The end record does not match the lines before it',
+  },
+  ITEM_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'No item matches' },
+  INDEX_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The index does not exist' },
+  COLLECTION_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The collection does not exist' },
+  EXPIRY_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The collection has no expiry rule' },
+  ELEMENT_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'No array element matches' },
+  SCHEMA_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The collection has no schema' },
+  DUPLICATE_ITEM: { status: HttpStatus.CONFLICT, title: 'An item with this value exists already' },
+  /** Data items and sub profiles alike: the request names more than one; nothing was done. */
+  AMBIGUOUS_MATCH: { status: HttpStatus.CONFLICT, title: 'More than one resource matches' },
+  NOT_AN_ARRAY: { status: HttpStatus.CONFLICT, title: 'The field does not hold an array' },
+  WRITE_CONFLICT: {
+    status: HttpStatus.CONFLICT,
+    title: 'The resource kept changing while the request ran',
+  },
+  COLLECTION_QUOTA_EXCEEDED: {
+    status: HttpStatus.CONFLICT,
+    title: 'The collection quota is used up',
+  },
+  INDEX_QUOTA_EXCEEDED: { status: HttpStatus.CONFLICT, title: 'The index quota is used up' },
+  INDEX_CONFLICT: {
+    status: HttpStatus.CONFLICT,
+    title: 'The index conflicts with an existing one',
+  },
+  SCHEMA_VIOLATION: {
+    status: HttpStatus.UNPROCESSABLE_ENTITY,
+    title: "The item does not follow the collection's schema",
+    example: {
+      errors: [{ field: 'item.age', pointer: '/age', keyword: 'minimum', message: 'must be >= 0' }],
+    },
+  },
+  FILE_NOT_IMPORTED: {
+    status: HttpStatus.FAILED_DEPENDENCY,
+    title: 'The line belongs to a file of the import that failed on an earlier line',
+  },
+  LINE_TOO_LONG: {
+    status: HttpStatus.PAYLOAD_TOO_LARGE,
+    title: 'A line of the import is longer than IMPORT_MAX_LINE_BYTES',
+  },
+  TOO_MANY_LINES: {
+    status: HttpStatus.PAYLOAD_TOO_LARGE,
+    title: 'The import has more lines than IMPORT_MAX_LINES',
+  },
+  SHUTTING_DOWN: {
+    status: HttpStatus.SERVICE_UNAVAILABLE,
+    title: 'The instance is shutting down; retry, another instance will answer',
+  },
+  COLLECTION_MOVING: {
+    status: HttpStatus.SERVICE_UNAVAILABLE,
+    title: 'The collection is being moved; its writes are paused briefly',
+  },
+  UNIQUE_INDEX_DUPLICATES: {
+    status: HttpStatus.CONFLICT,
+    title: 'Existing items break the unique index',
+  },
+});
+
+/** The errors of the data module; each fixes one code. */
 
 export class InvalidCollectionNameError extends DomainError {
   constructor() {
     super(
-      'INVALID_COLLECTION_NAME',
+      DATA_ERRORS.INVALID_COLLECTION_NAME,
       'Collection names are 1-64 characters: a letter, then letters, digits, _ or -.',
       [{ field: 'collection', message: `must match ${COLLECTION_NAME_RULE}` }],
     );
@@ -16,7 +95,7 @@ export class InvalidCollectionNameError extends DomainError {
 export class CollectionQuotaExceededError extends DomainError {
   constructor(max: number) {
     super(
-      'COLLECTION_QUOTA_EXCEEDED',
+      DATA_ERRORS.COLLECTION_QUOTA_EXCEEDED,
       `This namespace has ${max} collections already, the most allowed.`,
     );
   }
@@ -24,14 +103,14 @@ export class CollectionQuotaExceededError extends DomainError {
 
 export class ItemNotFoundError extends DomainError {
   constructor(collection: string) {
-    super('ITEM_NOT_FOUND', `No item of collection '${collection}' matches.`);
+    super(DATA_ERRORS.ITEM_NOT_FOUND, `No item of collection '${collection}' matches.`);
   }
 }
 
 export class AmbiguousMatchError extends DomainError {
   constructor() {
     super(
-      'AMBIGUOUS_MATCH',
+      DATA_ERRORS.AMBIGUOUS_MATCH,
       'More than one item matches; add a filter or address the item by _id. Nothing was changed.',
     );
   }
@@ -41,7 +120,7 @@ export class AmbiguousMatchError extends DomainError {
 export class DuplicateItemError extends DomainError {
   constructor(detail: string, existingId?: string) {
     super(
-      'DUPLICATE_ITEM',
+      DATA_ERRORS.DUPLICATE_ITEM,
       detail,
       undefined,
       existingId === undefined ? undefined : { existingId },
@@ -59,7 +138,7 @@ export class DuplicateItemError extends DomainError {
 export class IndexQuotaExceededError extends DomainError {
   constructor(max: number) {
     super(
-      'INDEX_QUOTA_EXCEEDED',
+      DATA_ERRORS.INDEX_QUOTA_EXCEEDED,
       `The collection has ${max} indexes besides _id, the most allowed.`,
     );
   }
@@ -67,14 +146,14 @@ export class IndexQuotaExceededError extends DomainError {
 
 export class IndexConflictError extends DomainError {
   constructor(detail: string) {
-    super('INDEX_CONFLICT', detail);
+    super(DATA_ERRORS.INDEX_CONFLICT, detail);
   }
 }
 
 export class UniqueIndexDuplicatesError extends DomainError {
   constructor() {
     super(
-      'UNIQUE_INDEX_DUPLICATES',
+      DATA_ERRORS.UNIQUE_INDEX_DUPLICATES,
       'Existing items share values of these fields, so the unique index cannot be built. Remove the duplicates first.',
     );
   }
@@ -82,32 +161,35 @@ export class UniqueIndexDuplicatesError extends DomainError {
 
 export class IndexNotFoundError extends DomainError {
   constructor(collection: string, name: string) {
-    super('INDEX_NOT_FOUND', `Collection '${collection}' has no index '${name}'.`);
+    super(DATA_ERRORS.INDEX_NOT_FOUND, `Collection '${collection}' has no index '${name}'.`);
   }
 }
 
 export class ProtectedIndexError extends DomainError {
   constructor() {
-    super('PROTECTED_INDEX', 'The _id_ index cannot be removed.');
+    super(DATA_ERRORS.PROTECTED_INDEX, 'The _id_ index cannot be removed.');
   }
 }
 
 export class ElementNotFoundError extends DomainError {
   constructor(field: string) {
-    super('ELEMENT_NOT_FOUND', `No element of the array '${field}' matches.`);
+    super(DATA_ERRORS.ELEMENT_NOT_FOUND, `No element of the array '${field}' matches.`);
   }
 }
 
 export class NotAnArrayError extends DomainError {
   constructor(field: string) {
-    super('NOT_AN_ARRAY', `The item's field '${field}' holds something other than an array.`);
+    super(
+      DATA_ERRORS.NOT_AN_ARRAY,
+      `The item's field '${field}' holds something other than an array.`,
+    );
   }
 }
 
 export class WriteConflictError extends DomainError {
   constructor() {
     super(
-      'WRITE_CONFLICT',
+      DATA_ERRORS.WRITE_CONFLICT,
       'The item kept changing while the request ran; nothing was written. Retry.',
     );
   }
@@ -117,7 +199,7 @@ export class WriteConflictError extends DomainError {
 export class CollectionMovingError extends DomainError {
   constructor(collection: string) {
     super(
-      'COLLECTION_MOVING',
+      DATA_ERRORS.COLLECTION_MOVING,
       `The collection '${collection}' is being moved to another cluster; its writes are paused for a few seconds. Retry after the time in Retry-After.`,
     );
   }
@@ -129,12 +211,18 @@ export class CollectionMovingError extends DomainError {
 
 export class CollectionNotFoundError extends DomainError {
   constructor(collection: string) {
-    super('COLLECTION_NOT_FOUND', `The collection '${collection}' does not exist in this branch.`);
+    super(
+      DATA_ERRORS.COLLECTION_NOT_FOUND,
+      `The collection '${collection}' does not exist in this branch.`,
+    );
   }
 }
 
 export class ExpiryNotFoundError extends DomainError {
   constructor(collection: string) {
-    super('EXPIRY_NOT_FOUND', `The collection '${collection}' has no expiry rule in this branch.`);
+    super(
+      DATA_ERRORS.EXPIRY_NOT_FOUND,
+      `The collection '${collection}' has no expiry rule in this branch.`,
+    );
   }
 }

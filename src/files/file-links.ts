@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { DomainError } from '../common/errors';
+import { FILES_ERRORS } from './files.errors';
 import { DUPLICATE, orDuplicate } from '../common/mongo/duplicate';
 import type { Namespace, TenantKind } from '../common/tenancy/namespace';
 import { DataClusters } from '../placement';
@@ -24,13 +25,16 @@ const STORED_KEY = /^[0-9a-f]{24}$/;
 
 export class FileLinkInvalidError extends DomainError {
   constructor(detail = 'The link is damaged or was not signed by this service.') {
-    super('FILE_LINK_INVALID', detail);
+    super(FILES_ERRORS.FILE_LINK_INVALID, detail);
   }
 }
 
 export class FileLinkExpiredError extends DomainError {
   constructor(expiresAt: number) {
-    super('FILE_LINK_EXPIRED', `The link expired at ${new Date(expiresAt * 1000).toISOString()}.`);
+    super(
+      FILES_ERRORS.FILE_LINK_EXPIRED,
+      `The link expired at ${new Date(expiresAt * 1000).toISOString()}.`,
+    );
   }
 }
 

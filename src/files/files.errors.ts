@@ -1,15 +1,39 @@
-import { DomainError } from '../common/errors';
+import { HttpStatus } from '@nestjs/common';
+import { defineErrors, DomainError } from '../common/errors';
+
+/** The codes files owns: stored files, their quota and ranges, signed links (file-links.ts). */
+export const FILES_ERRORS = defineErrors({
+  FILE_LINK_INVALID: {
+    status: HttpStatus.FORBIDDEN,
+    title: 'The file link is not one the service signed',
+  },
+  FILE_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The file does not exist' },
+  FILE_LINK_EXPIRED: { status: HttpStatus.GONE, title: 'The file link has expired' },
+  FILE_QUOTA_EXCEEDED: {
+    status: HttpStatus.CONFLICT,
+    title: "The upload would take the tenant's files past FILE_QUOTA_BYTES",
+  },
+  FILE_EXISTS: { status: HttpStatus.CONFLICT, title: 'A file with this id exists already' },
+  FILE_ID_TAKEN: {
+    status: HttpStatus.CONFLICT,
+    title: 'The file id is held by another file of the service',
+  },
+  RANGE_NOT_SATISFIABLE: {
+    status: HttpStatus.REQUESTED_RANGE_NOT_SATISFIABLE,
+    title: 'The range lies outside the file',
+  },
+});
 
 export class FileNotFoundError extends DomainError {
   constructor(id: string) {
-    super('FILE_NOT_FOUND', `No file ${id} here.`);
+    super(FILES_ERRORS.FILE_NOT_FOUND, `No file ${id} here.`);
   }
 }
 
 /** An import in insert mode names a file the namespace has. */
 export class FileExistsError extends DomainError {
   constructor(id: string) {
-    super('FILE_EXISTS', `The file ${id} exists already; mode=upsert replaces it.`);
+    super(FILES_ERRORS.FILE_EXISTS, `The file ${id} exists already; mode=upsert replaces it.`);
   }
 }
 
@@ -20,7 +44,7 @@ export class FileExistsError extends DomainError {
 export class FileIdTakenError extends DomainError {
   constructor(id: string) {
     super(
-      'FILE_ID_TAKEN',
+      FILES_ERRORS.FILE_ID_TAKEN,
       `The file id ${id} is held by another file of this namespace (another owner's, or one being uploaded or deleted); a file keeps its id, so it cannot be stored here under it.`,
     );
   }
@@ -29,7 +53,7 @@ export class FileIdTakenError extends DomainError {
 export class FileQuotaExceededError extends DomainError {
   constructor(limitBytes: number, usedBytes: number, neededBytes: number) {
     super(
-      'FILE_QUOTA_EXCEEDED',
+      FILES_ERRORS.FILE_QUOTA_EXCEEDED,
       `The upload needs ${neededBytes} bytes; the tenant's files use ${usedBytes} of ${limitBytes} (FILE_QUOTA_BYTES). Delete files or ask for a larger quota.`,
     );
   }
@@ -37,7 +61,10 @@ export class FileQuotaExceededError extends DomainError {
 
 export class RangeNotSatisfiableError extends DomainError {
   constructor(readonly size: number) {
-    super('RANGE_NOT_SATISFIABLE', `The file has ${size} bytes; the range asks for none of them.`);
+    super(
+      FILES_ERRORS.RANGE_NOT_SATISFIABLE,
+      `The file has ${size} bytes; the range asks for none of them.`,
+    );
   }
 
   override get headers(): Record<string, string> {

@@ -1,5 +1,5 @@
 import type { OpenAPIObject, ParameterObject } from '@nestjs/swagger';
-import { ERROR_CATALOG, type ErrorCode } from '../common/errors';
+import type { ErrorEntry } from '../common/errors';
 import { problemExample } from '../common/http/openapi-problems';
 import {
   header,
@@ -16,6 +16,7 @@ import {
   IDEMPOTENT_REPLAYED_HEADER,
   takesIdempotencyKey,
 } from './idempotency-key';
+import { IDEMPOTENCY_ERRORS } from './idempotency.errors';
 
 /**
  * Idempotency-Key in the OpenAPI document, on exactly the operations takesIdempotencyKey names:
@@ -51,16 +52,20 @@ const REPLAYED = header(
 /** Answered before the interceptor runs (authentication, the rate limit, body parsing): never replayed. */
 const NEVER_REPLAYED = new Set(['401', '413', '415', '429']);
 
-const PROBLEMS: { status: string; code: ErrorCode; why: string }[] = [
-  { status: '400', code: 'INVALID_IDEMPOTENCY_KEY', why: 'Idempotency-Key is malformed' },
+const PROBLEMS: { status: string; entry: ErrorEntry; why: string }[] = [
+  {
+    status: '400',
+    entry: IDEMPOTENCY_ERRORS.INVALID_IDEMPOTENCY_KEY,
+    why: 'Idempotency-Key is malformed',
+  },
   {
     status: '409',
-    code: 'IDEMPOTENCY_IN_PROGRESS',
+    entry: IDEMPOTENCY_ERRORS.IDEMPOTENCY_IN_PROGRESS,
     why: 'a request with this Idempotency-Key is still running; retry after Retry-After for its response',
   },
   {
     status: '422',
-    code: 'IDEMPOTENCY_KEY_REUSED',
+    entry: IDEMPOTENCY_ERRORS.IDEMPOTENCY_KEY_REUSED,
     why: 'this Idempotency-Key was used for a different request',
   },
 ];
@@ -70,16 +75,16 @@ function addProblem(
   problem: (typeof PROBLEMS)[number],
   path: string,
 ): void {
-  const { status, code, why } = problem;
-  const response = (responses[status] ??= problemResponse(ERROR_CATALOG[code].title));
-  response.description += `; ${code}: ${why}`;
+  const { status, entry, why } = problem;
+  const response = (responses[status] ??= problemResponse(entry.title));
+  response.description += `; ${entry.code}: ${why}`;
   const media = (response.content ??= {})[PROBLEM_MEDIA_TYPE] ?? {};
   response.content[PROBLEM_MEDIA_TYPE] = media;
   media.examples = {
     ...media.examples,
-    [code]: { summary: ERROR_CATALOG[code].title, value: problemExample(code, path) },
+    [entry.code]: { summary: entry.title, value: problemExample(entry, path) },
   };
-  if (code === 'IDEMPOTENCY_IN_PROGRESS') {
+  if (entry === IDEMPOTENCY_ERRORS.IDEMPOTENCY_IN_PROGRESS) {
     // Only this 409 carries it; the operation's other 409s do not.
     response.headers = {
       ...response.headers,

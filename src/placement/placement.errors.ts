@@ -1,9 +1,23 @@
-import { DomainError } from '../common/errors';
+import { HttpStatus } from '@nestjs/common';
+import { defineErrors, DomainError } from '../common/errors';
+
+/** The codes placement owns: where new tenants go, and the pause of a tenant's change feed in a move. */
+export const PLACEMENT_ERRORS = defineErrors({
+  UNKNOWN_REGION: { status: HttpStatus.BAD_REQUEST, title: 'No data cluster is in this region' },
+  NO_OPEN_CLUSTER: {
+    status: HttpStatus.BAD_REQUEST,
+    title: 'No data cluster of the region takes new tenants',
+  },
+  FEED_MOVING: {
+    status: HttpStatus.SERVICE_UNAVAILABLE,
+    title: "The tenant's change feed is being moved; its writes are paused briefly",
+  },
+});
 
 export class UnknownRegionError extends DomainError {
   constructor(region: string, known: string[]) {
     super(
-      'UNKNOWN_REGION',
+      PLACEMENT_ERRORS.UNKNOWN_REGION,
       `No data cluster is in region ${region}; the regions are: ${known.join(', ')}.`,
       [{ field: 'region', message: `must be one of: ${known.join(', ')}` }],
     );
@@ -12,9 +26,11 @@ export class UnknownRegionError extends DomainError {
 
 export class NoOpenClusterError extends DomainError {
   constructor(region: string) {
-    super('NO_OPEN_CLUSTER', `Every data cluster of region ${region} is closed to new tenants.`, [
-      { field: 'region', message: 'has no open cluster' },
-    ]);
+    super(
+      PLACEMENT_ERRORS.NO_OPEN_CLUSTER,
+      `Every data cluster of region ${region} is closed to new tenants.`,
+      [{ field: 'region', message: 'has no open cluster' }],
+    );
   }
 }
 
@@ -22,7 +38,7 @@ export class NoOpenClusterError extends DomainError {
 export class FeedMovingError extends DomainError {
   constructor() {
     super(
-      'FEED_MOVING',
+      PLACEMENT_ERRORS.FEED_MOVING,
       "The tenant's data is being moved to another cluster; its writes are paused for a few seconds. Retry after the time in Retry-After.",
     );
   }

@@ -1,8 +1,23 @@
-import { DomainError, ForbiddenError } from '../common/errors';
+import { HttpStatus } from '@nestjs/common';
+import { AUTH_ERRORS } from '../auth/auth.errors';
+import { COMMON_ERRORS, defineErrors, DomainError, ForbiddenError } from '../common/errors';
+import { DATA_ERRORS } from '../data/data.errors';
 import { ADMIN_SUBJECT_GROUP } from './profile.constants';
 import type { ProfileKey } from './profile.repository';
 
-/** The errors of the profile module; each fixes one code of the catalog. */
+/**
+ * The codes profile owns. A missing profile is auth's PROFILE_NOT_FOUND, an ambiguous sub profile
+ * data's AMBIGUOUS_MATCH.
+ */
+export const PROFILE_ERRORS = defineErrors({
+  DUPLICATE_USER: {
+    status: HttpStatus.CONFLICT,
+    title: 'A user with this subject or email exists',
+  },
+  PROFILE_EXISTS: { status: HttpStatus.CONFLICT, title: 'The profile exists already' },
+});
+
+/** The errors of the profile module; each fixes one code. */
 
 function describeKey(key: ProfileKey): string {
   return key.clientId === '' && key.accountId === ''
@@ -12,20 +27,20 @@ function describeKey(key: ProfileKey): string {
 
 export class ProfileNotFoundError extends DomainError {
   constructor(key: ProfileKey) {
-    super('PROFILE_NOT_FOUND', `There is no ${describeKey(key)}.`);
+    super(AUTH_ERRORS.PROFILE_NOT_FOUND, `There is no ${describeKey(key)}.`);
   }
 }
 
 /** A user's root profile, named by subject (operator API). */
 export class UserNotFoundError extends DomainError {
   constructor(subject: string) {
-    super('PROFILE_NOT_FOUND', `No user with subject ${subject}.`);
+    super(AUTH_ERRORS.PROFILE_NOT_FOUND, `No user with subject ${subject}.`);
   }
 }
 
 export class DuplicateUserError extends DomainError {
   constructor(detail = 'A user with this subject or email exists already.') {
-    super('DUPLICATE_USER', detail);
+    super(PROFILE_ERRORS.DUPLICATE_USER, detail);
   }
 }
 
@@ -33,7 +48,7 @@ export class DuplicateUserError extends DomainError {
 export class AmbiguousTargetError extends DomainError {
   constructor(accountId: string, branch: string) {
     super(
-      'AMBIGUOUS_MATCH',
+      DATA_ERRORS.AMBIGUOUS_MATCH,
       `accountId ${accountId} exists under more than one clientId in branch '${branch}'; add ?clientId=.`,
     );
   }
@@ -42,15 +57,20 @@ export class AmbiguousTargetError extends DomainError {
 /** POST /profile for a sub profile that exists; `existingId` names it. */
 export class ProfileExistsError extends DomainError {
   constructor(key: ProfileKey, existingId: string) {
-    super('PROFILE_EXISTS', `The ${describeKey(key)} exists already: ${existingId}.`, undefined, {
-      existingId,
-    });
+    super(
+      PROFILE_ERRORS.PROFILE_EXISTS,
+      `The ${describeKey(key)} exists already: ${existingId}.`,
+      undefined,
+      {
+        existingId,
+      },
+    );
   }
 }
 
 export class ConcurrentChangeError extends DomainError {
   constructor(detail = 'The profile kept changing concurrently; retry the request.') {
-    super('CONFLICT', detail);
+    super(COMMON_ERRORS.CONFLICT, detail);
   }
 
   static createdAndRemoved(key: ProfileKey): ConcurrentChangeError {
@@ -62,7 +82,7 @@ export class ConcurrentChangeError extends DomainError {
 
 export class GroupLimitError extends DomainError {
   constructor(maxGroups: number) {
-    super('CONFLICT', `A profile holds at most ${maxGroups} groups.`);
+    super(COMMON_ERRORS.CONFLICT, `A profile holds at most ${maxGroups} groups.`);
   }
 }
 

@@ -2,7 +2,7 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import type { OpenAPIV3 } from 'openapi-types';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ERROR_CATALOG } from '../../src/common/errors';
+import { ERROR_CATALOG } from '../../src/error-catalog';
 import { createTestApp, type TestApp } from '../support/app';
 import { OpenApiResponseValidator } from '../support/openapi-validator';
 

@@ -1,4 +1,5 @@
-import { ERROR_CATALOG, type ErrorCode } from './error-codes';
+import { COMMON_ERRORS } from './common.errors';
+import type { ErrorEntry } from './error-entry';
 
 /** One offending input, as listed in a problem's `errors` array. */
 export interface FieldError {
@@ -9,7 +10,7 @@ export interface FieldError {
 
 /** A problem's members but its status (DomainError.members). */
 export interface ProblemMembers {
-  code: ErrorCode;
+  code: string;
   detail: string;
   errors?: FieldError[];
   [extension: string]: unknown;
@@ -17,11 +18,14 @@ export interface ProblemMembers {
 
 /**
  * Errors that the rules of the service raise. Services throw them; the problem filter turns them
- * into RFC 9457 responses using ERROR_CATALOG, so no service speaks HTTP.
+ * into RFC 9457 responses with the status and title of their entry (the module's error table), so
+ * no service speaks HTTP.
  */
 export class DomainError extends Error {
+  readonly code: string;
+
   constructor(
-    readonly code: ErrorCode,
+    readonly entry: ErrorEntry,
     detail: string,
     readonly errors?: FieldError[],
     /** Extra members for the problem body, e.g. `{ existingId }` on a 409. */
@@ -29,10 +33,11 @@ export class DomainError extends Error {
   ) {
     super(detail);
     this.name = 'DomainError';
+    this.code = entry.code;
   }
 
   get status(): number {
-    return ERROR_CATALOG[this.code].status;
+    return this.entry.status;
   }
 
   /**
@@ -57,7 +62,7 @@ export class DomainError extends Error {
 export class ValidationFailedError extends DomainError {
   constructor(errors: FieldError[], detail?: string) {
     super(
-      'VALIDATION_FAILED',
+      COMMON_ERRORS.VALIDATION_FAILED,
       detail ??
         `${errors.length} field${errors.length === 1 ? ' is' : 's are'} not valid: ${errors.map((e) => e.field).join(', ')}`,
       errors,
@@ -67,47 +72,53 @@ export class ValidationFailedError extends DomainError {
 
 export class UnauthenticatedError extends DomainError {
   constructor(detail = 'Send a valid API key in the X-Api-Key header (or Authorization: Bearer).') {
-    super('UNAUTHENTICATED', detail);
+    super(COMMON_ERRORS.UNAUTHENTICATED, detail);
   }
 }
 
 export class ForbiddenError extends DomainError {
   constructor(detail: string) {
-    super('FORBIDDEN', detail);
+    super(COMMON_ERRORS.FORBIDDEN, detail);
   }
 }
 
 /** The database did not answer in time or could not be reached. */
 export class DatabaseUnavailableError extends DomainError {
   constructor() {
-    super('DATABASE_UNAVAILABLE', 'The database is unavailable or too slow. Retry later.');
+    super(
+      COMMON_ERRORS.DATABASE_UNAVAILABLE,
+      'The database is unavailable or too slow. Retry later.',
+    );
   }
 }
 
 /** A request body of another media type than JSON. */
 export class UnsupportedMediaTypeError extends DomainError {
   constructor(detail: string) {
-    super('UNSUPPORTED_MEDIA_TYPE', detail);
+    super(COMMON_ERRORS.UNSUPPORTED_MEDIA_TYPE, detail);
   }
 }
 
 /** A request body in a Content-Encoding the service does not decode. */
 export class UnsupportedContentEncodingError extends DomainError {
   constructor(detail: string) {
-    super('UNSUPPORTED_CONTENT_ENCODING', detail);
+    super(COMMON_ERRORS.UNSUPPORTED_CONTENT_ENCODING, detail);
   }
 }
 
 /** A query string the service cannot read as a whole. */
 export class InvalidQueryError extends DomainError {
   constructor(detail: string) {
-    super('INVALID_QUERY', detail);
+    super(COMMON_ERRORS.INVALID_QUERY, detail);
   }
 }
 
 /** A request body over a route's size limit, refused from its Content-Length. */
 export class PayloadTooLargeError extends DomainError {
   constructor(limitBytes: number) {
-    super('PAYLOAD_TOO_LARGE', `The request body exceeds the limit of ${limitBytes} bytes.`);
+    super(
+      COMMON_ERRORS.PAYLOAD_TOO_LARGE,
+      `The request body exceeds the limit of ${limitBytes} bytes.`,
+    );
   }
 }

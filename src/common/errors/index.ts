@@ -1,5 +1,6 @@
 export * from './domain-error';
-export * from './error-codes';
+export * from './error-entry';
+export * from './common.errors';
 export * from './problem';
 export * from './problem.dto';
 export * from './precondition-failed';

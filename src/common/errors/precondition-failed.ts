@@ -1,3 +1,4 @@
+import { COMMON_ERRORS } from './common.errors';
 import { DomainError } from './domain-error';
 
 /**
@@ -8,7 +9,7 @@ import { DomainError } from './domain-error';
 export class PreconditionFailedError extends DomainError {
   constructor(readonly currentETag: string | null) {
     super(
-      'PRECONDITION_FAILED',
+      COMMON_ERRORS.PRECONDITION_FAILED,
       currentETag === null
         ? 'If-Match names a representation, but the resource does not exist; nothing was changed.'
         : `The resource is at ETag ${currentETag}, which If-Match does not name; nothing was changed. Read it again and retry.`,

@@ -1,5 +1,4 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ERROR_CATALOG } from './error-codes';
 
 export class FieldErrorDto {
   /** Path of the offending input: a body path (`item.a.b`), a query key or a header name. */
@@ -35,7 +34,9 @@ export class ProblemDto {
   @ApiProperty({ example: '/project' })
   instance!: string;
 
-  @ApiProperty({ enum: Object.keys(ERROR_CATALOG), example: 'VALIDATION_FAILED' })
+  // Its `enum` (every code of the API) is the error catalog's, added where the document is
+  // built: common cannot name the modules' codes. (A doc comment here would be a description.)
+  @ApiProperty({ example: 'VALIDATION_FAILED' })
   code!: string;
 
   @ApiProperty({

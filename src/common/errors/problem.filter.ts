@@ -12,31 +12,31 @@ import type { Request, Response } from 'express';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import { RouteMethods } from '../http/route-methods';
 import { DomainError } from './domain-error';
-import type { ErrorCode } from './error-codes';
+import { COMMON_ERRORS, type CommonError } from './common.errors';
 import { isDatabaseUnavailable, isDuplicateKeyError } from './mongo-errors';
 import { buildProblem, sendProblem, traceIdOf, type Problem } from './problem';
 
-const CODE_BY_STATUS: Partial<Record<number, ErrorCode>> = {
-  [HttpStatus.BAD_REQUEST]: 'VALIDATION_FAILED',
-  [HttpStatus.UNAUTHORIZED]: 'UNAUTHENTICATED',
-  [HttpStatus.FORBIDDEN]: 'FORBIDDEN',
-  [HttpStatus.NOT_FOUND]: 'ROUTE_NOT_FOUND',
-  [HttpStatus.METHOD_NOT_ALLOWED]: 'METHOD_NOT_ALLOWED',
-  [HttpStatus.CONFLICT]: 'CONFLICT',
-  [HttpStatus.PAYLOAD_TOO_LARGE]: 'PAYLOAD_TOO_LARGE',
-  [HttpStatus.UNSUPPORTED_MEDIA_TYPE]: 'UNSUPPORTED_MEDIA_TYPE',
-  [HttpStatus.TOO_MANY_REQUESTS]: 'RATE_LIMITED',
-  [HttpStatus.SERVICE_UNAVAILABLE]: 'DATABASE_UNAVAILABLE',
+const ERROR_BY_STATUS: Partial<Record<number, CommonError>> = {
+  [HttpStatus.BAD_REQUEST]: COMMON_ERRORS.VALIDATION_FAILED,
+  [HttpStatus.UNAUTHORIZED]: COMMON_ERRORS.UNAUTHENTICATED,
+  [HttpStatus.FORBIDDEN]: COMMON_ERRORS.FORBIDDEN,
+  [HttpStatus.NOT_FOUND]: COMMON_ERRORS.ROUTE_NOT_FOUND,
+  [HttpStatus.METHOD_NOT_ALLOWED]: COMMON_ERRORS.METHOD_NOT_ALLOWED,
+  [HttpStatus.CONFLICT]: COMMON_ERRORS.CONFLICT,
+  [HttpStatus.PAYLOAD_TOO_LARGE]: COMMON_ERRORS.PAYLOAD_TOO_LARGE,
+  [HttpStatus.UNSUPPORTED_MEDIA_TYPE]: COMMON_ERRORS.UNSUPPORTED_MEDIA_TYPE,
+  [HttpStatus.TOO_MANY_REQUESTS]: COMMON_ERRORS.RATE_LIMITED,
+  [HttpStatus.SERVICE_UNAVAILABLE]: COMMON_ERRORS.DATABASE_UNAVAILABLE,
 };
 
 /** body-parser marks its errors with `type`; these are the client's fault. */
-const BODY_PARSER_CODES: Record<string, ErrorCode> = {
-  'entity.too.large': 'PAYLOAD_TOO_LARGE',
-  'entity.parse.failed': 'MALFORMED_JSON',
-  'encoding.unsupported': 'UNSUPPORTED_CONTENT_ENCODING',
-  'charset.unsupported': 'UNSUPPORTED_MEDIA_TYPE',
-  'request.aborted': 'VALIDATION_FAILED',
-  'request.size.invalid': 'VALIDATION_FAILED',
+const BODY_PARSER_ERRORS: Record<string, CommonError> = {
+  'entity.too.large': COMMON_ERRORS.PAYLOAD_TOO_LARGE,
+  'entity.parse.failed': COMMON_ERRORS.MALFORMED_JSON,
+  'encoding.unsupported': COMMON_ERRORS.UNSUPPORTED_CONTENT_ENCODING,
+  'charset.unsupported': COMMON_ERRORS.UNSUPPORTED_MEDIA_TYPE,
+  'request.aborted': COMMON_ERRORS.VALIDATION_FAILED,
+  'request.size.invalid': COMMON_ERRORS.VALIDATION_FAILED,
 };
 
 /** The status and `type` of an error made with the http-errors package (body-parser, raw-body). */
@@ -71,17 +71,17 @@ export class ProblemRenderer {
 
   toProblem(error: unknown, req: Request): Problem {
     if (error instanceof DomainError) {
-      return buildProblem(req, error.code, error.message, error.errors, error.extensions);
+      return buildProblem(req, error.entry, error.message, error.errors, error.extensions);
     }
     const bodyParserType = (error as { type?: unknown } | null)?.type;
-    if (typeof bodyParserType === 'string' && Object.hasOwn(BODY_PARSER_CODES, bodyParserType)) {
-      const code = BODY_PARSER_CODES[bodyParserType] as ErrorCode;
-      return buildProblem(req, code, this.bodyParserDetail(code, error));
+    if (typeof bodyParserType === 'string' && Object.hasOwn(BODY_PARSER_ERRORS, bodyParserType)) {
+      const entry = BODY_PARSER_ERRORS[bodyParserType] as CommonError;
+      return buildProblem(req, entry, this.bodyParserDetail(entry, error));
     }
     if (error instanceof HttpException) {
       const status = error.getStatus();
-      const code = CODE_BY_STATUS[status];
-      if (code) return buildProblem(req, code, this.httpDetail(error, code, req));
+      const entry = ERROR_BY_STATUS[status];
+      if (entry) return buildProblem(req, entry, this.httpDetail(error, entry, req));
     }
     const httpError = httpErrorOf(error);
     if (httpError && httpError.status >= 400 && httpError.status < 500) {
@@ -90,13 +90,13 @@ export class ProblemRenderer {
       if (httpError.status === 400 && httpError.type === undefined && hasContentEncoding(req)) {
         return buildProblem(
           req,
-          'INVALID_CONTENT_ENCODING',
+          COMMON_ERRORS.INVALID_CONTENT_ENCODING,
           'The request body could not be decompressed as its Content-Encoding declares.',
         );
       }
       // Any other client error keeps its 4xx meaning instead of becoming a 500.
-      const code = CODE_BY_STATUS[httpError.status] ?? 'VALIDATION_FAILED';
-      return buildProblem(req, code, 'The request could not be read.');
+      const entry = ERROR_BY_STATUS[httpError.status] ?? COMMON_ERRORS.VALIDATION_FAILED;
+      return buildProblem(req, entry, 'The request could not be read.');
     }
     if (isDatabaseUnavailable(error)) {
       this.logger.warn(
@@ -105,17 +105,17 @@ export class ProblemRenderer {
       );
       return buildProblem(
         req,
-        'DATABASE_UNAVAILABLE',
+        COMMON_ERRORS.DATABASE_UNAVAILABLE,
         'The database is unavailable or too slow. Retry later.',
       );
     }
     if (isDuplicateKeyError(error)) {
-      return buildProblem(req, 'CONFLICT', 'The request conflicts with existing data.');
+      return buildProblem(req, COMMON_ERRORS.CONFLICT, 'The request conflicts with existing data.');
     }
     this.logger.error({ traceId: traceIdOf(req), err: error }, 'unexpected error');
     return buildProblem(
       req,
-      'INTERNAL_ERROR',
+      COMMON_ERRORS.INTERNAL_ERROR,
       `An unexpected error occurred. Quote traceId ${traceIdOf(req)} when reporting it.`,
     );
   }
@@ -125,7 +125,7 @@ export class ProblemRenderer {
     if (allowed) {
       res.setHeader('Allow', allowed.join(', '));
       const detail = `${req.method} is not allowed on ${req.path}; allowed: ${allowed.join(', ')}.`;
-      sendProblem(res, buildProblem(req, 'METHOD_NOT_ALLOWED', detail));
+      sendProblem(res, buildProblem(req, COMMON_ERRORS.METHOD_NOT_ALLOWED, detail));
       return;
     }
     const problem = this.toProblem(error, req);
@@ -143,7 +143,7 @@ export class ProblemRenderer {
     return allowed && !allowed.includes(req.method) ? allowed : null;
   }
 
-  private bodyParserDetail(code: ErrorCode, error: unknown): string {
+  private bodyParserDetail({ code }: CommonError, error: unknown): string {
     if (code === 'PAYLOAD_TOO_LARGE') {
       const limit = (error as { limit?: unknown }).limit;
       return `The request body exceeds the limit of ${typeof limit === 'number' ? limit : '?'} bytes.`;
@@ -156,7 +156,7 @@ export class ProblemRenderer {
     return 'The request body could not be read.';
   }
 
-  private httpDetail(error: HttpException, code: ErrorCode, req: Request): string {
+  private httpDetail(error: HttpException, { code }: CommonError, req: Request): string {
     if (code === 'ROUTE_NOT_FOUND')
       return `No route ${req.method} ${(req.originalUrl ?? '').split('?')[0]}.`;
     if (code === 'RATE_LIMITED')

@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { ERROR_CATALOG, problemType, type ErrorCode } from './error-codes';
+import { problemType, type ErrorEntry } from './error-entry';
 import type { FieldError } from './domain-error';
 
 /** RFC 9457 problem details, with the service's `code`, `traceId` and optional `errors` members. */
@@ -9,7 +9,7 @@ export interface Problem {
   status: number;
   detail: string;
   instance: string;
-  code: ErrorCode;
+  code: string;
   traceId: string;
   errors?: FieldError[];
   [extension: string]: unknown;
@@ -29,12 +29,11 @@ export function traceIdOf(req: Request): string {
 
 export function buildProblem(
   req: Request,
-  code: ErrorCode,
+  { code, status, title }: ErrorEntry,
   detail: string,
   errors?: FieldError[],
   extensions?: Record<string, unknown>,
 ): Problem {
-  const { status, title } = ERROR_CATALOG[code];
   return {
     ...extensions,
     type: problemType(code),

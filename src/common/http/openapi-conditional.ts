@@ -1,5 +1,5 @@
 import { ApiExtension, type OpenAPIObject, type ParameterObject } from '@nestjs/swagger';
-import { ERROR_CATALOG } from '../errors';
+import { COMMON_ERRORS } from '../errors';
 import { header, operations, problemResponse, type Response } from './openapi-shared';
 
 /**
@@ -58,7 +58,7 @@ const NOT_MODIFIED: Response = {
 
 function preconditionFailed(): Response {
   const response = problemResponse(
-    `${ERROR_CATALOG.PRECONDITION_FAILED.title} (PRECONDITION_FAILED): the resource is at another ETag than If-Match names (the current one is sent in ETag), or it does not exist (no ETag)`,
+    `${COMMON_ERRORS.PRECONDITION_FAILED.title} (PRECONDITION_FAILED): the resource is at another ETag than If-Match names (the current one is sent in ETag), or it does not exist (no ETag)`,
   );
   response.headers = { ETag: ETAG(false) };
   return response;

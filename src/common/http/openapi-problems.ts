@@ -1,5 +1,11 @@
 import type { OpenAPIObject } from '@nestjs/swagger';
-import { ERROR_CATALOG, problemType, type ErrorCode } from '../errors';
+import {
+  COMMON_ERRORS,
+  problemType,
+  type CommonError,
+  type ErrorCatalog,
+  type ErrorEntry,
+} from '../errors';
 import {
   BRANCH_HEADER,
   HEADERS,
@@ -14,58 +20,50 @@ import {
 
 /** Problem responses of the OpenAPI document: examples from the error catalog, standard errors. */
 
+/**
+ * The catalog the document is built from (src/error-catalog.ts gathers every module's codes): the
+ * standard problems name these codes of other modules, so it must hold them.
+ */
+export type DocumentedCatalog = ErrorCatalog &
+  Readonly<
+    Record<
+      | 'INVALID_BRANCH'
+      | 'BRANCH_MISMATCH'
+      | 'SCHEMA_TOO_COMPLEX'
+      | 'SCHEMA_VIOLATION'
+      | 'COLLECTION_MOVING'
+      | 'FEED_MOVING',
+      ErrorEntry
+    >
+  >;
+
 /** The code an error status stands for when a response names none of its own. */
-const DEFAULT_CODE: Record<number, ErrorCode> = {
-  400: 'VALIDATION_FAILED',
-  401: 'UNAUTHENTICATED',
-  403: 'FORBIDDEN',
-  404: 'ROUTE_NOT_FOUND',
-  405: 'METHOD_NOT_ALLOWED',
-  409: 'CONFLICT',
-  413: 'PAYLOAD_TOO_LARGE',
-  415: 'UNSUPPORTED_MEDIA_TYPE',
-  429: 'RATE_LIMITED',
-  500: 'INTERNAL_ERROR',
-  503: 'DATABASE_UNAVAILABLE',
+const DEFAULT_ERROR: Record<number, CommonError> = {
+  400: COMMON_ERRORS.VALIDATION_FAILED,
+  401: COMMON_ERRORS.UNAUTHENTICATED,
+  403: COMMON_ERRORS.FORBIDDEN,
+  404: COMMON_ERRORS.ROUTE_NOT_FOUND,
+  405: COMMON_ERRORS.METHOD_NOT_ALLOWED,
+  409: COMMON_ERRORS.CONFLICT,
+  413: COMMON_ERRORS.PAYLOAD_TOO_LARGE,
+  415: COMMON_ERRORS.UNSUPPORTED_MEDIA_TYPE,
+  429: COMMON_ERRORS.RATE_LIMITED,
+  500: COMMON_ERRORS.INTERNAL_ERROR,
+  503: COMMON_ERRORS.DATABASE_UNAVAILABLE,
 };
 
-const EXAMPLE_DETAIL: Partial<Record<ErrorCode, string>> = {
-  VALIDATION_FAILED: '1 field is not valid: name',
-  UNAUTHENTICATED: 'Send a valid API key as X-Api-Key or Authorization: Bearer.',
-  INVALID_BRANCH: "X-Branch must be '' or match ^[a-z0-9][a-z0-9._-]{0,62}$.",
-  BRANCH_MISMATCH: 'The key is bound to branch staging; X-Branch names another.',
-  RATE_LIMITED: 'Too many requests for this API key. Retry after the time in Retry-After.',
-  PRECONDITION_FAILED:
-    'The resource is at ETag "665f1c2a9b1e8a0012345678.4", which If-Match does not name; nothing was changed. Read it again and retry.',
-  INTERNAL_ERROR: 'An unexpected error occurred. Quote traceId 5f0c6c1e-… when reporting it.',
-  DATABASE_UNAVAILABLE: 'The database is unavailable or too slow. Retry later.',
-};
-
-/** An example problem body for `code`, built from the error catalog (one place for every example). */
-export function problemExample(code: ErrorCode, instance = '/…'): Record<string, unknown> {
-  const { status, title } = ERROR_CATALOG[code];
+/** An example problem body for a code, built from its entry (one place for every example). */
+export function problemExample(entry: ErrorEntry, instance = '/…'): Record<string, unknown> {
+  const { code, status, title, example } = entry;
   return {
     type: problemType(code),
     title,
     status,
-    detail: EXAMPLE_DETAIL[code] ?? `${title}.`,
+    detail: example?.detail ?? `${title}.`,
     instance,
     code,
     traceId: '5f0c6c1e-3b9f-4d4e-9a43-2b1f0e6d7a11',
-    ...(code === 'VALIDATION_FAILED'
-      ? {
-          errors: [
-            { field: 'name', message: 'name must be shorter than or equal to 200 characters' },
-          ],
-        }
-      : {}),
-    ...(code === 'SCHEMA_VIOLATION'
-      ? {
-          errors: [
-            { field: 'item.age', pointer: '/age', keyword: 'minimum', message: 'must be >= 0' },
-          ],
-        }
-      : {}),
+    ...(example?.errors ? { errors: example.errors } : {}),
   };
 }
 
@@ -85,12 +83,11 @@ function movingWrites(path: string, method: string): string | null {
     : feed;
 }
 
-/** The catalog codes of `status` that `description` names, in catalog order. */
-function codesNamed(description: string, status: number): ErrorCode[] {
-  return (Object.keys(ERROR_CATALOG) as ErrorCode[]).filter(
-    (code) =>
-      (ERROR_CATALOG[code].status as number) === status &&
-      new RegExp(`\\b${code}\\b`).test(description),
+/** The catalog's entries of `status` whose codes `description` names, in catalog order. */
+function errorsNamed(catalog: ErrorCatalog, description: string, status: number): ErrorEntry[] {
+  return Object.values(catalog).filter(
+    ({ code, status: own }) =>
+      (own as number) === status && new RegExp(`\\b${code}\\b`).test(description),
   );
 }
 
@@ -99,7 +96,10 @@ function codesNamed(description: string, status: number): ErrorCode[] {
  * moves problem schemas to the application/problem+json media type the API really sends, and
  * gives every problem response examples with its own status and codes.
  */
-export function addStandardProblems(document: OpenAPIObject): OpenAPIObject {
+export function addStandardProblems(
+  document: OpenAPIObject,
+  catalog: DocumentedCatalog,
+): OpenAPIObject {
   for (const [path, method, operation] of operations(document)) {
     // Class-level decorators share one response object between the controller's operations;
     // each operation gets its own, so that what follows applies once per operation.
@@ -115,20 +115,20 @@ export function addStandardProblems(document: OpenAPIObject): OpenAPIObject {
     }
     const standard: Record<string, string> = {
       // Every route refuses prototype-named query keys (__proto__, constructor, prototype).
-      '400': `${ERROR_CATALOG.VALIDATION_FAILED.title} (VALIDATION_FAILED)`,
-      '500': `${ERROR_CATALOG.INTERNAL_ERROR.title} (INTERNAL_ERROR)`,
-      '503': `${ERROR_CATALOG.DATABASE_UNAVAILABLE.title} (DATABASE_UNAVAILABLE, with Retry-After)`,
+      '400': `${COMMON_ERRORS.VALIDATION_FAILED.title} (VALIDATION_FAILED)`,
+      '500': `${COMMON_ERRORS.INTERNAL_ERROR.title} (INTERNAL_ERROR)`,
+      '503': `${COMMON_ERRORS.DATABASE_UNAVAILABLE.title} (DATABASE_UNAVAILABLE, with Retry-After)`,
     };
     if (operation.requestBody) {
       standard['400'] =
-        `${ERROR_CATALOG.VALIDATION_FAILED.title} (VALIDATION_FAILED, MALFORMED_JSON, or INVALID_CONTENT_ENCODING for a body that does not decode)`;
-      standard['413'] = `${ERROR_CATALOG.PAYLOAD_TOO_LARGE.title} (PAYLOAD_TOO_LARGE)`;
+        `${COMMON_ERRORS.VALIDATION_FAILED.title} (VALIDATION_FAILED, MALFORMED_JSON, or INVALID_CONTENT_ENCODING for a body that does not decode)`;
+      standard['413'] = `${COMMON_ERRORS.PAYLOAD_TOO_LARGE.title} (PAYLOAD_TOO_LARGE)`;
       standard['415'] =
-        `${ERROR_CATALOG.UNSUPPORTED_MEDIA_TYPE.title}, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING)`;
+        `${COMMON_ERRORS.UNSUPPORTED_MEDIA_TYPE.title}, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING)`;
     }
     if (writesItems(path, method))
       standard['422'] =
-        `${ERROR_CATALOG.SCHEMA_VIOLATION.title}: the item as it would be stored breaks the collection's JSON Schema, whose action is \`error\`; nothing was written (SCHEMA_VIOLATION, with \`errors\`)`;
+        `${catalog.SCHEMA_VIOLATION.title}: the item as it would be stored breaks the collection's JSON Schema, whose action is \`error\`; nothing was written (SCHEMA_VIOLATION, with \`errors\`)`;
     for (const [status, description] of Object.entries(standard)) {
       responses[status] ??= problemResponse(description);
     }
@@ -138,34 +138,34 @@ export function addStandardProblems(document: OpenAPIObject): OpenAPIObject {
     const moving = movingWrites(path, method);
     if (moving) responses['503']!.description += `; ${moving}`;
     // A response's codes: those its description names, else the status's default code.
-    const codesOf: Record<string, ErrorCode[]> = {};
+    const errorsOf: Record<string, ErrorEntry[]> = {};
     for (const [status, response] of Object.entries(responses)) {
       const numeric = Number(status);
-      const named = codesNamed(response.description, numeric);
-      codesOf[status] = named.length > 0 ? named : [DEFAULT_CODE[numeric] ?? 'INTERNAL_ERROR'];
+      const named = errorsNamed(catalog, response.description, numeric);
+      errorsOf[status] =
+        named.length > 0 ? named : [DEFAULT_ERROR[numeric] ?? COMMON_ERRORS.INTERNAL_ERROR];
     }
     // Every route validates its query (400 VALIDATION_FAILED) whatever its 400 describes.
-    if (!codesOf['400']!.includes('VALIDATION_FAILED'))
-      codesOf['400']!.unshift('VALIDATION_FAILED');
+    if (!errorsOf['400']!.some(({ code }) => code === 'VALIDATION_FAILED'))
+      errorsOf['400']!.unshift(COMMON_ERRORS.VALIDATION_FAILED);
     if (takesBranch(operation)) {
       responses['400']!.description +=
         `; INVALID_BRANCH: ${BRANCH_HEADER} is not a valid branch name`;
-      codesOf['400']!.push('INVALID_BRANCH');
-      responses['403'] ??= problemResponse(ERROR_CATALOG.FORBIDDEN.title);
-      codesOf['403'] ??= [];
+      errorsOf['400']!.push(catalog.INVALID_BRANCH);
+      responses['403'] ??= problemResponse(COMMON_ERRORS.FORBIDDEN.title);
+      errorsOf['403'] ??= [];
       responses['403'].description +=
         `; BRANCH_MISMATCH: ${BRANCH_HEADER} contradicts the branch the key is bound to`;
-      codesOf['403'].push('BRANCH_MISMATCH');
+      errorsOf['403'].push(catalog.BRANCH_MISMATCH);
     }
     for (const [status, response] of Object.entries(responses)) {
       const media = response.content?.[PROBLEM_MEDIA_TYPE];
       if (!media) continue;
-      const codes = codesOf[status]!;
       delete media.example;
       media.examples = Object.fromEntries(
-        codes.map((code) => [
-          code,
-          { summary: ERROR_CATALOG[code].title, value: problemExample(code, path) },
+        errorsOf[status]!.map((entry) => [
+          entry.code,
+          { summary: entry.title, value: problemExample(entry, path) },
         ]),
       );
     }
@@ -178,41 +178,46 @@ export function addStandardProblems(document: OpenAPIObject): OpenAPIObject {
  * query-key guard and the body parser run before routing, on every path; then an unlisted path is
  * a 404, and a listed path with a method it does not list a 405.
  */
-export const UNROUTED_RESPONSES: Record<number, { name: string; code: ErrorCode; why: string }> = {
-  400: {
-    name: 'RejectedBeforeRouting',
-    code: 'VALIDATION_FAILED',
-    why: 'a prototype-named query key, or a body that does not parse (MALFORMED_JSON, INVALID_CONTENT_ENCODING), on any path',
-  },
-  404: { name: 'NotFound', code: 'ROUTE_NOT_FOUND', why: 'a path this document does not list' },
-  405: {
-    name: 'MethodNotAllowed',
-    code: 'METHOD_NOT_ALLOWED',
-    why: 'a listed path with a method it does not list (Allow names those it does)',
-  },
-  413: {
-    name: 'PayloadTooLarge',
-    code: 'PAYLOAD_TOO_LARGE',
-    why: 'a body over the limit, on any path',
-  },
-  415: {
-    name: 'UnsupportedMediaType',
-    code: 'UNSUPPORTED_MEDIA_TYPE',
-    why: 'a body that is not JSON, or an unsupported Content-Encoding, on any path',
-  },
-};
+export const UNROUTED_RESPONSES: Record<number, { name: string; entry: CommonError; why: string }> =
+  {
+    400: {
+      name: 'RejectedBeforeRouting',
+      entry: COMMON_ERRORS.VALIDATION_FAILED,
+      why: 'a prototype-named query key, or a body that does not parse (MALFORMED_JSON, INVALID_CONTENT_ENCODING), on any path',
+    },
+    404: {
+      name: 'NotFound',
+      entry: COMMON_ERRORS.ROUTE_NOT_FOUND,
+      why: 'a path this document does not list',
+    },
+    405: {
+      name: 'MethodNotAllowed',
+      entry: COMMON_ERRORS.METHOD_NOT_ALLOWED,
+      why: 'a listed path with a method it does not list (Allow names those it does)',
+    },
+    413: {
+      name: 'PayloadTooLarge',
+      entry: COMMON_ERRORS.PAYLOAD_TOO_LARGE,
+      why: 'a body over the limit, on any path',
+    },
+    415: {
+      name: 'UnsupportedMediaType',
+      entry: COMMON_ERRORS.UNSUPPORTED_MEDIA_TYPE,
+      why: 'a body that is not JSON, or an unsupported Content-Encoding, on any path',
+    },
+  };
 
 export function addStandardResponses(document: OpenAPIObject): void {
   document.components ??= {};
   const responses = (document.components.responses ??= {});
-  for (const { name, code, why } of Object.values(UNROUTED_RESPONSES)) {
-    const response = problemResponse(`${ERROR_CATALOG[code].title}: ${why}`);
+  for (const { name, entry, why } of Object.values(UNROUTED_RESPONSES)) {
+    const response = problemResponse(`${entry.title}: ${why}`);
     response.content![PROBLEM_MEDIA_TYPE]!.examples = {
-      [code]: { summary: ERROR_CATALOG[code].title, value: problemExample(code) },
+      [entry.code]: { summary: entry.title, value: problemExample(entry) },
     };
     response.headers = {
       'X-Request-Id': HEADERS.requestId,
-      ...(code === 'METHOD_NOT_ALLOWED' ? { Allow: HEADERS.allow } : {}),
+      ...(entry.code === 'METHOD_NOT_ALLOWED' ? { Allow: HEADERS.allow } : {}),
     };
     responses[name] = response;
   }

@@ -5,7 +5,11 @@ import { join } from 'node:path';
 import { addLinks } from './openapi-links';
 import { addSharedSchemas } from './openapi-schemas';
 import { addConditionalRequests } from './openapi-conditional';
-import { addStandardProblems, addStandardResponses } from './openapi-problems';
+import {
+  addStandardProblems,
+  addStandardResponses,
+  type DocumentedCatalog,
+} from './openapi-problems';
 import {
   API_KEY_SCHEME,
   applyRequestBodyContent,
@@ -128,14 +132,17 @@ function closeRequestBodies(document: OpenAPIObject): void {
   }
 }
 
-function patchSchemas(document: OpenAPIObject): void {
+function patchSchemas(document: OpenAPIObject, catalog: DocumentedCatalog): void {
   const schemas = (document.components?.schemas ?? {}) as Record<string, Schema>;
   for (const [name, patch] of schemaPatches) {
     if (schemas[name]) Object.assign(schemas[name], patch);
   }
-  // RFC 9457 extension members the service adds to some problems.
   const problem = schemas[PROBLEM_SCHEMA];
   if (problem?.properties) {
+    // Every code of the API, in the catalog's order (common cannot name the modules' codes).
+    const { type, ...code } = problem.properties.code ?? {};
+    problem.properties.code = { type, enum: Object.keys(catalog), ...code };
+    // RFC 9457 extension members the service adds to some problems.
     problem.properties.existingId = {
       type: 'string',
       description:
@@ -164,12 +171,14 @@ function packageVersion(): string {
 }
 
 /**
- * The served OpenAPI document. `additions` are what the modules of cross-cutting concerns add to
- * the operations they apply to (headers, problems), applied in their order after the standard
- * problems and before the response headers.
+ * The served OpenAPI document. `catalog` is every error code of the API (src/error-catalog.ts):
+ * the problems' `code` enum and the examples of the codes responses name. `additions` are what
+ * the modules of cross-cutting concerns add to the operations they apply to (headers, problems),
+ * applied in their order after the standard problems and before the response headers.
  */
 export function buildOpenApiDocument(
   app: INestApplication,
+  catalog: DocumentedCatalog,
   additions: readonly ((document: OpenAPIObject) => void)[] = [],
 ): OpenAPIObject {
   const config = new DocumentBuilder()
@@ -205,13 +214,13 @@ export function buildOpenApiDocument(
   listAuthHeadersFirst(document);
   applyRequestBodyContent(document);
   addConditionalRequests(document);
-  addStandardProblems(document);
+  addStandardProblems(document, catalog);
   for (const add of additions) add(document);
   addResponseHeaders(document);
   addLinks(document);
   addSharedSchemas(document);
   closeRequestBodies(document);
-  patchSchemas(document);
+  patchSchemas(document, catalog);
   addStandardResponses(document);
   return document;
 }

@@ -3,6 +3,7 @@ import { createHash, type Hash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { ownerValueOf, tenantOf, type CustomerPrincipal } from '../../auth';
 import { DomainError, PayloadTooLargeError, ValidationFailedError } from '../../common/errors';
+import { DATA_ERRORS } from '../data.errors';
 import {
   FileExistsError,
   FileIdTakenError,
@@ -19,7 +20,7 @@ import { failure, lineFailure, ok, type Outcome } from './import-results';
 /** A line of a file that failed, or whose file line is not the one before it. */
 export class FileNotImportedError extends DomainError {
   constructor(detail: string) {
-    super('FILE_NOT_IMPORTED', detail);
+    super(DATA_ERRORS.FILE_NOT_IMPORTED, detail);
   }
 }
 

@@ -1,6 +1,7 @@
 import { SCHEMA_ACTIONS, type SchemaAction } from '../rules/collection-rules';
 import { isUtf8 } from 'node:buffer';
 import { DomainError, ValidationFailedError, type FieldError } from '../../common/errors';
+import { DATA_ERRORS } from '../data.errors';
 import { parseRfc3339 } from '../../common/pagination/rfc3339';
 import { INDEX_NAME_PATTERN } from '../indexes/dto/data-index.dto';
 import { COLLECTION_NAME_PATTERN } from '../query/data.constants';
@@ -25,14 +26,14 @@ import { parseChunkLine, parseFileLine, type FileImportRecord } from './import-f
 /** A line that is not JSON, not a record, or a record of another format. */
 export class MalformedLineError extends DomainError {
   constructor(detail: string) {
-    super('MALFORMED_LINE', detail);
+    super(DATA_ERRORS.MALFORMED_LINE, detail);
   }
 }
 
 /** The end record does not count or digest the lines read since the manifest. */
 export class DigestMismatchError extends DomainError {
   constructor(detail: string) {
-    super('DIGEST_MISMATCH', detail);
+    super(DATA_ERRORS.DIGEST_MISMATCH, detail);
   }
 }
 

@@ -1,11 +1,12 @@
 import {
+  COMMON_ERRORS,
   DatabaseUnavailableError,
   DomainError,
   isDatabaseUnavailable,
-  type ErrorCode,
   type FieldError,
 } from '../../common/errors';
 import { BodyStreamError } from '../../common/http/ndjson';
+import { DATA_ERRORS } from '../data.errors';
 import type { SchemaError } from '../rules/schema/item-schemas';
 
 /** What POST /import answers: a result line per input line, then the totals. */
@@ -15,7 +16,7 @@ export interface LineResult {
   type: 'result';
   line: number;
   status: number;
-  code?: ErrorCode;
+  code?: string;
   detail?: string;
   errors?: FieldError[];
   _id?: string;
@@ -35,7 +36,7 @@ export interface ImportTotals {
   /** Files whose chunk lines stopped before their last byte (none were stored). */
   incompleteFiles?: number;
   stoppedAt?: number;
-  code?: ErrorCode;
+  code?: string;
   detail?: string;
 }
 
@@ -68,13 +69,17 @@ export function lineFailure(line: number, error: unknown, log: (error: unknown) 
     return failure(line, new DatabaseUnavailableError(), true);
   if (error instanceof DomainError) return failure(line, error, error.status >= 500);
   log(error);
-  return failure(line, new DomainError('INTERNAL_ERROR', 'The line could not be written.'), true);
+  return failure(
+    line,
+    new DomainError(COMMON_ERRORS.INTERNAL_ERROR, 'The line could not be written.'),
+    true,
+  );
 }
 
 /** A line longer than IMPORT_MAX_LINE_BYTES. */
 export function lineTooLong(bytes: number): DomainError {
   return new DomainError(
-    'LINE_TOO_LONG',
+    DATA_ERRORS.LINE_TOO_LONG,
     `The line has ${bytes} bytes; a line has at most the bytes IMPORT_MAX_LINE_BYTES allows.`,
   );
 }
@@ -82,7 +87,7 @@ export function lineTooLong(bytes: number): DomainError {
 /** The line beyond IMPORT_MAX_LINES. */
 export function tooManyLines(max: number): DomainError {
   return new DomainError(
-    'TOO_MANY_LINES',
+    DATA_ERRORS.TOO_MANY_LINES,
     `An import reads at most ${max} lines (IMPORT_MAX_LINES).`,
   );
 }
@@ -92,8 +97,8 @@ export function bodyFailure(line: number, error: unknown): Outcome | null {
   if (!(error instanceof BodyStreamError)) return null;
   const domain =
     error.reason === 'too-large'
-      ? new DomainError('PAYLOAD_TOO_LARGE', `${error.message} (IMPORT_MAX_BYTES)`)
-      : new DomainError('INVALID_CONTENT_ENCODING', error.message);
+      ? new DomainError(COMMON_ERRORS.PAYLOAD_TOO_LARGE, `${error.message} (IMPORT_MAX_BYTES)`)
+      : new DomainError(COMMON_ERRORS.INVALID_CONTENT_ENCODING, error.message);
   return failure(line, domain, true);
 }
 
@@ -109,7 +114,7 @@ export function count(totals: ImportTotals, result: LineResult): void {
 /** The instance began shutting down: the import ends where it is; the client repeats the rest. */
 export function shuttingDown(): DomainError {
   return new DomainError(
-    'SHUTTING_DOWN',
+    DATA_ERRORS.SHUTTING_DOWN,
     'The instance is shutting down; import the lines from this one on again (mode=upsert repeats none).',
   );
 }

@@ -272,7 +272,7 @@ export class ImportRun {
       } catch (error) {
         if (!(error instanceof DomainError) || error.status >= 500) throw error;
         refusal ??= new DomainError(
-          error.code,
+          error.entry,
           `Collection '${collection.name}': ${error.message}`,
           error.errors,
           error.extensions,

@@ -1,5 +1,6 @@
 import { ConsoleLogger, Logger } from '@nestjs/common';
 import { DomainError } from '../../../common/errors';
+import { DATA_ERRORS } from '../../data.errors';
 import type {
   BackgroundTaskOptions,
   BackgroundTasks,
@@ -96,7 +97,7 @@ describe('ExpirySweep', () => {
   it('leaves a moving collection and a refused one to later sweeps, and fails on anything else', async () => {
     const expired = new Map<string, number | Error>([
       ['moving', 10],
-      ['paused', new DomainError('COLLECTION_MOVING', 'paused')],
+      ['paused', new DomainError(DATA_ERRORS.COLLECTION_MOVING, 'paused')],
       ['c', 10],
     ]);
     const moving = collection('moving', {

@@ -1,4 +1,5 @@
 import { DomainError, type FieldError } from '../../../common/errors';
+import { DATA_ERRORS } from '../../data.errors';
 
 /** One way an item breaks its collection's schema. */
 export interface SchemaError {
@@ -29,7 +30,7 @@ export class SchemaViolationError extends DomainError {
       ...e,
     }));
     super(
-      'SCHEMA_VIOLATION',
+      DATA_ERRORS.SCHEMA_VIOLATION,
       itemId === undefined
         ? `The item does not follow the collection's schema (${errors.length} error${errors.length === 1 ? '' : 's'}); nothing was written.`
         : `The item ${itemId} would not follow the collection's schema after the update; no item was written.`,
@@ -41,7 +42,7 @@ export class SchemaViolationError extends DomainError {
 
 export class SchemaNotFoundError extends DomainError {
   constructor(collection: string) {
-    super('SCHEMA_NOT_FOUND', `The collection '${collection}' has no schema.`);
+    super(DATA_ERRORS.SCHEMA_NOT_FOUND, `The collection '${collection}' has no schema.`);
   }
 }
 
@@ -55,6 +56,6 @@ export class SchemaTooComplexError extends DomainError {
     readonly limit: string,
     what: string,
   ) {
-    super('SCHEMA_TOO_COMPLEX', `The schema ${what} (${limit}); nothing was written.`);
+    super(DATA_ERRORS.SCHEMA_TOO_COMPLEX, `The schema ${what} (${limit}); nothing was written.`);
   }
 }
