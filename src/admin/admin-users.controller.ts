@@ -32,10 +32,11 @@ import { sendLines } from '../common/http/ndjson';
 import { IdempotentWrites } from '../idempotency';
 import {
   ApiKeysetList,
-  linkNextPage,
+  nextPageLink,
   parseKeysetPage,
   type KeysetParamRule,
 } from '../common/pagination/keyset-page';
+import { Reply } from '../common/http/reply';
 import { APP_CONFIG, type AppConfig } from '../config';
 import {
   ACCOUNT_EXPORT_MODELS,
@@ -97,8 +98,7 @@ export class AdminUsersController {
   async listUsers(
     @Query() raw: Record<string, unknown>,
     @Req() req: Request,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<UserSummaryDto[]> {
+  ): Promise<Reply<UserSummaryDto[]>> {
     const page = parseKeysetPage(raw, {
       limitDefault: this.config.limits.listDefault,
       limitMax: this.config.limits.listMax,
@@ -115,13 +115,14 @@ export class AdminUsersController {
     });
     const shown = users.slice(0, page.limit);
     const last = shown.at(-1);
-    linkNextPage(
-      req,
-      res,
-      raw,
-      users.length > page.limit && last ? { subject: last.subject } : undefined,
+    return Reply.page(
+      shown.map((u) => ({ ...u, createdAt: u.createdAt.toISOString() })),
+      nextPageLink(
+        req,
+        raw,
+        users.length > page.limit && last ? { subject: last.subject } : undefined,
+      ),
     );
-    return shown.map((u) => ({ ...u, createdAt: u.createdAt.toISOString() }));
   }
 
   /**
@@ -192,10 +193,7 @@ export class AdminUsersController {
   @HttpCode(HttpStatus.ACCEPTED)
   @ApiAcceptedResponse(ERASURE_ACCEPTED)
   @ApiNotFoundResponse({ type: ProblemDto, description: 'PROFILE_NOT_FOUND: no such user' })
-  async eraseUser(
-    @Param('subject') subject: string,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<ErasureDto> {
-    return acceptedErasure(res, await this.erasures.start({ kind: 'user', id: subject }));
+  async eraseUser(@Param('subject') subject: string): Promise<Reply<ErasureDto>> {
+    return acceptedErasure(await this.erasures.start({ kind: 'user', id: subject }));
   }
 }

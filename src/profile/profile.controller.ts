@@ -11,7 +11,6 @@ import {
   Post,
   Put,
   Query,
-  Res,
 } from '@nestjs/common';
 import {
   ApiAcceptedResponse,
@@ -23,12 +22,12 @@ import {
   ApiOkResponse,
   ApiTags,
 } from '@nestjs/swagger';
-import type { Response } from 'express';
 import { Auth, CurrentPrincipal, type Principal } from '../auth';
 import { ProblemDto, ValidationFailedError } from '../common/errors';
-import { answerRead, answerWrite, IfMatchHeader } from '../common/http/conditional';
+import { IfMatchHeader } from '../common/http/conditional';
 import type { IfMatch } from '../common/http/etag';
 import { ApiConditional } from '../common/http/openapi-conditional';
+import { Reply } from '../common/http/reply';
 import { ACCOUNT_ERASURE, type AccountErasure } from './account-erasure.port';
 import {
   acceptedErasure,
@@ -86,10 +85,9 @@ export class ProfileController {
   async getProfile(
     @CurrentPrincipal() principal: ProfilePrincipal,
     @Query() target: ProfileTargetQueryDto,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<ProfileDto | undefined> {
+  ): Promise<Reply<ProfileDto>> {
     const profile = await this.profiles.getProfile(principal, target);
-    return answerRead(res, profileETag(profile), () => ProfileDto.from(profile));
+    return Reply.read(profileETag(profile), () => ProfileDto.from(profile));
   }
 
   /** Reads a sub profile of your subject in the request branch by accountId (and clientId). */
@@ -106,10 +104,9 @@ export class ProfileController {
     @CurrentPrincipal() principal: ProfilePrincipal,
     @Param() params: SubProfileParamsDto,
     @Query() query: SubProfileQueryDto,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<ProfileDto | undefined> {
+  ): Promise<Reply<ProfileDto>> {
     const profile = await this.profiles.getSubProfile(principal, params.accountId, query.clientId);
-    return answerRead(res, profileETag(profile), () => ProfileDto.from(profile));
+    return Reply.read(profileETag(profile), () => ProfileDto.from(profile));
   }
 
   /** Creates a sub profile in the request branch (root keys only). */
@@ -143,10 +140,9 @@ export class ProfileController {
   async createSubProfile(
     @CurrentPrincipal() principal: RootPrincipal,
     @Body() body: CreateSubProfileDto,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<ProfileDto> {
+  ): Promise<Reply<ProfileDto>> {
     const profile = await this.profiles.createSubProfile(principal, body);
-    return answerWrite(res, profileETag(profile), ProfileDto.from(profile));
+    return Reply.written(profileETag(profile), ProfileDto.from(profile));
   }
 
   /**
@@ -178,10 +174,9 @@ export class ProfileController {
     @Query() target: ProfileTargetQueryDto,
     @Body() body: UpdateProfileDto,
     @IfMatchHeader() ifMatch: IfMatch,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<ProfileDto> {
+  ): Promise<Reply<ProfileDto>> {
     const profile = await this.updates.updateProfile(principal, target, body, ifMatch);
-    return answerWrite(res, profileETag(profile), ProfileDto.from(profile));
+    return Reply.written(profileETag(profile), ProfileDto.from(profile));
   }
 
   /**
@@ -197,9 +192,8 @@ export class ProfileController {
   async eraseOwnAccount(
     @CurrentPrincipal() principal: RootPrincipal,
     @Body() body: ConfirmErasureDto,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<ErasureDto> {
-    return acceptedErasure(res, await this.erasure.eraseOwnAccount(principal, body.confirm));
+  ): Promise<Reply<ErasureDto>> {
+    return acceptedErasure(await this.erasure.eraseOwnAccount(principal, body.confirm));
   }
 
   /** Adds a group (root keys, or sub keys holding admin:subject); adding a present group is a no-op. */
@@ -212,10 +206,9 @@ export class ProfileController {
     @Query() target: ProfileTargetQueryDto,
     @Body() body: ProfileGroupDto,
     @IfMatchHeader() ifMatch: IfMatch,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<ProfileDto> {
+  ): Promise<Reply<ProfileDto>> {
     const profile = await this.updates.changeGroup(principal, target, body.group, 'add', ifMatch);
-    return answerWrite(res, profileETag(profile), ProfileDto.from(profile));
+    return Reply.written(profileETag(profile), ProfileDto.from(profile));
   }
 
   /** Removes a group (root keys, or sub keys holding admin:subject); removing an absent group is a no-op. */
@@ -227,8 +220,7 @@ export class ProfileController {
     @Query() target: ProfileTargetQueryDto,
     @Body() body: ProfileGroupDto,
     @IfMatchHeader() ifMatch: IfMatch,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<ProfileDto> {
+  ): Promise<Reply<ProfileDto>> {
     const profile = await this.updates.changeGroup(
       principal,
       target,
@@ -236,7 +228,7 @@ export class ProfileController {
       'remove',
       ifMatch,
     );
-    return answerWrite(res, profileETag(profile), ProfileDto.from(profile));
+    return Reply.written(profileETag(profile), ProfileDto.from(profile));
   }
 
   /**
@@ -272,8 +264,7 @@ export class ProfileController {
     @CurrentPrincipal() principal: RootPrincipal,
     @Param() params: SubProfileParamsDto,
     @Query() query: SubProfileDeletionQueryDto,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<void> {
+  ): Promise<Reply<void>> {
     if (query.purgeData !== 'true' && query.authField !== undefined)
       throw new ValidationFailedError([
         { field: 'authField', message: 'goes with purgeData=true' },
@@ -284,6 +275,9 @@ export class ProfileController {
       query.clientId,
       query.purgeData === 'true' ? { kind: 'purge', authField: query.authField } : { kind: 'keep' },
     );
-    if (query.purgeData === 'true') res.setHeader('X-Items-Deleted', String(itemsDeleted));
+    return Reply.of(undefined).header(
+      'X-Items-Deleted',
+      query.purgeData === 'true' ? String(itemsDeleted) : undefined,
+    );
   }
 }

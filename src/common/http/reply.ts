@@ -1,0 +1,84 @@
+import { HttpStatus } from '@nestjs/common';
+import type { Response } from 'express';
+import { ifNoneMatchHits } from './etag';
+
+/**
+ * A handler's answer when it is more than a body: its response headers (ETag, Location, Link,
+ * the routes' own), a status other than the route's (a 204 without results, a 304), or a
+ * conditional read. A handler returns it as it would return its body and never touches the
+ * platform response (only streaming handlers take `@Res`); JsonReplyAdapter writes it out
+ * (`writeHead`) before the body, so an idempotent write keeps and replays its headers as before.
+ * The route's status stays in `@HttpCode`, where the OpenAPI plugin reads it.
+ */
+export class Reply<T> {
+  private readonly headers: [name: string, value: string][] = [];
+  private status: number | undefined;
+
+  private constructor(
+    private readonly render: () => T | undefined,
+    /** A conditional read's tag: 304 without a body when the request's If-None-Match names it. */
+    private readonly readTag?: string,
+  ) {}
+
+  /** The body, with headers added by `header`. */
+  static of<T>(body: T): Reply<T> {
+    return new Reply(() => body);
+  }
+
+  /**
+   * A single-resource read: `etag`, and 304 without a body when the request's If-None-Match
+   * names it (GET and HEAD). `render` builds the body only when one is sent.
+   */
+  static read<T>(etag: string, render: () => T): Reply<T> {
+    return new Reply(render, etag).header('ETag', etag);
+  }
+
+  /** What a write made, with its ETag. */
+  static written<T>(etag: string, body: T): Reply<T> {
+    return Reply.of(body).header('ETag', etag);
+  }
+
+  /** A resource that `location` names (a created upload, a started move or erasure). */
+  static located<T>(location: string, body: T): Reply<T> {
+    return Reply.of(body).header('Location', location);
+  }
+
+  /** A page of a list: `link` to the next (or previous) one, none when no page follows. */
+  static page<T>(body: T, link: string | undefined): Reply<T> {
+    return Reply.of(body).header('Link', link);
+  }
+
+  /** 204 without a body (the route answers something else otherwise). */
+  static noContent<T = never>(): Reply<T> {
+    return new Reply<T>(() => undefined).withStatus(HttpStatus.NO_CONTENT);
+  }
+
+  /** Adds a response header; `undefined` adds none (a header the answer may go without). */
+  header(name: string, value: string | undefined): this {
+    if (value !== undefined) this.headers.push([name, value]);
+    return this;
+  }
+
+  /** Answers `status` instead of the route's. */
+  withStatus(status: HttpStatus): this {
+    this.status = status;
+    return this;
+  }
+
+  /**
+   * Sets the status and the headers on `res`; the body to send (undefined: none). A malformed
+   * If-None-Match of a conditional read is a 400 thrown before any header is set, so it carries
+   * no ETag.
+   */
+  writeHead(res: Response): T | undefined {
+    const notModified =
+      this.readTag !== undefined && ifNoneMatchHits(res.req.headers['if-none-match'], this.readTag);
+    for (const [name, value] of this.headers) res.setHeader(name, value);
+    if (notModified) {
+      res.status(HttpStatus.NOT_MODIFIED);
+      return undefined;
+    }
+    if (this.status !== undefined) res.status(this.status);
+    return this.render();
+  }
+}
