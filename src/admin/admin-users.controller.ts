@@ -57,6 +57,12 @@ import {
   UserSummaryDto,
 } from './dto/admin.dto';
 
+/** The 404 of every route that names a user by subject. */
+const NO_SUCH_USER = ApiNotFoundResponse({
+  type: ProblemDto,
+  description: 'PROFILE_NOT_FOUND: no such user',
+});
+
 /** The list's `email` and `emailPrefix`. */
 const emailRule: KeysetParamRule = (value) =>
   value.length === 0 || value.length > 254 ? 'must be 1-254 characters' : undefined;
@@ -145,7 +151,7 @@ export class AdminUsersController {
   /** A user: its root profile, keys (never secrets), team memberships and quota use. */
   @Get(':subject')
   @ApiOkResponse({ type: UserDetailDto })
-  @ApiNotFoundResponse({ type: ProblemDto, description: 'PROFILE_NOT_FOUND: no such user' })
+  @NO_SUCH_USER
   async getUser(@Param('subject') subject: string): Promise<UserDetailDto> {
     const user = await this.admin.getUser(subject);
     return {
@@ -160,7 +166,7 @@ export class AdminUsersController {
   @Put(':subject/plans')
   @ApiBody({ type: [PlanInputDto] })
   @ApiBadRequestResponse({ type: ProblemDto })
-  @ApiNotFoundResponse({ type: ProblemDto, description: 'PROFILE_NOT_FOUND: no such user' })
+  @NO_SUCH_USER
   async setUserPlans(
     @Param('subject') subject: string,
     @Body() plans: PlanListDto,
@@ -176,7 +182,7 @@ export class AdminUsersController {
    */
   @Get(':subject/export')
   @ApiOkResponse(ACCOUNT_EXPORT_RESPONSE)
-  @ApiNotFoundResponse({ type: ProblemDto, description: 'PROFILE_NOT_FOUND: no such user' })
+  @NO_SUCH_USER
   async exportUser(
     @Param('subject') subject: string,
     @Req() req: Request,
@@ -192,7 +198,7 @@ export class AdminUsersController {
   @Delete(':subject')
   @HttpCode(HttpStatus.ACCEPTED)
   @ApiAcceptedResponse(ERASURE_ACCEPTED)
-  @ApiNotFoundResponse({ type: ProblemDto, description: 'PROFILE_NOT_FOUND: no such user' })
+  @NO_SUCH_USER
   async eraseUser(@Param('subject') subject: string): Promise<Reply<ErasureDto>> {
     return acceptedErasure(await this.erasures.start({ kind: 'user', id: subject }));
   }

@@ -166,6 +166,7 @@ export class FilesController {
     @CurrentPrincipal() principal: CustomerPrincipal,
     @Query('name') name: unknown,
     @Req() req: Request,
+    // The body streams in: a refused upload's rest is dropped or cut off with the answer.
     @Res({ passthrough: true }) res: Response,
   ): Promise<Reply<FileDto>> {
     if (name !== undefined && typeof name !== 'string')

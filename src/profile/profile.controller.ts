@@ -57,6 +57,12 @@ type RootPrincipal = Extract<Principal, { kind: 'root' }>;
 const NOT_FOUND = 'PROFILE_NOT_FOUND: no such profile of your subject in the request branch';
 const TARGET_400 = 'Invalid body or query, or only one of clientId and accountId';
 
+/** The 409 of a sub profile named by accountId alone. */
+const AMBIGUOUS_ACCOUNT = ApiConflictResponse({
+  type: ProblemDto,
+  description: 'AMBIGUOUS_MATCH: the accountId exists under several clientIds; add clientId',
+});
+
 /** A read or change of your profile, or of the one clientId and accountId name. */
 function ApiTargetedProfile(kind: 'read' | 'write'): MethodDecorator {
   return applyDecorators(
@@ -95,10 +101,7 @@ export class ProfileController {
   @Auth('root', 'sub')
   @ApiConditional('read')
   @ApiOkResponse({ type: ProfileDto })
-  @ApiConflictResponse({
-    type: ProblemDto,
-    description: 'AMBIGUOUS_MATCH: the accountId exists under several clientIds; add clientId',
-  })
+  @AMBIGUOUS_ACCOUNT
   @ApiNotFoundResponse({ type: ProblemDto, description: NOT_FOUND })
   async getSubProfile(
     @CurrentPrincipal() principal: ProfilePrincipal,
@@ -255,10 +258,7 @@ export class ProfileController {
     type: ProblemDto,
     description: 'A bad clientId, purgeData or authField',
   })
-  @ApiConflictResponse({
-    type: ProblemDto,
-    description: 'AMBIGUOUS_MATCH: the accountId exists under several clientIds; add clientId',
-  })
+  @AMBIGUOUS_ACCOUNT
   @ApiNotFoundResponse({ type: ProblemDto, description: NOT_FOUND })
   async deleteSubProfile(
     @CurrentPrincipal() principal: RootPrincipal,
