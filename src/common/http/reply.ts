@@ -11,18 +11,20 @@ import { ifNoneMatchHits } from './etag';
  * The route's status stays in `@HttpCode`, where the OpenAPI plugin reads it.
  */
 export class Reply<T> {
-  private readonly headers: [name: string, value: string][] = [];
+  /** Name, value, name, value…: set in this order, before the ETag (none: a read's). */
+  private headers: string[] | undefined;
+  private etag: string | undefined;
   private status: number | undefined;
 
   private constructor(
-    private readonly render: () => T | undefined,
-    /** A conditional read's tag: 304 without a body when the request's If-None-Match names it. */
-    private readonly readTag?: string,
+    private readonly body: T | undefined,
+    /** A conditional read's body, built only when it is sent. */
+    private readonly render?: () => T,
   ) {}
 
   /** The body, with headers added by `header`. */
   static of<T>(body: T): Reply<T> {
-    return new Reply(() => body);
+    return new Reply(body);
   }
 
   /**
@@ -30,32 +32,36 @@ export class Reply<T> {
    * names it (GET and HEAD). `render` builds the body only when one is sent.
    */
   static read<T>(etag: string, render: () => T): Reply<T> {
-    return new Reply(render, etag).header('ETag', etag);
+    const reply = new Reply<T>(undefined, render);
+    reply.etag = etag;
+    return reply;
   }
 
   /** What a write made, with its ETag. */
   static written<T>(etag: string, body: T): Reply<T> {
-    return Reply.of(body).header('ETag', etag);
+    const reply = new Reply(body);
+    reply.etag = etag;
+    return reply;
   }
 
   /** A resource that `location` names (a created upload, a started move or erasure). */
   static located<T>(location: string, body: T): Reply<T> {
-    return Reply.of(body).header('Location', location);
+    return new Reply(body).header('Location', location);
   }
 
   /** A page of a list: `link` to the next (or previous) one, none when no page follows. */
   static page<T>(body: T, link: string | undefined): Reply<T> {
-    return Reply.of(body).header('Link', link);
+    return new Reply(body).header('Link', link);
   }
 
   /** 204 without a body (the route answers something else otherwise). */
   static noContent<T = never>(): Reply<T> {
-    return new Reply<T>(() => undefined).withStatus(HttpStatus.NO_CONTENT);
+    return new Reply<T>(undefined).withStatus(HttpStatus.NO_CONTENT);
   }
 
   /** Adds a response header; `undefined` adds none (a header the answer may go without). */
   header(name: string, value: string | undefined): this {
-    if (value !== undefined) this.headers.push([name, value]);
+    if (value !== undefined) (this.headers ??= []).push(name, value);
     return this;
   }
 
@@ -71,14 +77,19 @@ export class Reply<T> {
    * no ETag.
    */
   writeHead(res: Response): T | undefined {
+    const { headers, etag, render } = this;
     const notModified =
-      this.readTag !== undefined && ifNoneMatchHits(res.req.headers['if-none-match'], this.readTag);
-    for (const [name, value] of this.headers) res.setHeader(name, value);
+      render !== undefined &&
+      etag !== undefined &&
+      ifNoneMatchHits(res.req.headers['if-none-match'], etag);
+    if (headers !== undefined)
+      for (let i = 0; i < headers.length; i += 2) res.setHeader(headers[i]!, headers[i + 1]!);
+    if (etag !== undefined) res.setHeader('ETag', etag);
     if (notModified) {
       res.status(HttpStatus.NOT_MODIFIED);
       return undefined;
     }
     if (this.status !== undefined) res.status(this.status);
-    return this.render();
+    return render === undefined ? this.body : render();
   }
 }
