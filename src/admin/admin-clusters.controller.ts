@@ -10,7 +10,6 @@ import {
   Post,
   Query,
   Req,
-  Res,
 } from '@nestjs/common';
 import {
   ApiAcceptedResponse,
@@ -21,12 +20,13 @@ import {
   ApiParam,
   ApiTags,
 } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { Request } from 'express';
 import { Auth } from '../auth';
 import { ProblemDto, ValidationFailedError } from '../common/errors';
 import { IdempotentWrites } from '../idempotency';
 import { isObjectIdHex } from '../common/mongo/object-id';
-import { ApiKeysetList, linkNextPage, parseKeysetPage } from '../common/pagination/keyset-page';
+import { ApiKeysetList, nextPageLink, parseKeysetPage } from '../common/pagination/keyset-page';
+import { Reply } from '../common/http/reply';
 import { TENANT_KINDS, type Tenant, type TenantKind } from '../common/tenancy/namespace';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { TenantMoves } from '../lifecycle';
@@ -108,11 +108,9 @@ export class AdminClustersController {
     @Param('kind') kind: string,
     @Param('id') id: string,
     @Body() body: MoveRequestDto,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<MoveDto> {
+  ): Promise<Reply<MoveDto>> {
     const move = await this.moves.start(tenantOfPath(kind, id), body.cluster);
-    res.setHeader('Location', `/admin/moves/${move.id}`);
-    return MoveDto.from(move);
+    return Reply.located(`/admin/moves/${move.id}`, MoveDto.from(move));
   }
 
   /** Every tenant move, newest first; `Link: <…>; rel="next"` while more follow. */
@@ -121,8 +119,7 @@ export class AdminClustersController {
   async listMoves(
     @Query() raw: Record<string, unknown>,
     @Req() req: Request,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<MoveDto[]> {
+  ): Promise<Reply<MoveDto[]>> {
     const page = parseKeysetPage(raw, {
       limitDefault: this.config.limits.listDefault,
       limitMax: this.config.limits.listMax,
@@ -131,8 +128,10 @@ export class AdminClustersController {
     });
     const { moves, more } = await this.moves.list(page.limit, page.after);
     const last = moves.at(-1);
-    linkNextPage(req, res, raw, more && last ? { id: last.id } : undefined);
-    return moves.map((move) => MoveDto.from(move));
+    return Reply.page(
+      moves.map((move) => MoveDto.from(move)),
+      nextPageLink(req, raw, more && last ? { id: last.id } : undefined),
+    );
   }
 
   /**

@@ -1,10 +1,11 @@
-import { Controller, Get, Inject, Param, Query, Req, Res } from '@nestjs/common';
+import { Controller, Get, Inject, Param, Query, Req } from '@nestjs/common';
 import { ApiNotFoundResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { Request } from 'express';
 import { Auth } from '../auth';
 import { ProblemDto } from '../common/errors';
 import { isObjectIdHex } from '../common/mongo/object-id';
-import { ApiKeysetList, linkNextPage, parseKeysetPage } from '../common/pagination/keyset-page';
+import { ApiKeysetList, nextPageLink, parseKeysetPage } from '../common/pagination/keyset-page';
+import { Reply } from '../common/http/reply';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { ErasureService } from '../lifecycle';
 import { ErasureDto } from '../profile';
@@ -28,8 +29,7 @@ export class AdminErasuresController {
   async listErasures(
     @Query() raw: Record<string, unknown>,
     @Req() req: Request,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<ErasureDto[]> {
+  ): Promise<Reply<ErasureDto[]>> {
     const page = parseKeysetPage(raw, {
       limitDefault: this.config.limits.listDefault,
       limitMax: this.config.limits.listMax,
@@ -38,8 +38,10 @@ export class AdminErasuresController {
     });
     const { erasures, more } = await this.erasures.list(page.limit, page.after);
     const last = erasures.at(-1);
-    linkNextPage(req, res, raw, more && last ? { id: last.id } : undefined);
-    return erasures.map((erasure) => ErasureDto.from(erasure));
+    return Reply.page(
+      erasures.map((erasure) => ErasureDto.from(erasure)),
+      nextPageLink(req, raw, more && last ? { id: last.id } : undefined),
+    );
   }
 
   /** An erasure's progress, and its end. */

@@ -11,7 +11,6 @@ import {
   Put,
   Query,
   Req,
-  Res,
 } from '@nestjs/common';
 import {
   ApiAcceptedResponse,
@@ -21,10 +20,11 @@ import {
   ApiOkResponse,
   ApiTags,
 } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { Request } from 'express';
 import { Auth, TEAM_ID_PATTERN } from '../auth';
 import { ProblemDto } from '../common/errors';
-import { ApiKeysetList, linkNextPage, parseKeysetPage } from '../common/pagination/keyset-page';
+import { ApiKeysetList, nextPageLink, parseKeysetPage } from '../common/pagination/keyset-page';
+import { Reply } from '../common/http/reply';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { IdempotentWrites } from '../idempotency';
 import { ErasureService } from '../lifecycle';
@@ -52,8 +52,7 @@ export class AdminTeamsController {
   async listTeams(
     @Query() raw: Record<string, unknown>,
     @Req() req: Request,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<TeamDto[]> {
+  ): Promise<Reply<TeamDto[]>> {
     const page = parseKeysetPage(raw, {
       limitDefault: this.config.limits.listDefault,
       limitMax: this.config.limits.listMax,
@@ -65,8 +64,10 @@ export class AdminTeamsController {
       ...(page.after !== undefined ? { afterId: page.after } : {}),
     });
     const last = teams.at(-1);
-    linkNextPage(req, res, raw, more && last ? { id: last.id } : undefined);
-    return teams.map((team) => ({ ...team, createdAt: team.createdAt.toISOString() }));
+    return Reply.page(
+      teams.map((team) => ({ ...team, createdAt: team.createdAt.toISOString() })),
+      nextPageLink(req, raw, more && last ? { id: last.id } : undefined),
+    );
   }
 
   /** Registers a team, places its data on a cluster (of `region`, if given) and returns its key. */
@@ -95,11 +96,8 @@ export class AdminTeamsController {
   @HttpCode(HttpStatus.ACCEPTED)
   @ApiAcceptedResponse(ERASURE_ACCEPTED)
   @ApiNotFoundResponse({ type: ProblemDto, description: 'TEAM_NOT_FOUND: no such team' })
-  async eraseTeam(
-    @Param('id') id: string,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<ErasureDto> {
-    return acceptedErasure(res, await this.erasures.start({ kind: 'team', id }));
+  async eraseTeam(@Param('id') id: string): Promise<Reply<ErasureDto>> {
+    return acceptedErasure(await this.erasures.start({ kind: 'team', id }));
   }
 
   /** Makes a user a member of the team, or changes its role. */

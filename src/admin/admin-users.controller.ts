@@ -32,10 +32,11 @@ import { sendLines } from '../common/http/ndjson';
 import { IdempotentWrites } from '../idempotency';
 import {
   ApiKeysetList,
-  linkNextPage,
+  nextPageLink,
   parseKeysetPage,
   type KeysetParamRule,
 } from '../common/pagination/keyset-page';
+import { Reply } from '../common/http/reply';
 import { APP_CONFIG, type AppConfig } from '../config';
 import {
   ACCOUNT_EXPORT_MODELS,
@@ -55,6 +56,12 @@ import {
   UserDetailDto,
   UserSummaryDto,
 } from './dto/admin.dto';
+
+/** The 404 of every route that names a user by subject. */
+const NO_SUCH_USER = ApiNotFoundResponse({
+  type: ProblemDto,
+  description: 'PROFILE_NOT_FOUND: no such user',
+});
 
 /** The list's `email` and `emailPrefix`. */
 const emailRule: KeysetParamRule = (value) =>
@@ -97,8 +104,7 @@ export class AdminUsersController {
   async listUsers(
     @Query() raw: Record<string, unknown>,
     @Req() req: Request,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<UserSummaryDto[]> {
+  ): Promise<Reply<UserSummaryDto[]>> {
     const page = parseKeysetPage(raw, {
       limitDefault: this.config.limits.listDefault,
       limitMax: this.config.limits.listMax,
@@ -115,13 +121,14 @@ export class AdminUsersController {
     });
     const shown = users.slice(0, page.limit);
     const last = shown.at(-1);
-    linkNextPage(
-      req,
-      res,
-      raw,
-      users.length > page.limit && last ? { subject: last.subject } : undefined,
+    return Reply.page(
+      shown.map((u) => ({ ...u, createdAt: u.createdAt.toISOString() })),
+      nextPageLink(
+        req,
+        raw,
+        users.length > page.limit && last ? { subject: last.subject } : undefined,
+      ),
     );
-    return shown.map((u) => ({ ...u, createdAt: u.createdAt.toISOString() }));
   }
 
   /**
@@ -144,7 +151,7 @@ export class AdminUsersController {
   /** A user: its root profile, keys (never secrets), team memberships and quota use. */
   @Get(':subject')
   @ApiOkResponse({ type: UserDetailDto })
-  @ApiNotFoundResponse({ type: ProblemDto, description: 'PROFILE_NOT_FOUND: no such user' })
+  @NO_SUCH_USER
   async getUser(@Param('subject') subject: string): Promise<UserDetailDto> {
     const user = await this.admin.getUser(subject);
     return {
@@ -159,7 +166,7 @@ export class AdminUsersController {
   @Put(':subject/plans')
   @ApiBody({ type: [PlanInputDto] })
   @ApiBadRequestResponse({ type: ProblemDto })
-  @ApiNotFoundResponse({ type: ProblemDto, description: 'PROFILE_NOT_FOUND: no such user' })
+  @NO_SUCH_USER
   async setUserPlans(
     @Param('subject') subject: string,
     @Body() plans: PlanListDto,
@@ -175,7 +182,7 @@ export class AdminUsersController {
    */
   @Get(':subject/export')
   @ApiOkResponse(ACCOUNT_EXPORT_RESPONSE)
-  @ApiNotFoundResponse({ type: ProblemDto, description: 'PROFILE_NOT_FOUND: no such user' })
+  @NO_SUCH_USER
   async exportUser(
     @Param('subject') subject: string,
     @Req() req: Request,
@@ -191,11 +198,8 @@ export class AdminUsersController {
   @Delete(':subject')
   @HttpCode(HttpStatus.ACCEPTED)
   @ApiAcceptedResponse(ERASURE_ACCEPTED)
-  @ApiNotFoundResponse({ type: ProblemDto, description: 'PROFILE_NOT_FOUND: no such user' })
-  async eraseUser(
-    @Param('subject') subject: string,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<ErasureDto> {
-    return acceptedErasure(res, await this.erasures.start({ kind: 'user', id: subject }));
+  @NO_SUCH_USER
+  async eraseUser(@Param('subject') subject: string): Promise<Reply<ErasureDto>> {
+    return acceptedErasure(await this.erasures.start({ kind: 'user', id: subject }));
   }
 }

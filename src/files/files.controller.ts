@@ -34,10 +34,11 @@ import { REQUEST_BODY_CONTENT } from '../common/http/openapi-shared';
 import { IdempotentWrites } from '../idempotency';
 import {
   ApiKeysetList,
-  linkNextPage,
+  nextPageLink,
   parseKeysetPage,
   type KeysetParamRule,
 } from '../common/pagination/keyset-page';
+import { Reply } from '../common/http/reply';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { FileDto, FileLinkDto, FileLinkRequestDto } from './dto/file.dto';
 import { ApiFileContent } from './dto/file.openapi';
@@ -165,8 +166,9 @@ export class FilesController {
     @CurrentPrincipal() principal: CustomerPrincipal,
     @Query('name') name: unknown,
     @Req() req: Request,
+    // The body streams in: a refused upload's rest is dropped or cut off with the answer.
     @Res({ passthrough: true }) res: Response,
-  ): Promise<FileDto> {
+  ): Promise<Reply<FileDto>> {
     if (name !== undefined && typeof name !== 'string')
       throw new ValidationFailedError([{ field: 'name', message: 'must be one string' }]);
     const { maxBytes } = this.config.files;
@@ -183,8 +185,7 @@ export class FilesController {
       if (error instanceof FileTooLargeError) throw new PayloadTooLargeError(maxBytes);
       throw error;
     }
-    res.setHeader('Location', `/files/${stored.fileId}`);
-    return FileDto.from(stored);
+    return Reply.located(`/files/${stored.fileId}`, FileDto.from(stored));
   }
 
   /** Files in upload order; `Link: <…>; rel="next"` while more follow. */
@@ -207,8 +208,7 @@ export class FilesController {
     @CurrentPrincipal() principal: CustomerPrincipal,
     @Query() raw: Record<string, unknown>,
     @Req() req: Request,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<FileDto[]> {
+  ): Promise<Reply<FileDto[]>> {
     const page = parseKeysetPage(raw, {
       limitDefault: this.config.limits.listDefault,
       limitMax: this.config.limits.listMax,
@@ -226,8 +226,10 @@ export class FilesController {
       ...(contentType !== undefined ? { contentType } : {}),
     });
     const last = files.at(-1);
-    linkNextPage(req, res, raw, more && last ? { id: last.fileId } : undefined);
-    return files.map((file) => FileDto.from(file));
+    return Reply.page(
+      files.map((file) => FileDto.from(file)),
+      nextPageLink(req, raw, more && last ? { id: last.fileId } : undefined),
+    );
   }
 
   @Get(':id')

@@ -10,7 +10,8 @@ import {
   type Principal,
 } from '../auth';
 import { sendLines } from '../common/http/ndjson';
-import { ApiKeysetList, linkNextPage, parseKeysetPage } from '../common/pagination/keyset-page';
+import { ApiKeysetList, nextPageLink, parseKeysetPage } from '../common/pagination/keyset-page';
+import { Reply } from '../common/http/reply';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { CollectionsService } from '../data';
 import { ACCOUNT_EXPORT_MODELS, ACCOUNT_EXPORT_RESPONSE, AccountExport } from '../lifecycle';
@@ -77,8 +78,7 @@ export class MeController {
     @CurrentPrincipal() principal: CustomerPrincipal,
     @Query() raw: Record<string, unknown>,
     @Req() req: Request,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<BranchDto[]> {
+  ): Promise<Reply<BranchDto[]>> {
     const page = parseKeysetPage(raw, {
       limitDefault: this.config.limits.listDefault,
       limitMax: this.config.limits.listMax,
@@ -95,13 +95,14 @@ export class MeController {
     });
     const shown = rows.slice(0, page.limit);
     const last = shown.at(-1);
-    linkNextPage(
-      req,
-      res,
-      raw,
-      rows.length > page.limit && last ? { branch: last.branch } : undefined,
+    return Reply.page(
+      shown.map((row) => ({ name: row.branch, collections: row.collections })),
+      nextPageLink(
+        req,
+        raw,
+        rows.length > page.limit && last ? { branch: last.branch } : undefined,
+      ),
     );
-    return shown.map((row) => ({ name: row.branch, collections: row.collections }));
   }
 
   /**

@@ -11,7 +11,6 @@ import {
   Post,
   Put,
   Query,
-  Res,
 } from '@nestjs/common';
 import {
   ApiAcceptedResponse,
@@ -23,12 +22,12 @@ import {
   ApiOkResponse,
   ApiTags,
 } from '@nestjs/swagger';
-import type { Response } from 'express';
 import { Auth, CurrentPrincipal, type Principal } from '../auth';
 import { ProblemDto, ValidationFailedError } from '../common/errors';
-import { answerRead, answerWrite, IfMatchHeader } from '../common/http/conditional';
+import { IfMatchHeader } from '../common/http/conditional';
 import type { IfMatch } from '../common/http/etag';
 import { ApiConditional } from '../common/http/openapi-conditional';
+import { Reply } from '../common/http/reply';
 import { ACCOUNT_ERASURE, type AccountErasure } from './account-erasure.port';
 import {
   acceptedErasure,
@@ -58,6 +57,12 @@ type RootPrincipal = Extract<Principal, { kind: 'root' }>;
 const NOT_FOUND = 'PROFILE_NOT_FOUND: no such profile of your subject in the request branch';
 const TARGET_400 = 'Invalid body or query, or only one of clientId and accountId';
 
+/** The 409 of a sub profile named by accountId alone. */
+const AMBIGUOUS_ACCOUNT = ApiConflictResponse({
+  type: ProblemDto,
+  description: 'AMBIGUOUS_MATCH: the accountId exists under several clientIds; add clientId',
+});
+
 /** A read or change of your profile, or of the one clientId and accountId name. */
 function ApiTargetedProfile(kind: 'read' | 'write'): MethodDecorator {
   return applyDecorators(
@@ -86,10 +91,9 @@ export class ProfileController {
   async getProfile(
     @CurrentPrincipal() principal: ProfilePrincipal,
     @Query() target: ProfileTargetQueryDto,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<ProfileDto | undefined> {
+  ): Promise<Reply<ProfileDto>> {
     const profile = await this.profiles.getProfile(principal, target);
-    return answerRead(res, profileETag(profile), () => ProfileDto.from(profile));
+    return Reply.read(profileETag(profile), () => ProfileDto.from(profile));
   }
 
   /** Reads a sub profile of your subject in the request branch by accountId (and clientId). */
@@ -97,19 +101,15 @@ export class ProfileController {
   @Auth('root', 'sub')
   @ApiConditional('read')
   @ApiOkResponse({ type: ProfileDto })
-  @ApiConflictResponse({
-    type: ProblemDto,
-    description: 'AMBIGUOUS_MATCH: the accountId exists under several clientIds; add clientId',
-  })
+  @AMBIGUOUS_ACCOUNT
   @ApiNotFoundResponse({ type: ProblemDto, description: NOT_FOUND })
   async getSubProfile(
     @CurrentPrincipal() principal: ProfilePrincipal,
     @Param() params: SubProfileParamsDto,
     @Query() query: SubProfileQueryDto,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<ProfileDto | undefined> {
+  ): Promise<Reply<ProfileDto>> {
     const profile = await this.profiles.getSubProfile(principal, params.accountId, query.clientId);
-    return answerRead(res, profileETag(profile), () => ProfileDto.from(profile));
+    return Reply.read(profileETag(profile), () => ProfileDto.from(profile));
   }
 
   /** Creates a sub profile in the request branch (root keys only). */
@@ -143,10 +143,9 @@ export class ProfileController {
   async createSubProfile(
     @CurrentPrincipal() principal: RootPrincipal,
     @Body() body: CreateSubProfileDto,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<ProfileDto> {
+  ): Promise<Reply<ProfileDto>> {
     const profile = await this.profiles.createSubProfile(principal, body);
-    return answerWrite(res, profileETag(profile), ProfileDto.from(profile));
+    return Reply.written(profileETag(profile), ProfileDto.from(profile));
   }
 
   /**
@@ -178,10 +177,9 @@ export class ProfileController {
     @Query() target: ProfileTargetQueryDto,
     @Body() body: UpdateProfileDto,
     @IfMatchHeader() ifMatch: IfMatch,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<ProfileDto> {
+  ): Promise<Reply<ProfileDto>> {
     const profile = await this.updates.updateProfile(principal, target, body, ifMatch);
-    return answerWrite(res, profileETag(profile), ProfileDto.from(profile));
+    return Reply.written(profileETag(profile), ProfileDto.from(profile));
   }
 
   /**
@@ -197,9 +195,8 @@ export class ProfileController {
   async eraseOwnAccount(
     @CurrentPrincipal() principal: RootPrincipal,
     @Body() body: ConfirmErasureDto,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<ErasureDto> {
-    return acceptedErasure(res, await this.erasure.eraseOwnAccount(principal, body.confirm));
+  ): Promise<Reply<ErasureDto>> {
+    return acceptedErasure(await this.erasure.eraseOwnAccount(principal, body.confirm));
   }
 
   /** Adds a group (root keys, or sub keys holding admin:subject); adding a present group is a no-op. */
@@ -212,10 +209,9 @@ export class ProfileController {
     @Query() target: ProfileTargetQueryDto,
     @Body() body: ProfileGroupDto,
     @IfMatchHeader() ifMatch: IfMatch,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<ProfileDto> {
+  ): Promise<Reply<ProfileDto>> {
     const profile = await this.updates.changeGroup(principal, target, body.group, 'add', ifMatch);
-    return answerWrite(res, profileETag(profile), ProfileDto.from(profile));
+    return Reply.written(profileETag(profile), ProfileDto.from(profile));
   }
 
   /** Removes a group (root keys, or sub keys holding admin:subject); removing an absent group is a no-op. */
@@ -227,8 +223,7 @@ export class ProfileController {
     @Query() target: ProfileTargetQueryDto,
     @Body() body: ProfileGroupDto,
     @IfMatchHeader() ifMatch: IfMatch,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<ProfileDto> {
+  ): Promise<Reply<ProfileDto>> {
     const profile = await this.updates.changeGroup(
       principal,
       target,
@@ -236,7 +231,7 @@ export class ProfileController {
       'remove',
       ifMatch,
     );
-    return answerWrite(res, profileETag(profile), ProfileDto.from(profile));
+    return Reply.written(profileETag(profile), ProfileDto.from(profile));
   }
 
   /**
@@ -263,17 +258,13 @@ export class ProfileController {
     type: ProblemDto,
     description: 'A bad clientId, purgeData or authField',
   })
-  @ApiConflictResponse({
-    type: ProblemDto,
-    description: 'AMBIGUOUS_MATCH: the accountId exists under several clientIds; add clientId',
-  })
+  @AMBIGUOUS_ACCOUNT
   @ApiNotFoundResponse({ type: ProblemDto, description: NOT_FOUND })
   async deleteSubProfile(
     @CurrentPrincipal() principal: RootPrincipal,
     @Param() params: SubProfileParamsDto,
     @Query() query: SubProfileDeletionQueryDto,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<void> {
+  ): Promise<Reply<void>> {
     if (query.purgeData !== 'true' && query.authField !== undefined)
       throw new ValidationFailedError([
         { field: 'authField', message: 'goes with purgeData=true' },
@@ -284,6 +275,9 @@ export class ProfileController {
       query.clientId,
       query.purgeData === 'true' ? { kind: 'purge', authField: query.authField } : { kind: 'keep' },
     );
-    if (query.purgeData === 'true') res.setHeader('X-Items-Deleted', String(itemsDeleted));
+    return Reply.of(undefined).header(
+      'X-Items-Deleted',
+      query.purgeData === 'true' ? String(itemsDeleted) : undefined,
+    );
   }
 }

@@ -1,9 +1,10 @@
-import { Controller, Get, Inject, Query, Req, Res } from '@nestjs/common';
+import { Controller, Get, Inject, Query, Req } from '@nestjs/common';
 import { ApiQuery, ApiTags } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { Request } from 'express';
 import { Auth, CurrentPrincipal } from '../auth';
 import { isObjectIdHex } from '../common/mongo/object-id';
-import { ApiKeysetList, linkNextPage, parseKeysetPage } from '../common/pagination/keyset-page';
+import { ApiKeysetList, nextPageLink, parseKeysetPage } from '../common/pagination/keyset-page';
+import { Reply } from '../common/http/reply';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { ProfileDto } from './dto/profile.dto';
 import { NAME_SCHEMA_PATTERN } from './dto/profile-request.dto';
@@ -40,8 +41,7 @@ export class ProfilesController {
     @CurrentPrincipal() principal: ProfilePrincipal,
     @Query() raw: Record<string, unknown>,
     @Req() req: Request,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<ProfileDto[]> {
+  ): Promise<Reply<ProfileDto[]>> {
     const page = parseKeysetPage(raw, {
       limitDefault: this.config.limits.listDefault,
       limitMax: this.config.limits.listMax,
@@ -59,7 +59,9 @@ export class ProfilesController {
       ...(page.after !== undefined ? { afterId: page.after } : {}),
     });
     const last = profiles.at(-1);
-    linkNextPage(req, res, raw, more && last ? { id: last.id } : undefined);
-    return profiles.map((profile) => ProfileDto.from(profile));
+    return Reply.page(
+      profiles.map((profile) => ProfileDto.from(profile)),
+      nextPageLink(req, raw, more && last ? { id: last.id } : undefined),
+    );
   }
 }

@@ -11,7 +11,6 @@ import {
   Post,
   Put,
   Req,
-  Res,
 } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
@@ -23,13 +22,14 @@ import {
   ApiQuery,
   ApiTags,
 } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { Request } from 'express';
 import { Auth, CurrentPrincipal, type Principal } from '../auth';
 import { ProblemDto } from '../common/errors';
-import { answerRead, answerWrite, IfMatchHeader } from '../common/http/conditional';
+import { IfMatchHeader } from '../common/http/conditional';
 import type { IfMatch } from '../common/http/etag';
 import { parseListQuery } from '../common/http/list-query';
 import { ApiConditional } from '../common/http/openapi-conditional';
+import { Reply } from '../common/http/reply';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { CreateProjectDto, ProjectDto, UpdateProjectDto } from './dto/project.dto';
 import { walksBackwards } from '../common/pagination/keyset';
@@ -131,13 +131,12 @@ export class ProjectController {
   async createProject(
     @CurrentPrincipal() principal: Principal,
     @Body() body: CreateProjectDto,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<ProjectDto> {
+  ): Promise<Reply<ProjectDto>> {
     const project = await this.projects.create(principal, {
       name: body.name,
       tags: body.tags ?? [],
     });
-    return answerWrite(res, projectETag(project), ProjectDto.from(project));
+    return Reply.written(projectETag(project), ProjectDto.from(project));
   }
 
   /** Lists the caller's projects in the request branch, one page at a time. */
@@ -172,8 +171,7 @@ export class ProjectController {
   async listProjects(
     @CurrentPrincipal() principal: Principal,
     @Req() req: Request,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<ProjectDto[]> {
+  ): Promise<Reply<ProjectDto[]>> {
     const query = parseListQuery(req.query, {
       limitDefault: this.config.limits.listDefault,
       limitMax: this.config.limits.listMax,
@@ -181,11 +179,9 @@ export class ProjectController {
     const { spec, page } = await this.projects.list(principal, query);
     const items = page.items.map((p) => ProjectDto.from(p));
     const edge = walksBackwards(spec) ? items[0] : items[items.length - 1];
-    if (page.hasMore && edge) {
-      const path = (req.originalUrl ?? req.url).split('?')[0] ?? '/project';
-      res.setHeader('Link', pageLink(path, req.query, spec, edge));
-    }
-    return items;
+    if (!page.hasMore || !edge) return Reply.of(items);
+    const path = (req.originalUrl ?? req.url).split('?')[0] ?? '/project';
+    return Reply.page(items, pageLink(path, req.query, spec, edge));
   }
 
   /** Reads one of the caller's projects. */
@@ -197,10 +193,9 @@ export class ProjectController {
   async getProjectById(
     @CurrentPrincipal() principal: Principal,
     @Param('projectId') projectId: string,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<ProjectDto | undefined> {
+  ): Promise<Reply<ProjectDto>> {
     const project = await this.projects.get(principal, projectId);
-    return answerRead(res, projectETag(project), () => ProjectDto.from(project));
+    return Reply.read(projectETag(project), () => ProjectDto.from(project));
   }
 
   /** Changes the name and/or the tags of one of the caller's projects (at least one of them). */
@@ -218,14 +213,13 @@ export class ProjectController {
     @Param('projectId') projectId: string,
     @Body() body: UpdateProjectDto,
     @IfMatchHeader() ifMatch: IfMatch,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<ProjectDto> {
+  ): Promise<Reply<ProjectDto>> {
     const changes = {
       ...(body.name !== undefined ? { name: body.name } : {}),
       ...(body.tags !== undefined ? { tags: body.tags } : {}),
     };
     const project = await this.projects.update(principal, projectId, changes, ifMatch);
-    return answerWrite(res, projectETag(project), ProjectDto.from(project));
+    return Reply.written(projectETag(project), ProjectDto.from(project));
   }
 
   /** Deletes one of the caller's projects. */

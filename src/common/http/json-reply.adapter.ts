@@ -1,6 +1,7 @@
 import { StreamableFile } from '@nestjs/common';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import type { Response } from 'express';
+import { Reply } from './reply';
 
 /** Statuses whose answers carry no body (Express strips it); 205 too. */
 const BODILESS = new Set([204, 205, 304]);
@@ -12,10 +13,18 @@ const BODILESS = new Set([204, 205, 304]);
  * and test freshness on every answer — some 3 % of the CPU of a GET by _id. Every answer whose
  * handling by Express could differ goes the usual way: HEAD, bodiless statuses, a Content-Type
  * the handler chose, and a request with validators (If-None-Match, If-Modified-Since), which
- * Express may turn into a 304.
+ * Express may turn into a 304. A handler's Reply puts its status and headers on the response
+ * first, then its body goes the same way.
  */
 export class JsonReplyAdapter extends ExpressAdapter {
-  override reply(response: Response, body: unknown, statusCode?: number): unknown {
+  override reply(response: Response, answer: unknown, statusCode?: number): unknown {
+    if (!(answer instanceof Reply)) return this.send(response, answer, statusCode);
+    // The route's status first: the reply's own (a 204, a 304) replaces it.
+    if (statusCode) response.status(statusCode);
+    return this.send(response, answer.writeHead(response));
+  }
+
+  private send(response: Response, body: unknown, statusCode?: number): unknown {
     const json = writesDirectly(response, body, statusCode) ? JSON.stringify(body) : undefined;
     if (json === undefined) return super.reply(response, body, statusCode);
     if (statusCode) response.statusCode = statusCode;

@@ -1,6 +1,6 @@
 import { applyDecorators, type Type } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiOkResponse, ApiQuery } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { Request } from 'express';
 import { ProblemDto, ValidationFailedError, type FieldError } from '../errors';
 import { parseListQuery } from '../http/list-query';
 import { keysetLink } from './keyset';
@@ -64,16 +64,15 @@ export function parseKeysetPage(
   return { limit: query.limit, params: query.params, ...(after !== undefined ? { after } : {}) };
 }
 
-/** Sets `Link: <…>; rel="next"` when another page follows `last`. */
-export function linkNextPage(
+/** The `Link: <…>; rel="next"` of a page (Reply.page): none when no cursor follows it. */
+export function nextPageLink(
   req: Request,
-  res: Response,
   raw: Record<string, unknown>,
   cursor: Record<string, string> | undefined,
-): void {
-  if (!cursor) return;
+): string | undefined {
+  if (!cursor) return undefined;
   const path = (req.originalUrl ?? req.url).split('?')[0] ?? '';
-  res.setHeader('Link', keysetLink(path, raw, 'after', cursor));
+  return keysetLink(path, raw, 'after', cursor);
 }
 
 /** Documents a fixed-order list's `limit` and its cursor `after[<field>]` (values matching `pattern`). */

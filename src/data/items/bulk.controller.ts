@@ -1,8 +1,8 @@
-import { Body, Controller, HttpCode, HttpStatus, Inject, Param, Post, Res } from '@nestjs/common';
+import { Body, Controller, HttpCode, HttpStatus, Inject, Param, Post } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiBody, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
 import { Auth, CurrentPrincipal, type CustomerPrincipal } from '../../auth';
 import { ProblemDto } from '../../common/errors';
+import { Reply } from '../../common/http/reply';
 import { IdempotentWrites } from '../../idempotency';
 import { ItemWriteRoutes } from './item-writes.interceptor';
 import { answerWarnings } from '../rules/schema/schema-warnings';
@@ -79,16 +79,14 @@ export class BulkController {
     @CurrentPrincipal() principal: CustomerPrincipal,
     @Param('collection', CollectionNamePipe) collection: string,
     @Body() body: BulkCreateDataItemsDto,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<BulkCreateResultDto> {
+  ): Promise<Reply<BulkCreateResultDto>> {
     const inputs = toBulkInputs(body, this.budget, this.config.limits.bulkMaxItems);
     const results = await this.batches.createMany(principal, collection, inputs);
+    const created = results.filter((r) => r.status === 200).length;
     // The header lists the warnings of every item created, in the items' order.
-    answerWarnings(
-      res,
+    return answerWarnings(
+      Reply.of({ results, created, failed: results.length - created }),
       results.flatMap((r) => ('warnings' in r && r.warnings ? r.warnings : [])),
     );
-    const created = results.filter((r) => r.status === 200).length;
-    return { results, created, failed: results.length - created };
   }
 }

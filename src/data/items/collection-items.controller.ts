@@ -11,7 +11,6 @@ import {
   Put,
   Query,
   Req,
-  Res,
 } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
@@ -24,15 +23,16 @@ import {
   ApiTags,
   getSchemaPath,
 } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { Request } from 'express';
 import { Auth, AuthHeadersFirst, CurrentPrincipal, type CustomerPrincipal } from '../../auth';
 import { ProblemDto } from '../../common/errors';
 import { IdempotentWrites } from '../../idempotency';
 import { ItemWriteRoutes } from './item-writes.interceptor';
 import { answerWarnings } from '../rules/schema/schema-warnings';
-import { answerWrite, IfMatchHeader } from '../../common/http/conditional';
+import { IfMatchHeader } from '../../common/http/conditional';
 import type { IfMatch } from '../../common/http/etag';
 import { ApiConditional } from '../../common/http/openapi-conditional';
+import { Reply } from '../../common/http/reply';
 import { keysetLink } from '../../common/pagination/keyset';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import { CollectionNamePipe } from '../collections/collection-name.pipe';
@@ -118,22 +118,21 @@ export class CollectionItemsController {
     @Param('collection', CollectionNamePipe) collection: string,
     @Query() raw: Record<string, unknown>,
     @Req() req: Request,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<DataItemDto[] | undefined> {
+  ): Promise<Reply<DataItemDto[]>> {
     const query = toItemListQuery(parseDataQuery(raw, this.config.limits, {}), this.filterLimits);
     // Read before the list: every change after it is in the feed after it (none is missed).
     const position = await this.itemEvents.feedPosition(principal);
     const page = await this.items.list(principal, collection, query);
-    if (position !== null) res.setHeader(FEED_POSITION_HEADER, String(position));
-    if (page.items.length === 0) {
-      res.status(HttpStatus.NO_CONTENT);
-      return undefined;
-    }
-    if (page.next) {
-      const path = (req.originalUrl ?? req.url).split('?')[0] ?? '';
-      res.setHeader('Link', keysetLink(path, raw, page.next.side, page.next.cursor));
-    }
-    return page.items.map((item) => toItemJson(item));
+    const feedPosition = position === null ? undefined : String(position);
+    if (page.items.length === 0)
+      return Reply.noContent<DataItemDto[]>().header(FEED_POSITION_HEADER, feedPosition);
+    const reply = Reply.of(page.items.map((item) => toItemJson(item))).header(
+      FEED_POSITION_HEADER,
+      feedPosition,
+    );
+    if (!page.next) return reply;
+    const path = (req.originalUrl ?? req.url).split('?')[0] ?? '';
+    return reply.header('Link', keysetLink(path, raw, page.next.side, page.next.cursor));
   }
 
   /** Stores an item; stamps the owner field and the timestamps. */
@@ -168,8 +167,7 @@ export class CollectionItemsController {
     @CurrentPrincipal() principal: CustomerPrincipal,
     @Param('collection', CollectionNamePipe) collection: string,
     @Body() body: CreateDataItemDto,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<DataItemDto> {
+  ): Promise<Reply<DataItemDto>> {
     const request = toNewItemRequest(body, this.budget);
     if (request.onConflict === 'return') {
       const { item, json, warnings, created } = await this.items.findOrCreate(
@@ -177,13 +175,14 @@ export class CollectionItemsController {
         collection,
         request,
       );
-      res.setHeader(ITEM_CREATED_HEADER, String(created));
-      answerWarnings(res, warnings);
-      return answerWrite(res, itemETag(item), json);
+      const reply = Reply.written(itemETag(item), json).header(
+        ITEM_CREATED_HEADER,
+        String(created),
+      );
+      return answerWarnings(reply, warnings);
     }
     const { item, json, warnings } = await this.items.create(principal, collection, request);
-    answerWarnings(res, warnings);
-    return answerWrite(res, itemETag(item), json);
+    return answerWarnings(Reply.written(itemETag(item), json), warnings);
   }
 
   /**
@@ -232,8 +231,7 @@ export class CollectionItemsController {
     @Param('collection', CollectionNamePipe) collection: string,
     @Body() body: UpdateDataItemsDto,
     @IfMatchHeader() ifMatch: IfMatch,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<UpdateManyResultDto | DataItemDto> {
+  ): Promise<Reply<UpdateManyResultDto | DataItemDto>> {
     const request = toItemsChangeRequest(body, this.budget, this.filterLimits);
     if (request.multi) {
       const { value, warnings } = await this.batches.updateMany(
@@ -242,8 +240,7 @@ export class CollectionItemsController {
         request,
         ifMatch,
       );
-      answerWarnings(res, warnings);
-      return value;
+      return answerWarnings(Reply.of<UpdateManyResultDto | DataItemDto>(value), warnings);
     }
     const { value: item, warnings } = await this.writes.updateWhere(
       principal,
@@ -251,8 +248,7 @@ export class CollectionItemsController {
       request,
       ifMatch,
     );
-    answerWarnings(res, warnings);
-    return answerWrite(res, itemETag(item), toItemJson(item));
+    return answerWarnings(Reply.written(itemETag(item), toItemJson(item)), warnings);
   }
 
   /**
@@ -298,17 +294,16 @@ export class CollectionItemsController {
     // Typed without `| undefined`, or the validation pipe would not know the DTO (metadata).
     @Body() body: DeleteDataItemsDto,
     @IfMatchHeader() ifMatch: IfMatch,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<DeleteManyResultDto | undefined> {
+  ): Promise<Reply<DeleteManyResultDto>> {
     // AbsentBodyAllowed: the pipe passes an absent body on as undefined.
     if ((body as DeleteDataItemsDto | undefined) === undefined) {
       await this.collections.drop(principal, collection, ifMatch);
     } else {
       const request = toItemsRemovalRequest(body, this.filterLimits);
-      if (request.multi) return this.batches.deleteMany(principal, collection, request, ifMatch);
+      if (request.multi)
+        return Reply.of(await this.batches.deleteMany(principal, collection, request, ifMatch));
       await this.writes.removeWhere(principal, collection, request, ifMatch);
     }
-    res.status(HttpStatus.NO_CONTENT);
-    return undefined;
+    return Reply.noContent();
   }
 }

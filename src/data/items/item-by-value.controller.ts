@@ -10,7 +10,6 @@ import {
   Patch,
   Put,
   Query,
-  Res,
 } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
@@ -22,15 +21,15 @@ import {
   ApiOkResponse,
   ApiTags,
 } from '@nestjs/swagger';
-import type { Response } from 'express';
 import { Auth, AuthHeadersFirst, CurrentPrincipal, type CustomerPrincipal } from '../../auth';
 import { ProblemDto } from '../../common/errors';
 import { IdempotentWrites } from '../../idempotency';
 import { ItemWriteRoutes } from './item-writes.interceptor';
 import { answerWarnings } from '../rules/schema/schema-warnings';
-import { answerRead, answerWrite, IfMatchHeader } from '../../common/http/conditional';
+import { IfMatchHeader } from '../../common/http/conditional';
 import type { IfMatch } from '../../common/http/etag';
 import { ApiConditional } from '../../common/http/openapi-conditional';
+import { Reply } from '../../common/http/reply';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import { CollectionNamePipe } from '../collections/collection-name.pipe';
 import { FieldsQuery, FilterQueries, ItemParams } from '../data.openapi';
@@ -98,8 +97,7 @@ export class ItemByValueController {
     @Param('indexName') indexName: string,
     @Param('indexValue') indexValue: string,
     @Query() raw: Record<string, unknown>,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<DataItemDto | undefined> {
+  ): Promise<Reply<DataItemDto>> {
     // Filters and `fields` only: paging parameters would be ignored, so they are refused.
     const query = parseDataQuery(raw, this.config.limits, {
       refuse: { paging: true, fields: false },
@@ -113,7 +111,7 @@ export class ItemByValueController {
       toItemQuery(query, this.filterLimits),
       projection,
     );
-    return answerRead(res, projectedETag(itemETag(item), projection), () => toItemJson(item));
+    return Reply.read(projectedETag(itemETag(item), projection), () => toItemJson(item));
   }
 
   /** Sets fields of the one matching item (`$set`); nothing changes when none or several match. */
@@ -147,8 +145,7 @@ export class ItemByValueController {
     @Param('indexValue') indexValue: string,
     @Body() body: UpdateDataItemDto,
     @IfMatchHeader() ifMatch: IfMatch,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<DataItemDto> {
+  ): Promise<Reply<DataItemDto>> {
     const request = toItemChangeRequest(body, this.budget, this.filterLimits);
     const { value: item, warnings } = await this.writes.update(
       principal,
@@ -158,8 +155,7 @@ export class ItemByValueController {
       request,
       ifMatch,
     );
-    answerWarnings(res, warnings);
-    return answerWrite(res, itemETag(item), toItemJson(item));
+    return answerWarnings(Reply.written(itemETag(item), toItemJson(item)), warnings);
   }
 
   /** Deletes the one matching item (the body is optional). */
@@ -233,8 +229,7 @@ export class ItemByValueController {
     @Param('indexValue') indexValue: string,
     @Body() body: ArrayOperationDto,
     @IfMatchHeader() ifMatch: IfMatch,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<DataItemDto> {
+  ): Promise<Reply<DataItemDto>> {
     const operation = parseArrayOperation({ ...body }, this.budget);
     const ownerField = ownerFieldOf(body.authField);
     const { value: item, warnings } = await this.writes.applyArrayOperation(
@@ -245,7 +240,6 @@ export class ItemByValueController {
       operation,
       ifMatch,
     );
-    answerWarnings(res, warnings);
-    return answerWrite(res, itemETag(item), toItemJson(item));
+    return answerWarnings(Reply.written(itemETag(item), toItemJson(item)), warnings);
   }
 }

@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsString, MaxLength } from 'class-validator';
-import type { Response } from 'express';
+import { Reply } from '../../common/http/reply';
 import { JsonObjectBody } from '../../common/http/validation';
 import { TENANT_KINDS, type TenantKind } from '../../common/tenancy/namespace';
 import type { Erasure, ErasureStatus } from '../account-erasure.port';
@@ -73,7 +73,6 @@ export const ERASURE_ACCEPTED = {
 };
 
 /** 202 with the erasure, and where the operator follows it. */
-export function acceptedErasure(res: Response, erasure: Erasure): ErasureDto {
-  res.setHeader('Location', `/admin/erasures/${erasure.id}`);
-  return ErasureDto.from(erasure);
+export function acceptedErasure(erasure: Erasure): Reply<ErasureDto> {
+  return Reply.located(`/admin/erasures/${erasure.id}`, ErasureDto.from(erasure));
 }

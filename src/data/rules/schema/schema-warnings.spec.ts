@@ -1,5 +1,6 @@
 import type { Response } from 'express';
 import { DomainError } from '../../../common/errors';
+import { Reply } from '../../../common/http/reply';
 import type { SchemaError } from './item-schemas';
 import { schemasWith } from './item-schemas.fixture';
 import { SchemaEnforcement } from './schema-enforcement';
@@ -7,10 +8,11 @@ import { answerWarnings, schemaWarningsHeader, SCHEMA_WARNINGS_HEADER } from './
 
 const warning = (pointer: string): SchemaError => ({ pointer, keyword: 'type', message: 'wrong' });
 
-/** A response that records the headers set on it. */
+/** A response that records the headers a reply sets on it. */
 function response(): { res: Response; headers: Map<string, string> } {
   const headers = new Map<string, string>();
   const res = {
+    req: { headers: {} },
     setHeader: (name: string, value: string) => headers.set(name, value),
   } as unknown as Response;
   return { res, headers };
@@ -51,13 +53,17 @@ describe('schema warnings', () => {
 
   it('sets the header from the warnings a write returned', () => {
     const { res, headers } = response();
-    answerWarnings(res, [warning('/address/city'), warning('/a b'), warning('/address/city')]);
+    answerWarnings(Reply.of({}), [
+      warning('/address/city'),
+      warning('/a b'),
+      warning('/address/city'),
+    ]).writeHead(res);
     expect(headers.get(SCHEMA_WARNINGS_HEADER)).toBe('#/address/city type, #/a%20b type');
   });
 
   it('sets no header when the writes broke no schema', () => {
     const { res, headers } = response();
-    answerWarnings(res, []);
+    answerWarnings(Reply.of({}), []).writeHead(res);
     expect(headers.size).toBe(0);
     expect(schemaWarningsHeader([])).toBeNull();
   });

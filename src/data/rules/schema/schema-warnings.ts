@@ -1,4 +1,4 @@
-import type { Response } from 'express';
+import type { Reply } from '../../../common/http/reply';
 import type { SchemaError } from './item-schemas';
 
 /** The response header that lists where a written item breaks a `warn` schema. */
@@ -15,12 +15,11 @@ export interface Warned<T> {
 }
 
 /**
- * Sets `res`'s `Schema-Warnings` header from the warnings of the writes a handler made, before
- * it answers (a kept response then keeps it for a replay); none when they are empty.
+ * Adds the `Schema-Warnings` header of the warnings of the writes a handler made to its answer
+ * (a kept response then keeps it for a replay); none when they are empty.
  */
-export function answerWarnings(res: Response, warnings: readonly SchemaError[]): void {
-  const header = schemaWarningsHeader(warnings);
-  if (header !== null) res.setHeader(SCHEMA_WARNINGS_HEADER, header);
+export function answerWarnings<T>(reply: Reply<T>, warnings: readonly SchemaError[]): Reply<T> {
+  return reply.header(SCHEMA_WARNINGS_HEADER, schemaWarningsHeader(warnings) ?? undefined);
 }
 
 /** Longest `Schema-Warnings` value: the entries past it are left out (the write happened). */
