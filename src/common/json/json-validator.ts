@@ -111,14 +111,390 @@ function isLeaf(value: unknown): boolean {
   );
 }
 
+type Target = JsonObject | unknown[] | null;
+
+/** What a layer answers for a node it does not walk into (refused, too deep, over budget). */
+const SKIP = Symbol('skip');
+
+/** Where free-form members begin below a node: its own members, or its elements. */
+type Starts =
+  | { kind: 'members'; rules: ReadonlyMap<string, MemberRules | null> }
+  | { kind: 'elements'; rules: MemberRules; name: string; slots: Slot[] };
+
+/** A member's (or an element's) result: a layer still walking, or a leaf checked at once. */
+type Slot = Layer | CheckedJson;
+
 interface Frame {
   source: unknown;
-  /** Where the copy goes; null below a refused key (still checked, never copied) or when only checking. */
-  target: JsonObject | unknown[] | null;
   /** A string for object members, whose key is checked too. */
   key: string | number;
+  /** The frame of the enclosing value: paths are built from this chain, only for a problem. */
+  parent: Frame | null;
+  /** Level in the outer layer (the body's). */
   depth: number;
-  path: string;
+  /** Where the outer copy goes; null below a refused key (still checked, never copied) or when only checking. */
+  target: Target;
+  /** A free-form member: the outer layer hands it on as sent (or as its layer's check). */
+  sent: boolean;
+  /** The member layer walking this node, and where its copy goes. */
+  layer: Layer | null;
+  layerTarget: Target;
+  starts: Starts | null;
+}
+
+/**
+ * One set of rules over part of a walk, with its own counters, budget and problems: the outer
+ * layer over the whole value, a member layer over a free-form member. Each sees exactly the
+ * steps, in the same order, that a walk of its part alone would take.
+ */
+class Layer {
+  private readonly maxDepth: number;
+  private readonly maxNodes: number;
+  private readonly maxChars: number;
+  private readonly maxKeys: number;
+  private readonly maxErrors: number;
+  readonly copying: boolean;
+  private nodes = 0;
+  private chars = 0;
+  private tooDeep = false;
+  private readonly errors: FieldError[] = [];
+  /** A node, character or key-count overrun: it ends this layer's walk and is reported alone. */
+  private overrun: FieldError | null = null;
+  readonly holder: unknown[] = [];
+
+  constructor(
+    private readonly rules: JsonRules,
+    /** Where problems of the whole value are reported ('' for a request body: 'body'). */
+    private readonly path: string,
+    /** The frame of the layer's own value. */
+    readonly root: Frame,
+    /** Outer depth minus this layer's depth. */
+    private readonly depthOffset: number,
+  ) {
+    const { maxDepth, maxNodes, maxChars, maxKeys } = rules.budget;
+    this.maxDepth = maxDepth;
+    this.maxNodes = maxNodes ?? Infinity;
+    this.maxChars = maxChars ?? Infinity;
+    this.maxKeys = maxKeys ?? Infinity;
+    this.maxErrors = rules.maxErrors ?? Infinity;
+    this.copying = rules.copy !== false;
+    if ((rules.root ?? 'object') === 'object' && !isPlainObject(root.source))
+      this.fail(this.whole(), 'must be a JSON object');
+  }
+
+  /** Whether the layer still takes steps: no overrun, and fewer problems than it lists. */
+  get walking(): boolean {
+    return this.overrun === null && this.errors.length < this.maxErrors;
+  }
+
+  get failed(): boolean {
+    return this.overrun !== null || this.errors.length > 0;
+  }
+
+  private whole(): string {
+    return this.path === '' ? 'body' : this.path;
+  }
+
+  private fail(field: string, message: string): typeof SKIP {
+    this.overrun = { field, message };
+    return SKIP;
+  }
+
+  /** The path of a node of this layer's value, as its problems name it. */
+  pathOf(frame: Frame): string {
+    const keys: Array<string | number> = [];
+    for (let at: Frame | null = frame; at !== null && at !== this.root; at = at.parent)
+      keys.push(at.key);
+    let path = this.path;
+    for (let i = keys.length - 1; i >= 0; i -= 1) {
+      const key = keys[i] as string | number;
+      path =
+        typeof key === 'string' ? memberPath(path, key, this.rules.paths) : itemPath(path, key);
+    }
+    return path;
+  }
+
+  /**
+   * The steps at one node: its key, its count, its value, its depth and key count; then the copy
+   * of a container (null when nothing is copied) into which its children go, or SKIP where the
+   * layer does not walk in. `sent`: the node is left as it is (copied by no one here).
+   */
+  enter(frame: Frame, target: Target, keys: string[] | null, sent: boolean): Target | typeof SKIP {
+    const { source } = frame;
+    const isRoot = frame === this.root;
+    const key = isRoot ? 0 : frame.key;
+    if (typeof key === 'string') {
+      this.nodes += 1;
+      this.chars += key.length;
+      const problem = this.rules.key(key);
+      if (problem !== null) {
+        this.errors.push({ field: this.pathOf(frame), message: problem });
+        target = null;
+      }
+    }
+    this.nodes += 1;
+    if (this.nodes > this.maxNodes)
+      return this.fail(this.whole(), `has more than ${this.maxNodes} values and keys`);
+    if (!isRoot) {
+      const problem = this.rules.value(source);
+      if (problem !== null) {
+        this.errors.push({ field: this.pathOf(frame), message: problem });
+        return SKIP;
+      }
+    }
+    let copy: Target = null;
+    const array = Array.isArray(source);
+    if (array || keys !== null) {
+      if (frame.depth - this.depthOffset > this.maxDepth) {
+        if (!this.tooDeep) {
+          const message =
+            this.rules.tooDeep?.(this.maxDepth) ?? `is nested deeper than ${this.maxDepth} levels`;
+          this.errors.push({ field: this.pathOf(frame), message });
+        }
+        this.tooDeep = true;
+        return SKIP;
+      }
+      if (keys !== null && keys.length > this.maxKeys)
+        return this.fail(this.pathOf(frame), `has more than ${this.maxKeys} fields`);
+      // Nothing is allocated where nothing is copied (only checking, or below a refused key).
+      if (target !== null && !sent) copy = array ? new Array<unknown>(source.length) : {};
+    } else if (typeof source === 'string') {
+      this.chars += source.length;
+    }
+    if (this.chars > this.maxChars)
+      return this.fail(this.whole(), `has more than ${this.maxChars} characters`);
+    if (target !== null) setMember(target, key, sent || copy === null ? source : copy);
+    return copy;
+  }
+
+  /** The steps of a leaf member of a container, as its own frame would take them. */
+  leaf(container: Frame, into: Target, member: string | number, leaf: unknown): void {
+    let target = into;
+    if (typeof member === 'string') {
+      this.nodes += 1;
+      this.chars += member.length;
+      const problem = this.rules.key(member);
+      if (problem !== null) {
+        this.errors.push({ field: this.leafPath(container, member), message: problem });
+        target = null;
+      }
+    }
+    this.nodes += 1;
+    if (this.nodes > this.maxNodes) {
+      this.fail(this.whole(), `has more than ${this.maxNodes} values and keys`);
+      return;
+    }
+    const problem = this.rules.value(leaf);
+    if (problem !== null) {
+      this.errors.push({ field: this.leafPath(container, member), message: problem });
+      return;
+    }
+    if (typeof leaf === 'string') this.chars += leaf.length;
+    if (this.chars > this.maxChars) {
+      this.fail(this.whole(), `has more than ${this.maxChars} characters`);
+      return;
+    }
+    if (target !== null) setMember(target, member, leaf);
+  }
+
+  private leafPath(container: Frame, member: string | number): string {
+    const at = this.pathOf(container);
+    return typeof member === 'string'
+      ? memberPath(at, member, this.rules.paths)
+      : itemPath(at, member);
+  }
+
+  /** The layer's answer once the walk is over. */
+  result(): JsonCheck {
+    if (this.overrun !== null) return { ok: false, errors: [this.overrun] };
+    if (this.errors.length > 0) return { ok: false, errors: this.errors.slice(0, this.maxErrors) };
+    const checked = this.copying ? this.holder[0] : this.root.source;
+    const { maxBytes } = this.rules.budget;
+    if (maxBytes !== undefined) {
+      const size = serializedSize(checked);
+      if (size > maxBytes) {
+        return {
+          ok: false,
+          errors: [
+            {
+              field: this.whole(),
+              message: `is ${size} bytes serialized; the limit is ${maxBytes}`,
+            },
+          ],
+        };
+      }
+    }
+    if (this.copying && typeof checked === 'object' && checked !== null) guardedValues.add(checked);
+    return { ok: true, value: checked };
+  }
+}
+
+/**
+ * The rules of one free-form member of a request body (a data item, values, a filter), applied
+ * in the same walk as the body's own (checkBody), with their own budget and problems.
+ */
+export interface MemberRules {
+  rules: JsonRules;
+  /** Where the member's problems are named; its own name by default. */
+  path?: string;
+  /** The member is an array whose elements are checked one by one, each with its own budget. */
+  each?: boolean;
+}
+
+/**
+ * A free-form member as its own rules found it: the guarded copy, or the problems. The body's
+ * check hands it on in the member's place; the handler reads it (`take`) where it would have
+ * checked the member itself, so its problems come after the DTO's, as they always have.
+ */
+export class CheckedJson {
+  constructor(readonly result: JsonCheck) {}
+
+  /** The guarded copy, or the problems thrown as a 400. */
+  take(): unknown {
+    if (!this.result.ok) throw new ValidationFailedError(this.result.errors);
+    return this.result.value;
+  }
+}
+
+/** The layer or check of a free-form member (or element) that begins at `child`. */
+function startMember(child: Frame, starts: Starts): Slot | null {
+  let rules: MemberRules;
+  let path: string;
+  if (starts.kind === 'members') {
+    const member = starts.rules.get(child.key as string);
+    if (member === undefined) return null;
+    // Free-form members go on as sent, or as their own rules' check.
+    child.sent = true;
+    const { source } = child;
+    if (member === null || source === undefined || source === null) return null;
+    if (member.each) {
+      if (Array.isArray(source)) {
+        const slots = new Array<Slot>(source.length);
+        child.starts = { kind: 'elements', rules: member, name: child.key as string, slots };
+      }
+      return null;
+    }
+    rules = member;
+    path = member.path ?? (child.key as string);
+  } else {
+    rules = starts.rules;
+    path = starts.rules.path ?? itemPath(starts.name, child.key as number);
+  }
+  if (isLeaf(child.source)) return new CheckedJson(checkJson(child.source, rules.rules, path));
+  const layer = new Layer(rules.rules, path, child, child.depth - (rules.rules.rootDepth ?? 1));
+  child.layer = layer;
+  child.layerTarget = layer.copying ? layer.holder : null;
+  return layer;
+}
+
+/** A frame of a node below `parent`. */
+function frameOf(
+  parent: Frame,
+  source: unknown,
+  key: string | number,
+  target: Target,
+  layer: Layer | null,
+  layerTarget: Target,
+): Frame {
+  return {
+    source,
+    key,
+    parent,
+    depth: parent.depth + 1,
+    target,
+    sent: false,
+    layer,
+    layerTarget,
+    starts: null,
+  };
+}
+
+/**
+ * The walk: the outer layer over all of `value`, and a layer of its own over each free-form
+ * member that `members` names (at the root's members). Iterative (an explicit stack, so hostile
+ * nesting cannot exhaust the call stack), in document order, every node visited once.
+ */
+function walk(
+  value: unknown,
+  rules: JsonRules,
+  path: string,
+  members: ReadonlyMap<string, MemberRules | null> | null,
+): { outer: Layer; slots: Map<string, Slot | Slot[]> } {
+  const root: Frame = {
+    source: value,
+    key: 0,
+    parent: null,
+    depth: rules.rootDepth ?? 1,
+    target: null,
+    sent: false,
+    layer: null,
+    layerTarget: null,
+    starts: members === null ? null : { kind: 'members', rules: members },
+  };
+  const outer = new Layer(rules, path, root, 0);
+  root.target = outer.copying ? outer.holder : null;
+  const slots = new Map<string, Slot | Slot[]>();
+  const start = (child: Frame, starts: Starts): void => {
+    const slot = startMember(child, starts);
+    if (starts.kind === 'elements') {
+      if (slot !== null) starts.slots[child.key as number] = slot;
+    } else if (child.starts?.kind === 'elements') {
+      slots.set(child.key as string, child.starts.slots);
+    } else if (slot !== null) slots.set(child.key as string, slot);
+  };
+  if (!outer.walking) return { outer, slots };
+  // Children are pushed in reverse, so they are popped (and copied) in document order.
+  const stack: Frame[] = [root];
+
+  while (stack.length > 0 && outer.walking) {
+    const frame = stack.pop() as Frame;
+    const { source } = frame;
+    const keys = isPlainObject(source) ? Object.keys(source) : null;
+    const copy = outer.enter(frame, frame.target, keys, frame.sent);
+    if (copy === SKIP) continue;
+    let { layer } = frame;
+    let layerCopy: Target = null;
+    if (layer !== null) {
+      const entered = layer.walking ? layer.enter(frame, frame.layerTarget, keys, false) : SKIP;
+      if (entered === SKIP) layer = null;
+      else layerCopy = entered;
+    }
+    if (keys === null && !Array.isArray(source)) continue;
+    const { starts } = frame;
+    const count = keys === null ? (source as unknown[]).length : keys.length;
+    const childAt = (i: number): unknown =>
+      keys === null ? (source as unknown[])[i] : (source as JsonObject)[keys[i] as string];
+    let leaves = true;
+    for (let i = 0; i < count && leaves; i += 1) leaves = isLeaf(childAt(i));
+
+    if (!leaves) {
+      for (let i = count - 1; i >= 0; i -= 1) {
+        const child = frameOf(
+          frame,
+          childAt(i),
+          keys === null ? i : (keys[i] as string),
+          copy,
+          layer,
+          layerCopy,
+        );
+        if (starts !== null) start(child, starts);
+        stack.push(child);
+      }
+      continue;
+    }
+    /**
+     * A container that holds leaves only (a long array of numbers, say) has them checked right
+     * here, just as their frames would be next, but without a frame or a path for each.
+     */
+    for (let i = 0; i < count && outer.walking; i += 1) {
+      const member = keys === null ? i : (keys[i] as string);
+      const leaf = childAt(i);
+      outer.leaf(frame, copy, member, leaf);
+      if (layer?.walking === true) layer.leaf(frame, layerCopy, member, leaf);
+      if (starts !== null) start(frameOf(frame, leaf, member, null, null, null), starts);
+    }
+  }
+  return { outer, slots };
 }
 
 /**
@@ -127,153 +503,32 @@ interface Frame {
  * character and key-count overruns end the walk and are reported alone.
  */
 export function checkJson(value: unknown, rules: JsonRules, path: string): JsonCheck {
-  const whole = path === '' ? 'body' : path;
-  const fail = (field: string, message: string): JsonCheck => ({
-    ok: false,
-    errors: [{ field, message }],
-  });
-  if ((rules.root ?? 'object') === 'object' && !isPlainObject(value)) {
-    return fail(whole, 'must be a JSON object');
+  return walk(value, rules, path, null).outer.result();
+}
+
+/**
+ * checkJson of a request body (path '') whose free-form members also have rules of their own
+ * (`members`; null: none, the member goes on as sent): one walk applies both. The body's
+ * problems are answered first and alone; otherwise the copy holds, in each such member's place,
+ * its CheckedJson (an array of them for `each`), and every other free-form member as sent.
+ */
+export function checkBody(
+  value: unknown,
+  rules: JsonRules,
+  members: ReadonlyMap<string, MemberRules | null>,
+): JsonCheck {
+  const { outer, slots } = walk(value, rules, '', members);
+  const result = outer.result();
+  if (!result.ok || !isPlainObject(result.value)) return result;
+  const body = result.value;
+  for (const [name, slot] of slots) {
+    body[name] = Array.isArray(slot) ? slot.map((element) => checkedOf(element)) : checkedOf(slot);
   }
-  const { maxDepth, maxNodes = Infinity, maxChars = Infinity, maxKeys = Infinity } = rules.budget;
-  const maxErrors = rules.maxErrors ?? Infinity;
-  const errors: FieldError[] = [];
-  const copying = rules.copy !== false;
-  let atRoot = true;
-  let nodes = 0;
-  let chars = 0;
-  let tooDeep = false;
-  const holder: unknown[] = [];
-  // Children are pushed in reverse, so they are popped (and copied) in document order.
-  const stack: Frame[] = [
-    { source: value, target: copying ? holder : null, key: 0, depth: rules.rootDepth ?? 1, path },
-  ];
+  return result;
+}
 
-  while (stack.length > 0 && errors.length < maxErrors) {
-    const frame = stack.pop() as Frame;
-    const { source, key, depth, path: at } = frame;
-    const isRoot = atRoot;
-    atRoot = false;
-    let { target } = frame;
-    if (typeof key === 'string') {
-      nodes += 1;
-      chars += key.length;
-      const problem = rules.key(key);
-      if (problem !== null) {
-        errors.push({ field: at, message: problem });
-        target = null;
-      }
-    }
-    nodes += 1;
-    if (nodes > maxNodes) return fail(whole, `has more than ${maxNodes} values and keys`);
-    if (!isRoot) {
-      const problem = rules.value(source);
-      if (problem !== null) {
-        errors.push({ field: at, message: problem });
-        continue;
-      }
-    }
-
-    let copy: unknown = source;
-    /**
-     * A container that holds leaves only (a long array of numbers, say) has them checked right
-     * here, just as their frames would be next, but without a frame or a path for each.
-     */
-    let leaves: unknown[] | { source: JsonObject; keys: string[] } | null = null;
-    if (Array.isArray(source) || isPlainObject(source)) {
-      if (depth > maxDepth) {
-        if (!tooDeep) {
-          const message = rules.tooDeep?.(maxDepth) ?? `is nested deeper than ${maxDepth} levels`;
-          errors.push({ field: at, message });
-        }
-        tooDeep = true;
-        continue;
-      }
-      if (Array.isArray(source)) {
-        // Nothing is allocated where nothing is copied (only checking, or below a refused key).
-        const array = target === null ? null : new Array<unknown>(source.length);
-        if (source.every(isLeaf)) leaves = source;
-        else
-          for (let i = source.length - 1; i >= 0; i -= 1) {
-            stack.push({
-              source: source[i],
-              target: array,
-              key: i,
-              depth: depth + 1,
-              path: itemPath(at, i),
-            });
-          }
-        copy = array;
-      } else {
-        const keys = Object.keys(source);
-        if (keys.length > maxKeys) return fail(at, `has more than ${maxKeys} fields`);
-        const object: JsonObject | null = target === null ? null : {};
-        if (keys.every((member) => isLeaf(source[member]))) leaves = { source, keys };
-        else
-          for (let i = keys.length - 1; i >= 0; i -= 1) {
-            const member = keys[i] as string;
-            stack.push({
-              source: source[member],
-              target: object,
-              key: member,
-              depth: depth + 1,
-              path: memberPath(at, member, rules.paths),
-            });
-          }
-        copy = object;
-      }
-    } else if (typeof source === 'string') {
-      chars += source.length;
-    }
-    if (chars > maxChars) return fail(whole, `has more than ${maxChars} characters`);
-    if (target !== null) setMember(target, key, copy);
-    if (leaves === null) continue;
-
-    // The leaves' frames, inlined: the same steps in the same order.
-    const into = target === null ? null : (copy as JsonObject | unknown[]);
-    const count = Array.isArray(leaves) ? leaves.length : leaves.keys.length;
-    for (let i = 0; i < count && errors.length < maxErrors; i += 1) {
-      let leaf: unknown;
-      let leafTarget = into;
-      let member: string | number = i;
-      if (Array.isArray(leaves)) {
-        leaf = leaves[i];
-      } else {
-        member = leaves.keys[i] as string;
-        leaf = leaves.source[member];
-        nodes += 1;
-        chars += member.length;
-        const problem = rules.key(member);
-        if (problem !== null) {
-          errors.push({ field: memberPath(at, member, rules.paths), message: problem });
-          leafTarget = null;
-        }
-      }
-      nodes += 1;
-      if (nodes > maxNodes) return fail(whole, `has more than ${maxNodes} values and keys`);
-      const problem = rules.value(leaf);
-      if (problem !== null) {
-        const field =
-          typeof member === 'string' ? memberPath(at, member, rules.paths) : itemPath(at, member);
-        errors.push({ field, message: problem });
-        continue;
-      }
-      if (typeof leaf === 'string') chars += leaf.length;
-      if (chars > maxChars) return fail(whole, `has more than ${maxChars} characters`);
-      if (leafTarget !== null) setMember(leafTarget, member, leaf);
-    }
-  }
-
-  if (errors.length > 0) return { ok: false, errors: errors.slice(0, maxErrors) };
-  const checked = copying ? holder[0] : value;
-  if (rules.budget.maxBytes !== undefined) {
-    const size = serializedSize(checked);
-    if (size > rules.budget.maxBytes) {
-      return fail(whole, `is ${size} bytes serialized; the limit is ${rules.budget.maxBytes}`);
-    }
-  }
-  if (copying && typeof checked === 'object' && checked !== null) guardedValues.add(checked);
-  return { ok: true, value: checked };
+function checkedOf(slot: Slot): CheckedJson {
+  return slot instanceof CheckedJson ? slot : new CheckedJson(slot.result());
 }
 
 /** checkJson for callers that answer a problem with a 400: the guarded copy, or the problems thrown. */
