@@ -133,9 +133,9 @@ const FREE_FORM_STAND_IN = true;
 /**
  * Nest's ValidationPipe silently deletes `__proto__`, `constructor` and `prototype` keys,
  * recursively, before validating. This one first checks every validated body and query with the
- * JSON validator instead (prototype keys refused with a 400, nesting and size within the budget)
- * and hands its guarded copy on, so class-transformer's recursive copy never meets hostile
- * input. It also knows the body shapes above, and lists every offending field as problem
+ * JSON validator instead (prototype keys refused with a 400, nesting and size within the budget),
+ * in the same walk each free-form member with its own rules, and hands its guarded copy on, so
+ * class-transformer's recursive copy never meets hostile input. It also knows the body shapes above, and lists every offending field as problem
  * `errors`, including the nested problems of JsonMember properties.
  */
 class StrictValidationPipe extends ValidationPipe {
@@ -264,7 +264,8 @@ class StrictValidationPipe extends ValidationPipe {
 
 /**
  * The default budget: the data API's nesting limit, and a node count (keys and values) twice the
- * data guard's, so that this first look never refuses a body the data guard would accept.
+ * data guard's, so that the body's rules never refuse a body whose item the data guard accepts.
+ * The two budgets are counted apart in the one walk (checkBody).
  */
 export const DEFAULT_RAW_JSON_BUDGET: JsonBudget = { maxDepth: 20, maxNodes: 200_000 };
 
