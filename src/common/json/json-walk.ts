@@ -79,8 +79,11 @@ function itemPath(parent: string, index: number): string {
   return parent === '' ? String(index) : `${parent}[${index}]`;
 }
 
-/** Assigning `__proto__` would set the copy's prototype; rules refuse it, this keeps copies safe. */
-function setMember(target: JsonObject | unknown[], key: string | number, value: unknown): void {
+/**
+ * An object member of a copy (an array's items are stored directly). Assigning `__proto__` would
+ * set the copy's prototype; rules refuse it, this keeps copies safe.
+ */
+function setMember(target: JsonObject | unknown[], key: string, value: unknown): void {
   if (key === '__proto__') {
     Object.defineProperty(target, key, {
       value,
@@ -89,7 +92,7 @@ function setMember(target: JsonObject | unknown[], key: string | number, value: 
       configurable: true,
     });
   } else {
-    (target as Record<string | number, unknown>)[key] = value;
+    (target as Record<string, unknown>)[key] = value;
   }
 }
 
@@ -252,7 +255,10 @@ export class Layer {
     }
     if (this.chars > this.maxChars)
       return this.fail(this.whole(), `has more than ${this.maxChars} characters`);
-    if (target !== null) setMember(target, key, sent || copy === null ? source : copy);
+    if (target === null) return copy;
+    const value = sent || copy === null ? source : copy;
+    if (typeof key === 'number') (target as unknown[])[key] = value;
+    else setMember(target, key, value);
     return copy;
   }
 
@@ -283,7 +289,10 @@ export class Layer {
       this.fail(this.whole(), `has more than ${this.maxChars} characters`);
       return;
     }
-    if (target !== null) setMember(target, member, leaf);
+    if (target === null) return;
+    // An array's index is never `__proto__`: stored directly.
+    if (typeof member === 'number') (target as unknown[])[member] = leaf;
+    else setMember(target, member, leaf);
   }
 
   private leafPath(container: Frame, member: string | number): string {
