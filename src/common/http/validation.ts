@@ -80,7 +80,7 @@ export function JsonArrayBody(
  * CheckedJson, which the module reads where it would have checked the member itself.
  */
 export interface FreeFormRules {
-  /** The rules under the configured limits (the pipe asks once). */
+  /** The rules under the configured limits (the pipe asks once per DTO class). */
   of(limits: AppConfig['limits']): JsonRules;
   /** Where the member's problems are named; its own name by default. */
   path?: string;
@@ -135,8 +135,9 @@ const FREE_FORM_STAND_IN = true;
  * recursively, before validating. This one first checks every validated body and query with the
  * JSON validator instead (prototype keys refused with a 400, nesting and size within the budget),
  * in the same walk each free-form member with its own rules, and hands its guarded copy on, so
- * class-transformer's recursive copy never meets hostile input. It also knows the body shapes above, and lists every offending field as problem
- * `errors`, including the nested problems of JsonMember properties.
+ * class-transformer's recursive copy never meets hostile input. It also knows the body shapes
+ * above, and lists every offending field as problem `errors`, including the nested problems of
+ * JsonMember properties.
  */
 class StrictValidationPipe extends ValidationPipe {
   private readonly requestRules: JsonRules;
