@@ -124,7 +124,7 @@ interface Frame {
   parent: Frame | null;
   /** Level in the outer layer (the body's). */
   depth: number;
-  /** Where the outer copy goes; null below a refused key (checked, never copied) or when checking. */
+  /** Where the outer copy goes; null below a refused key (checked, not copied) or when checking. */
   target: Target;
   /** A free-form member: the outer layer hands it on as sent (or as its layer's check). */
   sent: boolean;
@@ -327,7 +327,7 @@ export class Layer {
   }
 }
 
-/** The layer or check of a free-form member (or element) that begins at `child`, if it has rules. */
+/** The layer or check of a free-form member (or element) beginning at `child`, if it has rules. */
 function startMember(child: Frame, starts: Starts): Slot | null {
   let rules: MemberRules;
   let path: string;

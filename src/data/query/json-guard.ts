@@ -193,7 +193,7 @@ export function guardDocument(
  */
 export const DOCUMENT_MEMBER: FreeFormRules = { of: (limits) => documentRules(dataBudget(limits)) };
 
-/** `items` of a bulk create: each item checked alone, its problems named as a lone POST's (`item`). */
+/** `items` of a bulk create: each item checked alone, its problems named as a lone POST's. */
 export const DOCUMENTS_MEMBER: FreeFormRules = { ...DOCUMENT_MEMBER, each: true, path: 'item' };
 
 /**
