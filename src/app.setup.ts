@@ -74,9 +74,13 @@ export function configureApp(
   );
   // GET /profile/groups is a 405, not GET /profile/{accountId}: concrete paths come first.
   http.use(concretePathMethods(routes, renderer));
-  // Bodies of every DTO route: prototype keys refused, nesting within DATA_MAX_DEPTH.
+  // Bodies of every DTO route: prototype keys refused, nesting within DATA_MAX_DEPTH; free-form
+  // members (items, values, filters) checked by their own rules under the limits in the same walk.
   http.useGlobalPipes(
-    createValidationPipe({ ...DEFAULT_RAW_JSON_BUDGET, maxDepth: config.limits.dataMaxDepth }),
+    createValidationPipe(
+      { ...DEFAULT_RAW_JSON_BUDGET, maxDepth: config.limits.dataMaxDepth },
+      config.limits,
+    ),
   );
 
   // A deployment may keep its API description private: then /docs* are unknown routes (404).

@@ -69,6 +69,66 @@ describe('POST /data/{c}/bulk', () => {
     ]);
   });
 
+  it("names each item's own problems as a lone POST would, after the request's problems", async () => {
+    const items = [{ $x: 1, ok: 1 }, 5, { a: { b: [[1]] } }, { 'a.b': 1, c: { $d: 2 } }];
+    const res = await bulk(user.apiKey, 'itemproblems', { items }).expect(200);
+    const results = res.body.results as (Result & { error?: { errors?: unknown } })[];
+    expect(results.map((r) => [r.status, r.error?.code, r.error?.errors])).toEqual([
+      [
+        400,
+        'VALIDATION_FAILED',
+        [{ field: 'item.$x', message: "field name must not start with '$'" }],
+      ],
+      [400, 'VALIDATION_FAILED', [{ field: 'item', message: 'must be a JSON object' }]],
+      [
+        400,
+        'VALIDATION_FAILED',
+        [
+          {
+            field: 'item.a.b',
+            message:
+              'must not hold an array directly inside an array (wrap the inner one in an object)',
+          },
+        ],
+      ],
+      [
+        400,
+        'VALIDATION_FAILED',
+        [
+          { field: 'item.a.b', message: "field name must not contain '.'" },
+          { field: 'item.c.$d', message: "field name must not start with '$'" },
+        ],
+      ],
+    ]);
+    // The request's own problems come first and alone: its DTO, its list, its prototype keys.
+    const refused = async (body: unknown): Promise<unknown> =>
+      (await bulk(user.apiKey, 'itemproblems', body).expect(400)).body.errors;
+    expect(await refused({ items, uniqueField: 5 })).toEqual([
+      {
+        field: 'uniqueField',
+        message: 'uniqueField must be shorter than or equal to 256 characters',
+      },
+      { field: 'uniqueField', message: 'uniqueField must be a string' },
+    ]);
+    expect(await refused({ items: new Array(BULK_MAX + 1).fill({ $x: 1 }) })).toEqual([
+      { field: 'items', message: `must be an array of 1 to ${BULK_MAX} items` },
+    ]);
+    expect(await refused({ items, authField: '$a' })).toEqual([
+      { field: 'authField', message: "must not start with '$'" },
+    ]);
+    const raw = await t
+      .http()
+      .post('/data/itemproblems/bulk')
+      .set('X-Api-Key', user.apiKey)
+      .set('Content-Type', 'application/json')
+      .send('{"items":[{"$x":1},{"a":{"__proto__":1}}],"uniqueField":5}')
+      .expect(400);
+    expect(raw.body.errors).toEqual([
+      { field: 'items[1].a.__proto__', message: "field name '__proto__' is a reserved name" },
+    ]);
+    expect(await list(user.apiKey, 'itemproblems')).toEqual([]);
+  });
+
   it('lets exactly one item hold a uniqueField value, within the request and against stored items', async () => {
     await bulk(user.apiKey, 'uniq', { items: [{ code: 'X' }], uniqueField: 'code' }).expect(200);
     const res = await bulk(user.apiKey, 'uniq', {

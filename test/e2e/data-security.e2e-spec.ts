@@ -259,6 +259,79 @@ describe('data isolation and hostile input', () => {
       await expectUnchanged();
     });
 
+    it("answers the body's problems first and alone, then the DTO's, then the item's own", async () => {
+      const u = as(user.apiKey);
+      const errors = async (
+        method: 'post' | 'put' | 'delete',
+        path: string,
+        json: string,
+      ): Promise<unknown> => {
+        const res = await u.raw(method, path, json);
+        expect({ json: json.slice(0, 80), status: res.status }).toEqual({
+          json: json.slice(0, 80),
+          status: 400,
+        });
+        return res.body.errors;
+      };
+      // A prototype key anywhere is the body's problem: it is answered without the others.
+      expect(
+        await errors(
+          'post',
+          '/data/safe',
+          '{"item":{"$x":1,"a":{"__proto__":1}},"uniqueField":5,"onConflict":"no"}',
+        ),
+      ).toEqual([
+        { field: 'item.a.__proto__', message: "field name '__proto__' is a reserved name" },
+      ]);
+      // A DTO problem (uniqueField not a string) comes before the item's own problems.
+      expect(
+        await errors('post', '/data/safe', '{"item":{"$x":1,"a.b":2},"uniqueField":5}'),
+      ).toEqual([
+        {
+          field: 'uniqueField',
+          message: 'uniqueField must be shorter than or equal to 256 characters',
+        },
+        { field: 'uniqueField', message: 'uniqueField must be a string' },
+      ]);
+      // The item's own problems, all of them, in document order; then the body's other members.
+      expect(
+        await errors(
+          'post',
+          '/data/safe',
+          '{"item":{"$x":1,"b":[[1]],"c":{"a.b":2}},"uniqueField":"$u"}',
+        ),
+      ).toEqual([
+        { field: 'item.$x', message: "field name must not start with '$'" },
+        {
+          field: 'item.b',
+          message:
+            'must not hold an array directly inside an array (wrap the inner one in an object)',
+        },
+        { field: 'item.c.a.b', message: "field name must not contain '.'" },
+      ]);
+      expect(await errors('post', '/data/safe', '{"item":{"a":1},"uniqueField":"$u"}')).toEqual([
+        { field: 'uniqueField', message: "must not start with '$'" },
+      ]);
+      // PUT by filter reads the filter first, PUT of one item its values first.
+      const change = '{"values":{"$v":1},"filter":{"a..b":1}}';
+      expect(await errors('put', '/data/safe', change)).toEqual([
+        { field: 'filter.a..b', message: "field path segment '' must not be empty" },
+      ]);
+      expect(await errors('put', '/data/safe/_id/S1', change)).toEqual([
+        { field: 'values.$v', message: "field name must not start with '$'" },
+      ]);
+      // Over the item's node budget (100,000) but within the body's (200,000): the item's problem.
+      const numbers = (count: number) => `[${new Array<string>(count).fill('0').join(',')}]`;
+      expect(await errors('post', '/data/safe', `{"item":{"a":${numbers(100_000)}}}`)).toEqual([
+        { field: 'item', message: 'has more than 100000 values and keys' },
+      ]);
+      // Over both: the body's, alone, even with a DTO problem beside it.
+      expect(
+        await errors('post', '/data/safe', `{"item":{"a":${numbers(200_000)}},"uniqueField":5}`),
+      ).toEqual([{ field: 'body', message: 'has more than 200000 values and keys' }]);
+      await expectUnchanged();
+    });
+
     it('refuses operators in values and filters with 400', async () => {
       const u = as(user.apiKey);
       const updates = [

@@ -2,16 +2,17 @@ import { applyDecorators, ValidationPipe, type ArgumentMetadata, type Type } fro
 import { Transform } from 'class-transformer';
 import type { ValidationError } from 'class-validator';
 import { ValidationFailedError, type FieldError } from '../errors';
+import type { AppConfig } from '../../config';
 import {
-  checkJson,
+  checkBody,
   guardJson,
   isPlainObject,
   JSON_CONSTRAINT,
   jsonProblemsOf,
   requestJsonRules,
   type JsonBudget,
-  type JsonObject,
   type JsonRules,
+  type MemberRules,
 } from '../json';
 
 function flatten(errors: ValidationError[], parent = ''): FieldError[] {
@@ -73,37 +74,57 @@ export function JsonArrayBody(
   };
 }
 
-/** The free-form members of each DTO class (by prototype; inherited ones are found up the chain). */
-const freeFormMembers = new WeakMap<object, string[]>();
+/**
+ * A free-form member's own rules, given to FreeFormMember by the module that reads the member:
+ * the pipe applies them in the walk that checks the body (one walk for both) and hands on their
+ * CheckedJson, which the module reads where it would have checked the member itself.
+ */
+export interface FreeFormRules {
+  /** The rules under the configured limits (the pipe asks once per DTO class). */
+  of(limits: AppConfig['limits']): JsonRules;
+  /** Where the member's problems are named; its own name by default. */
+  path?: string;
+  /** The member is an array whose elements are checked one by one, each with its own budget. */
+  each?: boolean;
+}
+
+interface FreeFormEntry {
+  name: string;
+  /** null: no rules of its own; the member goes on as sent, for its module to check. */
+  rules: FreeFormRules | null;
+}
+
+/** Class metadata: the free-form members of a DTO class, inherited ones included. */
+const FREE_FORM_MEMBERS = 'validation:freeFormMembers';
 
 /**
  * A free-form JSON member of a request body (a data item, values, a filter), checked and read by
  * its module's own rules. The pipe checks it with the rest of the body (prototype keys, nesting,
- * size) and hands it on as sent; class-transformer and class-validator never walk it (on a large
- * item that walk held the event loop for tens of milliseconds). They see a stand-in of the same
- * presence instead, so the member's own decorators may only ask whether it is there:
- * `IsDefined`, `OptionalField` (null stays null, a value is never absent).
+ * size) and, in the same walk, with `rules`: it hands on their CheckedJson (without rules: the
+ * member as sent). class-transformer and class-validator never walk it (on a large item that
+ * walk held the event loop for tens of milliseconds). They see a stand-in of the same presence
+ * instead, so the member's own decorators may only ask whether it is there: `IsDefined`,
+ * `OptionalField` (null stays null, a value is never absent).
  */
-export function FreeFormMember(): PropertyDecorator {
+export function FreeFormMember(rules: FreeFormRules | null = null): PropertyDecorator {
   return applyDecorators(
     (target: object, key: string | symbol) => {
       if (typeof key !== 'string') return;
-      freeFormMembers.set(target, [...(freeFormMembers.get(target) ?? []), key]);
+      const members = (Reflect.getMetadata(FREE_FORM_MEMBERS, target) ?? []) as FreeFormEntry[];
+      Reflect.defineMetadata(
+        FREE_FORM_MEMBERS,
+        [...members.filter((member) => member.name !== key), { name: key, rules }],
+        target,
+      );
     },
     // The stand-in as class-transformer leaves it (the pipe puts the member back afterwards).
     Transform(({ obj, key }) => (obj as Record<string, unknown>)[key]),
   );
 }
 
-function freeFormMembersOf(metatype: Type<unknown>): string[] {
-  const members: string[] = [];
-  for (
-    let proto: object | null = metatype.prototype as object;
-    proto !== null && proto !== Object.prototype;
-    proto = Object.getPrototypeOf(proto) as object | null
-  )
-    members.push(...(freeFormMembers.get(proto) ?? []));
-  return members;
+function freeFormMembersOf(metatype: Type<unknown>): FreeFormEntry[] {
+  return (Reflect.getMetadata(FREE_FORM_MEMBERS, metatype.prototype as object) ??
+    []) as FreeFormEntry[];
 }
 
 /** What class-transformer and class-validator see of a free-form member that is sent. */
@@ -112,17 +133,22 @@ const FREE_FORM_STAND_IN = true;
 /**
  * Nest's ValidationPipe silently deletes `__proto__`, `constructor` and `prototype` keys,
  * recursively, before validating. This one first checks every validated body and query with the
- * JSON validator instead (prototype keys refused with a 400, nesting and size within the budget)
- * and hands its guarded copy on, so class-transformer's recursive copy never meets hostile
- * input. It also knows the body shapes above, and lists every offending field as problem
- * `errors`, including the nested problems of JsonMember properties.
+ * JSON validator instead (prototype keys refused with a 400, nesting and size within the budget),
+ * in the same walk each free-form member with its own rules, and hands its guarded copy on, so
+ * class-transformer's recursive copy never meets hostile input. It also knows the body shapes
+ * above, and lists every offending field as problem `errors`, including the nested problems of
+ * JsonMember properties.
  */
 class StrictValidationPipe extends ValidationPipe {
   private readonly requestRules: JsonRules;
-  /** The same rules, checking without copying (free-form members: their own guard copies them). */
-  private readonly checkOnlyRules: JsonRules;
+  /** Each DTO class's free-form members with their rules under the limits (class metadata). */
+  private readonly memberRules = new Map<Type<unknown>, ReadonlyMap<string, MemberRules | null>>();
 
-  constructor(budget: JsonBudget) {
+  constructor(
+    budget: JsonBudget,
+    /** The limits free-form members' rules follow; without them, members go on as sent. */
+    private readonly limits?: AppConfig['limits'],
+  ) {
     super({
       whitelist: true,
       forbidNonWhitelisted: true,
@@ -132,7 +158,6 @@ class StrictValidationPipe extends ValidationPipe {
       exceptionFactory: (errors) => new ValidationFailedError(flatten(errors)),
     });
     this.requestRules = requestJsonRules(budget);
-    this.checkOnlyRules = { ...this.requestRules, copy: false };
   }
 
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
@@ -142,7 +167,7 @@ class StrictValidationPipe extends ValidationPipe {
     const guarded =
       shape?.kind === 'array'
         ? guardJson(value, this.requestRules, '')
-        : this.guardBody(value, freeFormMembersOf(metadata.metatype));
+        : this.guardBody(value, this.membersOf(metadata.metatype));
     if (shape?.kind === 'array') return this.transformArray(guarded, shape);
     // A body the client sent (even `null`) must be an object; only an absent body is left out.
     const sent = metadata.type === 'body' && value !== undefined;
@@ -152,38 +177,47 @@ class StrictValidationPipe extends ValidationPipe {
     return this.transformObject(guarded, metadata);
   }
 
+  private membersOf(metatype: Type<unknown>): ReadonlyMap<string, MemberRules | null> {
+    let members = this.memberRules.get(metatype);
+    if (members === undefined) {
+      const { limits } = this;
+      members = new Map(
+        freeFormMembersOf(metatype).map(({ name, rules }) => [
+          name,
+          rules === null || limits === undefined
+            ? null
+            : { rules: rules.of(limits), path: rules.path, each: rules.each },
+        ]),
+      );
+      this.memberRules.set(metatype, members);
+    }
+    return members;
+  }
+
   /**
-   * The request guard over a value: one walk checks all of it, in document order as always;
-   * the copy handed on leaves out the free-form members, which go on as sent (the data guard,
-   * stricter, copies them, so an item of 90,000 numbers is copied once, not twice).
+   * The request guard over a value, in one walk, in document order as always: the body's rules
+   * over all of it, and each free-form member's own rules over the member. The copy handed on
+   * holds the members' CheckedJson (their guarded copies or problems), or members without rules
+   * as sent: an item of 90,000 numbers is walked and copied once.
    */
-  private guardBody(value: unknown, members: string[]): unknown {
-    if (members.length === 0 || !isPlainObject(value))
-      return guardJson(value, this.requestRules, '');
-    const checked = checkJson(value, this.checkOnlyRules, '');
+  private guardBody(value: unknown, members: ReadonlyMap<string, MemberRules | null>): unknown {
+    if (members.size === 0 || !isPlainObject(value)) return guardJson(value, this.requestRules, '');
+    const checked = checkBody(value, this.requestRules, members);
     if (!checked.ok) throw new ValidationFailedError(checked.errors);
-    // Within the budget as a part of a body within it; prototype keys are refused above.
-    const rest = guardJson(
-      Object.fromEntries(Object.entries(value).filter(([key]) => !members.includes(key))),
-      this.requestRules,
-      '',
-    ) as JsonObject;
-    const body: JsonObject = {};
-    for (const key of Object.keys(value))
-      body[key] = members.includes(key) ? value[key] : rest[key];
-    return body;
+    return checked.value;
   }
 
   /**
    * Nest's transform and validation of a guarded value, with its free-form members taken out
-   * (stand-ins of the same presence) and put back, as sent, into the DTO made of it.
+   * (stand-ins of the same presence) and put back, as the guard left them, into the DTO made of it.
    */
   private async transformObject(guarded: unknown, metadata: ArgumentMetadata): Promise<unknown> {
-    const members = metadata.metatype ? freeFormMembersOf(metadata.metatype) : [];
-    if (members.length === 0 || !isPlainObject(guarded)) return super.transform(guarded, metadata);
+    const members = metadata.metatype ? this.membersOf(metadata.metatype) : undefined;
+    if (members === undefined || members.size === 0 || !isPlainObject(guarded))
+      return super.transform(guarded, metadata);
     // The guarded value is the request guard's own object: it can lend its members.
     const lent = new Map<string, unknown>();
-    for (const member of members) {
+    for (const member of members.keys()) {
       if (!Object.hasOwn(guarded, member)) continue;
       const value = guarded[member];
       if (value === undefined || value === null) continue;
@@ -231,11 +265,15 @@ class StrictValidationPipe extends ValidationPipe {
 
 /**
  * The default budget: the data API's nesting limit, and a node count (keys and values) twice the
- * data guard's, so that this first look never refuses a body the data guard would accept.
+ * data guard's, so that the body's rules never refuse a body whose item the data guard accepts.
+ * The two budgets are counted apart in the one walk (checkBody).
  */
 export const DEFAULT_RAW_JSON_BUDGET: JsonBudget = { maxDepth: 20, maxNodes: 200_000 };
 
 /** A ValidationPipe whose failures list every offending field as problem `errors`. */
-export function createValidationPipe(budget: JsonBudget): ValidationPipe {
-  return new StrictValidationPipe(budget);
+export function createValidationPipe(
+  budget: JsonBudget,
+  limits?: AppConfig['limits'],
+): ValidationPipe {
+  return new StrictValidationPipe(budget, limits);
 }

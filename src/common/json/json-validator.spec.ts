@@ -9,12 +9,15 @@ import {
   type KeyRules,
 } from './json';
 import {
+  checkBody,
+  CheckedJson,
   checkJson,
   guardJson,
   isGuarded,
   jsonValueProblem,
   type JsonBudget,
   type JsonRules,
+  type MemberRules,
 } from './json-validator';
 import { requestJsonRules } from './request-json';
 
@@ -296,5 +299,105 @@ describe('keyFault', () => {
     );
     for (const key of ['', '$gt', 'a.b', 'a\0']) expect(keyFault(key, prototypeOnly)).toBeNull();
     for (const key of PROTOTYPE_KEYS) expect(keyFault(key, prototypeOnly)).toBe('reserved');
+  });
+});
+
+describe('checkBody (the body and its free-form members in one walk)', () => {
+  /** Small budgets, so that the arbitrary bodies below overrun each of them now and then. */
+  const request = requestJsonRules({ maxDepth: 4, maxNodes: 40 });
+  const members = new Map<string, MemberRules | null>([
+    ['item', { rules: rules({ maxDepth: 3, maxNodes: 12, maxChars: 30 }, { root: 'object' }) }],
+    ['filter', { rules: rules({ maxDepth: 2, maxKeys: 2 }), path: 'where' }],
+    ['items', { rules: rules({ maxDepth: 2, maxNodes: 6 }), each: true, path: 'item' }],
+    ['free', null],
+  ]);
+
+  /** What the two walks answered: the body's check, then each member's check of its own. */
+  function twoWalks(body: JsonObject): unknown {
+    const outer = checkJson(body, request, '');
+    if (!outer.ok) return outer;
+    const answer: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(body)) {
+      const member = members.get(key);
+      if (member === undefined || member === null || value === null) answer[key] = value;
+      else if (!member.each) answer[key] = checkJson(value, member.rules, member.path ?? key);
+      else if (Array.isArray(value))
+        answer[key] = value.map((element) => checkJson(element, member.rules, 'item'));
+      else answer[key] = value;
+    }
+    return { ok: true, value: answer };
+  }
+
+  function oneWalk(body: JsonObject): unknown {
+    const checked = checkBody(body, request, members);
+    if (!checked.ok) return checked;
+    const answer: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(checked.value as JsonObject)) {
+      if (value instanceof CheckedJson) answer[key] = value.result;
+      else if (members.get(key)?.each === true && Array.isArray(value))
+        answer[key] = value.map((element) => (element as CheckedJson).result);
+      else answer[key] = value;
+    }
+    return { ok: true, value: answer };
+  }
+
+  const member = fc.oneof(
+    fc.constant(null),
+    fc.jsonValue({ maxDepth: 4 }),
+    jsonObject,
+    jsonObject.map((value) => plant(value, PLANTED, 1)),
+  );
+  const body = fc.record(
+    {
+      item: member,
+      filter: member,
+      items: fc.oneof(fc.array(member, { maxLength: 3 }), member),
+      free: member,
+      other: member,
+    },
+    { requiredKeys: [] },
+  );
+
+  it('answers what the body’s walk and then each member’s own walk answered', () => {
+    fc.assert(
+      fc.property(body, fc.option(fc.constantFrom(...PROTOTYPE_KEYS)), fc.nat(), (b, key, n) => {
+        const sent = key === null ? (b as JsonObject) : plant(b, key, n);
+        expect(oneWalk(sent)).toEqual(twoWalks(sent));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('hands members without rules on as sent, and members’ copies fresh and guarded', () => {
+    const free = { a: [1] };
+    const sent = { other: { b: 2 }, item: { c: [3] }, free, filter: null };
+    const checked = checkBody(sent, request, members);
+    if (!checked.ok) throw new Error('expected the body to pass');
+    const value = checked.value as JsonObject;
+    expect(Object.keys(value)).toEqual(['other', 'item', 'free', 'filter']);
+    expect(value.free).toBe(free);
+    expect(value.filter).toBeNull();
+    expect(value.other).toEqual({ b: 2 });
+    const item = (value.item as CheckedJson).take();
+    expect(item).toEqual({ c: [3] });
+    expect(item).not.toBe(sent.item);
+    expect(isGuarded(item)).toBe(true);
+  });
+
+  it('answers the body’s problems alone, and leaves a member’s to its reader', () => {
+    const over = { item: { a: 'x'.repeat(31) } };
+    const checked = checkBody(over, request, members);
+    expect(checked.ok).toBe(true);
+    const item = (checked as { value: JsonObject }).value.item as CheckedJson;
+    expect(() => item.take()).toThrow(ValidationFailedError);
+    expect(item.result).toEqual({
+      ok: false,
+      errors: [{ field: 'item', message: 'has more than 30 characters' }],
+    });
+    const both = { ...over, free: new Array<number>(40).fill(1) };
+    expect(checkBody(both, request, members)).toEqual({
+      ok: false,
+      errors: [{ field: 'body', message: 'has more than 40 values and keys' }],
+    });
   });
 });

@@ -1,4 +1,4 @@
-import { guardFilter } from './json-guard';
+import { readFilter } from './json-guard';
 import { isPlainObject, isScalar } from '../../common/json';
 import {
   ConditionReader,
@@ -62,7 +62,7 @@ export function bodyFilterConditions(
   limits: FilterLimits,
 ): Condition[] {
   if (filter === undefined || filter === null) return [];
-  const guarded = guardFilter(filter, field);
+  const guarded = readFilter(filter, field);
   const reader = new ConditionReader(limits);
   for (const [path, value] of Object.entries(guarded)) {
     const at = `${field}.${path}`;

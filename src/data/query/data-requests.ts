@@ -15,7 +15,7 @@ import type {
   DeleteDataItemDto,
   UpdateDataItemDto,
 } from '../items/dto/data-item.dto';
-import { guardDocument, guardFieldName } from './json-guard';
+import { guardFieldName, readDocument } from './json-guard';
 import { type Guarded, type JsonBudget, type JsonObject } from '../../common/json';
 
 /** A bulk create's item: its guarded request, or why it was refused before any write. */
@@ -140,7 +140,7 @@ export function toItemListQuery(query: ListQuery, limits: FilterLimits): ItemLis
 }
 
 export function toNewItemRequest(body: CreateDataItemDto, budget: JsonBudget): NewItemRequest {
-  const item = guardDocument(body.item, 'item', budget);
+  const item = readDocument(body.item, 'item', budget);
   const ownerField = ownerFieldOf(body.authField);
   const uniqueField =
     body.uniqueField === undefined ? null : guardFieldName(body.uniqueField, 'uniqueField');
@@ -175,7 +175,7 @@ export function toItemChangeRequest(
   budget: JsonBudget,
   limits: FilterLimits,
 ): ItemChangeRequest {
-  const values = guardDocument(body.values, 'values', budget);
+  const values = readDocument(body.values, 'values', budget);
   const ownerField = ownerFieldOf(body.authField);
   const keys = Object.keys(values);
   if (keys.length === 0)

@@ -1,5 +1,6 @@
 import { ValidationFailedError } from '../../common/errors';
 import {
+  CheckedJson,
   describeFieldNameFault,
   isPlainObject,
   guardJsonObject,
@@ -14,6 +15,7 @@ import {
   UNREADABLE_KEY_CHARACTERS,
 } from '../../common/json';
 import { sharedSchema, sharedSchemaRef } from '../../common/http/openapi-schemas';
+import type { FreeFormRules } from '../../common/http/validation';
 import { MANAGED_FIELDS, REVISION_FIELD } from './data.constants';
 
 /**
@@ -167,6 +169,11 @@ sharedSchema('DataElement', {
   ],
 });
 
+/** The rules of a JSON object whose keys are field names (an item, or `values`). */
+function documentRules(budget: JsonBudget): JsonRules & { root?: 'object' } {
+  return { key: documentKeyProblem, value: documentValueProblem, budget };
+}
+
 /**
  * Validates and copies a JSON object whose keys are field names (an item, or `values`).
  * Lists every key and value problem; node and character overruns stop the walk at once.
@@ -176,11 +183,31 @@ export function guardDocument(
   field: string,
   budget: JsonBudget = DEFAULT_BUDGET,
 ): Guarded<JsonObject> {
-  return guardJsonObject(
-    value,
-    { key: documentKeyProblem, value: documentValueProblem, budget },
-    field,
-  );
+  return guardJsonObject(value, documentRules(budget), field);
+}
+
+/**
+ * `item` and `values` of data bodies: the validation pipe checks them with the document rules
+ * under the data budget in the walk that checks the body (FreeFormMember), and hands on their
+ * CheckedJson for readDocument.
+ */
+export const DOCUMENT_MEMBER: FreeFormRules = { of: (limits) => documentRules(dataBudget(limits)) };
+
+/** `items` of a bulk create: each item checked alone, its problems named as a lone POST's. */
+export const DOCUMENTS_MEMBER: FreeFormRules = { ...DOCUMENT_MEMBER, each: true, path: 'item' };
+
+/**
+ * A document member of a data body: the guarded copy the pipe's check made (or its problems,
+ * thrown here, after the DTO's own), or, for a value that did not come through the pipe, the
+ * value guarded here with `budget`.
+ */
+export function readDocument(
+  member: unknown,
+  field: string,
+  budget: JsonBudget,
+): Guarded<JsonObject> {
+  if (member instanceof CheckedJson) return member.take() as Guarded<JsonObject>;
+  return guardDocument(member, field, budget);
 }
 
 /**
@@ -201,4 +228,13 @@ const FILTER_RULES = {
 /** Validates and copies a body filter: `{"<path>": value | {"<operator>": value}}`. */
 export function guardFilter(value: unknown, field: string): Guarded<JsonObject> {
   return guardJsonObject(value, FILTER_RULES, field);
+}
+
+/** A body `filter`: checked with FILTER_RULES in the validation pipe's walk (FreeFormMember). */
+export const FILTER_MEMBER: FreeFormRules = { of: () => FILTER_RULES };
+
+/** A filter member as the pipe checked it (see readDocument), or a value guarded here. */
+export function readFilter(member: unknown, field: string): Guarded<JsonObject> {
+  if (member instanceof CheckedJson) return member.take() as Guarded<JsonObject>;
+  return guardFilter(member, field);
 }

@@ -5,14 +5,20 @@ import { IsBoolean, IsDefined, IsString, MaxLength } from 'class-validator';
 import { OptionalField } from '../../../common/dto';
 import { ApiSchemaPatch } from '../../../common/http/openapi';
 import { AbsentBodyAllowed, FreeFormMember } from '../../../common/http/validation';
-import { DATA_VALUE, FIELD_NAME_SCHEMA_PATTERN } from '../../query/json-guard';
+import {
+  DATA_VALUE,
+  DOCUMENT_MEMBER,
+  DOCUMENTS_MEMBER,
+  FIELD_NAME_SCHEMA_PATTERN,
+  FILTER_MEMBER,
+} from '../../query/json-guard';
 import { AuthFieldProperty, BODY_FILTER_CONDITION } from './data-item.dto';
 
 /** Body of POST /data/{c}/bulk. */
 export class BulkCreateDataItemsDto {
   /** The items, each as `item` of POST /data/{collection}; 1 to BULK_MAX_ITEMS (default 500). */
   @IsDefined()
-  @FreeFormMember()
+  @FreeFormMember(DOCUMENTS_MEMBER)
   @ApiProperty({
     type: 'array',
     items: { type: 'object', additionalProperties: DATA_VALUE },
@@ -96,7 +102,7 @@ export class DeleteDataItemsDto {
    * at least one.
    */
   @IsDefined()
-  @FreeFormMember()
+  @FreeFormMember(FILTER_MEMBER)
   @ApiProperty({
     type: 'object',
     additionalProperties: BODY_FILTER_CONDITION,
@@ -120,7 +126,7 @@ export class DeleteDataItemsDto {
 export class UpdateDataItemsDto extends DeleteDataItemsDto {
   /** Field → new value (`$set`), as in PUT /data/{c}/{indexName}/{indexValue}. */
   @IsDefined()
-  @FreeFormMember()
+  @FreeFormMember(DOCUMENT_MEMBER)
   @ApiProperty({
     type: 'object',
     additionalProperties: DATA_VALUE,

@@ -9,7 +9,9 @@ import { REVISION_FIELD } from '../../query/data.constants';
 import { PREFIX_OPERAND } from '../../data.openapi';
 import {
   DATA_VALUE,
+  DOCUMENT_MEMBER,
   FIELD_NAME_SCHEMA_PATTERN,
+  FILTER_MEMBER,
   OWNER_FIELD_SCHEMA_PATTERN,
 } from '../../query/json-guard';
 
@@ -76,7 +78,7 @@ export class CreateDataItemDto {
    * server's; `_revision` is reserved (at any depth).
    */
   @IsDefined()
-  @FreeFormMember()
+  @FreeFormMember(DOCUMENT_MEMBER)
   @ApiProperty({
     type: 'object',
     additionalProperties: DATA_VALUE,
@@ -112,7 +114,7 @@ export class DeleteDataItemDto {
    * kept; null matches a field that holds null); an object applies operators (names without `$`).
    */
   @OptionalField({ nullable: true })
-  @FreeFormMember()
+  @FreeFormMember(FILTER_MEMBER)
   @ApiPropertyOptional({
     type: 'object',
     additionalProperties: BODY_FILTER_CONDITION,
@@ -132,7 +134,7 @@ export class UpdateDataItemDto extends DeleteDataItemDto {
    * `_revision` is reserved (at any depth).
    */
   @IsDefined()
-  @FreeFormMember()
+  @FreeFormMember(DOCUMENT_MEMBER)
   @ApiProperty({
     type: 'object',
     additionalProperties: DATA_VALUE,
