@@ -28,7 +28,6 @@ import type { Request, Response } from 'express';
 import { Auth, AuthHeadersFirst, CurrentPrincipal, type CustomerPrincipal } from '../../auth';
 import { ProblemDto } from '../../common/errors';
 import { IdempotentWrites } from '../../idempotency';
-import { ItemWriteRoutes } from './item-writes.interceptor';
 import { answerWarnings } from '../rules/schema/schema-warnings';
 import { answerWrite, IfMatchHeader } from '../../common/http/conditional';
 import type { IfMatch } from '../../common/http/etag';
@@ -78,7 +77,6 @@ const ITEM_CREATED_HEADER = 'X-Item-Created';
 @ApiTags('data')
 @ApiExtraModels(DataItemDto, ProjectedDataItemDto, UpdateManyResultDto)
 @IdempotentWrites()
-@ItemWriteRoutes()
 @Controller('data')
 export class CollectionItemsController {
   private readonly budget: JsonBudget;
@@ -245,14 +243,14 @@ export class CollectionItemsController {
       answerWarnings(res, warnings);
       return value;
     }
-    const { value: item, warnings } = await this.writes.updateWhere(
+    const { item, json, warnings } = await this.writes.updateWhere(
       principal,
       collection,
       request,
       ifMatch,
     );
     answerWarnings(res, warnings);
-    return answerWrite(res, itemETag(item), toItemJson(item));
+    return answerWrite(res, itemETag(item), json);
   }
 
   /**

@@ -26,7 +26,6 @@ import type { Response } from 'express';
 import { Auth, AuthHeadersFirst, CurrentPrincipal, type CustomerPrincipal } from '../../auth';
 import { ProblemDto } from '../../common/errors';
 import { IdempotentWrites } from '../../idempotency';
-import { ItemWriteRoutes } from './item-writes.interceptor';
 import { answerWarnings } from '../rules/schema/schema-warnings';
 import { answerRead, answerWrite, IfMatchHeader } from '../../common/http/conditional';
 import type { IfMatch } from '../../common/http/etag';
@@ -62,7 +61,6 @@ import { ItemsService } from './items.service';
 /** `/data/{collection}/{indexName}/{indexValue}`, the one item a field value selects. */
 @ApiTags('data')
 @IdempotentWrites()
-@ItemWriteRoutes()
 @Controller('data')
 export class ItemByValueController {
   private readonly budget: JsonBudget;
@@ -150,7 +148,7 @@ export class ItemByValueController {
     @Res({ passthrough: true }) res: Response,
   ): Promise<DataItemDto> {
     const request = toItemChangeRequest(body, this.budget, this.filterLimits);
-    const { value: item, warnings } = await this.writes.update(
+    const { item, json, warnings } = await this.writes.update(
       principal,
       collection,
       indexName,
@@ -159,7 +157,7 @@ export class ItemByValueController {
       ifMatch,
     );
     answerWarnings(res, warnings);
-    return answerWrite(res, itemETag(item), toItemJson(item));
+    return answerWrite(res, itemETag(item), json);
   }
 
   /** Deletes the one matching item (the body is optional). */
@@ -237,7 +235,7 @@ export class ItemByValueController {
   ): Promise<DataItemDto> {
     const operation = parseArrayOperation({ ...body }, this.budget);
     const ownerField = ownerFieldOf(body.authField);
-    const { value: item, warnings } = await this.writes.applyArrayOperation(
+    const { item, json, warnings } = await this.writes.applyArrayOperation(
       principal,
       collection,
       { indexName, indexValue },
@@ -246,6 +244,6 @@ export class ItemByValueController {
       ifMatch,
     );
     answerWarnings(res, warnings);
-    return answerWrite(res, itemETag(item), toItemJson(item));
+    return answerWrite(res, itemETag(item), json);
   }
 }
