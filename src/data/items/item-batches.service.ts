@@ -78,31 +78,38 @@ export class ItemBatchesService {
         }
     });
     if (checked.length > 0)
-      await this.collections.write(principal, collection, async (found) => {
-        let target = found;
-        if (!target)
-          try {
-            target = await this.collections.register(principal, collection);
-          } catch (error) {
-            // Every item would have met the same refusal (the quota, the database).
-            for (const { index } of checked) results[index] = failureOf(index, error);
-            return;
-          }
-        const into = target;
-        let next = 0;
-        const worker = async (): Promise<void> => {
-          while (next < checked.length) {
-            const { index, item } = checked[next++] as { index: number; item: NewItem };
-            results[index] = await this.createOne(principal, collection, into, index, item);
-          }
-        };
-        await Promise.all(
-          Array.from({ length: Math.min(BULK_CONCURRENCY, checked.length) }, worker),
-        );
-      });
+      await this.collections.write(principal, collection, (found) =>
+        this.createChecked(principal, collection, found, checked, results),
+      );
     // The database failed every item: that is the request's answer (503 with Retry-After).
     if (results.every((r) => r.status === 503)) throw new DatabaseUnavailableError();
     return results;
+  }
+
+  /** Creates the checked items in the collection `found` (registered first when null). */
+  private async createChecked(
+    principal: CustomerPrincipal,
+    collection: string,
+    found: RegisteredCollection | null,
+    checked: readonly { index: number; item: NewItem }[],
+    results: BulkItemResult[],
+  ): Promise<void> {
+    let target: RegisteredCollection;
+    try {
+      target = found ?? (await this.collections.register(principal, collection));
+    } catch (error) {
+      // Every item would have met the same refusal (the quota, the database).
+      for (const { index } of checked) results[index] = failureOf(index, error);
+      return;
+    }
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < checked.length) {
+        const { index, item } = checked[next++] as { index: number; item: NewItem };
+        results[index] = await this.createOne(principal, collection, target, index, item);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(BULK_CONCURRENCY, checked.length) }, worker));
   }
 
   private async createOne(
