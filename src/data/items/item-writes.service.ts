@@ -24,6 +24,7 @@ import { itemETag, revisionCondition, tagOf } from './item-revision';
 import { assertOwnerFieldKept, itemMatchOf, type ItemAddress } from './item-scope';
 import { ItemsRepository } from './items.repository';
 import type { WrittenItem } from './items.service';
+import type { RegisteredCollection } from '../collections/collection-registry.repository';
 import { UniqueValuesService } from './unique/unique-values.service';
 import type { NativeCollection, StoredItem } from '../storage/tenant-storage';
 import { SchemaEnforcement } from '../rules/schema/schema-enforcement';
@@ -79,9 +80,7 @@ export class ItemWritesService {
 
   /**
    * One write unit: authorise (the owner field a sub key keeps) → the collection's registry entry
-   * read once, through its move gate → the one item selected → under a schema, the change at the
-   * revision read (changeAtRevision); otherwise record the feed's intent → write (conditional)
-   * → record the events → answer the item with its JSON, made once for both.
+   * read once and passed through its move gate once → `updateIn`.
    */
   private async updateOne(
     principal: CustomerPrincipal,
@@ -90,54 +89,55 @@ export class ItemWritesService {
     request: ItemChangeRequest,
     ifMatch: IfMatch,
   ): Promise<WrittenItem> {
-    const { values, ownerField } = request;
-    assertOwnerFieldKept(principal, values, ownerField);
-    const match = itemMatchOf(principal, ownerField, address, request.conditions);
-    return this.collections.write(principal, collection, async (target) => {
-      if (!target) throw notFound(collection, ifMatch);
-      const id = await this.singleId(target, match, collection, address, ifMatch);
-      // Under a schema the item as it will be must follow it: read, check, write at that revision.
-      if (this.schema.applies(target))
-        return this.changeAtRevision(
-          principal,
-          collection,
-          target,
-          id,
-          match,
-          ownerField,
-          ifMatch,
-          {
-            after: (current) => afterSet(current, values),
-            write: (atRead, now) => this.items.updateById(target, id, atRead, values, now),
-          },
-        );
-      return this.writes.run(writeKey(target.physical, id), async () => {
-        const change = await this.itemEvents.beginUpdate(principal, collection, [id], ownerField);
-        const conditional = { ...match, revision: revisionCondition(ifMatch) };
-        let updated: Awaited<ReturnType<ItemsRepository['updateByIdWithPrior']>>;
-        try {
-          updated = await this.items.updateByIdWithPrior(
-            target,
-            id,
-            conditional,
-            values,
-            new Date(),
-          );
-          if (updated === DUPLICATE)
-            throw new DuplicateItemError(
-              'A unique index of the collection refuses the new values; nothing was changed.',
-            );
-          // The item stopped matching (or was deleted, or moved past If-Match) since the lookup.
-          if (!updated) throw await this.notWritten(target, id, match, collection, ifMatch);
-        } catch (error) {
-          await change.failed(error);
-          throw error;
-        }
-        const json = toItemJson(updated.after);
-        await change.commit({ after: [json], before: [updated.before] });
-        // No schema: nothing to warn of.
-        return { item: updated.after, json, warnings: [] };
+    assertOwnerFieldKept(principal, request.values, request.ownerField);
+    const match = itemMatchOf(principal, request.ownerField, address, request.conditions);
+    return this.collections.write(principal, collection, (target) =>
+      this.updateIn(principal, collection, target, address, match, request, ifMatch),
+    );
+  }
+
+  /**
+   * The one item selected in `target`, updated: under a schema at the revision read and checked
+   * (changeAtRevision); otherwise record the feed's intent → write (conditional) → record the
+   * events → answer the item with its JSON, made once for both.
+   */
+  private async updateIn(
+    principal: CustomerPrincipal,
+    collection: string,
+    target: RegisteredCollection | null,
+    address: ItemAddress,
+    match: ItemMatch,
+    { values, ownerField }: ItemChangeRequest,
+    ifMatch: IfMatch,
+  ): Promise<WrittenItem> {
+    if (!target) throw notFound(collection, ifMatch);
+    const id = await this.singleId(target, match, collection, address, ifMatch);
+    // Under a schema the item as it will be must follow it: read, check, write at that revision.
+    if (this.schema.applies(target))
+      return this.changeAtRevision(principal, collection, target, id, match, ownerField, ifMatch, {
+        after: (current) => afterSet(current, values),
+        write: (atRead, now) => this.items.updateById(target, id, atRead, values, now),
       });
+    return this.writes.run(writeKey(target.physical, id), async () => {
+      const change = await this.itemEvents.beginUpdate(principal, collection, [id], ownerField);
+      const conditional = { ...match, revision: revisionCondition(ifMatch) };
+      let updated: Awaited<ReturnType<ItemsRepository['updateByIdWithPrior']>>;
+      try {
+        updated = await this.items.updateByIdWithPrior(target, id, conditional, values, new Date());
+        if (updated === DUPLICATE)
+          throw new DuplicateItemError(
+            'A unique index of the collection refuses the new values; nothing was changed.',
+          );
+        // The item stopped matching (or was deleted, or moved past If-Match) since the lookup.
+        if (!updated) throw await this.notWritten(target, id, match, collection, ifMatch);
+      } catch (error) {
+        await change.failed(error);
+        throw error;
+      }
+      const json = toItemJson(updated.after);
+      await change.commit({ after: [json], before: [updated.before] });
+      // No schema: nothing to warn of.
+      return { item: updated.after, json, warnings: [] };
     });
   }
 
@@ -162,11 +162,7 @@ export class ItemWritesService {
     await this.removeOne(principal, collection, null, request, ifMatch);
   }
 
-  /**
-   * One write unit: the collection's registry entry read once, through its move gate → the one
-   * item selected → record the feed's intent → delete (conditional) → record the event; then the
-   * item's uniqueField claim goes back.
-   */
+  /** One write unit: the collection's registry entry read once, through its move gate → `removeIn`. */
   private async removeOne(
     principal: CustomerPrincipal,
     collection: string,
@@ -174,31 +170,46 @@ export class ItemWritesService {
     request: ItemRemovalRequest,
     ifMatch: IfMatch,
   ): Promise<void> {
-    const { ownerField } = request;
-    const match = itemMatchOf(principal, ownerField, address, request.conditions);
-    await this.collections.write(principal, collection, async (target) => {
-      if (!target) throw notFound(collection, ifMatch);
-      const id = await this.singleId(target, match, collection, address, ifMatch);
-      await this.writes.run(writeKey(target.physical, id), async () => {
-        const change = await this.itemEvents.beginDelete(
-          principal,
-          collection,
-          target,
-          [id],
-          ownerField,
-        );
-        try {
-          const conditional = { ...match, revision: revisionCondition(ifMatch) };
-          if (!(await this.items.deleteById(target, id, conditional)))
-            throw await this.notWritten(target, id, match, collection, ifMatch);
-        } catch (error) {
-          await change.failed(error);
-          throw error;
-        }
-        await change.commit([id]);
-      });
-      await this.uniqueValues.releaseItem(target, id);
+    const match = itemMatchOf(principal, request.ownerField, address, request.conditions);
+    await this.collections.write(principal, collection, (target) =>
+      this.removeIn(principal, collection, target, address, match, request.ownerField, ifMatch),
+    );
+  }
+
+  /**
+   * The one item selected in `target`, deleted: record the feed's intent → delete (conditional)
+   * → record the event; then its uniqueField claim goes back.
+   */
+  private async removeIn(
+    principal: CustomerPrincipal,
+    collection: string,
+    target: RegisteredCollection | null,
+    address: ItemAddress,
+    match: ItemMatch,
+    ownerField: string,
+    ifMatch: IfMatch,
+  ): Promise<void> {
+    if (!target) throw notFound(collection, ifMatch);
+    const id = await this.singleId(target, match, collection, address, ifMatch);
+    await this.writes.run(writeKey(target.physical, id), async () => {
+      const change = await this.itemEvents.beginDelete(
+        principal,
+        collection,
+        target,
+        [id],
+        ownerField,
+      );
+      try {
+        const conditional = { ...match, revision: revisionCondition(ifMatch) };
+        if (!(await this.items.deleteById(target, id, conditional)))
+          throw await this.notWritten(target, id, match, collection, ifMatch);
+      } catch (error) {
+        await change.failed(error);
+        throw error;
+      }
+      await change.commit([id]);
     });
+    await this.uniqueValues.releaseItem(target, id);
   }
 
   /**
