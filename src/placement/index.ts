@@ -8,7 +8,7 @@ export {
   type FeedLocation,
 } from './tenant-placements.service';
 export { MoveWriteMarkers } from './move-write-markers.repository';
-export { MoveGate } from './move-gate';
+export { MoveGate, type MovePassage } from './move-gate';
 export {
   CATCH_UP_PASSES,
   CHANGE_MARKER_MARGIN_MS,

@@ -23,7 +23,7 @@ class Markers {
 type State = 'still' | 'copying' | 'paused';
 
 /** A gate over named things whose state a test sets: cached, and afresh (what a move changed). */
-class TestGate extends MoveGate<string> {
+class TestGate extends MoveGate<string, State> {
   readonly cached = new Map<string, State>();
   readonly fresh = new Map<string, State | Error>();
   freshReads = 0;
@@ -36,10 +36,14 @@ class TestGate extends MoveGate<string> {
     return Promise.resolve((this.cached.get(key) ?? 'still') === 'still' ? null : `target:${key}`);
   }
 
-  protected pausedNow(key: string): Promise<boolean> {
+  protected readNow(key: string): Promise<State> {
     this.freshReads += 1;
     const state = this.fresh.get(key) ?? this.cached.get(key) ?? 'still';
-    return state instanceof Error ? Promise.reject(state) : Promise.resolve(state === 'paused');
+    return state instanceof Error ? Promise.reject(state) : Promise.resolve(state);
+  }
+
+  protected pausedIn(now: State): boolean {
+    return now === 'paused';
   }
 
   protected refusal(key: string): Error {
@@ -69,6 +73,20 @@ describe('MoveGate', () => {
     expect(g.freshReads).toBe(1);
     await g.leave(marker);
     expect(markers.live.size).toBe(0);
+  });
+
+  it('hands the write the state it read afresh after its marker, the one the write goes on with', async () => {
+    const { gate: g, markers } = gate();
+    // The cache says copying; the move has gone on since (the write must not use the cache).
+    g.cached.set('a', 'copying');
+    g.fresh.set('a', 'still');
+    const passage = await g.pass('a');
+    expect(passage).toEqual({ marker: expect.any(String) as string, now: 'still' });
+    expect(g.freshReads).toBe(1);
+    await g.leave(passage.marker);
+    expect(markers.live.size).toBe(0);
+    expect(await g.pass('b')).toEqual({ marker: null });
+    expect(g.freshReads).toBe(1);
   });
 
   it('refuses with its error when the fresh read finds the writes paused, leaving no marker', async () => {

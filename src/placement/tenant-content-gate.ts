@@ -3,7 +3,7 @@ import type { Tenant } from '../common/tenancy/namespace';
 import { MoveGate } from './move-gate';
 import { MoveWriteMarkers } from './move-write-markers.repository';
 import { FeedMovingError } from './placement.errors';
-import { TenantPlacements } from './tenant-placements.service';
+import { TenantPlacements, type FeedLocation } from './tenant-placements.service';
 
 /** The marker target of writes to a tenant's cluster-database content (feed, deliveries, records). */
 export function feedWriteTarget(tenantDatabase: string): string {
@@ -17,7 +17,7 @@ export function feedWriteTarget(tenantDatabase: string): string {
  * a move it costs a cached placement lookup; while they are paused, 503 FEED_MOVING.
  */
 @Injectable()
-export class TenantContentGate extends MoveGate<Tenant> {
+export class TenantContentGate extends MoveGate<Tenant, FeedLocation> {
   constructor(
     private readonly placements: TenantPlacements,
     markers: MoveWriteMarkers,
@@ -30,8 +30,12 @@ export class TenantContentGate extends MoveGate<Tenant> {
     return feedWriteTarget(this.placements.databaseOf(tenant));
   }
 
-  protected async pausedNow(tenant: Tenant): Promise<boolean> {
-    return (await this.placements.feedOf(tenant, { fresh: true })).moving?.phase === 'paused';
+  protected readNow(tenant: Tenant): Promise<FeedLocation> {
+    return this.placements.feedOf(tenant, { fresh: true });
+  }
+
+  protected pausedIn(feed: FeedLocation): boolean {
+    return feed.moving?.phase === 'paused';
   }
 
   protected refusal(): Error {

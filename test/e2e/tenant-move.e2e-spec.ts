@@ -284,9 +284,20 @@ describe('moving a tenant', () => {
     const write = (n: number) =>
       one.http().post('/data/gated').set(key).send({ item: { n } }).expect(200);
     await write(0);
-    // What a move's announcement does to them, without a move that would pause or switch them.
     const tenant = { kind: 'user' as const, id: user.subject };
     const registry = one.app.get(CollectionRegistryRepository);
+    // Outside a move a write looks its entry up once, in the cache the gate decides on (twice
+    // when the gate looked before the write's own lookup).
+    const cachedLookups = jest.spyOn(registry, 'cached');
+    const lookups = jest.spyOn(registry, 'find');
+    try {
+      await write(0.5);
+      expect(cachedLookups.mock.calls.length + lookups.mock.calls.length).toBe(1);
+    } finally {
+      cachedLookups.mockRestore();
+      lookups.mockRestore();
+    }
+    // What a move's announcement does to them, without a move that would pause or switch them.
     const placements = one.app.get(TenantPlacements);
     const moving = { move: 'by-hand', to: 'b', phase: 'copying' as const };
     expect(
@@ -309,9 +320,9 @@ describe('moving a tenant', () => {
       const feeds = jest.spyOn(one.app.get(TenantPlacementsRepository), 'find');
       try {
         await write(2);
-        // The collection: the gate's look after its marker, and the write's own (3 when the
-        // gate's first look read it afresh too).
-        expect(entries.mock.calls.length).toBeLessThanOrEqual(2);
+        // The collection: the gate's look after its marker, which the write goes on with (2 when
+        // the write looked it up again itself, 3 when the gate's first look read it afresh too).
+        expect(entries.mock.calls.length).toBe(1);
         // The feed: the gate's look after its marker, and where the intent and the events go.
         expect(feeds.mock.calls.length).toBeLessThanOrEqual(3);
       } finally {
@@ -329,6 +340,62 @@ describe('moving a tenant', () => {
       if (entry) await registry.endMove(entry.id, moving.move);
       await placements.setFeedMoving(tenant, null);
     }
+  });
+
+  it('answers a write to a paused collection as it would after the pause when that answer needs no write: a bad body 400, a stored Idempotency-Key its replay; a valid write 503', async () => {
+    const user = await createUser(one, { region: 'eu' });
+    const key = { 'X-Api-Key': user.apiKey };
+    const replayed = { ...key, 'Idempotency-Key': 'paused-k1' };
+    const first = await one
+      .http()
+      .post('/data/paused')
+      .set(replayed)
+      .send({ item: { n: 1 } })
+      .expect(200);
+    // The collection's writes paused by hand, as a move pauses them before its last compare.
+    const tenant = { kind: 'user' as const, id: user.subject };
+    const registry = one.app.get(CollectionRegistryRepository);
+    const placements = one.app.get(TenantPlacements);
+    const move = 'paused-by-hand';
+    await registry.announceMove(tenant, move, {
+      cluster: 'b',
+      database: placements.databaseOf(tenant),
+    });
+    const [entry] = await registry.movedBy(move);
+    try {
+      expect(await registry.setMovePhase((entry as { id: string }).id, move, 'paused')).toBe(true);
+      // A body the validation pipe refuses: its 400, which it gets after the pause too.
+      expectProblem(
+        await one.http().post('/data/paused').set(key).send({ item: 'not an object' }),
+        400,
+        'VALIDATION_FAILED',
+      );
+      // A repeated Idempotency-Key: the stored answer, replayed without a write.
+      const again = await one
+        .http()
+        .post('/data/paused')
+        .set(replayed)
+        .send({ item: { n: 1 } })
+        .expect(200);
+      expect(again.body).toEqual(first.body);
+      // A write that would write: refused until the pause ends, leaving no marker.
+      const refused = await one
+        .http()
+        .post('/data/paused')
+        .set(key)
+        .send({ item: { n: 2 } });
+      expectProblem(refused, 503, 'COLLECTION_MOVING');
+      expect(refused.headers['retry-after']).toBe('1');
+      expect(await one.connection.collection('move_writes').countDocuments()).toBe(0);
+    } finally {
+      if (entry) await registry.endMove(entry.id, move);
+    }
+    await one
+      .http()
+      .post('/data/paused')
+      .set(key)
+      .send({ item: { n: 2 } })
+      .expect(200);
   });
 
   it('refuses what cannot be moved, naming why', async () => {

@@ -72,8 +72,8 @@ export class CollectionRegistryRepository implements OnModuleInit {
 
   /**
    * The entry of a name as this instance has it (read when it has none, like `find`), even one
-   * being moved: a move gate's first look, which reads the entry afresh itself once its write is
-   * marked.
+   * being moved: a write's one lookup, which its move gate (CollectionWriteGate) decides on and,
+   * for an entry being moved, reads afresh once the write is marked.
    */
   async cached(tenant: Tenant, branch: string, name: string): Promise<RegisteredCollection | null> {
     const key = CollectionRegistryRepository.key(tenant, branch, name);

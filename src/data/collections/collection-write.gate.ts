@@ -1,37 +1,32 @@
-import {
-  Injectable,
-  type CallHandler,
-  type ExecutionContext,
-  type NestInterceptor,
-} from '@nestjs/common';
-import { defer, finalize, mergeMap, type Observable } from 'rxjs';
-import {
-  tenantOf,
-  type CustomerPrincipal,
-  type RequestWithPrincipal,
-  type Tenant,
-} from '../../auth';
-import { onWriteRoutes } from '../../common/http/write-routes';
+import { Injectable } from '@nestjs/common';
+import type { Tenant } from '../../auth';
 import { CollectionMovingError } from '../data.errors';
-import { CollectionRegistryRepository } from './collection-registry.repository';
+import {
+  CollectionRegistryRepository,
+  type RegisteredCollection,
+} from './collection-registry.repository';
 import { MoveGate, MoveWriteMarkers } from '../../placement';
 
-/** A collection, as a write names it. */
-interface CollectionAddress {
+/** A collection, as a write names it, with its registry entry as the write read it (cached). */
+interface GatedCollection {
   tenant: Tenant;
   branch: string;
   name: string;
+  entry: RegisteredCollection | null;
 }
 
 /**
- * The move gate (MoveGate) of a collection, on every write route of `/data/{collection}…` and
- * around the writes no route names (imports, the expiry sweep). Outside a move it costs nothing:
- * the entry comes from the registry cache the handler reads too. While the collection is being
- * moved, a write marks itself under the collection's registry id; while its writes are paused,
- * 503 COLLECTION_MOVING (CollectionMover pauses, compares and switches).
+ * The move gate (MoveGate) of a collection, which every write of its items, indexes and rules
+ * passes once (a batch once for all its items), in the service that writes: the write reads the
+ * registry entry once, from this instance's cache, and the gate decides from that entry. Outside
+ * a move it costs nothing more. While the collection is being moved, the write marks itself under
+ * the collection's registry id and reads the entry afresh; that fresh entry is the one the write
+ * goes on with (its location changes when the move switches it). While its writes are paused,
+ * 503 COLLECTION_MOVING (CollectionMover pauses, compares and switches). A collection that does
+ * not exist yet has nothing to move: no marker.
  */
 @Injectable()
-export class CollectionWriteGate extends MoveGate<CollectionAddress> implements NestInterceptor {
+export class CollectionWriteGate extends MoveGate<GatedCollection, RegisteredCollection | null> {
   constructor(
     private readonly registry: CollectionRegistryRepository,
     markers: MoveWriteMarkers,
@@ -39,53 +34,38 @@ export class CollectionWriteGate extends MoveGate<CollectionAddress> implements 
     super(markers);
   }
 
-  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    return this.gated(context.switchToHttp().getRequest<RequestWithPrincipal>(), next.handle());
+  /**
+   * Runs `write` of the collection `name` with its registry entry (null: there is none), read
+   * once and passed through the gate; the marker, if any, goes when the write is done or failed.
+   */
+  async write<T>(
+    tenant: Tenant,
+    branch: string,
+    name: string,
+    write: (entry: RegisteredCollection | null) => Promise<T>,
+  ): Promise<T> {
+    const cached = await this.registry.cached(tenant, branch, name);
+    const passage = await this.pass({ tenant, branch, name, entry: cached });
+    try {
+      return await write(passage.marker === null ? cached : passage.now);
+    } finally {
+      await this.leave(passage.marker);
+    }
   }
 
-  /** `answered` (a request's handling) behind the gate of the collection its route names. */
-  gated(req: RequestWithPrincipal, answered: Observable<unknown>): Observable<unknown> {
-    const principal = req.principal;
-    const name = (req.params as Record<string, string | undefined>).collection;
-    if (!principal || principal.kind === 'operator' || name === undefined) return answered;
-    const address = { tenant: tenantOf(principal), branch: principal.branch, name };
-    return defer(() => this.enter(address)).pipe(
-      mergeMap((marker) =>
-        marker === null ? answered : answered.pipe(finalize(() => void this.leave(marker))),
-      ),
-    );
-  }
-
-  /** Runs a write of `name` that no route names (an import's): the same gate, around it. */
-  around<T>(principal: CustomerPrincipal, name: string, write: () => Promise<T>): Promise<T> {
-    return this.through({ tenant: tenantOf(principal), branch: principal.branch, name }, write);
-  }
-
-  /** `around` for a write no request makes (the expiry sweep's), in a namespace. */
-  aroundIn<T>(tenant: Tenant, branch: string, name: string, write: () => Promise<T>): Promise<T> {
-    return this.through({ tenant, branch, name }, write);
-  }
-
-  protected async movingTarget({
-    tenant,
-    branch,
-    name,
-  }: CollectionAddress): Promise<string | null> {
-    const entry = await this.registry.cached(tenant, branch, name);
+  protected movingTarget({ entry }: GatedCollection): string | null {
     return entry?.moving ? entry.id : null;
   }
 
-  protected async pausedNow({ tenant, branch, name }: CollectionAddress): Promise<boolean> {
-    const now = await this.registry.find(tenant, branch, name, { fresh: true });
+  protected readNow({ tenant, branch, name }: GatedCollection) {
+    return this.registry.find(tenant, branch, name, { fresh: true });
+  }
+
+  protected pausedIn(now: RegisteredCollection | null): boolean {
     return now?.moving?.phase === 'paused';
   }
 
-  protected refusal({ name }: CollectionAddress): Error {
+  protected refusal({ name }: GatedCollection): Error {
     return new CollectionMovingError(name);
   }
-}
-
-/** CollectionWriteGate on every write route of a data controller. */
-export function MovableCollectionWrites(): ClassDecorator {
-  return onWriteRoutes(CollectionWriteGate);
 }

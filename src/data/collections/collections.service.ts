@@ -9,6 +9,7 @@ import {
   type RegisteredCollection,
 } from './collection-registry.repository';
 import { CollectionDropsService } from './collection-drops.service';
+import { CollectionWriteGate } from './collection-write.gate';
 import { ItemEvents } from '../items/item-events';
 import { COLLECTION_NAME_PATTERN } from '../query/data.constants';
 import { TenantStorage, type IndexInfo } from '../storage/tenant-storage';
@@ -36,6 +37,7 @@ export class CollectionsService {
     private readonly drops: CollectionDropsService,
     private readonly events: ItemEvents,
     private readonly placements: TenantPlacements,
+    private readonly gate: CollectionWriteGate,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -92,13 +94,45 @@ export class CollectionsService {
     return this.registry.find(tenantOf(principal), principal.branch, name);
   }
 
-  /** The caller's collection, created (registered) on first write within the quota. */
+  /**
+   * A write unit's collection: `write` runs with the caller's collection (null: there is none),
+   * its registry entry read once and passed through the move gate (CollectionWriteGate) once.
+   */
+  write<T>(
+    principal: CustomerPrincipal,
+    name: string,
+    write: (entry: RegisteredCollection | null) => Promise<T>,
+  ): Promise<T> {
+    return this.gate.write(tenantOf(principal), principal.branch, name, write);
+  }
+
+  /** `write`, the collection registered first (within the quota) when there is none. */
+  writeCreating<T>(
+    principal: CustomerPrincipal,
+    name: string,
+    write: (entry: RegisteredCollection) => Promise<T>,
+  ): Promise<T> {
+    return this.write(principal, name, async (found) =>
+      write(found ?? (await this.register(principal, name))),
+    );
+  }
+
+  /**
+   * The caller's collection, created (registered) within the quota when there is none: for what
+   * writes no item, index or rule of it (an import's manifest), so passes no move gate.
+   */
   async findOrCreate(principal: CustomerPrincipal, name: string): Promise<RegisteredCollection> {
-    const found = await this.find(principal, name);
-    if (found) return found;
+    return (await this.find(principal, name)) ?? this.register(principal, name);
+  }
+
+  /**
+   * Registers the caller's collection within the quota, with its `created` event; the entry of a
+   * concurrent registration of the name when there was one.
+   */
+  async register(principal: CustomerPrincipal, name: string): Promise<RegisteredCollection> {
     const max = this.config.limits.maxCollections;
     const tenant = tenantOf(principal);
-    const entry = await this.events.collectionCreated(principal, name, async () => {
+    return this.events.collectionCreated(principal, name, async () => {
       const registered = await this.registry.register(
         tenant,
         principal.branch,
@@ -109,7 +143,6 @@ export class CollectionsService {
       if (!registered) throw new CollectionQuotaExceededError(max);
       return registered;
     });
-    return entry;
   }
 
   /**
@@ -137,8 +170,10 @@ export class CollectionsService {
       throw new ValidationFailedError([
         { field: 'If-Match', message: 'goes with a single-item write, not with a drop' },
       ]);
-    const dropped = await this.events.collectionDropped(principal, name, () =>
-      this.drops.drop(tenantOf(principal), principal.branch, name),
+    const dropped = await this.write(principal, name, () =>
+      this.events.collectionDropped(principal, name, () =>
+        this.drops.drop(tenantOf(principal), principal.branch, name),
+      ),
     );
     if (!dropped) throw new CollectionNotFoundError(name);
   }

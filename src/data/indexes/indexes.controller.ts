@@ -21,12 +21,10 @@ import {
 } from './dto/data-index.dto';
 import { IndexesService } from './indexes.service';
 import { IdempotentWrites } from '../../idempotency';
-import { MovableCollectionWrites } from '../collections/collection-write.gate';
 
 /** Native indexes of a tenant collection; root and team keys only. */
 @ApiTags('data')
 @IdempotentWrites()
-@MovableCollectionWrites()
 @Controller('data')
 @Auth('root', 'team')
 export class IndexesController {

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { CustomerPrincipal } from '../../auth';
 import { DUPLICATE } from '../../common/mongo/duplicate';
 import { APP_CONFIG, type AppConfig } from '../../config';
+import type { RegisteredCollection } from '../collections/collection-registry.repository';
 import { CollectionsService } from '../collections/collections.service';
 import type { IndexRequest } from '../query/index-requests';
 import {
@@ -63,8 +64,13 @@ export class IndexesService {
     collection: string,
     request: IndexRequest,
   ): Promise<IndexInfo> {
+    return this.collections.writeCreating(principal, collection, (target) =>
+      this.createIn(target, request),
+    );
+  }
+
+  private async createIn(target: RegisteredCollection, request: IndexRequest): Promise<IndexInfo> {
     const { name, fields, unique } = request;
-    const target = await this.collections.findOrCreate(principal, collection);
     const existing = await this.storage.listIndexes(target);
     const byName = existing.find((i) => i.name === name);
     if (byName) {
@@ -104,11 +110,12 @@ export class IndexesService {
 
   async remove(principal: CustomerPrincipal, collection: string, name: string): Promise<void> {
     if (name === '_id_') throw new ProtectedIndexError();
-    const target = await this.collections.find(principal, collection);
-    const existing = target ? await this.storage.listIndexes(target) : [];
-    if (!target || !existing.some((i) => i.name === name))
-      throw new IndexNotFoundError(collection, name);
-    await this.storage.dropIndex(target, name);
-    await this.slots.release(target.physical, name);
+    await this.collections.write(principal, collection, async (target) => {
+      const existing = target ? await this.storage.listIndexes(target) : [];
+      if (!target || !existing.some((i) => i.name === name))
+        throw new IndexNotFoundError(collection, name);
+      await this.storage.dropIndex(target, name);
+      await this.slots.release(target.physical, name);
+    });
   }
 }

@@ -4,7 +4,6 @@ import { Auth, CurrentPrincipal, type CustomerPrincipal } from '../../auth';
 import { ProblemDto } from '../../common/errors';
 import { Reply } from '../../common/http/reply';
 import { IdempotentWrites } from '../../idempotency';
-import { ItemWriteRoutes } from './item-writes.interceptor';
 import { answerWarnings } from '../rules/schema/schema-warnings';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import { CollectionNamePipe } from '../collections/collection-name.pipe';
@@ -18,7 +17,6 @@ import { ItemBatchesService } from './item-batches.service';
 /** `/data/{collection}/bulk`: many creates in one request. */
 @ApiTags('data')
 @IdempotentWrites()
-@ItemWriteRoutes()
 @Controller('data')
 @Auth('root', 'sub', 'team')
 export class BulkController {

@@ -27,7 +27,6 @@ import type { Request } from 'express';
 import { Auth, AuthHeadersFirst, CurrentPrincipal, type CustomerPrincipal } from '../../auth';
 import { ProblemDto } from '../../common/errors';
 import { IdempotentWrites } from '../../idempotency';
-import { ItemWriteRoutes } from './item-writes.interceptor';
 import { answerWarnings } from '../rules/schema/schema-warnings';
 import { IfMatchHeader } from '../../common/http/conditional';
 import type { IfMatch } from '../../common/http/etag';
@@ -78,7 +77,6 @@ const ITEM_CREATED_HEADER = 'X-Item-Created';
 @ApiTags('data')
 @ApiExtraModels(DataItemDto, ProjectedDataItemDto, UpdateManyResultDto)
 @IdempotentWrites()
-@ItemWriteRoutes()
 @Controller('data')
 export class CollectionItemsController {
   private readonly budget: JsonBudget;
@@ -242,13 +240,13 @@ export class CollectionItemsController {
       );
       return answerWarnings(Reply.of<UpdateManyResultDto | DataItemDto>(value), warnings);
     }
-    const { value: item, warnings } = await this.writes.updateWhere(
+    const { item, json, warnings } = await this.writes.updateWhere(
       principal,
       collection,
       request,
       ifMatch,
     );
-    return answerWarnings(Reply.written(itemETag(item), toItemJson(item)), warnings);
+    return answerWarnings(Reply.written(itemETag(item), json), warnings);
   }
 
   /**

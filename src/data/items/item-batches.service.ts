@@ -15,7 +15,9 @@ import type { BulkItemInput, ItemChangeRequest, ItemRemovalRequest } from '../qu
 import { DuplicateItemError } from '../data.errors';
 import { ItemsRepository } from './items.repository';
 import { assertOwnerFieldKept, ownerScopeOf } from './item-scope';
-import { ItemsService } from './items.service';
+import { ItemsService, newItemOf, type NewItem } from './items.service';
+import { toItemJson } from './dto/data-item.dto';
+import type { RegisteredCollection } from '../collections/collection-registry.repository';
 import { ItemEvents } from './item-events';
 import { UniqueValuesService } from './unique/unique-values.service';
 import type { NativeCollection, StoredItem } from '../storage/tenant-storage';
@@ -52,50 +54,86 @@ export class ItemBatchesService {
     private readonly checked: CheckedUpdates,
   ) {}
 
+  /**
+   * POST /data/{c}/bulk: one write unit for all its items. Each item is checked first (owner,
+   * uniqueField value: a failure is that item's result); then, when any item is left, the
+   * collection's registry entry is read once and passes its move gate once, and the items are
+   * created in it (ItemsService.createIn), BULK_CONCURRENCY at a time.
+   */
   async createMany(
     principal: CustomerPrincipal,
     collection: string,
     inputs: BulkItemInput[],
   ): Promise<BulkItemResult[]> {
     const results: BulkItemResult[] = new Array<BulkItemResult>(inputs.length);
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      while (next < inputs.length) {
-        const index = next++;
-        const input = inputs[index] as BulkItemInput;
-        results[index] = await this.createOne(principal, collection, index, input);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(BULK_CONCURRENCY, inputs.length) }, worker));
+    const checked: { index: number; item: NewItem }[] = [];
+    inputs.forEach((input, index) => {
+      if ('refused' in input)
+        results[index] = { index, status: input.refused.status, error: input.refused.members() };
+      else
+        try {
+          checked.push({ index, item: newItemOf(principal, input.request) });
+        } catch (error) {
+          results[index] = failureOf(index, error);
+        }
+    });
+    if (checked.length > 0)
+      await this.collections.write(principal, collection, (found) =>
+        this.createChecked(principal, collection, found, checked, results),
+      );
     // The database failed every item: that is the request's answer (503 with Retry-After).
     if (results.every((r) => r.status === 503)) throw new DatabaseUnavailableError();
     return results;
   }
 
+  /** Creates the checked items in the collection `found` (registered first when null). */
+  private async createChecked(
+    principal: CustomerPrincipal,
+    collection: string,
+    found: RegisteredCollection | null,
+    checked: readonly { index: number; item: NewItem }[],
+    results: BulkItemResult[],
+  ): Promise<void> {
+    let target: RegisteredCollection;
+    try {
+      target = found ?? (await this.collections.register(principal, collection));
+    } catch (error) {
+      // Every item would have met the same refusal (the quota, the database).
+      for (const { index } of checked) results[index] = failureOf(index, error);
+      return;
+    }
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < checked.length) {
+        const { index, item } = checked[next++] as { index: number; item: NewItem };
+        results[index] = await this.createOne(principal, collection, target, index, item);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(BULK_CONCURRENCY, checked.length) }, worker));
+  }
+
   private async createOne(
     principal: CustomerPrincipal,
     collection: string,
+    target: RegisteredCollection,
     index: number,
-    input: BulkItemInput,
+    item: NewItem,
   ): Promise<BulkItemResult> {
-    if ('refused' in input)
-      return { index, status: input.refused.status, error: input.refused.members() };
     try {
-      const { item, warnings } = await this.single.create(principal, collection, input.request);
+      const { item: created, warnings } = await this.single.createIn(
+        principal,
+        collection,
+        target,
+        item,
+      );
       return {
         index,
         status: 200,
-        _id: item._id,
+        _id: created._id,
         ...(warnings.length > 0 ? { warnings } : {}),
       };
     } catch (error) {
-      if (error instanceof DomainError)
-        return { index, status: error.status, error: error.members() };
-      if (isDatabaseUnavailable(error)) {
-        const unavailable = new DatabaseUnavailableError();
-        return { index, status: unavailable.status, error: unavailable.members() };
-      }
-      throw error;
+      return failureOf(index, error);
     }
   }
 
@@ -111,20 +149,22 @@ export class ItemBatchesService {
       scope: ownerScopeOf(principal, request.ownerField),
       conditions: request.conditions,
     };
-    const target = await this.collections.find(principal, collection);
-    if (!target) return { value: { matched: 0, modified: 0 }, warnings: [] };
-    if (this.schema.applies(target))
-      return this.checked.updateMany(principal, collection, target, match, request);
-    const now = new Date();
-    const result = this.itemEvents.enabled
-      ? await this.updateInRounds(principal, collection, target, match, request, now)
-      : await this.items.updateMatching(target, match, request.values, now);
-    if (result === DUPLICATE)
-      throw new DuplicateItemError(
-        'A unique index of the collection refuses the new values of a matching item; the items written before it keep their new values (MongoDB writes them one by one).',
-      );
-    // No schema: nothing to warn of.
-    return { value: result, warnings: [] };
+    // One write unit: the collection read once and gated once for every round.
+    return this.collections.write(principal, collection, async (target) => {
+      if (!target) return { value: { matched: 0, modified: 0 }, warnings: [] };
+      if (this.schema.applies(target))
+        return this.checked.updateMany(principal, collection, target, match, request);
+      const now = new Date();
+      const result = this.itemEvents.enabled
+        ? await this.updateInRounds(principal, collection, target, match, request, now)
+        : await this.items.updateMatching(target, match, request.values, now);
+      if (result === DUPLICATE)
+        throw new DuplicateItemError(
+          'A unique index of the collection refuses the new values of a matching item; the items written before it keep their new values (MongoDB writes them one by one).',
+        );
+      // No schema: nothing to warn of.
+      return { value: result, warnings: [] };
+    });
   }
 
   /**
@@ -181,7 +221,9 @@ export class ItemBatchesService {
         throw error;
       }
       await change.commit({
-        after: written.filter((item) => item._updatedAt.getTime() === now.getTime()),
+        after: written
+          .filter((item) => item._updatedAt.getTime() === now.getTime())
+          .map((item) => toItemJson(item)),
         before,
       });
       if (outcome === DUPLICATE) return DUPLICATE;
@@ -208,11 +250,12 @@ export class ItemBatchesService {
       scope: ownerScopeOf(principal, request.ownerField),
       conditions: request.conditions,
     };
-    const target = await this.collections.find(principal, collection);
-    if (!target) return { deleted: 0 };
-    return {
-      deleted: await this.deleteMatching(principal, collection, target, match, request.ownerField),
-    };
+    // One write unit: the collection read once and gated once for every round.
+    return this.collections.write(principal, collection, async (target) => ({
+      deleted: target
+        ? await this.deleteMatching(principal, collection, target, match, request.ownerField)
+        : 0,
+    }));
   }
 
   /**
@@ -280,6 +323,16 @@ export class ItemBatchesService {
     for (const id of ids) if (await this.items.deleteById(target, id, match)) gone.push(id);
     return gone;
   }
+}
+
+/** One item's failure as its result: a refusal, or the database failing; anything else throws. */
+function failureOf(index: number, error: unknown): BulkItemResult {
+  if (error instanceof DomainError) return { index, status: error.status, error: error.members() };
+  if (isDatabaseUnavailable(error)) {
+    const unavailable = new DatabaseUnavailableError();
+    return { index, status: unavailable.status, error: unavailable.members() };
+  }
+  throw error;
 }
 
 /** If-Match names one representation: a write of many items has none to name. */

@@ -24,7 +24,6 @@ import {
 import { Auth, AuthHeadersFirst, CurrentPrincipal, type CustomerPrincipal } from '../../auth';
 import { ProblemDto } from '../../common/errors';
 import { IdempotentWrites } from '../../idempotency';
-import { ItemWriteRoutes } from './item-writes.interceptor';
 import { answerWarnings } from '../rules/schema/schema-warnings';
 import { IfMatchHeader } from '../../common/http/conditional';
 import type { IfMatch } from '../../common/http/etag';
@@ -61,7 +60,6 @@ import { ItemsService } from './items.service';
 /** `/data/{collection}/{indexName}/{indexValue}`, the one item a field value selects. */
 @ApiTags('data')
 @IdempotentWrites()
-@ItemWriteRoutes()
 @Controller('data')
 export class ItemByValueController {
   private readonly budget: JsonBudget;
@@ -147,7 +145,7 @@ export class ItemByValueController {
     @IfMatchHeader() ifMatch: IfMatch,
   ): Promise<Reply<DataItemDto>> {
     const request = toItemChangeRequest(body, this.budget, this.filterLimits);
-    const { value: item, warnings } = await this.writes.update(
+    const { item, json, warnings } = await this.writes.update(
       principal,
       collection,
       indexName,
@@ -155,7 +153,7 @@ export class ItemByValueController {
       request,
       ifMatch,
     );
-    return answerWarnings(Reply.written(itemETag(item), toItemJson(item)), warnings);
+    return answerWarnings(Reply.written(itemETag(item), json), warnings);
   }
 
   /** Deletes the one matching item (the body is optional). */
@@ -232,7 +230,7 @@ export class ItemByValueController {
   ): Promise<Reply<DataItemDto>> {
     const operation = parseArrayOperation({ ...body }, this.budget);
     const ownerField = ownerFieldOf(body.authField);
-    const { value: item, warnings } = await this.writes.applyArrayOperation(
+    const { item, json, warnings } = await this.writes.applyArrayOperation(
       principal,
       collection,
       { indexName, indexValue },
@@ -240,6 +238,6 @@ export class ItemByValueController {
       operation,
       ifMatch,
     );
-    return answerWarnings(Reply.written(itemETag(item), toItemJson(item)), warnings);
+    return answerWarnings(Reply.written(itemETag(item), json), warnings);
   }
 }

@@ -34,9 +34,12 @@ export interface ItemChange<R> {
   failed(error: unknown): Promise<void>;
 }
 
-/** What an update commits: the items it wrote, and the items before when it read them. */
+/**
+ * What an update commits: the JSON of the items it wrote (toItemJson, made once per item by the
+ * writer, which answers it too), and the items before when it read them.
+ */
 export interface UpdatedItems {
-  after: readonly StoredItem[];
+  after: readonly DataItemDto[];
   before?: readonly StoredItem[];
 }
 
@@ -159,8 +162,8 @@ export class ItemEvents implements OnModuleInit {
   }
 
   /**
-   * Begins an update of the items `ids`: the caller writes, then commits the items it updated
-   * (`after`) and, when its write read them anyway, the items as they were (`before`); without
+   * Begins an update of the items `ids`: the caller writes, then commits the JSON of the items
+   * it updated (`after`) and, when its write read them anyway, the items as they were (`before`); without
    * them the events hold no prior, and live queries judge them by the item after alone.
    */
   async beginUpdate(
@@ -174,13 +177,7 @@ export class ItemEvents implements OnModuleInit {
       this.planned('updated', collection, ids, ownerField),
     );
     return itemChange(change, ({ after, before }) =>
-      this.recorded(
-        'updated',
-        collection,
-        after.map((item) => toItemJson(item)),
-        ownerField,
-        before,
-      ),
+      this.recorded('updated', collection, after, ownerField, before),
     );
   }
 

@@ -18,14 +18,16 @@ import type { ItemChangeRequest, ItemRemovalRequest } from '../query/data-reques
 import { dataBudget, guardDocument } from '../query/json-guard';
 import { type Guarded, type JsonBudget, type JsonObject } from '../../common/json';
 import { applyArrayOperation, type ArrayOperation } from './array-operations';
+import { toItemJson } from './dto/data-item.dto';
 import { ItemEvents } from './item-events';
 import { itemETag, revisionCondition, tagOf } from './item-revision';
 import { assertOwnerFieldKept, itemMatchOf, type ItemAddress } from './item-scope';
 import { ItemsRepository } from './items.repository';
+import type { WrittenItem } from './items.service';
+import type { RegisteredCollection } from '../collections/collection-registry.repository';
 import { UniqueValuesService } from './unique/unique-values.service';
 import type { NativeCollection, StoredItem } from '../storage/tenant-storage';
 import { SchemaEnforcement } from '../rules/schema/schema-enforcement';
-import type { Warned } from '../rules/schema/schema-warnings';
 import { afterSet } from '../rules/schema/after-set';
 import { MODIFY_ROUNDS, writeKey } from './item-write-queue';
 
@@ -62,7 +64,7 @@ export class ItemWritesService {
     indexValue: string,
     request: ItemChangeRequest,
     ifMatch: IfMatch = NO_PRECONDITION,
-  ): Promise<Warned<StoredItem>> {
+  ): Promise<WrittenItem> {
     return this.updateOne(principal, collection, { indexName, indexValue }, request, ifMatch);
   }
 
@@ -72,21 +74,42 @@ export class ItemWritesService {
     collection: string,
     request: ItemChangeRequest,
     ifMatch: IfMatch = NO_PRECONDITION,
-  ): Promise<Warned<StoredItem>> {
+  ): Promise<WrittenItem> {
     return this.updateOne(principal, collection, null, request, ifMatch);
   }
 
+  /**
+   * One write unit: authorise (the owner field a sub key keeps) → the collection's registry entry
+   * read once and passed through its move gate once → `updateIn`.
+   */
   private async updateOne(
     principal: CustomerPrincipal,
     collection: string,
     address: ItemAddress,
     request: ItemChangeRequest,
     ifMatch: IfMatch,
-  ): Promise<Warned<StoredItem>> {
-    const { values, ownerField } = request;
-    assertOwnerFieldKept(principal, values, ownerField);
-    const match = itemMatchOf(principal, ownerField, address, request.conditions);
-    const target = await this.collections.find(principal, collection);
+  ): Promise<WrittenItem> {
+    assertOwnerFieldKept(principal, request.values, request.ownerField);
+    const match = itemMatchOf(principal, request.ownerField, address, request.conditions);
+    return this.collections.write(principal, collection, (target) =>
+      this.updateIn(principal, collection, target, address, match, request, ifMatch),
+    );
+  }
+
+  /**
+   * The one item selected in `target`, updated: under a schema at the revision read and checked
+   * (changeAtRevision); otherwise record the feed's intent → write (conditional) → record the
+   * events → answer the item with its JSON, made once for both.
+   */
+  private async updateIn(
+    principal: CustomerPrincipal,
+    collection: string,
+    target: RegisteredCollection | null,
+    address: ItemAddress,
+    match: ItemMatch,
+    { values, ownerField }: ItemChangeRequest,
+    ifMatch: IfMatch,
+  ): Promise<WrittenItem> {
     if (!target) throw notFound(collection, ifMatch);
     const id = await this.singleId(target, match, collection, address, ifMatch);
     // Under a schema the item as it will be must follow it: read, check, write at that revision.
@@ -111,9 +134,10 @@ export class ItemWritesService {
         await change.failed(error);
         throw error;
       }
-      await change.commit({ after: [updated.after], before: [updated.before] });
+      const json = toItemJson(updated.after);
+      await change.commit({ after: [json], before: [updated.before] });
       // No schema: nothing to warn of.
-      return { value: updated.after, warnings: [] };
+      return { item: updated.after, json, warnings: [] };
     });
   }
 
@@ -138,6 +162,7 @@ export class ItemWritesService {
     await this.removeOne(principal, collection, null, request, ifMatch);
   }
 
+  /** One write unit: the collection's registry entry read once, through its move gate → `removeIn`. */
   private async removeOne(
     principal: CustomerPrincipal,
     collection: string,
@@ -145,9 +170,25 @@ export class ItemWritesService {
     request: ItemRemovalRequest,
     ifMatch: IfMatch,
   ): Promise<void> {
-    const { ownerField } = request;
-    const match = itemMatchOf(principal, ownerField, address, request.conditions);
-    const target = await this.collections.find(principal, collection);
+    const match = itemMatchOf(principal, request.ownerField, address, request.conditions);
+    await this.collections.write(principal, collection, (target) =>
+      this.removeIn(principal, collection, target, address, match, request.ownerField, ifMatch),
+    );
+  }
+
+  /**
+   * The one item selected in `target`, deleted: record the feed's intent → delete (conditional)
+   * → record the event; then its uniqueField claim goes back.
+   */
+  private async removeIn(
+    principal: CustomerPrincipal,
+    collection: string,
+    target: RegisteredCollection | null,
+    address: ItemAddress,
+    match: ItemMatch,
+    ownerField: string,
+    ifMatch: IfMatch,
+  ): Promise<void> {
     if (!target) throw notFound(collection, ifMatch);
     const id = await this.singleId(target, match, collection, address, ifMatch);
     await this.writes.run(writeKey(target.physical, id), async () => {
@@ -182,21 +223,22 @@ export class ItemWritesService {
     ownerField: string,
     operation: ArrayOperation,
     ifMatch: IfMatch = NO_PRECONDITION,
-  ): Promise<Warned<StoredItem>> {
+  ): Promise<WrittenItem> {
     const path = operation.field;
     assertOwnerFieldKept(principal, { [path.split('.')[0] as string]: true }, ownerField);
     const match = itemMatchOf(principal, ownerField, address, []);
-    const target = await this.collections.find(principal, collection);
-    if (!target) throw notFound(collection, ifMatch);
-    const id = await this.singleId(target, match, collection, address, ifMatch);
-    let holder = {} as Guarded<JsonObject>;
-    return this.changeAtRevision(principal, collection, target, id, match, ownerField, ifMatch, {
-      after: (current) => {
-        const value = applyArrayOperation(current, operation);
-        holder = guardDocument({ value }, 'value', this.budget);
-        return afterSet(current, { [path]: holder.value });
-      },
-      write: (atRead, now) => this.items.setFieldById(target, id, atRead, path, holder, now),
+    return this.collections.write(principal, collection, async (target) => {
+      if (!target) throw notFound(collection, ifMatch);
+      const id = await this.singleId(target, match, collection, address, ifMatch);
+      let holder = {} as Guarded<JsonObject>;
+      return this.changeAtRevision(principal, collection, target, id, match, ownerField, ifMatch, {
+        after: (current) => {
+          const value = applyArrayOperation(current, operation);
+          holder = guardDocument({ value }, 'value', this.budget);
+          return afterSet(current, { [path]: holder.value });
+        },
+        write: (atRead, now) => this.items.setFieldById(target, id, atRead, path, holder, now),
+      });
     });
   }
 
@@ -204,7 +246,8 @@ export class ItemWritesService {
    * A write of the item `id` computed from the item as read: `edit.after` gives the item as it
    * will be (checked against the collection's schema), `edit.write` makes the change under the
    * match and the revision read. A change in between (another instance) means reading again.
-   * Answers the item written with the warnings of its check.
+   * Answers the item written, its JSON (made once: its event carries it too) and the warnings of
+   * its check.
    */
   private async changeAtRevision(
     principal: CustomerPrincipal,
@@ -218,7 +261,7 @@ export class ItemWritesService {
       after: (current: StoredItem) => Record<string, unknown>;
       write: (atRead: ItemMatch, now: Date) => Promise<StoredItem | null | Duplicate>;
     },
-  ): Promise<Warned<StoredItem>> {
+  ): Promise<WrittenItem> {
     const byId: ItemMatch = {
       ...match,
       conditions: [{ kind: 'eq', path: '_id', anyOf: [id] }, ...match.conditions],
@@ -244,8 +287,9 @@ export class ItemWritesService {
           throw error;
         }
         // Not written at this revision: nothing changed, and no event.
-        await change.commit({ after: written === null ? [] : [written], before: [current] });
-        if (written) return { value: written, warnings };
+        const json = written === null ? null : toItemJson(written);
+        await change.commit({ after: json === null ? [] : [json], before: [current] });
+        if (written && json) return { item: written, json, warnings };
       }
       throw new WriteConflictError();
     });

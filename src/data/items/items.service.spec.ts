@@ -24,7 +24,8 @@ import type { ItemExpiry } from '../rules/expiry/item-expiry';
 import { ItemsService } from './items.service';
 import { FallbackWriteQueue } from '../../common/mongo/fallback-database';
 import { ItemWritesService } from './item-writes.service';
-import type { TenantPlacements } from '../../placement';
+import type { MoveWriteMarkers, TenantPlacements } from '../../placement';
+import { CollectionWriteGate } from '../collections/collection-write.gate';
 import { dataBudget, fieldPathProblem } from '../query/json-guard';
 import { isGuarded, isScalar } from '../../common/json';
 import type { UniqueClaimRepository } from './unique/unique-claim.repository';
@@ -83,6 +84,7 @@ function setup(feed: Partial<Record<keyof ItemEvents, unknown>> = {}) {
     };
   const entry = { name: 'c', physical: 'd_1', createdAt: new Date(), rules: {} };
   const registry = {
+    cached: record('registry.cached', entry),
     find: record('registry.find', entry),
     countFor: record('registry.countFor', 0),
     listFor: record('registry.listFor', [entry]),
@@ -135,6 +137,9 @@ function setup(feed: Partial<Record<keyof ItemEvents, unknown>> = {}) {
     {
       locate: () => Promise.resolve({ cluster: null, database: 'main' }),
     } as unknown as TenantPlacements,
+    // No collection here is being moved: the gate writes no marker (moves are tested on real
+    // databases, tenant-move e2e).
+    new CollectionWriteGate(registry, {} as MoveWriteMarkers),
     config,
   );
   const uniqueValues = new UniqueValuesService(claims, items);
@@ -285,6 +290,35 @@ describe('ItemsService behind the request mappers', () => {
     expect(seen.committed).toHaveLength(1);
     // One JSON of the item: the event's data is the answer's body.
     expect(seen.committed?.[0]).toBe(json);
+  });
+
+  it("commits an update's JSON as the answer carries it: made once for the event and the answer", async () => {
+    const seen: { committed?: { after: unknown[] } } = {};
+    const { api } = setup({
+      beginUpdate: () =>
+        Promise.resolve({
+          commit: (updated: { after: unknown[] }) => {
+            seen.committed = updated;
+            return Promise.resolve();
+          },
+          abandon: () => Promise.resolve(),
+          failed: () => Promise.resolve(),
+        }),
+    });
+    const { json } = await api.update(root, 'c', '_id', 'i1', { values: { a: 2 } });
+    expect(seen.committed?.after).toHaveLength(1);
+    expect(seen.committed?.after[0]).toBe(json);
+  });
+
+  it('reads the registry entry of a write once, from the cache the move gate decides on', async () => {
+    const { api, calls } = setup();
+    const lookups = () =>
+      calls.filter((c) => c.method.startsWith('registry.')).map((c) => c.method);
+    await api.create(root, 'c', { item: { a: 1 } });
+    expect(lookups()).toEqual(['registry.cached']);
+    await api.update(root, 'c', '_id', 'i1', { values: { a: 2 } });
+    await api.remove(root, 'c', '_id', 'i1', {});
+    expect(lookups()).toEqual(['registry.cached', 'registry.cached', 'registry.cached']);
   });
 
   it('counts from metadata only when the count is unconfined and unfiltered', async () => {

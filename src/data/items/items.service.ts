@@ -25,6 +25,7 @@ import { ItemsRepository } from './items.repository';
 import type { UniqueClaim } from './unique/unique-claim.repository';
 import { UniqueValuesService } from './unique/unique-values.service';
 import type { NativeCollection, StoredItem } from '../storage/tenant-storage';
+import type { RegisteredCollection } from '../collections/collection-registry.repository';
 import type { SchemaError } from '../rules/schema/item-schemas';
 import { SchemaEnforcement } from '../rules/schema/schema-enforcement';
 import { ItemExpiry } from '../rules/expiry/item-expiry';
@@ -62,37 +63,54 @@ export class ItemsService {
     private readonly expiry: ItemExpiry,
   ) {}
 
+  /**
+   * POST /data/{c}: one write unit. The request is checked first (owner, uniqueField value),
+   * then the collection's registry entry is read once and passes the move gate once
+   * (CollectionsService.writeCreating registers a new collection), then `createIn`.
+   */
   async create(
     principal: CustomerPrincipal,
     collection: string,
     request: NewItemRequest,
   ): Promise<WrittenItem> {
-    const { item, ownerField, uniqueField } = request;
-    const id = request.id ?? new Types.ObjectId().toHexString();
-    stampOwner(principal, request);
-    const uniqueValue = uniqueField === null ? undefined : uniqueValueOf(item, id, uniqueField);
+    const item = newItemOf(principal, request);
+    return this.collections.writeCreating(principal, collection, (target) =>
+      this.createIn(principal, collection, target, item),
+    );
+  }
 
-    const target = await this.collections.findOrCreate(principal, collection);
-    const warnings = this.schema.enforce(target, item, ownerField);
+  /**
+   * Creates a checked item (newItemOf) in `target`, the collection of a write unit that passed
+   * its move gate: validate (schema, expiry) → record the feed's intent → write → record the
+   * events → answer (the item, its JSON made once, the schema's warnings).
+   */
+  async createIn(
+    principal: CustomerPrincipal,
+    collection: string,
+    target: RegisteredCollection,
+    { request, id, uniqueValue }: NewItem,
+  ): Promise<WrittenItem> {
+    const { item, ownerField, uniqueField } = request;
     const scope = ownerScopeOf(principal, ownerField);
-    // An expired item holds neither its _id nor its value any more: it goes first.
+    // Validate: the schema (a `warn` schema's violations are returned, not thrown) …
+    const warnings = this.schema.enforce(target, item, ownerField);
+    // … expiry: an expired item holds neither its _id nor its value any more, it goes first …
     await this.expiry.releaseHeld(
       { tenant: tenantOf(principal), branch: principal.branch, entry: target },
-      request.id ?? null,
+      request.id,
       uniqueField === null || uniqueValue === undefined
         ? null
         : { scope, field: uniqueField, value: uniqueValue },
     );
-    // Refuses a taken uniqueField value in the caller's scope, naming the item that holds it.
+    // … uniqueness: a taken uniqueField value in the caller's scope is refused, naming the item
+    // that holds it; of concurrent creates with one value, only the one holding its claim
+    // inserts (`_id` is unique by itself).
     const refuseTakenValue = async (): Promise<void> => {
       if (uniqueField === null || uniqueValue === undefined) return;
       const existingId = await this.items.findIdByValue(target, scope, uniqueField, uniqueValue);
       if (existingId !== null) throw DuplicateItemError.taken(uniqueField, existingId);
     };
     await refuseTakenValue();
-
-    // Of concurrent creates with one value, only the one holding its claim inserts. `_id` is
-    // unique by itself.
     const claim =
       uniqueField === null || uniqueField === '_id' || uniqueValue === undefined
         ? null
@@ -100,14 +118,15 @@ export class ItemsService {
             { target, scope, field: uniqueField, value: uniqueValue },
             id,
           );
-    // The feed's intent before the insert; refused (the feed's writes are paused), the value
-    // goes back at once.
+    // Record the feed's intent; refused (the feed's writes are paused), the value goes back at
+    // once.
     const change = await this.itemEvents
       .beginCreate(principal, collection, [id], ownerField)
       .catch(async (error: unknown) => {
         if (claim) await this.uniqueValues.release(claim).catch(() => undefined);
         throw error;
       });
+    // Write.
     let stored: StoredItem | Duplicate;
     try {
       stored = await this.insertHolding(claim, target, id, item, request.imported?.times ?? null);
@@ -115,8 +134,8 @@ export class ItemsService {
       await change.failed(error);
       throw error;
     }
+    // Record the events and answer, with the item's JSON made once for both.
     if (stored !== DUPLICATE) {
-      // The item's JSON, made once: its event's data and the answer.
       const json = toItemJson(stored);
       await change.commit([json]);
       return { item: stored, json, warnings };
@@ -131,38 +150,44 @@ export class ItemsService {
   /**
    * Find-or-create (`onConflict: "return"`): creates the item, or answers the item in the caller's
    * scope that holds its uniqueField value. The value's claim decides between concurrent requests,
-   * so exactly one creates; the others wait for its item to be readable.
+   * so exactly one creates; the others wait for its item to be readable. One write unit: the
+   * collection is read and gated once for all its rounds.
    */
   async findOrCreate(
     principal: CustomerPrincipal,
     collection: string,
     request: NewItemRequest,
   ): Promise<WrittenItem & { created: boolean }> {
-    for (let round = 0; round < FIND_ROUNDS; round += 1) {
-      let existingId: unknown;
-      let refusal: unknown;
-      try {
-        return { ...(await this.create(principal, collection, request)), created: true };
-      } catch (error) {
-        existingId = error instanceof DuplicateItemError ? error.extensions?.existingId : undefined;
-        if (typeof existingId !== 'string') throw error;
-        refusal = error;
+    const item = newItemOf(principal, request);
+    return this.collections.writeCreating(principal, collection, async (target) => {
+      for (let round = 0; round < FIND_ROUNDS; round += 1) {
+        let existingId: unknown;
+        let refusal: unknown;
+        try {
+          return { ...(await this.createIn(principal, collection, target, item)), created: true };
+        } catch (error) {
+          existingId =
+            error instanceof DuplicateItemError ? error.extensions?.existingId : undefined;
+          if (typeof existingId !== 'string') throw error;
+          refusal = error;
+        }
+        const scope = ownerScopeOf(principal, request.ownerField);
+        const idCondition: Condition = { kind: 'eq', path: '_id', anyOf: [existingId] };
+        const [existing] = await this.items.findMatching(
+          target,
+          { scope, conditions: [idCondition] },
+          1,
+        );
+        // Nothing was written: no warnings.
+        if (existing)
+          return { item: existing, json: toItemJson(existing), warnings: [], created: false };
+        // The client's own _id is taken outside the caller's scope: nothing to return.
+        if (existingId === request.id) throw refusal;
+        // The holder is still being inserted by a concurrent request, or just went: look again.
+        await new Promise((resolve) => setTimeout(resolve, FIND_FIRST_WAIT_MS * 2 ** round));
       }
-      const target = await this.collections.find(principal, collection);
-      const scope = ownerScopeOf(principal, request.ownerField);
-      const idCondition: Condition = { kind: 'eq', path: '_id', anyOf: [existingId] };
-      const [existing] = target
-        ? await this.items.findMatching(target, { scope, conditions: [idCondition] }, 1)
-        : [];
-      // Nothing was written: no warnings.
-      if (existing)
-        return { item: existing, json: toItemJson(existing), warnings: [], created: false };
-      // The client's own _id is taken outside the caller's scope: nothing to return.
-      if (existingId === request.id) throw refusal;
-      // The holder is still being inserted by a concurrent request, or just went: look again.
-      await new Promise((resolve) => setTimeout(resolve, FIND_FIRST_WAIT_MS * 2 ** round));
-    }
-    throw new WriteConflictError();
+      throw new WriteConflictError();
+    });
   }
 
   /** Inserts the item holding its value's claim, if any; the claim is given back on failure. */
@@ -277,6 +302,28 @@ function cursorText(sortPath: string, value: unknown): string | null {
     return numeric ? null : value;
   }
   return null;
+}
+
+/** A new item as checked before its collection is read (newItemOf). */
+export interface NewItem {
+  request: NewItemRequest;
+  /** The client's `_id`, or a new one. */
+  id: string;
+  /** The value of the request's uniqueField (undefined: none). */
+  uniqueValue: JsonScalar | undefined;
+}
+
+/**
+ * A create's checks that need no collection, before its registry entry is read: the owner field
+ * stamped (stampOwner), its `_id`, the value its uniqueField names (present and scalar).
+ */
+export function newItemOf(principal: CustomerPrincipal, request: NewItemRequest): NewItem {
+  const id = request.id ?? new Types.ObjectId().toHexString();
+  stampOwner(principal, request);
+  const { uniqueField } = request;
+  const uniqueValue =
+    uniqueField === null ? undefined : uniqueValueOf(request.item, id, uniqueField);
+  return { request, id, uniqueValue };
 }
 
 /**

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Types } from 'mongoose';
 import { tenantOf, type CustomerPrincipal } from '../../auth';
 import { DomainError } from '../../common/errors';
-import { CollectionsService } from '../collections/collections.service';
+import type { RegisteredCollection } from '../collections/collection-registry.repository';
 import { toItemJson } from '../items/dto/data-item.dto';
 import { ItemEvents } from '../items/item-events';
 import { ItemsRepository, newStoredItem } from '../items/items.repository';
@@ -32,7 +32,6 @@ export type BatchItemResult =
 @Injectable()
 export class ImportBatches {
   constructor(
-    private readonly collections: CollectionsService,
     private readonly schema: SchemaEnforcement,
     private readonly expiry: ItemExpiry,
     private readonly itemEvents: ItemEvents,
@@ -41,18 +40,18 @@ export class ImportBatches {
   ) {}
 
   /**
-   * Creates the items of `requests` (all of `collection`, with one ownerField, none with a
-   * uniqueField but `_id`), answering each one's result in their order. `replacing` (an upsert):
+   * Creates the items of `requests` (all of `collection`, whose entry `target` passed its move
+   * gate, with one ownerField, none with a uniqueField but `_id`), answering each one's result in their order. `replacing` (an upsert):
    * an item whose `_id` is stored already is left to be written alone at once.
    */
   async create(
     principal: CustomerPrincipal,
     collection: string,
+    target: RegisteredCollection,
     requests: readonly NewItemRequest[],
     { replacing }: { replacing: boolean },
   ): Promise<BatchItemResult[]> {
     const results: BatchItemResult[] = new Array<BatchItemResult>(requests.length);
-    const target = await this.collections.findOrCreate(principal, collection);
     const writes: { index: number; item: StoredItem; warnings: SchemaError[]; kept: boolean }[] =
       [];
     const now = new Date();

@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { ownerValueOf, type CustomerPrincipal } from '../../auth';
 import { DUPLICATE, type Duplicate } from '../../common/mongo/duplicate';
 import { FallbackWriteQueue } from '../../common/mongo/fallback-database';
-import { CollectionsService } from '../collections/collections.service';
+import type { RegisteredCollection } from '../collections/collection-registry.repository';
+import { toItemJson } from '../items/dto/data-item.dto';
 import { DuplicateItemError, WriteConflictError } from '../data.errors';
 import { ItemEvents } from '../items/item-events';
 import { ownerScopeOf } from '../items/item-scope';
@@ -20,7 +21,6 @@ import { TransferItemsRepository } from './transfer-items.repository';
 @Injectable()
 export class ItemReplacements {
   constructor(
-    private readonly collections: CollectionsService,
     private readonly items: ItemsRepository,
     private readonly transfers: TransferItemsRepository,
     private readonly itemEvents: ItemEvents,
@@ -30,7 +30,8 @@ export class ItemReplacements {
   ) {}
 
   /**
-   * An import's upsert of an item that exists in the caller's scope (`request.id`): replaces it
+   * An import's upsert of an item that exists in the caller's scope (`request.id`), in `target`
+   * (the collection of the import's write unit, through its move gate): replaces it
    * whole — its fields, its times when the import carries them (else it keeps `_createdAt` and is
    * updated now) — under the rules of a write: a uniqueField value another item holds is refused,
    * the write is counted and makes an `updated` event. Answers the item with the warnings of a
@@ -40,12 +41,11 @@ export class ItemReplacements {
   async replace(
     principal: CustomerPrincipal,
     collection: string,
+    target: RegisteredCollection,
     request: NewItemRequest & { id: string },
   ): Promise<Warned<StoredItem> | null> {
     const { id, item, ownerField, uniqueField } = request;
     if (principal.kind === 'sub') item[ownerField] = ownerValueOf(principal);
-    const target = await this.collections.find(principal, collection);
-    if (!target) return null;
     const warnings = this.schema.enforce(target, item, ownerField);
     const scope = ownerScopeOf(principal, ownerField);
     const byId: ItemMatch = { scope, conditions: [{ kind: 'eq', path: '_id', anyOf: [id] }] };
@@ -76,7 +76,10 @@ export class ItemReplacements {
         }
         // Changed since it was read: no write, no event; read it again. The item replaced is
         // the one read: a live query judges the change by it.
-        await change.commit({ after: replaced === null ? [] : [replaced], before: [current] });
+        await change.commit({
+          after: replaced === null ? [] : [toItemJson(replaced)],
+          before: [current],
+        });
         if (replaced) return { value: replaced, warnings };
       }
       throw new WriteConflictError();

@@ -1,7 +1,6 @@
 import { ForbiddenError } from '../../common/errors';
 import type { CustomerPrincipal } from '../../auth';
 import type { CollectionsService } from '../collections/collections.service';
-import type { CollectionWriteGate } from '../collections/collection-write.gate';
 import type { IndexesService } from '../indexes/indexes.service';
 import type { ImportDryRun } from './import-dry-run';
 import type { ImportCollection } from './import-records';
@@ -16,7 +15,6 @@ export class ManifestCollections {
   constructor(
     private readonly collections: CollectionsService,
     private readonly indexes: IndexesService,
-    private readonly gate: CollectionWriteGate,
     /** The manifest's rules, kept for the end record. */
     readonly rules: ManifestRules,
     private readonly principal: CustomerPrincipal,
@@ -45,9 +43,8 @@ export class ManifestCollections {
         );
       return;
     }
+    // Each one write unit through the collection's move gate, as on /data/{c}/index.
     for (const index of collection.indexes)
-      await this.gate.around(this.principal, collection.name, () =>
-        this.indexes.create(this.principal, collection.name, index),
-      );
+      await this.indexes.create(this.principal, collection.name, index);
   }
 }

@@ -4,7 +4,6 @@ import type { BodyLine } from '../../common/http/ndjson';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import { FileRestores, FilesService } from '../../files';
 import { CollectionsService } from '../collections/collections.service';
-import { CollectionWriteGate } from '../collections/collection-write.gate';
 import { IndexesService } from '../indexes/indexes.service';
 import { ItemsRepository } from '../items/items.repository';
 import { ItemsService } from '../items/items.service';
@@ -94,7 +93,6 @@ export class NamespaceImport {
     replacements: ItemReplacements,
     private readonly items: ItemsRepository,
     private readonly indexes: IndexesService,
-    private readonly gate: CollectionWriteGate,
     private readonly schema: SchemaEnforcement,
     private readonly schemas: ItemSchemas,
     private readonly collectionSchemas: CollectionSchemas,
@@ -103,7 +101,7 @@ export class NamespaceImport {
     private readonly files: FilesService,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
-    this.writes = new ImportItemWrites(gate, creates, replacements, batches);
+    this.writes = new ImportItemWrites(collections, creates, replacements, batches);
     this.budget = dataBudget({
       dataMaxDepth: config.limits.dataMaxDepth,
       bodyBytes: config.limits.importMaxLineBytes,
@@ -119,14 +117,7 @@ export class NamespaceImport {
       ? new ImportDryRun(collections, this.items, this.schema, principal, options.mode)
       : null;
     const rules = new ManifestRules({ collections, schemas, collectionSchemas, expiry }, principal);
-    const made = new ManifestCollections(
-      collections,
-      this.indexes,
-      this.gate,
-      rules,
-      principal,
-      dry,
-    );
+    const made = new ManifestCollections(collections, this.indexes, rules, principal, dry);
     const files = new ImportFiles(this.restores, this.files, this.fileMaxBytes, principal, options);
     return new ImportRun(principal, options, this.writes, made, files, dry, this.budget);
   }

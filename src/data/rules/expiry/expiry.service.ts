@@ -38,17 +38,20 @@ export class ExpiryService {
   ): Promise<ExpiryRule> {
     this.check(request);
     const rule: ExpiryRule = { ...request, changedAt: new Date() };
-    await this.collections.findOrCreate(principal, collection);
-    if (!(await this.collections.changeRules(principal, collection, { expiry: rule })))
-      throw new CollectionNotFoundError(collection);
+    const changed = await this.collections.writeCreating(principal, collection, () =>
+      this.collections.changeRules(principal, collection, { expiry: rule }),
+    );
+    if (!changed) throw new CollectionNotFoundError(collection);
     return rule;
   }
 
   async remove(principal: CustomerPrincipal, collection: string): Promise<void> {
-    const entry = await this.fresh(principal, collection);
-    if (!entry?.rules.expiry) throw new ExpiryNotFoundError(collection);
-    if (!(await this.collections.changeRules(principal, collection, { expiry: null })))
-      throw new ExpiryNotFoundError(collection);
+    const changed = await this.collections.write(principal, collection, async () => {
+      const entry = await this.fresh(principal, collection);
+      if (!entry?.rules.expiry) throw new ExpiryNotFoundError(collection);
+      return this.collections.changeRules(principal, collection, { expiry: null });
+    });
+    if (!changed) throw new ExpiryNotFoundError(collection);
   }
 
   private fresh(principal: CustomerPrincipal, collection: string) {

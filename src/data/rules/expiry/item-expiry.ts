@@ -43,13 +43,32 @@ export class ItemExpiry {
 
   /**
    * Deletes up to `limit` items that match and have expired at `now`: how many were found, and
-   * how many of them this call deleted (another instance may have taken some).
+   * how many of them this call deleted (another instance may have taken some). A write of its
+   * own (the expiry sweep's): once it found expired items it passes the collection's move gate
+   * like any write, and deletes by the rule and location the sweep read.
    */
-  async expireMatching(
+  expireMatching(
     where: ExpiringCollection,
     match: ItemMatch,
     limit: number,
     { now = Date.now(), stopped = () => false }: { now?: number; stopped?: () => boolean } = {},
+  ): Promise<{ found: number; deleted: number }> {
+    const { tenant, branch, entry } = where;
+    return this.deleteExpired(where, match, limit, { now, stopped }, (deletes) =>
+      this.gate.write(tenant, branch, entry.name, deletes),
+    );
+  }
+
+  /**
+   * Finds the expired items, then deletes them with their events; `gated` runs the deletes
+   * (through the move gate, unless the caller's write unit passed it already).
+   */
+  private async deleteExpired(
+    where: ExpiringCollection,
+    match: ItemMatch,
+    limit: number,
+    { now, stopped }: { now: number; stopped: () => boolean },
+    gated: (deletes: () => Promise<string[]>) => Promise<string[]> = (deletes) => deletes(),
   ): Promise<{ found: number; deleted: number }> {
     const rule = where.entry.rules.expiry;
     if (!rule) return { found: 0, deleted: 0 };
@@ -58,8 +77,7 @@ export class ItemExpiry {
     if (ids.length === 0) return { found: 0, deleted: 0 };
     const { tenant, branch, entry } = where;
     const scope: ChangeScope = { tenant, branch, actor: EXPIRY_ACTOR };
-    // Deletes announce themselves to a tenant move like any write (CollectionWriteGate).
-    const gone = await this.gate.aroundIn(tenant, branch, entry.name, async () => {
+    const gone = await gated(async () => {
       const change = await this.itemEvents.beginDeleteIn(
         scope,
         entry.name,
@@ -88,7 +106,8 @@ export class ItemExpiry {
   /**
    * Before a create: expired items that still hold its `_id`, or its uniqueField value in the
    * caller's scope, are deleted now (rather than at the next sweep), so that neither the value's
-   * claim nor a unique index refuses the new item.
+   * claim nor a unique index refuses the new item. Part of the create's write unit, which passed
+   * the collection's move gate already (with `where.entry`, the entry it writes).
    */
   async releaseHeld(
     where: ExpiringCollection,
@@ -96,15 +115,15 @@ export class ItemExpiry {
     unique: { scope: OwnerScope | null; field: string; value: JsonScalar } | null,
   ): Promise<void> {
     if (!where.entry.rules.expiry) return;
-    const now = Date.now();
+    const at = { now: Date.now(), stopped: () => false };
     if (id !== null) {
       const byId: Condition = { kind: 'eq', path: '_id', anyOf: [id] };
-      await this.expireMatching(where, { scope: null, conditions: [byId] }, 1, { now });
+      await this.deleteExpired(where, { scope: null, conditions: [byId] }, 1, at);
     }
     if (unique !== null) {
       const byValue: Condition = { kind: 'eq', path: unique.field, anyOf: [unique.value] };
       const match = { scope: unique.scope, conditions: [byValue] };
-      await this.expireMatching(where, match, HOLDERS_AT_MOST, { now });
+      await this.deleteExpired(where, match, HOLDERS_AT_MOST, at);
     }
   }
 }

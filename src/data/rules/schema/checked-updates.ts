@@ -5,6 +5,7 @@ import { DUPLICATE } from '../../../common/mongo/duplicate';
 import { FallbackWriteQueue } from '../../../common/mongo/fallback-database';
 import { APP_CONFIG, type AppConfig } from '../../../config';
 import { DuplicateItemError } from '../../data.errors';
+import { toItemJson } from '../../items/dto/data-item.dto';
 import { ItemEvents } from '../../items/item-events';
 import { itemETag, revisionCondition, tagOf } from '../../items/item-revision';
 import { holdingItems } from '../../items/item-write-queue';
@@ -99,7 +100,7 @@ export class CheckedUpdates {
           await change.failed(error);
           throw error;
         }
-        await change.commit({ after: written, before: round });
+        await change.commit({ after: written.map((item) => toItemJson(item)), before: round });
         modified += written.length;
         if (refused)
           throw new DuplicateItemError(

@@ -58,10 +58,11 @@ export class CollectionSchemas {
     text: string,
     action: SchemaAction,
   ): Promise<SchemaView> {
-    await this.collections.findOrCreate(principal, name);
     const rule: SchemaRule = { text, action, changedAt: new Date() };
-    if (!(await this.collections.changeRules(principal, name, { schema: rule })))
-      throw new CollectionNotFoundError(name);
+    const changed = await this.collections.writeCreating(principal, name, () =>
+      this.collections.changeRules(principal, name, { schema: rule }),
+    );
+    if (!changed) throw new CollectionNotFoundError(name);
     return viewOf(rule);
   }
 
@@ -70,9 +71,11 @@ export class CollectionSchemas {
   }
 
   async remove(principal: CustomerPrincipal, name: string): Promise<void> {
-    await this.withSchema(principal, name);
-    if (!(await this.collections.changeRules(principal, name, { schema: null })))
-      throw new CollectionNotFoundError(name);
+    const changed = await this.collections.write(principal, name, async (entry) => {
+      schemaOf(entry, name);
+      return this.collections.changeRules(principal, name, { schema: null });
+    });
+    if (!changed) throw new CollectionNotFoundError(name);
   }
 
   /**
@@ -104,11 +107,18 @@ export class CollectionSchemas {
     principal: CustomerPrincipal,
     name: string,
   ): Promise<{ entry: RegisteredCollection; rule: SchemaRule }> {
-    const entry = await this.collections.find(principal, name);
-    if (!entry) throw new CollectionNotFoundError(name);
-    if (!entry.rules.schema) throw new SchemaNotFoundError(name);
-    return { entry, rule: entry.rules.schema };
+    return schemaOf(await this.collections.find(principal, name), name);
   }
+}
+
+/** A collection with its schema: 404 when there is no collection, or it has no schema. */
+function schemaOf(
+  entry: RegisteredCollection | null,
+  name: string,
+): { entry: RegisteredCollection; rule: SchemaRule } {
+  if (!entry) throw new CollectionNotFoundError(name);
+  if (!entry.rules.schema) throw new SchemaNotFoundError(name);
+  return { entry, rule: entry.rules.schema };
 }
 
 function viewOf(rule: SchemaRule): SchemaView {

@@ -21,7 +21,6 @@ import { Auth, CurrentPrincipal, type CustomerPrincipal } from '../../../auth';
 import { ProblemDto } from '../../../common/errors';
 import { IdempotentWrites } from '../../../idempotency';
 import { CollectionNamePipe } from '../../collections/collection-name.pipe';
-import { MovableCollectionWrites } from '../../collections/collection-write.gate';
 import { CollectionParam } from '../../data.openapi';
 import { ownerFieldOf } from '../../query/data-requests';
 import { CollectionSchemas } from './collection-schemas.service';
@@ -45,7 +44,6 @@ const EXAMPLE = {
 /** A collection's JSON Schema (root and team keys); every write path of its items checks it. */
 @ApiTags('data')
 @IdempotentWrites()
-@MovableCollectionWrites()
 @Controller('data')
 @Auth('root', 'team')
 export class SchemaController {
