@@ -4,7 +4,7 @@ import { ModulesContainer } from '@nestjs/core';
 import { MongoClient } from 'mongodb';
 import { randomUUID } from 'node:crypto';
 import type { Response as SupertestResponse } from 'supertest';
-import { WRITE_METHODS } from '../../src/common/http/write-routes';
+import { WRITE_METHODS } from '../../src/idempotency/idempotent-writes';
 import { IdempotencyInterceptor } from '../../src/idempotency';
 import { ItemsService } from '../../src/data/items/items.service';
 import {
