@@ -1,6 +1,5 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { Document } from 'mongodb';
-import { APP_CONFIG, type AppConfig } from '../../config';
 import type { ItemMatch } from '../query/data-query';
 import { itemFilter } from '../rules/expiry/live-items';
 import { TenantStorage, type NativeCollection } from '../storage/tenant-storage';
@@ -8,20 +7,13 @@ import { TenantStorage, type NativeCollection } from '../storage/tenant-storage'
 /** The reads of item analyses (grouped counts and sums), under the query time limit. */
 @Injectable()
 export class AnalysisRepository {
-  private readonly maxTimeMS: number;
-
-  constructor(
-    private readonly storage: TenantStorage,
-    @Inject(APP_CONFIG) config: AppConfig,
-  ) {
-    this.maxTimeMS = config.database.queryTimeoutMs;
-  }
+  constructor(private readonly storage: TenantStorage) {}
 
   /** Runs a pipeline the service built (aggregate.ts); the client never supplies a stage. */
   async aggregate(target: NativeCollection, pipeline: Document[]): Promise<Document[]> {
     return this.storage
       .itemsOf(target)
-      .aggregate(pipeline, { maxTimeMS: this.maxTimeMS })
+      .aggregate(pipeline, { maxTimeMS: this.storage.maxTimeMS })
       .toArray();
   }
 
@@ -40,6 +32,6 @@ export class AnalysisRepository {
       .itemsOf(target)
       .find(itemFilter(target, match), { projection })
       .sort({ [groupBy]: 1 })
-      .maxTimeMS(this.maxTimeMS);
+      .maxTimeMS(this.storage.maxTimeMS);
   }
 }

@@ -1,8 +1,7 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { Collection, Document, Filter, FindCursor } from 'mongodb';
 import { DUPLICATE, orDuplicate, type Duplicate } from '../../common/mongo/duplicate';
 import { GroupedInserts } from '../../common/mongo/grouped-inserts';
-import { APP_CONFIG, type AppConfig } from '../../config';
 import type { ItemMatch, OwnerScope } from '../query/data-query';
 import { type Condition } from '../query/filter-operators';
 import { itemFilter } from '../rules/expiry/live-items';
@@ -26,15 +25,9 @@ export function newStoredItem(id: string, item: Guarded<JsonObject>, times: Kept
  */
 @Injectable()
 export class ItemsRepository {
-  private readonly maxTimeMS: number;
   private readonly inserts = new GroupedInserts();
 
-  constructor(
-    private readonly storage: TenantStorage,
-    @Inject(APP_CONFIG) config: AppConfig,
-  ) {
-    this.maxTimeMS = config.database.queryTimeoutMs;
-  }
+  constructor(private readonly storage: TenantStorage) {}
 
   private collection(target: NativeCollection): Collection<StoredItem> {
     return this.storage.itemsOf(target);
@@ -66,14 +59,14 @@ export class ItemsRepository {
     const match: ItemMatch = { scope, conditions: [{ kind: 'eq', path: field, anyOf: [value] }] };
     const doc = await this.collection(target).findOne(itemFilter(target, match), {
       projection: { _id: 1 },
-      maxTimeMS: this.maxTimeMS,
+      maxTimeMS: this.storage.maxTimeMS,
     });
     return doc ? doc._id : null;
   }
 
   async existsById(target: NativeCollection, id: string): Promise<boolean> {
     const byId: ItemMatch = { scope: null, conditions: [{ kind: 'eq', path: '_id', anyOf: [id] }] };
-    const options = { projection: { _id: 1 }, maxTimeMS: this.maxTimeMS };
+    const options = { projection: { _id: 1 }, maxTimeMS: this.storage.maxTimeMS };
     return (await this.collection(target).findOne(itemFilter(target, byId), options)) !== null;
   }
 
@@ -86,7 +79,7 @@ export class ItemsRepository {
     const projection = Object.fromEntries(fields.map((field) => [field, 1]));
     return this.collection(target).findOne(
       { _id: id },
-      { projection: { _id: 1, ...projection }, maxTimeMS: this.maxTimeMS },
+      { projection: { _id: 1, ...projection }, maxTimeMS: this.storage.maxTimeMS },
     );
   }
 
@@ -103,7 +96,7 @@ export class ItemsRepository {
         projection ? { projection: toMongoProjection(projection) } : {},
       )
       .limit(limit)
-      .maxTimeMS(this.maxTimeMS)
+      .maxTimeMS(this.storage.maxTimeMS)
       .toArray();
   }
 
@@ -133,7 +126,7 @@ export class ItemsRepository {
     return this.collection(target)
       .find(itemFilter(target, match), { ...(inIdOrder ? { sort: { _id: 1 } } : {}), projection })
       .limit(limit)
-      .maxTimeMS(this.maxTimeMS);
+      .maxTimeMS(this.storage.maxTimeMS);
   }
 
   /** One page of a list; asks for one more than the limit so the caller knows if more follow. */
@@ -160,12 +153,12 @@ export class ItemsRepository {
       )
       .sort(toMongoSort(plan))
       .limit(plan.limit + 1)
-      .maxTimeMS(this.maxTimeMS);
+      .maxTimeMS(this.storage.maxTimeMS);
   }
 
   async count(target: NativeCollection, match: ItemMatch): Promise<number> {
     return this.collection(target).countDocuments(itemFilter(target, match), {
-      maxTimeMS: this.maxTimeMS,
+      maxTimeMS: this.storage.maxTimeMS,
     });
   }
 
@@ -213,14 +206,14 @@ export class ItemsRepository {
       this.collection(target).findOneAndUpdate(
         byIds(target, [id], match),
         { $set: set, ...COUNT_WRITE },
-        { returnDocument, maxTimeMS: this.maxTimeMS },
+        { returnDocument, maxTimeMS: this.storage.maxTimeMS },
       ),
     );
   }
 
   async deleteById(target: NativeCollection, id: string, match: ItemMatch): Promise<boolean> {
     const result = await this.collection(target).deleteOne(byIds(target, [id], match), {
-      maxTimeMS: this.maxTimeMS,
+      maxTimeMS: this.storage.maxTimeMS,
     });
     return result.deletedCount === 1;
   }
@@ -246,7 +239,7 @@ export class ItemsRepository {
       const result = await this.collection(target).updateMany(
         itemFilter(target, match),
         { $set: { ...values, _updatedAt: now }, ...COUNT_WRITE },
-        { maxTimeMS: this.maxTimeMS },
+        { maxTimeMS: this.storage.maxTimeMS },
       );
       return { matched: result.matchedCount, modified: result.modifiedCount };
     });
@@ -259,7 +252,7 @@ export class ItemsRepository {
     ids: string[],
   ): Promise<number> {
     const result = await this.collection(target).deleteMany(byIds(target, ids, match), {
-      maxTimeMS: this.maxTimeMS,
+      maxTimeMS: this.storage.maxTimeMS,
     });
     return result.deletedCount;
   }
@@ -268,7 +261,7 @@ export class ItemsRepository {
   async existingIds(target: NativeCollection, ids: string[]): Promise<Set<string>> {
     const docs = await this.collection(target)
       .find({ _id: { $in: ids } }, { projection: { _id: 1 } })
-      .maxTimeMS(this.maxTimeMS)
+      .maxTimeMS(this.storage.maxTimeMS)
       .toArray();
     return new Set(docs.map((doc) => doc._id));
   }

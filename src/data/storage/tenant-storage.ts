@@ -54,7 +54,11 @@ export type CreateIndexResult = 'created' | Duplicate | 'conflict';
  */
 @Injectable()
 export class TenantStorage {
-  private readonly maxTimeMS: number;
+  /**
+   * The time limit of a query that client input shapes (QUERY_TIMEOUT_MS): every reader of
+   * tenant items sends it with such a query.
+   */
+  readonly maxTimeMS: number;
   /**
    * The driver's handles of the native collections in use, as many as the registry entries an
    * instance keeps (REGISTRY_CACHE_SIZE): a handle costs an options resolution to make. Each

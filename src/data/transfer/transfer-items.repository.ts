@@ -1,8 +1,7 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { FindCursor } from 'mongodb';
 import { orDuplicate, type Duplicate } from '../../common/mongo/duplicate';
 import { insertInOrder, type InsertedInOrder } from '../../common/mongo/ordered-insert';
-import { APP_CONFIG, type AppConfig } from '../../config';
 import {
   CREATION_TOKEN,
   itemETag,
@@ -22,14 +21,7 @@ import { TenantStorage, type NativeCollection, type StoredItem } from '../storag
 /** The item reads and writes of exports and imports that no other route makes. */
 @Injectable()
 export class TransferItemsRepository {
-  private readonly maxTimeMS: number;
-
-  constructor(
-    private readonly storage: TenantStorage,
-    @Inject(APP_CONFIG) config: AppConfig,
-  ) {
-    this.maxTimeMS = config.database.queryTimeoutMs;
-  }
+  constructor(private readonly storage: TenantStorage) {}
 
   /**
    * Replaces the item with this id while it is still at the revision read (`current`): its
@@ -63,7 +55,7 @@ export class TransferItemsRepository {
     return orDuplicate(() =>
       this.storage.itemsOf(target).findOneAndReplace(filter, replacement, {
         returnDocument: 'after',
-        maxTimeMS: this.maxTimeMS,
+        maxTimeMS: this.storage.maxTimeMS,
       }),
     );
   }

@@ -1,6 +1,5 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { Filter } from 'mongodb';
-import { APP_CONFIG, type AppConfig } from '../../../config';
 import { toMongoFilter, type ItemMatch } from '../../query/data-query';
 import {
   TenantStorage,
@@ -16,14 +15,7 @@ import { expiredFilter } from './expiry-time';
  */
 @Injectable()
 export class ExpiredItemsRepository {
-  private readonly maxTimeMS: number;
-
-  constructor(
-    private readonly storage: TenantStorage,
-    @Inject(APP_CONFIG) config: AppConfig,
-  ) {
-    this.maxTimeMS = config.database.queryTimeoutMs;
-  }
+  constructor(private readonly storage: TenantStorage) {}
 
   /**
    * Ids of up to `limit` items that match and have expired at `now`. Unsorted, so that MongoDB
@@ -41,7 +33,7 @@ export class ExpiredItemsRepository {
       .itemsOf(target)
       .find(filter, { projection: { _id: 1 } })
       .limit(limit)
-      .maxTimeMS(this.maxTimeMS)
+      .maxTimeMS(this.storage.maxTimeMS)
       .toArray();
     return docs.map((doc) => doc._id);
   }
@@ -60,7 +52,7 @@ export class ExpiredItemsRepository {
     const filter = { $and: [{ _id: id }, expiredFilter(rule, now)] } as Filter<StoredItem>;
     const result = await this.storage
       .itemsOf(target)
-      .deleteOne(filter, { maxTimeMS: this.maxTimeMS });
+      .deleteOne(filter, { maxTimeMS: this.storage.maxTimeMS });
     return result.deletedCount === 1;
   }
 }
