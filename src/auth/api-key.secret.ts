@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 const KEY_PREFIX = 'pds_';
 /** Characters of the key shown in listings; short enough to reveal nothing useful. */
@@ -16,8 +16,12 @@ export function generateApiKey(): GeneratedKey {
   return { secret, digest: digestApiKey(secret), prefix: secret.slice(0, DISPLAY_PREFIX_LENGTH) };
 }
 
+/**
+ * The SHA-256 of a key, hex: what is stored and looked up. Every request hashes its key once;
+ * the one-shot `crypto.hash` (Node.js 20.12 and later) takes a third of a Hash object's time.
+ */
 export function digestApiKey(secret: string): string {
-  return createHash('sha256').update(secret, 'utf8').digest('hex');
+  return hash('sha256', secret, 'hex');
 }
 
 /** Constant-time comparison of two SHA-256 hex digests. */
