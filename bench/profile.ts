@@ -273,22 +273,31 @@ async function main(): Promise<void> {
       },
     ];
     // The baseline (bench/baseline.ts) on the same requests, with PROFILE_BASELINE=true: where
-    // the least a server can do spends its CPU, next to the service.
-    const withBaseline = process.env.PROFILE_BASELINE === 'true';
+    // the least a server can do spends its CPU, next to the service. PROFILE_BASELINE=nest: the
+    // framework floor instead (bench/baseline-nest.ts, GET by _id and POST only): where the
+    // service's CPU goes beyond the stack it is built on.
+    const floor = process.env.PROFILE_BASELINE === 'nest';
+    const withBaseline = process.env.PROFILE_BASELINE === 'true' || floor;
     const startTarget = (server: 'service' | 'baseline', name: string): Promise<Target> => {
       const nodeArgs = ['--cpu-prof', `--cpu-prof-dir=${RESULTS}`, `--cpu-prof-name=${name}`];
       return server === 'service'
         ? startService({ ...serviceOptions, name: 'service', nodeArgs })
-        : startBaseline(database.uri, dbName, { [items.name]: itemTemplate(items) }, { nodeArgs });
+        : startBaseline(
+            database.uri,
+            dbName,
+            { [items.name]: itemTemplate(items) },
+            { nodeArgs, name: floor ? 'baseline-nest' : 'baseline' },
+          );
     };
+    const baselineLabel = floor ? 'framework floor' : 'baseline';
     for (const scenario of hot) {
       const servers =
-        withBaseline && scenario.baseline
+        withBaseline && scenario.baseline && (!floor || scenario.id !== 'list')
           ? (['service', 'baseline'] as const)
           : (['service'] as const);
       for (const server of servers) {
-        const suffix = server === 'baseline' ? '-baseline' : '';
-        const title = `${scenario.title}${server === 'baseline' ? ' (baseline)' : ''}`;
+        const suffix = server === 'baseline' ? `-${floor ? 'floor' : 'baseline'}` : '';
+        const title = `${scenario.title}${server === 'baseline' ? ` (${baselineLabel})` : ''}`;
         const name = `profile-${scenario.id}${suffix}.cpuprofile`;
         const target = await startTarget(server, name);
         await load(target.url, user.apiKey, scenario.request, WARMUP_S);
