@@ -75,13 +75,13 @@ export abstract class MoveGate<K, N = unknown> {
     if (marker !== null) await this.markers.end(marker).catch(() => undefined);
   }
 
-  /** Runs `write` through the gate: between `enter` and `leave`. */
-  async through<T>(key: K, write: () => Promise<T>): Promise<T> {
-    const marker = await this.enter(key);
+  /** Runs `write` through the gate, with its passage: between `pass` and `leave`. */
+  async through<T>(key: K, write: (passage: MovePassage<N>) => Promise<T>): Promise<T> {
+    const passage = await this.pass(key);
     try {
-      return await write();
+      return await write(passage);
     } finally {
-      await this.leave(marker);
+      await this.leave(passage.marker);
     }
   }
 }

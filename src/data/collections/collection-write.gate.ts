@@ -45,12 +45,9 @@ export class CollectionWriteGate extends MoveGate<GatedCollection, RegisteredCol
     write: (entry: RegisteredCollection | null) => Promise<T>,
   ): Promise<T> {
     const cached = await this.registry.cached(tenant, branch, name);
-    const passage = await this.pass({ tenant, branch, name, entry: cached });
-    try {
-      return await write(passage.marker === null ? cached : passage.now);
-    } finally {
-      await this.leave(passage.marker);
-    }
+    return this.through({ tenant, branch, name, entry: cached }, (passage) =>
+      write(passage.marker === null ? cached : passage.now),
+    );
   }
 
   protected movingTarget({ entry }: GatedCollection): string | null {
