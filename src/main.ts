@@ -7,7 +7,7 @@ import { AppModule } from './app.module';
 import { APP_OPTIONS, configureApp, createHttpAdapter } from './app.setup';
 import { generateApiKey } from './auth/api-key.secret';
 import { createLogger } from './common/http/logger';
-import { limitHeapGrowth } from './common/memory/heap-growth';
+import { heapGrowthBound } from './common/memory/heap-growth';
 import { awaitDatabase, DatabaseBootError, retryUntilReachable } from './database-boot';
 import { ConfigValidationError, loadConfig, loadDotEnvFile, type AppConfig } from './config';
 import { ShutdownState } from './health/shutdown.state';
@@ -113,7 +113,7 @@ async function startApp(
 export async function bootstrap(startDatabase?: DatabaseStarter): Promise<void> {
   const config = readConfig();
   const log = createLogger(config);
-  limitHeapGrowth(config.heapGrowthPercent);
+  heapGrowthBound.configure(config.heapGrowthPercent);
 
   // Development convenience: without ADMIN_API_KEY a key is generated for this run and printed
   // once. loadConfig already refused to get here in production without one.

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { GridFSBucket, ObjectId, type Db } from 'mongodb';
-import { GarbageCadence } from '../common/memory/young-garbage';
+import { GarbageCadence } from '../common/memory/garbage-collection';
 import { DataClusters } from '../placement';
 import type { FileRecord } from './file-records.repository';
 

@@ -2,12 +2,20 @@ import type { Request, Response } from 'express';
 import { Readable, type Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createBrotliDecompress, createGunzip, createGzip, createInflate } from 'node:zlib';
+import { heapGrowthBound } from '../memory/heap-growth';
 
 /** Newline-delimited JSON: one JSON value per line (export files, import bodies and results). */
 export const NDJSON = 'application/x-ndjson';
 
 /** Lines are written in chunks of about this size: one socket write per chunk, not per line. */
 const CHUNK_CHARS = 64 * 1024;
+
+/**
+ * An answer longer than this, in characters, is a long stream (an export, an import's results):
+ * the heap's growth is bounded while it runs (src/common/memory/heap-growth.ts). A short one
+ * never pays the full collection that starts the bound.
+ */
+const LONG_STREAM_CHARS = 128 * 1024;
 
 /** Whether the client takes a gzip-encoded response (Accept-Encoding, q-values honoured). */
 function acceptsGzip(req: Request): boolean {
@@ -21,7 +29,7 @@ function acceptsGzip(req: Request): boolean {
  * anything is sent: its failure is still a problem response with its own status. A later failure
  * (or the client going away) ends the iteration (its `finally` blocks run) and cuts the
  * connection without the last chunk, so an HTTP client sees an incomplete response, never a
- * complete-looking one.
+ * complete-looking one. Past LONG_STREAM_CHARS the heap's growth is bounded until the end.
  */
 export async function sendLines(
   req: Request,
@@ -50,6 +58,8 @@ export async function sendLines(
   res.setHeader('X-Accel-Buffering', 'no');
   async function* chunks(): AsyncGenerator<string> {
     let chunk = first.done ? '' : `${first.value}\n`;
+    let sent = 0;
+    let releaseHeap: (() => void) | null = null;
     try {
       if (chunk.length >= chunkChars) {
         yield chunk;
@@ -59,6 +69,8 @@ export async function sendLines(
         const next = await iterator.next();
         if (next.done) break;
         chunk += `${next.value}\n`;
+        if (releaseHeap === null && (sent += next.value.length) > LONG_STREAM_CHARS)
+          releaseHeap = heapGrowthBound.hold();
         if (chunk.length >= chunkChars) {
           yield chunk;
           chunk = '';
@@ -66,6 +78,7 @@ export async function sendLines(
       }
       if (chunk.length > 0) yield chunk;
     } finally {
+      releaseHeap?.();
       await iterator.return?.();
     }
   }

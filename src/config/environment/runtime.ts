@@ -22,8 +22,9 @@ export class RuntimeVariables {
   TRUST_PROXY = false;
 
   /**
-   * How far the JavaScript heap may grow over its live size before a full collection, in percent
-   * (src/common/memory/heap-growth.ts); 0 leaves it to V8 (up to 4× on a small heap).
+   * While a long stream runs, how far the JavaScript heap may grow over its live size before a
+   * full collection, in percent (src/common/memory/heap-growth.ts); 0 never bounds it. Otherwise
+   * V8's own factor applies (up to 4× on a small heap).
    */
   @Type(() => Number)
   @IsInt()

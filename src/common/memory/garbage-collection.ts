@@ -25,6 +25,14 @@ export function collectYoungGarbage(): void {
   collector()({ type: 'minor' });
 }
 
+/**
+ * Starts a full collection without waiting for it: V8 marks incrementally between tasks and
+ * finishes it, and sets the old space's next limit from what it found live.
+ */
+export function startFullCollection(): void {
+  collector()({ type: 'major', execution: 'async' });
+}
+
 /** Counts bytes streamed and collects the young generation after every `everyBytes` of them. */
 export class GarbageCadence {
   private since = 0;
