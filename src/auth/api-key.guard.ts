@@ -30,20 +30,10 @@ export function presentedKey(req: Request): string | undefined {
   return match?.[1];
 }
 
-const digests = new WeakMap<Request, string | null>();
-
-/**
- * SHA-256 of the presented key, or null without one; computed once per request and shared by
- * the rate limiter (which tracks keys by digest) and the guard (which looks keys up by digest).
- */
-export function presentedKeyDigest(req: Request): string | null {
-  let digest = digests.get(req);
-  if (digest === undefined) {
-    const key = presentedKey(req);
-    digest = key ? digestApiKey(key) : null;
-    digests.set(req, digest);
-  }
-  return digest;
+/** SHA-256 of the presented key (keys are looked up by digest), or null without one. */
+function presentedKeyDigest(req: Request): string | null {
+  const key = presentedKey(req);
+  return key ? digestApiKey(key) : null;
 }
 
 /**

@@ -1,12 +1,13 @@
-import type { Request } from 'express';
-import { presentedKeyDigest } from './api-key.guard';
+import type { RequestWithPrincipal } from './auth.decorators';
 
 /**
- * Whose request budget a request counts against: its API key (the key's digest, never the
- * secret), or its client address when it has none. The rate limit runs after ApiKeyGuard, so the
- * keys it counts are keys that authenticated.
+ * Whose request budget a request counts against: the API key ApiKeyGuard authenticated (by its
+ * id; the operator key has one budget of its own), or the client address on a public route,
+ * where no key is authenticated: a key presented there is not read, so made-up keys cannot open
+ * budgets of their own. The rate limit runs after ApiKeyGuard.
  */
-export function rateLimitTrackerOf(req: Request): string {
-  const digest = presentedKeyDigest(req);
-  return digest ? `key:${digest}` : `ip:${req.ip ?? 'unknown'}`;
+export function rateLimitTrackerOf(req: RequestWithPrincipal): string {
+  const principal = req.principal;
+  if (!principal) return `ip:${req.ip ?? 'unknown'}`;
+  return principal.kind === 'operator' ? 'operator' : `key:${principal.keyId}`;
 }
