@@ -101,6 +101,8 @@ export class ApiKeyGuard implements CanActivate {
       branch: principal.branch,
       boundBranch: principal.boundBranch,
       actingSubject: principal.subject,
+      // A limited key acting for a team keeps its limits.
+      ...(principal.grant && { grant: principal.grant }),
     };
   }
 

@@ -5,6 +5,7 @@ import { LookupCache } from '../common/cache/lookup-cache';
 import { isObjectIdHex } from '../common/mongo/object-id';
 import type { Tenant } from '../common/tenancy/namespace';
 import { APP_CONFIG, type AppConfig } from '../config';
+import { FULL_GRANT, type AccessGrant, type Scope } from './access-grant';
 import { ApiKeyDocument, type ApiKeyKind } from './api-key.schema';
 
 export interface ApiKeyRecord {
@@ -20,10 +21,13 @@ export interface ApiKeyRecord {
   profileId: string;
   branch: string | null;
   expiresAt: Date | null;
+  /** What the key may do; FULL_GRANT for keys made without limits. */
+  grant: AccessGrant;
   createdAt: Date;
 }
 
-export type NewApiKey = Omit<ApiKeyRecord, 'id' | 'createdAt'>;
+/** A key to store; without `grant`, one without limits. */
+export type NewApiKey = Omit<ApiKeyRecord, 'id' | 'createdAt' | 'grant'> & { grant?: AccessGrant };
 
 /** Which keys a caller manages: the user's, and with `branch` only those bound to that branch. */
 export interface KeyScope {
@@ -57,8 +61,16 @@ function keysOf(tenant: Tenant): {
 }
 
 function toRecord(doc: ApiKeyDocument): ApiKeyRecord {
-  const { _id, ...rest } = doc;
-  return { ...rest, id: _id.toHexString() };
+  const { _id, scopes, collections, allowedIps, ...rest } = doc;
+  const limited = (scopes ?? collections ?? allowedIps ?? null) !== null;
+  const grant: AccessGrant = limited
+    ? {
+        scopes: (scopes ?? null) as Scope[] | null,
+        collections: collections ?? null,
+        allowedIps: allowedIps ?? null,
+      }
+    : FULL_GRANT;
+  return { ...rest, id: _id.toHexString(), grant };
 }
 
 @Injectable()
@@ -81,8 +93,13 @@ export class ApiKeyRepository implements OnModuleInit {
     await this.keys.init();
   }
 
-  async insert(key: NewApiKey): Promise<ApiKeyRecord> {
-    const created = await this.keys.create(key);
+  async insert({ grant = FULL_GRANT, ...key }: NewApiKey): Promise<ApiKeyRecord> {
+    const created = await this.keys.create({
+      ...key,
+      scopes: grant.scopes && [...grant.scopes],
+      collections: grant.collections && { ...grant.collections },
+      allowedIps: grant.allowedIps && [...grant.allowedIps],
+    });
     return toRecord(created.toObject<ApiKeyDocument>());
   }
 

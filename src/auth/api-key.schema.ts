@@ -49,6 +49,18 @@ export class ApiKeyDocument {
   @Prop({ type: Date, default: null })
   expiresAt!: Date | null;
 
+  /** The scopes the key holds (src/auth/access-grant.ts); null or absent: all of them. */
+  @Prop({ type: [String], default: null })
+  scopes!: string[] | null;
+
+  /** Collection name or `prefix*` → 'read' | 'write'; null or absent: every collection. */
+  @Prop({ type: Object, default: null })
+  collections!: Record<string, 'read' | 'write'> | null;
+
+  /** CIDRs requests with the key may come from; null or absent: any address. */
+  @Prop({ type: [String], default: null })
+  allowedIps!: string[] | null;
+
   createdAt!: Date;
 }
 

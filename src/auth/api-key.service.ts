@@ -7,6 +7,7 @@ import { digestApiKey, digestsEqual, generateApiKey } from './api-key.secret';
 import { ApiKeyNotFoundError, SubProfileNotFoundError } from './auth.errors';
 import { OverBudgetKeyLookups } from './over-budget-lookups';
 import { branchOfNewKey, scopeOf, type KeyManager } from './key-scope';
+import { FULL_GRANT } from './access-grant';
 import type { Principal } from './principal';
 import { SUB_PROFILE_LOOKUP, type SubProfileLookup } from './sub-profiles.port';
 
@@ -215,9 +216,11 @@ function refusePastExpiry(expiresAt: Date | undefined): void {
 function principalOf(key: ApiKeyRecord): Exclude<Principal, { kind: 'operator' }> {
   const branch = key.branch ?? '';
   const boundBranch = key.branch;
+  // Keys without limits carry none: a principal without a grant may do everything its kind may.
+  const limits = key.grant === FULL_GRANT ? {} : { grant: key.grant };
   switch (key.kind) {
     case 'root':
-      return { kind: 'root', keyId: key.id, subject: key.subject, branch, boundBranch };
+      return { kind: 'root', keyId: key.id, subject: key.subject, branch, boundBranch, ...limits };
     case 'sub':
       return {
         kind: 'sub',
@@ -228,8 +231,9 @@ function principalOf(key: ApiKeyRecord): Exclude<Principal, { kind: 'operator' }
         profileId: key.profileId,
         branch,
         boundBranch,
+        ...limits,
       };
     case 'team':
-      return { kind: 'team', keyId: key.id, teamId: key.teamId, branch, boundBranch };
+      return { kind: 'team', keyId: key.id, teamId: key.teamId, branch, boundBranch, ...limits };
   }
 }

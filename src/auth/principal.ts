@@ -1,4 +1,5 @@
 import type { Tenant } from '../common/tenancy/namespace';
+import { FULL_GRANT, type AccessGrant } from './access-grant';
 
 /**
  * Who is calling, resolved from the API key by ApiKeyGuard; `branch` is the request branch and
@@ -6,7 +7,15 @@ import type { Tenant } from '../common/tenancy/namespace';
  * X-Branch).
  */
 export type Principal =
-  | { kind: 'root'; keyId: string; subject: string; branch: string; boundBranch: string | null }
+  | {
+      kind: 'root';
+      keyId: string;
+      subject: string;
+      branch: string;
+      boundBranch: string | null;
+      /** What the credential may do; absent: everything its kind may (src/auth/access-grant.ts). */
+      grant?: AccessGrant;
+    }
   | {
       kind: 'sub';
       keyId: string;
@@ -16,6 +25,7 @@ export type Principal =
       profileId: string;
       branch: string;
       boundBranch: string | null;
+      grant?: AccessGrant;
     }
   | {
       kind: 'team';
@@ -25,10 +35,16 @@ export type Principal =
       boundBranch: string | null;
       /** A member's root key acting for the team (X-Team): the member's subject. */
       actingSubject?: string;
+      grant?: AccessGrant;
     }
   | { kind: 'operator'; branch: string };
 
 export type PrincipalKind = Principal['kind'];
+
+/** What the principal may do: its credential's grant, or everything (the operator key, keys without limits). */
+export function grantOf(principal: Principal): AccessGrant {
+  return (principal.kind === 'operator' ? undefined : principal.grant) ?? FULL_GRANT;
+}
 export type CustomerPrincipal = Exclude<Principal, { kind: 'operator' }>;
 
 /** Whose data a request works in (the one definition lives with the namespace it is part of). */
