@@ -1,11 +1,24 @@
 import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param, Post } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiBody, ApiNotFoundResponse, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBadRequestResponse,
+  ApiBody,
+  ApiForbiddenResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiTags,
+} from '@nestjs/swagger';
 import { ProblemDto } from '../common/errors';
 import { ApiKeyService } from './api-key.service';
 import { Auth, CurrentPrincipal } from './auth.decorators';
-import { ApiKeyDto, CreateApiKeyDto, IssuedApiKeyDto } from './dto/api-key.dto';
+import {
+  ApiKeyDto,
+  CreateApiKeyDto,
+  IssuedApiKeyDto,
+  RotateApiKeyDto,
+  RotatedApiKeyDto,
+} from './dto/api-key.dto';
 import type { KeyManager } from './key-scope';
-import type { Principal } from './principal';
+import { grantOf, type Principal } from './principal';
 import { IdempotentWrites } from '../idempotency';
 
 type RootPrincipal = Extract<Principal, { kind: 'root' }>;
@@ -34,13 +47,23 @@ export class ApiKeyController {
   /**
    * Creates a root key, or with clientId + accountId a key acting as that sub profile. The secret
    * is shown once. A key bound to a branch creates only keys bound to that branch (`branch`
-   * defaults to it; another branch is a 403 BRANCH_MISMATCH).
+   * defaults to it; another branch is a 403 BRANCH_MISMATCH). `scopes`, `collections` and
+   * `allowedIps` limit the new key (absent or null: no limit); a key never mints a key with more
+   * than it has (403 SCOPE_ESCALATION).
    */
   @Post()
   @HttpCode(HttpStatus.OK)
   // Every member is optional, and no body at all creates a root key.
   @ApiBody({ type: CreateApiKeyDto, required: false })
-  @ApiBadRequestResponse({ type: ProblemDto })
+  @ApiBadRequestResponse({
+    type: ProblemDto,
+    description: 'VALIDATION_FAILED; UNKNOWN_SCOPE: a scope outside the vocabulary',
+  })
+  @ApiForbiddenResponse({
+    type: ProblemDto,
+    description:
+      'SCOPE_ESCALATION: the new key would have more than the calling key; BRANCH_MISMATCH',
+  })
   @ApiNotFoundResponse({
     type: ProblemDto,
     description: 'PROFILE_NOT_FOUND: no such sub profile in the branch',
@@ -49,8 +72,43 @@ export class ApiKeyController {
     @CurrentPrincipal() principal: RootPrincipal,
     @Body() body: CreateApiKeyDto,
   ): Promise<IssuedApiKeyDto> {
-    const issued = await this.keys.createForRoot(managerOf(principal), principal.branch, body);
+    const issued = await this.keys.createForRoot(
+      managerOf(principal),
+      principal.branch,
+      body,
+      grantOf(principal),
+    );
     return { key: ApiKeyDto.from(issued.key), apiKey: issued.apiKey };
+  }
+
+  /**
+   * Issues a new secret for a key of the user, with the same kind, rights, name, branch and
+   * expiry (shown once), and ends the old secret after `graceSeconds` (default 0: at once; never
+   * beyond its own expiry): 401 after it. Through another instance the old secret may work up to
+   * API_KEY_CACHE_MS longer, as after a revocation. The callers that may revoke the key may rotate
+   * it; a key with limits only keys within its own (403 SCOPE_ESCALATION).
+   */
+  @Post(':id/rotate')
+  @HttpCode(HttpStatus.OK)
+  @ApiBody({ type: RotateApiKeyDto, required: false })
+  @ApiOkResponse({ type: RotatedApiKeyDto })
+  @ApiBadRequestResponse({ type: ProblemDto })
+  @ApiForbiddenResponse({
+    type: ProblemDto,
+    description:
+      'SCOPE_ESCALATION: the key has rights the calling key lacks; FORBIDDEN: a key of another branch',
+  })
+  @ApiNotFoundResponse({
+    type: ProblemDto,
+    description: 'API_KEY_NOT_FOUND: no such key of the user',
+  })
+  async rotateApiKey(
+    @CurrentPrincipal() principal: RootPrincipal,
+    @Param('id') id: string,
+    @Body() body: RotateApiKeyDto,
+  ): Promise<RotatedApiKeyDto> {
+    const rotated = await this.keys.rotate(managerOf(principal), id, body, grantOf(principal));
+    return RotatedApiKeyDto.of(rotated);
   }
 
   /**

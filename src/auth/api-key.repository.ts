@@ -23,11 +23,21 @@ export interface ApiKeyRecord {
   expiresAt: Date | null;
   /** What the key may do; FULL_GRANT for keys made without limits. */
   grant: AccessGrant;
+  /** Last use, to within API_KEY_LAST_USED_INTERVAL_MS; null: none recorded. */
+  lastUsedAt: Date | null;
   createdAt: Date;
 }
 
 /** A key to store; without `grant`, one without limits. */
-export type NewApiKey = Omit<ApiKeyRecord, 'id' | 'createdAt' | 'grant'> & { grant?: AccessGrant };
+export type NewApiKey = Omit<ApiKeyRecord, 'id' | 'createdAt' | 'grant' | 'lastUsedAt'> & {
+  grant?: AccessGrant;
+};
+
+/** A key's use to record: its id and when. */
+export interface KeyUse {
+  id: string;
+  at: Date;
+}
 
 /** Which keys a caller manages: the user's, and with `branch` only those bound to that branch. */
 export interface KeyScope {
@@ -61,7 +71,7 @@ function keysOf(tenant: Tenant): {
 }
 
 function toRecord(doc: ApiKeyDocument): ApiKeyRecord {
-  const { _id, scopes, collections, allowedIps, ...rest } = doc;
+  const { _id, scopes, collections, allowedIps, lastUsedAt, ...rest } = doc;
   const limited = (scopes ?? collections ?? allowedIps ?? null) !== null;
   const grant: AccessGrant = limited
     ? {
@@ -70,7 +80,7 @@ function toRecord(doc: ApiKeyDocument): ApiKeyRecord {
         allowedIps: allowedIps ?? null,
       }
     : FULL_GRANT;
-  return { ...rest, id: _id.toHexString(), grant };
+  return { ...rest, id: _id.toHexString(), grant, lastUsedAt: lastUsedAt ?? null };
 }
 
 @Injectable()
@@ -207,6 +217,67 @@ export class ApiKeyRepository implements OnModuleInit {
     const result = await this.keys.deleteOne({ _id: id, kind: 'team', teamId }).exec();
     this.cache.forget((key) => key.id === id);
     return result.deletedCount === 1;
+  }
+
+  /** The key with this id if it is in the scope (the keys a manager may revoke or rotate). */
+  async findInScope(scope: KeyScope, id: string): Promise<ApiKeyRecord | null> {
+    if (!isObjectIdHex(id)) return null;
+    const doc = await this.keys
+      .findOne({ _id: id, ...scopeFilter(scope) })
+      .lean<ApiKeyDocument>()
+      .exec();
+    return doc ? toRecord(doc) : null;
+  }
+
+  /** The team key with this id, if the team has it. */
+  async findForTeam(teamId: string, id: string): Promise<ApiKeyRecord | null> {
+    if (!isObjectIdHex(id) || teamId === '') return null;
+    const doc = await this.keys
+      .findOne({ _id: id, kind: 'team', teamId })
+      .lean<ApiKeyDocument>()
+      .exec();
+    return doc ? toRecord(doc) : null;
+  }
+
+  /**
+   * Makes the key expire at `until` unless it expires sooner already (a rotated key's grace);
+   * false when it no longer exists. This instance forgets it at once; another one within
+   * API_KEY_CACHE_MS, as for a revocation.
+   */
+  async expireBy(id: string, until: Date): Promise<boolean> {
+    const filter = {
+      _id: new Types.ObjectId(id),
+      $or: [{ expiresAt: null }, { expiresAt: { $gt: until } }],
+    };
+    await this.keys.collection.updateOne(filter, { $set: { expiresAt: until } });
+    this.cache.forget((key) => key.id === id);
+    return (await this.keys.exists({ _id: id }).exec()) !== null;
+  }
+
+  /**
+   * Records the uses of several keys in one command; a use never moves lastUsedAt back (another
+   * instance may have written a later one). Keys deleted meanwhile are left alone.
+   */
+  async recordUses(uses: readonly KeyUse[]): Promise<void> {
+    if (uses.length === 0) return;
+    await this.keys.collection.bulkWrite(
+      uses.map(({ id, at }) => ({
+        updateOne: {
+          filter: {
+            _id: new Types.ObjectId(id),
+            $or: [{ lastUsedAt: null }, { lastUsedAt: { $lt: at } }],
+          },
+          update: { $set: { lastUsedAt: at } },
+        },
+      })),
+      { ordered: false },
+    );
+  }
+
+  /** Deletes the key with this id (a rotation's new key whose predecessor was revoked meanwhile). */
+  async deleteById(id: string): Promise<void> {
+    await this.keys.deleteOne({ _id: id }).exec();
+    this.cache.forget((key) => key.id === id);
   }
 
   /** Whether the user has a key with this id, in any branch. */

@@ -61,6 +61,13 @@ export class ApiKeyDocument {
   @Prop({ type: [String], default: null })
   allowedIps!: string[] | null;
 
+  /**
+   * When the key was last used, to within API_KEY_LAST_USED_INTERVAL_MS (each instance writes a
+   * key's use at most once per interval); null or absent: not used since this was recorded.
+   */
+  @Prop({ type: Date, default: null })
+  lastUsedAt!: Date | null;
+
   createdAt!: Date;
 }
 

@@ -4,10 +4,12 @@ import { ForbiddenError, UnauthenticatedError, ValidationFailedError } from '../
 import type { Tenant } from '../common/tenancy/namespace';
 import { ApiKeyRepository, type ApiKeyRecord, type NewApiKey } from './api-key.repository';
 import { digestApiKey, digestsEqual, generateApiKey } from './api-key.secret';
-import { ApiKeyNotFoundError, SubProfileNotFoundError } from './auth.errors';
+import { ApiKeyNotFoundError, ScopeEscalationError, SubProfileNotFoundError } from './auth.errors';
 import { OverBudgetKeyLookups } from './over-budget-lookups';
 import { branchOfNewKey, scopeOf, type KeyManager } from './key-scope';
-import { FULL_GRANT } from './access-grant';
+import { escalationOf, FULL_GRANT, type AccessGrant } from './access-grant';
+import { grantOfRequest, type GrantBounds, type GrantRequest } from './key-grant';
+import { KeyLastUse } from './key-last-use';
 import type { Principal } from './principal';
 import { SUB_PROFILE_LOOKUP, type SubProfileLookup } from './sub-profiles.port';
 
@@ -21,7 +23,7 @@ export interface IssuedKey {
   apiKey: string;
 }
 
-export interface CreateKeyRequest {
+export interface CreateKeyRequest extends GrantRequest {
   name?: string;
   clientId?: string;
   accountId?: string;
@@ -29,18 +31,37 @@ export interface CreateKeyRequest {
   expiresAt?: Date;
 }
 
+/** The fields of a team key's request (POST /teams/{id}/api-keys). */
+export type CreateTeamKeyRequest = Pick<
+  CreateKeyRequest,
+  'name' | 'branch' | 'expiresAt' | 'scopes' | 'collections' | 'allowedIps'
+>;
+
+/** POST …/rotate: how long the old secret keeps working (s); 0 when absent. */
+export interface RotateKeyRequest {
+  graceSeconds?: number;
+}
+
+/** A rotated key: the new one with its secret, and when the old one stops working. */
+export interface RotatedKey extends IssuedKey {
+  previousExpiresAt: Date;
+}
+
 @Injectable()
 export class ApiKeyService {
   /** Digest of ADMIN_API_KEY, computed once. */
   private readonly adminDigest: string | null;
+  private readonly bounds: GrantBounds;
 
   constructor(
     private readonly keys: ApiKeyRepository,
     private readonly overBudget: OverBudgetKeyLookups,
+    private readonly lastUse: KeyLastUse,
     @Inject(SUB_PROFILE_LOOKUP) private readonly profiles: SubProfileLookup,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.adminDigest = config.adminApiKey ? digestApiKey(config.adminApiKey) : null;
+    this.bounds = config.apiKeys;
   }
 
   /**
@@ -72,6 +93,8 @@ export class ApiKeyService {
     if (!key) throw new UnauthenticatedError('The API key is unknown or was revoked.');
     if (key.expiresAt && key.expiresAt <= now)
       throw new UnauthenticatedError('The API key has expired.');
+    // Synchronous: the write, when one is due, goes off the request's path.
+    this.lastUse.seen(key.id, now);
     return { principal: principalOf(key), boundBranch: key.branch };
   }
 
@@ -89,16 +112,31 @@ export class ApiKeyService {
    */
   async createForTeam(
     teamId: string,
-    request: Pick<CreateKeyRequest, 'name' | 'branch' | 'expiresAt'>,
+    request: CreateTeamKeyRequest,
+    callerGrant: AccessGrant,
   ): Promise<IssuedKey> {
     refusePastExpiry(request.expiresAt);
+    const grant = this.grantWithin(request, callerGrant);
     return this.issue({
       kind: 'team',
       teamId,
       name: request.name ?? '',
       branch: request.branch ?? null,
       expiresAt: request.expiresAt ?? null,
+      grant,
     });
+  }
+
+  /** Rotates a team key (an admin member asks), as rotate does a user's key. */
+  async rotateForTeam(
+    teamId: string,
+    id: string,
+    request: RotateKeyRequest,
+    callerGrant: AccessGrant,
+  ): Promise<RotatedKey> {
+    const key = await this.keys.findForTeam(teamId, id);
+    if (!key) throw new ApiKeyNotFoundError(id);
+    return this.replace(key, request, callerGrant);
   }
 
   listForTeam(teamId: string): Promise<ApiKeyRecord[]> {
@@ -118,9 +156,11 @@ export class ApiKeyService {
     manager: KeyManager,
     requestBranch: string,
     request: CreateKeyRequest,
+    callerGrant: AccessGrant = FULL_GRANT,
   ): Promise<IssuedKey> {
     const { subject } = manager;
     refusePastExpiry(request.expiresAt);
+    const grant = this.grantWithin(request, callerGrant);
     const hasClient = request.clientId !== undefined;
     const hasAccount = request.accountId !== undefined;
     if (hasClient !== hasAccount) {
@@ -131,7 +171,7 @@ export class ApiKeyService {
         },
       ]);
     }
-    const base = { name: request.name ?? '', expiresAt: request.expiresAt ?? null };
+    const base = { name: request.name ?? '', expiresAt: request.expiresAt ?? null, grant };
     if (!hasClient) {
       const branch = branchOfNewKey(manager, request.branch, null);
       return this.issue({ ...base, kind: 'root', subject, branch });
@@ -184,6 +224,71 @@ export class ApiKeyService {
       );
     }
     throw new ApiKeyNotFoundError(id);
+  }
+
+  /**
+   * POST /api-keys/{id}/rotate: a new secret for a key the manager may revoke, with the same
+   * kind, rights, name, branch and expiry; the old secret keeps working for `graceSeconds` (never
+   * longer than it would have), then fails 401. A key rotates only keys whose rights it has
+   * itself (else it would get a secret with more: 403 SCOPE_ESCALATION).
+   */
+  async rotate(
+    manager: KeyManager,
+    id: string,
+    request: RotateKeyRequest,
+    callerGrant: AccessGrant = FULL_GRANT,
+  ): Promise<RotatedKey> {
+    const key = await this.keys.findInScope(scopeOf(manager), id);
+    if (key) return this.replace(key, request, callerGrant);
+    if (manager.boundBranch !== null && (await this.keys.existsForSubject(manager.subject, id))) {
+      throw new ForbiddenError(
+        `The API key is bound to branch '${manager.boundBranch}' and may only rotate keys bound to it.`,
+      );
+    }
+    throw new ApiKeyNotFoundError(id);
+  }
+
+  /**
+   * The new key first, then the old one's expiry: if the second step fails, both secrets keep
+   * working (the caller retries the rotation or revokes the old key) and none is lost.
+   */
+  private async replace(
+    key: ApiKeyRecord,
+    request: RotateKeyRequest,
+    callerGrant: AccessGrant,
+  ): Promise<RotatedKey> {
+    const beyond = escalationOf(key.grant, callerGrant);
+    if (beyond !== null) throw new ScopeEscalationError(beyond);
+    const now = Date.now();
+    if (key.expiresAt && key.expiresAt.getTime() <= now) throw new ApiKeyNotFoundError(key.id);
+    const issued = await this.issue({
+      kind: key.kind,
+      name: key.name,
+      subject: key.subject,
+      teamId: key.teamId,
+      clientId: key.clientId,
+      accountId: key.accountId,
+      profileId: key.profileId,
+      branch: key.branch,
+      expiresAt: key.expiresAt,
+      grant: key.grant,
+    });
+    const graceEnd = new Date(now + (request.graceSeconds ?? 0) * 1000);
+    const until = key.expiresAt && key.expiresAt < graceEnd ? key.expiresAt : graceEnd;
+    if (!(await this.keys.expireBy(key.id, until))) {
+      // Revoked meanwhile: its successor must not outlive it.
+      await this.keys.deleteById(issued.key.id);
+      throw new ApiKeyNotFoundError(key.id);
+    }
+    return { ...issued, previousExpiresAt: until };
+  }
+
+  /** The grant a request asks for, checked and within what the calling key has. */
+  private grantWithin(request: GrantRequest, callerGrant: AccessGrant): AccessGrant {
+    const grant = grantOfRequest(request, this.bounds);
+    const beyond = escalationOf(grant, callerGrant);
+    if (beyond !== null) throw new ScopeEscalationError(beyond);
+    return grant;
   }
 
   private async issue(fields: Partial<NewApiKey> & Pick<NewApiKey, 'kind'>): Promise<IssuedKey> {

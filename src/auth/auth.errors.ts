@@ -1,5 +1,6 @@
 import { HttpStatus } from '@nestjs/common';
 import { COMMON_ERRORS, defineErrors, DomainError } from '../common/errors';
+import { SCOPES } from './access-grant';
 
 /**
  * The codes auth owns: API keys and branches, and PROFILE_NOT_FOUND — auth answers it for the
@@ -19,6 +20,18 @@ export const AUTH_ERRORS = defineErrors({
   },
   PROFILE_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The profile does not exist' },
   API_KEY_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The API key does not exist' },
+  UNKNOWN_SCOPE: {
+    status: HttpStatus.BAD_REQUEST,
+    title: 'The scope is not one the service knows',
+    example: { detail: 'Unknown scopes: data:delete. Known: profile:read, profile:write, …' },
+  },
+  SCOPE_ESCALATION: {
+    status: HttpStatus.FORBIDDEN,
+    title: 'A key may not give more than it has',
+    example: {
+      detail: 'The new key would have the scopes data:write, which the calling key lacks.',
+    },
+  },
 });
 
 /** The errors of the auth module; each fixes one code. */
@@ -43,6 +56,27 @@ export class InvalidBranchError extends DomainError {
 export class BranchMismatchError extends DomainError {
   constructor(detail: string, errors?: { field: string; message: string }[]) {
     super(AUTH_ERRORS.BRANCH_MISMATCH, detail, errors);
+  }
+}
+
+/** A key asked for with scopes outside the vocabulary (src/auth/access-grant.ts SCOPES). */
+export class UnknownScopeError extends DomainError {
+  constructor(unknown: readonly string[]) {
+    super(
+      AUTH_ERRORS.UNKNOWN_SCOPE,
+      `Unknown scopes: ${unknown.join(', ')}. Known: ${SCOPES.join(', ')}.`,
+      unknown.map((scope) => ({ field: 'scopes', message: `unknown scope ${scope}` })),
+    );
+  }
+}
+
+/** A key would mint, or get by rotation, a key with rights it does not have itself. */
+export class ScopeEscalationError extends DomainError {
+  constructor(beyond: string) {
+    super(
+      AUTH_ERRORS.SCOPE_ESCALATION,
+      `The key would have ${beyond}, which the calling key does not have: a key never gives more than it has (a limited key states the limits of the keys it mints).`,
+    );
   }
 }
 

@@ -8,6 +8,7 @@ import { ApiKeyService } from './api-key.service';
 import { AuthFailureLimiter } from './auth-failure.limiter';
 import { AuthFailureRepository } from './auth-failure.repository';
 import { AuthFailureDocument, AuthFailureSchema } from './auth-failure.schema';
+import { KeyLastUse } from './key-last-use';
 import { OverBudgetKeyLookups } from './over-budget-lookups';
 import { PrincipalRights } from './principal-rights';
 import { SUB_PROFILE_LOOKUP, type SubProfileLookup } from './sub-profiles.port';
@@ -42,6 +43,7 @@ export class AuthModule {
       controllers: [ApiKeyController],
       providers: [
         ApiKeyRepository,
+        KeyLastUse,
         OverBudgetKeyLookups,
         ApiKeyService,
         AuthFailureRepository,

@@ -40,6 +40,8 @@ export interface AppConfig {
   adminApiKey?: string; // ADMIN_API_KEY; main.ts fills in a generated one in development
   apiKeyCache: { ttlMs: number; max: number }; // keys kept after a lookup (README, security)
   rightsCheckMs: number; // STREAM_RIGHTS_CHECK_MS: open streams' rights (principal-rights.ts)
+  /** What a key may be limited to, and how often its last use is written (src/auth). */
+  apiKeys: { lastUsedIntervalMs: number; maxCollections: number; maxAllowedIps: number };
   database: {
     uri?: string;
     /** The database used: MONGODB_URI's, else MONGODB_DB_NAME, else `profile_data`. */
@@ -239,6 +241,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     adminApiKey: auth.ADMIN_API_KEY,
     apiKeyCache: { ttlMs: auth.API_KEY_CACHE_MS, max: auth.API_KEY_CACHE_SIZE },
     rightsCheckMs: auth.STREAM_RIGHTS_CHECK_MS,
+    apiKeys: {
+      lastUsedIntervalMs: auth.API_KEY_LAST_USED_INTERVAL_MS,
+      maxCollections: auth.API_KEY_MAX_COLLECTIONS,
+      maxAllowedIps: auth.API_KEY_MAX_ALLOWED_IPS,
+    },
     database: {
       uri: database.MONGODB_URI,
       dbName: dbName.name,

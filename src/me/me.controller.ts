@@ -48,7 +48,16 @@ export class MeController {
       profileId: '665f1c2a9b1e8a0012345679',
       branch: '',
       boundBranch: '',
-      key: { id: '665f1c2a9b1e8a0012345678', prefix: 'pds_a1b2c3', name: '', expiresAt: null },
+      key: {
+        id: '665f1c2a9b1e8a0012345678',
+        prefix: 'pds_a1b2c3',
+        name: '',
+        expiresAt: null,
+        scopes: ['data:read', 'profile:read'],
+        collections: { orders: 'read' },
+        allowedIps: null,
+        lastUsedAt: '2026-01-02T03:04:05.000Z',
+      },
       quota: {
         collections: { used: 3, limit: 100 },
         indexesPerCollection: 20,

@@ -13,6 +13,27 @@ export class MeKeyDto {
 
   @ApiProperty({ type: String, format: 'date-time', nullable: true, example: null })
   expiresAt!: string | null;
+
+  /** The scopes the key holds (README "Authentication"); null: every scope. */
+  @ApiProperty({ type: [String], nullable: true, example: null })
+  scopes!: string[] | null;
+
+  /** The collections the key reaches, by name or `prefix*`, read or write; null: every collection. */
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'string', enum: ['read', 'write'] },
+    nullable: true,
+    example: null,
+  })
+  collections!: Record<string, 'read' | 'write'> | null;
+
+  /** The addresses or CIDRs the key may be used from; null: any. */
+  @ApiProperty({ type: [String], nullable: true, example: null })
+  allowedIps!: string[] | null;
+
+  /** Last use, to within API_KEY_LAST_USED_INTERVAL_MS; null: none recorded yet. */
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, example: null })
+  lastUsedAt!: string | null;
 }
 
 export class QuotaUseDto {

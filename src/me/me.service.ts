@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { tenantOf, type Principal } from '../auth';
 import { ApiKeyService } from '../auth/api-key.service';
+import { grantView } from '../auth/dto/api-key.dto';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { CollectionsService } from '../data';
 import { FilesService } from '../files';
@@ -34,6 +35,8 @@ export class MeService {
       prefix: record.prefix,
       name: record.name,
       expiresAt: record.expiresAt?.toISOString() ?? null,
+      ...grantView(record),
+      lastUsedAt: record.lastUsedAt?.toISOString() ?? null,
     };
     const base = { branch: principal.branch, boundBranch: principal.boundBranch, key, quota };
     switch (principal.kind) {

@@ -1,7 +1,13 @@
 import { Injectable } from '@nestjs/common';
-import type { Principal } from '../auth';
+import { grantOf, type Principal } from '../auth';
 import type { ApiKeyRecord } from '../auth/api-key.repository';
-import { ApiKeyService, type CreateKeyRequest, type IssuedKey } from '../auth/api-key.service';
+import {
+  ApiKeyService,
+  type CreateTeamKeyRequest,
+  type IssuedKey,
+  type RotatedKey,
+  type RotateKeyRequest,
+} from '../auth/api-key.service';
 import { ForbiddenError } from '../common/errors';
 import { TeamService } from './team.service';
 
@@ -26,10 +32,22 @@ export class TeamKeysService {
   async create(
     principal: RootPrincipal,
     teamId: string,
-    request: Pick<CreateKeyRequest, 'name' | 'branch' | 'expiresAt'>,
+    request: CreateTeamKeyRequest,
   ): Promise<IssuedKey> {
     await this.assertManager(principal, teamId);
-    return this.keys.createForTeam(teamId, request);
+    // The admin member's key mints no more than it has.
+    return this.keys.createForTeam(teamId, request, grantOf(principal));
+  }
+
+  /** A new secret for a team key (admin members, as for revoking it). */
+  async rotate(
+    principal: RootPrincipal,
+    teamId: string,
+    keyId: string,
+    request: RotateKeyRequest,
+  ): Promise<RotatedKey> {
+    await this.assertManager(principal, teamId);
+    return this.keys.rotateForTeam(teamId, keyId, request, grantOf(principal));
   }
 
   async revoke(principal: RootPrincipal, teamId: string, keyId: string): Promise<void> {

@@ -2,13 +2,19 @@ import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param, Post } from
 import {
   ApiBadRequestResponse,
   ApiBody,
+  ApiForbiddenResponse,
   ApiNoContentResponse,
   ApiNotFoundResponse,
   ApiOkResponse,
   ApiTags,
 } from '@nestjs/swagger';
 import { Auth, CurrentPrincipal, type Principal } from '../auth';
-import { ApiKeyDto, IssuedApiKeyDto } from '../auth/dto/api-key.dto';
+import {
+  ApiKeyDto,
+  IssuedApiKeyDto,
+  RotateApiKeyDto,
+  RotatedApiKeyDto,
+} from '../auth/dto/api-key.dto';
 import { ProblemDto } from '../common/errors';
 import { CreateTeamApiKeyDto, MyTeamDto } from './dto/team.dto';
 import { TeamKeysService } from './team-keys.service';
@@ -51,12 +57,23 @@ export class TeamController {
     return (await this.keys.list(principal, id)).map((key) => ApiKeyDto.from(key));
   }
 
-  /** Mints a key of the team (admin members); the secret is shown once. */
+  /**
+   * Mints a key of the team (admin members); the secret is shown once. `scopes`, `collections`
+   * and `allowedIps` limit it as for POST /api-keys; never beyond the admin's own key (403
+   * SCOPE_ESCALATION).
+   */
   @Post(':id/api-keys')
   @HttpCode(HttpStatus.OK)
   @ApiBody({ type: CreateTeamApiKeyDto, required: false })
   @ApiOkResponse({ type: IssuedApiKeyDto })
-  @ApiBadRequestResponse({ type: ProblemDto })
+  @ApiBadRequestResponse({
+    type: ProblemDto,
+    description: 'VALIDATION_FAILED; UNKNOWN_SCOPE: a scope outside the vocabulary',
+  })
+  @ApiForbiddenResponse({
+    type: ProblemDto,
+    description: 'SCOPE_ESCALATION: the new key would have more than the calling key',
+  })
   @ApiNotFoundResponse({ type: ProblemDto, description: NOT_A_TEAM })
   async createTeamApiKey(
     @CurrentPrincipal() principal: RootPrincipal,
@@ -65,6 +82,33 @@ export class TeamController {
   ): Promise<IssuedApiKeyDto> {
     const issued = await this.keys.create(principal, id, body);
     return { key: ApiKeyDto.from(issued.key), apiKey: issued.apiKey };
+  }
+
+  /**
+   * A new secret for a key of the team, with the same rights, name, branch and expiry (admin
+   * members); the old secret works for `graceSeconds` more (default 0), as POST
+   * /api-keys/{id}/rotate.
+   */
+  @Post(':id/api-keys/:keyId/rotate')
+  @HttpCode(HttpStatus.OK)
+  @ApiBody({ type: RotateApiKeyDto, required: false })
+  @ApiOkResponse({ type: RotatedApiKeyDto })
+  @ApiBadRequestResponse({ type: ProblemDto })
+  @ApiForbiddenResponse({
+    type: ProblemDto,
+    description: 'SCOPE_ESCALATION: the key has rights the calling key lacks',
+  })
+  @ApiNotFoundResponse({
+    type: ProblemDto,
+    description: `${NOT_A_TEAM}; API_KEY_NOT_FOUND: no such key of the team`,
+  })
+  async rotateTeamApiKey(
+    @CurrentPrincipal() principal: RootPrincipal,
+    @Param('id') id: string,
+    @Param('keyId') keyId: string,
+    @Body() body: RotateApiKeyDto,
+  ): Promise<RotatedApiKeyDto> {
+    return RotatedApiKeyDto.of(await this.keys.rotate(principal, id, keyId, body));
   }
 
   /** Revokes a key of the team at once (admin members). */

@@ -1,8 +1,57 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsInt,
+  IsObject,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  MinLength,
+} from 'class-validator';
 import { IsRfc3339Date, OptionalField } from '../../common/dto';
+import { SCOPES } from '../access-grant';
 import type { ApiKeyRecord } from '../api-key.repository';
+import type { RotatedKey } from '../api-key.service';
 import { BRANCH_PATTERN } from '../branch';
+
+/** The longest rotation grace: a day. */
+export const MAX_GRACE_SECONDS = 86_400;
+
+const SCOPES_DESCRIPTION =
+  'The scopes the key holds (README "Authentication" lists what each allows; `x:write` implies `x:read`). Absent or null: every scope, as keys made without it. `[]`: no scope at all, only the routes that need none. An unknown scope is a 400 UNKNOWN_SCOPE.';
+const COLLECTIONS_DESCRIPTION =
+  'The collections the key reaches, by name or by a prefix with one trailing `*` (`notes*`; `*` alone: every collection), each with `read` or `write` (write implies read; the most any matching entry gives). A collection no entry names is out of reach. Absent or null: every collection. At most API_KEY_MAX_COLLECTIONS entries (50).';
+const ALLOWED_IPS_DESCRIPTION =
+  'The IPv4/IPv6 addresses or CIDRs requests with the key may come from (the client address as TRUST_PROXY defines it). Absent or null: any address. 1 to API_KEY_MAX_ALLOWED_IPS entries (20).';
+
+function grantFields(): Record<'scopes' | 'collections' | 'allowedIps', object> {
+  return {
+    scopes: {
+      type: [String],
+      enum: SCOPES,
+      nullable: true,
+      description: SCOPES_DESCRIPTION,
+      example: ['data:read', 'profile:read'],
+    },
+    collections: {
+      type: 'object',
+      additionalProperties: { type: 'string', enum: ['read', 'write'] },
+      nullable: true,
+      description: COLLECTIONS_DESCRIPTION,
+      example: { orders: 'read', 'notes*': 'write' },
+    },
+    allowedIps: {
+      type: [String],
+      nullable: true,
+      description: ALLOWED_IPS_DESCRIPTION,
+      example: ['203.0.113.0/24', '2001:db8::/32'],
+    },
+  };
+}
+const GRANT_FIELDS = grantFields();
 
 export class CreateApiKeyDto {
   /** A label to tell keys apart. */
@@ -39,6 +88,43 @@ export class CreateApiKeyDto {
   @IsRfc3339Date()
   @ApiPropertyOptional({ type: String, format: 'date-time', example: '2027-01-01T00:00:00Z' })
   expiresAt?: Date;
+
+  /**
+   * Limits of the new key. A key never mints a key with more than it has: a key with limits
+   * states limits within its own for every member (403 SCOPE_ESCALATION otherwise).
+   */
+  @OptionalField({ nullable: true })
+  @IsArray()
+  @ArrayMaxSize(100)
+  @IsString({ each: true })
+  @ApiPropertyOptional(GRANT_FIELDS.scopes)
+  scopes?: string[] | null;
+
+  @OptionalField({ nullable: true })
+  @IsObject()
+  @ApiPropertyOptional(GRANT_FIELDS.collections)
+  collections?: Record<string, unknown> | null;
+
+  @OptionalField({ nullable: true })
+  @IsArray()
+  @ArrayMaxSize(1000)
+  @IsString({ each: true })
+  @ApiPropertyOptional(GRANT_FIELDS.allowedIps)
+  allowedIps?: string[] | null;
+}
+
+/** Body of POST /api-keys/{id}/rotate. */
+export class RotateApiKeyDto {
+  /**
+   * How long the old secret keeps working (s, 0-86400; default 0: it stops at once, as for a
+   * leaked key). Never beyond the key's own expiry.
+   */
+  @OptionalField()
+  @IsInt()
+  @Min(0)
+  @Max(MAX_GRACE_SECONDS)
+  @ApiPropertyOptional({ minimum: 0, maximum: MAX_GRACE_SECONDS, default: 0, example: 3600 })
+  graceSeconds?: number;
 }
 
 /** Key metadata; the secret is never listed. */
@@ -72,6 +158,34 @@ export class ApiKeyDto {
   @ApiProperty({ type: String, format: 'date-time', nullable: true })
   expiresAt!: string | null;
 
+  @ApiProperty({
+    ...GRANT_FIELDS.scopes,
+    description: 'The scopes the key holds; null: every scope.',
+  })
+  scopes!: string[] | null;
+
+  @ApiProperty({
+    ...GRANT_FIELDS.collections,
+    description: 'The collections the key reaches; null: every collection.',
+  })
+  collections!: Record<string, 'read' | 'write'> | null;
+
+  @ApiProperty({
+    ...GRANT_FIELDS.allowedIps,
+    description: 'The addresses the key may be used from; null: any.',
+  })
+  allowedIps!: string[] | null;
+
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description:
+      'Last use, to within API_KEY_LAST_USED_INTERVAL_MS (a minute by default); null: not used yet.',
+    example: null,
+  })
+  lastUsedAt!: string | null;
+
   @ApiProperty({ format: 'date-time' })
   createdAt!: string;
 
@@ -85,6 +199,8 @@ export class ApiKeyDto {
       accountId: key.accountId,
       branch: key.branch,
       expiresAt: key.expiresAt ? key.expiresAt.toISOString() : null,
+      ...grantView(key),
+      lastUsedAt: key.lastUsedAt ? key.lastUsedAt.toISOString() : null,
       createdAt: key.createdAt.toISOString(),
     };
   }
@@ -97,4 +213,34 @@ export class IssuedApiKeyDto {
   /** The secret. Shown once: store it now, it cannot be read again. */
   @ApiProperty({ example: 'pds_Xy3kQ9abVb0yq3c1nq7m3Yq0kq3M2oX1m8eQ0lq5wTo' })
   apiKey!: string;
+}
+
+/** The key's new secret, and when the secret it replaces stops working. */
+export class RotatedApiKeyDto extends IssuedApiKeyDto {
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    description: 'When the old secret stops working (401 after it)',
+  })
+  previousExpiresAt!: string;
+
+  static of(rotated: RotatedKey): RotatedApiKeyDto {
+    return {
+      key: ApiKeyDto.from(rotated.key),
+      apiKey: rotated.apiKey,
+      previousExpiresAt: rotated.previousExpiresAt.toISOString(),
+    };
+  }
+}
+
+/** A key's limits as listed: null members are no limit. */
+export function grantView(
+  key: Pick<ApiKeyRecord, 'grant'>,
+): Pick<ApiKeyDto, 'scopes' | 'collections' | 'allowedIps'> {
+  const { scopes, collections, allowedIps } = key.grant;
+  return {
+    scopes: scopes && [...scopes],
+    collections: collections && { ...collections },
+    allowedIps: allowedIps && [...allowedIps],
+  };
 }

@@ -62,4 +62,29 @@ export class AuthVariables {
   @Min(1)
   @Max(1_000_000)
   API_KEY_CACHE_SIZE = 10_000;
+
+  /**
+   * How often at most an instance writes a key's `lastUsedAt` (ms): the first use of a key on an
+   * instance is written, then at most one write per key per this interval per instance, off the
+   * request's path and batched with the other keys' writes.
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1_000)
+  @Max(86_400_000)
+  API_KEY_LAST_USED_INTERVAL_MS = 60_000;
+
+  /** Entries (names or `prefix*` patterns) a key's `collections` may hold at most. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(1_000)
+  API_KEY_MAX_COLLECTIONS = 50;
+
+  /** CIDRs or addresses a key's `allowedIps` may hold at most. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(20)
+  API_KEY_MAX_ALLOWED_IPS = 20;
 }

@@ -71,9 +71,12 @@ export class PutTeamMemberDto {
   role!: TeamRole;
 }
 
-/** Body of POST /teams/{id}/api-keys: a team key, optionally named, bound and expiring. */
+/** Body of POST /teams/{id}/api-keys: a team key, optionally named, bound, expiring and limited. */
 export class CreateTeamApiKeyDto extends PickType(CreateApiKeyDto, [
   'name',
   'branch',
   'expiresAt',
+  'scopes',
+  'collections',
+  'allowedIps',
 ] as const) {}
