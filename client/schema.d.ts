@@ -288,7 +288,9 @@ export interface paths {
     /**
      * Creates a root key, or with clientId + accountId a key acting as that sub profile. The secret
      *     is shown once. A key bound to a branch creates only keys bound to that branch (`branch`
-     *     defaults to it; another branch is a 403 BRANCH_MISMATCH).
+     *     defaults to it; another branch is a 403 BRANCH_MISMATCH). `scopes`, `collections` and
+     *     `allowedIps` limit the new key (absent or null: no limit); a key never mints a key with more
+     *     than it has (403 SCOPE_ESCALATION).
      */
     post: operations['createApiKey'];
     delete?: never;
@@ -312,6 +314,29 @@ export interface paths {
      *     branch (403 for the user's other keys).
      */
     delete: operations['deleteApiKey'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api-keys/{id}/rotate': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Issues a new secret for a key of the user, with the same kind, rights, name, branch and
+     *     expiry (shown once), and ends the old secret after `graceSeconds` (default 0: at once; never
+     *     beyond its own expiry): 401 after it. Through another instance the old secret may work up to
+     *     API_KEY_CACHE_MS longer, as after a revocation. The callers that may revoke the key may rotate
+     *     it; a key with limits only keys within its own (403 SCOPE_ESCALATION).
+     */
+    post: operations['rotateApiKey'];
+    delete?: never;
     options?: never;
     head?: never;
     patch?: never;
@@ -1054,7 +1079,11 @@ export interface paths {
     /** The team's keys, never their secrets (admin members). */
     get: operations['listTeamApiKeys'];
     put?: never;
-    /** Mints a key of the team (admin members); the secret is shown once. */
+    /**
+     * Mints a key of the team (admin members); the secret is shown once. `scopes`, `collections`
+     *     and `allowedIps` limit it as for POST /api-keys; never beyond the admin's own key (403
+     *     SCOPE_ESCALATION).
+     */
     post: operations['createTeamApiKey'];
     delete?: never;
     options?: never;
@@ -1074,6 +1103,27 @@ export interface paths {
     post?: never;
     /** Revokes a key of the team at once (admin members). */
     delete: operations['deleteTeamApiKey'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/teams/{id}/api-keys/{keyId}/rotate': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A new secret for a key of the team, with the same rights, name, branch and expiry (admin
+     *     members); the old secret works for `graceSeconds` more (default 0), as POST
+     *     /api-keys/{id}/rotate.
+     */
+    post: operations['rotateTeamApiKey'];
+    delete?: never;
     options?: never;
     head?: never;
     patch?: never;
@@ -1252,12 +1302,30 @@ export interface components {
       /** @example  */
       accountId: string;
       /**
+       * @description The addresses the key may be used from; null: any.
+       * @example [
+       *       "203.0.113.0/24",
+       *       "2001:db8::/32"
+       *     ]
+       */
+      allowedIps: string[] | null;
+      /**
        * @description Bound branch; null = any (X-Branch)
        * @example null
        */
       branch: string | null;
       /** @example  */
       clientId: string;
+      /**
+       * @description The collections the key reaches; null: every collection.
+       * @example {
+       *       "notes*": "write",
+       *       "orders": "read"
+       *     }
+       */
+      collections: {
+        [key: string]: 'read' | 'write';
+      } | null;
       /** Format: date-time */
       createdAt: string;
       /** Format: date-time */
@@ -1266,6 +1334,12 @@ export interface components {
       id: string;
       /** @enum {string} */
       kind: 'root' | 'sub' | 'team';
+      /**
+       * Format: date-time
+       * @description Last use, to within API_KEY_LAST_USED_INTERVAL_MS (a minute by default); null: not used yet.
+       * @example null
+       */
+      lastUsedAt: string | null;
       /** @example ci pipeline */
       name: string;
       /**
@@ -1273,6 +1347,29 @@ export interface components {
        * @example pds_Xy3kQ9ab
        */
       prefix: string;
+      /**
+       * @description The scopes the key holds; null: every scope.
+       * @example [
+       *       "data:read",
+       *       "profile:read"
+       *     ]
+       */
+      scopes:
+        | (
+            | 'profile:read'
+            | 'profile:write'
+            | 'projects:read'
+            | 'projects:write'
+            | 'data:read'
+            | 'data:write'
+            | 'files:read'
+            | 'files:write'
+            | 'events:read'
+            | 'keys:manage'
+            | 'export'
+            | 'import'
+          )[]
+        | null;
     };
     BranchDto: {
       /**
@@ -1432,6 +1529,14 @@ export interface components {
       /** @example acct-42 */
       accountId?: string;
       /**
+       * @description The IPv4/IPv6 addresses or CIDRs requests with the key may come from (the client address as TRUST_PROXY defines it). Absent or null: any address. 1 to API_KEY_MAX_ALLOWED_IPS entries (20).
+       * @example [
+       *       "203.0.113.0/24",
+       *       "2001:db8::/32"
+       *     ]
+       */
+      allowedIps?: string[] | null;
+      /**
        * @description Branch to bind the key to. For sub keys: the sub profile's branch (default: the request branch).
        * @example staging
        */
@@ -1441,6 +1546,16 @@ export interface components {
        * @example mobile-app
        */
       clientId?: string;
+      /**
+       * @description The collections the key reaches, by name or by a prefix with one trailing `*` (`notes*`; `*` alone: every collection), each with `read` or `write` (write implies read; the most any matching entry gives). A collection no entry names is out of reach. Absent or null: every collection. At most API_KEY_MAX_COLLECTIONS entries (50).
+       * @example {
+       *       "notes*": "write",
+       *       "orders": "read"
+       *     }
+       */
+      collections?: {
+        [key: string]: 'read' | 'write';
+      } | null;
       /**
        * Format: date-time
        * @description When the key stops working (RFC 3339, in the future).
@@ -1452,6 +1567,29 @@ export interface components {
        * @example ci pipeline
        */
       name?: string;
+      /**
+       * @description The scopes the key holds (README "Authentication" lists what each allows; `x:write` implies `x:read`). Absent or null: every scope, as keys made without it. `[]`: no scope at all, only the routes that need none. An unknown scope is a 400 UNKNOWN_SCOPE.
+       * @example [
+       *       "data:read",
+       *       "profile:read"
+       *     ]
+       */
+      scopes?:
+        | (
+            | 'profile:read'
+            | 'profile:write'
+            | 'projects:read'
+            | 'projects:write'
+            | 'data:read'
+            | 'data:write'
+            | 'files:read'
+            | 'files:write'
+            | 'events:read'
+            | 'keys:manage'
+            | 'export'
+            | 'import'
+          )[]
+        | null;
     };
     CreateDataIndexDto: {
       /**
@@ -1573,10 +1711,28 @@ export interface components {
     };
     CreateTeamApiKeyDto: {
       /**
+       * @description The IPv4/IPv6 addresses or CIDRs requests with the key may come from (the client address as TRUST_PROXY defines it). Absent or null: any address. 1 to API_KEY_MAX_ALLOWED_IPS entries (20).
+       * @example [
+       *       "203.0.113.0/24",
+       *       "2001:db8::/32"
+       *     ]
+       */
+      allowedIps?: string[] | null;
+      /**
        * @description Branch to bind the key to. For sub keys: the sub profile's branch (default: the request branch).
        * @example staging
        */
       branch?: string;
+      /**
+       * @description The collections the key reaches, by name or by a prefix with one trailing `*` (`notes*`; `*` alone: every collection), each with `read` or `write` (write implies read; the most any matching entry gives). A collection no entry names is out of reach. Absent or null: every collection. At most API_KEY_MAX_COLLECTIONS entries (50).
+       * @example {
+       *       "notes*": "write",
+       *       "orders": "read"
+       *     }
+       */
+      collections?: {
+        [key: string]: 'read' | 'write';
+      } | null;
       /**
        * Format: date-time
        * @description When the key stops working (RFC 3339, in the future).
@@ -1588,6 +1744,29 @@ export interface components {
        * @example ci pipeline
        */
       name?: string;
+      /**
+       * @description The scopes the key holds (README "Authentication" lists what each allows; `x:write` implies `x:read`). Absent or null: every scope, as keys made without it. `[]`: no scope at all, only the routes that need none. An unknown scope is a 400 UNKNOWN_SCOPE.
+       * @example [
+       *       "data:read",
+       *       "profile:read"
+       *     ]
+       */
+      scopes?:
+        | (
+            | 'profile:read'
+            | 'profile:write'
+            | 'projects:read'
+            | 'projects:write'
+            | 'data:read'
+            | 'data:write'
+            | 'files:read'
+            | 'files:write'
+            | 'events:read'
+            | 'keys:manage'
+            | 'export'
+            | 'import'
+          )[]
+        | null;
     };
     CreateTeamDto: {
       /** @example Platform team */
@@ -2516,12 +2695,30 @@ export interface components {
     };
     MeKeyDto: {
       /**
+       * @description The addresses or CIDRs the key may be used from; null: any.
+       * @example null
+       */
+      allowedIps: string[] | null;
+      /**
+       * @description The collections the key reaches, by name or `prefix*`, read or write; null: every collection.
+       * @example null
+       */
+      collections: {
+        [key: string]: 'read' | 'write';
+      } | null;
+      /**
        * Format: date-time
        * @example null
        */
       expiresAt: string | null;
       /** @example 665f1c2a9b1e8a0012345678 */
       id: string;
+      /**
+       * Format: date-time
+       * @description Last use, to within API_KEY_LAST_USED_INTERVAL_MS; null: none recorded yet.
+       * @example null
+       */
+      lastUsedAt: string | null;
       /** @example ci */
       name: string;
       /**
@@ -2529,6 +2726,11 @@ export interface components {
        * @example pds_a1b2c3
        */
       prefix: string;
+      /**
+       * @description The scopes the key holds (README "Authentication"); null: every scope.
+       * @example null
+       */
+      scopes: string[] | null;
     };
     MoveDto: {
       /**
@@ -2718,9 +2920,11 @@ export interface components {
         | 'MALFORMED_LINE'
         | 'DIGEST_MISMATCH'
         | 'INVALID_IDEMPOTENCY_KEY'
+        | 'UNKNOWN_SCOPE'
         | 'UNAUTHENTICATED'
         | 'FORBIDDEN'
         | 'BRANCH_MISMATCH'
+        | 'SCOPE_ESCALATION'
         | 'FILE_LINK_INVALID'
         | 'ROUTE_NOT_FOUND'
         | 'PROFILE_NOT_FOUND'
@@ -3027,6 +3231,27 @@ export interface components {
       limit: number;
       /** @example 3 */
       used: number;
+    };
+    RotateApiKeyDto: {
+      /**
+       * @description How long the old secret keeps working (s, 0-86400; default 0: it stops at once, as for a
+       *     leaked key). Never beyond the key's own expiry.
+       * @example 3600
+       */
+      graceSeconds?: number;
+    };
+    RotatedApiKeyDto: {
+      /**
+       * @description The secret. Shown once: store it now, it cannot be read again.
+       * @example pds_Xy3kQ9abVb0yq3c1nq7m3Yq0kq3M2oX1m8eQ0lq5wTo
+       */
+      apiKey: string;
+      key: components['schemas']['ApiKeyDto'];
+      /**
+       * Format: date-time
+       * @description When the old secret stops working (401 after it)
+       */
+      previousExpiresAt: string;
     };
     SchemaErrorDto: {
       /** @example enum */
@@ -6632,7 +6857,7 @@ export interface operations {
           'application/json': components['schemas']['IssuedApiKeyDto'];
         };
       };
-      /** @description ; INVALID_BRANCH: X-Branch is not a valid branch name; INVALID_IDEMPOTENCY_KEY: Idempotency-Key is malformed */
+      /** @description VALIDATION_FAILED; UNKNOWN_SCOPE: a scope outside the vocabulary; INVALID_BRANCH: X-Branch is not a valid branch name; INVALID_IDEMPOTENCY_KEY: Idempotency-Key is malformed */
       400: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -6668,7 +6893,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description SCOPE_ESCALATION: the new key would have more than the calling key; BRANCH_MISMATCH; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -6907,6 +7132,240 @@ export interface operations {
       /** @description API_KEY_NOT_FOUND: no such key of the user */
       404: {
         headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Internal server error (INTERNAL_ERROR) */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After); FEED_MOVING: the tenant is being moved to another cluster and its writes are paused briefly (Retry-After) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  rotateApiKey: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
+        'X-Branch'?: string;
+        /**
+         * @description A key the client chooses for this request (a UUID is a good one): a retry with the same key, method, path, query, If-Match and body gets the first response again, with `Idempotent-Replayed: true`, and nothing is done again. Keys belong to the principal (user, sub profile, team or operator) and the branch. A response below 500 is kept for IDEMPOTENCY_TTL_MS (24 hours by default); after a 5xx the key may be used again. The same key for another request → 422 IDEMPOTENCY_KEY_REUSED; while the first request still runs → 409 IDEMPOTENCY_IN_PROGRESS with Retry-After. 1-255 visible ASCII characters without `"` and `\`, optionally in double quotes (the same key); otherwise 400 INVALID_IDEMPOTENCY_KEY.
+         * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+         */
+        'Idempotency-Key'?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['RotateApiKeyDto'];
+      };
+    };
+    responses: {
+      200: {
+        headers: {
+          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining': number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset': number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RotatedApiKeyDto'];
+        };
+      };
+      /** @description ; INVALID_BRANCH: X-Branch is not a valid branch name; INVALID_IDEMPOTENCY_KEY: Idempotency-Key is malformed */
+      400: {
+        headers: {
+          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description SCOPE_ESCALATION: the key has rights the calling key lacks; FORBIDDEN: a key of another branch; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      403: {
+        headers: {
+          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description API_KEY_NOT_FOUND: no such key of the user */
+      404: {
+        headers: {
+          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description A request with this Idempotency-Key is still running; IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry after Retry-After for its response */
+      409: {
+        headers: {
+          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The request body is too large (PAYLOAD_TOO_LARGE) */
+      413: {
+        headers: {
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The request body is not of the media type the route takes, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
+      415: {
+        headers: {
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The Idempotency-Key was used for another request; IDEMPOTENCY_KEY_REUSED: this Idempotency-Key was used for a different request */
+      422: {
+        headers: {
+          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
+          'Idempotent-Replayed'?: 'true';
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -14451,10 +14910,19 @@ export interface operations {
            *       "branch": "",
            *       "clientId": "web-app",
            *       "key": {
+           *         "allowedIps": null,
+           *         "collections": {
+           *           "orders": "read"
+           *         },
            *         "expiresAt": null,
            *         "id": "665f1c2a9b1e8a0012345678",
+           *         "lastUsedAt": "2026-01-02T03:04:05.000Z",
            *         "name": "",
-           *         "prefix": "pds_a1b2c3"
+           *         "prefix": "pds_a1b2c3",
+           *         "scopes": [
+           *           "data:read",
+           *           "profile:read"
+           *         ]
            *       },
            *       "kind": "sub",
            *       "profileId": "665f1c2a9b1e8a0012345679",
@@ -18040,7 +18508,7 @@ export interface operations {
           'application/json': components['schemas']['IssuedApiKeyDto'];
         };
       };
-      /** @description ; INVALID_BRANCH: X-Branch is not a valid branch name; INVALID_IDEMPOTENCY_KEY: Idempotency-Key is malformed */
+      /** @description VALIDATION_FAILED; UNKNOWN_SCOPE: a scope outside the vocabulary; INVALID_BRANCH: X-Branch is not a valid branch name; INVALID_IDEMPOTENCY_KEY: Idempotency-Key is malformed */
       400: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -18076,7 +18544,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description SCOPE_ESCALATION: the new key would have more than the calling key; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -18317,6 +18785,241 @@ export interface operations {
       /** @description TEAM_NOT_FOUND: no such team, or you are not a member of it; API_KEY_NOT_FOUND: no such key of the team */
       404: {
         headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Internal server error (INTERNAL_ERROR) */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After); FEED_MOVING: the tenant is being moved to another cluster and its writes are paused briefly (Retry-After) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  rotateTeamApiKey: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
+        'X-Branch'?: string;
+        /**
+         * @description A key the client chooses for this request (a UUID is a good one): a retry with the same key, method, path, query, If-Match and body gets the first response again, with `Idempotent-Replayed: true`, and nothing is done again. Keys belong to the principal (user, sub profile, team or operator) and the branch. A response below 500 is kept for IDEMPOTENCY_TTL_MS (24 hours by default); after a 5xx the key may be used again. The same key for another request → 422 IDEMPOTENCY_KEY_REUSED; while the first request still runs → 409 IDEMPOTENCY_IN_PROGRESS with Retry-After. 1-255 visible ASCII characters without `"` and `\`, optionally in double quotes (the same key); otherwise 400 INVALID_IDEMPOTENCY_KEY.
+         * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+         */
+        'Idempotency-Key'?: string;
+      };
+      path: {
+        id: string;
+        keyId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['RotateApiKeyDto'];
+      };
+    };
+    responses: {
+      200: {
+        headers: {
+          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining': number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset': number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RotatedApiKeyDto'];
+        };
+      };
+      /** @description ; INVALID_BRANCH: X-Branch is not a valid branch name; INVALID_IDEMPOTENCY_KEY: Idempotency-Key is malformed */
+      400: {
+        headers: {
+          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description SCOPE_ESCALATION: the key has rights the calling key lacks; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      403: {
+        headers: {
+          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description TEAM_NOT_FOUND: no such team, or you are not a member of it; API_KEY_NOT_FOUND: no such key of the team */
+      404: {
+        headers: {
+          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description A request with this Idempotency-Key is still running; IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry after Retry-After for its response */
+      409: {
+        headers: {
+          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The request body is too large (PAYLOAD_TOO_LARGE) */
+      413: {
+        headers: {
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The request body is not of the media type the route takes, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
+      415: {
+        headers: {
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The Idempotency-Key was used for another request; IDEMPOTENCY_KEY_REUSED: this Idempotency-Key was used for a different request */
+      422: {
+        headers: {
+          /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
+          'Idempotent-Replayed'?: 'true';
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
