@@ -6893,7 +6893,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description SCOPE_ESCALATION: the new key would have more than the calling key; BRANCH_MISMATCH; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description SCOPE_ESCALATION: the new key would have more than the calling key; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */

@@ -61,8 +61,7 @@ export class ApiKeyController {
   })
   @ApiForbiddenResponse({
     type: ProblemDto,
-    description:
-      'SCOPE_ESCALATION: the new key would have more than the calling key; BRANCH_MISMATCH',
+    description: 'SCOPE_ESCALATION: the new key would have more than the calling key',
   })
   @ApiNotFoundResponse({
     type: ProblemDto,
