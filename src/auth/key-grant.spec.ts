@@ -48,16 +48,10 @@ describe('grantOfRequest', () => {
       fieldsOf(() =>
         grantOfRequest(
           { collections: { 'a*b': 'read', 'n**': 'read', '1x': 'write', ok: 'delete' } },
-          BOUNDS,
+          { ...BOUNDS, maxCollections: 4 },
         ),
       ),
-    ).toEqual([
-      'collections',
-      'collections.a*b',
-      'collections.n**',
-      'collections.1x',
-      'collections.ok',
-    ]);
+    ).toEqual(['collections.a*b', 'collections.n**', 'collections.1x', 'collections.ok']);
     expect(fieldsOf(() => grantOfRequest({ collections: {} }, BOUNDS))).toEqual(['collections']);
   });
 
@@ -69,6 +63,15 @@ describe('grantOfRequest', () => {
     expect(
       fieldsOf(() => grantOfRequest({ allowedIps: ['1.2.3.4', '::1', '10.0.0.1'] }, BOUNDS)),
     ).toEqual(['allowedIps']);
+    // Beyond the bound only the count is reported, not every entry.
+    expect(fieldsOf(() => grantOfRequest({ allowedIps: ['x', 'y', 'z'] }, BOUNDS))).toEqual([
+      'allowedIps',
+    ]);
+    expect(
+      fieldsOf(() =>
+        grantOfRequest({ collections: { '1': 'x', '2': 'x', '3': 'x', '4': 'x' } }, BOUNDS),
+      ),
+    ).toEqual(['collections']);
     expect(fieldsOf(() => grantOfRequest({ allowedIps: ['10.0.0.0/33'] }, BOUNDS))).toEqual([
       'allowedIps[0]',
     ]);

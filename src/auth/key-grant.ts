@@ -60,11 +60,14 @@ function checkCollections(
   const entries = Object.entries(collections);
   if (entries.length === 0)
     errors.push({ field: 'collections', message: 'must name at least one collection or pattern' });
-  if (entries.length > bounds.maxCollections)
+  if (entries.length > bounds.maxCollections) {
+    // Only the count: a problem naming every entry of an oversized map would be as large.
     errors.push({
       field: 'collections',
       message: `must have at most ${bounds.maxCollections} entries (API_KEY_MAX_COLLECTIONS)`,
     });
+    return null;
+  }
   const checked: Record<string, CollectionAccess> = {};
   for (const [pattern, access] of entries) {
     if (!COLLECTION_PATTERN.test(pattern))
@@ -85,11 +88,13 @@ function checkAddresses(
   errors: FieldError[],
 ): string[] | null {
   if (allowedIps === null) return null;
-  if (allowedIps.length === 0 || allowedIps.length > bounds.maxAllowedIps)
+  if (allowedIps.length === 0 || allowedIps.length > bounds.maxAllowedIps) {
     errors.push({
       field: 'allowedIps',
       message: `must hold 1 to ${bounds.maxAllowedIps} addresses or CIDRs (API_KEY_MAX_ALLOWED_IPS)`,
     });
+    return null;
+  }
   allowedIps.forEach((range, i) => {
     if (!isAddressRange(range))
       errors.push({

@@ -1,6 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import {
-  ArrayMaxSize,
   IsArray,
   IsInt,
   IsObject,
@@ -95,7 +94,6 @@ export class CreateApiKeyDto {
    */
   @OptionalField({ nullable: true })
   @IsArray()
-  @ArrayMaxSize(100)
   @IsString({ each: true })
   @ApiPropertyOptional(GRANT_FIELDS.scopes)
   scopes?: string[] | null;
@@ -107,7 +105,6 @@ export class CreateApiKeyDto {
 
   @OptionalField({ nullable: true })
   @IsArray()
-  @ArrayMaxSize(1000)
   @IsString({ each: true })
   @ApiPropertyOptional(GRANT_FIELDS.allowedIps)
   allowedIps?: string[] | null;
