@@ -297,6 +297,29 @@ EXCLUSIONS: tuple[Exclusion, ...] = (
         "states formats and bounds, not a bound that moves with the clock.",
     ),
     Exclusion(
+        name="key-collection-patterns",
+        operations=("POST /api-keys", "POST /teams/{id}/api-keys"),
+        status=400,
+        code="VALIDATION_FAILED",
+        field=r"^collections(\..*)?$",
+        message=r"^(must be a collection name|must name at least one collection or pattern$"
+        r"|must have at most \d+ entries)",
+        reason="A key's collections are named by collection names or prefixes with one trailing "
+        "*, at most API_KEY_MAX_COLLECTIONS of them; OpenAPI 3.0 has no propertyNames, and the "
+        "bound is configuration.",
+    ),
+    Exclusion(
+        name="key-address-ranges",
+        operations=("POST /api-keys", "POST /teams/{id}/api-keys"),
+        status=400,
+        code="VALIDATION_FAILED",
+        field=r"^allowedIps(\[\d+\])?$",
+        message=r"^(must be an IPv4 or IPv6 address or CIDR|must hold 1 to \d+ addresses)",
+        reason="A key's allowedIps are IPv4/IPv6 addresses or CIDRs, 1 to "
+        "API_KEY_MAX_ALLOWED_IPS of them; the document states strings, and the bound is "
+        "configuration.",
+    ),
+    Exclusion(
         name="if-match-names-another-version",
         operations=None,
         status=412,
