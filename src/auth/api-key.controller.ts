@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param, Post } from
 import { ApiBadRequestResponse, ApiBody, ApiNotFoundResponse, ApiTags } from '@nestjs/swagger';
 import { ProblemDto } from '../common/errors';
 import { ApiKeyService } from './api-key.service';
-import { Auth, CurrentPrincipal } from './auth.decorators';
+import { Auth, CurrentPrincipal, NeedsScope } from './auth.decorators';
 import { ApiKeyDto, CreateApiKeyDto, IssuedApiKeyDto } from './dto/api-key.dto';
 import type { KeyManager } from './key-scope';
 import type { Principal } from './principal';
@@ -18,6 +18,7 @@ function managerOf(principal: RootPrincipal): KeyManager {
 @ApiTags('api-keys')
 @IdempotentWrites()
 @Controller('api-keys')
+@NeedsScope('keys:manage')
 @Auth('root')
 export class ApiKeyController {
   constructor(private readonly keys: ApiKeyService) {}

@@ -17,6 +17,11 @@ export const AUTH_ERRORS = defineErrors({
     title: 'The branch contradicts the API key',
     example: { detail: 'The key is bound to branch staging; X-Branch names another.' },
   },
+  INSUFFICIENT_SCOPE: {
+    status: HttpStatus.FORBIDDEN,
+    title: 'The API key lacks the scope this route needs',
+    example: { detail: 'This route needs the scope data:write, which the API key does not hold.' },
+  },
   PROFILE_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The profile does not exist' },
   API_KEY_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The API key does not exist' },
 });
@@ -43,6 +48,19 @@ export class InvalidBranchError extends DomainError {
 export class BranchMismatchError extends DomainError {
   constructor(detail: string, errors?: { field: string; message: string }[]) {
     super(AUTH_ERRORS.BRANCH_MISMATCH, detail, errors);
+  }
+}
+
+/**
+ * A key without the scope the route needs (README "Authentication"); the guard also sends
+ * `WWW-Authenticate: Bearer error="insufficient_scope", scope="<scope>"` (RFC 6750).
+ */
+export class InsufficientScopeError extends DomainError {
+  constructor(scope: string) {
+    super(
+      AUTH_ERRORS.INSUFFICIENT_SCOPE,
+      `This route needs the scope ${scope}, which the API key does not hold.`,
+    );
   }
 }
 

@@ -7,7 +7,7 @@ import {
   ApiOkResponse,
   ApiTags,
 } from '@nestjs/swagger';
-import { Auth, CurrentPrincipal, type Principal } from '../auth';
+import { Auth, CurrentPrincipal, type Principal, NeedsScope } from '../auth';
 import { ApiKeyDto, IssuedApiKeyDto } from '../auth/dto/api-key.dto';
 import { ProblemDto } from '../common/errors';
 import { CreateTeamApiKeyDto, MyTeamDto } from './dto/team.dto';
@@ -35,6 +35,7 @@ export class TeamController {
 
   /** The teams you belong to, with your role in each (act for one with `X-Team: <teamId>`). */
   @Get()
+  @NeedsScope('profile:read')
   @ApiOkResponse({ type: [MyTeamDto] })
   async listMyTeams(@CurrentPrincipal() principal: RootPrincipal): Promise<MyTeamDto[]> {
     return (await this.teams.teamsOf(principal.subject)).map((team) => MyTeamDto.from(team));
@@ -42,6 +43,7 @@ export class TeamController {
 
   /** The team's keys, never their secrets (admin members). */
   @Get(':id/api-keys')
+  @NeedsScope('keys:manage')
   @ApiOkResponse({ type: [ApiKeyDto] })
   @ApiNotFoundResponse({ type: ProblemDto, description: NOT_A_TEAM })
   async listTeamApiKeys(
@@ -53,6 +55,7 @@ export class TeamController {
 
   /** Mints a key of the team (admin members); the secret is shown once. */
   @Post(':id/api-keys')
+  @NeedsScope('keys:manage')
   @HttpCode(HttpStatus.OK)
   @ApiBody({ type: CreateTeamApiKeyDto, required: false })
   @ApiOkResponse({ type: IssuedApiKeyDto })
@@ -69,6 +72,7 @@ export class TeamController {
 
   /** Revokes a key of the team at once (admin members). */
   @Delete(':id/api-keys/:keyId')
+  @NeedsScope('keys:manage')
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiNoContentResponse({ description: 'Revoked' })
   @ApiNotFoundResponse({
