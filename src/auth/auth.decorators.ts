@@ -20,6 +20,7 @@ import {
   AUTH_HEADERS_FIRST,
   BEARER_SCHEME,
   BRANCH_HEADER,
+  REQUIRED_SCOPE_EXTENSION,
   TEAM_HEADER,
 } from '../common/http/openapi-shared';
 import type { Scope } from './access-grant';
@@ -30,8 +31,6 @@ export const IS_PUBLIC = 'auth:public';
 export const ALLOWED_KINDS = 'auth:kinds';
 /** The scope a route needs (a Scope), or null where it needs none; absent: undeclared. */
 export const REQUIRED_SCOPE = 'auth:scope';
-/** The OpenAPI extension naming the scope an operation needs. */
-export const REQUIRED_SCOPE_EXTENSION = 'x-required-scope';
 
 /**
  * Opts a route out of authentication (health checks, docs); it needs no scope, for nobody's
