@@ -40,7 +40,8 @@ function presentedKeyDigest(req: Request): string | null {
 
 /**
  * Global, deny-by-default guard: every route needs @Public() or @Auth(...kinds). Resolves the
- * principal and the request branch (key-bound branch, else X-Branch, else ''), and counts failed
+ * principal, refuses it a route whose scope (@NeedsScope) its grant lacks (INSUFFICIENT_SCOPE),
+ * resolves the request branch (key-bound branch, else X-Branch, else ''), and counts failed
  * authentications per client address (AuthFailureLimiter), bounding what guessing costs.
  */
 @Injectable()

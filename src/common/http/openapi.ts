@@ -76,7 +76,7 @@ function describeRequiredScopes(document: OpenAPIObject): void {
     operation.responses = structuredClone(operation.responses);
     const responses = operation.responses as Record<string, Response>;
     const forbidden = (responses['403'] ??= problemResponse('Forbidden'));
-    forbidden.description += `; INSUFFICIENT_SCOPE: the key does not hold the scope \`${scope}\` this operation needs (a \`…:write\` scope includes its \`…:read\`), named in WWW-Authenticate`;
+    forbidden.description += `; INSUFFICIENT_SCOPE: the key holds neither the scope \`${scope}\` this operation needs nor one that includes it (WWW-Authenticate names it)`;
     forbidden.headers = {
       ...forbidden.headers,
       'WWW-Authenticate': header(
