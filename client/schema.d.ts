@@ -2721,6 +2721,7 @@ export interface components {
         | 'UNAUTHENTICATED'
         | 'FORBIDDEN'
         | 'BRANCH_MISMATCH'
+        | 'INSUFFICIENT_SCOPE'
         | 'FILE_LINK_INVALID'
         | 'ROUTE_NOT_FOUND'
         | 'PROFILE_NOT_FOUND'
@@ -6519,9 +6520,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root; INSUFFICIENT_SCOPE: the key holds neither the scope `keys:manage` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="keys:manage"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -6668,11 +6671,13 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root; INSUFFICIENT_SCOPE: the key holds neither the scope `keys:manage` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="keys:manage"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -6887,9 +6892,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root; INSUFFICIENT_SCOPE: the key holds neither the scope `keys:manage` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="keys:manage"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -7067,9 +7074,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -7270,9 +7279,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -7471,9 +7482,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -7642,11 +7655,13 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description A sub key tried to change the owner field; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description A sub key tried to change the owner field; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -7916,11 +7931,13 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -8160,11 +8177,13 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description A sub key tried to drop the collection; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description A sub key tried to drop the collection; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -8435,9 +8454,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -8613,11 +8634,13 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -8827,9 +8850,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -8975,9 +9000,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -9144,9 +9171,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -9340,9 +9369,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -9536,9 +9567,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -9697,9 +9730,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -9860,11 +9895,13 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -10068,9 +10105,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -10273,9 +10312,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -10460,9 +10501,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -10622,9 +10665,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -10806,9 +10851,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -10971,9 +11018,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -11180,9 +11229,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -11394,12 +11445,14 @@ export interface operations {
       /**
        * @description A sub key tried to change the owner field
        *
-       *     FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to
+       *     FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to
        */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -11661,11 +11714,13 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -11942,11 +11997,13 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description A sub key tried to change the owner field; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description A sub key tried to change the owner field; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -12199,9 +12256,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `events:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="events:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -12369,9 +12428,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `events:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="events:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -12547,9 +12608,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `export` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="export"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -12946,9 +13009,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `files:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="files:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -13109,11 +13174,13 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `files:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="files:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -13313,9 +13380,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `files:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="files:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -13469,9 +13538,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `files:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="files:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -13684,9 +13755,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `files:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="files:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -13874,11 +13947,13 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `files:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="files:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -14323,9 +14398,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `import` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="import"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -14654,9 +14731,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -14801,9 +14880,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: not a root key (sub and team keys, X-Team included), or a root key bound to a branch; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: not a root key (sub and team keys, X-Team included), or a root key bound to a branch; INSUFFICIENT_SCOPE: the key holds neither the scope `export` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="export"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -14966,9 +15047,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub; INSUFFICIENT_SCOPE: the key holds neither the scope `profile:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="profile:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -15135,9 +15218,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub; INSUFFICIENT_SCOPE: the key holds neither the scope `profile:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="profile:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -15361,11 +15446,13 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root; INSUFFICIENT_SCOPE: the key holds neither the scope `profile:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="profile:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -15568,9 +15655,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root; INSUFFICIENT_SCOPE: the key holds neither the scope `profile:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="profile:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -15742,9 +15831,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub; INSUFFICIENT_SCOPE: the key holds neither the scope `profile:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="profile:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -15969,9 +16060,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub; INSUFFICIENT_SCOPE: the key holds neither the scope `profile:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="profile:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -16193,9 +16286,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub; INSUFFICIENT_SCOPE: the key holds neither the scope `profile:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="profile:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -16377,9 +16472,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root; INSUFFICIENT_SCOPE: the key holds neither the scope `profile:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="profile:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -16558,9 +16655,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub; INSUFFICIENT_SCOPE: the key holds neither the scope `profile:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="profile:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -16730,9 +16829,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `projects:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="projects:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -16883,11 +16984,13 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `projects:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="projects:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -17112,9 +17215,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `projects:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="projects:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -17290,11 +17395,13 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `projects:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="projects:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -17548,11 +17655,13 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `projects:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="projects:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -17768,9 +17877,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root; INSUFFICIENT_SCOPE: the key holds neither the scope `profile:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="profile:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -17908,9 +18019,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root; INSUFFICIENT_SCOPE: the key holds neither the scope `keys:manage` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="keys:manage"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -18076,11 +18189,13 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root; INSUFFICIENT_SCOPE: the key holds neither the scope `keys:manage` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="keys:manage"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -18297,9 +18412,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root; INSUFFICIENT_SCOPE: the key holds neither the scope `keys:manage` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="keys:manage"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -18454,9 +18571,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `events:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="events:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -18605,11 +18724,13 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `events:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="events:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -18808,9 +18929,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `events:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="events:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -18967,9 +19090,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `events:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="events:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */

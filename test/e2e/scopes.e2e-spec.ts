@@ -5,7 +5,7 @@ import { SCOPES, type Scope } from '../../src/auth/access-grant';
 import { digestApiKey } from '../../src/auth/api-key.secret';
 import { RATE_LIMIT_COLLECTION } from '../../src/rate-limit/rate-limit-hits';
 import { createTestApp, everyDatabase, type TestApp } from '../support/app';
-import { createUser, type TestUser } from '../support/factories';
+import { addTeamMember, createTeam, createUser, type TestUser } from '../support/factories';
 import { as } from '../support/http';
 import { expectProblem } from '../support/problems';
 
@@ -300,6 +300,21 @@ describe('scopes', () => {
       ]);
     }
     expect(await dump(t, skip)).toEqual(before);
+  });
+
+  it('holds a root key acting for a team (X-Team) to its own scopes', async () => {
+    const team = await createTeam(t);
+    await addTeamMember(t, team, user);
+    const reader = await limitedKey(t, user, ['projects:read']);
+    const headers = { 'X-Team': team.teamId };
+    await as(t, reader).get('/project', { headers }).expect(200);
+    const res = await as(t, reader).post('/project', { name: 'team plan' }, { headers });
+    expectProblem(res, 403, 'INSUFFICIENT_SCOPE');
+    expect(res.headers['www-authenticate']).toBe(
+      'Bearer error="insufficient_scope", scope="projects:write"',
+    );
+    // The team's own key, made without scopes, holds them all.
+    await as(t, team).post('/project', { name: 'team plan' }).expect(200);
   });
 
   it('refuses a read-only key the replay of an idempotent write made with a full key', async () => {
