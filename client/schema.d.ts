@@ -2925,6 +2925,7 @@ export interface components {
         | 'FORBIDDEN'
         | 'BRANCH_MISMATCH'
         | 'SCOPE_ESCALATION'
+        | 'INSUFFICIENT_SCOPE'
         | 'FILE_LINK_INVALID'
         | 'ROUTE_NOT_FOUND'
         | 'PROFILE_NOT_FOUND'
@@ -6744,9 +6745,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root; INSUFFICIENT_SCOPE: the key holds neither the scope `keys:manage` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="keys:manage"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -6893,11 +6896,13 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description SCOPE_ESCALATION: the new key would have more than the calling key; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description SCOPE_ESCALATION: the new key would have more than the calling key; INSUFFICIENT_SCOPE: the key holds neither the scope `keys:manage` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="keys:manage"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -7112,9 +7117,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root; INSUFFICIENT_SCOPE: the key holds neither the scope `keys:manage` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="keys:manage"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -7280,11 +7287,13 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description SCOPE_ESCALATION: the key has rights the calling key lacks; FORBIDDEN: a key of another branch; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description SCOPE_ESCALATION: the key has rights the calling key lacks; FORBIDDEN: a key of another branch; INSUFFICIENT_SCOPE: the key holds neither the scope `keys:manage` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="keys:manage"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -7526,9 +7535,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -7729,9 +7740,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -7930,9 +7943,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -8101,11 +8116,13 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description A sub key tried to change the owner field; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description A sub key tried to change the owner field; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -8375,11 +8392,13 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -8619,11 +8638,13 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description A sub key tried to drop the collection; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description A sub key tried to drop the collection; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -8894,9 +8915,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -9072,11 +9095,13 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -9286,9 +9311,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -9434,9 +9461,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -9603,9 +9632,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -9799,9 +9830,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -9995,9 +10028,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -10156,9 +10191,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -10319,11 +10356,13 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -10527,9 +10566,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -10732,9 +10773,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -10919,9 +10962,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -11081,9 +11126,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -11265,9 +11312,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -11430,9 +11479,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -11639,9 +11690,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -11853,12 +11906,14 @@ export interface operations {
       /**
        * @description A sub key tried to change the owner field
        *
-       *     FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to
+       *     FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to
        */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -12120,11 +12175,13 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -12401,11 +12458,13 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description A sub key tried to change the owner field; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description A sub key tried to change the owner field; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -12658,9 +12717,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `events:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="events:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -12828,9 +12889,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `events:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="events:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -13006,9 +13069,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `export` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="export"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -13405,9 +13470,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `files:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="files:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -13568,11 +13635,13 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `files:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="files:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -13772,9 +13841,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `files:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="files:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -13928,9 +13999,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `files:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="files:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -14143,9 +14216,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `files:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="files:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -14333,11 +14408,13 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `files:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="files:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -14782,9 +14859,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `import` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="import"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -15122,9 +15201,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -15269,9 +15350,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: not a root key (sub and team keys, X-Team included), or a root key bound to a branch; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: not a root key (sub and team keys, X-Team included), or a root key bound to a branch; INSUFFICIENT_SCOPE: the key holds neither the scope `export` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="export"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -15434,9 +15517,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub; INSUFFICIENT_SCOPE: the key holds neither the scope `profile:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="profile:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -15603,9 +15688,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub; INSUFFICIENT_SCOPE: the key holds neither the scope `profile:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="profile:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -15829,11 +15916,13 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root; INSUFFICIENT_SCOPE: the key holds neither the scope `profile:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="profile:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -16036,9 +16125,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root; INSUFFICIENT_SCOPE: the key holds neither the scope `profile:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="profile:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -16210,9 +16301,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub; INSUFFICIENT_SCOPE: the key holds neither the scope `profile:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="profile:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -16437,9 +16530,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub; INSUFFICIENT_SCOPE: the key holds neither the scope `profile:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="profile:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -16661,9 +16756,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub; INSUFFICIENT_SCOPE: the key holds neither the scope `profile:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="profile:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -16845,9 +16942,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root; INSUFFICIENT_SCOPE: the key holds neither the scope `profile:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="profile:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -17026,9 +17125,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub; INSUFFICIENT_SCOPE: the key holds neither the scope `profile:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="profile:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -17198,9 +17299,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `projects:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="projects:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -17351,11 +17454,13 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `projects:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="projects:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -17580,9 +17685,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `projects:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="projects:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -17758,11 +17865,13 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `projects:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="projects:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -18016,11 +18125,13 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `projects:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="projects:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -18236,9 +18347,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root; INSUFFICIENT_SCOPE: the key holds neither the scope `profile:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="profile:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -18376,9 +18489,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root; INSUFFICIENT_SCOPE: the key holds neither the scope `keys:manage` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="keys:manage"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -18544,11 +18659,13 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description SCOPE_ESCALATION: the new key would have more than the calling key; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description SCOPE_ESCALATION: the new key would have more than the calling key; INSUFFICIENT_SCOPE: the key holds neither the scope `keys:manage` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="keys:manage"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -18765,9 +18882,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root; INSUFFICIENT_SCOPE: the key holds neither the scope `keys:manage` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="keys:manage"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -18934,11 +19053,13 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description SCOPE_ESCALATION: the key has rights the calling key lacks; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description SCOPE_ESCALATION: the key has rights the calling key lacks; INSUFFICIENT_SCOPE: the key holds neither the scope `keys:manage` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="keys:manage"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -19157,9 +19278,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `events:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="events:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -19308,11 +19431,13 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `events:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="events:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -19511,9 +19636,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `events:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="events:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -19670,9 +19797,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `events:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
       403: {
         headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="events:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */

@@ -9,6 +9,8 @@ import {
   type Type,
 } from '@nestjs/common';
 import { AppModule } from './app.module';
+import { isScope } from './auth/access-grant';
+import { NeedsScope, REQUIRED_SCOPE } from './auth/auth.decorators';
 import { loadConfig } from './config';
 import { DATA_CONTROLLERS } from './data/data.controllers';
 import { COLLECTION_NAME_PATTERN } from './data/query/data.constants';
@@ -39,6 +41,8 @@ interface Route {
   method: string;
   /** Its segments joined by `/`, parameters as declared (`data/:collection`). */
   path: string;
+  /** The name of its handler method. */
+  handler: string;
 }
 
 /** The routes a controller class declares. */
@@ -53,6 +57,7 @@ function routesOf(controller: Type): Route[] {
     if (paths === undefined || method === undefined) return [];
     return prefixes.flatMap((prefix) =>
       [paths].flat().map((path) => ({
+        handler: name,
         method: RequestMethod[method],
         path: `${prefix}/${path}`
           .split('/')
@@ -115,6 +120,25 @@ function splitUrls(controllers: Iterable<Type>): string[] {
     .map(([url, names]) => `${url}: ${[...names].join(', ')}`);
 }
 
+/**
+ * The routes that declare no scope (@NeedsScope, @NeedsNoScope or @Public, on the method or its
+ * class) or an unknown one, as `METHOD path (Controller.handler)`.
+ */
+function unscopedRoutes(controllers: Iterable<Type>): string[] {
+  return [...controllers].flatMap((controller) =>
+    routesOf(controller)
+      .filter(({ handler }) => {
+        const method = (controller.prototype as Record<string, object>)[handler] as object;
+        // The method's declaration overrides its class's, also when it is null (no scope).
+        const own = Reflect.hasMetadata(REQUIRED_SCOPE, method) ? method : controller;
+        if (!Reflect.hasMetadata(REQUIRED_SCOPE, own)) return true;
+        const scope: unknown = Reflect.getMetadata(REQUIRED_SCOPE, own);
+        return scope !== null && !(typeof scope === 'string' && isScope(scope));
+      })
+      .map(({ method, path, handler }) => `${method} ${path} (${controller.name}.${handler})`),
+  );
+}
+
 describe('routes', () => {
   const config = loadConfig({ NODE_ENV: 'test' });
   const controllers = controllersOf(
@@ -127,6 +151,28 @@ describe('routes', () => {
 
   it('put all verbs of one URL in one controller class', () => {
     expect(splitUrls(controllers)).toEqual([]);
+  });
+
+  it('each declare the scope a key needs to call them', () => {
+    expect(unscopedRoutes(controllers)).toEqual([]);
+  });
+
+  it('names a route without a scope, and takes a class-wide scope for its routes', () => {
+    @Controller('things')
+    @NeedsScope('data:read')
+    class Declared {
+      @Get(':id')
+      read(): void {}
+    }
+    @Controller('things')
+    class Undeclared {
+      @Get()
+      list(): void {}
+      @Delete(':id')
+      @NeedsScope('data:write')
+      remove(): void {}
+    }
+    expect(unscopedRoutes([Declared, Undeclared])).toEqual(['GET things (Undeclared.list)']);
   });
 
   it('finds a URL split over two classes, whatever its parameters are named', () => {

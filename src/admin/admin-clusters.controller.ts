@@ -21,7 +21,7 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { Request } from 'express';
-import { Auth } from '../auth';
+import { Auth, NeedsNoScope } from '../auth';
 import { ProblemDto, ValidationFailedError } from '../common/errors';
 import { IdempotentWrites } from '../idempotency';
 import { isObjectIdHex } from '../common/mongo/object-id';
@@ -53,6 +53,7 @@ const TENANT_PATH = applyDecorators(
 @ApiTags('admin')
 @IdempotentWrites()
 @Controller('admin')
+@NeedsNoScope()
 @Auth('operator')
 export class AdminClustersController {
   constructor(

@@ -1,7 +1,7 @@
 import { Controller, Get, Inject, Param, Query, Req } from '@nestjs/common';
 import { ApiNotFoundResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
-import { Auth } from '../auth';
+import { Auth, NeedsNoScope } from '../auth';
 import { ProblemDto } from '../common/errors';
 import { isObjectIdHex } from '../common/mongo/object-id';
 import { ApiKeysetList, nextPageLink, parseKeysetPage } from '../common/pagination/keyset-page';
@@ -13,6 +13,7 @@ import { ErasureDto } from '../profile';
 /** Following the erasures that DELETE /admin/users/{subject}, /admin/teams/{id} and /profile start. */
 @ApiTags('admin')
 @Controller('admin/erasures')
+@NeedsNoScope()
 @Auth('operator')
 export class AdminErasuresController {
   constructor(

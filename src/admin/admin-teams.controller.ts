@@ -21,7 +21,7 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { Request } from 'express';
-import { Auth, TEAM_ID_PATTERN } from '../auth';
+import { Auth, TEAM_ID_PATTERN, NeedsNoScope } from '../auth';
 import { ProblemDto } from '../common/errors';
 import { ApiKeysetList, nextPageLink, parseKeysetPage } from '../common/pagination/keyset-page';
 import { Reply } from '../common/http/reply';
@@ -37,6 +37,7 @@ import { CreatedTeamDto, CreateTeamDto, TeamDto } from './dto/admin.dto';
 @ApiTags('admin')
 @IdempotentWrites()
 @Controller('admin/teams')
+@NeedsNoScope()
 @Auth('operator')
 export class AdminTeamsController {
   constructor(

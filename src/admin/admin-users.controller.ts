@@ -25,7 +25,7 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { Auth } from '../auth';
+import { Auth, NeedsNoScope } from '../auth';
 import { ApiKeyDto } from '../auth/dto/api-key.dto';
 import { ProblemDto } from '../common/errors';
 import { sendLines } from '../common/http/ndjson';
@@ -72,6 +72,7 @@ const emailRule: KeysetParamRule = (value) =>
 @ApiExtraModels(...ACCOUNT_EXPORT_MODELS)
 @IdempotentWrites()
 @Controller('admin/users')
+@NeedsNoScope()
 @Auth('operator')
 export class AdminUsersController {
   constructor(

@@ -9,7 +9,7 @@ import {
 } from '@nestjs/swagger';
 import { ProblemDto } from '../common/errors';
 import { ApiKeyService } from './api-key.service';
-import { Auth, CurrentPrincipal } from './auth.decorators';
+import { Auth, CurrentPrincipal, NeedsScope } from './auth.decorators';
 import {
   ApiKeyDto,
   CreateApiKeyDto,
@@ -31,6 +31,7 @@ function managerOf(principal: RootPrincipal): KeyManager {
 @ApiTags('api-keys')
 @IdempotentWrites()
 @Controller('api-keys')
+@NeedsScope('keys:manage')
 @Auth('root')
 export class ApiKeyController {
   constructor(private readonly keys: ApiKeyService) {}

@@ -3,6 +3,7 @@ import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { DomainError, ForbiddenError, UnauthenticatedError } from '../common/errors';
 import { markRateLimited } from '../rate-limit';
+import { hasScope } from './access-grant';
 import { digestApiKey } from './api-key.secret';
 import { ApiKeyService, type KeyIdentity } from './api-key.service';
 import { AuthFailureLimiter } from './auth-failure.limiter';
@@ -13,7 +14,8 @@ import {
 } from './auth.errors';
 import { ALLOWED_KINDS, IS_PUBLIC, type RequestWithPrincipal } from './auth.decorators';
 import { isValidBranch } from './branch';
-import type { Principal, PrincipalKind } from './principal';
+import { grantOf, type Principal, type PrincipalKind } from './principal';
+import { insufficientScope, RequiredScopes } from './required-scopes';
 import {
   TEAM_ID_PATTERN,
   TEAM_MEMBERSHIP_LOOKUP,
@@ -38,11 +40,14 @@ function presentedKeyDigest(req: Request): string | null {
 
 /**
  * Global, deny-by-default guard: every route needs @Public() or @Auth(...kinds). Resolves the
- * principal and the request branch (key-bound branch, else X-Branch, else ''), and counts failed
+ * principal, refuses it a route whose scope (@NeedsScope) its grant lacks (INSUFFICIENT_SCOPE),
+ * resolves the request branch (key-bound branch, else X-Branch, else ''), and counts failed
  * authentications per client address (AuthFailureLimiter), bounding what guessing costs.
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
+  private readonly scopes = new RequiredScopes();
+
   constructor(
     private readonly reflector: Reflector,
     private readonly keys: ApiKeyService,
@@ -72,6 +77,10 @@ export class ApiKeyGuard implements CanActivate {
           : `A ${principal.kind} key may not call this route; allowed: ${allowed.join(', ')}.`,
       );
     }
+
+    const scope = this.scopes.of(this.reflector, context);
+    if (scope !== null && !hasScope(grantOf(principal), scope))
+      throw insufficientScope(http.getResponse<Response>(), scope);
 
     req.principal = { ...principal, branch: requestBranch(req, boundBranch) };
     return true;

@@ -20,16 +20,52 @@ import {
   AUTH_HEADERS_FIRST,
   BEARER_SCHEME,
   BRANCH_HEADER,
+  REQUIRED_SCOPE_EXTENSION,
   TEAM_HEADER,
 } from '../common/http/openapi-shared';
+import type { Scope } from './access-grant';
 import type { Principal, PrincipalKind } from './principal';
 import { TEAM_ID_PATTERN } from './team-memberships.port';
 
 export const IS_PUBLIC = 'auth:public';
 export const ALLOWED_KINDS = 'auth:kinds';
+/** The scope a route needs (a Scope), or null where it needs none; absent: undeclared. */
+export const REQUIRED_SCOPE = 'auth:scope';
 
-/** Opts a route out of authentication (health checks, docs). */
-export const Public = (): MethodDecorator & ClassDecorator => SetMetadata(IS_PUBLIC, true);
+/**
+ * Opts a route out of authentication (health checks, docs); it needs no scope, for nobody's
+ * key is checked there.
+ */
+export const Public = (): MethodDecorator & ClassDecorator =>
+  applyDecorators(SetMetadata(IS_PUBLIC, true), noScope());
+
+/**
+ * The scope a key must hold to call the route (README "Authentication", the scope table); a
+ * key without it gets 403 INSUFFICIENT_SCOPE. On a class it applies to every route of the
+ * controller; a route's own declaration overrides its class's. Every route declares a scope or
+ * @NeedsNoScope (src/routes.spec.ts), so none is added unscoped.
+ */
+export function NeedsScope(scope: Scope): MethodDecorator & ClassDecorator {
+  return applyDecorators(
+    SetMetadata(REQUIRED_SCOPE, scope),
+    ApiExtension(REQUIRED_SCOPE_EXTENSION, scope),
+  );
+}
+
+/**
+ * A route every key of its kinds may call whatever scopes it holds: GET /me (a client learns
+ * there what its key may do), and the operator's routes under /admin (the operator key holds
+ * every scope, and no scope names the operator's work).
+ */
+export const NeedsNoScope = (): MethodDecorator & ClassDecorator => noScope();
+
+/** No scope; the extension's null (dropped from the document) keeps a class's scope off the route. */
+function noScope(): MethodDecorator & ClassDecorator {
+  return applyDecorators(
+    SetMetadata(REQUIRED_SCOPE, null),
+    ApiExtension(REQUIRED_SCOPE_EXTENSION, null),
+  );
+}
 
 /**
  * Allows the given principal kinds and documents the security schemes and the 401/403/429

@@ -18,6 +18,11 @@ export const AUTH_ERRORS = defineErrors({
     title: 'The branch contradicts the API key',
     example: { detail: 'The key is bound to branch staging; X-Branch names another.' },
   },
+  INSUFFICIENT_SCOPE: {
+    status: HttpStatus.FORBIDDEN,
+    title: 'The API key lacks the scope this route needs',
+    example: { detail: 'This route needs the scope data:write, which the API key does not hold.' },
+  },
   PROFILE_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The profile does not exist' },
   API_KEY_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The API key does not exist' },
   UNKNOWN_SCOPE: {
@@ -76,6 +81,19 @@ export class ScopeEscalationError extends DomainError {
     super(
       AUTH_ERRORS.SCOPE_ESCALATION,
       `The key would have ${beyond}, which the calling key does not have: a key never gives more than it has (a limited key states the limits of the keys it mints).`,
+    );
+  }
+}
+
+/**
+ * A key without the scope the route needs (README "Authentication"); the guard also sends
+ * `WWW-Authenticate: Bearer error="insufficient_scope", scope="<scope>"` (RFC 6750).
+ */
+export class InsufficientScopeError extends DomainError {
+  constructor(scope: string) {
+    super(
+      AUTH_ERRORS.INSUFFICIENT_SCOPE,
+      `This route needs the scope ${scope}, which the API key does not hold.`,
     );
   }
 }

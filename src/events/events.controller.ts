@@ -24,6 +24,7 @@ import {
   rightsLossError,
   type CustomerPrincipal,
   type RightsWatch,
+  NeedsScope,
 } from '../auth';
 import { ProblemDto, ValidationFailedError } from '../common/errors';
 import { ShutdownState } from '../health/shutdown.state';
@@ -75,6 +76,7 @@ const FEED_READ = applyDecorators(
 /** The change feed of the caller's namespace in the request branch (docs/events.md). */
 @ApiTags('events')
 @Controller('events')
+@NeedsScope('events:read')
 @Auth('root', 'sub', 'team')
 @UseInterceptors(LiveQueryParamsInterceptor)
 export class EventsController {

@@ -27,7 +27,7 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { Auth, CurrentPrincipal, type CustomerPrincipal } from '../auth';
+import { Auth, CurrentPrincipal, type CustomerPrincipal, NeedsScope } from '../auth';
 import { PayloadTooLargeError, ProblemDto, ValidationFailedError } from '../common/errors';
 import type { StreamedBody } from '../common/http/body';
 import { REQUEST_BODY_CONTENT } from '../common/http/openapi-shared';
@@ -115,6 +115,7 @@ export class FilesController {
    * upload: a retry under it answers the first upload's file without storing the body again.
    */
   @Post()
+  @NeedsScope('files:write')
   @HttpCode(HttpStatus.CREATED)
   @ApiConsumes('application/octet-stream', 'multipart/form-data')
   @ApiQuery({
@@ -190,6 +191,7 @@ export class FilesController {
 
   /** Files in upload order; `Link: <…>; rel="next"` while more follow. */
   @Get()
+  @NeedsScope('files:read')
   @ApiKeysetList(FileDto, 'id', FILE_ID.source, 'the files uploaded after that one')
   @ApiQuery({
     name: 'name',
@@ -233,6 +235,7 @@ export class FilesController {
   }
 
   @Get(':id')
+  @NeedsScope('files:read')
   @ApiOkResponse({ type: FileDto })
   @FILE_NOT_FOUND
   async getFile(
@@ -252,6 +255,7 @@ export class FilesController {
    * `Content-Security-Policy: default-src 'none'; sandbox`.
    */
   @Get(':id/content')
+  @NeedsScope('files:read')
   @ApiFileContent()
   async downloadFile(
     @CurrentPrincipal() principal: CustomerPrincipal,
@@ -264,6 +268,7 @@ export class FilesController {
 
   /** Deletes the file; its bytes leave the quota before the answer, and its links stop working. */
   @Delete(':id')
+  @NeedsScope('files:write')
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiNoContentResponse({ description: 'Deleted' })
   @FILE_NOT_FOUND
@@ -281,6 +286,7 @@ export class FilesController {
    * the file is deleted or replaced, it never downloads a file stored under the id later.
    */
   @Post(':id/links')
+  @NeedsScope('files:write')
   @HttpCode(HttpStatus.CREATED)
   @ApiCreatedResponse({ type: FileLinkDto })
   @ApiBadRequestResponse({

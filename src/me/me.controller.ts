@@ -8,6 +8,8 @@ import {
   CurrentPrincipal,
   type CustomerPrincipal,
   type Principal,
+  NeedsNoScope,
+  NeedsScope,
 } from '../auth';
 import { sendLines } from '../common/http/ndjson';
 import { ApiKeysetList, nextPageLink, parseKeysetPage } from '../common/pagination/keyset-page';
@@ -37,6 +39,7 @@ export class MeController {
 
   /** Every kind of key may ask; nothing here is secret to the key that asks. */
   @Get()
+  @NeedsNoScope()
   @Auth('root', 'sub', 'team', 'operator')
   @ApiOkResponse({
     type: MeDto,
@@ -76,6 +79,7 @@ export class MeController {
    * branch lists only that one. `Link: <…>; rel="next"` while more follow.
    */
   @Get('branches')
+  @NeedsScope('data:read')
   @Auth('root', 'sub', 'team')
   @ApiKeysetList(
     BranchDto,
@@ -122,6 +126,7 @@ export class MeController {
    * not part of it. Root keys not bound to a branch only (an account spans every branch).
    */
   @Get('export')
+  @NeedsScope('export')
   @AuthHeadersFirst({
     kinds: ['root'],
     forbidden:

@@ -22,7 +22,7 @@ import {
   ApiOkResponse,
   ApiTags,
 } from '@nestjs/swagger';
-import { Auth, CurrentPrincipal, type Principal } from '../auth';
+import { Auth, CurrentPrincipal, type Principal, NeedsScope } from '../auth';
 import { ProblemDto, ValidationFailedError } from '../common/errors';
 import { IfMatchHeader } from '../common/http/conditional';
 import type { IfMatch } from '../common/http/etag';
@@ -86,6 +86,7 @@ export class ProfileController {
 
   /** Reads your own profile (root key: the root profile; sub key: its sub profile), or the targeted one. */
   @Get()
+  @NeedsScope('profile:read')
   @Auth('root', 'sub')
   @ApiTargetedProfile('read')
   async getProfile(
@@ -98,6 +99,7 @@ export class ProfileController {
 
   /** Reads a sub profile of your subject in the request branch by accountId (and clientId). */
   @Get(':accountId')
+  @NeedsScope('profile:read')
   @Auth('root', 'sub')
   @ApiConditional('read')
   @ApiOkResponse({ type: ProfileDto })
@@ -114,6 +116,7 @@ export class ProfileController {
 
   /** Creates a sub profile in the request branch (root keys only). */
   @Post()
+  @NeedsScope('profile:write')
   @Auth('root')
   @HttpCode(HttpStatus.OK)
   @ApiConditional('create')
@@ -153,6 +156,7 @@ export class ProfileController {
    * profile or, with clientId and accountId, of that sub profile.
    */
   @Put()
+  @NeedsScope('profile:write')
   @Auth('root', 'sub')
   @ApiConditional('write')
   @ApiBody({
@@ -188,6 +192,7 @@ export class ProfileController {
    * branch only (an account spans every branch).
    */
   @Delete()
+  @NeedsScope('profile:write')
   @Auth('root')
   @HttpCode(HttpStatus.ACCEPTED)
   @ApiAcceptedResponse(ERASURE_ACCEPTED)
@@ -201,6 +206,7 @@ export class ProfileController {
 
   /** Adds a group (root keys, or sub keys holding admin:subject); adding a present group is a no-op. */
   @Put('groups')
+  @NeedsScope('profile:write')
   @Auth('root', 'sub')
   @ApiTargetedProfile('write')
   @ApiConflictResponse({ type: ProblemDto, description: 'The profile holds 100 groups already' })
@@ -216,6 +222,7 @@ export class ProfileController {
 
   /** Removes a group (root keys, or sub keys holding admin:subject); removing an absent group is a no-op. */
   @Delete('groups')
+  @NeedsScope('profile:write')
   @Auth('root', 'sub')
   @ApiTargetedProfile('write')
   async removeProfileGroup(
@@ -242,6 +249,7 @@ export class ProfileController {
    * profile. Without clientId the accountId must be unique among the sub profiles (else 409).
    */
   @Delete(':accountId')
+  @NeedsScope('profile:write')
   @Auth('root')
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiNoContentResponse({

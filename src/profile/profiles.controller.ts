@@ -1,7 +1,7 @@
 import { Controller, Get, Inject, Query, Req } from '@nestjs/common';
 import { ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
-import { Auth, CurrentPrincipal } from '../auth';
+import { Auth, CurrentPrincipal, NeedsScope } from '../auth';
 import { isObjectIdHex } from '../common/mongo/object-id';
 import { ApiKeysetList, nextPageLink, parseKeysetPage } from '../common/pagination/keyset-page';
 import { Reply } from '../common/http/reply';
@@ -29,6 +29,7 @@ export class ProfilesController {
    * sub keys whose profile holds admin:subject); `Link: <…>; rel="next"` while more follow.
    */
   @Get()
+  @NeedsScope('profile:read')
   @Auth('root', 'sub')
   @ApiQuery({
     name: 'clientId',

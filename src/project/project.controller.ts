@@ -23,7 +23,7 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { Request } from 'express';
-import { Auth, CurrentPrincipal, type Principal } from '../auth';
+import { Auth, CurrentPrincipal, type Principal, NeedsScope } from '../auth';
 import { ProblemDto } from '../common/errors';
 import { IfMatchHeader } from '../common/http/conditional';
 import type { IfMatch } from '../common/http/etag';
@@ -124,6 +124,7 @@ export class ProjectController {
 
   /** Creates a project owned by the caller (a user or a team) in the request branch. */
   @Post()
+  @NeedsScope('projects:write')
   @HttpCode(HttpStatus.OK)
   @ApiConditional('create')
   @ApiOkResponse({ type: ProjectDto })
@@ -141,6 +142,7 @@ export class ProjectController {
 
   /** Lists the caller's projects in the request branch, one page at a time. */
   @Get()
+  @NeedsScope('projects:read')
   @ApiOperation({
     description: [
       'Keyset pagination: follow the `Link: <...>; rel="next"` header, or pass the last item\'s sort value',
@@ -186,6 +188,7 @@ export class ProjectController {
 
   /** Reads one of the caller's projects. */
   @Get(':projectId')
+  @NeedsScope('projects:read')
   @PROJECT_ID_PARAM
   @ApiConditional('read')
   @ApiOkResponse({ type: ProjectDto })
@@ -200,6 +203,7 @@ export class ProjectController {
 
   /** Changes the name and/or the tags of one of the caller's projects (at least one of them). */
   @Put(':projectId')
+  @NeedsScope('projects:write')
   @PROJECT_ID_PARAM
   @ApiConditional('write')
   @ApiOkResponse({ type: ProjectDto })
@@ -224,6 +228,7 @@ export class ProjectController {
 
   /** Deletes one of the caller's projects. */
   @Delete(':projectId')
+  @NeedsScope('projects:write')
   @HttpCode(HttpStatus.NO_CONTENT)
   @PROJECT_ID_PARAM
   @ApiConditional('write')

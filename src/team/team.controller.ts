@@ -8,7 +8,7 @@ import {
   ApiOkResponse,
   ApiTags,
 } from '@nestjs/swagger';
-import { Auth, CurrentPrincipal, type Principal } from '../auth';
+import { Auth, CurrentPrincipal, type Principal, NeedsScope } from '../auth';
 import {
   ApiKeyDto,
   IssuedApiKeyDto,
@@ -41,6 +41,7 @@ export class TeamController {
 
   /** The teams you belong to, with your role in each (act for one with `X-Team: <teamId>`). */
   @Get()
+  @NeedsScope('profile:read')
   @ApiOkResponse({ type: [MyTeamDto] })
   async listMyTeams(@CurrentPrincipal() principal: RootPrincipal): Promise<MyTeamDto[]> {
     return (await this.teams.teamsOf(principal.subject)).map((team) => MyTeamDto.from(team));
@@ -48,6 +49,7 @@ export class TeamController {
 
   /** The team's keys, never their secrets (admin members). */
   @Get(':id/api-keys')
+  @NeedsScope('keys:manage')
   @ApiOkResponse({ type: [ApiKeyDto] })
   @ApiNotFoundResponse({ type: ProblemDto, description: NOT_A_TEAM })
   async listTeamApiKeys(
@@ -63,6 +65,7 @@ export class TeamController {
    * SCOPE_ESCALATION).
    */
   @Post(':id/api-keys')
+  @NeedsScope('keys:manage')
   @HttpCode(HttpStatus.OK)
   @ApiBody({ type: CreateTeamApiKeyDto, required: false })
   @ApiOkResponse({ type: IssuedApiKeyDto })
@@ -90,6 +93,7 @@ export class TeamController {
    * /api-keys/{id}/rotate.
    */
   @Post(':id/api-keys/:keyId/rotate')
+  @NeedsScope('keys:manage')
   @HttpCode(HttpStatus.OK)
   @ApiBody({ type: RotateApiKeyDto, required: false })
   @ApiOkResponse({ type: RotatedApiKeyDto })
@@ -113,6 +117,7 @@ export class TeamController {
 
   /** Revokes a key of the team at once (admin members). */
   @Delete(':id/api-keys/:keyId')
+  @NeedsScope('keys:manage')
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiNoContentResponse({ description: 'Revoked' })
   @ApiNotFoundResponse({

@@ -7,7 +7,7 @@ import {
   ApiOkResponse,
   ApiTags,
 } from '@nestjs/swagger';
-import { Auth, CurrentPrincipal, type CustomerPrincipal } from '../auth';
+import { Auth, CurrentPrincipal, type CustomerPrincipal, NeedsScope } from '../auth';
 import { ProblemDto } from '../common/errors';
 import { CreatedWebhookDto, CreateWebhookDto, DeliveryDto, WebhookDto } from './dto/webhook.dto';
 import { WebhooksService } from './webhooks.service';
@@ -20,6 +20,7 @@ const DELIVERIES_SHOWN = 50;
 @ApiTags('webhooks')
 @IdempotentWrites()
 @Controller('webhooks')
+@NeedsScope('events:read')
 @Auth('root', 'team')
 export class WebhooksController {
   constructor(private readonly webhooks: WebhooksService) {}

@@ -14,6 +14,12 @@ export const TEAM_HEADER = 'X-Team';
  * authentication headers move before its other parameters, and the mark is removed.
  */
 export const AUTH_HEADERS_FIRST = 'x-auth-headers-first';
+/**
+ * Extension naming the scope an operation needs (@NeedsScope; README "Authentication"); its 403
+ * response names INSUFFICIENT_SCOPE. Null until the document is built where a route needs no
+ * scope (then removed).
+ */
+export const REQUIRED_SCOPE_EXTENSION = 'x-required-scope';
 
 export type Operation = NonNullable<OpenAPIObject['paths'][string]['get']>;
 export type Response = Operation['responses'][string] & {

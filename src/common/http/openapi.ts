@@ -16,9 +16,12 @@ import {
   AUTH_HEADERS_FIRST,
   BEARER_SCHEME,
   BRANCH_HEADER,
+  header,
   HEADERS,
   writesItems,
   PROBLEM_SCHEMA,
+  problemResponse,
+  REQUIRED_SCOPE_EXTENSION,
   TEAM_HEADER,
   operations,
   type MediaType,
@@ -53,6 +56,35 @@ function listAuthHeadersFirst(document: OpenAPIObject): void {
       ...parameters.filter(isAuthHeader),
       ...parameters.filter((p) => !isAuthHeader(p)),
     ];
+  }
+}
+
+/**
+ * Says in each operation that needs a scope which one: its `x-required-scope` stays, its 403
+ * names INSUFFICIENT_SCOPE with the scope, and WWW-Authenticate, which that refusal carries.
+ * Operations that need none lose the extension's null.
+ */
+function describeRequiredScopes(document: OpenAPIObject): void {
+  for (const [, , operation] of operations(document)) {
+    const marked = operation as unknown as Record<string, unknown>;
+    const scope = marked[REQUIRED_SCOPE_EXTENSION];
+    if (typeof scope !== 'string') {
+      delete marked[REQUIRED_SCOPE_EXTENSION];
+      continue;
+    }
+    // Class-level decorators share response objects between a controller's operations.
+    operation.responses = structuredClone(operation.responses);
+    const responses = operation.responses as Record<string, Response>;
+    const forbidden = (responses['403'] ??= problemResponse('Forbidden'));
+    forbidden.description += `; INSUFFICIENT_SCOPE: the key holds neither the scope \`${scope}\` this operation needs nor one that includes it (WWW-Authenticate names it)`;
+    forbidden.headers = {
+      ...forbidden.headers,
+      'WWW-Authenticate': header(
+        `With INSUFFICIENT_SCOPE: \`Bearer error="insufficient_scope", scope="${scope}"\` (RFC 6750)`,
+        { type: 'string' },
+        false,
+      ),
+    };
   }
 }
 
@@ -212,6 +244,7 @@ export function buildOpenApiDocument(
     operationIdFactory: (_controllerKey: string, methodKey: string) => methodKey,
   });
   listAuthHeadersFirst(document);
+  describeRequiredScopes(document);
   applyRequestBodyContent(document);
   addConditionalRequests(document);
   addStandardProblems(document, catalog);

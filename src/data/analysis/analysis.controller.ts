@@ -1,6 +1,6 @@
 import { Controller, Get, Inject, Param, Query } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiOkResponse, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { Auth, CurrentPrincipal, type CustomerPrincipal } from '../../auth';
+import { Auth, CurrentPrincipal, type CustomerPrincipal, NeedsScope } from '../../auth';
 import { ProblemDto } from '../../common/errors';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import { AGGREGATE_OPS, parseAggregate } from './aggregate';
@@ -21,6 +21,7 @@ const PATH_SCHEMA = {
 /** Grouped counts and sums, and query plans with index advice; root, sub and team keys. */
 @ApiTags('data')
 @Controller('data')
+@NeedsScope('data:read')
 @Auth('root', 'sub', 'team')
 export class AnalysisController {
   private readonly filterLimits: FilterLimits;

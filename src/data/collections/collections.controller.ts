@@ -1,6 +1,6 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { Auth, CurrentPrincipal, type CustomerPrincipal } from '../../auth';
+import { Auth, CurrentPrincipal, type CustomerPrincipal, NeedsScope } from '../../auth';
 import { IdempotentWrites } from '../../idempotency';
 import { DataCollectionDto } from '../indexes/dto/data-index.dto';
 import { CollectionsService } from './collections.service';
@@ -14,6 +14,7 @@ export class CollectionsController {
 
   /** Lists the caller's collections in the request branch (sorted by name) with their indexes. */
   @Get()
+  @NeedsScope('data:read')
   @Auth('root', 'sub', 'team')
   @ApiOkResponse({
     type: [DataCollectionDto],

@@ -8,7 +8,7 @@ import {
   ApiOkResponse,
   ApiTags,
 } from '@nestjs/swagger';
-import { Auth, CurrentPrincipal, type CustomerPrincipal } from '../../auth';
+import { Auth, CurrentPrincipal, type CustomerPrincipal, NeedsScope } from '../../auth';
 import { ProblemDto } from '../../common/errors';
 import { CollectionNamePipe } from '../collections/collection-name.pipe';
 import { toIndexRequest } from '../query/index-requests';
@@ -32,6 +32,7 @@ export class IndexesController {
 
   /** Lists the collection's indexes, `_id_` included (none when the collection does not exist). */
   @Get(':collection/index')
+  @NeedsScope('data:read')
   @CollectionParam()
   @ApiOkResponse({
     type: [DataIndexDto],
@@ -50,6 +51,7 @@ export class IndexesController {
 
   /** Items, indexes and data size of a collection, from the database's statistics (no scan). */
   @Get(':collection/stats')
+  @NeedsScope('data:read')
   @CollectionParam()
   @ApiOkResponse({
     type: DataCollectionStatsDto,
@@ -66,6 +68,7 @@ export class IndexesController {
 
   /** Creates an index (creating the collection if needed); the same index again is a no-op. */
   @Post(':collection/index')
+  @NeedsScope('data:write')
   @HttpCode(HttpStatus.OK)
   @CollectionParam()
   @ApiBody({
@@ -94,6 +97,7 @@ export class IndexesController {
 
   /** Drops an index by name; `_id_` is protected. */
   @Delete(':collection/index')
+  @NeedsScope('data:write')
   @HttpCode(HttpStatus.NO_CONTENT)
   @CollectionParam()
   @ApiBody({ type: DeleteDataIndexDto, examples: { byName: { value: { name: 'status_1' } } } })

@@ -1,6 +1,6 @@
 import { Body, Controller, HttpCode, HttpStatus, Inject, Param, Post } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiBody, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { Auth, CurrentPrincipal, type CustomerPrincipal } from '../../auth';
+import { Auth, CurrentPrincipal, type CustomerPrincipal, NeedsScope } from '../../auth';
 import { ProblemDto } from '../../common/errors';
 import { Reply } from '../../common/http/reply';
 import { IdempotentWrites } from '../../idempotency';
@@ -18,6 +18,7 @@ import { ItemBatchesService } from './item-batches.service';
 @ApiTags('data')
 @IdempotentWrites()
 @Controller('data')
+@NeedsScope('data:write')
 @Auth('root', 'sub', 'team')
 export class BulkController {
   private readonly budget: JsonBudget;

@@ -24,7 +24,13 @@ import {
   getSchemaPath,
 } from '@nestjs/swagger';
 import type { Request } from 'express';
-import { Auth, AuthHeadersFirst, CurrentPrincipal, type CustomerPrincipal } from '../../auth';
+import {
+  Auth,
+  AuthHeadersFirst,
+  CurrentPrincipal,
+  type CustomerPrincipal,
+  NeedsScope,
+} from '../../auth';
 import { ProblemDto } from '../../common/errors';
 import { IdempotentWrites } from '../../idempotency';
 import { answerWarnings } from '../rules/schema/schema-warnings';
@@ -96,6 +102,7 @@ export class CollectionItemsController {
 
   /** Lists items (keyset pagination); 204 without a body when nothing matches. */
   @Get(':collection')
+  @NeedsScope('data:read')
   @Auth('root', 'sub', 'team')
   @CollectionParam()
   @ListQueries()
@@ -135,6 +142,7 @@ export class CollectionItemsController {
 
   /** Stores an item; stamps the owner field and the timestamps. */
   @Post(':collection')
+  @NeedsScope('data:write')
   @Auth('root', 'sub', 'team')
   @HttpCode(HttpStatus.OK)
   @ApiConditional('create')
@@ -188,6 +196,7 @@ export class CollectionItemsController {
    * modified}`), otherwise exactly one (the item; 404 when none, 409 when several).
    */
   @Put(':collection')
+  @NeedsScope('data:write')
   @AuthHeadersFirst({
     kinds: ['root', 'sub', 'team'],
     forbidden: 'A sub key tried to change the owner field',
@@ -257,6 +266,7 @@ export class CollectionItemsController {
    * filtered delete gone wrong never drops the collection.
    */
   @Delete(':collection')
+  @NeedsScope('data:write')
   @AuthHeadersFirst({
     kinds: ['root', 'sub', 'team'],
     forbidden: 'A sub key tried to drop the collection',

@@ -1,6 +1,6 @@
 import { Controller, Get, Inject, Param, Query } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { Auth, CurrentPrincipal, type CustomerPrincipal } from '../../auth';
+import { Auth, CurrentPrincipal, NeedsScope, type CustomerPrincipal } from '../../auth';
 import { ProblemDto } from '../../common/errors';
 import { IdempotentWrites } from '../../idempotency';
 import { APP_CONFIG, type AppConfig } from '../../config';
@@ -27,6 +27,7 @@ export class CountController {
 
   /** Counts the items that match (an unfiltered count by a root or team key reads collection metadata). */
   @Get(':collection/count')
+  @NeedsScope('data:read')
   @Auth('root', 'sub', 'team')
   @CollectionParam()
   @FilterQueries()

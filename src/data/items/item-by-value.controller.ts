@@ -21,7 +21,13 @@ import {
   ApiOkResponse,
   ApiTags,
 } from '@nestjs/swagger';
-import { Auth, AuthHeadersFirst, CurrentPrincipal, type CustomerPrincipal } from '../../auth';
+import {
+  Auth,
+  AuthHeadersFirst,
+  CurrentPrincipal,
+  type CustomerPrincipal,
+  NeedsScope,
+} from '../../auth';
 import { ProblemDto } from '../../common/errors';
 import { IdempotentWrites } from '../../idempotency';
 import { answerWarnings } from '../rules/schema/schema-warnings';
@@ -76,6 +82,7 @@ export class ItemByValueController {
 
   /** Reads the one item whose field indexName equals indexValue (`_id`: the identifier). */
   @Get(':collection/:indexName/:indexValue')
+  @NeedsScope('data:read')
   @Auth('root', 'sub', 'team')
   @ApiConditional('read')
   @ItemParams()
@@ -114,6 +121,7 @@ export class ItemByValueController {
 
   /** Sets fields of the one matching item (`$set`); nothing changes when none or several match. */
   @Put(':collection/:indexName/:indexValue')
+  @NeedsScope('data:write')
   @Auth('root', 'sub', 'team')
   @ApiConditional('write')
   @ItemParams()
@@ -158,6 +166,7 @@ export class ItemByValueController {
 
   /** Deletes the one matching item (the body is optional). */
   @Delete(':collection/:indexName/:indexValue')
+  @NeedsScope('data:write')
   @Auth('root', 'sub', 'team')
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiConditional('write')
@@ -189,6 +198,7 @@ export class ItemByValueController {
    * by position or every element that matches.
    */
   @Patch(':collection/:indexName/:indexValue')
+  @NeedsScope('data:write')
   @AuthHeadersFirst({
     kinds: ['root', 'sub', 'team'],
     forbidden: 'A sub key tried to change the owner field',

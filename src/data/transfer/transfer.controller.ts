@@ -21,7 +21,7 @@ import {
   ApiUnsupportedMediaTypeResponse,
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { Auth, CurrentPrincipal, tenantOf, type CustomerPrincipal } from '../../auth';
+import { Auth, CurrentPrincipal, tenantOf, type CustomerPrincipal, NeedsScope } from '../../auth';
 import { ProblemDto, ValidationFailedError } from '../../common/errors';
 import { hasBody, type StreamedBody } from '../../common/http/body';
 import { IdempotentWrites } from '../../idempotency';
@@ -97,6 +97,7 @@ export class TransferController {
    * or `~files/<id>` of the last file whose chunks all came.
    */
   @Get('export')
+  @NeedsScope('export')
   @ApiOkResponse({
     description: 'The export, one record per line (streamed)',
     content: { [NDJSON]: { schema: EXPORT_LINE } },
@@ -140,6 +141,7 @@ export class TransferController {
    * `_id`s write the same items again.
    */
   @Post('import')
+  @NeedsScope('import')
   @HttpCode(HttpStatus.OK)
   @ApiConsumes(NDJSON)
   @ApiBody({

@@ -18,7 +18,7 @@ import {
   ApiOkResponse,
   ApiTags,
 } from '@nestjs/swagger';
-import { Auth, CurrentPrincipal, type CustomerPrincipal } from '../../../auth';
+import { Auth, CurrentPrincipal, type CustomerPrincipal, NeedsScope } from '../../../auth';
 import { ProblemDto } from '../../../common/errors';
 import { IdempotentWrites } from '../../../idempotency';
 import { CollectionNamePipe } from '../../collections/collection-name.pipe';
@@ -51,6 +51,7 @@ export class ExpiryController {
 
   /** The collection's expiry rule. */
   @Get(':collection/expiry')
+  @NeedsScope('data:read')
   @CollectionParam()
   @ApiOkResponse({ type: ExpiryDto, example: RULE_EXAMPLE })
   @RULE_ANSWERS
@@ -67,6 +68,7 @@ export class ExpiryController {
    * EXPIRY_SWEEP_MS with a `deleted` event by `{"kind":"system","id":"expiry"}`.
    */
   @Put(':collection/expiry')
+  @NeedsScope('data:write')
   @HttpCode(HttpStatus.OK)
   @CollectionParam()
   @ApiBody({
@@ -100,6 +102,7 @@ export class ExpiryController {
 
   /** Removes the expiry rule: items no longer expire (those deleted stay deleted). */
   @Delete(':collection/expiry')
+  @NeedsScope('data:write')
   @HttpCode(HttpStatus.NO_CONTENT)
   @CollectionParam()
   @ApiNoContentResponse({ description: 'Removed' })

@@ -17,7 +17,7 @@ import {
   ApiOkResponse,
   ApiTags,
 } from '@nestjs/swagger';
-import { Auth, CurrentPrincipal, type CustomerPrincipal } from '../../../auth';
+import { Auth, CurrentPrincipal, type CustomerPrincipal, NeedsScope } from '../../../auth';
 import { ProblemDto } from '../../../common/errors';
 import { IdempotentWrites } from '../../../idempotency';
 import { CollectionNamePipe } from '../../collections/collection-name.pipe';
@@ -62,6 +62,7 @@ export class SchemaController {
    * Checking the items of one write later runs within SCHEMA_CHECK_MAX_MS.
    */
   @Put(':collection/schema')
+  @NeedsScope('data:write')
   @CollectionParam()
   @ApiBadRequestResponse({
     type: ProblemDto,
@@ -82,6 +83,7 @@ export class SchemaController {
   }
 
   @Get(':collection/schema')
+  @NeedsScope('data:read')
   @CollectionParam()
   @ApiOkResponse({ type: CollectionSchemaDto, example: EXAMPLE })
   @ApiNotFoundResponse({ type: ProblemDto, description: 'COLLECTION_NOT_FOUND, SCHEMA_NOT_FOUND' })
@@ -94,6 +96,7 @@ export class SchemaController {
 
   /** Removes the schema: writes are no longer checked. */
   @Delete(':collection/schema')
+  @NeedsScope('data:write')
   @HttpCode(HttpStatus.NO_CONTENT)
   @CollectionParam()
   @ApiNoContentResponse({ description: 'Removed' })
@@ -111,6 +114,7 @@ export class SchemaController {
    * `next` with `after` to check the rest.
    */
   @Get(':collection/schema-violations')
+  @NeedsScope('data:read')
   @CollectionParam()
   @ApiOkResponse({
     type: SchemaViolationsDto,

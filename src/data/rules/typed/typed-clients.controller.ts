@@ -1,6 +1,6 @@
 import { Controller, Get, Inject } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { Auth, CurrentPrincipal, type CustomerPrincipal } from '../../../auth';
+import { Auth, CurrentPrincipal, type CustomerPrincipal, NeedsScope } from '../../../auth';
 import { APP_CONFIG, type AppConfig } from '../../../config';
 import { CollectionsService } from '../../collections/collections.service';
 import { typedCollectionOf, typedCollectionsDocument } from './collections-document';
@@ -58,6 +58,7 @@ export class TypedClientsController {
    * items by `_id`.
    */
   @Get('openapi.json')
+  @NeedsScope('data:read')
   @Auth('root', 'sub', 'team')
   @ApiOperation({
     summary: "An OpenAPI document of the caller's collections, typed by their schemas",
