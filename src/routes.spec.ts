@@ -1,4 +1,9 @@
-import { METHOD_METADATA, MODULE_METADATA, PATH_METADATA } from '@nestjs/common/constants';
+import {
+  GUARDS_METADATA,
+  METHOD_METADATA,
+  MODULE_METADATA,
+  PATH_METADATA,
+} from '@nestjs/common/constants';
 import {
   Controller,
   Delete,
@@ -10,6 +15,7 @@ import {
 } from '@nestjs/common';
 import { AppModule } from './app.module';
 import { loadConfig } from './config';
+import { CollectionGrantGuard } from './data/collections/collection-grant';
 import { DATA_CONTROLLERS } from './data/data.controllers';
 import { COLLECTION_NAME_PATTERN } from './data/query/data.constants';
 
@@ -127,6 +133,20 @@ describe('routes', () => {
 
   it('put all verbs of one URL in one controller class', () => {
     expect(splitUrls(controllers)).toEqual([]);
+  });
+
+  it("hold every route with a {collection} parameter to the key's collection limit", () => {
+    const guarded = (controller: Type): boolean =>
+      ((Reflect.getMetadata(GUARDS_METADATA, controller) ?? []) as unknown[]).includes(
+        CollectionGrantGuard,
+      );
+    const unguarded = [...controllers].flatMap((controller) =>
+      routesOf(controller)
+        .filter(({ path }) => path.split('/').includes(':collection') && !guarded(controller))
+        .map(({ method, path }) => `${method} ${path} (${controller.name})`),
+    );
+    expect(unguarded).toEqual([]);
+    expect([...controllers].filter(guarded).length).toBeGreaterThan(5);
   });
 
   it('finds a URL split over two classes, whatever its parameters are named', () => {

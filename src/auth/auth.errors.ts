@@ -17,6 +17,16 @@ export const AUTH_ERRORS = defineErrors({
     title: 'The branch contradicts the API key',
     example: { detail: 'The key is bound to branch staging; X-Branch names another.' },
   },
+  IP_NOT_ALLOWED: {
+    status: HttpStatus.FORBIDDEN,
+    title: 'The API key may not be used from this address',
+    example: { detail: "The API key may not be used from 203.0.113.9; see the key's allowedIps." },
+  },
+  COLLECTION_NOT_ALLOWED: {
+    status: HttpStatus.FORBIDDEN,
+    title: 'The API key does not reach the collection',
+    example: { detail: "This API key does not reach the collection 'secret' for read." },
+  },
   PROFILE_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The profile does not exist' },
   API_KEY_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The API key does not exist' },
 });
@@ -62,6 +72,29 @@ export class SubProfileNotFoundError extends DomainError {
     super(
       AUTH_ERRORS.PROFILE_NOT_FOUND,
       `No sub profile with clientId ${clientId} and accountId ${accountId} in branch '${branch}'.`,
+    );
+  }
+}
+
+/** A key with `allowedIps` used from an address outside them (not a failed authentication). */
+export class IpNotAllowedError extends DomainError {
+  constructor(address: string) {
+    super(
+      AUTH_ERRORS.IP_NOT_ALLOWED,
+      `The API key may not be used from ${address}; see the key's allowedIps.`,
+    );
+  }
+}
+
+/**
+ * A collection outside the key's `collections`, for what the request needs. The same answer
+ * whether the collection exists or not: nothing is read about it first.
+ */
+export class CollectionNotAllowedError extends DomainError {
+  constructor(collection: string, need: 'read' | 'write') {
+    super(
+      AUTH_ERRORS.COLLECTION_NOT_ALLOWED,
+      `This API key does not reach the collection '${collection}' for ${need}.`,
     );
   }
 }

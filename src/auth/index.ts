@@ -8,3 +8,4 @@ export {
   type RightsLoss,
   type RightsWatch,
 } from './principal-rights';
+export { checkCollectionAccess, readableBy, readableCollections } from './collection-reach';
