@@ -91,10 +91,13 @@ export class IpNotAllowedError extends DomainError {
  * whether the collection exists or not: nothing is read about it first.
  */
 export class CollectionNotAllowedError extends DomainError {
-  constructor(collection: string, need: 'read' | 'write') {
+  /** `collection` null: the request would reach every collection, which the key does not. */
+  constructor(collection: string | null, need: 'read' | 'write') {
     super(
       AUTH_ERRORS.COLLECTION_NOT_ALLOWED,
-      `This API key does not reach the collection '${collection}' for ${need}.`,
+      collection === null
+        ? `This API key reaches only the collections it names; this would ${need} every collection.`
+        : `This API key does not reach the collection '${collection}' for ${need}.`,
     );
   }
 }
