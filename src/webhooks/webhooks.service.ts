@@ -50,6 +50,10 @@ export class WebhooksService {
     principal: CustomerPrincipal,
     input: NewWebhook,
   ): Promise<{ webhook: Webhook; secret: string }> {
+    // A key limited to collections makes webhooks of its collections only: one without
+    // `collection` would carry every collection's events.
+    if (input.collection !== undefined) checkCollectionAccess(principal, input.collection, 'read');
+    else if (readableBy(principal)) throw new CollectionNotAllowedError(null, 'read');
     const problem =
       urlProblem(input.url) ?? (await resolveProblem(input.url, this.settings.allowPrivate));
     if (problem) throw new ValidationFailedError([{ field: 'url', message: problem }]);
@@ -57,10 +61,6 @@ export class WebhooksService {
       throw new ValidationFailedError([
         { field: 'secret', message: 'must be whsec_ followed by base64 of 24 to 64 bytes' },
       ]);
-    // A key limited to collections makes webhooks of its collections only: one without
-    // `collection` would carry every collection's events.
-    if (input.collection !== undefined) checkCollectionAccess(principal, input.collection, 'read');
-    else if (readableBy(principal)) throw new CollectionNotAllowedError(null, 'read');
     const namespace = namespaceOfPrincipal(principal);
     if ((await this.webhooks.countIn(namespace)) >= this.settings.max)
       throw new WebhookQuotaExceededError(this.settings.max);
