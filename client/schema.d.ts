@@ -2722,6 +2722,8 @@ export interface components {
         | 'FORBIDDEN'
         | 'BRANCH_MISMATCH'
         | 'FILE_LINK_INVALID'
+        | 'IP_NOT_ALLOWED'
+        | 'COLLECTION_NOT_ALLOWED'
         | 'ROUTE_NOT_FOUND'
         | 'PROFILE_NOT_FOUND'
         | 'PROJECT_NOT_FOUND'
@@ -6519,7 +6521,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -6668,7 +6670,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -6887,7 +6889,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -7067,7 +7069,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -7270,7 +7272,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -7471,7 +7473,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -7642,7 +7644,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description A sub key tried to change the owner field; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description A sub key tried to change the owner field; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -7916,7 +7918,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -8160,7 +8162,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description A sub key tried to drop the collection; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description A sub key tried to drop the collection; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -8435,7 +8437,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -8613,7 +8615,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -8827,7 +8829,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -8975,7 +8977,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -9144,7 +9146,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -9340,7 +9342,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -9536,7 +9538,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -9697,7 +9699,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -9860,7 +9862,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -10068,7 +10070,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -10273,7 +10275,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -10460,7 +10462,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -10622,7 +10624,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -10806,7 +10808,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -10971,7 +10973,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -11180,7 +11182,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -11394,7 +11396,7 @@ export interface operations {
       /**
        * @description A sub key tried to change the owner field
        *
-       *     FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to
+       *     FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not)
        */
       403: {
         headers: {
@@ -11661,7 +11663,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -11942,7 +11944,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description A sub key tried to change the owner field; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description A sub key tried to change the owner field; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -12199,7 +12201,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: `collection(s)` names a collection outside the key's `collections` (without it, such collections are left out) */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -12369,7 +12371,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: `collection(s)` names a collection outside the key's `collections` (without it, such collections are left out) */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -12547,7 +12549,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: `collection(s)` names a collection outside the key's `collections` (without it, such collections are left out) */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -12946,7 +12948,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -13109,7 +13111,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -13313,7 +13315,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -13469,7 +13471,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -13684,7 +13686,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -13874,7 +13876,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -14323,7 +14325,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: a line's collection is outside what the key's `collections` let it write (that line's result) */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -14654,7 +14656,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -14801,7 +14803,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: not a root key (sub and team keys, X-Team included), or a root key bound to a branch; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: not a root key (sub and team keys, X-Team included), or a root key bound to a branch; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the key is limited to collections */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -14966,7 +14968,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -15135,7 +15137,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -15361,7 +15363,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -15568,7 +15570,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -15742,7 +15744,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -15969,7 +15971,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -16193,7 +16195,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -16377,7 +16379,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -16558,7 +16560,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -16730,7 +16732,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -16883,7 +16885,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -17112,7 +17114,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -17290,7 +17292,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -17548,7 +17550,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -17768,7 +17770,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -17908,7 +17910,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -18076,7 +18078,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -18297,7 +18299,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -18454,7 +18456,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -18605,7 +18607,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: `collection` is absent or outside the key's `collections` */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -18808,7 +18810,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -18967,7 +18969,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Requests allowed per window for this key */
