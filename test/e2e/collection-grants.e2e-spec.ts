@@ -121,6 +121,23 @@ describe('a key limited to collections', () => {
     expect(JSON.stringify(secret.body)).not.toContain('"s2"');
   });
 
+  it('is refused the replay of an idempotent write to secret that a full key of its user made', async () => {
+    const body = { item: { _id: 'idem', kind: 'a' } };
+    const send = (key: string) =>
+      t
+        .http()
+        .post('/data/secret')
+        .set('X-Api-Key', key)
+        .set('Idempotency-Key', 'grant-1')
+        .send(body);
+    await send(user.apiKey).expect(200);
+    const replayed = await send(user.apiKey).expect(200);
+    expect(replayed.headers['idempotent-replayed']).toBe('true');
+    const res = await send(limited);
+    expectProblem(res, 403, 'COLLECTION_NOT_ALLOWED');
+    expect(JSON.stringify(res.body)).not.toContain('idem');
+  });
+
   it('lists only its collections in GET /data and the typed document', async () => {
     const names = (await get('/data', limited).expect(200)).body as { name: string }[];
     expect(names.map((c) => c.name).sort()).toEqual(['notes-a', 'notes-x', 'orders']);
