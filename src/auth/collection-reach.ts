@@ -26,6 +26,40 @@ export function readableBy(principal: CustomerPrincipal): ((name: string) => boo
   return (name) => allowsCollection(grant, name, 'read');
 }
 
+/**
+ * What a limited key's `collections` name, for a database filter: exact names, and the stems of
+ * its `stem*` patterns; null: every collection.
+ */
+export function collectionPatternsOf(
+  principal: CustomerPrincipal,
+): { names: string[]; stems: string[] } | null {
+  const { collections } = grantOf(principal);
+  if (collections === null) return null;
+  const names: string[] = [];
+  const stems: string[] = [];
+  for (const pattern of Object.keys(collections))
+    if (pattern.endsWith('*')) stems.push(pattern.slice(0, -1));
+    else names.push(pattern);
+  return { names, stems };
+}
+
+/** A database filter on `field` that holds the collection names `patterns` name. */
+export function collectionNameFilter(
+  field: string,
+  patterns: { names: string[]; stems: string[] },
+): { $or: Record<string, unknown>[] } {
+  return {
+    $or: [
+      { [field]: { $in: patterns.names } },
+      ...patterns.stems.map((stem) => ({ [field]: { $regex: `^${escapeRegExp(stem)}` } })),
+    ],
+  };
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
 /** The entries (by `name`) of the collections the principal's key may read. */
 export function readableCollections<T extends { name: string }>(
   principal: CustomerPrincipal,

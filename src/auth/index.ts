@@ -8,4 +8,10 @@ export {
   type RightsLoss,
   type RightsWatch,
 } from './principal-rights';
-export { checkCollectionAccess, readableBy, readableCollections } from './collection-reach';
+export {
+  checkCollectionAccess,
+  collectionNameFilter,
+  collectionPatternsOf,
+  readableBy,
+  readableCollections,
+} from './collection-reach';

@@ -1,6 +1,12 @@
 import type { QueryFilter } from 'mongoose';
 import sift from 'sift';
-import { grantOf, tenantOf, type CustomerPrincipal, type Tenant } from '../auth';
+import {
+  collectionNameFilter,
+  collectionPatternsOf,
+  tenantOf,
+  type CustomerPrincipal,
+  type Tenant,
+} from '../auth';
 import type { Namespace } from '../common/tenancy/namespace';
 import type { PlannedChange } from './event-intent.schema';
 import type { ItemPrior } from './item-images';
@@ -133,19 +139,10 @@ export function visibleTo(
  * collection — profiles, files, projects — are its kind's to see); null without a limit.
  */
 function collectionLimit(principal: CustomerPrincipal): QueryFilter<EventDocument> | null {
-  const { collections } = grantOf(principal);
-  if (collections === null) return null;
-  const names: string[] = [];
-  const stems: QueryFilter<EventDocument>[] = [];
-  for (const pattern of Object.keys(collections)) {
-    if (!pattern.endsWith('*')) names.push(pattern);
-    else stems.push({ collection: { $regex: `^${escapeRegExp(pattern.slice(0, -1))}` } });
-  }
-  return { $or: [{ collection: { $exists: false } }, { collection: { $in: names } }, ...stems] };
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const patterns = collectionPatternsOf(principal);
+  if (!patterns) return null;
+  const named = collectionNameFilter('collection', patterns);
+  return { $or: [{ collection: { $exists: false } }, ...named.$or] };
 }
 
 /** Root and team keys see all of the namespace's feed; a sub key what visibleTo says. */

@@ -138,11 +138,17 @@ describe('a key limited to collections', () => {
     expect(JSON.stringify(res.body)).not.toContain('idem');
   });
 
-  it('lists only its collections in GET /data and the typed document', async () => {
+  it('lists and counts only its collections: GET /data, GET /me, GET /me/branches and the typed document', async () => {
     const names = (await get('/data', limited).expect(200)).body as { name: string }[];
     expect(names.map((c) => c.name).sort()).toEqual(['notes-a', 'notes-x', 'orders']);
     const all = (await get('/data', user.apiKey).expect(200)).body as { name: string }[];
     expect(all.map((c) => c.name)).toContain('secret');
+    // Counts of collections are of its own too: no number tells of secret.
+    const me = await get('/me', limited).expect(200);
+    expect(me.body.quota.collections.used).toBe(3);
+    expect((await get('/me', user.apiKey).expect(200)).body.quota.collections.used).toBe(4);
+    const branches = await get('/me/branches', limited).expect(200);
+    expect(branches.body).toEqual([{ name: '', collections: 3 }]);
     const typed = await get('/data/openapi.json', limited).expect(200);
     expect(JSON.stringify(typed.body)).not.toContain('/data/secret');
     expect(JSON.stringify(typed.body)).toContain('/data/orders');

@@ -1,6 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
   checkCollectionAccess,
+  collectionNameFilter,
+  collectionPatternsOf,
+  readableBy,
   readableCollections,
   type CustomerPrincipal,
   type Tenant,
@@ -77,14 +80,26 @@ export class CollectionsService {
   }
 
   /**
+   * The quota as the caller's key may see it: a key limited to collections counts only those
+   * (the others' number would tell of collections it does not reach).
+   */
+  async visibleQuota(principal: CustomerPrincipal): Promise<{ used: number; limit: number }> {
+    if (!readableBy(principal)) return this.quota(principal);
+    const used = readableCollections(principal, await this.registered(principal)).length;
+    return { used, limit: this.config.limits.maxCollections };
+  }
+
+  /**
    * The branches in which the caller's namespace has collections; a key bound to a branch sees
-   * only that one. At most `limit`, after `after`.
+   * only that one, a key limited to collections counts only those. At most `limit`, after `after`.
    */
   branches(principal: CustomerPrincipal, page: { limit: number; after?: string }) {
-    return this.registry.branchesOf(tenantOf(principal), {
-      ...page,
-      ...(principal.boundBranch !== null ? { only: principal.boundBranch } : {}),
-    });
+    const patterns = collectionPatternsOf(principal);
+    return this.registry.branchesOf(
+      tenantOf(principal),
+      { ...page, ...(principal.boundBranch !== null ? { only: principal.boundBranch } : {}) },
+      patterns ? collectionNameFilter('name', patterns) : {},
+    );
   }
 
   /** Collections registered on a cluster of DATA_CLUSTERS (operator reads). */
