@@ -1276,7 +1276,7 @@ export interface components {
     };
     BranchDto: {
       /**
-       * @description How many collections the namespace has in it.
+       * @description How many collections the namespace has in it (a key limited to collections: of those it reaches).
        * @example 3
        */
       collections: number;
@@ -3004,7 +3004,7 @@ export interface components {
       role: 'admin' | 'member';
     };
     QuotaDto: {
-      /** @description Data collections of the caller's namespace in the request branch (MAX_COLLECTIONS); null for the operator, who has none. */
+      /** @description Data collections of the caller's namespace in the request branch (MAX_COLLECTIONS); null for the operator, who has none. A key limited to collections counts only those it reaches. */
       collections: components['schemas']['QuotaUseDto'] | null;
       /**
        * @description Bytes of the tenant's files, over all its branches, with uploads under way counted at what
