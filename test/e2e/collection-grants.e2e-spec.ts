@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ObjectId } from 'mongodb';
 import { createTestApp, type TestApp } from '../support/app';
-import { createUser, type TestUser } from '../support/factories';
+import { createSubKey, createUser, type TestUser } from '../support/factories';
 import { exportAs, importAs, resultsOf, type Line } from '../support/ndjson';
 import { expectProblem } from '../support/problems';
 import { SseClient, type FeedEventData } from '../support/sse';
@@ -249,6 +249,25 @@ describe('a key limited to collections', () => {
     expect(seen.map((w) => w.id)).toEqual([own.body.webhook.id]);
     const fullId = (full.body as { webhook: { id: string } }).webhook.id;
     expectProblem(await get(`/webhooks/${fullId}/deliveries`, limited), 404, 'WEBHOOK_NOT_FOUND');
+  });
+
+  it("may neither purge a sub profile's items from every collection nor erase the account", async () => {
+    const sub = await createSubKey(t, user);
+    await post('/data/secret', sub.apiKey, { item: { _id: 'sub-item' } }).expect(200);
+    const purge = await t
+      .http()
+      .delete(`/profile/${sub.accountId}?clientId=${sub.clientId}&purgeData=true`)
+      .set('X-Api-Key', limited);
+    expectProblem(purge, 403, 'COLLECTION_NOT_ALLOWED');
+    // Nothing was done: the sub key still works and its item in secret is there.
+    await get('/data/secret/_id/sub-item', sub.apiKey).expect(200);
+    const erase = await t
+      .http()
+      .delete('/profile')
+      .set('X-Api-Key', limited)
+      .send({ confirm: user.subject });
+    expectProblem(erase, 403, 'COLLECTION_NOT_ALLOWED');
+    await get('/data/secret', user.apiKey).expect(200);
   });
 });
 

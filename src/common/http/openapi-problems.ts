@@ -98,7 +98,10 @@ function reachesCollections(path: string, method: string): string | null {
     return "a line's collection is outside what the key's `collections` let it write (that line's result)";
   if (path === '/webhooks' && method === 'post')
     return "`collection` is absent or outside the key's `collections`";
-  if (path === '/me/export') return 'the key is limited to collections';
+  if (path === '/me/export' || (path === '/profile' && method === 'delete'))
+    return 'the key is limited to collections (this reaches every one)';
+  if (path === '/profile/{accountId}' && method === 'delete')
+    return 'with purgeData=true, the key is limited to collections (a purge deletes in every one)';
   return null;
 }
 
