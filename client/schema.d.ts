@@ -1373,7 +1373,7 @@ export interface components {
     };
     BranchDto: {
       /**
-       * @description How many collections the namespace has in it.
+       * @description How many collections the namespace has in it (a key limited to collections: of those it reaches).
        * @example 3
        */
       collections: number;
@@ -2927,6 +2927,8 @@ export interface components {
         | 'SCOPE_ESCALATION'
         | 'INSUFFICIENT_SCOPE'
         | 'FILE_LINK_INVALID'
+        | 'IP_NOT_ALLOWED'
+        | 'COLLECTION_NOT_ALLOWED'
         | 'ROUTE_NOT_FOUND'
         | 'PROFILE_NOT_FOUND'
         | 'PROJECT_NOT_FOUND'
@@ -3207,7 +3209,7 @@ export interface components {
       role: 'admin' | 'member';
     };
     QuotaDto: {
-      /** @description Data collections of the caller's namespace in the request branch (MAX_COLLECTIONS); null for the operator, who has none. */
+      /** @description Data collections of the caller's namespace in the request branch (MAX_COLLECTIONS); null for the operator, who has none. A key limited to collections counts only those it reaches. */
       collections: components['schemas']['QuotaUseDto'] | null;
       /**
        * @description Bytes of the tenant's files, over all its branches, with uploads under way counted at what
@@ -6745,7 +6747,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root; INSUFFICIENT_SCOPE: the key holds neither the scope `keys:manage` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root; INSUFFICIENT_SCOPE: the key holds neither the scope `keys:manage` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="keys:manage"` (RFC 6750) */
@@ -6896,7 +6898,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description SCOPE_ESCALATION: the new key would have more than the calling key; INSUFFICIENT_SCOPE: the key holds neither the scope `keys:manage` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description SCOPE_ESCALATION: the new key would have more than the calling key; INSUFFICIENT_SCOPE: the key holds neither the scope `keys:manage` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -7117,7 +7119,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root; INSUFFICIENT_SCOPE: the key holds neither the scope `keys:manage` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root; INSUFFICIENT_SCOPE: the key holds neither the scope `keys:manage` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="keys:manage"` (RFC 6750) */
@@ -7287,7 +7289,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description SCOPE_ESCALATION: the key has rights the calling key lacks; FORBIDDEN: a key of another branch; INSUFFICIENT_SCOPE: the key holds neither the scope `keys:manage` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description SCOPE_ESCALATION: the key has rights the calling key lacks; FORBIDDEN: a key of another branch; INSUFFICIENT_SCOPE: the key holds neither the scope `keys:manage` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -7535,7 +7537,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
@@ -7740,7 +7742,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
@@ -7943,7 +7945,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
@@ -8116,7 +8118,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description A sub key tried to change the owner field; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description A sub key tried to change the owner field; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -8392,7 +8394,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -8638,7 +8640,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description A sub key tried to drop the collection; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description A sub key tried to drop the collection; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -8915,7 +8917,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
@@ -9095,7 +9097,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -9311,7 +9313,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
@@ -9461,7 +9463,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
@@ -9632,7 +9634,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:write"` (RFC 6750) */
@@ -9830,7 +9832,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:write"` (RFC 6750) */
@@ -10028,7 +10030,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
@@ -10191,7 +10193,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
@@ -10356,7 +10358,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -10566,7 +10568,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:write"` (RFC 6750) */
@@ -10773,7 +10775,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
@@ -10962,7 +10964,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:write"` (RFC 6750) */
@@ -11126,7 +11128,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:write"` (RFC 6750) */
@@ -11312,7 +11314,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
@@ -11479,7 +11481,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
@@ -11690,7 +11692,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
@@ -11906,7 +11908,7 @@ export interface operations {
       /**
        * @description A sub key tried to change the owner field
        *
-       *     FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to
+       *     FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not)
        */
       403: {
         headers: {
@@ -12175,7 +12177,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -12458,7 +12460,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description A sub key tried to change the owner field; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description A sub key tried to change the owner field; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -12717,7 +12719,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `events:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `events:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: `collection(s)` names a collection outside the key's `collections` (without it, such collections are left out) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="events:read"` (RFC 6750) */
@@ -12889,7 +12891,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `events:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `events:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: `collection(s)` names a collection outside the key's `collections` (without it, such collections are left out) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="events:read"` (RFC 6750) */
@@ -13069,7 +13071,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `export` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `export` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: `collection(s)` names a collection outside the key's `collections` (without it, such collections are left out) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="export"` (RFC 6750) */
@@ -13470,7 +13472,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `files:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `files:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="files:read"` (RFC 6750) */
@@ -13635,7 +13637,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `files:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `files:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -13841,7 +13843,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `files:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `files:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="files:read"` (RFC 6750) */
@@ -13999,7 +14001,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `files:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `files:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="files:write"` (RFC 6750) */
@@ -14216,7 +14218,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `files:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `files:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="files:read"` (RFC 6750) */
@@ -14408,7 +14410,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `files:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `files:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -14859,7 +14861,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `import` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `import` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: a line's collection is outside what the key's `collections` let it write (that line's result) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="import"` (RFC 6750) */
@@ -15201,7 +15203,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
@@ -15350,7 +15352,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: not a root key (sub and team keys, X-Team included), or a root key bound to a branch; INSUFFICIENT_SCOPE: the key holds neither the scope `export` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: not a root key (sub and team keys, X-Team included), or a root key bound to a branch; INSUFFICIENT_SCOPE: the key holds neither the scope `export` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the key is limited to collections (this reaches every one) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="export"` (RFC 6750) */
@@ -15517,7 +15519,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub; INSUFFICIENT_SCOPE: the key holds neither the scope `profile:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub; INSUFFICIENT_SCOPE: the key holds neither the scope `profile:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="profile:read"` (RFC 6750) */
@@ -15688,7 +15690,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub; INSUFFICIENT_SCOPE: the key holds neither the scope `profile:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub; INSUFFICIENT_SCOPE: the key holds neither the scope `profile:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="profile:write"` (RFC 6750) */
@@ -15916,7 +15918,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root; INSUFFICIENT_SCOPE: the key holds neither the scope `profile:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root; INSUFFICIENT_SCOPE: the key holds neither the scope `profile:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -16125,7 +16127,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root; INSUFFICIENT_SCOPE: the key holds neither the scope `profile:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root; INSUFFICIENT_SCOPE: the key holds neither the scope `profile:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the key is limited to collections (this reaches every one) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="profile:write"` (RFC 6750) */
@@ -16301,7 +16303,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub; INSUFFICIENT_SCOPE: the key holds neither the scope `profile:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub; INSUFFICIENT_SCOPE: the key holds neither the scope `profile:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="profile:write"` (RFC 6750) */
@@ -16530,7 +16532,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub; INSUFFICIENT_SCOPE: the key holds neither the scope `profile:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub; INSUFFICIENT_SCOPE: the key holds neither the scope `profile:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="profile:write"` (RFC 6750) */
@@ -16756,7 +16758,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub; INSUFFICIENT_SCOPE: the key holds neither the scope `profile:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub; INSUFFICIENT_SCOPE: the key holds neither the scope `profile:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="profile:read"` (RFC 6750) */
@@ -16942,7 +16944,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root; INSUFFICIENT_SCOPE: the key holds neither the scope `profile:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root; INSUFFICIENT_SCOPE: the key holds neither the scope `profile:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: with purgeData=true, the key is limited to collections (a purge deletes in every one) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="profile:write"` (RFC 6750) */
@@ -17125,7 +17127,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub; INSUFFICIENT_SCOPE: the key holds neither the scope `profile:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, sub; INSUFFICIENT_SCOPE: the key holds neither the scope `profile:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="profile:read"` (RFC 6750) */
@@ -17299,7 +17301,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `projects:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `projects:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="projects:read"` (RFC 6750) */
@@ -17454,7 +17456,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `projects:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `projects:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -17685,7 +17687,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `projects:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `projects:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="projects:read"` (RFC 6750) */
@@ -17865,7 +17867,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `projects:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `projects:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -18125,7 +18127,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `projects:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `projects:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -18347,7 +18349,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root; INSUFFICIENT_SCOPE: the key holds neither the scope `profile:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root; INSUFFICIENT_SCOPE: the key holds neither the scope `profile:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="profile:read"` (RFC 6750) */
@@ -18489,7 +18491,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root; INSUFFICIENT_SCOPE: the key holds neither the scope `keys:manage` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root; INSUFFICIENT_SCOPE: the key holds neither the scope `keys:manage` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="keys:manage"` (RFC 6750) */
@@ -18659,7 +18661,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description SCOPE_ESCALATION: the new key would have more than the calling key; INSUFFICIENT_SCOPE: the key holds neither the scope `keys:manage` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description SCOPE_ESCALATION: the new key would have more than the calling key; INSUFFICIENT_SCOPE: the key holds neither the scope `keys:manage` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -18882,7 +18884,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root; INSUFFICIENT_SCOPE: the key holds neither the scope `keys:manage` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root; INSUFFICIENT_SCOPE: the key holds neither the scope `keys:manage` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="keys:manage"` (RFC 6750) */
@@ -19053,7 +19055,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description SCOPE_ESCALATION: the key has rights the calling key lacks; INSUFFICIENT_SCOPE: the key holds neither the scope `keys:manage` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description SCOPE_ESCALATION: the key has rights the calling key lacks; INSUFFICIENT_SCOPE: the key holds neither the scope `keys:manage` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -19278,7 +19280,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `events:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `events:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="events:read"` (RFC 6750) */
@@ -19431,7 +19433,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `events:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `events:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: `collection` is absent or outside the key's `collections` */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -19636,7 +19638,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `events:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `events:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="events:read"` (RFC 6750) */
@@ -19797,7 +19799,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `events:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to */
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `events:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="events:read"` (RFC 6750) */

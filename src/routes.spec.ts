@@ -1,4 +1,9 @@
-import { METHOD_METADATA, MODULE_METADATA, PATH_METADATA } from '@nestjs/common/constants';
+import {
+  GUARDS_METADATA,
+  METHOD_METADATA,
+  MODULE_METADATA,
+  PATH_METADATA,
+} from '@nestjs/common/constants';
 import {
   Controller,
   Delete,
@@ -12,6 +17,7 @@ import { AppModule } from './app.module';
 import { isScope } from './auth/access-grant';
 import { NeedsScope, REQUIRED_SCOPE } from './auth/auth.decorators';
 import { loadConfig } from './config';
+import { CollectionGrantGuard } from './data/collections/collection-grant';
 import { DATA_CONTROLLERS } from './data/data.controllers';
 import { COLLECTION_NAME_PATTERN } from './data/query/data.constants';
 
@@ -173,6 +179,20 @@ describe('routes', () => {
       remove(): void {}
     }
     expect(unscopedRoutes([Declared, Undeclared])).toEqual(['GET things (Undeclared.list)']);
+  });
+
+  it("hold every route with a {collection} parameter to the key's collection limit", () => {
+    const guarded = (controller: Type): boolean =>
+      ((Reflect.getMetadata(GUARDS_METADATA, controller) ?? []) as unknown[]).includes(
+        CollectionGrantGuard,
+      );
+    const unguarded = [...controllers].flatMap((controller) =>
+      routesOf(controller)
+        .filter(({ path }) => path.split('/').includes(':collection') && !guarded(controller))
+        .map(({ method, path }) => `${method} ${path} (${controller.name})`),
+    );
+    expect(unguarded).toEqual([]);
+    expect([...controllers].filter(guarded).length).toBeGreaterThan(5);
   });
 
   it('finds a URL split over two classes, whatever its parameters are named', () => {

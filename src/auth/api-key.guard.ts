@@ -10,11 +10,13 @@ import { AuthFailureLimiter } from './auth-failure.limiter';
 import {
   BranchMismatchError,
   InvalidBranchError,
+  IpNotAllowedError,
   TooManyFailedAuthenticationsError,
 } from './auth.errors';
 import { ALLOWED_KINDS, IS_PUBLIC, type RequestWithPrincipal } from './auth.decorators';
 import { isValidBranch } from './branch';
 import { grantOf, type Principal, type PrincipalKind } from './principal';
+import { addressAllowed } from './allowed-ips';
 import { insufficientScope, RequiredScopes } from './required-scopes';
 import {
   TEAM_ID_PATTERN,
@@ -66,6 +68,10 @@ export class ApiKeyGuard implements CanActivate {
     if (!digest) throw new UnauthenticatedError();
     const identity = await this.authenticate(req, http.getResponse<Response>(), digest);
     const { boundBranch } = identity;
+    // A valid key from outside its allowedIps: refused before anything else is read, neither a
+    // failed authentication nor (the throttler runs after this guard) charged to the rate limit.
+    if (!addressAllowed(grantOf(identity.principal), req.ip))
+      throw new IpNotAllowedError(req.ip ?? 'an unknown address');
     const principal = await this.actingFor(req, identity.principal);
 
     const allowed =

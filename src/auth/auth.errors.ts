@@ -23,6 +23,16 @@ export const AUTH_ERRORS = defineErrors({
     title: 'The API key lacks the scope this route needs',
     example: { detail: 'This route needs the scope data:write, which the API key does not hold.' },
   },
+  IP_NOT_ALLOWED: {
+    status: HttpStatus.FORBIDDEN,
+    title: 'The API key may not be used from this address',
+    example: { detail: "The API key may not be used from 203.0.113.9; see the key's allowedIps." },
+  },
+  COLLECTION_NOT_ALLOWED: {
+    status: HttpStatus.FORBIDDEN,
+    title: 'The API key does not reach the collection',
+    example: { detail: "This API key does not reach the collection 'secret' for read." },
+  },
   PROFILE_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The profile does not exist' },
   API_KEY_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The API key does not exist' },
   UNKNOWN_SCOPE: {
@@ -114,6 +124,32 @@ export class SubProfileNotFoundError extends DomainError {
     super(
       AUTH_ERRORS.PROFILE_NOT_FOUND,
       `No sub profile with clientId ${clientId} and accountId ${accountId} in branch '${branch}'.`,
+    );
+  }
+}
+
+/** A key with `allowedIps` used from an address outside them (not a failed authentication). */
+export class IpNotAllowedError extends DomainError {
+  constructor(address: string) {
+    super(
+      AUTH_ERRORS.IP_NOT_ALLOWED,
+      `The API key may not be used from ${address}; see the key's allowedIps.`,
+    );
+  }
+}
+
+/**
+ * A collection outside the key's `collections`, for what the request needs. The same answer
+ * whether the collection exists or not: nothing is read about it first.
+ */
+export class CollectionNotAllowedError extends DomainError {
+  /** `collection` null: the request would reach every collection, which the key does not. */
+  constructor(collection: string | null, need: 'read' | 'write') {
+    super(
+      AUTH_ERRORS.COLLECTION_NOT_ALLOWED,
+      collection === null
+        ? `This API key reaches only the collections it names; this would ${need} every collection.`
+        : `This API key does not reach the collection '${collection}' for ${need}.`,
     );
   }
 }

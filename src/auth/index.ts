@@ -8,3 +8,10 @@ export {
   type RightsLoss,
   type RightsWatch,
 } from './principal-rights';
+export {
+  checkCollectionAccess,
+  collectionNameFilter,
+  collectionPatternsOf,
+  readableBy,
+  readableCollections,
+} from './collection-reach';

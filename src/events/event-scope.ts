@@ -1,6 +1,12 @@
 import type { QueryFilter } from 'mongoose';
 import sift from 'sift';
-import { tenantOf, type CustomerPrincipal, type Tenant } from '../auth';
+import {
+  collectionNameFilter,
+  collectionPatternsOf,
+  tenantOf,
+  type CustomerPrincipal,
+  type Tenant,
+} from '../auth';
 import type { Namespace } from '../common/tenancy/namespace';
 import type { PlannedChange } from './event-intent.schema';
 import type { ItemPrior } from './item-images';
@@ -115,9 +121,32 @@ export function queryFilter(query: EventQuery): QueryFilter<EventDocument> {
 
 /**
  * What a principal may see of its namespace's feed: root and team keys all of it; a sub key the
- * items it owns, the collections, and its own profile (never projects, never other owners).
+ * items it owns, the collections, and its own profile (never projects, never other owners); a
+ * key limited to collections nothing of the others.
  */
 export function visibleTo(
+  principal: CustomerPrincipal,
+  query?: EventQuery,
+): QueryFilter<EventDocument> {
+  const own = visibleOwnTo(principal, query);
+  const limit = collectionLimit(principal);
+  if (!limit) return own;
+  return Object.keys(own).length === 0 ? limit : { $and: [own, limit] };
+}
+
+/**
+ * A key limited to collections sees no event of another collection (the events without a
+ * collection — profiles, files, projects — are its kind's to see); null without a limit.
+ */
+function collectionLimit(principal: CustomerPrincipal): QueryFilter<EventDocument> | null {
+  const patterns = collectionPatternsOf(principal);
+  if (!patterns) return null;
+  const named = collectionNameFilter('collection', patterns);
+  return { $or: [{ collection: { $exists: false } }, ...named.$or] };
+}
+
+/** Root and team keys see all of the namespace's feed; a sub key what visibleTo says. */
+function visibleOwnTo(
   principal: CustomerPrincipal,
   query?: EventQuery,
 ): QueryFilter<EventDocument> {

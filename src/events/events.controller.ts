@@ -19,6 +19,7 @@ import {
 import type { Request, Response } from 'express';
 import {
   Auth,
+  checkCollectionAccess,
   CurrentPrincipal,
   PrincipalRights,
   rightsLossError,
@@ -102,7 +103,7 @@ export class EventsController {
     @Query() dto: EventsPageQueryDto,
     @LiveParams() live: Record<string, unknown>,
   ): Promise<EventPageDto> {
-    const query = this.feedQuery(dto, live);
+    const query = this.feedQuery(principal, dto, live);
     let after = Number(dto.after ?? 0);
     const limit = Number(dto.limit ?? DEFAULT_LIMIT);
     const view = eventView(principal, query);
@@ -167,7 +168,7 @@ export class EventsController {
     @Req() req: Request,
     @Res() res: Response,
   ): Promise<void> {
-    const query = this.feedQuery(dto, live);
+    const query = this.feedQuery(principal, dto, live);
     if (lastEventId !== undefined && !/^(0|[1-9][0-9]{0,14})$/.test(lastEventId))
       throw new ValidationFailedError([
         { field: 'Last-Event-ID', message: 'must be an event id (a whole number)' },
@@ -197,12 +198,16 @@ export class EventsController {
 
   /**
    * The feed's query: its parameters (the DTO) and a live query's `filter[…]` and `fields`,
-   * read by the data module's query language; a live query follows one collection.
+   * read by the data module's query language; a live query follows one collection. A key
+   * limited to collections gets no event of the others (visibleTo).
    */
   private feedQuery(
+    principal: CustomerPrincipal,
     dto: EventsQueryDto,
     liveParams: Record<string, unknown>,
   ): Omit<EventQuery, 'after' | 'limit'> {
+    // A collection the key does not reach is refused (its events are never sent either way).
+    if (dto.collection !== undefined) checkCollectionAccess(principal, dto.collection, 'read');
     const isLive = Object.keys(liveParams).length > 0;
     const errors: { field: string; message: string }[] = [];
     if (isLive && dto.collection === undefined)

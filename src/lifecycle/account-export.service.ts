@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import type { Principal } from '../auth';
+import { readableBy, type Principal } from '../auth';
+import { CollectionNotAllowedError } from '../auth/auth.errors';
 import type { ApiKeyRecord } from '../auth/api-key.repository';
 import { ApiKeyService } from '../auth/api-key.service';
 import { ApiKeyDto } from '../auth/dto/api-key.dto';
@@ -66,6 +67,8 @@ export class AccountExport {
       throw new ForbiddenError(
         `The API key is bound to branch '${principal.boundBranch}'; exporting the account needs an unbound root key.`,
       );
+    // The account's export holds every collection of every branch: not for a key limited to some.
+    if (readableBy(principal)) throw new CollectionNotAllowedError(null, 'read');
     yield* this.lines(principal.subject);
   }
 

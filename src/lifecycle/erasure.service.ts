@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
-import type { Principal } from '../auth';
+import { readableBy, type Principal } from '../auth';
+import { CollectionNotAllowedError } from '../auth/auth.errors';
 import { ApiKeyService } from '../auth/api-key.service';
 import { ForbiddenError, ValidationFailedError } from '../common/errors';
 import { DUPLICATE } from '../common/mongo/duplicate';
@@ -123,6 +124,8 @@ export class ErasureService implements AccountErasure, OnModuleDestroy {
       throw new ForbiddenError(
         `The API key is bound to branch '${principal.boundBranch}'; erasing the account needs an unbound root key.`,
       );
+    // An erasure drops every collection: not for a key limited to some.
+    if (readableBy(principal)) throw new CollectionNotAllowedError(null, 'write');
     if (confirm !== principal.subject)
       throw new ValidationFailedError([
         { field: 'confirm', message: 'must be your subject, to confirm the erasure' },

@@ -46,7 +46,7 @@ export class QuotaUseDto {
 
 @ApiExtraModels(QuotaUseDto)
 export class QuotaDto {
-  /** Data collections of the caller's namespace in the request branch (MAX_COLLECTIONS); null for the operator, who has none. */
+  /** Data collections of the caller's namespace in the request branch (MAX_COLLECTIONS); null for the operator, who has none. A key limited to collections counts only those it reaches. */
   @ApiProperty({ nullable: true, allOf: [{ $ref: getSchemaPath(QuotaUseDto) }] })
   collections!: QuotaUseDto | null;
 
@@ -119,7 +119,7 @@ export class BranchDto {
   @ApiProperty({ example: 'staging' })
   name!: string;
 
-  /** How many collections the namespace has in it. */
+  /** How many collections the namespace has in it (a key limited to collections: of those it reaches). */
   @ApiProperty({ example: 3 })
   collections!: number;
 }

@@ -20,7 +20,8 @@ export class MeService {
   async describe(principal: Principal): Promise<MeDto> {
     const { limits } = this.config;
     const quota = {
-      collections: principal.kind === 'operator' ? null : await this.collections.quota(principal),
+      collections:
+        principal.kind === 'operator' ? null : await this.collections.visibleQuota(principal),
       files: principal.kind === 'operator' ? null : await this.files.usage(tenantOf(principal)),
       indexesPerCollection: limits.maxIndexes,
       requestsPerWindow: limits.rateLimitMax,

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import type { Principal } from '../auth';
+import { readableBy, type Principal } from '../auth';
+import { CollectionNotAllowedError } from '../auth/auth.errors';
 import { ApiKeyService } from '../auth/api-key.service';
 import { ownerFieldOf } from '../data/query';
 import { ItemBatchesService } from '../data';
@@ -37,6 +38,9 @@ export class ProfileDeletionService {
   ): Promise<{ itemsDeleted: number }> {
     // A bad authField is refused before anything is deleted.
     const ownerField = data.kind === 'purge' ? ownerFieldOf(data.authField) : null;
+    // A purge deletes items in every collection: not for a key limited to some.
+    if (ownerField !== null && readableBy(principal))
+      throw new CollectionNotAllowedError(null, 'write');
     const profile = await this.profiles.getSubProfile(principal, accountId, clientId);
     await this.keys.revokeForSubProfile(principal.subject, profile.id);
     const itemsDeleted =

@@ -1,5 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { tenantOf, type CustomerPrincipal, type Tenant } from '../auth';
+import {
+  checkCollectionAccess,
+  readableBy,
+  tenantOf,
+  type CustomerPrincipal,
+  type Tenant,
+} from '../auth';
+import { CollectionNotAllowedError } from '../auth/auth.errors';
 import { ValidationFailedError } from '../common/errors';
 import { APP_CONFIG, type AppConfig } from '../config';
 import type { EventType } from '../events/event.schema';
@@ -43,6 +50,10 @@ export class WebhooksService {
     principal: CustomerPrincipal,
     input: NewWebhook,
   ): Promise<{ webhook: Webhook; secret: string }> {
+    // A key limited to collections makes webhooks of its collections only: one without
+    // `collection` would carry every collection's events.
+    if (input.collection !== undefined) checkCollectionAccess(principal, input.collection, 'read');
+    else if (readableBy(principal)) throw new CollectionNotAllowedError(null, 'read');
     const problem =
       urlProblem(input.url) ?? (await resolveProblem(input.url, this.settings.allowPrivate));
     if (problem) throw new ValidationFailedError([{ field: 'url', message: problem }]);
@@ -64,8 +75,20 @@ export class WebhooksService {
     return { webhook, secret };
   }
 
-  list(principal: CustomerPrincipal): Promise<Webhook[]> {
-    return this.webhooks.listIn(namespaceOfPrincipal(principal));
+  /** The caller's webhooks; a key limited to collections sees those of its collections only. */
+  async list(principal: CustomerPrincipal): Promise<Webhook[]> {
+    const all = await this.webhooks.listIn(namespaceOfPrincipal(principal));
+    return all.filter((webhook) => reaches(principal, webhook));
+  }
+
+  /**
+   * Whether the caller may see or remove webhook `id` (its deliveries carry its events): for a
+   * key limited to collections, one of its collections' (else as if there were none).
+   */
+  private async reachable(principal: CustomerPrincipal, id: string): Promise<boolean> {
+    if (!readableBy(principal)) return this.webhooks.existsIn(namespaceOfPrincipal(principal), id);
+    const all = await this.webhooks.listIn(namespaceOfPrincipal(principal));
+    return all.some((webhook) => webhook.id === id && reaches(principal, webhook));
   }
 
   /** A tenant's webhooks in every branch, by branch then age (an account export). */
@@ -74,6 +97,8 @@ export class WebhooksService {
   }
 
   async remove(principal: CustomerPrincipal, id: string): Promise<void> {
+    if (readableBy(principal) && !(await this.reachable(principal, id)))
+      throw new WebhookNotFoundError(id);
     if (!(await this.webhooks.deleteIn(namespaceOfPrincipal(principal), id)))
       throw new WebhookNotFoundError(id);
     await this.deliveries.deleteForWebhook(tenantOf(principal), id);
@@ -81,8 +106,7 @@ export class WebhooksService {
 
   /** The newest deliveries of one of the caller's webhooks, with their attempts. */
   async deliveriesOf(principal: CustomerPrincipal, id: string, limit: number): Promise<Delivery[]> {
-    if (!(await this.webhooks.existsIn(namespaceOfPrincipal(principal), id)))
-      throw new WebhookNotFoundError(id);
+    if (!(await this.reachable(principal, id))) throw new WebhookNotFoundError(id);
     return this.deliveries.listForWebhook(tenantOf(principal), id, limit);
   }
 
@@ -111,4 +135,10 @@ export class WebhooksService {
   runNow(): Promise<void> {
     return this.sender.runNow();
   }
+}
+
+/** Whether a webhook's events are within what the principal's key may read. */
+function reaches(principal: CustomerPrincipal, webhook: Webhook): boolean {
+  const readable = readableBy(principal);
+  return !readable || (webhook.collection !== undefined && readable(webhook.collection));
 }

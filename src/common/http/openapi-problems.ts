@@ -32,7 +32,9 @@ export type DocumentedCatalog = ErrorCatalog &
       | 'SCHEMA_TOO_COMPLEX'
       | 'SCHEMA_VIOLATION'
       | 'COLLECTION_MOVING'
-      | 'FEED_MOVING',
+      | 'FEED_MOVING'
+      | 'IP_NOT_ALLOWED'
+      | 'COLLECTION_NOT_ALLOWED',
       ErrorEntry
     >
   >;
@@ -81,6 +83,26 @@ function movingWrites(path: string, method: string): string | null {
   return path.startsWith('/data/{collection}')
     ? `${feed}; COLLECTION_MOVING: the same, for this collection's switch`
     : feed;
+}
+
+/**
+ * The routes that name a collection or hand out what is in collections: a key limited to
+ * collections is refused one outside them (COLLECTION_NOT_ALLOWED), on a list it is left out.
+ */
+function reachesCollections(path: string, method: string): string | null {
+  if (path.startsWith('/data/{collection}'))
+    return "the collection is outside the key's `collections` (the same answer whether it exists or not)";
+  if (path === '/export' || path === '/events' || path === '/events/stream')
+    return "`collection(s)` names a collection outside the key's `collections` (without it, such collections are left out)";
+  if (path === '/import')
+    return "a line's collection is outside what the key's `collections` let it write (that line's result)";
+  if (path === '/webhooks' && method === 'post')
+    return "`collection` is absent or outside the key's `collections`";
+  if (path === '/me/export' || (path === '/profile' && method === 'delete'))
+    return 'the key is limited to collections (this reaches every one)';
+  if (path === '/profile/{accountId}' && method === 'delete')
+    return 'with purgeData=true, the key is limited to collections (a purge deletes in every one)';
+  return null;
 }
 
 /** The catalog's entries of `status` whose codes `description` names, in catalog order. */
@@ -157,6 +179,14 @@ export function addStandardProblems(
       responses['403'].description +=
         `; BRANCH_MISMATCH: ${BRANCH_HEADER} contradicts the branch the key is bound to`;
       errorsOf['403'].push(catalog.BRANCH_MISMATCH);
+      responses['403'].description +=
+        "; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication)";
+      errorsOf['403'].push(catalog.IP_NOT_ALLOWED);
+      const collections = reachesCollections(path, method);
+      if (collections) {
+        responses['403'].description += `; COLLECTION_NOT_ALLOWED: ${collections}`;
+        errorsOf['403'].push(catalog.COLLECTION_NOT_ALLOWED);
+      }
     }
     for (const [status, response] of Object.entries(responses)) {
       const media = response.content?.[PROBLEM_MEDIA_TYPE];

@@ -5,6 +5,7 @@ import { ProblemDto } from '../../common/errors';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import { AGGREGATE_OPS, parseAggregate } from './aggregate';
 import { CollectionNamePipe } from '../collections/collection-name.pipe';
+import { CollectionGrant } from '../collections/collection-grant';
 import { parseDataQuery, toItemListQuery, toItemQuery } from '../query/data-requests';
 import { CollectionParam, FilterQueries, ListQueries } from '../data.openapi';
 import { AggregateResultDto, ExplainResultDto } from './dto/data-analysis.dto';
@@ -20,6 +21,7 @@ const PATH_SCHEMA = {
 
 /** Grouped counts and sums, and query plans with index advice; root, sub and team keys. */
 @ApiTags('data')
+@CollectionGrant()
 @Controller('data')
 @NeedsScope('data:read')
 @Auth('root', 'sub', 'team')

@@ -196,6 +196,8 @@ export class CollectionRegistryRepository implements OnModuleInit {
   async branchesOf(
     tenant: Tenant,
     page: { limit: number; after?: string; only?: string },
+    /** A database filter on the collections counted (a key limited to collections: its own). */
+    names: Record<string, unknown> = {},
   ): Promise<{ branch: string; collections: number }[]> {
     const branch =
       page.only !== undefined
@@ -205,7 +207,7 @@ export class CollectionRegistryRepository implements OnModuleInit {
           : {};
     const rows = await this.registry
       .aggregate<{ _id: string; collections: number }>([
-        { $match: { ...tenantFilter(tenant), ...branch } },
+        { $match: { ...tenantFilter(tenant), ...branch, ...names } },
         { $group: { _id: '$branch', collections: { $sum: 1 } } },
         { $sort: { _id: 1 } },
         { $limit: page.limit },

@@ -1,5 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { type CustomerPrincipal, type Tenant, tenantOf } from '../../auth';
+import {
+  checkCollectionAccess,
+  collectionNameFilter,
+  collectionPatternsOf,
+  readableBy,
+  readableCollections,
+  type CustomerPrincipal,
+  type Tenant,
+  tenantOf,
+} from '../../auth';
 import { ForbiddenError, ValidationFailedError } from '../../common/errors';
 import type { IfMatch } from '../../common/http/etag';
 import { APP_CONFIG, type AppConfig } from '../../config';
@@ -46,9 +55,12 @@ export class CollectionsService {
     if (!COLLECTION_NAME_PATTERN.test(name)) throw new InvalidCollectionNameError();
   }
 
-  /** The caller's collections in the request branch, sorted by name, with their indexes. */
+  /**
+   * The caller's collections in the request branch, sorted by name, with their indexes: those
+   * its key may read (a key limited to collections sees no other's name).
+   */
   async list(principal: CustomerPrincipal): Promise<CollectionSummary[]> {
-    const entries = await this.registered(principal);
+    const entries = readableCollections(principal, await this.registered(principal));
     return Promise.all(
       entries.map(async (entry) => ({
         name: entry.name,
@@ -68,14 +80,26 @@ export class CollectionsService {
   }
 
   /**
+   * The quota as the caller's key may see it: a key limited to collections counts only those
+   * (the others' number would tell of collections it does not reach).
+   */
+  async visibleQuota(principal: CustomerPrincipal): Promise<{ used: number; limit: number }> {
+    if (!readableBy(principal)) return this.quota(principal);
+    const used = readableCollections(principal, await this.registered(principal)).length;
+    return { used, limit: this.config.limits.maxCollections };
+  }
+
+  /**
    * The branches in which the caller's namespace has collections; a key bound to a branch sees
-   * only that one. At most `limit`, after `after`.
+   * only that one, a key limited to collections counts only those. At most `limit`, after `after`.
    */
   branches(principal: CustomerPrincipal, page: { limit: number; after?: string }) {
-    return this.registry.branchesOf(tenantOf(principal), {
-      ...page,
-      ...(principal.boundBranch !== null ? { only: principal.boundBranch } : {}),
-    });
+    const patterns = collectionPatternsOf(principal);
+    return this.registry.branchesOf(
+      tenantOf(principal),
+      { ...page, ...(principal.boundBranch !== null ? { only: principal.boundBranch } : {}) },
+      patterns ? collectionNameFilter('name', patterns) : {},
+    );
   }
 
   /** Collections registered on a cluster of DATA_CLUSTERS (operator reads). */
@@ -89,8 +113,12 @@ export class CollectionsService {
     return { used, limit: this.config.limits.maxCollections };
   }
 
-  /** The caller's collection, or null when it does not exist (reads never create one). */
-  find(principal: CustomerPrincipal, name: string): Promise<RegisteredCollection | null> {
+  /**
+   * The caller's collection, or null when it does not exist (reads never create one). A
+   * collection the key does not reach is refused before it is looked up (as by `write`).
+   */
+  async find(principal: CustomerPrincipal, name: string): Promise<RegisteredCollection | null> {
+    checkCollectionAccess(principal, name, 'read');
     return this.registry.find(tenantOf(principal), principal.branch, name);
   }
 
@@ -98,11 +126,12 @@ export class CollectionsService {
    * A write unit's collection: `write` runs with the caller's collection (null: there is none),
    * its registry entry read once and passed through the move gate (CollectionWriteGate) once.
    */
-  write<T>(
+  async write<T>(
     principal: CustomerPrincipal,
     name: string,
     write: (entry: RegisteredCollection | null) => Promise<T>,
   ): Promise<T> {
+    checkCollectionAccess(principal, name, 'write');
     return this.gate.write(tenantOf(principal), principal.branch, name, write);
   }
 
@@ -122,6 +151,7 @@ export class CollectionsService {
    * writes no item, index or rule of it (an import's manifest), so passes no move gate.
    */
   async findOrCreate(principal: CustomerPrincipal, name: string): Promise<RegisteredCollection> {
+    checkCollectionAccess(principal, name, 'write');
     return (await this.find(principal, name)) ?? this.register(principal, name);
   }
 
@@ -150,7 +180,12 @@ export class CollectionsService {
    * collection's `updated` event; false when there is no such collection. This instance
    * enforces the change at once, every other one within REGISTRY_CACHE_MS.
    */
-  changeRules(principal: CustomerPrincipal, name: string, change: RulesChange): Promise<boolean> {
+  async changeRules(
+    principal: CustomerPrincipal,
+    name: string,
+    change: RulesChange,
+  ): Promise<boolean> {
+    checkCollectionAccess(principal, name, 'write');
     return this.events.collectionUpdated(principal, name, async () => {
       const tenant = tenantOf(principal);
       const entry = await this.registry.find(tenant, principal.branch, name, { fresh: true });

@@ -11,6 +11,7 @@ import {
 import { Auth, CurrentPrincipal, type CustomerPrincipal, NeedsScope } from '../../auth';
 import { ProblemDto } from '../../common/errors';
 import { CollectionNamePipe } from '../collections/collection-name.pipe';
+import { CollectionGrant } from '../collections/collection-grant';
 import { toIndexRequest } from '../query/index-requests';
 import { CollectionParam } from '../data.openapi';
 import {
@@ -25,6 +26,7 @@ import { IdempotentWrites } from '../../idempotency';
 /** Native indexes of a tenant collection; root and team keys only. */
 @ApiTags('data')
 @IdempotentWrites()
+@CollectionGrant()
 @Controller('data')
 @Auth('root', 'team')
 export class IndexesController {

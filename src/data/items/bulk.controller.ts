@@ -7,6 +7,7 @@ import { IdempotentWrites } from '../../idempotency';
 import { answerWarnings } from '../rules/schema/schema-warnings';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import { CollectionNamePipe } from '../collections/collection-name.pipe';
+import { CollectionGrant } from '../collections/collection-grant';
 import { CollectionParam } from '../data.openapi';
 import { toBulkInputs } from '../query/data-requests';
 import { dataBudget } from '../query/json-guard';
@@ -17,6 +18,7 @@ import { ItemBatchesService } from './item-batches.service';
 /** `/data/{collection}/bulk`: many creates in one request. */
 @ApiTags('data')
 @IdempotentWrites()
+@CollectionGrant()
 @Controller('data')
 @NeedsScope('data:write')
 @Auth('root', 'sub', 'team')

@@ -41,6 +41,7 @@ import { Reply } from '../../common/http/reply';
 import { keysetLink } from '../../common/pagination/keyset';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import { CollectionNamePipe } from '../collections/collection-name.pipe';
+import { CollectionGrant } from '../collections/collection-grant';
 import { CollectionsService } from '../collections/collections.service';
 import { CollectionParam, FEED_POSITION, FEED_POSITION_HEADER, ListQueries } from '../data.openapi';
 import {
@@ -83,6 +84,7 @@ const ITEM_CREATED_HEADER = 'X-Item-Created';
 @ApiTags('data')
 @ApiExtraModels(DataItemDto, ProjectedDataItemDto, UpdateManyResultDto)
 @IdempotentWrites()
+@CollectionGrant()
 @Controller('data')
 export class CollectionItemsController {
   private readonly budget: JsonBudget;

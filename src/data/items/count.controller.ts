@@ -5,6 +5,7 @@ import { ProblemDto } from '../../common/errors';
 import { IdempotentWrites } from '../../idempotency';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import { CollectionNamePipe } from '../collections/collection-name.pipe';
+import { CollectionGrant } from '../collections/collection-grant';
 import { CollectionParam, FilterQueries } from '../data.openapi';
 import { parseDataQuery, toItemQuery } from '../query/data-requests';
 import { filterLimits, type FilterLimits } from '../query/filter-operators';
@@ -14,6 +15,7 @@ import { ItemsService } from './items.service';
 /** `/data/{collection}/count`. */
 @ApiTags('data')
 @IdempotentWrites()
+@CollectionGrant()
 @Controller('data')
 export class CountController {
   private readonly filterLimits: FilterLimits;

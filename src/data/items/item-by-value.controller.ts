@@ -37,6 +37,7 @@ import { ApiConditional } from '../../common/http/openapi-conditional';
 import { Reply } from '../../common/http/reply';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import { CollectionNamePipe } from '../collections/collection-name.pipe';
+import { CollectionGrant } from '../collections/collection-grant';
 import { FieldsQuery, FilterQueries, ItemParams } from '../data.openapi';
 import {
   ownerFieldOf,
@@ -66,6 +67,7 @@ import { ItemsService } from './items.service';
 /** `/data/{collection}/{indexName}/{indexValue}`, the one item a field value selects. */
 @ApiTags('data')
 @IdempotentWrites()
+@CollectionGrant()
 @Controller('data')
 export class ItemByValueController {
   private readonly budget: JsonBudget;

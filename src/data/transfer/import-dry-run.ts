@@ -1,4 +1,4 @@
-import { ownerValueOf, type CustomerPrincipal } from '../../auth';
+import { checkCollectionAccess, ownerValueOf, type CustomerPrincipal } from '../../auth';
 import { CollectionQuotaExceededError, DuplicateItemError } from '../data.errors';
 import { uniqueValueOf } from '../items/items.service';
 import { ownerScopeOf } from '../items/item-scope';
@@ -33,6 +33,8 @@ export class ImportDryRun {
     request: NewItemRequest,
   ): Promise<Outcome> {
     const { item, ownerField, uniqueField, id } = request;
+    // What the import would refuse, the dry run refuses: a collection the key may not write.
+    checkCollectionAccess(principal, collection, 'write');
     if (principal.kind === 'sub') item[ownerField] = ownerValueOf(principal);
     const unique = uniqueField === null ? null : uniqueValueOf(item, id ?? '', uniqueField);
     const target = await this.collections.find(principal, collection);

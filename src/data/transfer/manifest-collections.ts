@@ -1,5 +1,6 @@
 import { ForbiddenError } from '../../common/errors';
 import type { CustomerPrincipal } from '../../auth';
+import { checkCollectionAccess } from '../../auth';
 import type { CollectionsService } from '../collections/collections.service';
 import type { IndexesService } from '../indexes/indexes.service';
 import type { ImportDryRun } from './import-dry-run';
@@ -23,6 +24,8 @@ export class ManifestCollections {
   ) {}
 
   async create(collection: ImportCollection): Promise<void> {
+    // A manifest naming a collection the key may not write is refused before anything is read.
+    checkCollectionAccess(this.principal, collection.name, 'write');
     await this.rules.take(collection, this.dry !== null);
     if (this.dry) {
       if (!(await this.collections.find(this.principal, collection.name)))

@@ -34,6 +34,8 @@ export interface ExportSource {
   tenant: Tenant;
   branch: string;
   owner: OwnerScope | null;
+  /** The collections the reader's key may read (absent: every one); the others are left out. */
+  readable?: (collection: string) => boolean;
 }
 
 export interface ExportRequest {
@@ -193,7 +195,9 @@ export class NamespaceExport {
     source: ExportSource,
     names: string[] | null,
   ): Promise<RegisteredCollection[]> {
-    const all = await this.registry.listFor(source.tenant, source.branch);
+    const { readable } = source;
+    const listed = await this.registry.listFor(source.tenant, source.branch);
+    const all = readable ? listed.filter((entry) => readable(entry.name)) : listed;
     if (names === null) return all;
     const byName = new Map(all.map((entry) => [entry.name, entry]));
     const missing = names.find((name) => !byName.has(name));

@@ -21,7 +21,15 @@ import {
   ApiUnsupportedMediaTypeResponse,
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { Auth, CurrentPrincipal, tenantOf, type CustomerPrincipal, NeedsScope } from '../../auth';
+import {
+  checkCollectionAccess,
+  readableBy,
+  Auth,
+  CurrentPrincipal,
+  tenantOf,
+  type CustomerPrincipal,
+  NeedsScope,
+} from '../../auth';
 import { ProblemDto, ValidationFailedError } from '../../common/errors';
 import { hasBody, type StreamedBody } from '../../common/http/body';
 import { IdempotentWrites } from '../../idempotency';
@@ -113,10 +121,20 @@ export class TransferController {
     @Res() res: Response,
   ): Promise<void> {
     const owner = ownerScopeOf(principal, ownerFieldOf(query.authField));
+    const collections = query.collections?.split(',') ?? null;
+    // Named collections the key may not read are refused before anything is read; without
+    // `collections`, the export leaves them out.
+    for (const name of collections ?? []) checkCollectionAccess(principal, name, 'read');
+    const readable = readableBy(principal);
     const lines = this.exporter.lines(
-      { tenant: tenantOf(principal), branch: principal.branch, owner },
       {
-        collections: query.collections?.split(',') ?? null,
+        tenant: tenantOf(principal),
+        branch: principal.branch,
+        owner,
+        ...(readable && { readable }),
+      },
+      {
+        collections,
         after: query.after ?? null,
         // A part of the items leaves the files out, unless asked for.
         files: query.files === undefined ? query.collections === undefined : query.files === 'true',

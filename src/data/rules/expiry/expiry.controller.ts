@@ -22,6 +22,7 @@ import { Auth, CurrentPrincipal, type CustomerPrincipal, NeedsScope } from '../.
 import { ProblemDto } from '../../../common/errors';
 import { IdempotentWrites } from '../../../idempotency';
 import { CollectionNamePipe } from '../../collections/collection-name.pipe';
+import { CollectionGrant } from '../../collections/collection-grant';
 import { CollectionParam } from '../../data.openapi';
 import { ExpiryDto, PutExpiryDto, toExpiryDto } from './dto/expiry.dto';
 import { ExpiryService } from './expiry.service';
@@ -44,6 +45,7 @@ const RULE_ANSWERS = applyDecorators(
 /** When a collection's items expire (docs/data.md, "Expiry"); root and team keys only. */
 @ApiTags('data')
 @IdempotentWrites()
+@CollectionGrant()
 @Controller('data')
 @Auth('root', 'team')
 export class ExpiryController {

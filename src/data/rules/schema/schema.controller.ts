@@ -21,6 +21,7 @@ import { Auth, CurrentPrincipal, type CustomerPrincipal, NeedsScope } from '../.
 import { ProblemDto } from '../../../common/errors';
 import { IdempotentWrites } from '../../../idempotency';
 import { CollectionNamePipe } from '../../collections/collection-name.pipe';
+import { CollectionGrant } from '../../collections/collection-grant';
 import { CollectionParam } from '../../data.openapi';
 import { ownerFieldOf } from '../../query/data-requests';
 import { CollectionSchemas } from './collection-schemas.service';
@@ -44,6 +45,7 @@ const EXAMPLE = {
 /** A collection's JSON Schema (root and team keys); every write path of its items checks it. */
 @ApiTags('data')
 @IdempotentWrites()
+@CollectionGrant()
 @Controller('data')
 @Auth('root', 'team')
 export class SchemaController {

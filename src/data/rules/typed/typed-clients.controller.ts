@@ -1,6 +1,12 @@
 import { Controller, Get, Inject } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { Auth, CurrentPrincipal, type CustomerPrincipal, NeedsScope } from '../../../auth';
+import {
+  readableCollections,
+  Auth,
+  CurrentPrincipal,
+  type CustomerPrincipal,
+  NeedsScope,
+} from '../../../auth';
 import { APP_CONFIG, type AppConfig } from '../../../config';
 import { CollectionsService } from '../../collections/collections.service';
 import { typedCollectionOf, typedCollectionsDocument } from './collections-document';
@@ -76,7 +82,7 @@ export class TypedClientsController {
   async getCollectionsDocument(
     @CurrentPrincipal() principal: CustomerPrincipal,
   ): Promise<Record<string, unknown>> {
-    const entries = await this.collections.registered(principal);
+    const entries = readableCollections(principal, await this.collections.registered(principal));
     return typedCollectionsDocument(entries.map(typedCollectionOf), {
       branch: principal.branch,
       limits: this.limits,
