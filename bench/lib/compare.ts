@@ -54,7 +54,11 @@ export async function runComparison(
     log(`    not available: ${prepared.missing}`);
     return { ...run, missing: prepared.missing };
   }
-  const context: ComparisonContext = { ...ctx, etag: prepared.etag };
+  const context: ComparisonContext = {
+    ...ctx,
+    etag: prepared.etag,
+    limitedKey: prepared.limitedKey,
+  };
 
   const loaded: Loaded[] = [];
   for (const variant of comparison.variants) {

@@ -24,6 +24,8 @@ import type { Check } from './types';
 
 /** Metrics may add less than this share of service CPU per request (issue: under 5 %). */
 export const METRICS_CPU_MAX = 0.05;
+/** A key's limits (scopes, collections, addresses) may add less than this share (issue: 3 %). */
+export const KEY_LIMITS_CPU_MAX = 0.03;
 /** The budget of an Idempotency-Key on a create: its record costs less than half a POST. */
 export const IDEMPOTENCY_CPU_MAX = 0.5;
 /**
@@ -52,6 +54,8 @@ export const BACKGROUND_COMMANDS = 0.05;
 export interface ComparisonContext extends ItemsContext {
   /** The current ETag of the conditional GET's item, found by `prepare`. */
   etag?: string;
+  /** A key limited to a scope, the items' collection and the loopback addresses (`prepare`). */
+  limitedKey?: string;
 }
 
 export interface Variant {
@@ -72,6 +76,7 @@ export type Ask = (
 export interface Prepared {
   missing?: string;
   etag?: string;
+  limitedKey?: string;
 }
 
 export interface Comparison {
@@ -380,6 +385,61 @@ export const comparisons: Comparison[] = [
         1 + EVENTS_CPU_MAX,
         totals('on'),
         totals('off'),
+      ),
+    ],
+  },
+  {
+    id: 'key-limits',
+    title:
+      'Key limits: GET item by _id with a key limited to data:read, its collection and loopback vs a key without limits',
+    route: 'GET /data/{c}/_id/{id}',
+    roundsFactor: 2,
+    variants: [
+      {
+        id: 'limited',
+        label: 'limited key',
+        target: 'service',
+        request: (ctx) => ({ ...byId(ctx), headers: { 'x-api-key': ctx.limitedKey ?? '' } }),
+      },
+      { id: 'full', label: 'key without limits', target: 'service', request: byId },
+    ],
+    async prepare(ask, { items }) {
+      const made = await ask('service', 'POST', '/api-keys', {
+        body: {
+          name: 'bench-limited',
+          scopes: ['data:read'],
+          collections: { [items.name]: 'read' },
+          allowedIps: ['127.0.0.1/32', '::1/128'],
+        },
+      });
+      const limitedKey = prop(made.body, 'apiKey');
+      if (made.status !== 201 || typeof limitedKey !== 'string')
+        return { missing: `POST /api-keys with limits answered ${made.status}` };
+      const headers = { 'x-api-key': limitedKey };
+      const read = await ask('service', 'GET', `/data/${items.name}/_id/${items.id(0)}`, {
+        headers,
+      });
+      if (read.status !== 200) return { missing: `the limited key's GET answered ${read.status}` };
+      // The limits are in force: the same key may not write.
+      const write = await ask('service', 'POST', `/data/${items.name}`, {
+        body: { item: { sku: 'limited-probe' } },
+        headers,
+      });
+      if (write.status !== 403)
+        return { missing: `the limited key's POST answered ${write.status}, not 403` };
+      return { limitedKey };
+    },
+    checks: (totals) => [
+      cpuRatioCheck(
+        `Key limits add < ${KEY_LIMITS_CPU_MAX * 100} % service CPU per GET by _id`,
+        1 + KEY_LIMITS_CPU_MAX,
+        totals('limited'),
+        totals('full'),
+      ),
+      commandsCheck(
+        'Key limits add no database command to a GET by _id',
+        totals('full')?.commands ?? 0,
+        totals('limited'),
       ),
     ],
   },
