@@ -12,6 +12,7 @@ import { ApiKeyService } from './api-key.service';
 import { Auth, CurrentPrincipal, NeedsScope } from './auth.decorators';
 import {
   ApiKeyDto,
+  ApiKeyLimitProblems,
   CreateApiKeyDto,
   IssuedApiKeyDto,
   RotateApiKeyDto,
@@ -56,14 +57,7 @@ export class ApiKeyController {
   @HttpCode(HttpStatus.OK)
   // Every member is optional, and no body at all creates a root key.
   @ApiBody({ type: CreateApiKeyDto, required: false })
-  @ApiBadRequestResponse({
-    type: ProblemDto,
-    description: 'VALIDATION_FAILED; UNKNOWN_SCOPE: a scope outside the vocabulary',
-  })
-  @ApiForbiddenResponse({
-    type: ProblemDto,
-    description: 'SCOPE_ESCALATION: the new key would have more than the calling key',
-  })
+  @ApiKeyLimitProblems()
   @ApiNotFoundResponse({
     type: ProblemDto,
     description: 'PROFILE_NOT_FOUND: no such sub profile in the branch',

@@ -11,6 +11,7 @@ import {
 import { Auth, CurrentPrincipal, type Principal, NeedsScope } from '../auth';
 import {
   ApiKeyDto,
+  ApiKeyLimitProblems,
   IssuedApiKeyDto,
   RotateApiKeyDto,
   RotatedApiKeyDto,
@@ -69,14 +70,7 @@ export class TeamController {
   @HttpCode(HttpStatus.OK)
   @ApiBody({ type: CreateTeamApiKeyDto, required: false })
   @ApiOkResponse({ type: IssuedApiKeyDto })
-  @ApiBadRequestResponse({
-    type: ProblemDto,
-    description: 'VALIDATION_FAILED; UNKNOWN_SCOPE: a scope outside the vocabulary',
-  })
-  @ApiForbiddenResponse({
-    type: ProblemDto,
-    description: 'SCOPE_ESCALATION: the new key would have more than the calling key',
-  })
+  @ApiKeyLimitProblems()
   @ApiNotFoundResponse({ type: ProblemDto, description: NOT_A_TEAM })
   async createTeamApiKey(
     @CurrentPrincipal() principal: RootPrincipal,

@@ -4,30 +4,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ERROR_CATALOG } from '../../src/error-catalog';
 import { createTestApp, type TestApp } from '../support/app';
+import { servedRoutes } from '../support/served-routes';
 import { OpenApiResponseValidator } from '../support/openapi-validator';
-
-interface ExpressLayer {
-  route?: { path: string; methods: Record<string, boolean> };
-}
-
-/** Every route Express really serves, as "METHOD /path/{param}", apart from the docs and /metrics. */
-function servedRoutes(t: TestApp): string[] {
-  const express = t.app.getHttpAdapter().getInstance() as { router: { stack: ExpressLayer[] } };
-  const routes = express.router.stack.flatMap((layer) =>
-    layer.route
-      ? Object.keys(layer.route.methods).map(
-          (method) =>
-            `${method.toUpperCase()} ${layer.route!.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}').replace(/(.)\/$/, '$1')}`,
-        )
-      : [],
-  );
-  // Nest mounts module middleware as routes too: on a catch-all path, or on the paths of the
-  // controllers it serves, which the Set folds into their endpoints. Swagger UI and the console
-  // (served when dist/console is built) are pages, not API operations.
-  return [...new Set(routes)]
-    .filter((route) => !/ \/(docs|metrics|console)/.test(route) && !route.includes('{*path}'))
-    .sort();
-}
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
 

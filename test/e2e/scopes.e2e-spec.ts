@@ -5,6 +5,7 @@ import { SCOPES, type Scope } from '../../src/auth/access-grant';
 import { digestApiKey } from '../../src/auth/api-key.secret';
 import { RATE_LIMIT_COLLECTION } from '../../src/rate-limit/rate-limit-hits';
 import { createTestApp, everyDatabase, type TestApp } from '../support/app';
+import { servedRoutes } from '../support/served-routes';
 import { addTeamMember, createTeam, createUser, type TestUser } from '../support/factories';
 import { as } from '../support/http';
 import { expectProblem } from '../support/problems';
@@ -103,28 +104,6 @@ const SCOPE_OF: Record<string, Scope | null> = {
   'GET /export': 'export',
   'POST /import': 'import',
 };
-
-interface ExpressLayer {
-  route?: { path: string; methods: Record<string, boolean> };
-}
-
-/** Every route Express serves, as "METHOD /path/{param}", apart from pages (docs, console) and /metrics. */
-function servedRoutes(t: TestApp): string[] {
-  const express = t.app.getHttpAdapter().getInstance() as { router: { stack: ExpressLayer[] } };
-  const routes = express.router.stack.flatMap((layer) =>
-    layer.route
-      ? Object.keys(layer.route.methods).map(
-          (method) =>
-            `${method.toUpperCase()} ${layer.route!.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}').replace(/(.)\/$/, '$1')}`,
-        )
-      : [],
-  );
-  // Module middleware is mounted on the controllers' paths and on a catch-all; the Set folds the
-  // former into their routes. /metrics is public and outside the document, like the pages.
-  return [...new Set(routes)]
-    .filter((route) => !/ \/(docs|metrics|console)/.test(route) && !route.includes('{*path}'))
-    .sort();
-}
 
 /** A concrete URL of a route: any value fits each parameter, the guard decides before them. */
 function urlOf(route: string): string {

@@ -1,4 +1,10 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { applyDecorators } from '@nestjs/common';
+import {
+  ApiBadRequestResponse,
+  ApiForbiddenResponse,
+  ApiProperty,
+  ApiPropertyOptional,
+} from '@nestjs/swagger';
 import {
   IsArray,
   IsInt,
@@ -11,6 +17,7 @@ import {
   MinLength,
 } from 'class-validator';
 import { IsRfc3339Date, OptionalField } from '../../common/dto';
+import { ProblemDto } from '../../common/errors';
 import { SCOPES } from '../access-grant';
 import type { ApiKeyRecord } from '../api-key.repository';
 import type { RotatedKey } from '../api-key.service';
@@ -241,3 +248,16 @@ export function grantView(
     allowedIps: allowedIps && [...allowedIps],
   };
 }
+
+/** The 400 and 403 of minting a key with limits (POST /api-keys, POST /teams/{id}/api-keys). */
+export const ApiKeyLimitProblems = (): MethodDecorator =>
+  applyDecorators(
+    ApiBadRequestResponse({
+      type: ProblemDto,
+      description: 'VALIDATION_FAILED; UNKNOWN_SCOPE: a scope outside the vocabulary',
+    }),
+    ApiForbiddenResponse({
+      type: ProblemDto,
+      description: 'SCOPE_ESCALATION: the new key would have more than the calling key',
+    }),
+  );
