@@ -127,7 +127,13 @@ export class RotateApiKeyDto {
   @IsInt()
   @Min(0)
   @Max(MAX_GRACE_SECONDS)
-  @ApiPropertyOptional({ minimum: 0, maximum: MAX_GRACE_SECONDS, default: 0, example: 3600 })
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 0,
+    maximum: MAX_GRACE_SECONDS,
+    default: 0,
+    example: 3600,
+  })
   graceSeconds?: number;
 }
 
