@@ -11,7 +11,15 @@ const transform = {
       astTransformers: { before: ['<rootDir>/test/support/swagger-plugin.js'] },
     },
   ],
+  // jose (token verification) is published as ES modules only. Node loads it with require()
+  // (>= 20.19), jest's module registry does not: its files are compiled to CommonJS for the tests.
+  '^.+/node_modules/jose/.+\\.js$': [
+    'ts-jest',
+    { tsconfig: { allowJs: true, module: 'commonjs', target: 'es2022' }, isolatedModules: true },
+  ],
 };
+/** Everything in node_modules is loaded as published, except jose (above). */
+const transformIgnorePatterns = ['/node_modules/(?!jose/)'];
 
 /** @type {import('jest').Config} */
 module.exports = {
@@ -31,6 +39,7 @@ module.exports = {
       testEnvironment: 'node',
       setupFiles: ['reflect-metadata'],
       transform,
+      transformIgnorePatterns,
     },
     {
       displayName: 'e2e',
@@ -39,6 +48,7 @@ module.exports = {
       testEnvironment: 'node',
       setupFiles: ['reflect-metadata'],
       transform,
+      transformIgnorePatterns,
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     },

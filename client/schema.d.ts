@@ -2649,6 +2649,29 @@ export interface components {
         [key: string]: unknown;
       };
     };
+    MeCredentialDto: {
+      /**
+       * Format: date-time
+       * @description When the token expires (tokens only).
+       * @example 2026-11-29T16:00:00.000Z
+       */
+      expiresAt?: string;
+      /**
+       * @description The token's issuer (tokens only).
+       * @example https://login.example.com/realms/apps
+       */
+      issuer?: string;
+      /**
+       * @example key
+       * @enum {string}
+       */
+      kind: 'key' | 'token';
+      /**
+       * @description The token's subject at its issuer (tokens only): with the issuer, the identity.
+       * @example 248289761001
+       */
+      tokenSubject?: string;
+    };
     MeDto: {
       /** @example acct-42 */
       accountId?: string;
@@ -2657,6 +2680,8 @@ export interface components {
        * @example auth0|ada
        */
       actingSubject?: string;
+      /** @description How the request authenticated: with a key (the operator key too) or with an access token. */
+      authenticatedWith: components['schemas']['MeCredentialDto'];
       /**
        * @description The branch the key is bound to; null when it is not bound (the branch comes from X-Branch).
        * @example null
@@ -2672,7 +2697,7 @@ export interface components {
        * @example web-app
        */
       clientId?: string;
-      /** @description The key itself; null for the operator key, which is configuration, not a stored key. */
+      /** @description The key itself; null for the operator key, which is configuration, not a stored key, and for a token. */
       key: components['schemas']['MeKeyDto'] | null;
       /**
        * @example root
@@ -2682,6 +2707,15 @@ export interface components {
       /** @example 665f1c2a9b1e8a0012345679 */
       profileId?: string;
       quota: components['schemas']['QuotaDto'];
+      /**
+       * @description Every scope the caller holds, a `…:write` scope's `…:read` included (README "Authentication"):
+       *     a key's scopes, or a token's scope claim mapped onto the service's scopes.
+       * @example [
+       *       "data:read",
+       *       "data:write"
+       *     ]
+       */
+      scopes: string[];
       /**
        * @description The user (root and sub keys).
        * @example auth0|ada
@@ -2984,7 +3018,10 @@ export interface components {
         | 'SHUTTING_DOWN'
         | 'COLLECTION_MOVING'
         | 'FEED_MOVING'
-        | 'UNIQUE_INDEX_DUPLICATES';
+        | 'UNIQUE_INDEX_DUPLICATES'
+        | 'INVALID_TOKEN'
+        | 'UNKNOWN_IDENTITY'
+        | 'IDENTITY_PROVIDER_UNAVAILABLE';
       /** @example 1 field is not valid: name */
       detail: string;
       /** @description Every offending field (validation errors) */

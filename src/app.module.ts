@@ -27,6 +27,7 @@ import { EventsModule } from './events';
 import { WebhooksModule } from './webhooks/webhooks.module';
 import { LifecycleModule } from './lifecycle';
 import { TeamModule, TeamService } from './team';
+import { IdentityModule, TokenIdentities } from './identity';
 
 /** The root module; `config.database.uri` is the database to connect to (MONGODB_URI, or the one `npm start` hands in). */
 @Module({})
@@ -59,9 +60,10 @@ export class AppModule {
         HealthModule,
         MetricsModule.forRoot(metrics),
         AuthModule.register({
-          imports: [ProfileModule, TeamModule],
+          imports: [ProfileModule, TeamModule, IdentityModule],
           subProfiles: ProfileService,
           teamMemberships: TeamService,
+          tokenPrincipals: TokenIdentities,
         }),
         IdempotencyModule.forRoot({
           scopeOf: idempotencyScopeOf,

@@ -66,6 +66,11 @@ export function hasScope(grant: AccessGrant, scope: Scope): boolean {
   return false;
 }
 
+/** Every scope the grant holds, the reads its writes imply included, in SCOPES order. */
+export function heldScopes(grant: AccessGrant): Scope[] {
+  return SCOPES.filter((scope) => hasScope(grant, scope));
+}
+
 /** Whether `pattern` (a name, or a prefix with one trailing `*`) names `collection`. */
 export function patternMatches(pattern: string, collection: string): boolean {
   return pattern.endsWith('*')

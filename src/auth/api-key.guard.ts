@@ -3,16 +3,22 @@ import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { DomainError, ForbiddenError, UnauthenticatedError } from '../common/errors';
 import { markRateLimited } from '../rate-limit';
-import { hasScope } from './access-grant';
+import { FULL_GRANT, hasScope, type AccessGrant } from './access-grant';
 import { digestApiKey } from './api-key.secret';
 import { ApiKeyService, type KeyIdentity } from './api-key.service';
 import { AuthFailureLimiter } from './auth-failure.limiter';
 import {
   BranchMismatchError,
+  IdentityProviderUnavailableError,
   InvalidBranchError,
+  InvalidTokenError,
   IpNotAllowedError,
   TooManyFailedAuthenticationsError,
 } from './auth.errors';
+import { isJwtShaped } from './oidc/token-shape';
+import { TokenVerifier } from './oidc/token-verifier';
+import type { VerifiedToken } from './oidc/verified-token';
+import { TOKEN_PRINCIPALS, type TokenPrincipals } from './token-principals.port';
 import { ALLOWED_KINDS, IS_PUBLIC, type RequestWithPrincipal } from './auth.decorators';
 import { isValidBranch } from './branch';
 import { grantOf, type Principal, type PrincipalKind } from './principal';
@@ -24,27 +30,36 @@ import {
   type TeamMembershipLookup,
 } from './team-memberships.port';
 
-/** Reads the key from X-Api-Key, or from `Authorization: Bearer <key>`. */
-export function presentedKey(req: Request): string | undefined {
-  const header = req.headers['x-api-key'];
-  if (typeof header === 'string' && header.length > 0) return header;
+function bearerOf(req: Request): string | undefined {
   const authorization = req.headers.authorization;
   const match =
     typeof authorization === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(authorization) : null;
   return match?.[1];
 }
 
-/** SHA-256 of the presented key (keys are looked up by digest), or null without one. */
-function presentedKeyDigest(req: Request): string | null {
-  const key = presentedKey(req);
-  return key ? digestApiKey(key) : null;
+/**
+ * What the request authenticates with: an access token (`Authorization: Bearer <JWT>`, when
+ * issuers are configured and no X-Api-Key is sent), else the SHA-256 of its key (keys are looked
+ * up by digest), or null without either.
+ */
+function presentedCredential(
+  req: Request,
+  tokens: boolean,
+): { token: string } | { digest: string } | null {
+  const header = req.headers['x-api-key'];
+  if (typeof header === 'string' && header.length > 0) return { digest: digestApiKey(header) };
+  const bearer = bearerOf(req);
+  if (!bearer) return null;
+  return tokens && isJwtShaped(bearer) ? { token: bearer } : { digest: digestApiKey(bearer) };
 }
 
 /**
  * Global, deny-by-default guard: every route needs @Public() or @Auth(...kinds). Resolves the
- * principal, refuses it a route whose scope (@NeedsScope) its grant lacks (INSUFFICIENT_SCOPE),
- * resolves the request branch (key-bound branch, else X-Branch, else ''), and counts failed
- * authentications per client address (AuthFailureLimiter), bounding what guessing costs.
+ * principal from an API key (X-Api-Key or `Authorization: Bearer <key>`) or an identity
+ * provider's access token (`Authorization: Bearer <JWT>`, src/auth/oidc), refuses it a route
+ * whose scope (@NeedsScope) its grant lacks (INSUFFICIENT_SCOPE), resolves the request branch
+ * (key-bound branch, else X-Branch, else ''), and counts failed key authentications per client
+ * address (AuthFailureLimiter), bounding what guessing costs.
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
@@ -54,8 +69,37 @@ export class ApiKeyGuard implements CanActivate {
     private readonly reflector: Reflector,
     private readonly keys: ApiKeyService,
     private readonly failures: AuthFailureLimiter,
+    private readonly tokens: TokenVerifier,
+    @Inject(TOKEN_PRINCIPALS) private readonly tokenPrincipals: TokenPrincipals,
     @Inject(TEAM_MEMBERSHIP_LOOKUP) private readonly teams: TeamMembershipLookup,
   ) {}
+
+  /**
+   * An access token: verified (signature, issuer, audience, times) before anything is read, then
+   * resolved to the root or sub profile its identity and client act as (TokenPrincipals). A
+   * refused token is answered 401 INVALID_TOKEN with `WWW-Authenticate: Bearer
+   * error="invalid_token"`; it writes nothing and is not a failed authentication of the address
+   * (guessing a signature is not bounded by counting guesses). Its scopes become its grant.
+   */
+  private async fromToken(req: Request, res: Response, token: string): Promise<KeyIdentity> {
+    let verified: VerifiedToken;
+    try {
+      verified = await this.tokens.verify(token);
+    } catch (error) {
+      if (error instanceof InvalidTokenError)
+        res.setHeader(
+          'WWW-Authenticate',
+          `Bearer error="invalid_token", error_description="${headerSafe(error.check)}"`,
+        );
+      if (error instanceof IdentityProviderUnavailableError)
+        res.setHeader('Retry-After', String(error.retryAfterSeconds));
+      throw error;
+    }
+    const principal = await this.tokenPrincipals.principalOf(verified, requestBranch(req, null));
+    const grant: AccessGrant | null =
+      verified.scopes === null ? null : { ...FULL_GRANT, scopes: verified.scopes };
+    return { principal: grant ? { ...principal, grant } : principal, boundBranch: null };
+  }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const targets = [context.getHandler(), context.getClass()];
@@ -63,10 +107,14 @@ export class ApiKeyGuard implements CanActivate {
 
     const http = context.switchToHttp();
     const req = http.getRequest<RequestWithPrincipal>();
+    const res = http.getResponse<Response>();
     // Without a key nothing is guessed: a plain 401, limited by the per-address rate limit only.
-    const digest = presentedKeyDigest(req);
-    if (!digest) throw new UnauthenticatedError();
-    const identity = await this.authenticate(req, http.getResponse<Response>(), digest);
+    const credential = presentedCredential(req, this.tokens.enabled);
+    if (!credential) throw new UnauthenticatedError();
+    const identity =
+      'token' in credential
+        ? await this.fromToken(req, res, credential.token)
+        : await this.authenticate(req, res, credential.digest);
     const { boundBranch } = identity;
     // A valid key from outside its allowedIps: refused before anything else is read, neither a
     // failed authentication nor (the throttler runs after this guard) charged to the rate limit.
@@ -85,8 +133,7 @@ export class ApiKeyGuard implements CanActivate {
     }
 
     const scope = this.scopes.of(this.reflector, context);
-    if (scope !== null && !hasScope(grantOf(principal), scope))
-      throw insufficientScope(http.getResponse<Response>(), scope);
+    if (scope !== null && !hasScope(grantOf(principal), scope)) throw insufficientScope(res, scope);
 
     req.principal = { ...principal, branch: requestBranch(req, boundBranch) };
     return true;
@@ -111,7 +158,7 @@ export class ApiKeyGuard implements CanActivate {
     if (!member) throw new ForbiddenError(`You are not a member of team ${header}.`);
     return {
       kind: 'team',
-      keyId: principal.keyId,
+      credential: principal.credential,
       teamId: header,
       branch: principal.branch,
       boundBranch: principal.boundBranch,
@@ -144,6 +191,16 @@ export class ApiKeyGuard implements CanActivate {
       throw error;
     }
   }
+}
+
+/** A header's quoted-string: printable ASCII without quote or backslash. */
+function headerSafe(text: string): string {
+  let safe = '';
+  for (const char of text) {
+    const code = char.charCodeAt(0);
+    safe += code < 0x20 || code > 0x7e || char === '"' || char === '\\' ? ' ' : char;
+  }
+  return safe;
 }
 
 function tooManyFailures(res: Response, retryAfterSeconds: number): DomainError {

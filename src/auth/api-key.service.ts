@@ -325,11 +325,18 @@ function principalOf(key: ApiKeyRecord): Exclude<Principal, { kind: 'operator' }
   const limits = key.grant === FULL_GRANT ? {} : { grant: key.grant };
   switch (key.kind) {
     case 'root':
-      return { kind: 'root', keyId: key.id, subject: key.subject, branch, boundBranch, ...limits };
+      return {
+        kind: 'root',
+        credential: { kind: 'key', keyId: key.id },
+        subject: key.subject,
+        branch,
+        boundBranch,
+        ...limits,
+      };
     case 'sub':
       return {
         kind: 'sub',
-        keyId: key.id,
+        credential: { kind: 'key', keyId: key.id },
         subject: key.subject,
         clientId: key.clientId,
         accountId: key.accountId,
@@ -339,6 +346,13 @@ function principalOf(key: ApiKeyRecord): Exclude<Principal, { kind: 'operator' }
         ...limits,
       };
     case 'team':
-      return { kind: 'team', keyId: key.id, teamId: key.teamId, branch, boundBranch, ...limits };
+      return {
+        kind: 'team',
+        credential: { kind: 'key', keyId: key.id },
+        teamId: key.teamId,
+        branch,
+        boundBranch,
+        ...limits,
+      };
   }
 }

@@ -33,6 +33,27 @@ export const AUTH_ERRORS = defineErrors({
     title: 'The API key does not reach the collection',
     example: { detail: "This API key does not reach the collection 'secret' for read." },
   },
+  INVALID_TOKEN: {
+    status: HttpStatus.UNAUTHORIZED,
+    title: 'The access token is not accepted',
+    example: { detail: 'The access token has expired (exp 2026-11-29T15:00:00.000Z).' },
+  },
+  UNKNOWN_IDENTITY: {
+    status: HttpStatus.FORBIDDEN,
+    title: "The token's identity is not linked to a user",
+    example: {
+      detail:
+        'No user is linked to subject 248289761001 of https://login.example.com, and its issuer does not provision users.',
+    },
+  },
+  IDENTITY_PROVIDER_UNAVAILABLE: {
+    status: HttpStatus.SERVICE_UNAVAILABLE,
+    title: "The token's issuer cannot be reached for its keys",
+    example: {
+      detail:
+        'The keys of https://login.example.com could not be fetched, and no cached key verifies the token. Retry after the time in Retry-After.',
+    },
+  },
   PROFILE_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The profile does not exist' },
   API_KEY_NOT_FOUND: { status: HttpStatus.NOT_FOUND, title: 'The API key does not exist' },
   UNKNOWN_SCOPE: {
@@ -150,6 +171,42 @@ export class CollectionNotAllowedError extends DomainError {
       collection === null
         ? `This API key reaches only the collections it names; this would ${need} every collection.`
         : `This API key does not reach the collection '${collection}' for ${need}.`,
+    );
+  }
+}
+
+/**
+ * An access token refused: `check` names the check it failed, never the token. The guard answers
+ * with `WWW-Authenticate: Bearer error="invalid_token"` (RFC 6750); no database is written.
+ */
+export class InvalidTokenError extends DomainError {
+  constructor(readonly check: string) {
+    super(AUTH_ERRORS.INVALID_TOKEN, check);
+  }
+}
+
+/** A verified token whose identity is linked to no user, from an issuer that does not provision. */
+export class UnknownIdentityError extends DomainError {
+  constructor(issuer: string, subject: string) {
+    super(
+      AUTH_ERRORS.UNKNOWN_IDENTITY,
+      `No user is linked to subject ${subject} of ${issuer}, and its issuer does not provision users.`,
+    );
+  }
+}
+
+/**
+ * The issuer's discovery document or JWKS could not be fetched while no cached key fits the
+ * token: the token is neither accepted nor refused. The guard sets Retry-After.
+ */
+export class IdentityProviderUnavailableError extends DomainError {
+  constructor(
+    issuer: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(
+      AUTH_ERRORS.IDENTITY_PROVIDER_UNAVAILABLE,
+      `The keys of ${issuer} could not be fetched, and no cached key verifies the token. Retry after the time in Retry-After.`,
     );
   }
 }

@@ -13,18 +13,22 @@ import { OverBudgetKeyLookups } from './over-budget-lookups';
 import { PrincipalRights } from './principal-rights';
 import { SUB_PROFILE_LOOKUP, type SubProfileLookup } from './sub-profiles.port';
 import { TEAM_MEMBERSHIP_LOOKUP, type TeamMembershipLookup } from './team-memberships.port';
+import { TokenVerifier } from './oidc/token-verifier';
+import { TOKEN_PRINCIPALS, type TokenPrincipals } from './token-principals.port';
 
 export interface AuthModuleOptions {
-  /** The modules that provide `subProfiles` and `teamMemberships`. */
+  /** The modules that provide `subProfiles`, `teamMemberships` and `tokenPrincipals`. */
   imports: NonNullable<ModuleMetadata['imports']>;
   /** The provider that answers the sub-profile port (the profile module's service). */
   subProfiles: Type<SubProfileLookup>;
   /** The provider that answers the team-membership port (the team module's service). */
   teamMemberships: Type<TeamMembershipLookup>;
+  /** The provider that resolves access tokens to principals (the identity module's). */
+  tokenPrincipals: Type<TokenPrincipals>;
 }
 
 /**
- * API keys, the global guard and key management. Global: every feature module's routes are
+ * API keys and access tokens, the global guard and key management. Global: every feature module's routes are
  * guarded by it, and the operator API mints keys through ApiKeyService.
  */
 @Module({})
@@ -48,10 +52,12 @@ export class AuthModule {
         ApiKeyService,
         AuthFailureRepository,
         AuthFailureLimiter,
+        TokenVerifier,
         ApiKeyGuard,
         PrincipalRights,
         { provide: SUB_PROFILE_LOOKUP, useExisting: options.subProfiles },
         { provide: TEAM_MEMBERSHIP_LOOKUP, useExisting: options.teamMemberships },
+        { provide: TOKEN_PRINCIPALS, useExisting: options.tokenPrincipals },
       ],
       exports: [ApiKeyService, ApiKeyGuard, PrincipalRights],
     };

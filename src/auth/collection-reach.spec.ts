@@ -9,7 +9,7 @@ import type { CustomerPrincipal } from './principal';
 
 const keyWith = (collections: AccessGrant['collections']): CustomerPrincipal => ({
   kind: 'root',
-  keyId: 'k',
+  credential: { kind: 'key', keyId: 'k' },
   subject: 's',
   branch: '',
   boundBranch: null,

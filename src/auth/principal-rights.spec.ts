@@ -3,6 +3,7 @@ import type { BackgroundTasks } from '../common/scheduling/background-tasks';
 import type { ApiKeyRecord, ApiKeyRepository } from './api-key.repository';
 import type { CustomerPrincipal } from './principal';
 import { PrincipalRights, type RightsLoss } from './principal-rights';
+import type { TokenPrincipals } from './token-principals.port';
 import type { TeamMembershipLookup } from './team-memberships.port';
 
 const KEY_A = 'a'.repeat(24);
@@ -29,9 +30,14 @@ function rightsOver(keys: Map<string, ApiKeyRecord>, members: Set<string>) {
     },
   };
   const tasks = { register: () => ({ runNow: () => Promise.resolve(), isStopped: false }) };
+  const tokens: TokenPrincipals = {
+    principalOf: () => Promise.reject(new Error('no tokens here')),
+    existingAmong: () => Promise.resolve([]),
+  };
   const rights = new PrincipalRights(
     repository,
     teams,
+    tokens,
     { rightsCheckMs: 1000 } as AppConfig,
     tasks as unknown as BackgroundTasks,
   );
@@ -40,14 +46,14 @@ function rightsOver(keys: Map<string, ApiKeyRecord>, members: Set<string>) {
 
 const root = (keyId: string): CustomerPrincipal => ({
   kind: 'root',
-  keyId,
+  credential: { kind: 'key', keyId },
   subject: 'u1',
   branch: '',
   boundBranch: null,
 });
 const acting = (keyId: string, teamId: string): CustomerPrincipal => ({
   kind: 'team',
-  keyId,
+  credential: { kind: 'key', keyId },
   teamId,
   branch: '',
   boundBranch: null,

@@ -3,11 +3,13 @@ import { BackgroundTasks } from '../common/scheduling/background-tasks';
 import { ForbiddenError, UnauthenticatedError, type DomainError } from '../common/errors';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { ApiKeyRepository, type ApiKeyRecord } from './api-key.repository';
-import type { CustomerPrincipal } from './principal';
+import { keyIdOf, type CustomerPrincipal } from './principal';
 import { TEAM_MEMBERSHIP_LOOKUP, type TeamMembershipLookup } from './team-memberships.port';
+import { TOKEN_PRINCIPALS, type TokenPrincipals } from './token-principals.port';
 
 /** Why a principal lost the right to go on reading (the final event of a stream names it). */
-export type RightsLossReason = 'KEY_REVOKED' | 'KEY_EXPIRED' | 'TEAM_MEMBERSHIP_ENDED';
+export type RightsLossReason =
+  'KEY_REVOKED' | 'KEY_EXPIRED' | 'TOKEN_EXPIRED' | 'IDENTITY_REMOVED' | 'TEAM_MEMBERSHIP_ENDED';
 
 export interface RightsLoss {
   reason: RightsLossReason;
@@ -20,6 +22,8 @@ export interface RightsFacts {
   keys: Map<string, ApiKeyRecord>;
   /** `membershipKey(teamId, subject)` of the watched memberships that still exist. */
   memberships: Set<string>;
+  /** The watched token identities that still exist (not unlinked, not erased). */
+  identities: Set<string>;
   /** When the check started (this instance's clock): expiry is judged against it. */
   now: Date;
 }
@@ -32,20 +36,31 @@ export interface RightsFacts {
 export type RightsRule = (principal: CustomerPrincipal, facts: RightsFacts) => RightsLoss | null;
 
 export const RIGHTS_RULES: readonly RightsRule[] = [
-  (principal, { keys }) =>
-    keys.has(principal.keyId)
+  ({ credential }, { keys }) =>
+    credential.kind !== 'key' || keys.has(credential.keyId)
       ? null
       : {
           reason: 'KEY_REVOKED',
           detail:
             'The API key was revoked (deleted, or with the sub profile it acts as, or with its account).',
         },
-  (principal, { keys, now }) => {
-    const expiresAt = keys.get(principal.keyId)?.expiresAt;
+  ({ credential }, { keys, now }) => {
+    const expiresAt = credential.kind === 'key' ? keys.get(credential.keyId)?.expiresAt : null;
     return expiresAt && expiresAt <= now
       ? { reason: 'KEY_EXPIRED', detail: 'The API key has expired.' }
       : null;
   },
+  ({ credential }, { now }) =>
+    credential.kind === 'token' && credential.expiresAt <= now
+      ? { reason: 'TOKEN_EXPIRED', detail: 'The access token has expired.' }
+      : null,
+  ({ credential }, { identities }) =>
+    credential.kind === 'token' && !identities.has(credential.identityId)
+      ? {
+          reason: 'IDENTITY_REMOVED',
+          detail: "The token's identity was unlinked from its user, or the user was erased.",
+        }
+      : null,
   (principal, { memberships }) =>
     principal.kind === 'team' &&
     principal.actingSubject !== undefined &&
@@ -92,7 +107,8 @@ interface Watcher {
  * the database, the only place every instance sees a revocation: every STREAM_RIGHTS_CHECK_MS
  * (a background task) and whenever a reader is about to deliver what it read (`confirm`). One
  * check asks about every watched principal at once — one `find` of their keys by id, plus one of
- * their memberships when some act for a team (X-Team) — however many streams are open; checks
+ * their memberships when some act for a team (X-Team) and one of their identities when some came
+ * with an access token — however many streams are open; checks
  * asked for while one runs share the next one. A principal that lost a right is told once
  * (`onLost`) and its watch stays lost.
  */
@@ -106,6 +122,7 @@ export class PrincipalRights {
   constructor(
     private readonly keys: ApiKeyRepository,
     @Inject(TEAM_MEMBERSHIP_LOOKUP) private readonly teams: TeamMembershipLookup,
+    @Inject(TOKEN_PRINCIPALS) private readonly tokens: TokenPrincipals,
     @Inject(APP_CONFIG) config: AppConfig,
     tasks: BackgroundTasks,
   ) {
@@ -162,7 +179,14 @@ export class PrincipalRights {
     const now = new Date();
     const watchers = [...this.watchers].filter((watcher) => watcher.lost === null);
     if (watchers.length === 0) return;
-    const keyIds = [...new Set(watchers.map((watcher) => watcher.principal.keyId))];
+    const keyIds = new Set<string>();
+    const identityIds = new Set<string>();
+    for (const { principal } of watchers) {
+      const keyId = keyIdOf(principal);
+      if (keyId !== null) keyIds.add(keyId);
+      else if (principal.credential.kind === 'token')
+        identityIds.add(principal.credential.identityId);
+    }
     const pairs = new Map<string, { teamId: string; subject: string }>();
     for (const { principal } of watchers)
       if (principal.kind === 'team' && principal.actingSubject !== undefined)
@@ -170,13 +194,15 @@ export class PrincipalRights {
           teamId: principal.teamId,
           subject: principal.actingSubject,
         });
-    const [records, members] = await Promise.all([
-      this.keys.findManyById(keyIds),
+    const [records, members, identities] = await Promise.all([
+      keyIds.size > 0 ? this.keys.findManyById([...keyIds]) : Promise.resolve([]),
       pairs.size > 0 ? this.teams.existingAmong([...pairs.values()]) : Promise.resolve([]),
+      identityIds.size > 0 ? this.tokens.existingAmong([...identityIds]) : Promise.resolve([]),
     ]);
     const facts: RightsFacts = {
       keys: new Map(records.map((record) => [record.id, record])),
       memberships: new Set(members.map((member) => membershipKey(member.teamId, member.subject))),
+      identities: new Set(identities),
       now,
     };
     for (const watcher of watchers) {

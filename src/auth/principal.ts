@@ -2,14 +2,30 @@ import type { Tenant } from '../common/tenancy/namespace';
 import { FULL_GRANT, type AccessGrant } from './access-grant';
 
 /**
- * Who is calling, resolved from the API key by ApiKeyGuard; `branch` is the request branch and
- * `boundBranch` the branch the key itself is bound to (null: unbound, the branch came from
- * X-Branch).
+ * How a customer principal authenticated: with an API key, or with an access token of a trusted
+ * identity provider (src/auth/oidc), as the identity (issuer, subject) `identityId` names.
+ */
+export type Credential =
+  | { kind: 'key'; keyId: string }
+  | {
+      kind: 'token';
+      issuer: string;
+      /** The token's subject claim at its issuer. */
+      subject: string;
+      /** The stored identity (issuer, subject) the token was resolved to. */
+      identityId: string;
+      expiresAt: Date;
+    };
+
+/**
+ * Who is calling, resolved from the API key or access token by ApiKeyGuard; `branch` is the
+ * request branch and `boundBranch` the branch the key itself is bound to (null: unbound, the
+ * branch came from X-Branch; always null for a token).
  */
 export type Principal =
   | {
       kind: 'root';
-      keyId: string;
+      credential: Credential;
       subject: string;
       branch: string;
       boundBranch: string | null;
@@ -18,7 +34,7 @@ export type Principal =
     }
   | {
       kind: 'sub';
-      keyId: string;
+      credential: Credential;
       subject: string;
       clientId: string;
       accountId: string;
@@ -29,7 +45,7 @@ export type Principal =
     }
   | {
       kind: 'team';
-      keyId: string;
+      credential: Credential;
       teamId: string;
       branch: string;
       boundBranch: string | null;
@@ -46,6 +62,20 @@ export function grantOf(principal: Principal): AccessGrant {
   return (principal.kind === 'operator' ? undefined : principal.grant) ?? FULL_GRANT;
 }
 export type CustomerPrincipal = Exclude<Principal, { kind: 'operator' }>;
+
+/**
+ * One string per credential: what budgets and counts per credential are kept by (the rate
+ * limit, open streams). Every token of one identity is one credential.
+ */
+export function credentialIdOf(principal: CustomerPrincipal): string {
+  const { credential } = principal;
+  return credential.kind === 'key' ? `key:${credential.keyId}` : `token:${credential.identityId}`;
+}
+
+/** The API key a principal authenticated with; null for a token. */
+export function keyIdOf(principal: CustomerPrincipal): string | null {
+  return principal.credential.kind === 'key' ? principal.credential.keyId : null;
+}
 
 /** Whose data a request works in (the one definition lives with the namespace it is part of). */
 export type { Tenant };

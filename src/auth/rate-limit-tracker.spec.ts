@@ -13,7 +13,7 @@ describe('rateLimitTrackerOf', () => {
   it('counts an authenticated key by its id, whatever branch or team it acts in', () => {
     const root = {
       kind: 'root',
-      keyId: 'k1',
+      credential: { kind: 'key', keyId: 'k1' },
       subject: 's',
       branch: '',
       boundBranch: null,
@@ -21,7 +21,13 @@ describe('rateLimitTrackerOf', () => {
     expect(rateLimitTrackerOf(request(root, 'secret'))).toBe('key:k1');
     expect(
       rateLimitTrackerOf(
-        request({ kind: 'team', keyId: 'k1', teamId: 't', branch: 'b', boundBranch: null }),
+        request({
+          kind: 'team',
+          credential: { kind: 'key', keyId: 'k1' },
+          teamId: 't',
+          branch: 'b',
+          boundBranch: null,
+        }),
       ),
     ).toBe('key:k1');
   });

@@ -1,4 +1,5 @@
 import type { RequestWithPrincipal } from './auth.decorators';
+import { credentialIdOf } from './principal';
 
 /**
  * Whose request budget a request counts against: the API key ApiKeyGuard authenticated (by its
@@ -9,5 +10,5 @@ import type { RequestWithPrincipal } from './auth.decorators';
 export function rateLimitTrackerOf(req: RequestWithPrincipal): string {
   const principal = req.principal;
   if (!principal) return `ip:${req.ip ?? 'unknown'}`;
-  return principal.kind === 'operator' ? 'operator' : `key:${principal.keyId}`;
+  return principal.kind === 'operator' ? 'operator' : credentialIdOf(principal);
 }

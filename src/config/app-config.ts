@@ -1,4 +1,5 @@
 import { parseDataClusters, type DataClusterConfig } from './data-clusters';
+import { parseOidcIssuers, type OidcIssuerConfig } from './oidc-issuers';
 import { resolveDatabaseName, type DatabaseName } from './database-name';
 import { readEnvironment, type RuntimeVariables } from './environment';
 import { moveProblems, moveSettings, type MoveSettings } from './environment/clusters';
@@ -42,6 +43,18 @@ export interface AppConfig {
   rightsCheckMs: number; // STREAM_RIGHTS_CHECK_MS: open streams' rights (principal-rights.ts)
   /** What a key may be limited to, and how often its last use is written (src/auth). */
   apiKeys: { lastUsedIntervalMs: number; maxCollections: number; maxAllowedIps: number };
+  /** OIDC_*: the identity providers whose access tokens are accepted (src/auth/oidc). */
+  oidc: {
+    issuers: OidcIssuerConfig[];
+    clockSkewS: number;
+    /** OIDC_MAX_TOKEN_AGE_S; null: a token's age is not limited beyond its `exp`. */
+    maxTokenAgeS: number | null;
+    jwksMaxAgeMs: number;
+    jwksCooldownMs: number;
+    fetchTimeoutMs: number;
+    tokenCacheSize: number;
+    identityCacheMs: number;
+  };
   database: {
     uri?: string;
     /** The database used: MONGODB_URI's, else MONGODB_DB_NAME, else `profile_data`. */
@@ -147,6 +160,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     runtime,
     observability,
     auth,
+    oidc,
     database,
     clusters,
     limits,
@@ -178,7 +192,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if ('problems' in dbName) problems.push(...dbName.problems);
   const dataClusters = parseDataClusters(clusters.DATA_CLUSTERS);
   if ('problems' in dataClusters) problems.push(...dataClusters.problems);
-  if (problems.length > 0 || 'problems' in dbName || 'problems' in dataClusters) {
+  const oidcIssuers = parseOidcIssuers(oidc.OIDC_ISSUERS);
+  if ('problems' in oidcIssuers) problems.push(...oidcIssuers.problems);
+  if (
+    problems.length > 0 ||
+    'problems' in dbName ||
+    'problems' in dataClusters ||
+    'problems' in oidcIssuers
+  ) {
     throw new ConfigValidationError(problems);
   }
 
@@ -245,6 +266,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       lastUsedIntervalMs: auth.API_KEY_LAST_USED_INTERVAL_MS,
       maxCollections: auth.API_KEY_MAX_COLLECTIONS,
       maxAllowedIps: auth.API_KEY_MAX_ALLOWED_IPS,
+    },
+    oidc: {
+      issuers: oidcIssuers.issuers,
+      clockSkewS: oidc.OIDC_CLOCK_SKEW_S,
+      maxTokenAgeS: oidc.OIDC_MAX_TOKEN_AGE_S ?? null,
+      jwksMaxAgeMs: oidc.OIDC_JWKS_MAX_AGE_MS,
+      jwksCooldownMs: oidc.OIDC_JWKS_COOLDOWN_MS,
+      fetchTimeoutMs: oidc.OIDC_FETCH_TIMEOUT_MS,
+      tokenCacheSize: oidc.OIDC_TOKEN_CACHE_SIZE,
+      identityCacheMs: oidc.OIDC_IDENTITY_CACHE_MS,
     },
     database: {
       uri: database.MONGODB_URI,

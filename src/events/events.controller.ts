@@ -20,6 +20,7 @@ import type { Request, Response } from 'express';
 import {
   Auth,
   checkCollectionAccess,
+  credentialIdOf,
   CurrentPrincipal,
   PrincipalRights,
   rightsLossError,
@@ -111,7 +112,7 @@ export class EventsController {
     if (wait === 0)
       return page(await this.events.read(principal, { ...query, after, limit }), after, view);
     // Decided before any database work: a refused long poll costs nothing.
-    const release = this.events.slots.take(principal.keyId);
+    const release = this.events.slots.take(credentialIdOf(principal));
     // Its rights are followed while it waits: a loss ends the wait with 401/403.
     let onLost = (): void => undefined;
     const rights = this.rights.watch(principal, () => onLost());
@@ -175,7 +176,7 @@ export class EventsController {
       ]);
     const from = lastEventId ?? dto.after;
     // Decided before any database work: a refused stream costs nothing.
-    const release = this.events.slots.take(principal.keyId);
+    const release = this.events.slots.take(credentialIdOf(principal));
     let after: number;
     try {
       // Checked before the stream opens: an expired cursor is still a 410.

@@ -6,14 +6,14 @@ import { eventView, liveEventOf } from './live-query';
 
 const root: CustomerPrincipal = {
   kind: 'root',
-  keyId: 'k',
+  credential: { kind: 'key', keyId: 'k' },
   subject: 's',
   branch: '',
   boundBranch: null,
 };
 const sub: CustomerPrincipal = {
   kind: 'sub',
-  keyId: 'k2',
+  credential: { kind: 'key', keyId: 'k2' },
   subject: 's',
   clientId: 'c',
   accountId: 'me',

@@ -36,6 +36,24 @@ export class MeKeyDto {
   lastUsedAt!: string | null;
 }
 
+/** How the request authenticated: an API key, or an access token of a trusted issuer. */
+export class MeCredentialDto {
+  @ApiProperty({ enum: ['key', 'token'], example: 'key' })
+  kind!: 'key' | 'token';
+
+  /** The token's issuer (tokens only). */
+  @ApiPropertyOptional({ example: 'https://login.example.com/realms/apps' })
+  issuer?: string;
+
+  /** The token's subject at its issuer (tokens only): with the issuer, the identity. */
+  @ApiPropertyOptional({ example: '248289761001' })
+  tokenSubject?: string;
+
+  /** When the token expires (tokens only). */
+  @ApiPropertyOptional({ type: String, format: 'date-time', example: '2026-11-29T16:00:00.000Z' })
+  expiresAt?: string;
+}
+
 export class QuotaUseDto {
   @ApiProperty({ example: 3 })
   used!: number;
@@ -69,8 +87,8 @@ export class QuotaDto {
   windowMs!: number;
 }
 
-/** Who the request's key acts as, in which branch, with which key and quota. */
-@ApiExtraModels(MeKeyDto)
+/** Who the request's key or token acts as, in which branch, with which key and quota. */
+@ApiExtraModels(MeKeyDto, MeCredentialDto)
 export class MeDto {
   @ApiProperty({ enum: ['root', 'sub', 'team', 'operator'], example: 'root' })
   kind!: 'root' | 'sub' | 'team' | 'operator';
@@ -105,7 +123,18 @@ export class MeDto {
   @ApiProperty({ type: String, nullable: true, example: null })
   boundBranch!: string | null;
 
-  /** The key itself; null for the operator key, which is configuration, not a stored key. */
+  /** How the request authenticated: with a key (the operator key too) or with an access token. */
+  @ApiProperty({ type: MeCredentialDto })
+  authenticatedWith!: MeCredentialDto;
+
+  /**
+   * Every scope the caller holds, a `…:write` scope's `…:read` included (README "Authentication"):
+   * a key's scopes, or a token's scope claim mapped onto the service's scopes.
+   */
+  @ApiProperty({ type: [String], example: ['data:read', 'data:write'] })
+  scopes!: string[];
+
+  /** The key itself; null for the operator key, which is configuration, not a stored key, and for a token. */
   @ApiProperty({ nullable: true, allOf: [{ $ref: getSchemaPath(MeKeyDto) }] })
   key!: MeKeyDto | null;
 

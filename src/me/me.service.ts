@@ -1,13 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { tenantOf, type Principal } from '../auth';
+import { grantOf, tenantOf, type Principal } from '../auth';
+import { heldScopes } from '../auth/access-grant';
 import { ApiKeyService } from '../auth/api-key.service';
 import { grantView } from '../auth/dto/api-key.dto';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { CollectionsService } from '../data';
 import { FilesService } from '../files';
-import type { MeDto, MeKeyDto } from './me.dto';
+import type { MeCredentialDto, MeDto, MeKeyDto } from './me.dto';
 
-/** Who a key acts as, where, the key itself and the quotas that apply to it. */
+/** Who a key or token acts as, where, how it authenticated, and the quotas that apply to it. */
 @Injectable()
 export class MeService {
   constructor(
@@ -27,9 +28,19 @@ export class MeService {
       requestsPerWindow: limits.rateLimitMax,
       windowMs: limits.rateLimitWindowMs,
     };
+    const scopes = heldScopes(grantOf(principal));
     if (principal.kind === 'operator')
-      return { kind: 'operator', branch: principal.branch, boundBranch: null, key: null, quota };
-    const record = await this.keys.findById(principal.keyId);
+      return {
+        kind: 'operator',
+        branch: principal.branch,
+        boundBranch: null,
+        authenticatedWith: { kind: 'key' },
+        scopes,
+        key: null,
+        quota,
+      };
+    const { credential } = principal;
+    const record = credential.kind === 'key' ? await this.keys.findById(credential.keyId) : null;
     // The key was valid a moment ago (the guard read it); revoked since, it has no metadata left.
     const key: MeKeyDto | null = record && {
       id: record.id,
@@ -39,7 +50,23 @@ export class MeService {
       ...grantView(record),
       lastUsedAt: record.lastUsedAt?.toISOString() ?? null,
     };
-    const base = { branch: principal.branch, boundBranch: principal.boundBranch, key, quota };
+    const authenticatedWith: MeCredentialDto =
+      credential.kind === 'key'
+        ? { kind: 'key' }
+        : {
+            kind: 'token',
+            issuer: credential.issuer,
+            tokenSubject: credential.subject,
+            expiresAt: credential.expiresAt.toISOString(),
+          };
+    const base = {
+      branch: principal.branch,
+      boundBranch: principal.boundBranch,
+      authenticatedWith,
+      scopes,
+      key,
+      quota,
+    };
     switch (principal.kind) {
       case 'root':
         return { kind: 'root', subject: principal.subject, ...base };

@@ -9,6 +9,7 @@ import { IdempotencyVariables } from './idempotency';
 import { LifecycleVariables } from './lifecycle';
 import { LimitsVariables } from './limits';
 import { ObservabilityVariables } from './observability';
+import { OidcVariables } from './oidc';
 import { RuntimeVariables } from './runtime';
 import { WebhookVariables } from './webhooks';
 
@@ -22,6 +23,7 @@ export {
   LifecycleVariables,
   LimitsVariables,
   ObservabilityVariables,
+  OidcVariables,
   RuntimeVariables,
   WebhookVariables,
 };
@@ -34,6 +36,7 @@ export const ENVIRONMENT_SECTIONS = {
   runtime: RuntimeVariables,
   observability: ObservabilityVariables,
   auth: AuthVariables,
+  oidc: OidcVariables,
   database: DatabaseVariables,
   clusters: ClusterVariables,
   limits: LimitsVariables,

@@ -43,14 +43,14 @@ const config = {
 
 const root: CustomerPrincipal = {
   kind: 'root',
-  keyId: 'k',
+  credential: { kind: 'key', keyId: 'k' },
   subject: 'subj',
   branch: '',
   boundBranch: null,
 };
 const sub: CustomerPrincipal = {
   kind: 'sub',
-  keyId: 'k',
+  credential: { kind: 'key', keyId: 'k' },
   subject: 'subj',
   clientId: 'c',
   accountId: 'acct',

@@ -1,0 +1,2 @@
+export { IdentityModule } from './identity.module';
+export { TokenIdentities } from './token-identities';
