@@ -64,4 +64,14 @@ export default tseslint.config(
       '@typescript-eslint/unbound-method': 'off',
     },
   },
+  {
+    // Plain Node ES modules the tests start as child processes (oidc-provider is ES modules
+    // only): outside the TypeScript project, linted without type information.
+    files: ['test/support/*.mjs'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      globals: { process: 'readonly' },
+      parserOptions: { projectService: false, project: null },
+    },
+  },
 );
