@@ -110,7 +110,11 @@ function run(
   seconds: number,
   record?: (statusCode: number, ms: number) => void,
 ): Promise<autocannon.Result> {
-  const { method, paths, body } = variant.request;
+  const { method, paths, body, keyless = false } = variant.request;
+  // A request that authenticates with an access token must not send the key: a key wins.
+  const common = keyless
+    ? Object.fromEntries(Object.entries(spec.headers).filter(([name]) => name !== 'x-api-key'))
+    : spec.headers;
   return new Promise((resolve, reject) => {
     const instance = autocannon(
       {
@@ -119,7 +123,7 @@ function run(
         duration: seconds,
         timeout: spec.timeout,
         headers: {
-          ...spec.headers,
+          ...common,
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         },
         requests: [{ method, path: paths[0], setupRequest }],

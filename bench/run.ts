@@ -77,6 +77,7 @@ import {
   type Target,
 } from './lib/servers';
 import type { BenchOptions, ComparisonRun, ReportInfo, Run } from './lib/types';
+import { startTokenService, type TokenService } from './lib/token-auth';
 
 const ITEMS_COLLECTION = 'bench_items';
 /**
@@ -329,6 +330,7 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
     'service-metrics-on',
     'service-metrics-off',
     'service-events-off',
+    'service-token',
     'service-one-cluster',
     'service-three-clusters',
     'service-transfer',
@@ -745,12 +747,24 @@ async function compareFeatures(
     ],
   ];
   const extra: Partial<Record<TargetName, Target>> = {};
+  // The token comparison's instance comes with its issuer and the bench user's token.
+  let tokens: TokenService | undefined;
   const busyBefore = ctx.load.busyPids;
   ctx.load.busyPids = () => [...busyBefore(), ...Object.values(extra).map((t) => t.child.pid)];
   const results: ComparisonRun[] = [];
   try {
     // One after the other: two starts at once can stall the database past the connect timeout.
     for (const [name, start] of starters) if (needed.has(name)) extra[name] = await start();
+    if (needed.has('service-token')) {
+      const started = await startTokenService(serviceOptions, ctx.subject);
+      tokens = started;
+      extra['service-token'] = started.target;
+    }
+    const token = tokens && {
+      accessToken: tokens.accessToken,
+      linkProblem: tokens.linkProblem,
+      jwksFetches: () => tokens?.issuer.jwksFetches ?? 0,
+    };
     for (const comparison of list) {
       results.push(
         await runComparison(comparison, {
@@ -761,6 +775,7 @@ async function compareFeatures(
             ...ctx,
             target: 'service',
             items: { name: features.name, size: features.size, id: itemId },
+            token,
           },
           log,
         }),
@@ -769,6 +784,7 @@ async function compareFeatures(
   } finally {
     ctx.load.busyPids = busyBefore;
     await Promise.all(Object.values(extra).map((t) => stopChild(t.child)));
+    await tokens?.issuer.stop();
   }
   return results;
 }

@@ -47,7 +47,8 @@ export async function runComparison(
   const ask: Ask = (name, method, path, options = {}) => {
     const target = targets[name];
     if (!target) throw new Error(`${comparison.id} needs the ${name} server, which is not running`);
-    return call(target.url, method, path, { key: load.key, ...options });
+    const { keyless = false, ...rest } = options;
+    return call(target.url, method, path, { key: keyless ? undefined : load.key, ...rest });
   };
   const prepared = await comparison.prepare(ask, ctx);
   if (prepared.missing) {

@@ -26,6 +26,8 @@ import type { Check } from './types';
 export const METRICS_CPU_MAX = 0.05;
 /** A key's limits (scopes, collections, addresses) may add less than this share (issue: 3 %). */
 export const KEY_LIMITS_CPU_MAX = 0.03;
+/** An access token may cost less than this share over a key, its JWKS cached (issue: 10 %). */
+export const TOKEN_AUTH_CPU_MAX = 0.1;
 /** The budget of an Idempotency-Key on a create: its record costs less than half a POST. */
 export const IDEMPOTENCY_CPU_MAX = 0.5;
 /**
@@ -56,6 +58,8 @@ export interface ComparisonContext extends ItemsContext {
   etag?: string;
   /** A key limited to a scope, the items' collection and the loopback addresses (`prepare`). */
   limitedKey?: string;
+  /** The bench user's access token for the `service-token` instance (lib/token-auth.ts). */
+  token?: { accessToken: string; linkProblem?: string; jwksFetches: () => number };
 }
 
 export interface Variant {
@@ -70,7 +74,7 @@ export type Ask = (
   target: TargetName,
   method: string,
   path: string,
-  options?: { body?: unknown; headers?: Record<string, string> },
+  options?: { body?: unknown; headers?: Record<string, string>; keyless?: boolean },
 ) => Promise<ApiResponse>;
 
 export interface Prepared {
@@ -440,6 +444,66 @@ export const comparisons: Comparison[] = [
         'Key limits add no database command to a GET by _id',
         totals('full')?.commands ?? 0,
         totals('limited'),
+      ),
+    ],
+  },
+  {
+    id: 'token-auth',
+    title:
+      'Identity tokens: GET item by _id with an access token vs with a key, on one instance, the JWKS cached',
+    route: 'GET /data/{c}/_id/{id}',
+    roundsFactor: 2,
+    variants: [
+      {
+        id: 'token',
+        label: 'access token',
+        target: 'service-token',
+        request: (ctx) => ({
+          ...byId(ctx),
+          keyless: true,
+          headers: { authorization: `Bearer ${ctx.token?.accessToken ?? ''}` },
+        }),
+      },
+      { id: 'key', label: 'key', target: 'service-token', request: byId },
+    ],
+    async prepare(ask, { items, subject, token }) {
+      if (!token) return { missing: 'the service-token instance is not running' };
+      if (token.linkProblem) return { missing: token.linkProblem };
+      const headers = { authorization: `Bearer ${token.accessToken}` };
+      const me = await ask('service-token', 'GET', '/me', { headers, keyless: true });
+      const credential = prop(me.body, 'authenticatedWith');
+      if (me.status !== 200 || prop(credential, 'kind') !== 'token')
+        return { missing: `GET /me with the access token answered ${me.status}` };
+      if (prop(me.body, 'subject') !== subject)
+        return { missing: 'the access token does not act as the bench user' };
+      const read = await ask('service-token', 'GET', `/data/${items.name}/_id/${items.id(0)}`, {
+        headers,
+        keyless: true,
+      });
+      if (read.status !== 200) return { missing: `the token's GET answered ${read.status}` };
+      // The scope is in force (data:read only), with no database command of its own.
+      const write = await ask('service-token', 'POST', `/data/${items.name}`, {
+        body: { item: { sku: 'token-probe' } },
+        headers,
+        keyless: true,
+      });
+      if (write.status !== 403)
+        return { missing: `the token's POST answered ${write.status}, not 403` };
+      if (token.jwksFetches() !== 1)
+        return { missing: `the JWKS was fetched ${token.jwksFetches()} times, not once` };
+      return {};
+    },
+    checks: (totals) => [
+      cpuRatioCheck(
+        `An access token costs < ${TOKEN_AUTH_CPU_MAX * 100} % service CPU over a key per GET by _id`,
+        1 + TOKEN_AUTH_CPU_MAX,
+        totals('token'),
+        totals('key'),
+      ),
+      commandsCheck(
+        'An access token adds no database command to a GET by _id',
+        totals('key')?.commands ?? 0,
+        totals('token'),
       ),
     ],
   },

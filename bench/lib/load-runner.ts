@@ -45,7 +45,7 @@ export async function probe(target: Target, request: ScenarioRequest, key: strin
     request.method,
     (request.paths[0] ?? '').replaceAll('%SEQ%', '0'),
     {
-      key: request.keys?.[0] ?? key,
+      key: request.keyless ? undefined : (request.keys?.[0] ?? key),
       rawBody: request.body?.replaceAll('%SEQ%', '0'),
       headers: headersAt(request, 0),
     },
@@ -108,6 +108,7 @@ export async function runLoad(
         headers: request.headers,
         keys: request.keys,
         expectStatus: request.expectStatus,
+        keyless: request.keyless,
       },
       pid: target.child.pid,
       metricsUrl: target.metricsUrl,

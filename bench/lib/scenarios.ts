@@ -27,6 +27,7 @@ export type TargetName =
   | 'service-metrics-on'
   | 'service-metrics-off'
   | 'service-events-off'
+  | 'service-token'
   | 'service-one-cluster'
   | 'service-three-clusters'
   | 'service-transfer'
@@ -60,6 +61,8 @@ export interface ScenarioRequest {
   headers?: Record<string, string>;
   /** API keys taken in turn with `paths` (same length); unset: the bench user's key. */
   keys?: string[];
+  /** Sent without a key: the request authenticates otherwise (an access token in `headers`). */
+  keyless?: boolean;
   expectStatus?: number;
   /** The page number a keyset scenario asks for, for the report. */
   page?: number;

@@ -14,6 +14,8 @@ export interface LoadVariant {
     keys?: string[];
     /** The one status that counts as success; unset: any 2xx. */
     expectStatus?: number;
+    /** Sent without the spec's `headers` key (the request authenticates with an access token). */
+    keyless?: boolean;
   };
   /** The server process, whose CPU time is read right before and after each measured round. */
   pid?: number;

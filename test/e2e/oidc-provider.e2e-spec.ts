@@ -160,7 +160,8 @@ describe('the service with the provider as its issuer', () => {
 
   it("limits the routes to the token's scopes: 403 INSUFFICIENT_SCOPE on a write without data:write", async () => {
     const { access_token } = await provider.signIn('noor', 'openid data:read');
-    await t.http().get('/data/notes').set(bearer(access_token)).expect(200);
+    // Reads are within data:read; the write is not.
+    await t.http().get('/data').set(bearer(access_token)).expect(200);
     const res = await t
       .http()
       .post('/data/notes')
