@@ -1,4 +1,5 @@
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
+import { SCOPES } from '../../src/auth/access-grant';
 import { createTestApp, TEST_ADMIN_KEY, type TestApp } from '../support/app';
 import { OidcProviderProcess } from '../support/oidc-provider';
 import { expectProblem } from '../support/problems';
@@ -11,14 +12,6 @@ import { expectProblem } from '../support/problems';
 const RESOURCE = 'https://profile-data.example.test/';
 const APP = 'notes-spa';
 const BACKEND = 'reporting-backend';
-const SERVICE_SCOPES = [
-  'profile:read',
-  'profile:write',
-  'projects:read',
-  'projects:write',
-  'data:read',
-  'data:write',
-];
 
 let provider: OidcProviderProcess;
 let t: TestApp;
@@ -26,7 +19,7 @@ let t: TestApp;
 beforeAll(async () => {
   provider = await OidcProviderProcess.start({
     resource: RESOURCE,
-    resourceScopes: SERVICE_SCOPES,
+    resourceScopes: [...SCOPES],
     publicClient: { id: APP, redirectUri: 'http://127.0.0.1:9/callback' },
     confidentialClient: { id: BACKEND, secret: 'reporting-backend-secret-0123456789' },
   });
@@ -114,7 +107,7 @@ describe('the service with the provider as its issuer', () => {
       .get(`/admin/users/${encodeURIComponent(res.body.subject)}`)
       .set('X-Api-Key', TEST_ADMIN_KEY)
       .expect(200);
-    expect(user.body.email).toBe('grace@example.test');
+    expect(user.body.profile).toMatchObject({ email: 'grace@example.test' });
   });
 
   it("writes and reads the user's data with the token", async () => {
