@@ -32,7 +32,8 @@ export function checkAlgorithm(header: ProtectedHeaderParameters): void {
  * Checked after the signature, so a refusal says only what the issuer itself signed.
  */
 export function checkAccessToken(header: JWTHeaderParameters, payload: JWTPayload): void {
-  if (header.typ !== undefined && !ACCESS_TOKEN_TYPES.has(header.typ.toLowerCase()))
+  const typ: unknown = header.typ;
+  if (typ !== undefined && (typeof typ !== 'string' || !ACCESS_TOKEN_TYPES.has(typ.toLowerCase())))
     throw new InvalidTokenError(
       'The token is not an access token: its header typ is neither at+jwt nor JWT.',
     );

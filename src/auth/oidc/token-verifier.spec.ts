@@ -42,6 +42,12 @@ describe('TokenVerifier', () => {
     await expect(verifier.verify(await ahead(30))).resolves.toMatchObject({ subject: 'alice' });
   });
 
+  it('refuses a header typ that is not a string as not an access token', async () => {
+    const verifier = new TokenVerifier(configWith({}));
+    const token = await issuer.token('henry', AUDIENCE, { typ: 7 as unknown as string });
+    expect(await refusal(verifier, token)).toMatch(/not an access token: its header typ/);
+  });
+
   it.each<[string, Record<string, unknown>, unknown, string[] | null]>([
     [
       'a space-separated claim: its service scopes only',
