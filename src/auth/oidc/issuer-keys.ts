@@ -3,11 +3,11 @@ import {
   createRemoteJWKSet,
   customFetch,
   errors,
+  type CryptoKey,
   type FlattenedJWSInput,
   type JSONWebKeySet,
   type JWSHeaderParameters,
 } from 'jose';
-import type { CryptoKey } from 'jose';
 import { isTrustedUrl, type OidcIssuerConfig } from '../../config';
 import { IdentityProviderUnavailableError } from '../auth.errors';
 
@@ -17,7 +17,10 @@ type LocalKeys = ReturnType<typeof createLocalJWKSet>;
 export interface IssuerKeysOptions {
   /** OIDC_FETCH_TIMEOUT_MS: how long one fetch of the discovery document or the JWKS may take. */
   fetchTimeoutMs: number;
-  /** OIDC_JWKS_COOLDOWN_MS: the least time between two JWKS fetches for an unknown `kid`, and between two attempts while the issuer cannot be fetched. */
+  /**
+   * OIDC_JWKS_COOLDOWN_MS: the least time between two JWKS fetches for an unknown `kid`, and
+   * between two attempts while the issuer cannot be fetched.
+   */
   cooldownMs: number;
   /** OIDC_JWKS_MAX_AGE_MS: how long a fetched JWKS is used before it is fetched again. */
   maxAgeMs: number;
@@ -64,7 +67,7 @@ export class IssuerKeys {
       return await remote(header, token);
     } catch (error) {
       // The token's own fault: no key of a JWKS fetched within the cooldown has its kid.
-      if (isKeySelection(error)) throw error;
+      if (isKeySelection(error) || !isFetchFailure(error)) throw error;
       if (!(error instanceof FetchPaused)) this.pause();
       const cached = this.lastFetched(remote);
       if (cached) {
@@ -147,6 +150,20 @@ export class IssuerKeys {
     if (this.fallback?.jwks !== jwks) this.fallback = { jwks, keys: createLocalJWKSet(jwks) };
     return this.fallback.keys;
   }
+}
+
+/**
+ * What jose's remote set throws when fetching failed (a timeout, an answer other than 200 or not
+ * a JWKS, a network error, a paused fetch) — not what a token's own header causes, which must
+ * neither pause fetching nor fall back.
+ */
+function isFetchFailure(error: unknown): boolean {
+  if (!(error instanceof errors.JOSEError)) return true;
+  return (
+    error instanceof errors.JWKSTimeout ||
+    error instanceof errors.JWKSInvalid ||
+    error.code === 'ERR_JOSE_GENERIC'
+  );
 }
 
 /** A fetched JWKS that has no key, or several, for the token's header: not a fetch failure. */
