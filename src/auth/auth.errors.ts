@@ -209,4 +209,9 @@ export class IdentityProviderUnavailableError extends DomainError {
       `The keys of ${issuer} could not be fetched, and no cached key verifies the token. Retry after the time in Retry-After.`,
     );
   }
+
+  /** The next attempt's time: the problem filter would otherwise set its database default. */
+  override get headers(): Record<string, string> {
+    return { 'Retry-After': String(this.retryAfterSeconds) };
+  }
 }

@@ -52,7 +52,7 @@ const CLAIM_KEYS = new Set(Object.keys(DEFAULT_CLAIMS));
 const CLAIM_NAME = /^[A-Za-z0-9_:.\-/]{1,128}$/;
 
 /** https, or http on a loopback host (a provider beside the service, tests). */
-function isTrustedUrl(value: unknown): value is string {
+export function isTrustedUrl(value: unknown): value is string {
   if (typeof value !== 'string') return false;
   let url: URL;
   try {
@@ -155,4 +155,24 @@ export function parseOidcIssuers(
     });
   });
   return problems.length > 0 ? { problems } : { issuers };
+}
+
+/**
+ * The problems of the issuers' defaultScopes against the service's scope vocabulary: the config
+ * does not know the vocabulary (it is the auth module's), so TokenVerifier calls this when the
+ * app starts and throws a ConfigValidationError with them.
+ */
+export function unknownDefaultScopes(
+  issuers: readonly OidcIssuerConfig[],
+  scopes: readonly string[],
+): string[] {
+  const problems: string[] = [];
+  issuers.forEach((issuer, index) => {
+    const unknown = (issuer.defaultScopes ?? []).filter((scope) => !scopes.includes(scope));
+    if (unknown.length > 0)
+      problems.push(
+        `OIDC_ISSUERS[${index}].defaultScopes: unknown scope ${unknown.join(', ')}; known: ${scopes.join(', ')}`,
+      );
+  });
+  return problems;
 }

@@ -139,6 +139,16 @@ describe('auth, operator API and self-service keys', () => {
       await anonymous(t).get('/api-keys', bearer('pds_nope')).expect(401);
     });
 
+    it('reads a JWT-shaped bearer as an unknown API key when OIDC_ISSUERS is unset', async () => {
+      const header = Buffer.from('{"alg":"RS256","typ":"at+jwt"}').toString('base64url');
+      const payload = Buffer.from('{"sub":"alice","aud":"api"}').toString('base64url');
+      const res = await anonymous(t).get('/api-keys', {
+        headers: { Authorization: `Bearer ${header}.${payload}.c2lnbmF0dXJl` },
+      });
+      expectProblem(res, 401, 'UNAUTHENTICATED');
+      expect(res.headers['www-authenticate']).toBeUndefined();
+    });
+
     it('refuses an expired key', async () => {
       const user = await createUser(t);
       // The app's clock stands still until the test moves it past the expiry: the key is used

@@ -39,6 +39,8 @@ export class TestTokenIssuer {
   published: IssuerKey[] = [];
   jwksFetches = 0;
   discoveryFetches = 0;
+  /** Every request received, also those answered 503 while down (fetch attempts). */
+  requests = 0;
   private isDown = false;
 
   private constructor(
@@ -53,6 +55,7 @@ export class TestTokenIssuer {
     const server = createServer((req, res) => {
       const issuer = self;
       if (!issuer) return void res.writeHead(503).end();
+      issuer.requests++;
       if (issuer.isDown) return void res.writeHead(503).end('down');
       if (req.url === '/.well-known/openid-configuration') {
         issuer.discoveryFetches++;

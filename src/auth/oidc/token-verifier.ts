@@ -1,92 +1,120 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose';
 import {
-  createRemoteJWKSet,
-  decodeJwt,
-  decodeProtectedHeader,
-  errors,
-  jwtVerify,
-  type JWTPayload,
-} from 'jose';
-import { APP_CONFIG, type AppConfig, type OidcIssuerConfig } from '../../config';
-import { isScope, type Scope } from '../access-grant';
+  APP_CONFIG,
+  ConfigValidationError,
+  unknownDefaultScopes,
+  type AppConfig,
+  type OidcIssuerConfig,
+} from '../../config';
+import { SCOPES } from '../access-grant';
 import { InvalidTokenError } from '../auth.errors';
+import {
+  checkAccessToken,
+  checkAlgorithm,
+  checkIssuedAt,
+  failedCheck,
+  scopesOf,
+  TOKEN_ALGORITHMS,
+} from './access-token-rules';
+import { IssuerKeys } from './issuer-keys';
 import type { VerifiedToken } from './verified-token';
+import { VerifiedTokenCache } from './verified-token-cache';
 
-/** The signature algorithms accepted: asymmetric only, never `none` or an HMAC. */
-export const TOKEN_ALGORITHMS = ['RS256', 'PS256', 'ES256', 'EdDSA'];
+export { TOKEN_ALGORITHMS } from './access-token-rules';
 
 /**
- * Verifies access tokens of the issuers of OIDC_ISSUERS (README "Authentication"). Disabled —
- * no token accepted, every bearer credential read as an API key — without issuers.
+ * Verifies access tokens of the issuers of OIDC_ISSUERS (README "Access tokens: what is
+ * checked"): the algorithm, the issuer, the signature with the issuer's keys (IssuerKeys), the
+ * audience, `exp`/`nbf`/`iat` with OIDC_CLOCK_SKEW_S, the age with OIDC_MAX_TOKEN_AGE_S, that it
+ * is an access token and not an ID token, and the subject; then its scopes. A token verified
+ * before is found by digest (VerifiedTokenCache). Disabled — no token accepted, every bearer
+ * credential read as an API key — without issuers. Refuses to start when a defaultScopes names
+ * a scope the service does not have.
  */
 @Injectable()
 export class TokenVerifier {
   readonly enabled: boolean;
-  private readonly issuers: Map<string, OidcIssuerConfig>;
-  private readonly keySets = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
+  private readonly issuers: Map<string, { config: OidcIssuerConfig; keys: IssuerKeys }>;
+  private readonly cache: VerifiedTokenCache;
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
-    this.issuers = new Map(config.oidc.issuers.map((issuer) => [issuer.issuer, issuer]));
+    const { oidc } = config;
+    const problems = unknownDefaultScopes(oidc.issuers, SCOPES);
+    if (problems.length > 0) throw new ConfigValidationError(problems);
+    const keyOptions = {
+      fetchTimeoutMs: oidc.fetchTimeoutMs,
+      cooldownMs: oidc.jwksCooldownMs,
+      maxAgeMs: oidc.jwksMaxAgeMs,
+    };
+    this.issuers = new Map(
+      oidc.issuers.map((issuer) => [
+        issuer.issuer,
+        { config: issuer, keys: new IssuerKeys(issuer, keyOptions) },
+      ]),
+    );
     this.enabled = this.issuers.size > 0;
+    this.cache = new VerifiedTokenCache(oidc.tokenCacheSize);
   }
 
   async verify(token: string): Promise<VerifiedToken> {
+    const digest = VerifiedTokenCache.digest(token);
+    const cached = this.cache.get(digest);
+    if (cached) return cached;
     const { header, claims } = decoded(token);
-    if (typeof header.alg !== 'string' || !TOKEN_ALGORITHMS.includes(header.alg))
-      throw new InvalidTokenError(
-        `The token's algorithm is not accepted; accepted: ${TOKEN_ALGORITHMS.join(', ')}.`,
-      );
+    checkAlgorithm(header);
     const issuer = typeof claims.iss === 'string' ? this.issuers.get(claims.iss) : undefined;
     if (!issuer) throw new InvalidTokenError("The token's issuer (iss) is not a trusted issuer.");
     const { oidc } = this.config;
-    let payload: JWTPayload;
+    let verified: Awaited<ReturnType<typeof jwtVerify>>;
     try {
-      ({ payload } = await jwtVerify(token, await this.keysOf(issuer), {
-        issuer: issuer.issuer,
-        audience: issuer.audiences,
+      verified = await jwtVerify(token, issuer.keys.keyFor, {
+        issuer: issuer.config.issuer,
+        audience: issuer.config.audiences,
         algorithms: TOKEN_ALGORITHMS,
         clockTolerance: oidc.clockSkewS,
+        requiredClaims: ['exp'],
         ...(oidc.maxTokenAgeS !== null ? { maxTokenAge: oidc.maxTokenAgeS } : {}),
-      }));
+      });
     } catch (error) {
       if (error instanceof errors.JOSEError) throw new InvalidTokenError(failedCheck(error));
       throw error;
     }
-    return this.claimsOf(issuer, payload);
+    const { payload, protectedHeader } = verified;
+    checkIssuedAt(payload, oidc.clockSkewS, Date.now() / 1000);
+    checkAccessToken(protectedHeader, payload);
+    const result = claimsOf(issuer.config, payload);
+    this.cache.set(digest, result, this.usableUntil(payload));
+    return result;
   }
 
-  private claimsOf(issuer: OidcIssuerConfig, payload: JWTPayload): VerifiedToken {
-    const { claims } = issuer;
-    const subject = payload[claims.subject];
-    if (typeof subject !== 'string' || subject.length === 0)
-      throw new InvalidTokenError(`The token has no subject claim (${claims.subject}).`);
-    const client = claims.client.map((name) => payload[name]).find((v) => typeof v === 'string');
-    const accountId = payload[claims.accountId];
-    const email = payload[claims.email];
-    return {
-      issuer,
-      subject,
-      clientId: typeof client === 'string' ? client : null,
-      accountId: typeof accountId === 'string' ? accountId : subject,
-      email: typeof email === 'string' ? email : null,
-      scopes: scopesOf(issuer, payload),
-      expiresAt: new Date((payload.exp ?? 0) * 1000),
-    };
+  /** When verifying the token again would refuse it: its exp, or its maximum age, with the skew. */
+  private usableUntil(payload: JWTPayload): number {
+    const { clockSkewS, maxTokenAgeS } = this.config.oidc;
+    let until = payload.exp ?? 0;
+    if (maxTokenAgeS !== null && payload.iat !== undefined)
+      until = Math.min(until, payload.iat + maxTokenAgeS);
+    return (until + clockSkewS) * 1000;
   }
+}
 
-  private async keysOf(issuer: OidcIssuerConfig): Promise<ReturnType<typeof createRemoteJWKSet>> {
-    const known = this.keySets.get(issuer.issuer);
-    if (known) return known;
-    const { oidc } = this.config;
-    const jwksUri = issuer.jwksUri ?? (await discoveredJwksUri(issuer, oidc.fetchTimeoutMs));
-    const keys = createRemoteJWKSet(new URL(jwksUri), {
-      timeoutDuration: oidc.fetchTimeoutMs,
-      cooldownDuration: oidc.jwksCooldownMs,
-      cacheMaxAge: oidc.jwksMaxAgeMs,
-    });
-    this.keySets.set(issuer.issuer, keys);
-    return keys;
-  }
+function claimsOf(issuer: OidcIssuerConfig, payload: JWTPayload): VerifiedToken {
+  const { claims } = issuer;
+  const subject = payload[claims.subject];
+  if (typeof subject !== 'string' || subject.length === 0)
+    throw new InvalidTokenError(`The token has no subject claim (${claims.subject}).`);
+  const client = claims.client.map((name) => payload[name]).find((v) => typeof v === 'string');
+  const accountId = payload[claims.accountId];
+  const email = payload[claims.email];
+  return {
+    issuer,
+    subject,
+    clientId: typeof client === 'string' ? client : null,
+    accountId: typeof accountId === 'string' ? accountId : subject,
+    email: typeof email === 'string' ? email : null,
+    scopes: scopesOf(issuer, payload),
+    expiresAt: new Date((payload.exp ?? 0) * 1000),
+  };
 }
 
 function decoded(token: string): {
@@ -98,32 +126,4 @@ function decoded(token: string): {
   } catch {
     throw new InvalidTokenError('The token is not a well-formed JWT.');
   }
-}
-
-async function discoveredJwksUri(issuer: OidcIssuerConfig, timeoutMs: number): Promise<string> {
-  const response = await fetch(issuer.discoveryUrl, { signal: AbortSignal.timeout(timeoutMs) });
-  const document = (await response.json()) as { jwks_uri?: unknown };
-  if (typeof document.jwks_uri !== 'string') throw new Error('no jwks_uri');
-  return document.jwks_uri;
-}
-
-/** The token's scope claim mapped onto the service's scopes, or the issuer's defaultScopes. */
-function scopesOf(issuer: OidcIssuerConfig, payload: JWTPayload): Scope[] | null {
-  const claim = issuer.claims.scope.map((name) => payload[name]).find((v) => v !== undefined);
-  if (claim === undefined) return issuer.defaultScopes?.filter(isScope) ?? null;
-  const values = typeof claim === 'string' ? claim.split(' ') : Array.isArray(claim) ? claim : [];
-  return values.filter((v): v is Scope => typeof v === 'string' && isScope(v));
-}
-
-/** What a jose error says failed, in words that never repeat the token. */
-function failedCheck(error: errors.JOSEError): string {
-  if (error instanceof errors.JWTExpired) return 'The token has expired (exp).';
-  if (error instanceof errors.JWTClaimValidationFailed)
-    return `The token's ${error.claim} claim check failed: ${error.reason}.`;
-  if (error instanceof errors.JWSSignatureVerificationFailed)
-    return "The token's signature does not verify.";
-  if (error instanceof errors.JWKSNoMatchingKey)
-    return "No key of the token's issuer matches the token's kid.";
-  if (error instanceof errors.JOSEAlgNotAllowed) return "The token's algorithm is not accepted.";
-  return 'The token is not a valid signed JWT.';
 }

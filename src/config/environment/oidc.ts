@@ -36,6 +36,7 @@ export class OidcVariables {
   /**
    * A token signed with a key the cached JWKS lacks makes the instance fetch the JWKS again, at
    * most once per this many ms per issuer (a rotated key is found, made-up `kid`s cost nothing).
+   * A failed fetch pauses fetching from the issuer for as long (the 503's Retry-After).
    */
   @Type(() => Number)
   @IsInt()
@@ -50,7 +51,10 @@ export class OidcVariables {
   @Max(60_000)
   OIDC_FETCH_TIMEOUT_MS = 5_000;
 
-  /** Verified tokens an instance remembers (by digest, until their `exp`) at most. */
+  /**
+   * Verified tokens an instance remembers (by SHA-256, until their `exp` or maximum age) at most;
+   * 0: every request's token is verified. README "Access tokens: what is checked".
+   */
   @Type(() => Number)
   @IsInt()
   @Min(0)
