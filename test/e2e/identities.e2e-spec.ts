@@ -1,4 +1,6 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { identityIdOf } from '../../src/identity/identity-id';
+import { tenantDatabaseName } from '../../src/placement';
 import { createTestApp, TEST_ADMIN_KEY, uniqueDbName, type TestApp } from '../support/app';
 import { addTeamMember, createTeam, createUser } from '../support/factories';
 import { expectProblem } from '../support/problems';
@@ -116,6 +118,44 @@ describe('provisioning', () => {
     expect(await t.connection.collection('users').countDocuments({ email })).toBe(1);
     expect(await t.connection.collection('profiles').countDocuments({ subject })).toBe(1);
     expect(await identities().countDocuments({ issuer: a.issuer, subject: sub })).toBe(1);
+  });
+
+  it('completes a provisioning that stopped after the claim or after the registration', async () => {
+    for (const stoppedAfter of ['claim', 'registration'] as const) {
+      const sub = unique(`resumed-${stoppedAfter}`);
+      const email = `${sub}@example.com`;
+      const subject = randomUUID();
+      const id = identityIdOf(a.issuer, sub);
+      await identities().insertOne({
+        _id: id,
+        issuer: a.issuer,
+        subject: sub,
+        userSubject: subject,
+        how: 'provisioned',
+        settled: false,
+        createdAt: new Date(),
+      } as never);
+      if (stoppedAfter === 'registration')
+        await t.connection
+          .collection('users')
+          .insertOne({ _id: subject, email, createdAt: new Date() } as never);
+      const me = (
+        await bearer(t, await token(a, sub, { claims: { email } }))
+          .get('/me')
+          .expect(200)
+      ).body;
+      expect(me.subject).toBe(subject);
+      expect(await t.connection.collection('users').countDocuments({ _id: subject } as never)).toBe(
+        1,
+      );
+      expect(await t.connection.collection('profiles').countDocuments({ subject })).toBe(1);
+      expect(
+        await t.connection.collection('tenant_placements').countDocuments({
+          _id: tenantDatabaseName(t.config.database.dbName, { kind: 'user', id: subject }),
+        } as never),
+      ).toBe(1);
+      expect(await identities().findOne({ _id: id } as never)).toMatchObject({ settled: true });
+    }
   });
 
   it('gives a token without an email claim a placeholder email and refuses an email another user has', async () => {
