@@ -152,7 +152,10 @@ export class AdminUsersController {
     return { profile: ProfileDto.from(profile), apiKey };
   }
 
-  /** A user: its root profile, keys (never secrets), team memberships and quota use. */
+  /**
+   * A user: its root profile, keys (never secrets), team memberships, quota use, and the
+   * identities of identity providers linked to it.
+   */
   @Get(':subject')
   @ApiOkResponse({ type: UserDetailDto })
   @NO_SUCH_USER
@@ -224,7 +227,7 @@ export class AdminUsersController {
   }
 
   /**
-   * Erases a user: root and sub profiles, every key, its projects, every collection of its
+   * Erases a user: root and sub profiles, every key and identity, its projects, every collection of its
    * namespace in every branch, and its team memberships. Idempotent; resumed after a crash.
    */
   @Delete(':subject')
