@@ -1,3 +1,4 @@
+import type { CommandStartedEvent } from 'mongodb';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { identityIdOf } from '../../src/identity/identity-id';
 import { tenantDatabaseName } from '../../src/placement';
@@ -31,6 +32,8 @@ beforeAll(async () => {
   ]);
   const env = {
     MONGODB_DB_NAME: uniqueDbName(__filename),
+    // Database commands are observable (commandStarted), for the cost of a cached token.
+    METRICS_DATABASE_COMMANDS: 'true',
     OIDC_ISSUERS: JSON.stringify([
       a.config(AUDIENCE, { rootClients: [ROOT_CLIENT], provision: true }),
       b.config(AUDIENCE, { rootClients: [ROOT_CLIENT], provision: true }),
@@ -278,6 +281,27 @@ describe('principals', () => {
       403,
       'INSUFFICIENT_SCOPE',
     );
+  });
+
+  it('resolves a cached token without a database command on identities, users or profiles', async () => {
+    const sub = unique('cached');
+    const tokens = [await token(a, sub), await token(a, sub, { client: 'mobile' })];
+    const read = (jwt: string) => bearer(t, jwt).get('/data/notes/count').expect(200);
+    for (const jwt of tokens) await read(jwt);
+    const seen: string[] = [];
+    const watched = new Set(['identities', 'users', 'profiles']);
+    const listener = (event: CommandStartedEvent) => {
+      const target = (event.command as Record<string, unknown>)[event.commandName];
+      if (typeof target === 'string' && watched.has(target))
+        seen.push(`${event.commandName} ${target}`);
+    };
+    t.connection.getClient().on('commandStarted', listener);
+    try {
+      for (const jwt of tokens) await read(jwt);
+    } finally {
+      t.connection.getClient().off('commandStarted', listener);
+    }
+    expect(seen).toEqual([]);
   });
 
   it('keeps one rate-limit budget per identity: two tokens of it share one', async () => {
