@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { isEmail } from 'class-validator';
 import { randomUUID } from 'node:crypto';
 import type { CustomerPrincipal } from '../auth';
 import { UnknownIdentityError } from '../auth/auth.errors';
@@ -20,6 +21,12 @@ import type { Identity } from './identity.repository';
 /** The email of a provisioned user whose token carries none (the `.invalid` TLD never resolves). */
 export function placeholderEmailOf(identityId: string): string {
   return `${identityId}@identities.invalid`;
+}
+
+/** The token's email claim when it is an email address (at most 254 characters), else null. */
+function emailOf(token: VerifiedToken): string | null {
+  const { email } = token;
+  return email !== null && email.length <= 254 && isEmail(email) ? email : null;
 }
 
 /**
@@ -105,7 +112,7 @@ export class TokenIdentities implements TokenPrincipals {
    * order and each idempotent, so a request after a crash between two steps completes the rest.
    */
   private async settle(identity: Identity, token: VerifiedToken): Promise<void> {
-    const email = token.email ?? placeholderEmailOf(identity.id);
+    const email = emailOf(token) ?? placeholderEmailOf(identity.id);
     const subject = identity.userSubject;
     if ((await this.profiles.ensureUser(subject, email)) === 'email-taken') {
       await this.directory.store.release(identity.id, subject);
@@ -129,7 +136,7 @@ export class TokenIdentities implements TokenPrincipals {
     try {
       const created = await this.profiles.createSubProfile(
         { kind: 'root', credential, subject: key.subject, branch: key.branch, boundBranch: null },
-        { clientId: key.clientId, accountId: key.accountId, email: token.email ?? '' },
+        { clientId: key.clientId, accountId: key.accountId, email: emailOf(token) ?? '' },
       );
       return { profileId: created.id };
     } catch (error) {

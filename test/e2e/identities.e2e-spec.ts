@@ -170,6 +170,15 @@ describe('provisioning', () => {
     ).body;
     const user = (await admin().get(`/admin/users/${me.subject}`).expect(200)).body;
     expect(user.profile.email).toMatch(/^[0-9a-f]{64}@identities\.invalid$/);
+    // A claim that is no email address counts as none.
+    const odd = unique('oddemail');
+    const oddMe = (
+      await bearer(t, await token(a, odd, { claims: { email: 'not an email' } }))
+        .get('/me')
+        .expect(200)
+    ).body;
+    const oddUser = (await admin().get(`/admin/users/${oddMe.subject}`).expect(200)).body;
+    expect(oddUser.profile.email).toMatch(/^[0-9a-f]{64}@identities\.invalid$/);
 
     const existing = await createUser(t);
     const taken = await token(a, unique('taker'), { claims: { email: existing.email } });
