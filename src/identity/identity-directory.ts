@@ -5,6 +5,15 @@ import { identityIdOf } from './identity-id';
 import { IdentityRepository, type Identity } from './identity.repository';
 
 /**
+ * How long and how many identities (and sub profiles of tokens) an instance remembers: at most
+ * OIDC_TOKEN_CACHE_SIZE each, for OIDC_IDENTITY_CACHE_MS; none when the size is 0.
+ */
+export function identityCacheBounds(config: AppConfig): { ttlMs: number; max: number } {
+  const max = config.oidc.tokenCacheSize;
+  return { ttlMs: max === 0 ? 0 : config.oidc.identityCacheMs, max: Math.max(max, 1) };
+}
+
+/**
  * The stored identities with what this instance read of them lately (OIDC_IDENTITY_CACHE_MS):
  * which user an identity is. Changes made here (linking, unlinking, erasure) are forgotten at
  * once on this instance; other instances see them within the cache's bound.
@@ -18,8 +27,7 @@ export class IdentityDirectory {
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.cache = new LookupCache({
-      ttlMs: config.oidc.identityCacheMs,
-      max: config.oidc.tokenCacheSize,
+      ...identityCacheBounds(config),
     });
   }
 

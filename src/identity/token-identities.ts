@@ -10,7 +10,7 @@ import { LookupCache } from '../common/cache/lookup-cache';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { TenantPlacements } from '../placement';
 import { ProfileExistsError, ProfileService } from '../profile';
-import { IdentityDirectory } from './identity-directory';
+import { IdentityDirectory, identityCacheBounds } from './identity-directory';
 import {
   IdentityEmailTakenError,
   TokenClientMissingError,
@@ -45,8 +45,7 @@ export class TokenIdentities implements TokenPrincipals {
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.subProfiles = new LookupCache({
-      ttlMs: config.oidc.identityCacheMs,
-      max: config.oidc.tokenCacheSize,
+      ...identityCacheBounds(config),
     });
   }
 
