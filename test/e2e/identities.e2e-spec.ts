@@ -1,10 +1,13 @@
 import type { CommandStartedEvent } from 'mongodb';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { identityIdOf } from '../../src/identity/identity-id';
 import { tenantDatabaseName } from '../../src/placement';
 import { createTestApp, TEST_ADMIN_KEY, uniqueDbName, type TestApp } from '../support/app';
 import { addTeamMember, createTeam, createUser } from '../support/factories';
 import { expectProblem } from '../support/problems';
+import { SseClient } from '../support/sse';
 import { TestTokenIssuer } from '../support/token-issuer';
 import { until } from '../support/until';
 
@@ -15,6 +18,7 @@ import { until } from '../support/until';
  */
 const AUDIENCE = 'profile-api';
 const ROOT_CLIENT = 'app-root';
+const RIGHTS_CHECK_MS = 300;
 
 let a: TestTokenIssuer;
 let b: TestTokenIssuer;
@@ -34,6 +38,9 @@ beforeAll(async () => {
     MONGODB_DB_NAME: uniqueDbName(__filename),
     // Database commands are observable (commandStarted), for the cost of a cached token.
     METRICS_DATABASE_COMMANDS: 'true',
+    // Open streams re-check their rights this often (the identity's existence, uncached).
+    STREAM_RIGHTS_CHECK_MS: String(RIGHTS_CHECK_MS),
+    EVENTS_HEARTBEAT_MS: '300',
     OIDC_ISSUERS: JSON.stringify([
       a.config(AUDIENCE, { rootClients: [ROOT_CLIENT], provision: true }),
       b.config(AUDIENCE, { rootClients: [ROOT_CLIENT], provision: true }),
@@ -42,6 +49,7 @@ beforeAll(async () => {
   };
   t = await createTestApp(__filename, env);
   t2 = await createTestApp(__filename, env);
+  await t2.app.listen(0, '127.0.0.1');
 });
 afterAll(async () => {
   await t2?.app.close();
@@ -404,6 +412,41 @@ describe('linking', () => {
         .expect(200)
     ).body;
     expect(me.subject).toBe(owner.subject);
+  });
+});
+
+describe('open streams', () => {
+  it("ends a token's stream on another instance once its identity is unlinked", async () => {
+    const user = await createUser(t);
+    const sub = unique('streaming');
+    await admin()
+      .put(`/admin/users/${user.subject}/identities`, [{ issuer: closed.issuer, subject: sub }])
+      .expect(200);
+    const jwt = await token(closed, sub);
+    const from = (await bearer(t2, jwt).get('/data/watched')).headers['feed-position'];
+    expect(from).toMatch(/^\d+$/);
+    const port = ((t2.app.getHttpServer() as Server).address() as AddressInfo).port;
+    const stream = await SseClient.open(port, `/events/stream?after=${from}`, {
+      Authorization: `Bearer ${jwt}`,
+    });
+    try {
+      expect(stream.status).toBe(200);
+      // Open across two heartbeats (EVENTS_HEARTBEAT_MS, longer than a rights check's interval)
+      // while linked: the identity is found to exist.
+      await until('two heartbeats', () => stream.ended || stream.comments >= 2);
+      expect(stream.ended).toBe(false);
+      await admin().put(`/admin/users/${user.subject}/identities`, []).expect(200);
+      const lostAt = performance.now();
+      await until('the stream to end', () => stream.ended, RIGHTS_CHECK_MS + 6500);
+      expect(performance.now() - lostAt).toBeLessThan(RIGHTS_CHECK_MS + 1500);
+      const last = stream.events.at(-1);
+      expect(last?.event).toBe('end');
+      expect((JSON.parse(last?.data ?? '{}') as { reason: string }).reason).toBe(
+        'IDENTITY_REMOVED',
+      );
+    } finally {
+      stream.close();
+    }
   });
 });
 
