@@ -236,6 +236,24 @@ describe('principals', () => {
     expect((await bearer(t, root).get('/data/inbox/count').expect(200)).body).toEqual({ count: 2 });
   });
 
+  it('makes one sub profile of 10 concurrent first requests of a client through two instances', async () => {
+    const sub = unique('subburst');
+    const subject = (
+      await bearer(t, await token(a, sub))
+        .get('/me')
+        .expect(200)
+    ).body.subject;
+    const jwt = await token(a, sub, { client: 'tablet' });
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => bearer(i % 2 === 0 ? t : t2, jwt).get('/me')),
+    );
+    expect(answers.map((res) => res.status)).toEqual(Array(10).fill(200));
+    expect(new Set(answers.map((res) => res.body.profileId)).size).toBe(1);
+    expect(
+      await t.connection.collection('profiles').countDocuments({ subject, clientId: 'tablet' }),
+    ).toBe(1);
+  });
+
   it('refuses a token naming no client with 403 TOKEN_CLIENT_MISSING, provisioning nothing', async () => {
     const sub = unique('noclient');
     const res = await bearer(t, await token(a, sub, { client: null })).get('/me');
