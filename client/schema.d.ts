@@ -219,12 +219,15 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** A user: its root profile, keys (never secrets), team memberships and quota use. */
+    /**
+     * A user: its root profile, keys (never secrets), team memberships, quota use, and the
+     *     identities of identity providers linked to it.
+     */
     get: operations['getUser'];
     put?: never;
     post?: never;
     /**
-     * Erases a user: root and sub profiles, every key, its projects, every collection of its
+     * Erases a user: root and sub profiles, every key and identity, its projects, every collection of its
      *     namespace in every branch, and its team memberships. Idempotent; resumed after a crash.
      */
     delete: operations['eraseUser'];
@@ -248,6 +251,29 @@ export interface paths {
      */
     get: operations['exportUser'];
     put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/admin/users/{subject}/identities': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /**
+     * Replaces the identities of identity providers linked to a user: links the new ones (a token
+     *     of such an identity then acts as this user), unlinks the others. Idempotent. The instance
+     *     answering forgets what it cached of them at once; other instances within
+     *     OIDC_IDENTITY_CACHE_MS. A user created with keys keeps its data when it starts signing in
+     *     with tokens.
+     */
+    put: operations['setUserIdentities'];
     post?: never;
     delete?: never;
     options?: never;
@@ -2403,6 +2429,18 @@ export interface components {
        */
       expiresInSeconds: number;
     };
+    IdentityInputDto: {
+      /**
+       * @description The exact `iss` of an issuer configured in OIDC_ISSUERS.
+       * @example https://idp.example.com/realms/main
+       */
+      issuer: string;
+      /**
+       * @description The identity's `sub` at that issuer.
+       * @example 248289761001
+       */
+      subject: string;
+    };
     ImportCollectionDto: {
       /**
        * @description The owner field of this collection's items (else the query's `authField`).
@@ -2597,6 +2635,19 @@ export interface components {
             nin?: string;
             prefix?: string;
           };
+    };
+    LinkedIdentityDto: {
+      /** Format: date-time */
+      createdAt: string;
+      /**
+       * @description `provisioned`: its first token created the user; `linked`: the operator linked it.
+       * @enum {string}
+       */
+      how: 'provisioned' | 'linked';
+      /** @example https://idp.example.com/realms/main */
+      issuer: string;
+      /** @example 248289761001 */
+      subject: string;
     };
     ManifestCollectionDto: {
       /**
@@ -3021,7 +3072,12 @@ export interface components {
         | 'UNIQUE_INDEX_DUPLICATES'
         | 'INVALID_TOKEN'
         | 'UNKNOWN_IDENTITY'
-        | 'IDENTITY_PROVIDER_UNAVAILABLE';
+        | 'IDENTITY_PROVIDER_UNAVAILABLE'
+        | 'UNKNOWN_ISSUER'
+        | 'IDENTITY_TAKEN'
+        | 'IDENTITY_EMAIL_TAKEN'
+        | 'TOKEN_CLIENT_MISSING'
+        | 'TOKEN_PROFILE_NOT_FOUND';
       /** @example 1 field is not valid: name */
       detail: string;
       /** @description Every offending field (validation errors) */
@@ -3510,6 +3566,8 @@ export interface components {
       tags?: string[];
     };
     UserDetailDto: {
+      /** @description The identities of identity providers linked to the user (README "Authentication"). */
+      identities: components['schemas']['LinkedIdentityDto'][];
       /** @description Every key of the user (root and sub, every branch); never a secret. */
       keys: components['schemas']['ApiKeyDto'][];
       profile: components['schemas']['ProfileDto'];
@@ -6478,6 +6536,201 @@ export interface operations {
           'X-RateLimit-Remaining'?: number;
           /** @description Seconds until the window resets */
           'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Internal server error (INTERNAL_ERROR) */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  setUserIdentities: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        subject: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['IdentityInputDto'][];
+      };
+    };
+    responses: {
+      200: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining': number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset': number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['LinkedIdentityDto'][];
+        };
+      };
+      /** @description VALIDATION_FAILED; UNKNOWN_ISSUER: an issuer is not one of OIDC_ISSUERS */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description FORBIDDEN: the key is not one of: operator */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description PROFILE_NOT_FOUND: no such user */
+      404: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description IDENTITY_TAKEN: an identity belongs to another user (unlink it there first) */
+      409: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The request body is too large (PAYLOAD_TOO_LARGE) */
+      413: {
+        headers: {
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The request body is not of the media type the route takes, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
+      415: {
+        headers: {
           /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
           'X-Request-Id': string;
           [name: string]: unknown;

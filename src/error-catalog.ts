@@ -4,6 +4,7 @@ import { DATA_ERRORS } from './data/data.errors';
 import { EVENTS_ERRORS } from './events/events.errors';
 import { FILES_ERRORS } from './files/files.errors';
 import { IDEMPOTENCY_ERRORS } from './idempotency/idempotency.errors';
+import { IDENTITY_ERRORS } from './identity/identity.errors';
 import { LIFECYCLE_ERRORS } from './lifecycle/lifecycle.errors';
 import { PLACEMENT_ERRORS } from './placement/placement.errors';
 import { PROFILE_ERRORS } from './profile/profile.errors';
@@ -22,6 +23,7 @@ export const ERROR_TABLES = {
   EVENTS_ERRORS,
   FILES_ERRORS,
   IDEMPOTENCY_ERRORS,
+  IDENTITY_ERRORS,
   LIFECYCLE_ERRORS,
   PLACEMENT_ERRORS,
   PROFILE_ERRORS,
@@ -148,6 +150,12 @@ export const ERROR_CATALOG = gather({
   INVALID_TOKEN: AUTH_ERRORS.INVALID_TOKEN,
   UNKNOWN_IDENTITY: AUTH_ERRORS.UNKNOWN_IDENTITY,
   IDENTITY_PROVIDER_UNAVAILABLE: AUTH_ERRORS.IDENTITY_PROVIDER_UNAVAILABLE,
+  // Identities (src/identity): linking (400, 409) and provisioning (403)
+  UNKNOWN_ISSUER: IDENTITY_ERRORS.UNKNOWN_ISSUER,
+  IDENTITY_TAKEN: IDENTITY_ERRORS.IDENTITY_TAKEN,
+  IDENTITY_EMAIL_TAKEN: IDENTITY_ERRORS.IDENTITY_EMAIL_TAKEN,
+  TOKEN_CLIENT_MISSING: IDENTITY_ERRORS.TOKEN_CLIENT_MISSING,
+  TOKEN_PROFILE_NOT_FOUND: IDENTITY_ERRORS.TOKEN_PROFILE_NOT_FOUND,
 });
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

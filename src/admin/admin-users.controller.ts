@@ -50,6 +50,9 @@ import { AdminService } from './admin.service';
 import {
   CreatedUserDto,
   CreateUserDto,
+  IdentityInputDto,
+  IdentityListDto,
+  LinkedIdentityDto,
   PlanInputDto,
   PlanListDto,
   SUBJECT_PATTERN,
@@ -149,7 +152,10 @@ export class AdminUsersController {
     return { profile: ProfileDto.from(profile), apiKey };
   }
 
-  /** A user: its root profile, keys (never secrets), team memberships and quota use. */
+  /**
+   * A user: its root profile, keys (never secrets), team memberships, quota use, and the
+   * identities of identity providers linked to it.
+   */
   @Get(':subject')
   @ApiOkResponse({ type: UserDetailDto })
   @NO_SUCH_USER
@@ -160,7 +166,35 @@ export class AdminUsersController {
       keys: user.keys.map((key) => ApiKeyDto.from(key)),
       teams: user.teams.map((team) => MyTeamDto.from(team)),
       quota: { collections: user.collections },
+      identities: user.identities.map((identity) => LinkedIdentityDto.from(identity)),
     };
+  }
+
+  /**
+   * Replaces the identities of identity providers linked to a user: links the new ones (a token
+   * of such an identity then acts as this user), unlinks the others. Idempotent. The instance
+   * answering forgets what it cached of them at once; other instances within
+   * OIDC_IDENTITY_CACHE_MS. A user created with keys keeps its data when it starts signing in
+   * with tokens.
+   */
+  @Put(':subject/identities')
+  @ApiBody({ type: [IdentityInputDto] })
+  @ApiOkResponse({ type: [LinkedIdentityDto] })
+  @ApiBadRequestResponse({
+    type: ProblemDto,
+    description: 'VALIDATION_FAILED; UNKNOWN_ISSUER: an issuer is not one of OIDC_ISSUERS',
+  })
+  @ApiConflictResponse({
+    type: ProblemDto,
+    description: 'IDENTITY_TAKEN: an identity belongs to another user (unlink it there first)',
+  })
+  @NO_SUCH_USER
+  async setUserIdentities(
+    @Param('subject') subject: string,
+    @Body() identities: IdentityListDto,
+  ): Promise<LinkedIdentityDto[]> {
+    const linked = await this.admin.setIdentities(subject, identities);
+    return linked.map((identity) => LinkedIdentityDto.from(identity));
   }
 
   /** Replaces the plans of a user's root profile (the only way plans change). */
@@ -193,7 +227,7 @@ export class AdminUsersController {
   }
 
   /**
-   * Erases a user: root and sub profiles, every key, its projects, every collection of its
+   * Erases a user: root and sub profiles, every key and identity, its projects, every collection of its
    * namespace in every branch, and its team memberships. Idempotent; resumed after a crash.
    */
   @Delete(':subject')

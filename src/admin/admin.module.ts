@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { DataModule } from '../data/data.module';
+import { IdentityModule } from '../identity';
 import { LifecycleModule } from '../lifecycle';
 import { ProfileModule } from '../profile';
 import { TeamModule } from '../team';
@@ -14,7 +15,7 @@ import { AdminService } from './admin.service';
  * the keys, comes from the global AuthModule; the erasures are the lifecycle module's.
  */
 @Module({
-  imports: [ProfileModule, TeamModule, DataModule, LifecycleModule],
+  imports: [ProfileModule, TeamModule, DataModule, LifecycleModule, IdentityModule],
   controllers: [
     AdminUsersController,
     AdminTeamsController,

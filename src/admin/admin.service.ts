@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { ApiKeyRecord } from '../auth/api-key.repository';
 import { ApiKeyService } from '../auth/api-key.service';
 import { CollectionsService } from '../data';
+import { IdentityLinks, type LinkedIdentity } from '../identity';
 import type { Tenant } from '../common/tenancy/namespace';
 import { DataClusters, TenantPlacements, type TenantLocation } from '../placement';
 import { ProfileService, type PlanInput, type Profile } from '../profile';
@@ -14,6 +15,7 @@ export interface UserDetail {
   teams: MyTeam[];
   /** Collections used and allowed in the standard branch. */
   collections: { used: number; limit: number };
+  identities: LinkedIdentity[];
 }
 
 export interface ClusterSummary {
@@ -35,6 +37,7 @@ export class AdminService {
     private readonly collections: CollectionsService,
     private readonly placements: TenantPlacements,
     private readonly clusterList: DataClusters,
+    private readonly identities: IdentityLinks,
   ) {}
 
   /**
@@ -102,12 +105,21 @@ export class AdminService {
   /** A user with its keys in every branch, its teams and its collections in the standard branch. */
   async getUser(subject: string): Promise<UserDetail> {
     const profile = await this.profiles.getRoot(subject);
-    const [keys, teams, collections] = await Promise.all([
+    const [keys, teams, collections, identities] = await Promise.all([
       this.keys.list({ subject, boundBranch: null }),
       this.teams.teamsOf(subject),
       this.collections.quotaOf({ kind: 'user', id: subject }, ''),
+      this.identities.listOf(subject),
     ]);
-    return { profile, keys, teams, collections };
+    return { profile, keys, teams, collections, identities };
+  }
+
+  /** Replaces a user's identities (links the new ones, unlinks the others). */
+  setIdentities(
+    subject: string,
+    identities: { issuer: string; subject: string }[],
+  ): Promise<LinkedIdentity[]> {
+    return this.identities.replace(subject, identities);
   }
 
   setPlans(subject: string, plans: PlanInput[]): Promise<Profile> {

@@ -1,2 +1,3 @@
 export { IdentityModule } from './identity.module';
 export { TokenIdentities } from './token-identities';
+export { IdentityLinks, type LinkedIdentity } from './identity-links';

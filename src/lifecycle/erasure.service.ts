@@ -11,6 +11,7 @@ import { APP_CONFIG, type AppConfig } from '../config';
 import { CollectionDropsService } from '../data';
 import { EventsService } from '../events';
 import { FilesService } from '../files';
+import { IdentityLinks } from '../identity';
 import { ClusterIdempotencyStores } from '../placement';
 import { ProfileService, type AccountErasure, type Erasure } from '../profile';
 import { ProjectService } from '../project/project.service';
@@ -23,8 +24,8 @@ import { ErasureNotFoundError, TenantNotFoundError } from './lifecycle.errors';
 
 /**
  * The steps of an erasure, in order. Each one is idempotent (deletes by owner), so a step that
- * ran half-way before a crash simply runs again. Keys go first, before the erasure is answered:
- * from then on nothing can act as the account. The last step removes the owner itself and then
+ * ran half-way before a crash simply runs again. Keys (and a user's identities) go first, before
+ * the erasure is answered: from then on nothing can act as the account. The last step removes the owner itself and then
  * repeats the others: a request that authenticated before its key went (or an admin member
  * minting a team key) may have added something meanwhile, and once the owner is gone nothing
  * can be added any more.
@@ -53,6 +54,7 @@ export class ErasureService implements AccountErasure, OnModuleDestroy {
   constructor(
     private readonly erasures: ErasureRepository,
     private readonly keys: ApiKeyService,
+    private readonly identities: IdentityLinks,
     private readonly profiles: ProfileService,
     private readonly projects: ProjectService,
     private readonly collections: CollectionDropsService,
@@ -179,6 +181,9 @@ export class ErasureService implements AccountErasure, OnModuleDestroy {
     const tenant: Tenant = { kind: erasure.kind, id: erasure.target };
     switch (step) {
       case 'keys':
+        // A user's identities go with its keys: no token acts as the account from then on, and
+        // a later token of such an identity is an unknown identity (a fresh user, or 403).
+        if (tenant.kind === 'user') await this.identities.eraseOf(tenant.id);
         return this.keys.revokeAllOf(tenant);
       case 'memberships':
         return this.teams.deleteMembershipsOf(tenant);

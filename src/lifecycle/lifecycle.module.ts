@@ -3,6 +3,7 @@ import { MongooseModule } from '@nestjs/mongoose';
 import { DataModule } from '../data/data.module';
 import { EventsModule } from '../events';
 import { FilesModule } from '../files';
+import { IdentityModule } from '../identity';
 import { ACCOUNT_ERASURE, ProfileModule } from '../profile';
 import { ProjectModule } from '../project/project.module';
 import { TeamModule } from '../team/team.module';
@@ -43,6 +44,7 @@ import { TenantMoves } from './tenant-moves.service';
     DataModule,
     EventsModule,
     FilesModule,
+    IdentityModule,
     ProfileModule,
     ProjectModule,
     TeamModule,

@@ -6,6 +6,7 @@ export { ProfileDto } from './dto/profile.dto';
 export { acceptedErasure, ERASURE_ACCEPTED, ErasureDto } from './dto/erasure.dto';
 export { ProfileModule } from './profile.module';
 export { ProfileService } from './profile.service';
+export { ProfileExistsError } from './profile.errors';
 export type { PlanInput, Profile } from './profile.types';
 export {
   ACCOUNT_ERASURE,

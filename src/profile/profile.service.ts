@@ -84,6 +84,24 @@ export class ProfileService {
   }
 
   /**
+   * Registers a user with its root profile unless they exist (provisioning for an identity:
+   * repeated after a crash or by concurrent requests, each call completes what is missing).
+   * 'email-taken': another user has the email, nothing was written.
+   */
+  async ensureUser(subject: string, email: string): Promise<'ok' | 'email-taken'> {
+    const normalizedEmail = email.trim().toLowerCase();
+    if ((await this.profiles.insertUser(subject, normalizedEmail)) === DUPLICATE) {
+      if (!(await this.profiles.userExists(subject))) return 'email-taken';
+    }
+    return 'ok';
+  }
+
+  /** Creates a user's root profile unless it exists (after ensureUser and its placement). */
+  async ensureRoot(subject: string, email: string): Promise<void> {
+    await this.profiles.insert(rootKey(subject), { email: email.trim().toLowerCase() });
+  }
+
+  /**
    * Registered users by subject (operator API); the email and its prefix are matched as emails are
    * stored (lower case).
    */

@@ -34,6 +34,7 @@ const SCOPE_OF: Record<string, Scope | null> = {
   'POST /admin/tenants/{kind}/{id}/move': null,
   'POST /admin/users': null,
   'PUT /admin/teams/{id}/members/{subject}': null,
+  'PUT /admin/users/{subject}/identities': null,
   'PUT /admin/users/{subject}/plans': null,
   'GET /health': null,
   'GET /health/ready': null,

@@ -13,6 +13,7 @@ import { IsRfc3339Date, OptionalField } from '../../common/dto';
 import { sharedSchemaRef } from '../../common/http/openapi-schemas';
 import { JsonArrayBody } from '../../common/http/validation';
 import { ApiKeyDto } from '../../auth/dto/api-key.dto';
+import type { LinkedIdentity } from '../../identity';
 import { ProfileDto } from '../../profile';
 import { MyTeamDto } from '../../team';
 import { PlacementRequestDto } from './placement.dto';
@@ -121,6 +122,53 @@ export class PlanInputDto {
 @JsonArrayBody(PlanInputDto, { maxItems: MAX_PLANS, tooMany: `at most ${MAX_PLANS} plans` })
 export class PlanListDto extends Array<PlanInputDto> {}
 
+/** Identities one PUT /admin/users/{subject}/identities may give a user. */
+export const MAX_IDENTITIES = 32;
+
+/** An identity of an identity provider: the issuer (one of OIDC_ISSUERS) and its subject claim. */
+export class IdentityInputDto {
+  /** The exact `iss` of an issuer configured in OIDC_ISSUERS. */
+  @IsString()
+  @MinLength(1)
+  @MaxLength(2048)
+  @ApiProperty({ example: 'https://idp.example.com/realms/main' })
+  issuer!: string;
+
+  /** The identity's `sub` at that issuer. */
+  @IsString()
+  @MinLength(1)
+  @MaxLength(256)
+  @ApiProperty({ example: '248289761001' })
+  subject!: string;
+}
+
+/** The body of PUT /admin/users/{subject}/identities: every identity the user is to have. */
+@JsonArrayBody(IdentityInputDto, {
+  maxItems: MAX_IDENTITIES,
+  tooMany: `at most ${MAX_IDENTITIES} identities`,
+})
+export class IdentityListDto extends Array<IdentityInputDto> {}
+
+/** An identity of a user. */
+export class LinkedIdentityDto {
+  @ApiProperty({ example: 'https://idp.example.com/realms/main' })
+  issuer!: string;
+
+  @ApiProperty({ example: '248289761001' })
+  subject!: string;
+
+  @ApiProperty({ format: 'date-time' })
+  createdAt!: string;
+
+  /** `provisioned`: its first token created the user; `linked`: the operator linked it. */
+  @ApiProperty({ enum: ['provisioned', 'linked'] })
+  how!: 'provisioned' | 'linked';
+
+  static from(identity: LinkedIdentity): LinkedIdentityDto {
+    return { ...identity, createdAt: identity.createdAt.toISOString() };
+  }
+}
+
 export class UserSummaryDto {
   @ApiProperty({ example: 'auth0|5f7c8ec7c33c6c004bbafe82' })
   subject!: string;
@@ -159,4 +207,7 @@ export class UserDetailDto {
 
   @ApiProperty({ type: UserQuotaDto })
   quota!: UserQuotaDto;
+  /** The identities of identity providers linked to the user (README "Authentication"). */
+  @ApiProperty({ type: [LinkedIdentityDto] })
+  identities!: LinkedIdentityDto[];
 }
