@@ -3076,7 +3076,6 @@ export interface components {
         | 'UNKNOWN_ISSUER'
         | 'IDENTITY_TAKEN'
         | 'IDENTITY_EMAIL_TAKEN'
-        | 'TOKEN_CLIENT_MISSING'
         | 'TOKEN_PROFILE_NOT_FOUND';
       /** @example 1 field is not valid: name */
       detail: string;

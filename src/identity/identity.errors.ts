@@ -24,14 +24,6 @@ export const IDENTITY_ERRORS = defineErrors({
         'A user with the email alice@example.com exists; the operator links the identity to it (PUT /admin/users/{subject}/identities).',
     },
   },
-  TOKEN_CLIENT_MISSING: {
-    status: HttpStatus.FORBIDDEN,
-    title: 'The token names no client, so no profile can act for it',
-    example: {
-      detail:
-        'The token names no client in its client claims (azp, client_id): it acts as no root or sub profile.',
-    },
-  },
   TOKEN_PROFILE_NOT_FOUND: {
     status: HttpStatus.FORBIDDEN,
     title: "The token's client has no sub profile, and its issuer does not provision",
@@ -79,19 +71,6 @@ export class TokenProfileNotFoundError extends DomainError {
     super(
       IDENTITY_ERRORS.TOKEN_PROFILE_NOT_FOUND,
       `No sub profile with clientId ${clientId} and accountId ${accountId} in branch '${branch}' exists, and the token's issuer does not provision profiles.`,
-    );
-  }
-}
-
-/**
- * A token naming no client: whether it acts as the root profile or which sub profile is not
- * known, so it acts as none (refused before anything is read).
- */
-export class TokenClientMissingError extends DomainError {
-  constructor(claims: readonly string[]) {
-    super(
-      IDENTITY_ERRORS.TOKEN_CLIENT_MISSING,
-      `The token names no client in its client claims (${claims.join(', ')}): it acts as no root or sub profile.`,
     );
   }
 }

@@ -11,11 +11,7 @@ import { APP_CONFIG, type AppConfig } from '../config';
 import { TenantPlacements } from '../placement';
 import { ProfileExistsError, ProfileService } from '../profile';
 import { IdentityDirectory, identityCacheBounds } from './identity-directory';
-import {
-  IdentityEmailTakenError,
-  TokenClientMissingError,
-  TokenProfileNotFoundError,
-} from './identity.errors';
+import { IdentityEmailTakenError, TokenProfileNotFoundError } from './identity.errors';
 import type { Identity } from './identity.repository';
 
 /** The email of a provisioned user whose token carries none (the `.invalid` TLD never resolves). */
@@ -51,9 +47,7 @@ export class TokenIdentities implements TokenPrincipals {
 
   async principalOf(token: VerifiedToken, branch: string): Promise<CustomerPrincipal> {
     const { issuer } = token;
-    const isRoot = token.clientId !== null && issuer.rootClients.includes(token.clientId);
-    // Which sub profile a token naming no client acts as is not known: refused before any read.
-    if (!isRoot && token.clientId === null) throw new TokenClientMissingError(issuer.claims.client);
+    const isRoot = issuer.rootClients.includes(token.clientId);
     const identityId = this.directory.idOf(issuer.issuer, token.subject);
     const user = await this.directory.cache.load(identityId, () => this.userOf(token, identityId));
     if (!user) throw new UnknownIdentityError(issuer.issuer, token.subject);
@@ -66,7 +60,7 @@ export class TokenIdentities implements TokenPrincipals {
     };
     const subject = user.userSubject;
     if (isRoot) return { kind: 'root', credential, subject, branch, boundBranch: null };
-    const key = { subject, branch, clientId: token.clientId as string, accountId: token.accountId };
+    const key = { subject, branch, clientId: token.clientId, accountId: token.accountId };
     const cacheKey = [key.subject, key.branch, key.clientId, key.accountId].join('\n');
     const sub = await this.subProfiles.load(cacheKey, () =>
       this.subProfileOf(token, key, credential),

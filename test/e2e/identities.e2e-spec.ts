@@ -254,10 +254,11 @@ describe('principals', () => {
     ).toBe(1);
   });
 
-  it('refuses a token naming no client with 403 TOKEN_CLIENT_MISSING, provisioning nothing', async () => {
+  it('refuses a token naming no client with 401 INVALID_TOKEN, provisioning nothing', async () => {
     const sub = unique('noclient');
     const res = await bearer(t, await token(a, sub, { client: null })).get('/me');
-    expectProblem(res, 403, 'TOKEN_CLIENT_MISSING');
+    expectProblem(res, 401, 'INVALID_TOKEN');
+    expect(res.headers['www-authenticate']).toMatch(/error="invalid_token".*names no client/);
     expect(await identities().countDocuments({ subject: sub })).toBe(0);
   });
 

@@ -30,6 +30,8 @@ const fresh = () => `user-${++subjects}`;
 beforeAll(async () => {
   issuer = await TestTokenIssuer.start();
   unreached = await TestTokenIssuer.start();
+  // A client, as access tokens name one (a token naming none is refused: a test of its own).
+  for (const each of [issuer, unreached]) each.defaultClaims = { client_id: 'test-app' };
   unreached.down();
   t = await createTestApp(__filename, {
     OIDC_ISSUERS: JSON.stringify([
@@ -145,6 +147,11 @@ describe('refused access tokens', () => {
       'a token without a subject',
       () => issuer.token(fresh(), AUDIENCE, { claims: { sub: undefined } }),
       /no subject claim \(sub\)/,
+    ],
+    [
+      'a token naming no client (an ID token of a code flow without a nonce looks so)',
+      () => issuer.token(fresh(), AUDIENCE, { typ: null, claims: { client_id: undefined } }),
+      /names no client \(azp, client_id\)/,
     ],
     [
       'an ID token (nonce)',

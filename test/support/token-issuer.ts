@@ -37,6 +37,8 @@ export interface TokenOptions {
 export class TestTokenIssuer {
   readonly issuer: string;
   published: IssuerKey[] = [];
+  /** Claims every token gets beside the defaults, before a token's own `claims`. */
+  defaultClaims: Record<string, unknown> = {};
   jwksFetches = 0;
   discoveryFetches = 0;
   /** Every request received, also those answered 503 while down (fetch attempts). */
@@ -104,7 +106,7 @@ export class TestTokenIssuer {
       iat: now,
       exp: now + (options.expiresIn ?? 300),
     };
-    for (const [name, value] of Object.entries(options.claims ?? {})) {
+    for (const [name, value] of Object.entries({ ...this.defaultClaims, ...options.claims })) {
       if (value === undefined) delete payload[name];
       else payload[name] = value;
     }

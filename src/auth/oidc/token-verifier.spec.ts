@@ -10,6 +10,7 @@ let issuer: TestTokenIssuer;
 
 beforeAll(async () => {
   issuer = await TestTokenIssuer.start();
+  issuer.defaultClaims = { client_id: 'test-app' };
 });
 afterAll(() => issuer.stop());
 afterEach(() => jest.useRealTimers());

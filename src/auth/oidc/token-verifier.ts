@@ -103,13 +103,19 @@ function claimsOf(issuer: OidcIssuerConfig, payload: JWTPayload): VerifiedToken 
   const subject = payload[claims.subject];
   if (typeof subject !== 'string' || subject.length === 0)
     throw new InvalidTokenError(`The token has no subject claim (${claims.subject}).`);
+  // RFC 9068 access tokens name their client (client_id); the plain JWT access tokens of the
+  // providers people use do too (azp). An ID token does not: its client is its aud.
   const client = claims.client.map((name) => payload[name]).find((v) => typeof v === 'string');
+  if (typeof client !== 'string' || client.length === 0)
+    throw new InvalidTokenError(
+      `The token names no client (${claims.client.join(', ')}): an access token names the client it was issued to, an ID token does not.`,
+    );
   const accountId = payload[claims.accountId];
   const email = payload[claims.email];
   return {
     issuer,
     subject,
-    clientId: typeof client === 'string' ? client : null,
+    clientId: client,
     accountId: typeof accountId === 'string' ? accountId : subject,
     email: typeof email === 'string' ? email : null,
     scopes: scopesOf(issuer, payload),

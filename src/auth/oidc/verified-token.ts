@@ -10,8 +10,8 @@ export interface VerifiedToken {
   issuer: OidcIssuerConfig;
   /** The subject claim: with the issuer, the identity. */
   subject: string;
-  /** The client it was issued to (`azp`, then `client_id`); null when it names none. */
-  clientId: string | null;
+  /** The client it was issued to (`azp`, then `client_id`): a token naming none is refused. */
+  clientId: string;
   /** The `accountId` of the sub profile a non-root client acts as (the subject by default). */
   accountId: string;
   /** The email claim, when present. */
