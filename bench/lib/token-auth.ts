@@ -116,7 +116,7 @@ export async function startTokenService(
     `/admin/users/${encodeURIComponent(subject)}/identities`,
     {
       key: options.adminKey,
-      body: { identities: [{ issuer: issuer.issuer, subject: tokenSubject }] },
+      body: [{ issuer: issuer.issuer, subject: tokenSubject }],
     },
   );
   const accessToken = await issuer.token(

@@ -25,10 +25,10 @@ import { ErasureNotFoundError, TenantNotFoundError } from './lifecycle.errors';
 /**
  * The steps of an erasure, in order. Each one is idempotent (deletes by owner), so a step that
  * ran half-way before a crash simply runs again. Keys (and a user's identities) go first, before
- * the erasure is answered: from then on nothing can act as the account. The last step removes the owner itself and then
- * repeats the others: a request that authenticated before its key went (or an admin member
- * minting a team key) may have added something meanwhile, and once the owner is gone nothing
- * can be added any more.
+ * the erasure is answered: from then on nothing can act as the account. The last step removes the
+ * owner itself and then repeats the others: a request that authenticated before its key went (or
+ * an admin member minting a team key) may have added something meanwhile, and once the owner is
+ * gone nothing can be added any more.
  */
 const STEPS = ['keys', 'memberships', 'projects', 'collections', 'files', 'owner'] as const;
 type Step = (typeof STEPS)[number];
