@@ -392,6 +392,41 @@ describe('linking', () => {
     expectProblem(await bearer(t, jwt).get('/me'), 403, 'UNKNOWN_IDENTITY');
   });
 
+  it("is the key's principal for every rule: one idempotency scope, one events actor", async () => {
+    const user = await createUser(t);
+    const sub = unique('same-principal');
+    await admin()
+      .put(`/admin/users/${user.subject}/identities`, [{ issuer: closed.issuer, subject: sub }])
+      .expect(200);
+    const jwt = await token(closed, sub);
+    const item = { item: { _id: 'once', text: 'written once' } };
+    const first = await t
+      .http()
+      .post('/data/notes')
+      .set('X-Api-Key', user.apiKey)
+      .set('Idempotency-Key', 'same-principal-1')
+      .send(item)
+      .expect(200);
+    // The retry with the user's token is the same caller's retry: the stored answer, no write.
+    const retried = await bearer(t, jwt)
+      .post('/data/notes', item)
+      .set('Idempotency-Key', 'same-principal-1')
+      .expect(200);
+    expect(retried.headers['idempotent-replayed']).toBe('true');
+    expect(retried.body).toEqual(first.body);
+    await bearer(t, jwt)
+      .post('/data/notes', { item: { _id: 'by-token', text: 'from a token' } })
+      .expect(200);
+    const feed = await bearer(t, jwt).get('/events?collection=notes&limit=100').expect(200);
+    const actors = (feed.body.events as { resource: string; key: string; actor: unknown }[])
+      .filter((event) => event.resource === 'item')
+      .map((event) => [event.key, event.actor]);
+    expect(actors).toEqual([
+      ['once', { kind: 'root', id: user.subject }],
+      ['by-token', { kind: 'root', id: user.subject }],
+    ]);
+  });
+
   it('refuses an identity of another user (409), an unknown issuer (400) and an unknown user (404), writing nothing', async () => {
     const owner = await createUser(t);
     const other = await createUser(t);
