@@ -1,6 +1,7 @@
 import { exportSPKI, importJWK, SignJWT, type CryptoKey } from 'jose';
 import type { CommandStartedEvent } from 'mongodb';
 import { createTestApp, type TestApp } from '../support/app';
+import { BackgroundTasks } from '../../src/common/scheduling/background-tasks';
 import { holdClock, moveClock } from '../support/held-clock';
 import { expectProblem } from '../support/problems';
 import { TestTokenIssuer } from '../support/token-issuer';
@@ -43,6 +44,9 @@ beforeAll(async () => {
     OIDC_MAX_TOKEN_AGE_S: String(MAX_TOKEN_AGE_S),
     METRICS_DATABASE_COMMANDS: 'true',
   });
+  // Every write recorded must be a request's: the instance's background tasks (sweeps that run
+  // when the held clock is moved past their interval) are stopped for this file.
+  await t.app.get(BackgroundTasks).onModuleDestroy();
   t.connection.getClient().on('commandStarted', (event: CommandStartedEvent) => {
     if (recording && ['insert', 'update', 'delete', 'findAndModify'].includes(event.commandName))
       writes.push(`${event.commandName} ${String(event.command[event.commandName])}`);
