@@ -2175,7 +2175,9 @@ export interface components {
       collection?: string;
       /**
        * @description The resource after the change (as GET answers it; a live query's item projected by its
-       *     `fields`); absent for deletions, and on a `left` of an item that became another owner's.
+       *     `fields`); absent for deletions, on a `left` of an item that became another owner's, and
+       *     when the key or token lacks the read scope of the resource (items and collections
+       *     `data:read`, profiles `profile:read`, projects `projects:read`, files `files:read`).
        */
       data?: {
         [key: string]: unknown;

@@ -10,6 +10,7 @@ import { AuthFailureLimiter } from './auth-failure.limiter';
 import {
   BranchMismatchError,
   IdentityProviderUnavailableError,
+  InsufficientScopeError,
   InvalidBranchError,
   InvalidTokenError,
   IpNotAllowedError,
@@ -23,7 +24,7 @@ import { ALLOWED_KINDS, IS_PUBLIC, type RequestWithPrincipal } from './auth.deco
 import { isValidBranch } from './branch';
 import { grantOf, type Principal, type PrincipalKind } from './principal';
 import { addressAllowed } from './allowed-ips';
-import { insufficientScope, RequiredScopes } from './required-scopes';
+import { RequiredScopes } from './required-scopes';
 import {
   TEAM_ID_PATTERN,
   TEAM_MEMBERSHIP_LOOKUP,
@@ -133,7 +134,8 @@ export class ApiKeyGuard implements CanActivate {
     }
 
     const scope = this.scopes.of(this.reflector, context);
-    if (scope !== null && !hasScope(grantOf(principal), scope)) throw insufficientScope(res, scope);
+    if (scope !== null && !hasScope(grantOf(principal), scope))
+      throw new InsufficientScopeError(scope);
 
     req.principal = { ...principal, branch: requestBranch(req, boundBranch) };
     return true;

@@ -117,15 +117,22 @@ export class ScopeEscalationError extends DomainError {
 }
 
 /**
- * A key without the scope the route needs (README "Authentication"); the guard also sends
- * `WWW-Authenticate: Bearer error="insufficient_scope", scope="<scope>"` (RFC 6750).
+ * A key or token without the scope the request needs (README "Authentication"), answered with
+ * `WWW-Authenticate: Bearer error="insufficient_scope", scope="<scope>"` (RFC 6750, 3.1).
  */
 export class InsufficientScopeError extends DomainError {
-  constructor(scope: string) {
+  constructor(
+    private readonly scope: string,
+    what = 'This route',
+  ) {
     super(
       AUTH_ERRORS.INSUFFICIENT_SCOPE,
-      `This route needs the scope ${scope}, which the API key does not hold.`,
+      `${what} needs the scope ${scope}, which the API key or token does not hold.`,
     );
+  }
+
+  override get headers(): Record<string, string> {
+    return { 'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${this.scope}"` };
   }
 }
 

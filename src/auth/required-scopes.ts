@@ -1,9 +1,7 @@
 import type { ExecutionContext, Type } from '@nestjs/common';
 import type { Reflector } from '@nestjs/core';
-import type { Response } from 'express';
 import type { Scope } from './access-grant';
 import { REQUIRED_SCOPE } from './auth.decorators';
-import { InsufficientScopeError } from './auth.errors';
 
 /**
  * The scope each route needs (@NeedsScope, @NeedsNoScope, @Public), read from its declaration
@@ -30,10 +28,4 @@ export class RequiredScopes {
     routes.set(handler, declared);
     return declared;
   }
-}
-
-/** 403 INSUFFICIENT_SCOPE, naming the scope in WWW-Authenticate as RFC 6750 (3.1) has it. */
-export function insufficientScope(res: Response, scope: Scope): InsufficientScopeError {
-  res.setHeader('WWW-Authenticate', `Bearer error="insufficient_scope", scope="${scope}"`);
-  return new InsufficientScopeError(scope);
 }

@@ -22,12 +22,15 @@ import {
   checkCollectionAccess,
   credentialIdOf,
   CurrentPrincipal,
+  grantOf,
   PrincipalRights,
   rightsLossError,
   type CustomerPrincipal,
   type RightsWatch,
   NeedsScope,
 } from '../auth';
+import { hasScope } from '../auth/access-grant';
+import { InsufficientScopeError } from '../auth/auth.errors';
 import { ProblemDto, ValidationFailedError } from '../common/errors';
 import { ShutdownState } from '../health/shutdown.state';
 import { EventDto, EventPageDto, EventsPageQueryDto, EventsQueryDto } from './dto/events.dto';
@@ -210,6 +213,9 @@ export class EventsController {
     // A collection the key does not reach is refused (its events are never sent either way).
     if (dto.collection !== undefined) checkCollectionAccess(principal, dto.collection, 'read');
     const isLive = Object.keys(liveParams).length > 0;
+    // A live query answers with items: it reads what data:read reads.
+    if (isLive && !hasScope(grantOf(principal), 'data:read'))
+      throw new InsufficientScopeError('data:read', 'A live query (filter[…], fields)');
     const errors: { field: string; message: string }[] = [];
     if (isLive && dto.collection === undefined)
       errors.push({

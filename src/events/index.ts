@@ -13,4 +13,5 @@ export {
 export type { PlannedChange } from './event-intent.schema';
 export { FeedMover } from './feed-mover';
 export { priorOf } from './item-images';
+export { DATA_SCOPE_OF_EVENT } from './live-query';
 export type { LiveFilter, LiveFilterCompiler } from './live-filter';

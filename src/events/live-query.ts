@@ -1,6 +1,7 @@
-import type { CustomerPrincipal } from '../auth';
+import { grantOf, type CustomerPrincipal } from '../auth';
+import { hasScope, type Scope } from '../auth/access-grant';
 import type { EventQuery, FeedEvent } from './event-scope';
-import type { LiveEventType } from './event.schema';
+import { EVENT_RESOURCES, type EventResource, type LiveEventType } from './event.schema';
 import { imageBefore } from './item-images';
 import type { LiveFilter } from './live-filter';
 
@@ -71,9 +72,31 @@ export function eventView(
   query: Pick<EventQuery, 'live'>,
 ): (event: FeedEvent) => LiveEvent | null {
   const live = query.live;
-  if (!live) return (event) => ({ event, type: event.type, data: event.data });
+  if (!live) {
+    const readable = dataReadable(principal);
+    return (event) => ({ event, type: event.type, data: readable(event) ? event.data : null });
+  }
   return (event) => {
     const view = liveEventOf(event, live.filter, principal);
     return view && (live.type === undefined || view.type === live.type) ? view : null;
   };
+}
+
+/**
+ * The scope that reads what an event's data is an image of: the feed (`events:read`) says what
+ * changed, and its data is shown only to a caller that may read the thing itself.
+ */
+export const DATA_SCOPE_OF_EVENT: Readonly<Record<EventResource, Scope>> = {
+  item: 'data:read',
+  collection: 'data:read',
+  profile: 'profile:read',
+  project: 'projects:read',
+  file: 'files:read',
+};
+
+/** Whether the caller may see an event's data (else the event goes without it). */
+function dataReadable(principal: CustomerPrincipal): (event: FeedEvent) => boolean {
+  const grant = grantOf(principal);
+  const held = new Set(EVENT_RESOURCES.filter((r) => hasScope(grant, DATA_SCOPE_OF_EVENT[r])));
+  return (event) => held.has(event.resource);
 }

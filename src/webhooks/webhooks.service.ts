@@ -1,16 +1,18 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
   checkCollectionAccess,
+  grantOf,
   readableBy,
   tenantOf,
   type CustomerPrincipal,
   type Tenant,
 } from '../auth';
-import { CollectionNotAllowedError } from '../auth/auth.errors';
+import { hasScope } from '../auth/access-grant';
+import { CollectionNotAllowedError, InsufficientScopeError } from '../auth/auth.errors';
 import { ValidationFailedError } from '../common/errors';
 import { APP_CONFIG, type AppConfig } from '../config';
-import type { EventType } from '../events/event.schema';
-import { EventsService, namespaceOfPrincipal } from '../events';
+import { EVENT_RESOURCES, type EventResource, type EventType } from '../events/event.schema';
+import { DATA_SCOPE_OF_EVENT, EventsService, namespaceOfPrincipal } from '../events';
 import type { SyncResult } from '../common/mongo/document-sync';
 import { DeliveriesRepository } from './deliveries.repository';
 import { WebhookDeliveries, type OwnersLost } from './webhook-deliveries';
@@ -54,6 +56,16 @@ export class WebhooksService {
     // `collection` would carry every collection's events.
     if (input.collection !== undefined) checkCollectionAccess(principal, input.collection, 'read');
     else if (readableBy(principal)) throw new CollectionNotAllowedError(null, 'read');
+    // Deliveries carry the data of what they report: the key must read it. A webhook of one
+    // collection reports its items and the collection; one without, everything of the namespace.
+    const resources: EventResource[] =
+      input.collection !== undefined ? ['item', 'collection'] : [...EVENT_RESOURCES];
+    const grant = grantOf(principal);
+    for (const resource of resources) {
+      const scope = DATA_SCOPE_OF_EVENT[resource];
+      if (!hasScope(grant, scope))
+        throw new InsufficientScopeError(scope, `A webhook delivering ${resource} events`);
+    }
     const problem =
       urlProblem(input.url) ?? (await resolveProblem(input.url, this.settings.allowPrivate));
     if (problem) throw new ValidationFailedError([{ field: 'url', message: problem }]);

@@ -307,6 +307,59 @@ describe('scopes', () => {
     await as(t, team).post('/project', { name: 'team plan' }).expect(200);
   });
 
+  it('gives the feed to events:read and the data in it only to the read scope of what it is about', async () => {
+    const collection = `feed_${randomBytes(4).toString('hex')}`;
+    let start = '0';
+    for (;;) {
+      const read = (await as(t, user).get(`/events?after=${start}&limit=500`).expect(200)).body;
+      if (read.events.length === 0) break;
+      start = read.next as string;
+    }
+    await as(t, user)
+      .post(`/data/${collection}`, { item: { _id: 'secret', text: 'cost 12.40' } })
+      .expect(200);
+    await as(t, user)
+      .put('/profile', { settings: { theme: 'dark' } })
+      .expect(200);
+    const watcher = await limitedKey(t, user, ['events:read']);
+    const page = (await as(t, watcher).get(`/events?after=${start}&limit=500`).expect(200))
+      .body as { events: { resource: string; key: string; data?: unknown }[] };
+    const item = page.events.find((e) => e.resource === 'item' && e.key === 'secret');
+    expect(item).toBeDefined();
+    expect(item).not.toHaveProperty('data');
+    for (const event of page.events) expect(event).not.toHaveProperty('data');
+    expect(JSON.stringify(page)).not.toContain('12.40');
+    // With data:read the same feed carries the items, and still not the profile's data.
+    const reader = await limitedKey(t, user, ['events:read', 'data:read']);
+    const full = (await as(t, reader).get(`/events?after=${start}&limit=500`).expect(200)).body as {
+      events: { resource: string; key: string; data?: unknown }[];
+    };
+    expect(full.events.find((e) => e.key === 'secret')?.data).toMatchObject({ text: 'cost 12.40' });
+    const profileEvents = full.events.filter((e) => e.resource === 'profile');
+    expect(profileEvents.length).toBeGreaterThan(0);
+    for (const event of profileEvents) expect(event).not.toHaveProperty('data');
+    // The user's key, which holds every scope, sees the profile's data in the same events.
+    const own = (await as(t, user).get(`/events?after=${start}&limit=500`).expect(200)).body as {
+      events: { resource: string; data?: unknown }[];
+    };
+    expect(own.events.filter((e) => e.resource === 'profile').map((e) => e.data)).toEqual(
+      profileEvents.map(() => expect.anything()),
+    );
+    // A live query answers with items, and a webhook delivers data: both need its read scopes.
+    const live = await as(t, watcher).get(`/events?collection=${collection}&filter[text]=x`);
+    expectProblem(live, 403, 'INSUFFICIENT_SCOPE');
+    expect(live.headers['www-authenticate']).toBe(
+      'Bearer error="insufficient_scope", scope="data:read"',
+    );
+    const hook = { url: 'https://hooks.example.com/in', events: ['created'] };
+    const refused = await as(t, watcher).post('/webhooks', { ...hook, collection });
+    expectProblem(refused, 403, 'INSUFFICIENT_SCOPE');
+    expect(refused.headers['www-authenticate']).toBe(
+      'Bearer error="insufficient_scope", scope="data:read"',
+    );
+    expectProblem(await as(t, reader).post('/webhooks', hook), 403, 'INSUFFICIENT_SCOPE');
+  });
+
   it('refuses a read-only key the replay of an idempotent write made with a full key', async () => {
     const headers = { 'Idempotency-Key': `replay-${randomBytes(4).toString('hex')}` };
     const body = { item: { _id: 'once', text: 'first' } };
