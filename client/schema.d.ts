@@ -7189,7 +7189,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description SCOPE_ESCALATION: the new key would have more than the calling key; INSUFFICIENT_SCOPE: the key holds neither the scope `keys:manage` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
+      /** @description SCOPE_ESCALATION: the new key would have more than the calling key, or outlive it; INSUFFICIENT_SCOPE: the key holds neither the scope `keys:manage` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -7580,7 +7580,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description SCOPE_ESCALATION: the key has rights the calling key lacks; FORBIDDEN: a key of another branch; INSUFFICIENT_SCOPE: the key holds neither the scope `keys:manage` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
+      /** @description SCOPE_ESCALATION: the key has rights the calling key lacks, or outlives it; FORBIDDEN: a key of another branch; INSUFFICIENT_SCOPE: the key holds neither the scope `keys:manage` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -18952,7 +18952,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description SCOPE_ESCALATION: the new key would have more than the calling key; INSUFFICIENT_SCOPE: the key holds neither the scope `keys:manage` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
+      /** @description SCOPE_ESCALATION: the new key would have more than the calling key, or outlive it; INSUFFICIENT_SCOPE: the key holds neither the scope `keys:manage` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -19346,7 +19346,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description SCOPE_ESCALATION: the key has rights the calling key lacks; INSUFFICIENT_SCOPE: the key holds neither the scope `keys:manage` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
+      /** @description SCOPE_ESCALATION: the key has rights the calling key lacks, or outlives it; INSUFFICIENT_SCOPE: the key holds neither the scope `keys:manage` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */

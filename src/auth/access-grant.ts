@@ -102,6 +102,15 @@ export function allowsCollection(
 }
 
 /**
+ * What a key expiring at `wanted` would have beyond a caller expiring at `held` (null: never), in
+ * words; null when it ends no later: a key never mints or rotates a key that outlives it.
+ */
+export function lifetimeEscalationOf(wanted: Date | null, held: Date | null): string | null {
+  if (held === null || (wanted !== null && wanted <= held)) return null;
+  return wanted === null ? 'no expiry' : `an expiry after ${held.toISOString()}`;
+}
+
+/**
  * What `wanted` asks beyond `held`, in words, or null when it asks nothing more: a key never
  * mints a key with more than it has (SCOPE_ESCALATION). A pattern is within the holder's when
  * every collection it can name is one the holder reaches as far (a holder's `notes*` covers

@@ -8,7 +8,7 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import { ProblemDto } from '../common/errors';
-import { ApiKeyService } from './api-key.service';
+import { ApiKeyService, callerLimitsOf } from './api-key.service';
 import { Auth, CurrentPrincipal, NeedsScope } from './auth.decorators';
 import {
   ApiKeyDto,
@@ -19,7 +19,7 @@ import {
   RotatedApiKeyDto,
 } from './dto/api-key.dto';
 import type { KeyManager } from './key-scope';
-import { grantOf, type Principal } from './principal';
+import type { Principal } from './principal';
 import { IdempotentWrites } from '../idempotency';
 
 type RootPrincipal = Extract<Principal, { kind: 'root' }>;
@@ -70,7 +70,7 @@ export class ApiKeyController {
       managerOf(principal),
       principal.branch,
       body,
-      grantOf(principal),
+      callerLimitsOf(principal),
     );
     return { key: ApiKeyDto.from(issued.key), apiKey: issued.apiKey };
   }
@@ -90,7 +90,7 @@ export class ApiKeyController {
   @ApiForbiddenResponse({
     type: ProblemDto,
     description:
-      'SCOPE_ESCALATION: the key has rights the calling key lacks; FORBIDDEN: a key of another branch',
+      'SCOPE_ESCALATION: the key has rights the calling key lacks, or outlives it; FORBIDDEN: a key of another branch',
   })
   @ApiNotFoundResponse({
     type: ProblemDto,
@@ -101,7 +101,12 @@ export class ApiKeyController {
     @Param('id') id: string,
     @Body() body: RotateApiKeyDto,
   ): Promise<RotatedApiKeyDto> {
-    const rotated = await this.keys.rotate(managerOf(principal), id, body, grantOf(principal));
+    const rotated = await this.keys.rotate(
+      managerOf(principal),
+      id,
+      body,
+      callerLimitsOf(principal),
+    );
     return RotatedApiKeyDto.of(rotated);
   }
 

@@ -7,11 +7,25 @@ import { digestApiKey, digestsEqual, generateApiKey } from './api-key.secret';
 import { ApiKeyNotFoundError, ScopeEscalationError, SubProfileNotFoundError } from './auth.errors';
 import { OverBudgetKeyLookups } from './over-budget-lookups';
 import { branchOfNewKey, scopeOf, type KeyManager } from './key-scope';
-import { escalationOf, FULL_GRANT, type AccessGrant } from './access-grant';
+import { escalationOf, FULL_GRANT, lifetimeEscalationOf, type AccessGrant } from './access-grant';
 import { grantOfRequest, type GrantBounds, type GrantRequest } from './key-grant';
 import { KeyLastUse } from './key-last-use';
-import type { Principal } from './principal';
+import { grantOf, keyExpiryOf, type Principal } from './principal';
 import { SUB_PROFILE_LOOKUP, type SubProfileLookup } from './sub-profiles.port';
+
+/** What a key-minting caller may give: its grant, and until when its own key lasts. */
+export interface CallerLimits {
+  grant: AccessGrant;
+  /** The calling key's expiry; null: it never expires (a key without one, or a token). */
+  expiresAt: Date | null;
+}
+
+const UNLIMITED_CALLER: CallerLimits = { grant: FULL_GRANT, expiresAt: null };
+
+/** The limits of a caller minting or rotating keys. */
+export function callerLimitsOf(principal: Principal): CallerLimits {
+  return { grant: grantOf(principal), expiresAt: keyExpiryOf(principal) };
+}
 
 /** A principal before the request branch is applied, plus the branch its key is bound to. */
 export type KeyIdentity =
@@ -113,10 +127,10 @@ export class ApiKeyService {
   async createForTeam(
     teamId: string,
     request: CreateTeamKeyRequest,
-    callerGrant: AccessGrant,
+    caller: CallerLimits,
   ): Promise<IssuedKey> {
     refusePastExpiry(request.expiresAt);
-    const grant = this.grantWithin(request, callerGrant);
+    const grant = this.grantWithin(request, caller);
     return this.issue({
       kind: 'team',
       teamId,
@@ -132,11 +146,11 @@ export class ApiKeyService {
     teamId: string,
     id: string,
     request: RotateKeyRequest,
-    callerGrant: AccessGrant,
+    caller: CallerLimits,
   ): Promise<RotatedKey> {
     const key = await this.keys.findForTeam(teamId, id);
     if (!key) throw new ApiKeyNotFoundError(id);
-    return this.replace(key, request, callerGrant);
+    return this.replace(key, request, caller);
   }
 
   listForTeam(teamId: string): Promise<ApiKeyRecord[]> {
@@ -156,11 +170,11 @@ export class ApiKeyService {
     manager: KeyManager,
     requestBranch: string,
     request: CreateKeyRequest,
-    callerGrant: AccessGrant = FULL_GRANT,
+    caller: CallerLimits = UNLIMITED_CALLER,
   ): Promise<IssuedKey> {
     const { subject } = manager;
     refusePastExpiry(request.expiresAt);
-    const grant = this.grantWithin(request, callerGrant);
+    const grant = this.grantWithin(request, caller);
     const hasClient = request.clientId !== undefined;
     const hasAccount = request.accountId !== undefined;
     if (hasClient !== hasAccount) {
@@ -236,10 +250,10 @@ export class ApiKeyService {
     manager: KeyManager,
     id: string,
     request: RotateKeyRequest,
-    callerGrant: AccessGrant = FULL_GRANT,
+    caller: CallerLimits = UNLIMITED_CALLER,
   ): Promise<RotatedKey> {
     const key = await this.keys.findInScope(scopeOf(manager), id);
-    if (key) return this.replace(key, request, callerGrant);
+    if (key) return this.replace(key, request, caller);
     if (manager.boundBranch !== null && (await this.keys.existsForSubject(manager.subject, id))) {
       throw new ForbiddenError(
         `The API key is bound to branch '${manager.boundBranch}' and may only rotate keys bound to it.`,
@@ -255,9 +269,11 @@ export class ApiKeyService {
   private async replace(
     key: ApiKeyRecord,
     request: RotateKeyRequest,
-    callerGrant: AccessGrant,
+    caller: CallerLimits,
   ): Promise<RotatedKey> {
-    const beyond = escalationOf(key.grant, callerGrant);
+    const beyond =
+      escalationOf(key.grant, caller.grant) ??
+      lifetimeEscalationOf(key.expiresAt, caller.expiresAt);
     if (beyond !== null) throw new ScopeEscalationError(beyond);
     const now = Date.now();
     if (key.expiresAt && key.expiresAt.getTime() <= now) throw new ApiKeyNotFoundError(key.id);
@@ -283,10 +299,18 @@ export class ApiKeyService {
     return { ...issued, previousExpiresAt: until };
   }
 
-  /** The grant a request asks for, checked and within what the calling key has. */
-  private grantWithin(request: GrantRequest, callerGrant: AccessGrant): AccessGrant {
+  /**
+   * The grant a request asks for, checked and within what the calling key has, and its expiry
+   * no later than the calling key's.
+   */
+  private grantWithin(
+    request: GrantRequest & { expiresAt?: Date },
+    caller: CallerLimits,
+  ): AccessGrant {
     const grant = grantOfRequest(request, this.bounds);
-    const beyond = escalationOf(grant, callerGrant);
+    const beyond =
+      escalationOf(grant, caller.grant) ??
+      lifetimeEscalationOf(request.expiresAt ?? null, caller.expiresAt);
     if (beyond !== null) throw new ScopeEscalationError(beyond);
     return grant;
   }
@@ -327,7 +351,7 @@ function principalOf(key: ApiKeyRecord): Exclude<Principal, { kind: 'operator' }
     case 'root':
       return {
         kind: 'root',
-        credential: { kind: 'key', keyId: key.id },
+        credential: { kind: 'key', keyId: key.id, expiresAt: key.expiresAt },
         subject: key.subject,
         branch,
         boundBranch,
@@ -336,7 +360,7 @@ function principalOf(key: ApiKeyRecord): Exclude<Principal, { kind: 'operator' }
     case 'sub':
       return {
         kind: 'sub',
-        credential: { kind: 'key', keyId: key.id },
+        credential: { kind: 'key', keyId: key.id, expiresAt: key.expiresAt },
         subject: key.subject,
         clientId: key.clientId,
         accountId: key.accountId,
@@ -348,7 +372,7 @@ function principalOf(key: ApiKeyRecord): Exclude<Principal, { kind: 'operator' }
     case 'team':
       return {
         kind: 'team',
-        credential: { kind: 'key', keyId: key.id },
+        credential: { kind: 'key', keyId: key.id, expiresAt: key.expiresAt },
         teamId: key.teamId,
         branch,
         boundBranch,

@@ -9,7 +9,7 @@ import type { CustomerPrincipal } from './principal';
 
 const keyWith = (collections: AccessGrant['collections']): CustomerPrincipal => ({
   kind: 'root',
-  credential: { kind: 'key', keyId: 'k' },
+  credential: { kind: 'key', keyId: 'k', expiresAt: null },
   subject: 's',
   branch: '',
   boundBranch: null,

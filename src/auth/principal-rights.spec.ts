@@ -46,14 +46,14 @@ function rightsOver(keys: Map<string, ApiKeyRecord>, members: Set<string>) {
 
 const root = (keyId: string): CustomerPrincipal => ({
   kind: 'root',
-  credential: { kind: 'key', keyId },
+  credential: { kind: 'key', keyId, expiresAt: null },
   subject: 'u1',
   branch: '',
   boundBranch: null,
 });
 const acting = (keyId: string, teamId: string): CustomerPrincipal => ({
   kind: 'team',
-  credential: { kind: 'key', keyId },
+  credential: { kind: 'key', keyId, expiresAt: null },
   teamId,
   branch: '',
   boundBranch: null,

@@ -6,7 +6,7 @@ import { FULL_GRANT, type AccessGrant } from './access-grant';
  * identity provider (src/auth/oidc), as the identity (issuer, subject) `identityId` names.
  */
 export type Credential =
-  | { kind: 'key'; keyId: string }
+  | { kind: 'key'; keyId: string; /** When the key expires; null: never. */ expiresAt: Date | null }
   | {
       kind: 'token';
       issuer: string;
@@ -70,6 +70,16 @@ export type CustomerPrincipal = Exclude<Principal, { kind: 'operator' }>;
 export function credentialIdOf(principal: CustomerPrincipal): string {
   const { credential } = principal;
   return credential.kind === 'key' ? `key:${credential.keyId}` : `token:${credential.identityId}`;
+}
+
+/**
+ * When the key a principal authenticated with expires (null: never, the operator key, or a
+ * token — whose keys are bounded by its scopes, README "What a token cannot do that a key can").
+ */
+export function keyExpiryOf(principal: Principal): Date | null {
+  return principal.kind !== 'operator' && principal.credential.kind === 'key'
+    ? principal.credential.expiresAt
+    : null;
 }
 
 /** The API key a principal authenticated with; null for a token. */

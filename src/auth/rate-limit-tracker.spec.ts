@@ -13,7 +13,7 @@ describe('rateLimitTrackerOf', () => {
   it('counts an authenticated key by its id, whatever branch or team it acts in', () => {
     const root = {
       kind: 'root',
-      credential: { kind: 'key', keyId: 'k1' },
+      credential: { kind: 'key', keyId: 'k1', expiresAt: null },
       subject: 's',
       branch: '',
       boundBranch: null,
@@ -23,7 +23,7 @@ describe('rateLimitTrackerOf', () => {
       rateLimitTrackerOf(
         request({
           kind: 'team',
-          credential: { kind: 'key', keyId: 'k1' },
+          credential: { kind: 'key', keyId: 'k1', expiresAt: null },
           teamId: 't',
           branch: 'b',
           boundBranch: null,

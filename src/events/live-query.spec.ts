@@ -6,14 +6,14 @@ import { eventView, liveEventOf } from './live-query';
 
 const root: CustomerPrincipal = {
   kind: 'root',
-  credential: { kind: 'key', keyId: 'k' },
+  credential: { kind: 'key', keyId: 'k', expiresAt: null },
   subject: 's',
   branch: '',
   boundBranch: null,
 };
 const sub: CustomerPrincipal = {
   kind: 'sub',
-  credential: { kind: 'key', keyId: 'k2' },
+  credential: { kind: 'key', keyId: 'k2', expiresAt: null },
   subject: 's',
   clientId: 'c',
   accountId: 'me',

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { grantOf, type Principal } from '../auth';
+import type { Principal } from '../auth';
 import type { ApiKeyRecord } from '../auth/api-key.repository';
 import {
   ApiKeyService,
@@ -7,6 +7,7 @@ import {
   type IssuedKey,
   type RotatedKey,
   type RotateKeyRequest,
+  callerLimitsOf,
 } from '../auth/api-key.service';
 import { ForbiddenError } from '../common/errors';
 import { TeamService } from './team.service';
@@ -36,7 +37,7 @@ export class TeamKeysService {
   ): Promise<IssuedKey> {
     await this.assertManager(principal, teamId);
     // The admin member's key mints no more than it has.
-    return this.keys.createForTeam(teamId, request, grantOf(principal));
+    return this.keys.createForTeam(teamId, request, callerLimitsOf(principal));
   }
 
   /** A new secret for a team key (admin members, as for revoking it). */
@@ -47,7 +48,7 @@ export class TeamKeysService {
     request: RotateKeyRequest,
   ): Promise<RotatedKey> {
     await this.assertManager(principal, teamId);
-    return this.keys.rotateForTeam(teamId, keyId, request, grantOf(principal));
+    return this.keys.rotateForTeam(teamId, keyId, request, callerLimitsOf(principal));
   }
 
   async revoke(principal: RootPrincipal, teamId: string, keyId: string): Promise<void> {

@@ -94,7 +94,7 @@ export class TeamController {
   @ApiBadRequestResponse({ type: ProblemDto })
   @ApiForbiddenResponse({
     type: ProblemDto,
-    description: 'SCOPE_ESCALATION: the key has rights the calling key lacks',
+    description: 'SCOPE_ESCALATION: the key has rights the calling key lacks, or outlives it',
   })
   @ApiNotFoundResponse({
     type: ProblemDto,

@@ -178,6 +178,35 @@ describe('API keys with scopes, collection and address limits', () => {
       expect(await listKeys(user)).toHaveLength(3);
     });
 
+    it('refuses an expiring key a key that outlives it, minted or rotated, for the user or a team', async () => {
+      const user = await createUser(t);
+      const team = await createTeam(t);
+      await addTeamMember(t, team, user, 'admin');
+      const ends = new Date(Date.now() + 3_600_000);
+      const expiring = await createApiKey(t, user, { expiresAt: ends.toISOString() });
+      const later = new Date(ends.getTime() + 1000).toISOString();
+      for (const [path, body, words] of [
+        ['/api-keys', {}, /no expiry/],
+        ['/api-keys', { expiresAt: later }, /an expiry after/],
+        [`/teams/${team.teamId}/api-keys`, {}, /no expiry/],
+      ] as const) {
+        const res = await as(t, expiring).post(path, body).expect(403);
+        expectProblem(res, 403, 'SCOPE_ESCALATION');
+        expect(res.body.detail).toMatch(words);
+      }
+      // A key that ends with it or sooner is within its rights.
+      const within = await createApiKey(t, expiring, { expiresAt: ends.toISOString() });
+      expect(within.key.expiresAt).toBe(ends.toISOString());
+      // Rotating the user's key without expiry would hand the expiring key a lasting secret.
+      const lasting = (await listKeys(user)).find((key) => key.expiresAt === null);
+      const rotation = await as(t, expiring)
+        .post(`/api-keys/${lasting?.id ?? ''}/rotate`, {})
+        .expect(403);
+      expectProblem(rotation, 403, 'SCOPE_ESCALATION');
+      // The shorter-lived key it minted it may rotate.
+      await as(t, expiring).post(`/api-keys/${within.key.id}/rotate`, {}).expect(200);
+    });
+
     it('refuses a limited admin member a team key beyond its own key', async () => {
       const admin = await createUser(t);
       const team = await createTeam(t);

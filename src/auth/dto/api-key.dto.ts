@@ -264,6 +264,7 @@ export const ApiKeyLimitProblems = (): MethodDecorator =>
     }),
     ApiForbiddenResponse({
       type: ProblemDto,
-      description: 'SCOPE_ESCALATION: the new key would have more than the calling key',
+      description:
+        'SCOPE_ESCALATION: the new key would have more than the calling key, or outlive it',
     }),
   );

@@ -43,14 +43,14 @@ const config = {
 
 const root: CustomerPrincipal = {
   kind: 'root',
-  credential: { kind: 'key', keyId: 'k' },
+  credential: { kind: 'key', keyId: 'k', expiresAt: null },
   subject: 'subj',
   branch: '',
   boundBranch: null,
 };
 const sub: CustomerPrincipal = {
   kind: 'sub',
-  credential: { kind: 'key', keyId: 'k' },
+  credential: { kind: 'key', keyId: 'k', expiresAt: null },
   subject: 'subj',
   clientId: 'c',
   accountId: 'acct',
