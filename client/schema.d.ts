@@ -1262,6 +1262,13 @@ export interface components {
     } & {
       [key: string]: unknown;
     };
+    AccountIdentityRecordDto: {
+      identity: components['schemas']['LinkedIdentityDto'];
+      /** @enum {string} */
+      type: 'identity';
+    } & {
+      [key: string]: unknown;
+    };
     AccountMembershipDto: {
       /** Format: date-time */
       createdAt: string;
@@ -6450,7 +6457,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description The account, one record per line (streamed): the manifest, the profile, sub profiles, keys (metadata only), projects, memberships, webhooks (no secret), files (metadata, not their bytes), then the items of every branch by branch, collection and _id (with their branch), then the end over every line between */
+      /** @description The account, one record per line (streamed): the manifest, the profile, sub profiles, keys (metadata only), identities, projects, memberships, webhooks (no secret), files (metadata, not their bytes), then the items of every branch by branch, collection and _id (with their branch), then the end over every line between */
       200: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -6469,6 +6476,7 @@ export interface operations {
             | components['schemas']['AccountProfileRecordDto']
             | components['schemas']['AccountSubProfileRecordDto']
             | components['schemas']['AccountApiKeyRecordDto']
+            | components['schemas']['AccountIdentityRecordDto']
             | components['schemas']['AccountProjectRecordDto']
             | components['schemas']['AccountMembershipRecordDto']
             | components['schemas']['AccountWebhookRecordDto']
@@ -15582,7 +15590,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description The account, one record per line (streamed): the manifest, the profile, sub profiles, keys (metadata only), projects, memberships, webhooks (no secret), files (metadata, not their bytes), then the items of every branch by branch, collection and _id (with their branch), then the end over every line between */
+      /** @description The account, one record per line (streamed): the manifest, the profile, sub profiles, keys (metadata only), identities, projects, memberships, webhooks (no secret), files (metadata, not their bytes), then the items of every branch by branch, collection and _id (with their branch), then the end over every line between */
       200: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -15601,6 +15609,7 @@ export interface operations {
             | components['schemas']['AccountProfileRecordDto']
             | components['schemas']['AccountSubProfileRecordDto']
             | components['schemas']['AccountApiKeyRecordDto']
+            | components['schemas']['AccountIdentityRecordDto']
             | components['schemas']['AccountProjectRecordDto']
             | components['schemas']['AccountMembershipRecordDto']
             | components['schemas']['AccountWebhookRecordDto']

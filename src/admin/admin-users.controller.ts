@@ -45,6 +45,7 @@ import {
   ErasureService,
 } from '../lifecycle';
 import { acceptedErasure, ERASURE_ACCEPTED, ErasureDto, ProfileDto } from '../profile';
+import { LinkedIdentityDto } from '../identity';
 import { MyTeamDto } from '../team';
 import { AdminService } from './admin.service';
 import {
@@ -52,7 +53,6 @@ import {
   CreateUserDto,
   IdentityInputDto,
   IdentityListDto,
-  LinkedIdentityDto,
   PlanInputDto,
   PlanListDto,
   SUBJECT_PATTERN,

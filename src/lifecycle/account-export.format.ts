@@ -1,6 +1,7 @@
 import type { ApiKeyDto } from '../auth/dto/api-key.dto';
 import type { FORMAT, ManifestCollection } from '../data/transfer/transfer-format';
 import type { FileDto } from '../files';
+import type { LinkedIdentityDto } from '../identity';
 import type { ProjectDto } from '../project/dto/project.dto';
 import type { ProfileDto } from '../profile';
 import type { WebhookDto } from '../webhooks/dto/webhook.dto';
@@ -41,6 +42,7 @@ export type AccountRecord =
   | { type: 'profile'; profile: ProfileDto }
   | { type: 'subProfile'; profile: ProfileDto }
   | { type: 'apiKey'; key: ApiKeyDto }
+  | { type: 'identity'; identity: LinkedIdentityDto }
   | { type: 'project'; project: ProjectDto }
   | { type: 'membership'; membership: MembershipJson }
   | { type: 'webhook'; branch: string; webhook: WebhookDto }

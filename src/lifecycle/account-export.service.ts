@@ -10,6 +10,7 @@ import type { RegisteredCollection } from '../data/collections/collection-regist
 import { NamespaceExport } from '../data/transfer/namespace-export';
 import { FORMAT, RecordDigest } from '../data/transfer/transfer-format';
 import { FileDto, FilesService, type FileRecord } from '../files';
+import { IdentityLinks, LinkedIdentityDto, type LinkedIdentity } from '../identity';
 import { ProjectDto } from '../project/dto/project.dto';
 import { ProjectService } from '../project/project.service';
 import type { Project } from '../project/project.types';
@@ -29,6 +30,7 @@ interface AccountData {
   root: Profile;
   subProfiles: Profile[];
   keys: ApiKeyRecord[];
+  identities: LinkedIdentity[];
   projects: Project[];
   memberships: MyMembership[];
   webhooks: Webhook[];
@@ -51,6 +53,7 @@ export class AccountExport {
   constructor(
     private readonly profiles: ProfileService,
     private readonly keys: ApiKeyService,
+    private readonly identities: IdentityLinks,
     private readonly projects: ProjectService,
     private readonly teams: TeamService,
     private readonly webhooks: WebhooksService,
@@ -127,17 +130,28 @@ export class AccountExport {
   private async read(subject: string): Promise<AccountData> {
     const tenant: Tenant = { kind: 'user', id: subject };
     const root = await this.profiles.getRoot(subject);
-    const [subProfiles, keys, projects, memberships, webhooks, collections, files] =
+    const [subProfiles, keys, identities, projects, memberships, webhooks, collections, files] =
       await Promise.all([
         this.profiles.subProfilesInEveryBranch(subject),
         this.keys.list({ subject, boundBranch: null }),
+        this.identities.listOf(subject),
         this.projects.listAllOf(tenant),
         this.teams.membershipsOf(subject),
         this.webhooks.listOfTenant(tenant),
         this.exporter.inEveryBranch(tenant),
         this.files.storedOfTenant(tenant),
       ]);
-    return { root, subProfiles, keys, projects, memberships, webhooks, collections, files };
+    return {
+      root,
+      subProfiles,
+      keys,
+      identities,
+      projects,
+      memberships,
+      webhooks,
+      collections,
+      files,
+    };
   }
 }
 
@@ -170,6 +184,9 @@ function recordsOf(data: AccountData): AccountRecord[] {
     { type: 'profile', profile: ProfileDto.from(data.root) },
     ...data.subProfiles.map((p) => ({ type: 'subProfile', profile: ProfileDto.from(p) }) as const),
     ...data.keys.map((k) => ({ type: 'apiKey', key: ApiKeyDto.from(k) }) as const),
+    ...data.identities.map(
+      (i) => ({ type: 'identity', identity: LinkedIdentityDto.from(i) }) as const,
+    ),
     ...data.projects.map((p) => ({ type: 'project', project: ProjectDto.from(p) }) as const),
     ...data.memberships.map(
       (m) =>

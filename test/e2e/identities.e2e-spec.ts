@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { identityIdOf } from '../../src/identity/identity-id';
 import { tenantDatabaseName } from '../../src/placement';
+import { exportAs } from '../support/ndjson';
 import { createTestApp, TEST_ADMIN_KEY, uniqueDbName, type TestApp } from '../support/app';
 import { addTeamMember, createTeam, createUser } from '../support/factories';
 import { expectProblem } from '../support/problems';
@@ -390,6 +391,26 @@ describe('linking', () => {
       (await admin().put(`/admin/users/${user.subject}/identities`, []).expect(200)).body,
     ).toEqual([]);
     expectProblem(await bearer(t, jwt).get('/me'), 403, 'UNKNOWN_IDENTITY');
+  });
+
+  it("lists the user's identities in its account export, as GET /admin/users/{subject} does", async () => {
+    const user = await createUser(t);
+    const sub = unique('exported');
+    const linked = (
+      await admin()
+        .put(`/admin/users/${user.subject}/identities`, [{ issuer: closed.issuer, subject: sub }])
+        .expect(200)
+    ).body as unknown[];
+    const exported = await exportAs(
+      t,
+      TEST_ADMIN_KEY,
+      {},
+      { path: `/admin/users/${user.subject}/export` },
+    );
+    expect(exported.status).toBe(200);
+    expect(exported.lines.filter((line) => line.type === 'identity')).toEqual(
+      linked.map((identity) => ({ type: 'identity', identity })),
+    );
   });
 
   it("is the key's principal for every rule: one idempotency scope, one events actor", async () => {

@@ -364,6 +364,17 @@ EXCLUSIONS: tuple[Exclusion, ...] = (
         "name (the document is the same for every deployment).",
     ),
     Exclusion(
+        name="issuer-of-the-deployment",
+        operations=("PUT /admin/users/{subject}/identities",),
+        status=400,
+        code="UNKNOWN_ISSUER",
+        field=None,
+        message=None,
+        reason="An identity's issuer must be one that the deployment's OIDC_ISSUERS lists; which "
+        "issuers those are is configuration, not something the published schema can name (the "
+        "document is the same for every deployment).",
+    ),
+    Exclusion(
         name="cluster-of-the-deployment",
         operations=("POST /admin/tenants/{kind}/{id}/move",),
         status=400,

@@ -13,7 +13,7 @@ import { IsRfc3339Date, OptionalField } from '../../common/dto';
 import { sharedSchemaRef } from '../../common/http/openapi-schemas';
 import { JsonArrayBody } from '../../common/http/validation';
 import { ApiKeyDto } from '../../auth/dto/api-key.dto';
-import type { LinkedIdentity } from '../../identity';
+import { LinkedIdentityDto } from '../../identity';
 import { ProfileDto } from '../../profile';
 import { MyTeamDto } from '../../team';
 import { PlacementRequestDto } from './placement.dto';
@@ -148,26 +148,6 @@ export class IdentityInputDto {
   tooMany: `at most ${MAX_IDENTITIES} identities`,
 })
 export class IdentityListDto extends Array<IdentityInputDto> {}
-
-/** An identity of a user. */
-export class LinkedIdentityDto {
-  @ApiProperty({ example: 'https://idp.example.com/realms/main' })
-  issuer!: string;
-
-  @ApiProperty({ example: '248289761001' })
-  subject!: string;
-
-  @ApiProperty({ format: 'date-time' })
-  createdAt!: string;
-
-  /** `provisioned`: its first token created the user; `linked`: the operator linked it. */
-  @ApiProperty({ enum: ['provisioned', 'linked'] })
-  how!: 'provisioned' | 'linked';
-
-  static from(identity: LinkedIdentity): LinkedIdentityDto {
-    return { ...identity, createdAt: identity.createdAt.toISOString() };
-  }
-}
 
 export class UserSummaryDto {
   @ApiProperty({ example: 'auth0|5f7c8ec7c33c6c004bbafe82' })

@@ -8,6 +8,7 @@ import {
   ManifestHeadDto,
 } from '../../data/transfer/dto/transfer.dto';
 import { FileDto } from '../../files';
+import { LinkedIdentityDto } from '../../identity';
 import { ProjectDto } from '../../project/dto/project.dto';
 import { ProfileDto } from '../../profile';
 import { MyTeamDto } from '../../team';
@@ -78,6 +79,16 @@ export class AccountApiKeyRecordDto {
   key!: ApiKeyDto;
 }
 
+/** An identity of an identity provider linked to the user (README "Identities"). */
+@ApiSchemaPatch({ additionalProperties: true })
+export class AccountIdentityRecordDto {
+  @ApiProperty({ enum: ['identity'] })
+  type!: 'identity';
+
+  @ApiProperty({ type: LinkedIdentityDto })
+  identity!: LinkedIdentityDto;
+}
+
 /** A project of the user, in any branch. */
 @ApiSchemaPatch({ additionalProperties: true })
 export class AccountProjectRecordDto {
@@ -139,6 +150,7 @@ export const ACCOUNT_EXPORT_MODELS = [
   AccountProfileRecordDto,
   AccountSubProfileRecordDto,
   AccountApiKeyRecordDto,
+  AccountIdentityRecordDto,
   AccountProjectRecordDto,
   AccountMembershipRecordDto,
   AccountWebhookRecordDto,
@@ -150,7 +162,7 @@ export const ACCOUNT_EXPORT_MODELS = [
 /** The 200 of the account exports: one of these records per line. */
 export const ACCOUNT_EXPORT_RESPONSE = {
   description:
-    'The account, one record per line (streamed): the manifest, the profile, sub profiles, keys (metadata only), projects, memberships, webhooks (no secret), files (metadata, not their bytes), then the items of every branch by branch, collection and _id (with their branch), then the end over every line between',
+    'The account, one record per line (streamed): the manifest, the profile, sub profiles, keys (metadata only), identities, projects, memberships, webhooks (no secret), files (metadata, not their bytes), then the items of every branch by branch, collection and _id (with their branch), then the end over every line between',
   content: {
     'application/x-ndjson': {
       schema: {
