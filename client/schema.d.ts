@@ -3726,7 +3726,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -3867,7 +3867,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -4002,7 +4002,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -4160,7 +4160,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -4295,7 +4295,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -4453,7 +4453,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -4600,7 +4600,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -4799,7 +4799,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -4954,7 +4954,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -5110,7 +5110,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -5284,7 +5284,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -5455,7 +5455,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -5675,7 +5675,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -5837,7 +5837,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -5984,7 +5984,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -6183,7 +6183,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -6338,7 +6338,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -6502,7 +6502,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -6658,7 +6658,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -6852,7 +6852,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -7029,7 +7029,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -7180,7 +7180,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -7401,7 +7401,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -7571,7 +7571,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -7819,7 +7819,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -8024,7 +8024,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -8227,7 +8227,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -8400,7 +8400,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -8676,7 +8676,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -8922,7 +8922,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -9199,7 +9199,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -9379,7 +9379,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -9595,7 +9595,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -9745,7 +9745,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -9916,7 +9916,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -10114,7 +10114,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -10312,7 +10312,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -10475,7 +10475,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -10640,7 +10640,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -10850,7 +10850,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -11057,7 +11057,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -11246,7 +11246,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -11410,7 +11410,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -11596,7 +11596,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -11763,7 +11763,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -11974,7 +11974,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -12187,7 +12187,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -12459,7 +12459,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -12742,7 +12742,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -13001,7 +13001,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -13173,7 +13173,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -13353,7 +13353,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -13754,7 +13754,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -13919,7 +13919,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -14125,7 +14125,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -14283,7 +14283,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -14500,7 +14500,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -14692,7 +14692,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -15143,7 +15143,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -15338,7 +15338,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -15485,7 +15485,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -15635,7 +15635,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -15802,7 +15802,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -15973,7 +15973,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -16201,7 +16201,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -16410,7 +16410,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -16586,7 +16586,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -16815,7 +16815,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -17041,7 +17041,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -17227,7 +17227,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -17410,7 +17410,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -17584,7 +17584,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -17739,7 +17739,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -17970,7 +17970,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -18150,7 +18150,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -18410,7 +18410,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -18632,7 +18632,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -18774,7 +18774,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -18944,7 +18944,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -19167,7 +19167,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -19338,7 +19338,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -19563,7 +19563,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -19716,7 +19716,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -19921,7 +19921,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -20082,7 +20082,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key */
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
       401: {
         headers: {
           /** @description Requests allowed per window for this key */

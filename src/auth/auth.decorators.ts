@@ -111,7 +111,8 @@ function authDecorators(
     ApiBearerAuth(BEARER_SCHEME),
     ApiUnauthorizedResponse({
       type: ProblemDto,
-      description: 'UNAUTHENTICATED: no key, or an unknown, revoked or expired key',
+      description:
+        'UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check)',
     }),
     forbidden,
     ApiTooManyRequestsResponse({

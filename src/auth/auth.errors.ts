@@ -36,7 +36,7 @@ export const AUTH_ERRORS = defineErrors({
   INVALID_TOKEN: {
     status: HttpStatus.UNAUTHORIZED,
     title: 'The access token is not accepted',
-    example: { detail: 'The access token has expired (exp 2026-11-29T15:00:00.000Z).' },
+    example: { detail: 'The token has expired (exp).' },
   },
   UNKNOWN_IDENTITY: {
     status: HttpStatus.FORBIDDEN,

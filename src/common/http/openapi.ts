@@ -233,7 +233,12 @@ export function buildOpenApiDocument(
       API_KEY_SCHEME,
     )
     .addBearerAuth(
-      { type: 'http', scheme: 'bearer', description: 'The same API key as a bearer token' },
+      {
+        type: 'http',
+        scheme: 'bearer',
+        description:
+          'The same API key as a bearer token, or (with OIDC_ISSUERS) an access token of a trusted identity provider: a JWT, told apart by its shape (README "Access tokens: what is checked")',
+      },
       BEARER_SCHEME,
     )
     .build();
