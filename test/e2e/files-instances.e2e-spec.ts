@@ -258,10 +258,12 @@ it('gives up the upload of an instance killed in the middle of it: the sweep of 
   await until('chunks of the upload are stored', async () => (await chunks.countDocuments()) > 0);
   expect(await usedBytes(a, key)).toBe(5 * MB);
   await doomed.kill();
-  const sweeper = await startService({ ...SWEEPING, MONGODB_DB_NAME: dbName });
-  sweepers.push(sweeper);
+  // What the killed instance left, read before any instance that sweeps is started: the
+  // sweeper's first sweeps may remove it before its start is even reported.
   const records = client.db(dbName).collection('file_records');
   expect(await records.countDocuments({ tenant: subject, state: 'uploading' })).toBe(1);
+  const sweeper = await startService({ ...SWEEPING, MONGODB_DB_NAME: dbName });
+  sweepers.push(sweeper);
   await until(
     'a sweep removed the upload',
     async () =>
