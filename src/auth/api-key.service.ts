@@ -343,40 +343,26 @@ function refusePastExpiry(expiresAt: Date | undefined): void {
 }
 
 function principalOf(key: ApiKeyRecord): Exclude<Principal, { kind: 'operator' }> {
-  const branch = key.branch ?? '';
-  const boundBranch = key.branch;
   // Keys without limits carry none: a principal without a grant may do everything its kind may.
-  const limits = key.grant === FULL_GRANT ? {} : { grant: key.grant };
+  const common = {
+    credential: { kind: 'key', keyId: key.id, expiresAt: key.expiresAt } as const,
+    branch: key.branch ?? '',
+    boundBranch: key.branch,
+    ...(key.grant === FULL_GRANT ? {} : { grant: key.grant }),
+  };
   switch (key.kind) {
     case 'root':
-      return {
-        kind: 'root',
-        credential: { kind: 'key', keyId: key.id, expiresAt: key.expiresAt },
-        subject: key.subject,
-        branch,
-        boundBranch,
-        ...limits,
-      };
+      return { kind: 'root', subject: key.subject, ...common };
     case 'sub':
       return {
         kind: 'sub',
-        credential: { kind: 'key', keyId: key.id, expiresAt: key.expiresAt },
         subject: key.subject,
         clientId: key.clientId,
         accountId: key.accountId,
         profileId: key.profileId,
-        branch,
-        boundBranch,
-        ...limits,
+        ...common,
       };
     case 'team':
-      return {
-        kind: 'team',
-        credential: { kind: 'key', keyId: key.id, expiresAt: key.expiresAt },
-        teamId: key.teamId,
-        branch,
-        boundBranch,
-        ...limits,
-      };
+      return { kind: 'team', teamId: key.teamId, ...common };
   }
 }
