@@ -12,6 +12,14 @@ export const DATA_ERRORS = defineErrors({
     title: 'The collection name is not valid',
   },
   PROTECTED_INDEX: { status: HttpStatus.BAD_REQUEST, title: 'The index cannot be changed' },
+  PROTECTED_FIELD: {
+    status: HttpStatus.BAD_REQUEST,
+    title: "The request names a field the collection's access rules hide from this key",
+  },
+  ACCESS_RULE: {
+    status: HttpStatus.FORBIDDEN,
+    title: "The collection's access rules do not allow this write for this key",
+  },
   SCHEMA_TOO_COMPLEX: {
     status: HttpStatus.BAD_REQUEST,
     title: 'The collection schema is beyond what an instance checks within its bounds',
@@ -98,6 +106,24 @@ export class CollectionQuotaExceededError extends DomainError {
       DATA_ERRORS.COLLECTION_QUOTA_EXCEEDED,
       `This namespace has ${max} collections already, the most allowed.`,
     );
+  }
+}
+
+/** A filter, sort, projection, cursor or aggregate field names a protected field (access rules). */
+export class ProtectedFieldError extends DomainError {
+  constructor(field: string, path: string) {
+    super(
+      DATA_ERRORS.PROTECTED_FIELD,
+      `'${path}' is a protected field of this collection for this key: it cannot be used in ${field}.`,
+      [{ field, message: `names the protected field '${path}'` }],
+    );
+  }
+}
+
+/** A write the collection's access rules refuse for this key (before or after the write). */
+export class AccessRuleError extends DomainError {
+  constructor(detail: string) {
+    super(DATA_ERRORS.ACCESS_RULE, detail);
   }
 }
 

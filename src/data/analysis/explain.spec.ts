@@ -41,7 +41,7 @@ describe('explain output', () => {
 
   it('suggests equality, then sort, then range fields, owner scope first, at most 5', () => {
     const match: ItemMatch = {
-      scope: { field: 'ownerId', value: 'a' },
+      scope: { filter: { ownerId: 'a' } },
       conditions: [
         { kind: 'range', path: 'total', op: 'gte', value: 10 },
         { kind: 'eq', path: 'status', anyOf: ['open'] },

@@ -49,7 +49,9 @@ export function suggestIndex(match: ItemMatch, plan: ListPlan): IndexSuggestion 
   const add = (path: string, direction: 1 | -1): void => {
     if (!(path in fields)) fields[path] = direction;
   };
-  if (match.scope) add(match.scope.field, 1);
+  // The caller's scope: its equality fields (a sub key's owner field, a rule's equalities).
+  for (const [path, value] of Object.entries(match.scope?.filter ?? {}))
+    if (!path.startsWith('$') && (value === null || typeof value !== 'object')) add(path, 1);
   for (const c of match.conditions) if (c.kind === 'eq' && c.anyOf.length === 1) add(c.path, 1);
   for (const key of plan.sort) add(key.path, key.direction);
   for (const c of match.conditions)

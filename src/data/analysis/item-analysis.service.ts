@@ -10,7 +10,7 @@ import {
   type AggregateResult,
 } from './aggregate';
 import { CollectionsService } from '../collections/collections.service';
-import type { ItemMatch } from '../query/data-query';
+import { ownerMatchScope, type ItemMatch } from '../query/data-query';
 import { itemFilter } from '../rules/expiry/live-items';
 import type { ItemListQuery, ItemQuery } from '../query/data-requests';
 import { ItemsRepository } from '../items/items.repository';
@@ -32,7 +32,10 @@ export class ItemAnalysisService {
   ) {}
 
   private matchOf(principal: CustomerPrincipal, query: ItemQuery): ItemMatch {
-    return { scope: ownerScopeOf(principal, query.ownerField), conditions: query.conditions };
+    return {
+      scope: ownerMatchScope(ownerScopeOf(principal, query.ownerField)),
+      conditions: query.conditions,
+    };
   }
 
   async aggregate(

@@ -10,7 +10,7 @@ import {
 } from '../../common/errors';
 import { DUPLICATE } from '../../common/mongo/duplicate';
 import { CollectionsService } from '../collections/collections.service';
-import type { ItemMatch } from '../query/data-query';
+import { ownerMatchScope, type ItemMatch } from '../query/data-query';
 import type { BulkItemInput, ItemChangeRequest, ItemRemovalRequest } from '../query/data-requests';
 import { DuplicateItemError } from '../data.errors';
 import { ItemsRepository } from './items.repository';
@@ -146,7 +146,7 @@ export class ItemBatchesService {
     refuseIfMatch(ifMatch);
     assertOwnerFieldKept(principal, request.values, request.ownerField);
     const match = {
-      scope: ownerScopeOf(principal, request.ownerField),
+      scope: ownerMatchScope(ownerScopeOf(principal, request.ownerField)),
       conditions: request.conditions,
     };
     // One write unit: the collection read once and gated once for every round.
@@ -247,7 +247,7 @@ export class ItemBatchesService {
   ): Promise<{ deleted: number }> {
     refuseIfMatch(ifMatch);
     const match = {
-      scope: ownerScopeOf(principal, request.ownerField),
+      scope: ownerMatchScope(ownerScopeOf(principal, request.ownerField)),
       conditions: request.conditions,
     };
     // One write unit: the collection read once and gated once for every round.
@@ -268,7 +268,10 @@ export class ItemBatchesService {
     ownerField: string,
     owner: string,
   ): Promise<number> {
-    const match: ItemMatch = { scope: { field: ownerField, value: owner }, conditions: [] };
+    const match: ItemMatch = {
+      scope: ownerMatchScope({ field: ownerField, value: owner }),
+      conditions: [],
+    };
     let deleted = 0;
     for (const entry of await this.collections.registered(principal))
       deleted += await this.deleteMatching(principal, entry.name, entry, match, ownerField);

@@ -1,6 +1,11 @@
 import { type CustomerPrincipal, ownerValueOf } from '../../auth';
 import { ForbiddenError } from '../../common/errors';
-import { pathCondition, type ItemMatch, type OwnerScope } from '../query/data-query';
+import {
+  ownerMatchScope,
+  pathCondition,
+  type ItemMatch,
+  type OwnerScope,
+} from '../query/data-query';
 import { type Condition } from '../query/filter-operators';
 
 /** A route's `{indexName}/{indexValue}`, or none (a write by the body filter alone). */
@@ -33,5 +38,8 @@ export function itemMatchOf(
   conditions: Condition[],
 ): ItemMatch {
   const path = address ? [pathCondition(address.indexName, address.indexValue)] : [];
-  return { scope: ownerScopeOf(principal, ownerField), conditions: [...path, ...conditions] };
+  return {
+    scope: ownerMatchScope(ownerScopeOf(principal, ownerField)),
+    conditions: [...path, ...conditions],
+  };
 }

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Collection, Document, Filter, FindCursor } from 'mongodb';
 import { DUPLICATE, orDuplicate, type Duplicate } from '../../common/mongo/duplicate';
 import { GroupedInserts } from '../../common/mongo/grouped-inserts';
-import type { ItemMatch, OwnerScope } from '../query/data-query';
+import { ownerMatchScope, type ItemMatch, type OwnerScope } from '../query/data-query';
 import { type Condition } from '../query/filter-operators';
 import { itemFilter } from '../rules/expiry/live-items';
 import { toMongoSort, type ListPlan } from '../query/list-plan';
@@ -56,7 +56,10 @@ export class ItemsRepository {
     field: string,
     value: JsonScalar,
   ): Promise<string | null> {
-    const match: ItemMatch = { scope, conditions: [{ kind: 'eq', path: field, anyOf: [value] }] };
+    const match: ItemMatch = {
+      scope: ownerMatchScope(scope),
+      conditions: [{ kind: 'eq', path: field, anyOf: [value] }],
+    };
     const doc = await this.collection(target).findOne(itemFilter(target, match), {
       projection: { _id: 1 },
       maxTimeMS: this.storage.maxTimeMS,

@@ -191,7 +191,8 @@ function assertOnlyGuardedInput(calls: { method: string; args: unknown[] }[]): v
           else if (condition.kind === 'exists') expect(typeof condition.exists).toBe('boolean');
           else throw new Error(`unexpected condition ${condition.kind}`);
         }
-        if (match.scope) expect(fieldPathProblem(match.scope.field)).toBeNull();
+        for (const path of Object.keys(match.scope?.filter ?? {}))
+          expect(fieldPathProblem(path)).toBeNull();
       } else if (['insert', 'updateById', 'updateByIdWithPrior'].includes(method)) {
         expect(isGuarded(arg)).toBe(true);
       }
@@ -265,8 +266,8 @@ describe('ItemsService behind the request mappers', () => {
       .map(
         (c) => (c.args.find((a) => typeof a === 'object' && a && 'scope' in a) as ItemMatch).scope,
       );
-    expect(scopes[0]).toEqual({ field: 'owner', value: 'acct' });
-    for (const scope of scopes.slice(1)) expect(scope).toEqual({ field: 'userId', value: 'acct' });
+    expect(scopes[0]).toEqual({ filter: { owner: 'acct' } });
+    for (const scope of scopes.slice(1)) expect(scope).toEqual({ filter: { userId: 'acct' } });
   });
 
   it("begins the feed change before the insert and commits the item's JSON it answers", async () => {

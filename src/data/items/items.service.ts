@@ -11,7 +11,7 @@ import {
   AmbiguousMatchError,
   WriteConflictError,
 } from '../data.errors';
-import { pathCondition, type ItemMatch } from '../query/data-query';
+import { ownerMatchScope, pathCondition, type ItemMatch } from '../query/data-query';
 import { TIMESTAMP_FIELDS, type Condition } from '../query/filter-operators';
 import type { ItemListQuery, ItemQuery, KeptTimes, NewItemRequest } from '../query/data-requests';
 import { valueAtPath } from '../query/json-guard';
@@ -175,7 +175,7 @@ export class ItemsService {
         const idCondition: Condition = { kind: 'eq', path: '_id', anyOf: [existingId] };
         const [existing] = await this.items.findMatching(
           target,
-          { scope, conditions: [idCondition] },
+          { scope: ownerMatchScope(scope), conditions: [idCondition] },
           1,
         );
         // Nothing was written: no warnings.
@@ -278,7 +278,7 @@ export class ItemsService {
 
   private queryMatch(principal: CustomerPrincipal, query: ItemQuery, path?: Condition): ItemMatch {
     return {
-      scope: ownerScopeOf(principal, query.ownerField),
+      scope: ownerMatchScope(ownerScopeOf(principal, query.ownerField)),
       conditions: path ? [path, ...query.conditions] : query.conditions,
     };
   }

@@ -47,7 +47,7 @@ describe('data query builder', () => {
 
   it('combines the owner scope and the client conditions with $and', () => {
     const conditions = queryConditions(parse({ 'a.b': '5', 'existsFilter[c]': 'false' }));
-    expect(toMongoFilter({ scope: { field: 'userId', value: 'acct' }, conditions })).toEqual({
+    expect(toMongoFilter({ scope: { filter: { userId: 'acct' } }, conditions })).toEqual({
       $and: [{ userId: 'acct' }, { 'a.b': { $in: ['5', 5] } }, { c: { $exists: false } }],
     });
     expect(toMongoFilter({ scope: null, conditions: [] })).toEqual({});

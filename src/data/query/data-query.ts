@@ -15,8 +15,23 @@ export interface OwnerScope {
   value: string;
 }
 
+/** What a match is confined to: the caller's access (src/data/access/access-plan.ts `ItemScope`). */
+export interface MatchScope {
+  /** The MongoDB filter; null: every item. */
+  readonly filter: Document | null;
+}
+
+/** An owner scope as a match scope: the items whose owner field holds the value. */
+export function ownerMatchScope(scope: OwnerScope | null): MatchScope | null {
+  return scope ? { filter: { [scope.field]: scope.value } } : null;
+}
+
 export interface ItemMatch {
-  scope: OwnerScope | null;
+  /**
+   * The filter the caller's access is confined to (src/data/access/access-plan.ts: the access
+   * rule of the operation); null: every item.
+   */
+  scope: MatchScope | null;
   conditions: Condition[];
   /** A write under If-Match: the revisions it accepts (item-revision.ts builds it). */
   revision?: Document;
@@ -68,7 +83,7 @@ function conditionFilter(condition: Condition): ItemFilter {
  */
 export function toMongoFilter(match: ItemMatch, plan?: ListPlan): ItemFilter {
   const clauses: ItemFilter[] = [];
-  if (match.scope) clauses.push({ [match.scope.field]: match.scope.value });
+  if (match.scope?.filter) clauses.push(match.scope.filter);
   for (const condition of match.conditions) clauses.push(conditionFilter(condition));
   if (match.revision) clauses.push(match.revision);
   if (plan?.after) clauses.push(cursorFilter(plan, 'after', plan.after));

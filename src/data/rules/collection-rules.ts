@@ -1,3 +1,4 @@
+import type { AccessRulesRule } from '../access/access-rules';
 /**
  * A collection's rules, kept on its registry entry (so every instance reads them with the entry,
  * and sees a change within REGISTRY_CACHE_MS): the JSON Schema its items follow and when they
@@ -28,6 +29,8 @@ export interface ExpiryRule {
 export interface CollectionRules {
   schema?: SchemaRule;
   expiry?: ExpiryRule;
+  /** Who of the sub and publishable keys reads and writes what (src/data/access/access-rules.ts). */
+  access?: AccessRulesRule;
 }
 
 /** A change of rules: a rule given is set, `null` removes it, absent leaves it as it is. */

@@ -2,6 +2,7 @@ import { checkCollectionAccess, ownerValueOf, type CustomerPrincipal } from '../
 import { CollectionQuotaExceededError, DuplicateItemError } from '../data.errors';
 import { uniqueValueOf } from '../items/items.service';
 import { ownerScopeOf } from '../items/item-scope';
+import { ownerMatchScope } from '../query/data-query';
 import type { NewItemRequest } from '../query/data-requests';
 import type { CollectionsService } from '../collections/collections.service';
 import type { ItemsRepository } from '../items/items.repository';
@@ -51,7 +52,10 @@ export class ImportDryRun {
         (
           await this.items.findMatching(
             target,
-            { scope, conditions: [{ kind: 'eq', path: '_id', anyOf: [id] }] },
+            {
+              scope: ownerMatchScope(scope),
+              conditions: [{ kind: 'eq', path: '_id', anyOf: [id] }],
+            },
             1,
           )
         ).length > 0;

@@ -11,7 +11,7 @@ import { MODIFY_ROUNDS, writeKey } from '../items/item-write-queue';
 import { ItemsRepository } from '../items/items.repository';
 import type { StoredItem } from '../storage/tenant-storage';
 import { uniqueValueOf } from '../items/items.service';
-import type { ItemMatch } from '../query/data-query';
+import { ownerMatchScope, type ItemMatch } from '../query/data-query';
 import type { NewItemRequest } from '../query/data-requests';
 import { SchemaEnforcement } from '../rules/schema/schema-enforcement';
 import type { Warned } from '../rules/schema/schema-warnings';
@@ -48,7 +48,10 @@ export class ItemReplacements {
     if (principal.kind === 'sub') item[ownerField] = ownerValueOf(principal);
     const warnings = this.schema.enforce(target, item, ownerField);
     const scope = ownerScopeOf(principal, ownerField);
-    const byId: ItemMatch = { scope, conditions: [{ kind: 'eq', path: '_id', anyOf: [id] }] };
+    const byId: ItemMatch = {
+      scope: ownerMatchScope(scope),
+      conditions: [{ kind: 'eq', path: '_id', anyOf: [id] }],
+    };
     const unique = uniqueField === null ? null : uniqueValueOf(item, id, uniqueField);
     return this.writes.run(writeKey(target.physical, id), async () => {
       for (let round = 0; round < MODIFY_ROUNDS; round += 1) {
@@ -65,7 +68,13 @@ export class ItemReplacements {
         const change = await this.itemEvents.beginUpdate(principal, collection, [id], ownerField);
         let replaced: StoredItem | null | Duplicate;
         try {
-          replaced = await this.transfers.replaceAtRevision(target, current, scope, item, times);
+          replaced = await this.transfers.replaceAtRevision(
+            target,
+            current,
+            byId.scope,
+            item,
+            times,
+          );
           if (replaced === DUPLICATE)
             throw new DuplicateItemError(
               'A unique index of the collection refuses the item; nothing was changed.',

@@ -8,7 +8,7 @@ import type { RegisteredCollection } from '../collections/collection-registry.re
 import { CollectionNotFoundError } from '../data.errors';
 import { toItemJson } from '../items/dto/data-item.dto';
 import { ItemsRepository } from '../items/items.repository';
-import type { OwnerScope } from '../query/data-query';
+import { ownerMatchScope, type OwnerScope } from '../query/data-query';
 import { TenantStorage, type StoredItem } from '../storage/tenant-storage';
 import { hasExpired } from '../rules/expiry/expiry-time';
 import { TransferItemsRepository } from './transfer-items.repository';
@@ -112,7 +112,10 @@ export class NamespaceExport {
     const described: ManifestCollection[] = [];
     for (const entry of entries) {
       const indexes = (await this.storage.listIndexes(entry)).filter((i) => i.name !== '_id_');
-      const count = await this.items.count(entry, { scope: owner, conditions: [] });
+      const count = await this.items.count(entry, {
+        scope: ownerMatchScope(owner),
+        conditions: [],
+      });
       const { schema, expiry } = entry.rules;
       described.push({
         name: entry.name,
@@ -173,7 +176,7 @@ export class NamespaceExport {
     let last = afterId;
     const rule = entry.rules.expiry;
     for (;;) {
-      const cursor = this.transfers.inIdOrder(entry, owner, last, EXPORT_BATCH);
+      const cursor = this.transfers.inIdOrder(entry, ownerMatchScope(owner), last, EXPORT_BATCH);
       try {
         for await (const item of cursor) {
           last = item._id;

@@ -11,7 +11,7 @@ import {
   tagOf,
 } from '../items/item-revision';
 import type { KeptTimes } from '../query/data-requests';
-import type { OwnerScope } from '../query/data-query';
+import type { MatchScope } from '../query/data-query';
 import { type Condition } from '../query/filter-operators';
 import { REVISION_FIELD } from '../query/data.constants';
 import { itemFilter } from '../rules/expiry/live-items';
@@ -31,7 +31,7 @@ export class TransferItemsRepository {
   async replaceAtRevision(
     target: NativeCollection,
     current: StoredItem,
-    scope: OwnerScope | null,
+    scope: MatchScope | null,
     item: Guarded<JsonObject>,
     times: KeptTimes,
   ): Promise<StoredItem | null | Duplicate> {
@@ -75,7 +75,7 @@ export class TransferItemsRepository {
    */
   inIdOrder(
     target: NativeCollection,
-    scope: OwnerScope | null,
+    scope: MatchScope | null,
     afterId: string | null,
     batchSize: number,
   ): FindCursor<StoredItem> {

@@ -5,7 +5,7 @@ import type { RegisteredCollection } from '../../collections/collection-registry
 import { CollectionWriteGate } from '../../collections/collection-write.gate';
 import { ItemEvents } from '../../items/item-events';
 import { UniqueValuesService } from '../../items/unique/unique-values.service';
-import type { ItemMatch, OwnerScope } from '../../query/data-query';
+import { ownerMatchScope, type ItemMatch, type OwnerScope } from '../../query/data-query';
 import { type Condition } from '../../query/filter-operators';
 import { DEFAULT_OWNER_FIELD } from '../../query/data.constants';
 import { type JsonScalar } from '../../../common/json';
@@ -122,7 +122,7 @@ export class ItemExpiry {
     }
     if (unique !== null) {
       const byValue: Condition = { kind: 'eq', path: unique.field, anyOf: [unique.value] };
-      const match = { scope: unique.scope, conditions: [byValue] };
+      const match = { scope: ownerMatchScope(unique.scope), conditions: [byValue] };
       await this.deleteExpired(where, match, HOLDERS_AT_MOST, at);
     }
   }
