@@ -59,6 +59,7 @@ export async function runComparison(
     ...ctx,
     etag: prepared.etag,
     limitedKey: prepared.limitedKey,
+    access: prepared.access,
   };
 
   const loaded: Loaded[] = [];

@@ -8,7 +8,8 @@
 //   prepare    asks the service once whether the feature is there; `missing` says why not (the
 //              comparison is then reported as not available), `etag` feeds conditional requests
 //   checks     PASS/FAIL on the totals of the variants
-import { prop, type ApiResponse } from './api';
+import { prepareAccessBench, type AccessBench } from './access-rules';
+import { isArray, prop, type ApiResponse } from './api';
 import type { LoadTotals } from './load-runner';
 import {
   itemPost,
@@ -26,6 +27,8 @@ import type { Check } from './types';
 export const METRICS_CPU_MAX = 0.05;
 /** A key's limits (scopes, collections, addresses) may add less than this share (issue: 3 %). */
 export const KEY_LIMITS_CPU_MAX = 0.03;
+/** A read rule (a filter) may add less than this share of service CPU to a sub key's read (10 %). */
+export const ACCESS_RULES_CPU_MAX = 0.1;
 /** An access token may cost less than this share over a key, its JWKS cached (issue: 10 %). */
 export const TOKEN_AUTH_CPU_MAX = 0.1;
 /** The budget of an Idempotency-Key on a create: its record costs less than half a POST. */
@@ -60,6 +63,8 @@ export interface ComparisonContext extends ItemsContext {
   limitedKey?: string;
   /** The bench user's access token for the `service-token` instance (lib/token-auth.ts). */
   token?: { accessToken: string; linkProblem?: string; jwksFetches: () => number };
+  /** A sub key and its two collections, with and without a read rule (lib/access-rules.ts). */
+  access?: AccessBench;
 }
 
 export interface Variant {
@@ -81,6 +86,7 @@ export interface Prepared {
   missing?: string;
   etag?: string;
   limitedKey?: string;
+  access?: AccessBench;
 }
 
 export interface Comparison {
@@ -271,6 +277,38 @@ export const costComparisons: Comparison[] = scenarios
 const byId = ({ items, pick }: ComparisonContext): ScenarioRequest =>
   itemsById(items, pick(SAMPLE_PATHS, items.size));
 
+/** A sub key's GET by _id in one of the access comparison's collections. */
+const accessGet =
+  (which: 'plain' | 'ruled') =>
+  ({ access, pick }: ComparisonContext): ScenarioRequest => {
+    const collection = access?.[which] ?? { name: 'missing', ids: ['missing'] };
+    const ids = pick(SAMPLE_PATHS, collection.ids.length).map((i) => collection.ids[i] ?? '');
+    return {
+      method: 'GET',
+      paths: ids.map((id) => `/data/${collection.name}/_id/${id}`),
+      headers: { 'x-api-key': access?.key ?? '' },
+      keyless: true,
+      verify: (res) => (prop(res.body, '_id') === ids[0] ? undefined : `expected item ${ids[0]}`),
+    };
+  };
+
+/** A sub key's list of one group (20 of the 200 items) in one of the access comparison's collections. */
+const accessList =
+  (which: 'plain' | 'ruled') =>
+  ({ access }: ComparisonContext): ScenarioRequest => {
+    const name = access?.[which].name ?? 'missing';
+    return {
+      method: 'GET',
+      paths: Array.from({ length: 10 }, (_, g) => `/data/${name}?group=g${g}&limit=50`),
+      headers: { 'x-api-key': access?.key ?? '' },
+      keyless: true,
+      verify: (res) =>
+        isArray(res.body) && res.body.length === 20
+          ? undefined
+          : `expected the 20 items of group g0, got ${isArray(res.body) ? res.body.length : res.status}`,
+    };
+  };
+
 /** The item the conditional GETs read, in the middle of the collection. */
 const conditionalIndex = (items: ComparisonContext['items']): number => Math.floor(items.size / 2);
 
@@ -444,6 +482,62 @@ export const comparisons: Comparison[] = [
         'Key limits add no database command to a GET by _id',
         totals('full')?.commands ?? 0,
         totals('limited'),
+      ),
+    ],
+  },
+  {
+    id: 'access-rules',
+    title:
+      'Access rules: a sub key reads a collection whose read rule is a filter vs one with the defaults (its own items)',
+    route: 'GET /data/{c}/_id/{id} and GET /data/{c}?group=g…&limit=50',
+    roundsFactor: 2,
+    variants: [
+      {
+        id: 'ruled-get',
+        label: 'GET, filter rule',
+        target: 'service',
+        request: accessGet('ruled'),
+      },
+      { id: 'plain-get', label: 'GET, defaults', target: 'service', request: accessGet('plain') },
+      {
+        id: 'ruled-list',
+        label: 'list, filter rule',
+        target: 'service',
+        request: accessList('ruled'),
+      },
+      {
+        id: 'plain-list',
+        label: 'list, defaults',
+        target: 'service',
+        request: accessList('plain'),
+      },
+    ],
+    async prepare(ask, { runTag }) {
+      const access = await prepareAccessBench(ask, runTag);
+      return typeof access === 'string' ? { missing: access } : { access };
+    },
+    checks: (totals) => [
+      cpuRatioCheck(
+        `A filter read rule adds < ${ACCESS_RULES_CPU_MAX * 100} % service CPU to a sub key's GET by _id`,
+        1 + ACCESS_RULES_CPU_MAX,
+        totals('ruled-get'),
+        totals('plain-get'),
+      ),
+      cpuRatioCheck(
+        `A filter read rule adds < ${ACCESS_RULES_CPU_MAX * 100} % service CPU to a sub key's list`,
+        1 + ACCESS_RULES_CPU_MAX,
+        totals('ruled-list'),
+        totals('plain-list'),
+      ),
+      commandsCheck(
+        'A read rule adds no database command to a GET by _id',
+        totals('plain-get')?.commands ?? 0,
+        totals('ruled-get'),
+      ),
+      commandsCheck(
+        'A read rule adds no database command to a list',
+        totals('plain-list')?.commands ?? 0,
+        totals('ruled-list'),
       ),
     ],
   },
