@@ -40,6 +40,7 @@ import type { EventType } from './event.schema';
 import { EventsService } from './events.service';
 import { EventStream } from './event-stream';
 import { eventView, type LiveEvent } from './live-query';
+import type { EventAccess } from './event-access';
 import { LiveParams, LiveQueryParamsInterceptor } from './live-query.params';
 
 const DEFAULT_LIMIT = 100;
@@ -107,13 +108,18 @@ export class EventsController {
     @Query() dto: EventsPageQueryDto,
     @LiveParams() live: Record<string, unknown>,
   ): Promise<EventPageDto> {
-    const query = this.feedQuery(principal, dto, live);
+    const access = this.events.accessFor(principal, dto.collection);
+    const query = await this.feedQuery(principal, dto, live, access);
     let after = Number(dto.after ?? 0);
     const limit = Number(dto.limit ?? DEFAULT_LIMIT);
-    const view = eventView(principal, query);
+    const view = eventView(principal, query, access);
     const wait = Number(dto.wait ?? 0);
     if (wait === 0)
-      return page(await this.events.read(principal, { ...query, after, limit }), after, view);
+      return page(
+        await this.events.read(principal, { ...query, after, limit }, access),
+        after,
+        view,
+      );
     // Decided before any database work: a refused long poll costs nothing.
     const release = this.events.slots.take(credentialIdOf(principal));
     // Its rights are followed while it waits: a loss ends the wait with 401/403.
@@ -125,7 +131,11 @@ export class EventsController {
         if (rights.lost) throw rightsLossError(rights.lost);
         // The newest event before the read: a wait then starts from what the read has covered.
         const seen = await this.events.latestForStream(principal);
-        const events = await this.events.readForStream(principal, { ...query, after, limit });
+        const events = await this.events.readForStream(
+          principal,
+          { ...query, after, limit },
+          access,
+        );
         const answer = page(events, after, view);
         const remaining = deadline - Date.now();
         if (answer.events.length > 0) {
@@ -135,7 +145,8 @@ export class EventsController {
           return answer;
         }
         if (remaining <= 0 || this.shutdown.draining) return answer;
-        // A live query judged every event read not its own: it goes on after them.
+        // A live query, or the access rules, judged every event read not its own: it goes on
+        // after them.
         after = Number(answer.next);
         if (events.length === 0)
           await this.waitBeyond(principal, seen, remaining, rights, (wake) => (onLost = wake));
@@ -172,7 +183,12 @@ export class EventsController {
     @Req() req: Request,
     @Res() res: Response,
   ): Promise<void> {
-    const query = this.feedQuery(principal, dto, live);
+    const query = await this.feedQuery(
+      principal,
+      dto,
+      live,
+      this.events.accessFor(principal, dto.collection),
+    );
     if (lastEventId !== undefined && !/^(0|[1-9][0-9]{0,14})$/.test(lastEventId))
       throw new ValidationFailedError([
         { field: 'Last-Event-ID', message: 'must be an event id (a whole number)' },
@@ -205,11 +221,12 @@ export class EventsController {
    * read by the data module's query language; a live query follows one collection. A key
    * limited to collections gets no event of the others (visibleTo).
    */
-  private feedQuery(
+  private async feedQuery(
     principal: CustomerPrincipal,
     dto: EventsQueryDto,
     liveParams: Record<string, unknown>,
-  ): Omit<EventQuery, 'after' | 'limit'> {
+    access: EventAccess | null,
+  ): Promise<Omit<EventQuery, 'after' | 'limit'>> {
     // A collection the key does not reach is refused (its events are never sent either way).
     if (dto.collection !== undefined) checkCollectionAccess(principal, dto.collection, 'read');
     const isLive = Object.keys(liveParams).length > 0;
@@ -233,6 +250,9 @@ export class EventsController {
       errors.push({ field: 'type', message: `'${dto.type}' is a live query's: add filter[…]` });
     if (errors.length > 0) throw new ValidationFailedError(errors);
     const filter = isLive ? this.events.liveFilter(liveParams) : undefined;
+    // A live query's filter and fields may not name a protected field (an oracle of its value).
+    if (filter && access && dto.collection !== undefined)
+      await access.refuseProtected(dto.collection, filter.named);
     return {
       ...(dto.collection !== undefined ? { collection: dto.collection } : {}),
       ...(dto.type !== undefined && !filter ? { type: dto.type as EventType } : {}),
