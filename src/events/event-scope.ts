@@ -18,6 +18,7 @@ import type {
   LiveEventType,
 } from './event.schema';
 import type { LiveFilter } from './live-filter';
+import { limitedByRules } from './item-access';
 
 // The feed's vocabulary: scopes, queries and events, and who may see what.
 
@@ -154,9 +155,11 @@ function visibleOwnTo(
   query: EventQuery | undefined,
   wider: readonly string[],
 ): QueryFilter<EventDocument> {
-  if (principal.kind !== 'sub') return {};
+  if (!limitedByRules(principal)) return {};
   const judged =
     wider.length > 0 ? [{ resource: 'item' as const, collection: { $in: [...wider] } }] : [];
+  // A key without an account (a publishable key) sees items only by the rules, and collections.
+  if (principal.kind !== 'sub') return { $or: [...judged, { resource: 'collection' }] };
   // A live query also judges the updates that took an item away from the key (its `left`).
   if (query?.live)
     return {

@@ -74,7 +74,11 @@ const TOO_MANY = {
 /** What both reads of the feed take (a live query) and refuse (a wrong parameter, an old cursor, too many). */
 const FEED_READ = applyDecorators(
   LiveQueryParams(),
-  ApiBadRequestResponse({ type: ProblemDto, description: 'A parameter or the filter is wrong' }),
+  ApiBadRequestResponse({
+    type: ProblemDto,
+    description:
+      "A parameter or the filter is wrong; PROTECTED_FIELD: a live query's filter or fields name a protected field of the caller's",
+  }),
   ApiGoneResponse(GONE),
   ApiTooManyRequestsResponse(TOO_MANY),
 );
@@ -94,7 +98,9 @@ export class EventsController {
   ) {}
 
   /**
-   * A page of events after `after`, oldest first, with the cursor of the next page. With
+   * A page of events after `after`, oldest first, with the cursor of the next page. `limit`
+   * bounds the events read: those a live query or the caller's access rules skip are passed
+   * over, so a page may hold fewer while `next` moves on. With
    * `wait`, an empty page is held until an event arrives (or `wait` seconds pass); such a long
    * poll holds one of the key's stream slots while it runs, and ends with 401 (key revoked or
    * expired) or 403 (team membership ended) within STREAM_RIGHTS_CHECK_MS of such a loss;
