@@ -12,6 +12,8 @@ import { refuseProtectedPaths, withoutProtected } from './protected-fields';
 /** Rule documents read per rules text, shared by every reader (rules texts are few). */
 const DOCUMENTS = new Map<string, AccessRulesDocument>();
 const DOCUMENTS_MAX = 1_000;
+/** Callers' read accesses kept (per caller and rules text). */
+const ACCESSES_MAX = 10_000;
 
 function documentOf(target: AccessTarget | null): AccessRulesDocument {
   const text = target?.rules.access?.text;
@@ -39,6 +41,7 @@ function readRuleOf(principal: CustomerPrincipal, target: AccessTarget | null): 
  */
 @Injectable()
 export class FeedAccess implements OnModuleInit {
+  private readonly accesses = new Map<string, ItemReadAccess>();
   /** Per namespace: its collections with their rules texts (REGISTRY_CACHE_MS). */
   private readonly lists: LookupCache<{ entries: { name: string; target: AccessTarget }[] }>;
 
@@ -65,12 +68,34 @@ export class FeedAccess implements OnModuleInit {
     return this.accessOf(principal, entry);
   }
 
+  /** A caller's read access per rules text, shared by its readers (its filter compiled once). */
   private accessOf(principal: CustomerPrincipal, target: AccessTarget | null): ItemReadAccess {
+    const tag = target?.rules.access?.text ?? '';
+    const caller =
+      principal.kind === 'sub'
+        ? `sub:${principal.clientId}:${principal.accountId}`
+        : principal.kind;
+    const key = `${caller}\n${tag}`;
+    let access = this.accesses.get(key);
+    if (!access) {
+      access = this.compose(principal, target, tag);
+      if (this.accesses.size >= ACCESSES_MAX)
+        this.accesses.delete(this.accesses.keys().next().value as string);
+      this.accesses.set(key, access);
+    }
+    return access;
+  }
+
+  private compose(
+    principal: CustomerPrincipal,
+    target: AccessTarget | null,
+    tag: string,
+  ): ItemReadAccess {
     // The owner field does not matter here: an `own` rule is judged by the event's owner.
     const plan = accessPlanOf(principal, target, 'userId');
     const byOwner = principal.kind === 'sub' && readRuleOf(principal, target) === 'own';
     return {
-      tag: target?.rules.access?.text ?? '',
+      tag,
       byOwner,
       readable: (item) => plan.read.matches(asStored(item)),
       strip: (item) => withoutProtected(plan, item),
