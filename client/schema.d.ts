@@ -643,7 +643,9 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * A page of events after `after`, oldest first, with the cursor of the next page. With
+     * A page of events after `after`, oldest first, with the cursor of the next page. `limit`
+     *     bounds the events read: those a live query or the caller's access rules skip are passed
+     *     over, so a page may hold fewer while `next` moves on. With
      *     `wait`, an empty page is held until an event arrives (or `wait` seconds pass); such a long
      *     poll holds one of the key's stream slots while it runs, and ends with 401 (key revoked or
      *     expired) or 403 (team membership ended) within STREAM_RIGHTS_CHECK_MS of such a loss;
@@ -2182,7 +2184,9 @@ export interface components {
       collection?: string;
       /**
        * @description The resource after the change (as GET answers it; a live query's item projected by its
-       *     `fields`); absent for deletions, on a `left` of an item that became another owner's, and
+       *     `fields`), without the caller's protected fields; absent for deletions, on a `left` or
+       *     `updated` of an item the caller may not read any more (another owner's, outside the read
+       *     rule), and
        *     when the key or token lacks the read scope of the resource (items and collections
        *     `data:read`, profiles `profile:read`, projects `projects:read`, files `files:read`).
        */
@@ -12954,9 +12958,9 @@ export interface operations {
         limit?: string;
         /** @description Long poll: with no event to answer, wait up to this many seconds (0–30) for one. */
         wait?: string;
-        /** @description A live query (needs `collection`): the item filter of `GET /data/{collection}`, in its `filter[k]=v` and `filter[k][op]=v` forms only (operators eq, ne, gt, gte, lt, lte, in, nin, exists, prefix; same values and limits, FILTER_MAX_CONDITIONS and FILTER_MAX_IN_VALUES). Item events are then judged by the item before and after each change: `created`, `updated` (matched before and after), `entered` (matches now only), `left` (matched before only; carries the item as it is now, none when it became another owner's), `deleted`; changes that match neither are not sent. The collection's own events pass. A page (`GET /events`) reads at most `limit` events and answers those of the query: it may hold fewer, even none, while `next` moves on. See docs/events.md. */
+        /** @description A live query (needs `collection`): the item filter of `GET /data/{collection}`, in its `filter[k]=v` and `filter[k][op]=v` forms only (operators eq, ne, gt, gte, lt, lte, in, nin, exists, prefix; same values and limits, FILTER_MAX_CONDITIONS and FILTER_MAX_IN_VALUES). Item events are then judged by the item before and after each change: `created`, `updated` (matched before and after), `entered` (matches now only), `left` (matched before only; carries the item as it is now, none when the key may not read it any more), `deleted`; changes that match neither are not sent. A sub key's items count while its collection's read rule reads them; a filter naming a protected field → 400 PROTECTED_FIELD. The collection's own events pass. A page (`GET /events`) reads at most `limit` events and answers those of the query: it may hold fewer, even none, while `next` moves on. See docs/events.md. */
         filter?: components['schemas']['ItemFilter'];
-        /** @description With a live query (needs `collection`): the fields of the item an event carries, as `fields` of `GET /data/{collection}` (`fields=total,status` or `fields=-notes`). */
+        /** @description With a live query (needs `collection`): the fields of the item an event carries, as `fields` of `GET /data/{collection}` (`fields=total,status` or `fields=-notes`); naming a protected field of the caller's → 400 PROTECTED_FIELD. */
         fields?: components['schemas']['ItemFields'];
       };
       header?: {
@@ -12986,7 +12990,7 @@ export interface operations {
           'application/json': components['schemas']['EventPageDto'];
         };
       };
-      /** @description A parameter or the filter is wrong; INVALID_BRANCH: X-Branch is not a valid branch name */
+      /** @description A parameter or the filter is wrong; PROTECTED_FIELD: a live query's filter or fields name a protected field of the caller's; INVALID_BRANCH: X-Branch is not a valid branch name */
       400: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -13123,9 +13127,9 @@ export interface operations {
         /** @description Only events of this type (`entered` and `left`: a live query's, with `filter[…]`). */
         type?: 'created' | 'updated' | 'entered' | 'left' | 'deleted';
         resource?: 'item' | 'project' | 'profile' | 'collection' | 'file';
-        /** @description A live query (needs `collection`): the item filter of `GET /data/{collection}`, in its `filter[k]=v` and `filter[k][op]=v` forms only (operators eq, ne, gt, gte, lt, lte, in, nin, exists, prefix; same values and limits, FILTER_MAX_CONDITIONS and FILTER_MAX_IN_VALUES). Item events are then judged by the item before and after each change: `created`, `updated` (matched before and after), `entered` (matches now only), `left` (matched before only; carries the item as it is now, none when it became another owner's), `deleted`; changes that match neither are not sent. The collection's own events pass. A page (`GET /events`) reads at most `limit` events and answers those of the query: it may hold fewer, even none, while `next` moves on. See docs/events.md. */
+        /** @description A live query (needs `collection`): the item filter of `GET /data/{collection}`, in its `filter[k]=v` and `filter[k][op]=v` forms only (operators eq, ne, gt, gte, lt, lte, in, nin, exists, prefix; same values and limits, FILTER_MAX_CONDITIONS and FILTER_MAX_IN_VALUES). Item events are then judged by the item before and after each change: `created`, `updated` (matched before and after), `entered` (matches now only), `left` (matched before only; carries the item as it is now, none when the key may not read it any more), `deleted`; changes that match neither are not sent. A sub key's items count while its collection's read rule reads them; a filter naming a protected field → 400 PROTECTED_FIELD. The collection's own events pass. A page (`GET /events`) reads at most `limit` events and answers those of the query: it may hold fewer, even none, while `next` moves on. See docs/events.md. */
         filter?: components['schemas']['ItemFilter'];
-        /** @description With a live query (needs `collection`): the fields of the item an event carries, as `fields` of `GET /data/{collection}` (`fields=total,status` or `fields=-notes`). */
+        /** @description With a live query (needs `collection`): the fields of the item an event carries, as `fields` of `GET /data/{collection}` (`fields=total,status` or `fields=-notes`); naming a protected field of the caller's → 400 PROTECTED_FIELD. */
         fields?: components['schemas']['ItemFields'];
       };
       header?: {
@@ -13158,7 +13162,7 @@ export interface operations {
           'text/event-stream': string;
         };
       };
-      /** @description A parameter or the filter is wrong; INVALID_BRANCH: X-Branch is not a valid branch name */
+      /** @description A parameter or the filter is wrong; PROTECTED_FIELD: a live query's filter or fields name a protected field of the caller's; INVALID_BRANCH: X-Branch is not a valid branch name */
       400: {
         headers: {
           /** @description Requests allowed per window for this key */

@@ -16,6 +16,7 @@ import { AnalysisRepository } from './analysis/analysis.repository';
 import { CollectionsService } from './collections/collections.service';
 import { IndexesService } from './indexes/indexes.service';
 import { ItemEvents } from './items/item-events';
+import { FeedAccess } from './access/feed-access';
 import { ItemAnalysisService } from './analysis/item-analysis.service';
 import { ItemBatchesService } from './items/item-batches.service';
 import { DATA_CONTROLLERS } from './data.controllers';
@@ -78,6 +79,7 @@ import { ItemExpiry } from './rules/expiry/item-expiry';
     CollectionMover,
     UniqueValuesService,
     ItemEvents,
+    FeedAccess,
     ItemsService,
     ItemWritesService,
     ItemAnalysisService,

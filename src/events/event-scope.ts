@@ -18,6 +18,7 @@ import type {
   LiveEventType,
 } from './event.schema';
 import type { LiveFilter } from './live-filter';
+import { limitedByRules } from './item-access';
 
 // The feed's vocabulary: scopes, queries and events, and who may see what.
 
@@ -120,15 +121,18 @@ export function queryFilter(query: EventQuery): QueryFilter<EventDocument> {
 }
 
 /**
- * What a principal may see of its namespace's feed: root and team keys all of it; a sub key the
- * items it owns, the collections, and its own profile (never projects, never other owners); a
- * key limited to collections nothing of the others.
+ * What a principal may see of its namespace's feed, as the database selects it: root and team
+ * keys all of it; a sub key the items it owns, the item events of the collections in `wider`
+ * (whose read rule is not `own`: judged in memory by EventAccess), the collections, and its own
+ * profile (never projects, never other owners); a key limited to collections nothing of the
+ * others.
  */
 export function visibleTo(
   principal: CustomerPrincipal,
   query?: EventQuery,
+  wider: readonly string[] = [],
 ): QueryFilter<EventDocument> {
-  const own = visibleOwnTo(principal, query);
+  const own = visibleOwnTo(principal, query, wider);
   const limit = collectionLimit(principal);
   if (!limit) return own;
   return Object.keys(own).length === 0 ? limit : { $and: [own, limit] };
@@ -148,21 +152,28 @@ function collectionLimit(principal: CustomerPrincipal): QueryFilter<EventDocumen
 /** Root and team keys see all of the namespace's feed; a sub key what visibleTo says. */
 function visibleOwnTo(
   principal: CustomerPrincipal,
-  query?: EventQuery,
+  query: EventQuery | undefined,
+  wider: readonly string[],
 ): QueryFilter<EventDocument> {
-  if (principal.kind !== 'sub') return {};
+  if (!limitedByRules(principal)) return {};
+  const judged =
+    wider.length > 0 ? [{ resource: 'item' as const, collection: { $in: [...wider] } }] : [];
+  // A key without an account (a publishable key) sees items only by the rules, and collections.
+  if (principal.kind !== 'sub') return { $or: [...judged, { resource: 'collection' }] };
   // A live query also judges the updates that took an item away from the key (its `left`).
   if (query?.live)
     return {
       $or: [
         { resource: 'item', owner: principal.accountId },
         { resource: 'item', formerOwner: principal.accountId },
+        ...judged,
         { resource: 'collection' },
       ],
     };
   return {
     $or: [
       { resource: 'item', owner: principal.accountId },
+      ...judged,
       { resource: 'collection' },
       { resource: 'profile', owner: principal.profileId },
       { resource: 'file', owner: principal.accountId },
@@ -178,6 +189,7 @@ function visibleOwnTo(
 export function eventMatcher(
   principal: CustomerPrincipal,
   query: EventQuery,
+  wider: readonly string[] = [],
 ): (event: FeedEvent) => boolean {
-  return sift<FeedEvent>({ ...queryFilter(query), ...visibleTo(principal, query) } as never);
+  return sift<FeedEvent>({ ...queryFilter(query), ...visibleTo(principal, query, wider) } as never);
 }

@@ -7,6 +7,7 @@ import { eventMatcher, type EventQuery, type FeedEvent } from './event-scope';
 import type { TailReader } from './namespace-tail';
 import type { EventsService } from './events.service';
 import { eventView, type LiveEvent } from './live-query';
+import type { EventAccess } from './event-access';
 
 /** What chunked transfer encoding adds to a write (its size line and the CRLF after it). */
 const CHUNK_FRAMING = 16;
@@ -38,7 +39,11 @@ export interface StreamOptions {
  */
 export class EventStream implements TailReader {
   private readonly logger = new Logger('EventStream');
-  private readonly matches: (event: FeedEvent) => boolean;
+  private matches: (event: FeedEvent) => boolean;
+  /** The collections the database selects by collection for it (see EventAccess). */
+  private wider: readonly string[] = [];
+  /** How its principal's access rules judge item events (null: not limited by them). */
+  private readonly access: EventAccess | null;
   /** How it sees an event it selected (a live query judges it): null, not sent. */
   private readonly view: (event: FeedEvent) => LiveEvent | null;
   private res: Response | null = null;
@@ -58,8 +63,9 @@ export class EventStream implements TailReader {
     private readonly query: Omit<EventQuery, 'after' | 'limit'>,
     private readonly options: StreamOptions,
   ) {
+    this.access = events.accessFor(principal, query.collection);
     this.matches = eventMatcher(principal, { ...query, after: 0, limit: 0 });
-    this.view = eventView(principal, query);
+    this.view = eventView(principal, query, this.access);
   }
 
   run(req: Request, res: Response, after: number): void {
@@ -93,18 +99,42 @@ export class EventStream implements TailReader {
     stops.push(following.stop);
   }
 
-  wants(event: FeedEvent): boolean {
-    return this.matches(event);
+  /**
+   * Loads the access rules of the events' collections (and which collections are judged in
+   * memory) before they are judged: a changed rule reaches the stream within REGISTRY_CACHE_MS.
+   * A failure ends the stream (the client resumes with Last-Event-ID).
+   */
+  async prepare(events: readonly FeedEvent[]): Promise<void> {
+    const access = this.access;
+    if (!access || this.closed) return;
+    try {
+      await access.prepareRead();
+      await access.prepare(events);
+      this.judgeWith(access.wider);
+    } catch (error) {
+      this.fail(error);
+    }
   }
 
-  readOwn(after: number, through: number, limit: number): Promise<FeedEvent[]> {
-    return this.events.readForStream(this.principal, {
-      ...this.query,
-      after,
-      through,
-      limit,
-      checkExpiry: false,
-    });
+  private judgeWith(wider: readonly string[]): void {
+    if (wider.length === this.wider.length && wider.every((name, i) => name === this.wider[i]))
+      return;
+    this.wider = wider;
+    this.matches = eventMatcher(this.principal, { ...this.query, after: 0, limit: 0 }, wider);
+  }
+
+  wants(event: FeedEvent): boolean {
+    return !this.closed && this.matches(event);
+  }
+
+  async readOwn(after: number, through: number, limit: number): Promise<FeedEvent[]> {
+    const events = await this.events.readForStream(
+      this.principal,
+      { ...this.query, after, through, limit, checkExpiry: false },
+      this.access,
+    );
+    if (this.access) this.judgeWith(this.access.wider);
+    return events;
   }
 
   async confirm(): Promise<void> {

@@ -40,6 +40,7 @@ import type { EventType } from './event.schema';
 import { EventsService } from './events.service';
 import { EventStream } from './event-stream';
 import { eventView, type LiveEvent } from './live-query';
+import type { EventAccess } from './event-access';
 import { LiveParams, LiveQueryParamsInterceptor } from './live-query.params';
 
 const DEFAULT_LIMIT = 100;
@@ -73,7 +74,11 @@ const TOO_MANY = {
 /** What both reads of the feed take (a live query) and refuse (a wrong parameter, an old cursor, too many). */
 const FEED_READ = applyDecorators(
   LiveQueryParams(),
-  ApiBadRequestResponse({ type: ProblemDto, description: 'A parameter or the filter is wrong' }),
+  ApiBadRequestResponse({
+    type: ProblemDto,
+    description:
+      "A parameter or the filter is wrong; PROTECTED_FIELD: a live query's filter or fields name a protected field of the caller's",
+  }),
   ApiGoneResponse(GONE),
   ApiTooManyRequestsResponse(TOO_MANY),
 );
@@ -93,7 +98,9 @@ export class EventsController {
   ) {}
 
   /**
-   * A page of events after `after`, oldest first, with the cursor of the next page. With
+   * A page of events after `after`, oldest first, with the cursor of the next page. `limit`
+   * bounds the events read: those a live query or the caller's access rules skip are passed
+   * over, so a page may hold fewer while `next` moves on. With
    * `wait`, an empty page is held until an event arrives (or `wait` seconds pass); such a long
    * poll holds one of the key's stream slots while it runs, and ends with 401 (key revoked or
    * expired) or 403 (team membership ended) within STREAM_RIGHTS_CHECK_MS of such a loss;
@@ -107,13 +114,18 @@ export class EventsController {
     @Query() dto: EventsPageQueryDto,
     @LiveParams() live: Record<string, unknown>,
   ): Promise<EventPageDto> {
-    const query = this.feedQuery(principal, dto, live);
+    const access = this.events.accessFor(principal, dto.collection);
+    const query = await this.feedQuery(principal, dto, live, access);
     let after = Number(dto.after ?? 0);
     const limit = Number(dto.limit ?? DEFAULT_LIMIT);
-    const view = eventView(principal, query);
+    const view = eventView(principal, query, access);
     const wait = Number(dto.wait ?? 0);
     if (wait === 0)
-      return page(await this.events.read(principal, { ...query, after, limit }), after, view);
+      return page(
+        await this.events.read(principal, { ...query, after, limit }, access),
+        after,
+        view,
+      );
     // Decided before any database work: a refused long poll costs nothing.
     const release = this.events.slots.take(credentialIdOf(principal));
     // Its rights are followed while it waits: a loss ends the wait with 401/403.
@@ -125,7 +137,11 @@ export class EventsController {
         if (rights.lost) throw rightsLossError(rights.lost);
         // The newest event before the read: a wait then starts from what the read has covered.
         const seen = await this.events.latestForStream(principal);
-        const events = await this.events.readForStream(principal, { ...query, after, limit });
+        const events = await this.events.readForStream(
+          principal,
+          { ...query, after, limit },
+          access,
+        );
         const answer = page(events, after, view);
         const remaining = deadline - Date.now();
         if (answer.events.length > 0) {
@@ -135,7 +151,8 @@ export class EventsController {
           return answer;
         }
         if (remaining <= 0 || this.shutdown.draining) return answer;
-        // A live query judged every event read not its own: it goes on after them.
+        // A live query, or the access rules, judged every event read not its own: it goes on
+        // after them.
         after = Number(answer.next);
         if (events.length === 0)
           await this.waitBeyond(principal, seen, remaining, rights, (wake) => (onLost = wake));
@@ -172,7 +189,12 @@ export class EventsController {
     @Req() req: Request,
     @Res() res: Response,
   ): Promise<void> {
-    const query = this.feedQuery(principal, dto, live);
+    const query = await this.feedQuery(
+      principal,
+      dto,
+      live,
+      this.events.accessFor(principal, dto.collection),
+    );
     if (lastEventId !== undefined && !/^(0|[1-9][0-9]{0,14})$/.test(lastEventId))
       throw new ValidationFailedError([
         { field: 'Last-Event-ID', message: 'must be an event id (a whole number)' },
@@ -205,11 +227,12 @@ export class EventsController {
    * read by the data module's query language; a live query follows one collection. A key
    * limited to collections gets no event of the others (visibleTo).
    */
-  private feedQuery(
+  private async feedQuery(
     principal: CustomerPrincipal,
     dto: EventsQueryDto,
     liveParams: Record<string, unknown>,
-  ): Omit<EventQuery, 'after' | 'limit'> {
+    access: EventAccess | null,
+  ): Promise<Omit<EventQuery, 'after' | 'limit'>> {
     // A collection the key does not reach is refused (its events are never sent either way).
     if (dto.collection !== undefined) checkCollectionAccess(principal, dto.collection, 'read');
     const isLive = Object.keys(liveParams).length > 0;
@@ -233,6 +256,9 @@ export class EventsController {
       errors.push({ field: 'type', message: `'${dto.type}' is a live query's: add filter[…]` });
     if (errors.length > 0) throw new ValidationFailedError(errors);
     const filter = isLive ? this.events.liveFilter(liveParams) : undefined;
+    // A live query's filter and fields may not name a protected field (an oracle of its value).
+    if (filter && access && dto.collection !== undefined)
+      await access.refuseProtected(dto.collection, filter.named);
     return {
       ...(dto.collection !== undefined ? { collection: dto.collection } : {}),
       ...(dto.type !== undefined && !filter ? { type: dto.type as EventType } : {}),

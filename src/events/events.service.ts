@@ -30,6 +30,8 @@ import { CursorExpiredError } from './events.errors';
 import { EventsRepository } from './events.repository';
 import { StreamSlots } from './stream-slots';
 import type { LiveFilter, LiveFilterCompiler } from './live-filter';
+import { eventAccessOf, type EventAccess } from './event-access';
+import type { ItemAccessSource } from './item-access';
 
 /**
  * The change feed of every namespace (docs/events.md). A write begins its change (`begin`: its
@@ -48,6 +50,7 @@ export class EventsService implements OnModuleDestroy {
   readonly heartbeatMs: number;
   readonly streamBufferBytes: number;
   private liveFilters: LiveFilterCompiler | null = null;
+  private itemAccess: ItemAccessSource | null = null;
 
   constructor(
     private readonly events: EventsRepository,
@@ -87,6 +90,19 @@ export class EventsService implements OnModuleDestroy {
   liveFilter(params: Record<string, unknown>): LiveFilter {
     if (!this.liveFilters) throw new Error('no live filter compiler registered');
     return this.liveFilters(params);
+  }
+
+  /** The module that owns items' access rules tells the feed what a caller may read of them. */
+  registerItemAccess(source: ItemAccessSource): void {
+    this.itemAccess = source;
+  }
+
+  /**
+   * How a reader judges item events by their collections' access rules (null: a root or team
+   * key, which they do not limit); `collection`: the one it follows.
+   */
+  accessFor(principal: CustomerPrincipal, collection?: string): EventAccess | null {
+    return eventAccessOf(principal, this.itemAccess, collection);
   }
 
   /** The module that owns `resource` tells the reconciler what exists. */
@@ -158,11 +174,21 @@ export class EventsService implements OnModuleDestroy {
   }
 
   /**
-   * The events after `query.after` that the principal may see, in order. A cursor older than
-   * the oldest kept event (retention deleted some after it) → 410: the reader must resync.
+   * The events after `query.after` that the database selects for the principal, in order, at
+   * most `query.limit`; `access` (accessFor) then judges the item events by their collections'
+   * rules, loaded here for them. A cursor older than the oldest kept event (retention deleted
+   * some after it) → 410: the reader must resync.
    */
-  async read(principal: CustomerPrincipal, query: EventQuery): Promise<FeedEvent[]> {
-    return this.readIn(namespaceOfPrincipal(principal), query, visibleTo(principal, query));
+  async read(
+    principal: CustomerPrincipal,
+    query: EventQuery,
+    access: EventAccess | null,
+  ): Promise<FeedEvent[]> {
+    await access?.prepareRead();
+    const visible = visibleTo(principal, query, access?.wider);
+    const events = await this.readIn(namespaceOfPrincipal(principal), query, visible);
+    await access?.prepare(events);
+    return events;
   }
 
   /** The events of a namespace after `query.after` (a webhook reads all of them). */
@@ -185,8 +211,12 @@ export class EventsService implements OnModuleDestroy {
   }
 
   /** `read` for a stream or a waiting long poll: in turn among the feed reads. */
-  readForStream(principal: CustomerPrincipal, query: EventQuery): Promise<FeedEvent[]> {
-    return this.tails.inTurn(() => this.read(principal, query));
+  readForStream(
+    principal: CustomerPrincipal,
+    query: EventQuery,
+    access: EventAccess | null,
+  ): Promise<FeedEvent[]> {
+    return this.tails.inTurn(() => this.read(principal, query, access));
   }
 
   /** `latest` for a waiting long poll: in turn among the feed reads. */

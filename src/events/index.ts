@@ -14,4 +14,5 @@ export type { PlannedChange } from './event-intent.schema';
 export { FeedMover } from './feed-mover';
 export { priorOf } from './item-images';
 export { DATA_SCOPE_OF_EVENT } from './live-query';
-export type { LiveFilter, LiveFilterCompiler } from './live-filter';
+export type { LiveFilter, LiveFilterCompiler, NamedPath } from './live-filter';
+export type { ItemAccessSource, ItemReadAccess } from './item-access';

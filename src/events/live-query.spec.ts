@@ -2,6 +2,7 @@ import type { CustomerPrincipal } from '../auth';
 import type { FeedEvent } from './event-scope';
 import { priorOf } from './item-images';
 import type { LiveFilter } from './live-filter';
+import { eventAccessOf } from './event-access';
 import { eventView, liveEventOf } from './live-query';
 
 const root: CustomerPrincipal = {
@@ -24,6 +25,7 @@ const sub: CustomerPrincipal = {
 
 /** status = open; projects `status` and `_id`. */
 const openOnly: LiveFilter = {
+  named: [],
   matches: (item) => item.status === 'open',
   project: (item) => ({ _id: item._id, status: item.status }),
 };
@@ -56,7 +58,7 @@ const closed = { _id: 'i1', status: 'closed', total: 1 };
 
 describe('liveEventOf', () => {
   const typeOf = (event: FeedEvent, principal: CustomerPrincipal = root) =>
-    liveEventOf(event, openOnly, principal)?.type ?? null;
+    liveEventOf(event, openOnly, eventAccessOf(principal, null))?.type ?? null;
 
   it('judges each change by the item before and after it', () => {
     expect(typeOf(change('created', null, open))).toBe('created');
@@ -70,11 +72,11 @@ describe('liveEventOf', () => {
   });
 
   it('carries the item as it is now, projected, on entered and left; nothing on deleted', () => {
-    expect(liveEventOf(change('updated', open, closed), openOnly, root)?.data).toEqual({
+    expect(liveEventOf(change('updated', open, closed), openOnly, null)?.data).toEqual({
       _id: 'i1',
       status: 'closed',
     });
-    expect(liveEventOf(change('deleted', open, null), openOnly, root)?.data).toBeNull();
+    expect(liveEventOf(change('deleted', open, null), openOnly, null)?.data).toBeNull();
   });
 
   it("counts an item for a sub key only while it is the key's own", () => {
@@ -82,7 +84,10 @@ describe('liveEventOf', () => {
     expect(typeOf(change('updated', open, open, mine), sub)).toBe('updated');
     expect(typeOf(change('created', null, open, { owner: 'other' }), sub)).toBeNull();
     const given = change('updated', open, open, { owner: 'other', formerOwner: 'me' });
-    expect(liveEventOf(given, openOnly, sub)).toMatchObject({ type: 'left', data: null });
+    expect(liveEventOf(given, openOnly, eventAccessOf(sub, null))).toMatchObject({
+      type: 'left',
+      data: null,
+    });
     const taken = change('updated', open, open, { owner: 'me', formerOwner: 'other' });
     expect(typeOf(taken, sub)).toBe('entered');
     const claimed = change('updated', open, open, { owner: 'me', formerOwner: null });
@@ -105,14 +110,14 @@ describe('liveEventOf', () => {
 
 describe('eventView', () => {
   it('keeps only the live type asked for', () => {
-    const view = eventView(root, { live: { filter: openOnly, type: 'left' } });
+    const view = eventView(root, { live: { filter: openOnly, type: 'left' } }, null);
     expect(view(change('updated', open, closed))?.type).toBe('left');
     expect(view(change('updated', closed, open))).toBeNull();
   });
 
   it('shows an unfiltered feed as it is', () => {
     const event = change('updated', closed, closed);
-    expect(eventView(root, {})(event)).toEqual({
+    expect(eventView(root, {}, null)(event)).toEqual({
       event,
       type: 'updated',
       data: closed,

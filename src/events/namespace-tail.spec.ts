@@ -50,6 +50,10 @@ class Reader implements TailReader {
     private readonly broken = false,
   ) {}
 
+  prepare(): Promise<void> {
+    return Promise.resolve();
+  }
+
   wants(e: FeedEvent): boolean {
     return this.owner === null || e.owner === this.owner;
   }

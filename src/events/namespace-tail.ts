@@ -7,6 +7,11 @@ export const TAIL_PAGE = 500;
 export interface TailReader {
   /** The newest event number this reader has passed (sent, or not its to see). */
   scanned: number;
+  /**
+   * Loads what the reader needs to judge these events (its access rules), before `wants` is
+   * asked of them; never rejects.
+   */
+  prepare(events: readonly FeedEvent[]): Promise<void>;
   /** Whether the reader is sent this event (its filters and its principal's visibility). */
   wants(event: FeedEvent): boolean;
   /** The events it wants in (after, through], oldest first, at most `limit` (its own query). */
@@ -131,6 +136,11 @@ export class NamespaceTail {
       const page = await this.source.readAll(from, TAIL_PAGE);
       if (page.length === 0) return;
       const through: number = page.at(-1)?.seq ?? from;
+      await Promise.all(
+        [...this.readers]
+          .filter((reader) => reader.scanned >= from && !reader.paused)
+          .map((reader) => reader.prepare(page)),
+      );
       // A reader still behind `from` joined during this round, or is paused: a later round
       // catches it up.
       const handed = [...this.readers].flatMap((reader) => {

@@ -25,14 +25,20 @@ export function compileLiveFilter(
   const filter = toMongoFilter({ scope: null, conditions: queryConditions(query, limits) });
   const test = sift<Record<string, unknown>>(filter);
   const projection = parseProjection(query.params.fields);
+  const named = [
+    ...Object.keys(query.filters).map((path) => ({ field: `filter[${path}]`, path })),
+    ...query.operators.map(({ path, param }) => ({ field: param, path })),
+    ...(projection?.paths ?? []).map((path) => ({ field: 'fields', path })),
+  ];
   return {
+    named,
     matches: (item) => test(asStored(item)),
     project: (item) => projectItem(item, projection),
   };
 }
 
-/** The item with its timestamps as dates, as stored. */
-function asStored(item: Record<string, unknown>): Record<string, unknown> {
+/** The item (as JSON, as events carry it) with its timestamps as dates, as stored. */
+export function asStored(item: Record<string, unknown>): Record<string, unknown> {
   const stored = { ...item };
   for (const field of TIMESTAMP_FIELDS) {
     const value = stored[field];

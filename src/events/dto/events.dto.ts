@@ -107,7 +107,9 @@ export class EventDto {
 
   /**
    * The resource after the change (as GET answers it; a live query's item projected by its
-   * `fields`); absent for deletions, on a `left` of an item that became another owner's, and
+   * `fields`), without the caller's protected fields; absent for deletions, on a `left` or
+   * `updated` of an item the caller may not read any more (another owner's, outside the read
+   * rule), and
    * when the key or token lacks the read scope of the resource (items and collections
    * `data:read`, profiles `profile:read`, projects `projects:read`, files `files:read`).
    */

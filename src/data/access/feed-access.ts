@@ -1,0 +1,128 @@
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { tenantOf, type CustomerPrincipal } from '../../auth';
+import { LookupCache } from '../../common/cache/lookup-cache';
+import { APP_CONFIG, type AppConfig } from '../../config';
+import { EventsService, type ItemReadAccess, type NamedPath } from '../../events';
+import { CollectionRegistryRepository } from '../collections/collection-registry.repository';
+import { asStored } from '../query/live-filter';
+import { accessPlanOf, type AccessTarget } from './access-plan';
+import { DEFAULT_ACCESS_RULES, type AccessRule, type AccessRulesDocument } from './access-rules';
+import { refuseProtectedPaths, withoutProtected } from './protected-fields';
+
+/** Rule documents read per rules text, shared by every reader (rules texts are few). */
+const DOCUMENTS = new Map<string, AccessRulesDocument>();
+const DOCUMENTS_MAX = 1_000;
+/** Callers' read accesses kept (per caller and rules text). */
+const ACCESSES_MAX = 10_000;
+
+function documentOf(target: AccessTarget | null): AccessRulesDocument {
+  const text = target?.rules.access?.text;
+  if (text === undefined) return DEFAULT_ACCESS_RULES;
+  let document = DOCUMENTS.get(text);
+  if (!document) {
+    document = JSON.parse(text) as AccessRulesDocument;
+    if (DOCUMENTS.size >= DOCUMENTS_MAX) DOCUMENTS.delete(DOCUMENTS.keys().next().value as string);
+    DOCUMENTS.set(text, document);
+  }
+  return document;
+}
+
+/** The read rule that speaks of the principal (sub keys: `sub.read`; the others: `public.read`). */
+function readRuleOf(principal: CustomerPrincipal, target: AccessTarget | null): AccessRule {
+  const document = documentOf(target);
+  return principal.kind === 'sub' ? document.sub.read : document.public.read;
+}
+
+/**
+ * The change feed's view of access rules (ItemAccessSource): a caller's read rule and protected
+ * fields per collection, from the access plan of the collection's registry entry (cached for
+ * REGISTRY_CACHE_MS, as every request reads it), so events, live queries and webhook deliveries
+ * are judged by the same plan as the data routes.
+ */
+@Injectable()
+export class FeedAccess implements OnModuleInit {
+  private readonly accesses = new Map<string, ItemReadAccess>();
+  /** Per namespace: its collections with their rules texts (REGISTRY_CACHE_MS). */
+  private readonly lists: LookupCache<{ entries: { name: string; target: AccessTarget }[] }>;
+
+  constructor(
+    private readonly events: EventsService,
+    private readonly registry: CollectionRegistryRepository,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.lists = new LookupCache({
+      ttlMs: config.lifecycle.registryCacheMs,
+      max: config.lifecycle.registryCacheSize,
+    });
+  }
+
+  onModuleInit(): void {
+    this.events.registerItemAccess({
+      of: (principal, collection) => this.of(principal, collection),
+      widerThanOwn: (principal) => this.widerThanOwn(principal),
+    });
+  }
+
+  async of(principal: CustomerPrincipal, collection: string): Promise<ItemReadAccess> {
+    const entry = await this.registry.find(tenantOf(principal), principal.branch, collection);
+    return this.accessOf(principal, entry);
+  }
+
+  /** A caller's read access per rules text, shared by its readers (its filter compiled once). */
+  private accessOf(principal: CustomerPrincipal, target: AccessTarget | null): ItemReadAccess {
+    const tag = target?.rules.access?.text ?? '';
+    const caller =
+      principal.kind === 'sub'
+        ? `sub:${principal.clientId}:${principal.accountId}`
+        : principal.kind;
+    const key = `${caller}\n${tag}`;
+    let access = this.accesses.get(key);
+    if (!access) {
+      access = this.compose(principal, target, tag);
+      if (this.accesses.size >= ACCESSES_MAX)
+        this.accesses.delete(this.accesses.keys().next().value as string);
+      this.accesses.set(key, access);
+    }
+    return access;
+  }
+
+  private compose(
+    principal: CustomerPrincipal,
+    target: AccessTarget | null,
+    tag: string,
+  ): ItemReadAccess {
+    // The owner field does not matter here: an `own` rule is judged by the event's owner.
+    const plan = accessPlanOf(principal, target, 'userId');
+    const byOwner = principal.kind === 'sub' && readRuleOf(principal, target) === 'own';
+    return {
+      tag,
+      byOwner,
+      readable: (item) => plan.read.matches(asStored(item)),
+      strip: (item) => withoutProtected(plan, item),
+      refuseProtected: (named: readonly NamedPath[]) => {
+        for (const { field, path } of named) refuseProtectedPaths(plan, [path], field);
+      },
+    };
+  }
+
+  /**
+   * The collections of the principal's namespace whose read rule reads more than the caller's
+   * own items (neither `own` nor `none`).
+   */
+  async widerThanOwn(principal: CustomerPrincipal): Promise<readonly string[]> {
+    const tenant = tenantOf(principal);
+    const key = `${tenant.kind}:${tenant.id}:${principal.branch}`;
+    const list = await this.lists.load(key, async () => ({
+      entries: (await this.registry.listFor(tenant, principal.branch)).map((entry) => ({
+        name: entry.name,
+        target: entry,
+      })),
+    }));
+    return (list?.entries ?? [])
+      .filter(({ target }) => {
+        const rule = readRuleOf(principal, target);
+        return rule !== 'none' && !(rule === 'own' && principal.kind === 'sub');
+      })
+      .map(({ name }) => name);
+  }
+}
