@@ -692,7 +692,8 @@ export interface paths {
      * Exports the namespace: a manifest, every item by collection then `_id`, every file (by id,
      *     its bytes in base64 chunk lines; not with `collections` unless `files=true`), and an end line
      *     with the line count, the file count and the SHA-256. gzip when Accept-Encoding allows. A sub
-     *     key gets the items and files it owns. Nothing is locked: writes go on, and GET
+     *     key gets the items its collections' read rules let it read, without their protected fields,
+     *     and the files it owns. Nothing is locked: writes go on, and GET
      *     /events?after=<feedPosition> gives what changed since the export began. A download cut short
      *     lacks the end line; resume it with `after` = the last complete item's `<collection>/<_id>`,
      *     or `~files/<id>` of the last file whose chunks all came.
@@ -8216,7 +8217,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description Bad collection name or query; INVALID_BRANCH: X-Branch is not a valid branch name */
+      /** @description Bad collection name or query; PROTECTED_FIELD: a filter, sort, cursor or `fields` names a field the access rules hide from this key; INVALID_BRANCH: X-Branch is not a valid branch name */
       400: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -9188,7 +9189,7 @@ export interface operations {
           'application/json': components['schemas']['AggregateResultDto'];
         };
       };
-      /** @description ; INVALID_BRANCH: X-Branch is not a valid branch name */
+      /** @description VALIDATION_FAILED; PROTECTED_FIELD: a filter, `groupBy` or `field` names a field the access rules hide from this key; INVALID_BRANCH: X-Branch is not a valid branch name */
       400: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -9584,7 +9585,7 @@ export interface operations {
           'application/json': components['schemas']['DataCountDto'];
         };
       };
-      /** @description ; INVALID_BRANCH: X-Branch is not a valid branch name */
+      /** @description VALIDATION_FAILED; PROTECTED_FIELD: a filter names a field the access rules hide from this key; INVALID_BRANCH: X-Branch is not a valid branch name */
       400: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -10301,7 +10302,7 @@ export interface operations {
           'application/json': components['schemas']['ExplainResultDto'];
         };
       };
-      /** @description ; INVALID_BRANCH: X-Branch is not a valid branch name */
+      /** @description VALIDATION_FAILED; PROTECTED_FIELD: a filter, sort, cursor or `fields` names a field the access rules hide from this key; INVALID_BRANCH: X-Branch is not a valid branch name */
       400: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -11916,7 +11917,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description The item (projected with `fields`) */
+      /** @description The item (projected with `fields`; never with a field the access rules hide) */
       200: {
         headers: {
           /** @description The representation's entity tag: a strong tag `"<identity>.<revision>"` that changes with every write and never repeats for another representation */
@@ -11963,7 +11964,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description ; INVALID_BRANCH: X-Branch is not a valid branch name */
+      /** @description VALIDATION_FAILED; PROTECTED_FIELD: the route field, a filter or `fields` names a field the access rules hide from this key; INVALID_BRANCH: X-Branch is not a valid branch name */
       400: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -12016,7 +12017,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description ITEM_NOT_FOUND */
+      /** @description ITEM_NOT_FOUND: no item matches, or none the key's read rule reads (the same answer) */
       404: {
         headers: {
           /** @description Requests allowed per window for this key */

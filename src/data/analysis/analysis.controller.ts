@@ -70,7 +70,11 @@ export class AnalysisController {
       truncated: false,
     },
   })
-  @ApiBadRequestResponse({ type: ProblemDto })
+  @ApiBadRequestResponse({
+    type: ProblemDto,
+    description:
+      'VALIDATION_FAILED; PROTECTED_FIELD: a filter, `groupBy` or `field` names a field the access rules hide from this key',
+  })
   async aggregateDataItems(
     @CurrentPrincipal() principal: CustomerPrincipal,
     @Param('collection', CollectionNamePipe) collection: string,
@@ -103,7 +107,11 @@ export class AnalysisController {
       suggestion: { fields: { status: 1, _createdAt: -1, total: 1 } },
     },
   })
-  @ApiBadRequestResponse({ type: ProblemDto })
+  @ApiBadRequestResponse({
+    type: ProblemDto,
+    description:
+      'VALIDATION_FAILED; PROTECTED_FIELD: a filter, sort, cursor or `fields` names a field the access rules hide from this key',
+  })
   async explainDataItems(
     @CurrentPrincipal() principal: CustomerPrincipal,
     @Param('collection', CollectionNamePipe) collection: string,

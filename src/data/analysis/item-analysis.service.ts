@@ -10,17 +10,18 @@ import {
   type AggregateResult,
 } from './aggregate';
 import { CollectionsService } from '../collections/collections.service';
-import { ownerMatchScope, type ItemMatch } from '../query/data-query';
 import { itemFilter } from '../rules/expiry/live-items';
 import type { ItemListQuery, ItemQuery } from '../query/data-requests';
 import { ItemsRepository } from '../items/items.repository';
-import { ownerScopeOf } from '../items/item-scope';
+import { conditionPaths, readMatchOf, refuseProtectedListPaths } from '../items/item-scope';
+import { accessPlanOf } from '../access/access-plan';
+import { refuseProtectedPaths } from '../access/protected-fields';
 import { AnalysisRepository } from './analysis.repository';
 import { suggestIndex, toExplainResult, type ExplainResult } from './explain';
 
 /**
  * Reads about items rather than of items: grouped counts and sums, and what a list query does on
- * the database. A sub caller is confined to its own items exactly as in lists.
+ * the database. A sub caller is confined by its read rule exactly as in lists.
  */
 @Injectable()
 export class ItemAnalysisService {
@@ -31,22 +32,20 @@ export class ItemAnalysisService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  private matchOf(principal: CustomerPrincipal, query: ItemQuery): ItemMatch {
-    return {
-      scope: ownerMatchScope(ownerScopeOf(principal, query.ownerField)),
-      conditions: query.conditions,
-    };
-  }
-
   async aggregate(
     principal: CustomerPrincipal,
     collection: string,
     query: ItemQuery,
     request: AggregateRequest,
   ): Promise<AggregateResult> {
-    const match = this.matchOf(principal, query);
     const target = await this.collections.find(principal, collection);
+    const access = accessPlanOf(principal, target, query.ownerField);
+    // A group key or a sum would tell a protected field's values.
+    refuseProtectedPaths(access, conditionPaths(query.conditions), 'filter');
+    refuseProtectedPaths(access, [request.groupBy], 'groupBy');
+    if (request.field !== null) refuseProtectedPaths(access, [request.field], 'field');
     if (!target) return { groups: [], truncated: false };
+    const match = readMatchOf(access, query.conditions);
     const max = this.config.limits.aggregateMaxGroups;
     const pipeline = aggregatePipeline(request, itemFilter(target, match), max);
     try {
@@ -64,8 +63,11 @@ export class ItemAnalysisService {
     collection: string,
     query: ItemListQuery,
   ): Promise<ExplainResult> {
-    const match = this.matchOf(principal, query);
     const target = await this.collections.find(principal, collection);
+    // The very query of the list: the caller's read rule ANDed in, the same paths refused.
+    const access = accessPlanOf(principal, target, query.ownerField);
+    refuseProtectedListPaths(access, query);
+    const match = readMatchOf(access, query.conditions);
     if (!target) {
       // Nothing to run: the collection does not exist, so no index serves anything yet.
       const suggestion = suggestIndex(match, query.plan);

@@ -119,7 +119,11 @@ export class CollectionItemsController {
     description: 'Nothing matches (or the collection does not exist)',
     headers: FEED_POSITION,
   })
-  @ApiBadRequestResponse({ type: ProblemDto, description: 'Bad collection name or query' })
+  @ApiBadRequestResponse({
+    type: ProblemDto,
+    description:
+      'Bad collection name or query; PROTECTED_FIELD: a filter, sort, cursor or `fields` names a field the access rules hide from this key',
+  })
   async listDataItems(
     @CurrentPrincipal() principal: CustomerPrincipal,
     @Param('collection', CollectionNamePipe) collection: string,

@@ -34,7 +34,11 @@ export class CountController {
   @CollectionParam()
   @FilterQueries()
   @ApiOkResponse({ type: DataCountDto })
-  @ApiBadRequestResponse({ type: ProblemDto })
+  @ApiBadRequestResponse({
+    type: ProblemDto,
+    description:
+      'VALIDATION_FAILED; PROTECTED_FIELD: a filter names a field the access rules hide from this key',
+  })
   async countDataItems(
     @CurrentPrincipal() principal: CustomerPrincipal,
     @Param('collection', CollectionNamePipe) collection: string,

@@ -91,12 +91,20 @@ export class ItemByValueController {
   @FilterQueries()
   @FieldsQuery()
   @ApiOkResponse({
-    description: 'The item (projected with `fields`)',
+    description: 'The item (projected with `fields`; never with a field the access rules hide)',
     schema: ITEM_OR_PROJECTION,
     example: DATA_ITEM_EXAMPLE,
   })
-  @ApiBadRequestResponse({ type: ProblemDto })
-  @ApiNotFoundResponse({ type: ProblemDto, description: 'ITEM_NOT_FOUND' })
+  @ApiBadRequestResponse({
+    type: ProblemDto,
+    description:
+      'VALIDATION_FAILED; PROTECTED_FIELD: the route field, a filter or `fields` names a field the access rules hide from this key',
+  })
+  @ApiNotFoundResponse({
+    type: ProblemDto,
+    description:
+      "ITEM_NOT_FOUND: no item matches, or none the key's read rule reads (the same answer)",
+  })
   @ApiConflictResponse({ type: ProblemDto, description: 'AMBIGUOUS_MATCH: more than one matches' })
   async getDataItem(
     @CurrentPrincipal() principal: CustomerPrincipal,

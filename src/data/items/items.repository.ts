@@ -2,7 +2,13 @@ import { Injectable } from '@nestjs/common';
 import type { Collection, Document, Filter, FindCursor } from 'mongodb';
 import { DUPLICATE, orDuplicate, type Duplicate } from '../../common/mongo/duplicate';
 import { GroupedInserts } from '../../common/mongo/grouped-inserts';
-import { ownerMatchScope, type ItemMatch, type OwnerScope } from '../query/data-query';
+import {
+  ownerMatchScope,
+  toMongoFilter,
+  type ItemMatch,
+  type MatchScope,
+  type OwnerScope,
+} from '../query/data-query';
 import { type Condition } from '../query/filter-operators';
 import { itemFilter } from '../rules/expiry/live-items';
 import { toMongoSort, type ListPlan } from '../query/list-plan';
@@ -73,15 +79,19 @@ export class ItemsRepository {
     return (await this.collection(target).findOne(itemFilter(target, byId), options)) !== null;
   }
 
-  /** The named top-level fields of one item (a uniqueField claim's holder), or null when none. */
+  /**
+   * The named top-level fields of one item (a uniqueField claim's holder, a list page's edge),
+   * or null when none; `scope` confines it (a read: the caller's read rule).
+   */
   async findFieldsById(
     target: NativeCollection,
     id: string,
     fields: readonly string[],
+    scope: MatchScope | null = null,
   ): Promise<Record<string, unknown> | null> {
     const projection = Object.fromEntries(fields.map((field) => [field, 1]));
     return this.collection(target).findOne(
-      { _id: id },
+      toMongoFilter({ scope, conditions: [{ kind: 'eq', path: '_id', anyOf: [id] }] }),
       { projection: { _id: 1, ...projection }, maxTimeMS: this.storage.maxTimeMS },
     );
   }

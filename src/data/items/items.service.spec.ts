@@ -264,10 +264,12 @@ describe('ItemsService behind the request mappers', () => {
     const scopes = calls
       .filter((c) => !c.method.startsWith('registry.'))
       .map(
-        (c) => (c.args.find((a) => typeof a === 'object' && a && 'scope' in a) as ItemMatch).scope,
+        (c) =>
+          (c.args.find((a) => typeof a === 'object' && a && 'scope' in a) as ItemMatch).scope
+            ?.filter,
       );
-    expect(scopes[0]).toEqual({ filter: { owner: 'acct' } });
-    for (const scope of scopes.slice(1)) expect(scope).toEqual({ filter: { userId: 'acct' } });
+    expect(scopes[0]).toEqual({ owner: 'acct' });
+    for (const scope of scopes.slice(1)) expect(scope).toEqual({ userId: 'acct' });
   });
 
   it("begins the feed change before the insert and commits the item's JSON it answers", async () => {

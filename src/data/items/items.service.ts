@@ -11,7 +11,9 @@ import {
   AmbiguousMatchError,
   WriteConflictError,
 } from '../data.errors';
-import { ownerMatchScope, pathCondition, type ItemMatch } from '../query/data-query';
+import { ownerMatchScope, pathCondition } from '../query/data-query';
+import { accessPlanOf } from '../access/access-plan';
+import { refuseProtectedPaths, withoutProtected } from '../access/protected-fields';
 import { TIMESTAMP_FIELDS, type Condition } from '../query/filter-operators';
 import type { ItemListQuery, ItemQuery, KeptTimes, NewItemRequest } from '../query/data-requests';
 import { valueAtPath } from '../query/json-guard';
@@ -20,7 +22,7 @@ import { orderPaths } from '../query/list-plan';
 import { projects, type Projection } from '../query/projection';
 import { toItemJson, type DataItemDto } from './dto/data-item.dto';
 import { ItemEvents } from './item-events';
-import { ownerScopeOf } from './item-scope';
+import { conditionPaths, ownerScopeOf, readMatchOf, refuseProtectedListPaths } from './item-scope';
 import { ItemsRepository } from './items.repository';
 import type { UniqueClaim } from './unique/unique-claim.repository';
 import { UniqueValuesService } from './unique/unique-values.service';
@@ -219,39 +221,48 @@ export class ItemsService {
     query: ItemListQuery,
   ): Promise<ItemPage> {
     const { plan, projection } = query;
-    const match = this.queryMatch(principal, query);
     const target = await this.collections.find(principal, collection);
+    const access = accessPlanOf(principal, target, query.ownerField);
+    refuseProtectedListPaths(access, query);
     if (!target) return { items: [], next: null };
+    const match = readMatchOf(access, query.conditions);
     const found = await this.items.list(target, match, plan, projection);
     const items = found.slice(0, plan.limit);
     if (plan.reversed) items.reverse();
     // The cursor of the following page: the last item's, or the first's when walking backwards.
     const edge = plan.reversed ? items[0] : items.at(-1);
-    if (found.length <= plan.limit || !edge) return { items, next: null };
+    const visible = items.map((item) => withoutProtected(access, item));
+    if (found.length <= plan.limit || !edge) return { items: visible, next: null };
     const paths = orderPaths(plan);
     // A sort field the projection leaves out is read from the edge item alone.
     const source = paths.every((path) => projects(projection, path))
       ? edge
-      : await this.items.findFieldsById(target, edge._id, paths);
+      : await this.items.findFieldsById(target, edge._id, paths, access.read);
     const cursor: Record<string, string> = {};
     for (const path of paths) {
       const text = source ? cursorText(path, valueAtPath(source, path)) : null;
-      if (text === null) return { items, next: null };
+      if (text === null) return { items: visible, next: null };
       cursor[path] = text;
     }
-    return { items, next: { side: plan.reversed ? 'before' : 'after', cursor } };
+    return { items: visible, next: { side: plan.reversed ? 'before' : 'after', cursor } };
   }
 
   async count(principal: CustomerPrincipal, collection: string, query: ItemQuery): Promise<number> {
-    const match = this.queryMatch(principal, query);
     const target = await this.collections.find(principal, collection);
+    const access = accessPlanOf(principal, target, query.ownerField);
+    refuseProtectedPaths(access, conditionPaths(query.conditions), 'filter');
     if (!target) return 0;
+    const match = readMatchOf(access, query.conditions);
     // Collection statistics cannot leave expired items out: a collection with a rule counts.
-    if (match.scope === null && match.conditions.length === 0 && !target.rules.expiry)
+    if (!match.scope?.filter && match.conditions.length === 0 && !target.rules.expiry)
       return this.items.estimatedCount(target);
     return this.items.count(target, match);
   }
 
+  /**
+   * One item by `{indexName}/{indexValue}`. An item outside the caller's read rule is missing:
+   * the rule is ANDed into the one query, so a readable and an unreadable item cost the same.
+   */
   async get(
     principal: CustomerPrincipal,
     collection: string,
@@ -260,9 +271,15 @@ export class ItemsService {
     query: ItemQuery,
     projection: Projection | null = null,
   ): Promise<StoredItem> {
-    const match = this.queryMatch(principal, query, pathCondition(indexName, indexValue));
+    const path = pathCondition(indexName, indexValue);
     const target = await this.collections.find(principal, collection);
+    const access = accessPlanOf(principal, target, query.ownerField);
+    // The route's field is a filter too: GET /data/{c}/cost/12 would tell a protected value.
+    refuseProtectedPaths(access, [indexName], 'indexName');
+    refuseProtectedPaths(access, conditionPaths(query.conditions), 'filter');
+    if (projection) refuseProtectedPaths(access, projection.paths, 'fields');
     if (!target) throw new ItemNotFoundError(collection);
+    const match = readMatchOf(access, [path, ...query.conditions]);
     // An _id names at most one item; any other field needs a second match to detect ambiguity.
     const found = await this.items.findMatching(
       target,
@@ -273,14 +290,7 @@ export class ItemsService {
     if (found.length > 1) throw new AmbiguousMatchError();
     const [item] = found;
     if (!item) throw new ItemNotFoundError(collection);
-    return item;
-  }
-
-  private queryMatch(principal: CustomerPrincipal, query: ItemQuery, path?: Condition): ItemMatch {
-    return {
-      scope: ownerMatchScope(ownerScopeOf(principal, query.ownerField)),
-      conditions: path ? [path, ...query.conditions] : query.conditions,
-    };
+    return withoutProtected(access, item);
   }
 }
 

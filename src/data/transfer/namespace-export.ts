@@ -8,7 +8,9 @@ import type { RegisteredCollection } from '../collections/collection-registry.re
 import { CollectionNotFoundError } from '../data.errors';
 import { toItemJson } from '../items/dto/data-item.dto';
 import { ItemsRepository } from '../items/items.repository';
-import { ownerMatchScope, type OwnerScope } from '../query/data-query';
+import type { MatchScope, OwnerScope } from '../query/data-query';
+import type { AccessPlan } from '../access/access-plan';
+import { withoutProtected } from '../access/protected-fields';
 import { TenantStorage, type StoredItem } from '../storage/tenant-storage';
 import { hasExpired } from '../rules/expiry/expiry-time';
 import { TransferItemsRepository } from './transfer-items.repository';
@@ -23,6 +25,9 @@ import {
   type NamespaceManifest,
 } from './transfer-format';
 
+/** The reader's access plan in one collection (src/data/access/access-plan.ts). */
+export type AccessOf = (entry: RegisteredCollection) => AccessPlan;
+
 /** Items read from the database per round trip of an export. */
 const EXPORT_BATCH = 500;
 
@@ -33,7 +38,13 @@ const CURSOR_NOT_FOUND = 43;
 export interface ExportSource {
   tenant: Tenant;
   branch: string;
+  /** A sub key's own account: the manifest names it, and only its files are exported. */
   owner: OwnerScope | null;
+  /**
+   * The reader's access plan in a collection (absent: every item, nothing protected): its read
+   * rule confines the items and counts, its protected fields are left out of every item line.
+   */
+  access?: AccessOf;
   /** The collections the reader's key may read (absent: every one); the others are left out. */
   readable?: (collection: string) => boolean;
 }
@@ -79,7 +90,7 @@ export class NamespaceExport {
       ...(source.owner ? { owner: source.owner } : {}),
       feedPosition,
       ...(request.after !== null ? { after: request.after } : {}),
-      collections: await this.describe(entries, source.owner),
+      collections: await this.describe(entries, source.access ?? null),
       ...(request.files ? { files: await this.fileExport.totals(namespace, fileOwner) } : {}),
     };
     yield JSON.stringify(manifest);
@@ -88,7 +99,8 @@ export class NamespaceExport {
       // Names are ASCII: JavaScript and the database order them alike.
       if (resume && entry.name < resume.collection) continue;
       const afterId = resume?.collection === entry.name ? resume.id : null;
-      for await (const line of this.itemLines(entry, source.owner, afterId)) {
+      const plan = source.access?.(entry) ?? null;
+      for await (const line of this.itemLines(entry, plan, afterId)) {
         digest.add(line);
         yield line;
       }
@@ -107,13 +119,13 @@ export class NamespaceExport {
   /** The collections of a namespace as a manifest lists them (an account export's per branch). */
   async describe(
     entries: RegisteredCollection[],
-    owner: OwnerScope | null,
+    access: AccessOf | null,
   ): Promise<ManifestCollection[]> {
     const described: ManifestCollection[] = [];
     for (const entry of entries) {
       const indexes = (await this.storage.listIndexes(entry)).filter((i) => i.name !== '_id_');
       const count = await this.items.count(entry, {
-        scope: ownerMatchScope(owner),
+        scope: access?.(entry).read ?? null,
         conditions: [],
       });
       const { schema, expiry } = entry.rules;
@@ -135,19 +147,22 @@ export class NamespaceExport {
     return described;
   }
 
-  /** The item lines of one collection, after `afterId`; `branch` names it (an account export). */
+  /**
+   * The item lines of one collection, after `afterId`, as the reader's access plan lets it read
+   * them (null: all, whole); `branch` names it (an account export).
+   */
   async *itemLines(
     entry: RegisteredCollection,
-    owner: OwnerScope | null,
+    plan: AccessPlan | null,
     afterId: string | null,
     branch?: string,
   ): AsyncGenerator<string> {
-    for await (const item of this.itemsOf(entry, owner, afterId)) {
+    for await (const item of this.itemsOf(entry, plan?.read ?? null, afterId)) {
       const record: ItemRecord = {
         type: 'item',
         ...(branch !== undefined ? { branch } : {}),
         collection: entry.name,
-        item: toItemJson(item),
+        item: toItemJson(plan ? withoutProtected(plan, item) : item),
       };
       yield JSON.stringify(record);
     }
@@ -170,13 +185,13 @@ export class NamespaceExport {
    */
   private async *itemsOf(
     entry: RegisteredCollection,
-    owner: OwnerScope | null,
+    scope: MatchScope | null,
     afterId: string | null,
   ): AsyncGenerator<StoredItem> {
     let last = afterId;
     const rule = entry.rules.expiry;
     for (;;) {
-      const cursor = this.transfers.inIdOrder(entry, ownerMatchScope(owner), last, EXPORT_BATCH);
+      const cursor = this.transfers.inIdOrder(entry, scope, last, EXPORT_BATCH);
       try {
         for await (const item of cursor) {
           last = item._id;

@@ -37,6 +37,7 @@ import { NDJSON, readBodyLines, sendLines } from '../../common/http/ndjson';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import { ShutdownState } from '../../health/shutdown.state';
 import { ownerScopeOf } from '../items/item-scope';
+import { accessPlanOf } from '../access/access-plan';
 import { ownerFieldOf } from '../query/data-requests';
 import { guardFieldName } from '../query/json-guard';
 import {
@@ -99,7 +100,8 @@ export class TransferController {
    * Exports the namespace: a manifest, every item by collection then `_id`, every file (by id,
    * its bytes in base64 chunk lines; not with `collections` unless `files=true`), and an end line
    * with the line count, the file count and the SHA-256. gzip when Accept-Encoding allows. A sub
-   * key gets the items and files it owns. Nothing is locked: writes go on, and GET
+   * key gets the items its collections' read rules let it read, without their protected fields,
+   * and the files it owns. Nothing is locked: writes go on, and GET
    * /events?after=<feedPosition> gives what changed since the export began. A download cut short
    * lacks the end line; resume it with `after` = the last complete item's `<collection>/<_id>`,
    * or `~files/<id>` of the last file whose chunks all came.
@@ -120,7 +122,8 @@ export class TransferController {
     @Req() req: Request,
     @Res() res: Response,
   ): Promise<void> {
-    const owner = ownerScopeOf(principal, ownerFieldOf(query.authField));
+    const ownerField = ownerFieldOf(query.authField);
+    const owner = ownerScopeOf(principal, ownerField);
     const collections = query.collections?.split(',') ?? null;
     // Named collections the key may not read are refused before anything is read; without
     // `collections`, the export leaves them out.
@@ -131,6 +134,8 @@ export class TransferController {
         tenant: tenantOf(principal),
         branch: principal.branch,
         owner,
+        // Each collection's items as the key's access plan reads them (docs/data.md, "Access rules").
+        access: (entry) => accessPlanOf(principal, entry, ownerField),
         ...(readable && { readable }),
       },
       {
