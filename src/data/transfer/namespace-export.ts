@@ -1,3 +1,4 @@
+import type { AccessRulesDocument } from '../access/access-rules';
 import { Injectable } from '@nestjs/common';
 import { MongoServerError } from 'mongodb';
 import type { Tenant } from '../../auth';
@@ -116,7 +117,7 @@ export class NamespaceExport {
         scope: ownerMatchScope(owner),
         conditions: [],
       });
-      const { schema, expiry } = entry.rules;
+      const { schema, expiry, access } = entry.rules;
       described.push({
         name: entry.name,
         indexes,
@@ -130,6 +131,10 @@ export class NamespaceExport {
             }
           : {}),
         ...(expiry ? { expiry: { field: expiry.field, afterSeconds: expiry.afterSeconds } } : {}),
+        // A sub key's export names no access rules: they are root and team keys' to read.
+        ...(access && owner === null
+          ? { access: JSON.parse(access.text) as AccessRulesDocument }
+          : {}),
       });
     }
     return described;
