@@ -104,8 +104,8 @@ export class PutAccessRulesDto {
   protectedFields?: unknown;
 }
 
-/** A collection's access rules, every member written out. */
-export class AccessRulesDto {
+/** A collection's access rules, every member written out (as a manifest lists them too). */
+export class AccessRulesDocumentDto {
   @ApiProperty(property(SUB_RULES, ['read', 'create', 'update', 'delete']))
   sub!: AccessRulesDocument['sub'];
 
@@ -114,7 +114,10 @@ export class AccessRulesDto {
 
   @ApiProperty(property(PROTECTED_FIELDS, ['sub', 'public']))
   protectedFields!: AccessRulesDocument['protectedFields'];
+}
 
+/** A collection's access rules, every member written out, and when they were set. */
+export class AccessRulesDto extends AccessRulesDocumentDto {
   /**
    * When the rules were last set (RFC 3339); null when the collection was registered before
    * collections had access rules and they were never set: the defaults hold.
