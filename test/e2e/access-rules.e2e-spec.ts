@@ -133,7 +133,7 @@ describe('GET, PUT and DELETE /data/{c}/access', () => {
     await t.connection
       .collection('data_collections')
       .updateOne({ tenant: user.subject, name: 'legacy' }, { $unset: { rules: 1 } });
-    // Another instance of this process's cache: the entry is read afresh by these routes.
+    // As registered before collections had rules; the access routes read the entry afresh.
     const legacy = await api.get('/data/legacy/access').expect(200);
     expect(legacy.body).toEqual({ ...DEFAULTS, changedAt: null });
     const star = await api.put('/data/legacy/access', DEFAULTS, { headers: { 'If-Match': '*' } });
@@ -256,7 +256,6 @@ describe('two instances on one database', () => {
     expect((await readOn2()).status).toBe(200);
 
     await api.put('/data/tight/access', { sub: { read: 'own' } }).expect(200);
-    const changed = performance.now();
     // The instance that made the change enforces it at once.
     expectProblem(await as(t, sub).get('/data/tight/_id/shared'), 404, 'ITEM_NOT_FOUND');
     await until(
@@ -264,7 +263,6 @@ describe('two instances on one database', () => {
       async () => (await readOn2()).status === 404,
       REGISTRY_CACHE_MS + 2_000,
     );
-    expect(performance.now() - changed).toBeLessThan(REGISTRY_CACHE_MS + 2_000);
     const refused = await readOn2();
     expect({ status: refused.status, code: JSON.parse(refused.body).code }).toEqual({
       status: 404,
