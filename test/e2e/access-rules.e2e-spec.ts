@@ -128,6 +128,24 @@ describe('GET, PUT and DELETE /data/{c}/access', () => {
     ]);
   });
 
+  it('of concurrent changes under one If-Match tag exactly one goes ahead, with one event', async () => {
+    const start = await api.put('/data/contested/access', { sub: { read: 'all' } }).expect(200);
+    const tag = start.headers.etag as string;
+    const rules = ['none', 'own', { filter: { a: 1 } }, { filter: { b: 2 } }, { filter: { c: 3 } }];
+    const replies = await Promise.all(
+      rules.map((read) =>
+        api.put('/data/contested/access', { sub: { read } }, { headers: { 'If-Match': tag } }),
+      ),
+    );
+    const won = replies.filter((res) => res.status === 200);
+    expect(replies.map((res) => res.status).sort()).toEqual([200, 412, 412, 412, 412]);
+    const now = await api.get('/data/contested/access').expect(200);
+    expect(now.body.sub.read).toEqual(won[0]?.body.sub.read);
+    for (const lost of replies.filter((res) => res.status === 412))
+      expect(lost.headers.etag).toBe(now.headers.etag);
+    expect(await eventTypes(api, 'contested')).toEqual(['created', 'updated', 'updated']);
+  });
+
   it('If-Match on an entry written before collections had rules: * is 412, the defaults tag goes ahead', async () => {
     await api.post('/data/legacy', { item: { n: 1 } }).expect(200);
     await t.connection
