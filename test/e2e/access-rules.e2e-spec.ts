@@ -243,11 +243,31 @@ describe('export and import', () => {
     const rules = await as(t, other).get('/data/old/access').expect(200);
     expect(rules.body).toEqual({ ...DEFAULTS, changedAt: expect.any(String) });
 
-    const bad = await importAs(t, other, [
-      { ...manifest, collections: [{ name: 'old2', access: { sub: { read: 'mine' } } }] },
-    ]);
-    expect(JSON.stringify(bad.lines.length > 0 ? bad.lines : bad.body)).toContain('sub.read');
+    const bad = resultsOf(
+      await importAs(t, other, [
+        { ...manifest, collections: [{ name: 'old2', access: { sub: { read: 'mine' } } }] },
+      ]),
+    );
+    expect(bad.results[0]).toMatchObject({ status: 400, code: 'VALIDATION_FAILED' });
+    expect(JSON.stringify(bad.results[0])).toContain('sub.read');
     expectProblem(await as(t, other).get('/data/old2/access'), 404, 'COLLECTION_NOT_FOUND');
+  });
+
+  it("a sub key's manifest may name only the rules the collection has (the defaults when it has none)", async () => {
+    await api.put('/data/held/access', CATALOGUE).expect(200);
+    const sub = await createSubKey(t, user);
+    const manifest = (name: string, access: object) => ({
+      type: 'manifest',
+      format: 1,
+      collections: [{ name, indexes: [], access }],
+    });
+    const same = resultsOf(await importAs(t, sub, [manifest('held', CATALOGUE)]));
+    expect(same.results[0]).toMatchObject({ status: 200 });
+    const other = resultsOf(await importAs(t, sub, [manifest('held', DEFAULTS)]));
+    expect(other.results[0]).toMatchObject({ status: 403, code: 'FORBIDDEN' });
+    const fresh = resultsOf(await importAs(t, sub, [manifest('fresh', DEFAULTS)]));
+    expect(fresh.results[0]).toMatchObject({ status: 200 });
+    expect((await api.get('/data/held/access').expect(200)).body).toMatchObject(CATALOGUE);
   });
 });
 
