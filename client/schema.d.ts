@@ -431,6 +431,34 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/data/{collection}/access': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The collection's access rules, every member written out (a collection created since
+     *     collections have rules has the defaults written out: sub `own`, public `none`). The ETag
+     *     names the rules (If-None-Match → 304; If-Match on PUT and DELETE).
+     */
+    get: operations['getDataAccess'];
+    /**
+     * Sets the access rules (creating the collection within the quota when there is none and no
+     *     If-Match is sent); members left out take the defaults. Stored items are not touched.
+     *     `If-Match: *` holds when the collection has rules written (every collection created since
+     *     collections have rules). One `updated` event of the collection.
+     */
+    put: operations['putDataAccess'];
+    post?: never;
+    /** Sets the rules back to the defaults (sub `own`, public `none`, nothing protected). */
+    delete: operations['deleteDataAccess'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/data/{collection}/aggregate': {
     parameters: {
       query?: never;
@@ -1216,6 +1244,319 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
   schemas: {
+    AccessRulesDocumentDto: {
+      /** @description Field paths (dotted, not _id nor a timestamp) that sub keys and publishable keys never see and may not name in filters, sorts, projections, cursors, aggregates or live filters (400 PROTECTED_FIELD) nor write (403 ACCESS_RULE); at most 64 per class */
+      protectedFields?: {
+        public: string[];
+        sub: string[];
+      };
+      /** @description What a publishable key may read; left out: `none`. Not `own` (a publishable key has no account); a caller constant matches nothing. A publishable key never writes. */
+      public?: {
+        read:
+          | ('own' | 'all' | 'none')
+          | {
+              /** @description A body filter (as PUT /data/{c} with a filter takes it; at most FILTER_MAX_CONDITIONS conditions and FILTER_MAX_IN_VALUES values per list); a string value may be one of the caller's constants: $caller.accountId, $caller.clientId */
+              filter: {
+                [key: string]:
+                  | (
+                      | string
+                      | number
+                      | boolean
+                      | {
+                          eq?: (string | number | boolean) | null;
+                          exists?: boolean;
+                          gt?: string | number;
+                          gte?: string | number;
+                          /** @description At most FILTER_MAX_IN_VALUES values (default 100) */
+                          in?: ((string | number | boolean) | null)[];
+                          lt?: string | number;
+                          lte?: string | number;
+                          ne?: (string | number | boolean) | null;
+                          /** @description At most FILTER_MAX_IN_VALUES values (default 100) */
+                          nin?: ((string | number | boolean) | null)[];
+                          prefix?: string;
+                        }
+                    )
+                  | null;
+              };
+            };
+      };
+      /** @description What a sub key may read, create, update and delete; a member left out is `own` */
+      sub?: {
+        create:
+          | ('own' | 'all' | 'none')
+          | {
+              /** @description A body filter (as PUT /data/{c} with a filter takes it; at most FILTER_MAX_CONDITIONS conditions and FILTER_MAX_IN_VALUES values per list); a string value may be one of the caller's constants: $caller.accountId, $caller.clientId */
+              filter: {
+                [key: string]:
+                  | (
+                      | string
+                      | number
+                      | boolean
+                      | {
+                          eq?: (string | number | boolean) | null;
+                          exists?: boolean;
+                          gt?: string | number;
+                          gte?: string | number;
+                          /** @description At most FILTER_MAX_IN_VALUES values (default 100) */
+                          in?: ((string | number | boolean) | null)[];
+                          lt?: string | number;
+                          lte?: string | number;
+                          ne?: (string | number | boolean) | null;
+                          /** @description At most FILTER_MAX_IN_VALUES values (default 100) */
+                          nin?: ((string | number | boolean) | null)[];
+                          prefix?: string;
+                        }
+                    )
+                  | null;
+              };
+            };
+        delete:
+          | ('own' | 'all' | 'none')
+          | {
+              /** @description A body filter (as PUT /data/{c} with a filter takes it; at most FILTER_MAX_CONDITIONS conditions and FILTER_MAX_IN_VALUES values per list); a string value may be one of the caller's constants: $caller.accountId, $caller.clientId */
+              filter: {
+                [key: string]:
+                  | (
+                      | string
+                      | number
+                      | boolean
+                      | {
+                          eq?: (string | number | boolean) | null;
+                          exists?: boolean;
+                          gt?: string | number;
+                          gte?: string | number;
+                          /** @description At most FILTER_MAX_IN_VALUES values (default 100) */
+                          in?: ((string | number | boolean) | null)[];
+                          lt?: string | number;
+                          lte?: string | number;
+                          ne?: (string | number | boolean) | null;
+                          /** @description At most FILTER_MAX_IN_VALUES values (default 100) */
+                          nin?: ((string | number | boolean) | null)[];
+                          prefix?: string;
+                        }
+                    )
+                  | null;
+              };
+            };
+        read:
+          | ('own' | 'all' | 'none')
+          | {
+              /** @description A body filter (as PUT /data/{c} with a filter takes it; at most FILTER_MAX_CONDITIONS conditions and FILTER_MAX_IN_VALUES values per list); a string value may be one of the caller's constants: $caller.accountId, $caller.clientId */
+              filter: {
+                [key: string]:
+                  | (
+                      | string
+                      | number
+                      | boolean
+                      | {
+                          eq?: (string | number | boolean) | null;
+                          exists?: boolean;
+                          gt?: string | number;
+                          gte?: string | number;
+                          /** @description At most FILTER_MAX_IN_VALUES values (default 100) */
+                          in?: ((string | number | boolean) | null)[];
+                          lt?: string | number;
+                          lte?: string | number;
+                          ne?: (string | number | boolean) | null;
+                          /** @description At most FILTER_MAX_IN_VALUES values (default 100) */
+                          nin?: ((string | number | boolean) | null)[];
+                          prefix?: string;
+                        }
+                    )
+                  | null;
+              };
+            };
+        update:
+          | ('own' | 'all' | 'none')
+          | {
+              /** @description A body filter (as PUT /data/{c} with a filter takes it; at most FILTER_MAX_CONDITIONS conditions and FILTER_MAX_IN_VALUES values per list); a string value may be one of the caller's constants: $caller.accountId, $caller.clientId */
+              filter: {
+                [key: string]:
+                  | (
+                      | string
+                      | number
+                      | boolean
+                      | {
+                          eq?: (string | number | boolean) | null;
+                          exists?: boolean;
+                          gt?: string | number;
+                          gte?: string | number;
+                          /** @description At most FILTER_MAX_IN_VALUES values (default 100) */
+                          in?: ((string | number | boolean) | null)[];
+                          lt?: string | number;
+                          lte?: string | number;
+                          ne?: (string | number | boolean) | null;
+                          /** @description At most FILTER_MAX_IN_VALUES values (default 100) */
+                          nin?: ((string | number | boolean) | null)[];
+                          prefix?: string;
+                        }
+                    )
+                  | null;
+              };
+            };
+      };
+    };
+    AccessRulesDto: {
+      /**
+       * Format: date-time
+       * @description When the rules were last set (RFC 3339); null when the collection was registered before
+       *     collections had access rules and they were never set: the defaults hold.
+       * @example 2026-11-29T10:00:00.000Z
+       */
+      changedAt: string | null;
+      /** @description Field paths (dotted, not _id nor a timestamp) that sub keys and publishable keys never see and may not name in filters, sorts, projections, cursors, aggregates or live filters (400 PROTECTED_FIELD) nor write (403 ACCESS_RULE); at most 64 per class */
+      protectedFields?: {
+        public: string[];
+        sub: string[];
+      };
+      /** @description What a publishable key may read; left out: `none`. Not `own` (a publishable key has no account); a caller constant matches nothing. A publishable key never writes. */
+      public?: {
+        read:
+          | ('own' | 'all' | 'none')
+          | {
+              /** @description A body filter (as PUT /data/{c} with a filter takes it; at most FILTER_MAX_CONDITIONS conditions and FILTER_MAX_IN_VALUES values per list); a string value may be one of the caller's constants: $caller.accountId, $caller.clientId */
+              filter: {
+                [key: string]:
+                  | (
+                      | string
+                      | number
+                      | boolean
+                      | {
+                          eq?: (string | number | boolean) | null;
+                          exists?: boolean;
+                          gt?: string | number;
+                          gte?: string | number;
+                          /** @description At most FILTER_MAX_IN_VALUES values (default 100) */
+                          in?: ((string | number | boolean) | null)[];
+                          lt?: string | number;
+                          lte?: string | number;
+                          ne?: (string | number | boolean) | null;
+                          /** @description At most FILTER_MAX_IN_VALUES values (default 100) */
+                          nin?: ((string | number | boolean) | null)[];
+                          prefix?: string;
+                        }
+                    )
+                  | null;
+              };
+            };
+      };
+      /** @description What a sub key may read, create, update and delete; a member left out is `own` */
+      sub?: {
+        create:
+          | ('own' | 'all' | 'none')
+          | {
+              /** @description A body filter (as PUT /data/{c} with a filter takes it; at most FILTER_MAX_CONDITIONS conditions and FILTER_MAX_IN_VALUES values per list); a string value may be one of the caller's constants: $caller.accountId, $caller.clientId */
+              filter: {
+                [key: string]:
+                  | (
+                      | string
+                      | number
+                      | boolean
+                      | {
+                          eq?: (string | number | boolean) | null;
+                          exists?: boolean;
+                          gt?: string | number;
+                          gte?: string | number;
+                          /** @description At most FILTER_MAX_IN_VALUES values (default 100) */
+                          in?: ((string | number | boolean) | null)[];
+                          lt?: string | number;
+                          lte?: string | number;
+                          ne?: (string | number | boolean) | null;
+                          /** @description At most FILTER_MAX_IN_VALUES values (default 100) */
+                          nin?: ((string | number | boolean) | null)[];
+                          prefix?: string;
+                        }
+                    )
+                  | null;
+              };
+            };
+        delete:
+          | ('own' | 'all' | 'none')
+          | {
+              /** @description A body filter (as PUT /data/{c} with a filter takes it; at most FILTER_MAX_CONDITIONS conditions and FILTER_MAX_IN_VALUES values per list); a string value may be one of the caller's constants: $caller.accountId, $caller.clientId */
+              filter: {
+                [key: string]:
+                  | (
+                      | string
+                      | number
+                      | boolean
+                      | {
+                          eq?: (string | number | boolean) | null;
+                          exists?: boolean;
+                          gt?: string | number;
+                          gte?: string | number;
+                          /** @description At most FILTER_MAX_IN_VALUES values (default 100) */
+                          in?: ((string | number | boolean) | null)[];
+                          lt?: string | number;
+                          lte?: string | number;
+                          ne?: (string | number | boolean) | null;
+                          /** @description At most FILTER_MAX_IN_VALUES values (default 100) */
+                          nin?: ((string | number | boolean) | null)[];
+                          prefix?: string;
+                        }
+                    )
+                  | null;
+              };
+            };
+        read:
+          | ('own' | 'all' | 'none')
+          | {
+              /** @description A body filter (as PUT /data/{c} with a filter takes it; at most FILTER_MAX_CONDITIONS conditions and FILTER_MAX_IN_VALUES values per list); a string value may be one of the caller's constants: $caller.accountId, $caller.clientId */
+              filter: {
+                [key: string]:
+                  | (
+                      | string
+                      | number
+                      | boolean
+                      | {
+                          eq?: (string | number | boolean) | null;
+                          exists?: boolean;
+                          gt?: string | number;
+                          gte?: string | number;
+                          /** @description At most FILTER_MAX_IN_VALUES values (default 100) */
+                          in?: ((string | number | boolean) | null)[];
+                          lt?: string | number;
+                          lte?: string | number;
+                          ne?: (string | number | boolean) | null;
+                          /** @description At most FILTER_MAX_IN_VALUES values (default 100) */
+                          nin?: ((string | number | boolean) | null)[];
+                          prefix?: string;
+                        }
+                    )
+                  | null;
+              };
+            };
+        update:
+          | ('own' | 'all' | 'none')
+          | {
+              /** @description A body filter (as PUT /data/{c} with a filter takes it; at most FILTER_MAX_CONDITIONS conditions and FILTER_MAX_IN_VALUES values per list); a string value may be one of the caller's constants: $caller.accountId, $caller.clientId */
+              filter: {
+                [key: string]:
+                  | (
+                      | string
+                      | number
+                      | boolean
+                      | {
+                          eq?: (string | number | boolean) | null;
+                          exists?: boolean;
+                          gt?: string | number;
+                          gte?: string | number;
+                          /** @description At most FILTER_MAX_IN_VALUES values (default 100) */
+                          in?: ((string | number | boolean) | null)[];
+                          lt?: string | number;
+                          lte?: string | number;
+                          ne?: (string | number | boolean) | null;
+                          /** @description At most FILTER_MAX_IN_VALUES values (default 100) */
+                          nin?: ((string | number | boolean) | null)[];
+                          prefix?: string;
+                        }
+                    )
+                  | null;
+              };
+            };
+      };
+    };
     AccountApiKeyRecordDto: {
       key: components['schemas']['ApiKeyDto'];
       /** @enum {string} */
@@ -2457,6 +2798,12 @@ export interface components {
     };
     ImportCollectionDto: {
       /**
+       * @description The collection's access rules (docs/data.md, "Access rules"), under the same rules as
+       *     `schema`: a sub key's manifest may name only the ones the collection has (the defaults when
+       *     it has none). Left out, a collection the import creates has the defaults.
+       */
+      access?: components['schemas']['AccessRulesDocumentDto'];
+      /**
        * @description The owner field of this collection's items (else the query's `authField`).
        * @example userId
        */
@@ -2664,6 +3011,11 @@ export interface components {
       subject: string;
     };
     ManifestCollectionDto: {
+      /**
+       * @description Its access rules (docs/data.md, "Access rules"), as GET /data/{c}/access without its time:
+       *     in a root or team key's export, for every collection that has them written.
+       */
+      access?: components['schemas']['AccessRulesDocumentDto'];
       /**
        * @description Its items when the export began (a sub key's export: the ones it owns).
        * @example 1250
@@ -3253,6 +3605,159 @@ export interface components {
       _updatedAt?: string;
     } & {
       [key: string]: unknown;
+    };
+    PutAccessRulesDto: {
+      /** @description Field paths (dotted, not _id nor a timestamp) that sub keys and publishable keys never see and may not name in filters, sorts, projections, cursors, aggregates or live filters (400 PROTECTED_FIELD) nor write (403 ACCESS_RULE); at most 64 per class */
+      protectedFields?: {
+        public?: string[];
+        sub?: string[];
+      };
+      /** @description What a publishable key may read; left out: `none`. Not `own` (a publishable key has no account); a caller constant matches nothing. A publishable key never writes. */
+      public?: {
+        read?:
+          | ('own' | 'all' | 'none')
+          | {
+              /** @description A body filter (as PUT /data/{c} with a filter takes it; at most FILTER_MAX_CONDITIONS conditions and FILTER_MAX_IN_VALUES values per list); a string value may be one of the caller's constants: $caller.accountId, $caller.clientId */
+              filter: {
+                [key: string]:
+                  | (
+                      | string
+                      | number
+                      | boolean
+                      | {
+                          eq?: (string | number | boolean) | null;
+                          exists?: boolean;
+                          gt?: string | number;
+                          gte?: string | number;
+                          /** @description At most FILTER_MAX_IN_VALUES values (default 100) */
+                          in?: ((string | number | boolean) | null)[];
+                          lt?: string | number;
+                          lte?: string | number;
+                          ne?: (string | number | boolean) | null;
+                          /** @description At most FILTER_MAX_IN_VALUES values (default 100) */
+                          nin?: ((string | number | boolean) | null)[];
+                          prefix?: string;
+                        }
+                    )
+                  | null;
+              };
+            };
+      };
+      /** @description What a sub key may read, create, update and delete; a member left out is `own` */
+      sub?: {
+        create?:
+          | ('own' | 'all' | 'none')
+          | {
+              /** @description A body filter (as PUT /data/{c} with a filter takes it; at most FILTER_MAX_CONDITIONS conditions and FILTER_MAX_IN_VALUES values per list); a string value may be one of the caller's constants: $caller.accountId, $caller.clientId */
+              filter: {
+                [key: string]:
+                  | (
+                      | string
+                      | number
+                      | boolean
+                      | {
+                          eq?: (string | number | boolean) | null;
+                          exists?: boolean;
+                          gt?: string | number;
+                          gte?: string | number;
+                          /** @description At most FILTER_MAX_IN_VALUES values (default 100) */
+                          in?: ((string | number | boolean) | null)[];
+                          lt?: string | number;
+                          lte?: string | number;
+                          ne?: (string | number | boolean) | null;
+                          /** @description At most FILTER_MAX_IN_VALUES values (default 100) */
+                          nin?: ((string | number | boolean) | null)[];
+                          prefix?: string;
+                        }
+                    )
+                  | null;
+              };
+            };
+        delete?:
+          | ('own' | 'all' | 'none')
+          | {
+              /** @description A body filter (as PUT /data/{c} with a filter takes it; at most FILTER_MAX_CONDITIONS conditions and FILTER_MAX_IN_VALUES values per list); a string value may be one of the caller's constants: $caller.accountId, $caller.clientId */
+              filter: {
+                [key: string]:
+                  | (
+                      | string
+                      | number
+                      | boolean
+                      | {
+                          eq?: (string | number | boolean) | null;
+                          exists?: boolean;
+                          gt?: string | number;
+                          gte?: string | number;
+                          /** @description At most FILTER_MAX_IN_VALUES values (default 100) */
+                          in?: ((string | number | boolean) | null)[];
+                          lt?: string | number;
+                          lte?: string | number;
+                          ne?: (string | number | boolean) | null;
+                          /** @description At most FILTER_MAX_IN_VALUES values (default 100) */
+                          nin?: ((string | number | boolean) | null)[];
+                          prefix?: string;
+                        }
+                    )
+                  | null;
+              };
+            };
+        read?:
+          | ('own' | 'all' | 'none')
+          | {
+              /** @description A body filter (as PUT /data/{c} with a filter takes it; at most FILTER_MAX_CONDITIONS conditions and FILTER_MAX_IN_VALUES values per list); a string value may be one of the caller's constants: $caller.accountId, $caller.clientId */
+              filter: {
+                [key: string]:
+                  | (
+                      | string
+                      | number
+                      | boolean
+                      | {
+                          eq?: (string | number | boolean) | null;
+                          exists?: boolean;
+                          gt?: string | number;
+                          gte?: string | number;
+                          /** @description At most FILTER_MAX_IN_VALUES values (default 100) */
+                          in?: ((string | number | boolean) | null)[];
+                          lt?: string | number;
+                          lte?: string | number;
+                          ne?: (string | number | boolean) | null;
+                          /** @description At most FILTER_MAX_IN_VALUES values (default 100) */
+                          nin?: ((string | number | boolean) | null)[];
+                          prefix?: string;
+                        }
+                    )
+                  | null;
+              };
+            };
+        update?:
+          | ('own' | 'all' | 'none')
+          | {
+              /** @description A body filter (as PUT /data/{c} with a filter takes it; at most FILTER_MAX_CONDITIONS conditions and FILTER_MAX_IN_VALUES values per list); a string value may be one of the caller's constants: $caller.accountId, $caller.clientId */
+              filter: {
+                [key: string]:
+                  | (
+                      | string
+                      | number
+                      | boolean
+                      | {
+                          eq?: (string | number | boolean) | null;
+                          exists?: boolean;
+                          gt?: string | number;
+                          gte?: string | number;
+                          /** @description At most FILTER_MAX_IN_VALUES values (default 100) */
+                          in?: ((string | number | boolean) | null)[];
+                          lt?: string | number;
+                          lte?: string | number;
+                          ne?: (string | number | boolean) | null;
+                          /** @description At most FILTER_MAX_IN_VALUES values (default 100) */
+                          nin?: ((string | number | boolean) | null)[];
+                          prefix?: string;
+                        }
+                    )
+                  | null;
+              };
+            };
+      };
     };
     PutCollectionSchemaDto: {
       /**
@@ -9055,6 +9560,652 @@ export interface operations {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
           'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Internal server error (INTERNAL_ERROR) */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After); FEED_MOVING: the tenant is being moved to another cluster and its writes are paused briefly (Retry-After); COLLECTION_MOVING: the same, for this collection's switch */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  getDataAccess: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
+        'X-Branch'?: string;
+        /** @description With a root key of a member of the team: act for the team, as the team's key would. A value that names no team of the caller's (not a member, no such team, not a team id) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN. */
+        'X-Team'?: string;
+        /**
+         * @description An ETag read earlier (or a list of them, or `*`): when one names the current representation (weak comparison, `W/` ignored) the answer is 304 without a body.
+         * @example "665f1c2a9b1e8a0012345678.3"
+         */
+        'If-None-Match'?: string;
+      };
+      path: {
+        /** @description Collection name: ^[A-Za-z][A-Za-z0-9_-]{0,63}$ (per tenant and branch) */
+        collection: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          /** @description The representation's entity tag: a strong tag `"<identity>.<revision>"` that changes with every write and never repeats for another representation */
+          ETag: string;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining': number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset': number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "changedAt": "2026-11-29T10:00:00.000Z",
+           *       "protectedFields": {
+           *         "public": [
+           *           "cost",
+           *           "supplier.note"
+           *         ],
+           *         "sub": []
+           *       },
+           *       "public": {
+           *         "read": {
+           *           "filter": {
+           *             "published": true
+           *           }
+           *         }
+           *       },
+           *       "sub": {
+           *         "create": "none",
+           *         "delete": "none",
+           *         "read": "all",
+           *         "update": "none"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['AccessRulesDto'];
+        };
+      };
+      /** @description Not Modified: If-None-Match names the current ETag; no body */
+      304: {
+        headers: {
+          /** @description The representation's entity tag: a strong tag `"<identity>.<revision>"` that changes with every write and never repeats for another representation */
+          ETag: string;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Bad collection name; INVALID_BRANCH: X-Branch is not a valid branch name */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description FORBIDDEN: sub and publishable keys; a key without the scope or the collection; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
+      403: {
+        headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description COLLECTION_NOT_FOUND (no such collection, or dropped meanwhile) */
+      404: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Internal server error (INTERNAL_ERROR) */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  putDataAccess: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
+        'X-Branch'?: string;
+        /** @description With a root key of a member of the team: act for the team, as the team's key would. A value that names no team of the caller's (not a member, no such team, not a team id) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN. */
+        'X-Team'?: string;
+        /**
+         * @description Write only if the resource is still at this ETag (or one of a list; strong comparison). `*`: only if it exists. Otherwise 412 with the current ETag, and nothing is changed. If-None-Match on a write is a 400.
+         * @example "665f1c2a9b1e8a0012345678.3"
+         */
+        'If-Match'?: string;
+      };
+      path: {
+        /** @description Collection name: ^[A-Za-z][A-Za-z0-9_-]{0,63}$ (per tenant and branch) */
+        collection: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['PutAccessRulesDto'];
+      };
+    };
+    responses: {
+      200: {
+        headers: {
+          /** @description The representation's entity tag: a strong tag `"<identity>.<revision>"` that changes with every write and never repeats for another representation */
+          ETag: string;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining': number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset': number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "changedAt": "2026-11-29T10:00:00.000Z",
+           *       "protectedFields": {
+           *         "public": [
+           *           "cost",
+           *           "supplier.note"
+           *         ],
+           *         "sub": []
+           *       },
+           *       "public": {
+           *         "read": {
+           *           "filter": {
+           *             "published": true
+           *           }
+           *         }
+           *       },
+           *       "sub": {
+           *         "create": "none",
+           *         "delete": "none",
+           *         "read": "all",
+           *         "update": "none"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['AccessRulesDto'];
+        };
+      };
+      /** @description VALIDATION_FAILED (each wrong member named: a rule, a filter beyond FILTER_MAX_CONDITIONS or FILTER_MAX_IN_VALUES, an unknown caller constant, a protected field path, more than MAX_PROTECTED_FIELDS), bad collection name; INVALID_BRANCH: X-Branch is not a valid branch name */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description FORBIDDEN: sub and publishable keys; a key without the scope or the collection; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
+      403: {
+        headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description COLLECTION_NOT_FOUND (no such collection, or dropped meanwhile) */
+      404: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description COLLECTION_QUOTA_EXCEEDED */
+      409: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The If-Match precondition does not hold (PRECONDITION_FAILED): the resource is at another ETag than If-Match names (the current one is sent in ETag), or it does not exist (no ETag) */
+      412: {
+        headers: {
+          /** @description The representation's entity tag: a strong tag `"<identity>.<revision>"` that changes with every write and never repeats for another representation */
+          ETag?: string;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The request body is too large (PAYLOAD_TOO_LARGE) */
+      413: {
+        headers: {
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The request body is not of the media type the route takes, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
+      415: {
+        headers: {
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Internal server error (INTERNAL_ERROR) */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After); FEED_MOVING: the tenant is being moved to another cluster and its writes are paused briefly (Retry-After); COLLECTION_MOVING: the same, for this collection's switch */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  deleteDataAccess: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
+        'X-Branch'?: string;
+        /** @description With a root key of a member of the team: act for the team, as the team's key would. A value that names no team of the caller's (not a member, no such team, not a team id) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN. */
+        'X-Team'?: string;
+        /**
+         * @description Write only if the resource is still at this ETag (or one of a list; strong comparison). `*`: only if it exists. Otherwise 412 with the current ETag, and nothing is changed. If-None-Match on a write is a 400.
+         * @example "665f1c2a9b1e8a0012345678.3"
+         */
+        'If-Match'?: string;
+      };
+      path: {
+        /** @description Collection name: ^[A-Za-z][A-Za-z0-9_-]{0,63}$ (per tenant and branch) */
+        collection: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The defaults hold */
+      204: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining': number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset': number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Bad collection name; INVALID_BRANCH: X-Branch is not a valid branch name */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description FORBIDDEN: sub and publishable keys; a key without the scope or the collection; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
+      403: {
+        headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:write"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description COLLECTION_NOT_FOUND (no such collection, or dropped meanwhile) */
+      404: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The If-Match precondition does not hold (PRECONDITION_FAILED): the resource is at another ETag than If-Match names (the current one is sent in ETag), or it does not exist (no ETag) */
+      412: {
+        headers: {
+          /** @description The representation's entity tag: a strong tag `"<identity>.<revision>"` that changes with every write and never repeats for another representation */
+          ETag?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */

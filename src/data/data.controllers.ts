@@ -1,3 +1,4 @@
+import { AccessRulesController } from './access/access.controller';
 import { AnalysisController } from './analysis/analysis.controller';
 import { CollectionsController } from './collections/collections.controller';
 import { IndexesController } from './indexes/indexes.controller';
@@ -12,8 +13,8 @@ import { TypedClientsController } from './rules/typed/typed-clients.controller';
 /**
  * The controllers of `/data`, one per URL. Their paths cannot overlap: after
  * `{collection}` comes nothing, one fixed segment (`count`, `bulk`, `index`, `stats`,
- * `aggregate`, `explain`, `schema`, `schema-violations`, `expiry`), or exactly the two parameters
- * of an item — and no URL has both a fixed second segment and a parameter there. So no route can
+ * `aggregate`, `explain`, `schema`, `schema-violations`, `expiry`, `access`), or exactly the two
+ * parameters of an item — and no URL has both a fixed second segment and a parameter there. So no route can
  * take another's requests, whatever the order (src/routes.spec.ts holds every pair of routes to
  * it); a new route keeps to these shapes instead of relying on its place in this list.
  *
@@ -33,4 +34,5 @@ export const DATA_CONTROLLERS = [
   AnalysisController,
   SchemaController,
   ExpiryController,
+  AccessRulesController,
 ];

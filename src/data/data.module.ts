@@ -46,6 +46,7 @@ import { CheckedUpdates } from './rules/schema/checked-updates';
 import { ExpiredItemsRepository } from './rules/expiry/expired-items.repository';
 import { ExpiringCollectionsRepository } from './rules/expiry/expiring-collections.repository';
 import { ExpiryService } from './rules/expiry/expiry.service';
+import { AccessRulesService } from './access/access.service';
 import { ExpirySweep } from './rules/expiry/expiry-sweep';
 import { ItemExpiry } from './rules/expiry/item-expiry';
 
@@ -99,6 +100,7 @@ import { ItemExpiry } from './rules/expiry/item-expiry';
     ExpiringCollectionsRepository,
     ItemExpiry,
     ExpiryService,
+    AccessRulesService,
     ExpirySweep,
     // One queue for the writes of an item, whichever service makes them (FallbackWriteQueue).
     { provide: FallbackWriteQueue, useFactory: () => new FallbackWriteQueue() },

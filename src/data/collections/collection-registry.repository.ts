@@ -8,7 +8,7 @@ import { claimSlot, lowestFree } from '../../common/mongo/slots';
 import { namespaceFilter, namespaceKey, tenantFilter } from '../../common/tenancy/namespace';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import type { TenantLocation } from '../../placement';
-import { rulesUpdate, type RulesChange } from '../rules/collection-rules';
+import { defaultAccessRule, rulesUpdate, type RulesChange } from '../rules/collection-rules';
 import { CollectionRegistryDocument, type CollectionMoving } from './collection-registry.schema';
 import { toEntry, type RegisteredCollection } from './registered-collection';
 
@@ -166,12 +166,18 @@ export class CollectionRegistryRepository implements OnModuleInit {
   }
 
   /**
-   * Sets or removes rules of an entry (RulesChange); false when the entry went. This instance
+   * Sets or removes rules of an entry (RulesChange); false when the entry went (or `where` does
+   * not hold). This instance
    * reads the entry afresh next time, so it sees the new rules at once.
    */
-  async changeRules(entry: RegisteredCollection, change: RulesChange): Promise<boolean> {
+  async changeRules(
+    entry: RegisteredCollection,
+    change: RulesChange,
+    /** A further condition on the entry (a compare-and-set): false when it does not hold. */
+    where: Record<string, unknown> = {},
+  ): Promise<boolean> {
     const result = await this.registry
-      .updateOne({ _id: new Types.ObjectId(entry.id) }, rulesUpdate(change))
+      .updateOne({ ...where, _id: new Types.ObjectId(entry.id) }, rulesUpdate(change))
       .exec();
     this.forgetId(entry.id);
     return result.matchedCount === 1;
@@ -255,7 +261,8 @@ export class CollectionRegistryRepository implements OnModuleInit {
    * `max` collections. A unique index on the name makes concurrent first writes of one name agree
    * on one entry; a unique index on the slot makes concurrent creates of different names queue
    * for the remaining places (claimSlot), so the quota is never exceeded. A drop gives its slot
-   * back, so the first free slot is looked up, not counted.
+   * back, so the first free slot is looked up, not counted. A new entry has the default access
+   * rules written out (DEFAULT_ACCESS_RULES).
    */
   async register(
     tenant: Tenant,
@@ -285,6 +292,8 @@ export class CollectionRegistryRepository implements OnModuleInit {
               name,
               slot,
               physical: `d_${_id.toHexString()}`,
+              // Written out, so that every collection carries its access rules explicitly.
+              rules: { access: defaultAccessRule() },
               ...(location.cluster !== null
                 ? { cluster: location.cluster, database: location.database }
                 : {}),

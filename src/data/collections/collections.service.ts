@@ -177,19 +177,22 @@ export class CollectionsService {
 
   /**
    * Sets or removes rules of the caller's collection (RulesChange), as read afresh, with the
-   * collection's `updated` event; false when there is no such collection. This instance
+   * collection's `updated` event; false when there is no such collection (or `where` does not
+   * hold: then no event). This instance
    * enforces the change at once, every other one within REGISTRY_CACHE_MS.
    */
   async changeRules(
     principal: CustomerPrincipal,
     name: string,
     change: RulesChange,
+    /** A condition on the entry that the change is made with (compare-and-set); false without it. */
+    where: Record<string, unknown> = {},
   ): Promise<boolean> {
     checkCollectionAccess(principal, name, 'write');
     return this.events.collectionUpdated(principal, name, async () => {
       const tenant = tenantOf(principal);
       const entry = await this.registry.find(tenant, principal.branch, name, { fresh: true });
-      return entry !== null && (await this.registry.changeRules(entry, change));
+      return entry !== null && (await this.registry.changeRules(entry, change, where));
     });
   }
 

@@ -1,8 +1,9 @@
-import type { AccessRulesRule } from '../access/access-rules';
+import { DEFAULT_ACCESS_RULES, type AccessRulesRule } from '../access/access-rules';
 /**
  * A collection's rules, kept on its registry entry (so every instance reads them with the entry,
- * and sees a change within REGISTRY_CACHE_MS): the JSON Schema its items follow and when they
- * expire. Neither ever rewrites stored items.
+ * and sees a change within REGISTRY_CACHE_MS): the JSON Schema its items follow, when they
+ * expire, and who of the sub and publishable keys may read and write them. None ever rewrites
+ * stored items.
  */
 
 /** What a write that breaks the schema gets: refused (422), or written with a warning header. */
@@ -31,6 +32,11 @@ export interface CollectionRules {
   expiry?: ExpiryRule;
   /** Who of the sub and publishable keys reads and writes what (src/data/access/access-rules.ts). */
   access?: AccessRulesRule;
+}
+
+/** The default access rules as a new registry entry has them written out (set now). */
+export function defaultAccessRule(): AccessRulesRule {
+  return { text: JSON.stringify(DEFAULT_ACCESS_RULES), changedAt: new Date() };
 }
 
 /** A change of rules: a rule given is set, `null` removes it, absent leaves it as it is. */

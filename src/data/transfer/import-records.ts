@@ -52,6 +52,8 @@ export interface ImportCollection {
   schema?: { schema: unknown; action: SchemaAction };
   /** The collection's expiry rule as an export lists it (checked when the manifest is read). */
   expiry?: { field: string; afterSeconds: number };
+  /** The collection's access rules as an export lists them (checked when the manifest is read). */
+  access?: unknown;
 }
 
 export type ImportRecord =
@@ -116,7 +118,7 @@ function parseManifest(value: Record<string, unknown>): ImportRecord {
 function parseCollection(entry: unknown, at: string): ImportCollection {
   if (!isPlainObject(entry))
     throw new ValidationFailedError([{ field: at, message: 'must be an object' }]);
-  const { name, indexes = [], authField, uniqueField, schema, expiry } = entry;
+  const { name, indexes = [], authField, uniqueField, schema, expiry, access } = entry;
   if (typeof name !== 'string' || !COLLECTION_NAME_PATTERN.test(name))
     throw new ValidationFailedError([
       { field: `${at}.name`, message: `must match ${COLLECTION_NAME_PATTERN.source}` },
@@ -135,6 +137,7 @@ function parseCollection(entry: unknown, at: string): ImportCollection {
     settings,
     ...(schema !== undefined ? { schema: parseSchemaRule(schema, `${at}.schema`) } : {}),
     ...(expiry !== undefined ? { expiry: parseExpiryRule(expiry, `${at}.expiry`) } : {}),
+    ...(access !== undefined ? { access } : {}),
   };
 }
 

@@ -6,14 +6,18 @@ import type { ExpiryService } from '../rules/expiry/expiry.service';
 import type { CollectionSchemas } from '../rules/schema/collection-schemas.service';
 import type { ItemSchemas } from '../rules/schema/item-schemas';
 import type { ImportCollection } from './import-records';
+import { DEFAULT_ACCESS_RULES, type AccessRulesDocument } from '../access/access-rules';
+import type { AccessRulesService } from '../access/access.service';
+import { NO_PRECONDITION } from '../../common/http/etag';
 
 interface Rules {
   schema?: { text: string; action: SchemaAction };
   expiry?: { field: string; afterSeconds: number };
+  access?: AccessRulesDocument;
 }
 
 /**
- * The rules a manifest gives its collections (schema, expiry), in an import. They are checked
+ * The rules a manifest gives its collections (schema, expiry, access rules), in an import. They are checked
  * when the manifest is read (a rule the service refuses is the manifest line's 400) and set at
  * the end record, after the items: an export restores its items as they were, including ones
  * stored before their collection's schema that break it. Items are checked against the rules
@@ -29,6 +33,7 @@ export class ManifestRules {
       schemas: ItemSchemas;
       collectionSchemas: CollectionSchemas;
       expiry: ExpiryService;
+      access: AccessRulesService;
     },
     private readonly principal: CustomerPrincipal,
   ) {}
@@ -44,7 +49,8 @@ export class ManifestRules {
       this.deps.expiry.check(collection.expiry);
       rules.expiry = collection.expiry;
     }
-    if (!rules.schema && !rules.expiry) return;
+    if (collection.access !== undefined) rules.access = this.deps.access.accept(collection.access);
+    if (!rules.schema && !rules.expiry && !rules.access) return;
     if (this.principal.kind === 'sub') return this.assertHeld(collection.name, rules);
     if (!dryRun) this.pending.set(collection.name, rules);
   }
@@ -61,9 +67,14 @@ export class ManifestRules {
       !rules.expiry ||
       (held.expiry?.field === rules.expiry.field &&
         held.expiry.afterSeconds === rules.expiry.afterSeconds);
-    if (!sameSchema || !sameExpiry)
+    // Access rules the collection has, or the defaults when it has none (or is made by the import).
+    const heldAccess = held.access
+      ? JSON.stringify(JSON.parse(held.access.text))
+      : JSON.stringify(DEFAULT_ACCESS_RULES);
+    const sameAccess = !rules.access || JSON.stringify(rules.access) === heldAccess;
+    if (!sameSchema || !sameExpiry || !sameAccess)
       throw new ForbiddenError(
-        'A sub key sets no collection rules; the manifest names a schema or an expiry the collection does not have.',
+        'A sub key sets no collection rules; the manifest names a schema, an expiry or access rules the collection does not have.',
       );
   }
 
@@ -73,7 +84,7 @@ export class ManifestRules {
 
   /** Sets the rules kept, once: the end record's work. */
   async apply(): Promise<void> {
-    for (const [name, { schema, expiry }] of this.pending) {
+    for (const [name, { schema, expiry, access }] of this.pending) {
       if (schema)
         await this.deps.collectionSchemas.putAccepted(
           this.principal,
@@ -82,6 +93,7 @@ export class ManifestRules {
           schema.action,
         );
       if (expiry) await this.deps.expiry.set(this.principal, name, expiry);
+      if (access) await this.deps.access.put(this.principal, name, access, NO_PRECONDITION);
     }
     this.pending.clear();
   }

@@ -1,3 +1,4 @@
+import type { AccessRulesDocument } from '../access/access-rules';
 import { Injectable } from '@nestjs/common';
 import { MongoServerError } from 'mongodb';
 import type { Tenant } from '../../auth';
@@ -119,16 +120,17 @@ export class NamespaceExport {
   /** The collections of a namespace as a manifest lists them (an account export's per branch). */
   async describe(
     entries: RegisteredCollection[],
-    access: AccessOf | null,
+    planOf: AccessOf | null,
   ): Promise<ManifestCollection[]> {
     const described: ManifestCollection[] = [];
     for (const entry of entries) {
       const indexes = (await this.storage.listIndexes(entry)).filter((i) => i.name !== '_id_');
       const count = await this.items.count(entry, {
-        scope: access?.(entry).read ?? null,
+        scope: planOf?.(entry).read ?? null,
         conditions: [],
       });
-      const { schema, expiry } = entry.rules;
+      const { schema, expiry, access } = entry.rules;
+      const full = planOf === null || planOf(entry).caller === 'full';
       described.push({
         name: entry.name,
         indexes,
@@ -142,6 +144,10 @@ export class NamespaceExport {
             }
           : {}),
         ...(expiry ? { expiry: { field: expiry.field, afterSeconds: expiry.afterSeconds } } : {}),
+        // A sub key's export names no access rules: they are root and team keys' to read.
+        ...(access && full
+          ? { access: JSON.parse(access.text) as AccessRulesDocument }
+          : {}),
       });
     }
     return described;

@@ -32,6 +32,7 @@ import { ImportFiles } from './import-files';
 import { ImportItemWrites } from './import-item-writes';
 import { ManifestCollections } from './manifest-collections';
 import { ManifestRules } from './manifest-rules';
+import { AccessRulesService } from '../access/access.service';
 
 /**
  * Writes under way at once in one import (a line, or a batch of item lines), and the lines they
@@ -97,6 +98,7 @@ export class NamespaceImport {
     private readonly schemas: ItemSchemas,
     private readonly collectionSchemas: CollectionSchemas,
     private readonly expiry: ExpiryService,
+    private readonly access: AccessRulesService,
     private readonly restores: FileRestores,
     private readonly files: FilesService,
     @Inject(APP_CONFIG) config: AppConfig,
@@ -112,11 +114,14 @@ export class NamespaceImport {
 
   /** One import's run: its line rules, with the parts that write its manifests and files. */
   private runOf(principal: CustomerPrincipal, options: ImportOptions): ImportRun {
-    const { collections, schemas, collectionSchemas, expiry } = this;
+    const { collections, schemas, collectionSchemas, expiry, access } = this;
     const dry = options.dryRun
       ? new ImportDryRun(collections, this.items, this.schema, principal, options.mode)
       : null;
-    const rules = new ManifestRules({ collections, schemas, collectionSchemas, expiry }, principal);
+    const rules = new ManifestRules(
+      { collections, schemas, collectionSchemas, expiry, access },
+      principal,
+    );
     const made = new ManifestCollections(collections, this.indexes, rules, principal, dry);
     const files = new ImportFiles(this.restores, this.files, this.fileMaxBytes, principal, options);
     return new ImportRun(principal, options, this.writes, made, files, dry, this.budget);

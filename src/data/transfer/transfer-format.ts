@@ -1,3 +1,4 @@
+import type { AccessRulesDocument } from '../access/access-rules';
 import type { SchemaAction } from '../rules/collection-rules';
 import { createHash, type Hash } from 'node:crypto';
 import type { IndexInfo } from '../storage/tenant-storage';
@@ -27,6 +28,11 @@ export interface ManifestCollection {
   schema?: { schema: Record<string, unknown>; action: SchemaAction };
   /** When its items expire, when it has a rule (GET /data/{c}/expiry). */
   expiry?: { field: string; afterSeconds: number };
+  /**
+   * Its access rules (GET /data/{c}/access), when they are written on it; a root or team key's
+   * export only. A manifest without them (an older export) leaves a new collection the defaults.
+   */
+  access?: AccessRulesDocument;
 }
 
 export interface NamespaceManifest {

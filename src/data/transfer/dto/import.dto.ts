@@ -1,3 +1,4 @@
+import { AccessRulesDocumentDto } from '../../access/dto/access-rules.dto';
 import { ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
 import { IsIn, IsString, MaxLength } from 'class-validator';
 import { OptionalField } from '../../../common/dto';
@@ -105,6 +106,14 @@ export class ImportCollectionDto {
   /** The collection's expiry rule, under the same rules as `schema`. */
   @ApiPropertyOptional({ type: ManifestExpiryDto })
   expiry?: ManifestExpiryDto;
+
+  /**
+   * The collection's access rules (docs/data.md, "Access rules"), under the same rules as
+   * `schema`: a sub key's manifest may name only the ones the collection has (the defaults when
+   * it has none). Left out, a collection the import creates has the defaults.
+   */
+  @ApiPropertyOptional({ type: AccessRulesDocumentDto })
+  access?: AccessRulesDocumentDto;
 }
 
 /**

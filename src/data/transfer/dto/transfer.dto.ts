@@ -1,3 +1,4 @@
+import { AccessRulesDocumentDto } from '../../access/dto/access-rules.dto';
 import { ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
 import { IsIn, IsString, Matches, MaxLength } from 'class-validator';
 import { OptionalField } from '../../../common/dto';
@@ -103,6 +104,13 @@ export class ManifestCollectionDto {
   /** Its expiry rule, when it has one (docs/data.md, "Expiry"). */
   @ApiPropertyOptional({ type: ManifestExpiryDto })
   expiry?: ManifestExpiryDto;
+
+  /**
+   * Its access rules (docs/data.md, "Access rules"), as GET /data/{c}/access without its time:
+   * in a root or team key's export, for every collection that has them written.
+   */
+  @ApiPropertyOptional({ type: AccessRulesDocumentDto })
+  access?: AccessRulesDocumentDto;
 }
 
 export class ExportNamespaceDto {
