@@ -93,6 +93,9 @@ export function actorOf(principal: CustomerPrincipal): EventActor {
       return { kind: 'sub', id: principal.accountId };
     case 'team':
       return { kind: 'team', id: principal.actingSubject ?? principal.teamId };
+    case 'publishable':
+      // Every write route refuses a publishable key: it never makes a change.
+      throw new Error('A publishable key makes no changes.');
   }
 }
 
@@ -150,6 +153,9 @@ function visibleOwnTo(
   principal: CustomerPrincipal,
   query?: EventQuery,
 ): QueryFilter<EventDocument> {
+  // Until the feed judges item events by the collection's public.read rule (the access plan), a
+  // publishable key sees nothing of it: nothing is shown that the rule might not allow.
+  if (principal.kind === 'publishable') return { resource: { $in: [] } };
   if (principal.kind !== 'sub') return {};
   // A live query also judges the updates that took an item away from the key (its `left`).
   if (query?.live)

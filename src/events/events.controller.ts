@@ -82,7 +82,7 @@ const FEED_READ = applyDecorators(
 @ApiTags('events')
 @Controller('events')
 @NeedsScope('events:read')
-@Auth('root', 'sub', 'team')
+@Auth('root', 'sub', 'team', 'publishable')
 @UseInterceptors(LiveQueryParamsInterceptor)
 export class EventsController {
   constructor(
@@ -115,7 +115,10 @@ export class EventsController {
     if (wait === 0)
       return page(await this.events.read(principal, { ...query, after, limit }), after, view);
     // Decided before any database work: a refused long poll costs nothing.
-    const release = this.events.slots.take(credentialIdOf(principal));
+    const release = this.events.slots.take(
+      credentialIdOf(principal),
+      principal.kind === 'publishable',
+    );
     // Its rights are followed while it waits: a loss ends the wait with 401/403.
     let onLost = (): void => undefined;
     const rights = this.rights.watch(principal, () => onLost());
@@ -179,7 +182,10 @@ export class EventsController {
       ]);
     const from = lastEventId ?? dto.after;
     // Decided before any database work: a refused stream costs nothing.
-    const release = this.events.slots.take(credentialIdOf(principal));
+    const release = this.events.slots.take(
+      credentialIdOf(principal),
+      principal.kind === 'publishable',
+    );
     let after: number;
     try {
       // Checked before the stream opens: an expired cursor is still a 410.
