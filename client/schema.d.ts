@@ -316,7 +316,10 @@ export interface paths {
      *     is shown once. A key bound to a branch creates only keys bound to that branch (`branch`
      *     defaults to it; another branch is a 403 BRANCH_MISMATCH). `scopes`, `collections` and
      *     `allowedIps` limit the new key (absent or null: no limit); a key never mints a key with more
-     *     than it has (403 SCOPE_ESCALATION).
+     *     than it has (403 SCOPE_ESCALATION). With `"kind": "publishable"`, `collections` (a list of
+     *     names) and `allowedOrigins`: a read-only key for web pages, which reads only those collections
+     *     through their `public.read` rule and answers CORS only for those origins (README "Publishable
+     *     keys").
      */
     post: operations['createApiKey'];
     delete?: never;
@@ -1687,6 +1690,11 @@ export interface components {
        */
       allowedIps: string[] | null;
       /**
+       * @description A publishable key's browser origins; null for the other kinds.
+       * @example null
+       */
+      allowedOrigins: string[] | null;
+      /**
        * @description Bound branch; null = any (X-Branch)
        * @example null
        */
@@ -1710,7 +1718,7 @@ export interface components {
       /** @example 665f1c2a9b1e8a0012345679 */
       id: string;
       /** @enum {string} */
-      kind: 'root' | 'sub' | 'team';
+      kind: 'root' | 'sub' | 'team' | 'publishable';
       /**
        * Format: date-time
        * @description Last use, to within API_KEY_LAST_USED_INTERVAL_MS (a minute by default); null: not used yet.
@@ -1914,6 +1922,13 @@ export interface components {
        */
       allowedIps?: string[] | null;
       /**
+       * @description A publishable key's browser origins, exactly as browsers send them (`https://shop.example.com`, `http://localhost:5173`: scheme, host, optional non-default port; no path, no `*`). Required for a publishable key (1 to API_KEY_MAX_ALLOWED_ORIGINS, 20), refused for other kinds. A request with the key and another `Origin` is refused (403) without CORS headers.
+       * @example [
+       *       "https://shop.example.com"
+       *     ]
+       */
+      allowedOrigins?: string[];
+      /**
        * @description Branch to bind the key to. For sub keys: the sub profile's branch (default: the request branch).
        * @example staging
        */
@@ -1924,21 +1939,33 @@ export interface components {
        */
       clientId?: string;
       /**
-       * @description The collections the key reaches, by name or by a prefix with one trailing `*` (`notes*`; `*` alone: every collection), each with `read` or `write` (write implies read; the most any matching entry gives). A collection no entry names is out of reach. Absent or null: every collection. At most API_KEY_MAX_COLLECTIONS entries (50).
+       * @description The collections the key reaches, by name or by a prefix with one trailing `*` (`notes*`; `*` alone: every collection), each with `read` or `write` (write implies read; the most any matching entry gives). A collection no entry names is out of reach. Absent or null: every collection. At most API_KEY_MAX_COLLECTIONS entries (50). With `"kind": "publishable"`: the list of collection names the key reads (required, 1 to API_KEY_MAX_COLLECTIONS; exact names, no patterns), each through its `public.read` access rule.
        * @example {
        *       "notes*": "write",
        *       "orders": "read"
        *     }
        */
-      collections?: {
-        [key: string]: 'read' | 'write';
-      } | null;
+      collections?:
+        | (
+            | ({
+                [key: string]: 'read' | 'write';
+              } | null)
+            | string[]
+          )
+        | null;
       /**
        * Format: date-time
        * @description When the key stops working (RFC 3339, in the future).
        * @example 2027-01-01T00:00:00Z
        */
       expiresAt?: string;
+      /**
+       * @description `publishable`: a read-only key that is safe in a web page (README "Publishable keys"): it
+       *     reads only the listed `collections` through their `public.read` rule, from `allowedOrigins`.
+       *     Absent: a root key, or with clientId + accountId a sub key.
+       * @enum {string}
+       */
+      kind?: 'publishable';
       /**
        * @description A label to tell keys apart.
        * @example ci pipeline
@@ -2101,15 +2128,20 @@ export interface components {
        */
       branch?: string;
       /**
-       * @description The collections the key reaches, by name or by a prefix with one trailing `*` (`notes*`; `*` alone: every collection), each with `read` or `write` (write implies read; the most any matching entry gives). A collection no entry names is out of reach. Absent or null: every collection. At most API_KEY_MAX_COLLECTIONS entries (50).
+       * @description The collections the key reaches, by name or by a prefix with one trailing `*` (`notes*`; `*` alone: every collection), each with `read` or `write` (write implies read; the most any matching entry gives). A collection no entry names is out of reach. Absent or null: every collection. At most API_KEY_MAX_COLLECTIONS entries (50). With `"kind": "publishable"`: the list of collection names the key reads (required, 1 to API_KEY_MAX_COLLECTIONS; exact names, no patterns), each through its `public.read` access rule.
        * @example {
        *       "notes*": "write",
        *       "orders": "read"
        *     }
        */
-      collections?: {
-        [key: string]: 'read' | 'write';
-      } | null;
+      collections?:
+        | (
+            | ({
+                [key: string]: 'read' | 'write';
+              } | null)
+            | string[]
+          )
+        | null;
       /**
        * Format: date-time
        * @description When the key stops working (RFC 3339, in the future).
@@ -3381,6 +3413,7 @@ export interface components {
         | 'ACCESS_RULE'
         | 'FILE_LINK_INVALID'
         | 'IP_NOT_ALLOWED'
+        | 'ORIGIN_NOT_ALLOWED'
         | 'COLLECTION_NOT_ALLOWED'
         | 'ROUTE_NOT_FOUND'
         | 'PROFILE_NOT_FOUND'
@@ -8756,7 +8789,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team, publishable; ORIGIN_NOT_ALLOWED: a publishable key sent with an Origin outside the key's allowedOrigins (answered without CORS headers); INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
@@ -10374,7 +10407,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team, publishable; ORIGIN_NOT_ALLOWED: a publishable key sent with an Origin outside the key's allowedOrigins (answered without CORS headers); INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
@@ -10770,7 +10803,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team, publishable; ORIGIN_NOT_ALLOWED: a publishable key sent with an Origin outside the key's allowedOrigins (answered without CORS headers); INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
@@ -11487,7 +11520,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team, publishable; ORIGIN_NOT_ALLOWED: a publishable key sent with an Origin outside the key's allowedOrigins (answered without CORS headers); INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
@@ -13149,7 +13182,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team, publishable; ORIGIN_NOT_ALLOWED: a publishable key sent with an Origin outside the key's allowedOrigins (answered without CORS headers); INSUFFICIENT_SCOPE: the key holds neither the scope `data:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
@@ -14176,7 +14209,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `events:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: `collection(s)` names a collection outside the key's `collections` (without it, such collections are left out) */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team, publishable; ORIGIN_NOT_ALLOWED: a publishable key sent with an Origin outside the key's allowedOrigins (answered without CORS headers); INSUFFICIENT_SCOPE: the key holds neither the scope `events:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: `collection(s)` names a collection outside the key's `collections` (without it, such collections are left out) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="events:read"` (RFC 6750) */
@@ -14348,7 +14381,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `events:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: `collection(s)` names a collection outside the key's `collections` (without it, such collections are left out) */
+      /** @description FORBIDDEN: the key is not one of: root, sub, team, publishable; ORIGIN_NOT_ALLOWED: a publishable key sent with an Origin outside the key's allowedOrigins (answered without CORS headers); INSUFFICIENT_SCOPE: the key holds neither the scope `events:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: `collection(s)` names a collection outside the key's `collections` (without it, such collections are left out) */
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="events:read"` (RFC 6750) */

@@ -4,7 +4,7 @@ import { MongooseModule } from '@nestjs/mongoose';
 import { AdminModule } from './admin/admin.module';
 import { ApiKeyGuard } from './auth/api-key.guard';
 import { AuthModule } from './auth/auth.module';
-import { rateLimitTrackerOf } from './auth/rate-limit-tracker';
+import { isPublishableRequest, rateLimitTrackerOf } from './auth/rate-limit-tracker';
 import { KeyThrottlerGuard, RateLimitModule } from './rate-limit';
 import { ProblemFilter } from './common/errors';
 import { boundedDriverOptions } from './common/mongo/bounded-driver-options';
@@ -53,7 +53,10 @@ export class AppModule {
           retryDelay: 1000,
           ...monitoredConnection(metrics, config.metrics.databaseCommands),
         }),
-        RateLimitModule.forRoot({ trackerOf: rateLimitTrackerOf }),
+        RateLimitModule.forRoot({
+          trackerOf: rateLimitTrackerOf,
+          isPublishable: isPublishableRequest,
+        }),
         PlacementModule.forRoot((client) => metrics?.database.watch(client)),
         BackgroundTasksModule,
         MigrationsModule,

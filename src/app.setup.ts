@@ -60,9 +60,9 @@ export function configureApp(
       },
     }),
   );
-  // Preflights are answered here, before the key check and the body parser.
-  const cors = corsMiddleware(corsOrigins);
-  if (cors) http.use(cors);
+  // Preflights are answered here, before the key check and the body parser: CORS_ORIGINS, and
+  // the preflights of the routes a publishable key reads (src/common/http/cors.ts).
+  http.use(corsMiddleware(corsOrigins));
   const routes = new RouteMethods(
     () => (http.getHttpAdapter().getInstance() as { router?: { stack?: unknown[] } }).router,
   );

@@ -15,7 +15,9 @@ import {
 } from '@nestjs/common';
 import { AppModule } from './app.module';
 import { isScope } from './auth/access-grant';
-import { NeedsScope, REQUIRED_SCOPE } from './auth/auth.decorators';
+import { ALLOWED_KINDS, NeedsScope, REQUIRED_SCOPE } from './auth/auth.decorators';
+import type { PrincipalKind } from './auth/principal';
+import { isPublishablePath } from './common/http/cors';
 import { loadConfig } from './config';
 import { CollectionGrantGuard } from './data/collections/collection-grant';
 import { DATA_CONTROLLERS } from './data/data.controllers';
@@ -193,6 +195,32 @@ describe('routes', () => {
     );
     expect(unguarded).toEqual([]);
     expect([...controllers].filter(guarded).length).toBeGreaterThan(5);
+  });
+
+  it('admit a publishable key only on GET routes its preflight answers: reads of items and the feed', () => {
+    const kindsOf = (controller: Type, handler: string): PrincipalKind[] =>
+      (Reflect.getMetadata(
+        ALLOWED_KINDS,
+        (controller.prototype as Record<string, object>)[handler] as object,
+      ) ??
+        Reflect.getMetadata(ALLOWED_KINDS, controller) ??
+        []) as PrincipalKind[];
+    const admitted = [...controllers].flatMap((controller) =>
+      routesOf(controller)
+        .filter(({ handler }) => kindsOf(controller, handler).includes('publishable'))
+        .map(({ method, path }) => `${method} /${path}`),
+    );
+    expect(admitted.sort()).toEqual([
+      'GET /data/:collection',
+      'GET /data/:collection/:indexName/:indexValue',
+      'GET /data/:collection/aggregate',
+      'GET /data/:collection/count',
+      'GET /data/:collection/explain',
+      'GET /events',
+      'GET /events/stream',
+    ]);
+    for (const route of admitted)
+      expect(isPublishablePath(route.slice('GET '.length).replaceAll(/:\w+/g, 'x'))).toBe(true);
   });
 
   it('finds a URL split over two classes, whatever its parameters are named', () => {

@@ -51,7 +51,10 @@ export class ApiKeyController {
    * is shown once. A key bound to a branch creates only keys bound to that branch (`branch`
    * defaults to it; another branch is a 403 BRANCH_MISMATCH). `scopes`, `collections` and
    * `allowedIps` limit the new key (absent or null: no limit); a key never mints a key with more
-   * than it has (403 SCOPE_ESCALATION).
+   * than it has (403 SCOPE_ESCALATION). With `"kind": "publishable"`, `collections` (a list of
+   * names) and `allowedOrigins`: a read-only key for web pages, which reads only those collections
+   * through their `public.read` rule and answers CORS only for those origins (README "Publishable
+   * keys").
    */
   @Post()
   @HttpCode(HttpStatus.OK)

@@ -14,9 +14,11 @@ import {
   InvalidBranchError,
   InvalidTokenError,
   IpNotAllowedError,
+  OriginNotAllowedError,
   TooManyFailedAuthenticationsError,
 } from './auth.errors';
 import { isJwtShaped } from './oidc/token-shape';
+import { CORS_EXPOSED_HEADERS, CORS_RESPONSE_HEADERS } from '../common/http/cors';
 import { TokenVerifier } from './oidc/token-verifier';
 import type { VerifiedToken } from './oidc/verified-token';
 import { TOKEN_PRINCIPALS, type TokenPrincipals } from './token-principals.port';
@@ -122,6 +124,8 @@ export class ApiKeyGuard implements CanActivate {
     if (!addressAllowed(grantOf(identity.principal), req.ip))
       throw new IpNotAllowedError(req.ip ?? 'an unknown address');
     const principal = await this.actingFor(req, identity.principal);
+    // A publishable key answers browsers of its own origins only, whatever CORS_ORIGINS says.
+    if (principal.kind === 'publishable') allowOriginOf(principal.allowedOrigins, req, res);
 
     const allowed =
       this.reflector.getAllAndOverride<PrincipalKind[] | undefined>(ALLOWED_KINDS, targets) ?? [];
@@ -193,6 +197,25 @@ export class ApiKeyGuard implements CanActivate {
       throw error;
     }
   }
+}
+
+/**
+ * CORS of a publishable key: a request whose `Origin` is one of the key's allowedOrigins gets
+ * `Access-Control-Allow-Origin: <origin>` (and `Vary: Origin`), whatever CORS_ORIGINS allows; any
+ * other `Origin` is refused, 403 without CORS headers (so the page cannot even read the refusal).
+ * A request without `Origin` is not a browser's cross-origin request and goes on: the key is public
+ * by design, and its rights (read through public.read only) are what protects the data.
+ */
+function allowOriginOf(allowed: readonly string[], req: Request, res: Response): void {
+  res.vary('Origin');
+  const origin = req.headers.origin;
+  if (origin === undefined) return;
+  if (!allowed.includes(origin)) {
+    for (const header of CORS_RESPONSE_HEADERS) res.removeHeader(header);
+    throw new OriginNotAllowedError(origin);
+  }
+  res.setHeader('Access-Control-Allow-Origin', origin);
+  res.setHeader('Access-Control-Expose-Headers', CORS_EXPOSED_HEADERS.join(','));
 }
 
 /** A header's quoted-string: printable ASCII without quote or backslash. */

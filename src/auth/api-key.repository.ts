@@ -25,12 +25,18 @@ export interface ApiKeyRecord {
   grant: AccessGrant;
   /** Last use, to within API_KEY_LAST_USED_INTERVAL_MS; null: none recorded. */
   lastUsedAt: Date | null;
+  /** A publishable key's browser origins; null for the other kinds. */
+  allowedOrigins: string[] | null;
   createdAt: Date;
 }
 
 /** A key to store; without `grant`, one without limits. */
-export type NewApiKey = Omit<ApiKeyRecord, 'id' | 'createdAt' | 'grant' | 'lastUsedAt'> & {
+export type NewApiKey = Omit<
+  ApiKeyRecord,
+  'id' | 'createdAt' | 'grant' | 'lastUsedAt' | 'allowedOrigins'
+> & {
   grant?: AccessGrant;
+  allowedOrigins?: string[] | null;
 };
 
 /** A key's use to record: its id and when. */
@@ -71,7 +77,7 @@ function keysOf(tenant: Tenant): {
 }
 
 function toRecord(doc: ApiKeyDocument): ApiKeyRecord {
-  const { _id, scopes, collections, allowedIps, lastUsedAt, ...rest } = doc;
+  const { _id, scopes, collections, allowedIps, lastUsedAt, allowedOrigins, ...rest } = doc;
   const limited = (scopes ?? collections ?? allowedIps ?? null) !== null;
   const grant: AccessGrant = limited
     ? {
@@ -80,7 +86,13 @@ function toRecord(doc: ApiKeyDocument): ApiKeyRecord {
         allowedIps: allowedIps ?? null,
       }
     : FULL_GRANT;
-  return { ...rest, id: _id.toHexString(), grant, lastUsedAt: lastUsedAt ?? null };
+  return {
+    ...rest,
+    id: _id.toHexString(),
+    grant,
+    lastUsedAt: lastUsedAt ?? null,
+    allowedOrigins: allowedOrigins ?? null,
+  };
 }
 
 @Injectable()
@@ -103,9 +115,14 @@ export class ApiKeyRepository implements OnModuleInit {
     await this.keys.init();
   }
 
-  async insert({ grant = FULL_GRANT, ...key }: NewApiKey): Promise<ApiKeyRecord> {
+  async insert({
+    grant = FULL_GRANT,
+    allowedOrigins = null,
+    ...key
+  }: NewApiKey): Promise<ApiKeyRecord> {
     const created = await this.keys.create({
       ...key,
+      allowedOrigins: allowedOrigins && [...allowedOrigins],
       scopes: grant.scopes && [...grant.scopes],
       collections: grant.collections && { ...grant.collections },
       allowedIps: grant.allowedIps && [...grant.allowedIps],

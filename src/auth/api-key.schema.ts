@@ -1,7 +1,7 @@
 import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
 import type { Types } from 'mongoose';
 
-export type ApiKeyKind = 'root' | 'sub' | 'team';
+export type ApiKeyKind = 'root' | 'sub' | 'team' | 'publishable';
 
 @Schema({
   collection: 'api_keys',
@@ -22,13 +22,14 @@ export class ApiKeyDocument {
   @Prop({ default: '' })
   name!: string;
 
-  @Prop({ required: true, enum: ['root', 'sub', 'team'] })
+  @Prop({ required: true, enum: ['root', 'sub', 'team', 'publishable'] })
   kind!: ApiKeyKind;
 
-  /** Root user's subject (root and sub keys). */
+  /** Root user's subject (root and sub keys, and publishable keys a user minted). */
   @Prop({ default: '' })
   subject!: string;
 
+  /** The team of a team key, or of a publishable key a team minted. */
   @Prop({ default: '' })
   teamId!: string;
 
@@ -60,6 +61,10 @@ export class ApiKeyDocument {
   /** CIDRs requests with the key may come from; null or absent: any address. */
   @Prop({ type: [String], default: null })
   allowedIps!: string[] | null;
+
+  /** A publishable key's browser origins (`scheme://host[:port]`); null for other kinds. */
+  @Prop({ type: [String], default: null })
+  allowedOrigins!: string[] | null;
 
   /**
    * When the key was last used, to within API_KEY_LAST_USED_INTERVAL_MS (each instance writes a

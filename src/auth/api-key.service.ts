@@ -8,8 +8,9 @@ import { ApiKeyNotFoundError, ScopeEscalationError, SubProfileNotFoundError } fr
 import { OverBudgetKeyLookups } from './over-budget-lookups';
 import { branchOfNewKey, scopeOf, type KeyManager } from './key-scope';
 import { escalationOf, FULL_GRANT, lifetimeEscalationOf, type AccessGrant } from './access-grant';
-import { grantOfRequest, type GrantBounds, type GrantRequest } from './key-grant';
+import { grantOfRequest, type GrantRequest } from './key-grant';
 import { KeyLastUse } from './key-last-use';
+import { publishableKeyOf, refuseAllowedOrigins, type PublishableBounds } from './publishable-key';
 import { grantOf, keyExpiryOf, type Principal } from './principal';
 import { SUB_PROFILE_LOOKUP, type SubProfileLookup } from './sub-profiles.port';
 
@@ -38,6 +39,10 @@ export interface IssuedKey {
 }
 
 export interface CreateKeyRequest extends GrantRequest {
+  /** 'publishable': a read-only key for browser pages (publishable-key.ts); absent: root or sub. */
+  kind?: 'publishable';
+  /** A publishable key's browser origins. */
+  allowedOrigins?: readonly string[] | null;
   name?: string;
   clientId?: string;
   accountId?: string;
@@ -65,7 +70,7 @@ export interface RotatedKey extends IssuedKey {
 export class ApiKeyService {
   /** Digest of ADMIN_API_KEY, computed once. */
   private readonly adminDigest: string | null;
-  private readonly bounds: GrantBounds;
+  private readonly bounds: PublishableBounds;
 
   constructor(
     private readonly keys: ApiKeyRepository,
@@ -174,6 +179,23 @@ export class ApiKeyService {
   ): Promise<IssuedKey> {
     const { subject } = manager;
     refusePastExpiry(request.expiresAt);
+    if (request.kind === 'publishable') {
+      const publishable = publishableKeyOf(request, this.bounds);
+      const grant = this.grantWithin(
+        { ...publishable.grant, expiresAt: request.expiresAt },
+        caller,
+      );
+      return this.issue({
+        kind: 'publishable',
+        subject,
+        name: request.name ?? '',
+        expiresAt: request.expiresAt ?? null,
+        branch: branchOfNewKey(manager, request.branch, null),
+        grant,
+        allowedOrigins: publishable.allowedOrigins,
+      });
+    }
+    refuseAllowedOrigins(request);
     const grant = this.grantWithin(request, caller);
     const hasClient = request.clientId !== undefined;
     const hasAccount = request.accountId !== undefined;
@@ -288,6 +310,7 @@ export class ApiKeyService {
       branch: key.branch,
       expiresAt: key.expiresAt,
       grant: key.grant,
+      allowedOrigins: key.allowedOrigins,
     });
     const graceEnd = new Date(now + (request.graceSeconds ?? 0) * 1000);
     const until = key.expiresAt && key.expiresAt < graceEnd ? key.expiresAt : graceEnd;
@@ -364,5 +387,12 @@ function principalOf(key: ApiKeyRecord): Exclude<Principal, { kind: 'operator' }
       };
     case 'team':
       return { kind: 'team', teamId: key.teamId, ...common };
+    case 'publishable':
+      return {
+        kind: 'publishable',
+        tenant: key.teamId ? { kind: 'team', id: key.teamId } : { kind: 'user', id: key.subject },
+        allowedOrigins: key.allowedOrigins ?? [],
+        ...common,
+      };
   }
 }

@@ -95,9 +95,12 @@ export function AuthHeadersFirst(options: {
 }
 
 function forbiddenResponse(kinds: PrincipalKind[]): MethodDecorator & ClassDecorator {
+  const origin = kinds.includes('publishable')
+    ? "; ORIGIN_NOT_ALLOWED: a publishable key sent with an Origin outside the key's allowedOrigins (answered without CORS headers)"
+    : '';
   return ApiForbiddenResponse({
     type: ProblemDto,
-    description: `FORBIDDEN: the key is not one of: ${kinds.join(', ')}`,
+    description: `FORBIDDEN: the key is not one of: ${kinds.join(', ')}${origin}`,
   });
 }
 

@@ -28,6 +28,14 @@ export const AUTH_ERRORS = defineErrors({
     title: 'The API key may not be used from this address',
     example: { detail: "The API key may not be used from 203.0.113.9; see the key's allowedIps." },
   },
+  ORIGIN_NOT_ALLOWED: {
+    status: HttpStatus.FORBIDDEN,
+    title: 'The publishable key may not be used from this origin',
+    example: {
+      detail:
+        "The publishable key may not be used from the origin https://elsewhere.example; see the key's allowedOrigins.",
+    },
+  },
   COLLECTION_NOT_ALLOWED: {
     status: HttpStatus.FORBIDDEN,
     title: 'The API key does not reach the collection',
@@ -162,6 +170,16 @@ export class IpNotAllowedError extends DomainError {
     super(
       AUTH_ERRORS.IP_NOT_ALLOWED,
       `The API key may not be used from ${address}; see the key's allowedIps.`,
+    );
+  }
+}
+
+/** A publishable key sent by a browser page of an origin outside its `allowedOrigins`. */
+export class OriginNotAllowedError extends DomainError {
+  constructor(origin: string) {
+    super(
+      AUTH_ERRORS.ORIGIN_NOT_ALLOWED,
+      `The publishable key may not be used from the origin ${JSON.stringify(origin)}; see the key's allowedOrigins.`,
     );
   }
 }

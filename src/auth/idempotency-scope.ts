@@ -26,6 +26,9 @@ function identityOf(principal: Principal): string {
       return `sub:${principal.subject}:${principal.profileId}`;
     case 'team':
       return `team:${principal.teamId}`;
+    case 'publishable':
+      // It writes nothing; its replays, were there any, would be its own key's.
+      return `publishable:${principal.credential.kind === 'key' ? principal.credential.keyId : ''}`;
     case 'operator':
       return 'operator';
   }

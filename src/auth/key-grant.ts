@@ -7,7 +7,8 @@ import { UnknownScopeError } from './auth.errors';
 /** The limits a new key asks for, as sent: absent or null members are no limit. */
 export interface GrantRequest {
   scopes?: readonly string[] | null;
-  collections?: Readonly<Record<string, unknown>> | null;
+  /** An object of patterns; a list of names is a publishable key's (publishable-key.ts). */
+  collections?: Readonly<Record<string, unknown>> | readonly unknown[] | null;
   allowedIps?: readonly string[] | null;
 }
 
@@ -52,11 +53,19 @@ export function grantOfRequest(request: GrantRequest, bounds: GrantBounds): Acce
 }
 
 function checkCollections(
-  collections: Readonly<Record<string, unknown>> | null,
+  collections: Readonly<Record<string, unknown>> | readonly unknown[] | null,
   bounds: GrantBounds,
   errors: FieldError[],
 ): Record<string, CollectionAccess> | null {
   if (collections === null) return null;
+  if (Array.isArray(collections)) {
+    errors.push({
+      field: 'collections',
+      message:
+        'must be an object of collection → "read" | "write" (a list is for a publishable key)',
+    });
+    return null;
+  }
   const entries = Object.entries(collections);
   if (entries.length === 0)
     errors.push({ field: 'collections', message: 'must name at least one collection or pattern' });

@@ -53,6 +53,21 @@ export type Principal =
       actingSubject?: string;
       grant?: AccessGrant;
     }
+  | {
+      /**
+       * A publishable key (safe in a browser page): reads only the collections its grant names,
+       * each through the collection's `public.read` rule, from its `allowedOrigins`.
+       */
+      kind: 'publishable';
+      credential: Credential;
+      /** Whose data it reads: the user (subject) or the team that minted it. */
+      tenant: Tenant;
+      /** Origins (`scheme://host[:port]`) a browser may call with it (CORS). */
+      allowedOrigins: readonly string[];
+      branch: string;
+      boundBranch: string | null;
+      grant?: AccessGrant;
+    }
   | { kind: 'operator'; branch: string };
 
 export type PrincipalKind = Principal['kind'];
@@ -97,10 +112,15 @@ export function tenantOf(principal: CustomerPrincipal): Tenant {
       return { kind: 'user', id: principal.subject };
     case 'team':
       return { kind: 'team', id: principal.teamId };
+    case 'publishable':
+      return principal.tenant;
   }
 }
 
-/** The value stamped into a data item's owner field: subject, accountId or teamId. */
+/**
+ * The value stamped into a data item's owner field: subject, accountId or teamId. A publishable
+ * key writes nothing (every write route refuses it); its tenant's id stands in for it.
+ */
 export function ownerValueOf(principal: CustomerPrincipal): string {
   switch (principal.kind) {
     case 'root':
@@ -109,5 +129,7 @@ export function ownerValueOf(principal: CustomerPrincipal): string {
       return principal.accountId;
     case 'team':
       return principal.teamId;
+    case 'publishable':
+      return principal.tenant.id;
   }
 }

@@ -1,5 +1,5 @@
 import type { RequestWithPrincipal } from './auth.decorators';
-import { rateLimitTrackerOf } from './rate-limit-tracker';
+import { isPublishableRequest, rateLimitTrackerOf } from './rate-limit-tracker';
 
 function request(principal: RequestWithPrincipal['principal'], key?: string): RequestWithPrincipal {
   return {
@@ -30,6 +30,23 @@ describe('rateLimitTrackerOf', () => {
         }),
       ),
     ).toBe('key:k1');
+  });
+
+  it('counts a publishable key per key and client address', () => {
+    const publishable = {
+      kind: 'publishable',
+      credential: { kind: 'key', keyId: 'p1', expiresAt: null },
+      tenant: { kind: 'user', id: 's' },
+      allowedOrigins: ['https://shop.example.com'],
+      branch: '',
+      boundBranch: null,
+    } as const;
+    const from = (ip: string): RequestWithPrincipal =>
+      ({ principal: publishable, ip, headers: {} }) as unknown as RequestWithPrincipal;
+    expect(rateLimitTrackerOf(from('203.0.113.7'))).toBe('key:p1|ip:203.0.113.7');
+    expect(rateLimitTrackerOf(from('198.51.100.2'))).toBe('key:p1|ip:198.51.100.2');
+    expect(isPublishableRequest(from('203.0.113.7'))).toBe(true);
+    expect(isPublishableRequest(request({ kind: 'operator', branch: '' }))).toBe(false);
   });
 
   it('gives the operator key one budget', () => {

@@ -10,5 +10,15 @@ import { credentialIdOf } from './principal';
 export function rateLimitTrackerOf(req: RequestWithPrincipal): string {
   const principal = req.principal;
   if (!principal) return `ip:${req.ip ?? 'unknown'}`;
-  return principal.kind === 'operator' ? 'operator' : credentialIdOf(principal);
+  if (principal.kind === 'operator') return 'operator';
+  // One publishable key serves every visitor of a site: each client address has its own budget
+  // of it (RATE_LIMIT_PUBLISHABLE_MAX), so one visitor cannot spend the others'.
+  if (principal.kind === 'publishable')
+    return `${credentialIdOf(principal)}|ip:${req.ip ?? 'unknown'}`;
+  return credentialIdOf(principal);
+}
+
+/** Whether the request's budget is a publishable key's (RATE_LIMIT_PUBLISHABLE_MAX). */
+export function isPublishableRequest(req: RequestWithPrincipal): boolean {
+  return req.principal?.kind === 'publishable';
 }

@@ -42,7 +42,13 @@ export interface AppConfig {
   apiKeyCache: { ttlMs: number; max: number }; // keys kept after a lookup (README, security)
   rightsCheckMs: number; // STREAM_RIGHTS_CHECK_MS: open streams' rights (principal-rights.ts)
   /** What a key may be limited to, and how often its last use is written (src/auth). */
-  apiKeys: { lastUsedIntervalMs: number; maxCollections: number; maxAllowedIps: number };
+  apiKeys: {
+    lastUsedIntervalMs: number;
+    maxCollections: number;
+    maxAllowedIps: number;
+    /** Origins of a publishable key's `allowedOrigins` at most. */
+    maxAllowedOrigins: number;
+  };
   /** OIDC_*: the identity providers whose access tokens are accepted (src/auth/oidc). */
   oidc: {
     issuers: OidcIssuerConfig[];
@@ -85,6 +91,8 @@ export interface AppConfig {
     heartbeatMs: number;
     /** Streams and waiting long polls per key and per instance (src/events/stream-slots.ts). */
     maxStreamsPerKey: number;
+    /** The same for a publishable key. */
+    maxStreamsPerPublishableKey: number;
     maxStreams: number;
     /** Unsent bytes held for one stream before it is closed as a slow reader. */
     streamBufferBytes: number;
@@ -113,6 +121,8 @@ export interface AppConfig {
   limits: {
     bodyBytes: number;
     rateLimitMax: number;
+    /** A publishable key's requests per window, per key and client address. */
+    rateLimitPublishableMax: number;
     rateLimitWindowMs: number;
     /** RATE_LIMIT_STORE (resolved: mongo in production unless set) and RATE_LIMIT_CHUNK. */
     rateLimitStore: 'mongo' | 'memory';
@@ -239,6 +249,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       intentGraceMs: events.EVENTS_INTENT_GRACE_MS,
       heartbeatMs: events.EVENTS_HEARTBEAT_MS,
       maxStreamsPerKey: events.EVENTS_MAX_STREAMS_PER_KEY,
+      maxStreamsPerPublishableKey: events.EVENTS_MAX_STREAMS_PER_PUBLISHABLE_KEY,
       maxStreams: events.EVENTS_MAX_STREAMS,
       streamBufferBytes: events.EVENTS_STREAM_BUFFER_BYTES,
     },
@@ -266,6 +277,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       lastUsedIntervalMs: auth.API_KEY_LAST_USED_INTERVAL_MS,
       maxCollections: auth.API_KEY_MAX_COLLECTIONS,
       maxAllowedIps: auth.API_KEY_MAX_ALLOWED_IPS,
+      maxAllowedOrigins: auth.API_KEY_MAX_ALLOWED_ORIGINS,
     },
     oidc: {
       issuers: oidcIssuers.issuers,
@@ -296,6 +308,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     limits: {
       bodyBytes: limits.BODY_LIMIT,
       rateLimitMax: limits.RATE_LIMIT_MAX,
+      rateLimitPublishableMax: limits.RATE_LIMIT_PUBLISHABLE_MAX,
       rateLimitWindowMs: limits.RATE_LIMIT_WINDOW_MS,
       rateLimitStore:
         limits.RATE_LIMIT_STORE ?? (runtime.NODE_ENV === 'production' ? 'mongo' : 'memory'),

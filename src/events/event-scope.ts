@@ -94,6 +94,12 @@ export function actorOf(principal: CustomerPrincipal): EventActor {
       return { kind: 'sub', id: principal.accountId };
     case 'team':
       return { kind: 'team', id: principal.actingSubject ?? principal.teamId };
+    case 'publishable':
+      // Every write route refuses a publishable key, so it never acts in an event; reads take a
+      // change scope too (a feed position), named after the tenant it reads.
+      return principal.tenant.kind === 'team'
+        ? { kind: 'team', id: principal.tenant.id }
+        : { kind: 'root', id: principal.tenant.id };
   }
 }
 

@@ -87,7 +87,7 @@ const FEED_READ = applyDecorators(
 @ApiTags('events')
 @Controller('events')
 @NeedsScope('events:read')
-@Auth('root', 'sub', 'team')
+@Auth('root', 'sub', 'team', 'publishable')
 @UseInterceptors(LiveQueryParamsInterceptor)
 export class EventsController {
   constructor(
@@ -127,7 +127,10 @@ export class EventsController {
         view,
       );
     // Decided before any database work: a refused long poll costs nothing.
-    const release = this.events.slots.take(credentialIdOf(principal));
+    const release = this.events.slots.take(
+      credentialIdOf(principal),
+      principal.kind === 'publishable',
+    );
     // Its rights are followed while it waits: a loss ends the wait with 401/403.
     let onLost = (): void => undefined;
     const rights = this.rights.watch(principal, () => onLost());
@@ -201,7 +204,10 @@ export class EventsController {
       ]);
     const from = lastEventId ?? dto.after;
     // Decided before any database work: a refused stream costs nothing.
-    const release = this.events.slots.take(credentialIdOf(principal));
+    const release = this.events.slots.take(
+      credentialIdOf(principal),
+      principal.kind === 'publishable',
+    );
     let after: number;
     try {
       // Checked before the stream opens: an expired cursor is still a 410.

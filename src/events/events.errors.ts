@@ -28,11 +28,11 @@ export const STREAM_RETRY_AFTER_SECONDS = 5;
 
 /** The key, or the instance, holds as many streams and waiting long polls as it may. */
 export class TooManyStreamsError extends DomainError {
-  constructor(holder: 'key' | 'instance', limit: number) {
+  constructor(holder: 'key' | 'publishable key' | 'instance', limit: number) {
     super(
       EVENTS_ERRORS.TOO_MANY_STREAMS,
-      holder === 'key'
-        ? `This API key holds ${limit} event streams and waiting long polls on this instance (EVENTS_MAX_STREAMS_PER_KEY). Close one, or retry after the time in Retry-After.`
+      holder !== 'instance'
+        ? `This API key holds ${limit} event streams and waiting long polls on this instance (${holder === 'key' ? 'EVENTS_MAX_STREAMS_PER_KEY' : 'EVENTS_MAX_STREAMS_PER_PUBLISHABLE_KEY'}). Close one, or retry after the time in Retry-After.`
         : `This instance holds ${limit} event streams and waiting long polls (EVENTS_MAX_STREAMS). Retry after the time in Retry-After.`,
     );
   }

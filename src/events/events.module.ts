@@ -45,6 +45,7 @@ import { StreamSlots } from './stream-slots';
       useFactory: (config: AppConfig) =>
         new StreamSlots({
           perKey: config.events.maxStreamsPerKey,
+          perPublishableKey: config.events.maxStreamsPerPublishableKey,
           total: config.events.maxStreams,
         }),
       inject: [APP_CONFIG],

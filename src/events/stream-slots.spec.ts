@@ -24,6 +24,18 @@ describe('StreamSlots', () => {
     expect(slots.open).toBe(3);
   });
 
+  it('holds a publishable key to its own number, and other keys to theirs', () => {
+    const slots = new StreamSlots({ perKey: 3, perPublishableKey: 1, total: 10 });
+    slots.take('p', true);
+    const error = refusal(() => slots.take('p', true));
+    expect(error.message).toContain('EVENTS_MAX_STREAMS_PER_PUBLISHABLE_KEY');
+    slots.take('k');
+    slots.take('k');
+    slots.take('k');
+    expect(refusal(() => slots.take('k')).message).toContain('EVENTS_MAX_STREAMS_PER_KEY');
+    expect(slots.open).toBe(4);
+  });
+
   it('refuses every key once the instance is full', () => {
     const slots = new StreamSlots({ perKey: 5, total: 3 });
     slots.take('a');

@@ -9,7 +9,14 @@ export class StreamSlots {
   private total = 0;
   private readonly byKey = new Map<string, number>();
 
-  constructor(private readonly limits: { perKey: number; total: number }) {}
+  constructor(
+    private readonly limits: {
+      perKey: number;
+      /** A publishable key's own number (EVENTS_MAX_STREAMS_PER_PUBLISHABLE_KEY); absent: perKey. */
+      perPublishableKey?: number;
+      total: number;
+    },
+  ) {}
 
   /** Slots taken now, over every key. */
   get open(): number {
@@ -17,12 +24,17 @@ export class StreamSlots {
   }
 
   /**
-   * Takes a slot for the key, or throws TooManyStreamsError. Returns the release, which gives the
-   * slot back once however many times it is called.
+   * Takes a slot for the key (`publishable`: a publishable key, held to its own number), or
+   * throws TooManyStreamsError. Returns the release, which gives the slot back once however many
+   * times it is called.
    */
-  take(keyId: string): () => void {
+  take(keyId: string, publishable = false): () => void {
     const held = this.byKey.get(keyId) ?? 0;
-    if (held >= this.limits.perKey) throw new TooManyStreamsError('key', this.limits.perKey);
+    const perKey = publishable
+      ? (this.limits.perPublishableKey ?? this.limits.perKey)
+      : this.limits.perKey;
+    if (held >= perKey)
+      throw new TooManyStreamsError(publishable ? 'publishable key' : 'key', perKey);
     if (this.total >= this.limits.total)
       throw new TooManyStreamsError('instance', this.limits.total);
     this.byKey.set(keyId, held + 1);

@@ -4,6 +4,7 @@ import { heldScopes } from '../auth/access-grant';
 import { ApiKeyService } from '../auth/api-key.service';
 import { grantView } from '../auth/dto/api-key.dto';
 import { APP_CONFIG, type AppConfig } from '../config';
+import { ForbiddenError } from '../common/errors';
 import { CollectionsService } from '../data';
 import { FilesService } from '../files';
 import type { MeCredentialDto, MeDto, MeKeyDto } from './me.dto';
@@ -88,6 +89,9 @@ export class MeService {
             : {}),
           ...base,
         };
+      case 'publishable':
+        // GET /me does not list the kind: a key in a web page learns nothing there.
+        throw new ForbiddenError('A publishable key may not call this route.');
     }
   }
 }

@@ -26,6 +26,7 @@ export function projectOwnerOf(principal: Principal): Tenant {
     case 'team':
       return tenantOf(principal);
     case 'sub':
+    case 'publishable':
     case 'operator':
       throw new ForbiddenError('Projects belong to users and teams: use a root or team key.');
   }

@@ -11,6 +11,11 @@ import { MongoFixedWindowThrottlerStorage } from './mongo-fixed-window.storage';
 export interface RateLimitModuleOptions {
   /** Whose budget a request counts against (the composition root binds it to the API key). */
   trackerOf: (req: Request) => string;
+  /**
+   * Whether a request's budget is a publishable key's (RATE_LIMIT_PUBLISHABLE_MAX instead of
+   * RATE_LIMIT_MAX); absent: every budget is RATE_LIMIT_MAX.
+   */
+  isPublishable?: (req: Request) => boolean;
 }
 
 /**
@@ -28,7 +33,13 @@ export class RateLimitModule {
           inject: [getConnectionToken(), APP_CONFIG],
           useFactory: (connection: Connection, config: AppConfig) => ({
             throttlers: [
-              { ttl: config.limits.rateLimitWindowMs, limit: config.limits.rateLimitMax },
+              {
+                ttl: config.limits.rateLimitWindowMs,
+                limit: (context) =>
+                  options.isPublishable?.(context.switchToHttp().getRequest<Request>())
+                    ? config.limits.rateLimitPublishableMax
+                    : config.limits.rateLimitMax,
+              },
             ],
             // RATE_LIMIT_STORE: in the database, one budget per key shared by every instance.
             storage:

@@ -7,6 +7,7 @@ import {
 } from '@nestjs/swagger';
 import {
   IsArray,
+  IsIn,
   IsInt,
   IsObject,
   IsString,
@@ -15,6 +16,7 @@ import {
   MaxLength,
   Min,
   MinLength,
+  ValidateIf,
 } from 'class-validator';
 import { IsRfc3339Date, OptionalField } from '../../common/dto';
 import { ProblemDto } from '../../common/errors';
@@ -59,7 +61,32 @@ function grantFields(): Record<'scopes' | 'collections' | 'allowedIps', object> 
 }
 const GRANT_FIELDS = grantFields();
 
+const PUBLISHABLE_COLLECTIONS_DESCRIPTION =
+  'With `"kind": "publishable"`: the list of collection names the key reads (required, 1 to API_KEY_MAX_COLLECTIONS; exact names, no patterns), each through its `public.read` access rule.';
+const ALLOWED_ORIGINS_DESCRIPTION =
+  "A publishable key's browser origins, exactly as browsers send them (`https://shop.example.com`, `http://localhost:5173`: scheme, host, optional non-default port; no path, no `*`). Required for a publishable key (1 to API_KEY_MAX_ALLOWED_ORIGINS, 20), refused for other kinds. A request with the key and another `Origin` is refused (403) without CORS headers.";
+
 export class CreateApiKeyDto {
+  /**
+   * `publishable`: a read-only key that is safe in a web page (README "Publishable keys"): it
+   * reads only the listed `collections` through their `public.read` rule, from `allowedOrigins`.
+   * Absent: a root key, or with clientId + accountId a sub key.
+   */
+  @OptionalField()
+  @IsIn(['publishable'])
+  @ApiPropertyOptional({ enum: ['publishable'] })
+  kind?: 'publishable';
+
+  @OptionalField()
+  @IsArray()
+  @IsString({ each: true })
+  @ApiPropertyOptional({
+    type: [String],
+    description: ALLOWED_ORIGINS_DESCRIPTION,
+    example: ['https://shop.example.com'],
+  })
+  allowedOrigins?: string[];
+
   /** A label to tell keys apart. */
   @OptionalField()
   @IsString()
@@ -105,10 +132,24 @@ export class CreateApiKeyDto {
   @ApiPropertyOptional(GRANT_FIELDS.scopes)
   scopes?: string[] | null;
 
+  // An object of patterns, or (a publishable key) a list of names: each checked where it is read.
   @OptionalField({ nullable: true })
+  @ValidateIf((dto: CreateApiKeyDto) => dto.kind !== 'publishable')
   @IsObject()
-  @ApiPropertyOptional(GRANT_FIELDS.collections)
-  collections?: Record<string, unknown> | null;
+  @ApiPropertyOptional({
+    oneOf: [
+      { ...GRANT_FIELDS.collections, description: undefined },
+      {
+        type: 'array',
+        items: { type: 'string' },
+        description: PUBLISHABLE_COLLECTIONS_DESCRIPTION,
+      },
+    ],
+    nullable: true,
+    description: `${COLLECTIONS_DESCRIPTION} ${PUBLISHABLE_COLLECTIONS_DESCRIPTION}`,
+    example: { orders: 'read', 'notes*': 'write' },
+  })
+  collections?: Record<string, unknown> | string[] | null;
 
   @OptionalField({ nullable: true })
   @IsArray()
@@ -148,7 +189,7 @@ export class ApiKeyDto {
   @ApiProperty({ description: 'First characters of the secret', example: 'pds_Xy3kQ9ab' })
   prefix!: string;
 
-  @ApiProperty({ enum: ['root', 'sub', 'team'] })
+  @ApiProperty({ enum: ['root', 'sub', 'team', 'publishable'] })
   kind!: string;
 
   @ApiProperty({ example: '' })
@@ -196,6 +237,14 @@ export class ApiKeyDto {
   })
   lastUsedAt!: string | null;
 
+  @ApiProperty({
+    type: [String],
+    nullable: true,
+    description: "A publishable key's browser origins; null for the other kinds.",
+    example: null,
+  })
+  allowedOrigins!: string[] | null;
+
   @ApiProperty({ format: 'date-time' })
   createdAt!: string;
 
@@ -211,6 +260,7 @@ export class ApiKeyDto {
       expiresAt: key.expiresAt ? key.expiresAt.toISOString() : null,
       ...grantView(key),
       lastUsedAt: key.lastUsedAt ? key.lastUsedAt.toISOString() : null,
+      allowedOrigins: key.allowedOrigins && [...key.allowedOrigins],
       createdAt: key.createdAt.toISOString(),
     };
   }

@@ -44,15 +44,81 @@ export const CORS_ALLOWED_HEADERS = [
   'If-Range',
 ];
 
+/** The CORS headers of an answer (a publishable key's refusal removes them). */
+export const CORS_RESPONSE_HEADERS = [
+  'Access-Control-Allow-Origin',
+  'Access-Control-Allow-Credentials',
+  'Access-Control-Expose-Headers',
+];
+
+/** Request headers a browser may send with a publishable key (reads only). */
+export const PUBLISHABLE_ALLOWED_HEADERS = [
+  'X-Api-Key',
+  'Authorization',
+  'X-Branch',
+  'X-Request-Id',
+  'If-None-Match',
+  'Last-Event-ID',
+];
+
 /**
- * CORS for the allowed origins, or null when CORS is off. A preflight from an allowed origin is
- * answered here (204), before authentication: it carries no key. Requests from other origins
- * get no CORS headers and go on as usual (a preflight then meets the routes: 405).
+ * The routes a publishable key may call, by path: the item reads under `/data/{collection}` and
+ * the change feed (`/events`, `/events/stream`). Only for preflights: which route really admits
+ * the key is its @Auth list (src/routes.spec.ts holds the two to each other).
  */
-export function corsMiddleware(origins: CorsOrigins): RequestHandler | null {
-  if (origins !== '*' && origins.length === 0) return null;
+export function isPublishablePath(path: string): boolean {
+  return /^\/data\/[^/]+(?:\/[^/]+){0,2}\/?$/.test(path) || /^\/events(?:\/stream)?\/?$/.test(path);
+}
+
+/**
+ * CORS in two parts, both answered here before authentication (a preflight carries no key):
+ *
+ * - CORS_ORIGINS: a preflight from one of them is answered 204 for every route, and their
+ *   requests get CORS headers. Empty: this part is off.
+ * - Publishable keys: a preflight of a GET or HEAD of a publishable route (isPublishablePath)
+ *   from any other origin is answered 204 with that origin, so that a page may send its
+ *   X-Api-Key; the preflight cannot know the key, so the real request decides — ApiKeyGuard
+ *   answers it with `Access-Control-Allow-Origin` only when the origin is one of the key's
+ *   allowedOrigins, and refuses it (403 ORIGIN_NOT_ALLOWED, no CORS headers) otherwise. A page
+ *   of such an origin can do nothing with another key: those answers carry no CORS headers.
+ *
+ * Requests from other origins get no CORS headers and go on as usual (a preflight of another
+ * route then meets the routes: 405).
+ */
+export function corsMiddleware(origins: CorsOrigins): RequestHandler {
+  const configured = configuredCors(origins);
+  const publishable = cors({
+    origin: true,
+    methods: ['GET', 'HEAD'],
+    allowedHeaders: PUBLISHABLE_ALLOWED_HEADERS,
+    exposedHeaders: CORS_EXPOSED_HEADERS,
+    maxAge: 600,
+  });
+  return (req, res, next) => {
+    const origin = req.headers.origin;
+    const requested = req.headers['access-control-request-method']?.toUpperCase();
+    if (
+      req.method === 'OPTIONS' &&
+      origin !== undefined &&
+      !configured.allows(origin) &&
+      (requested === 'GET' || requested === 'HEAD') &&
+      isPublishablePath(req.path)
+    )
+      return publishable(req, res, next);
+    if (configured.handler) return configured.handler(req, res, next);
+    next();
+  };
+}
+
+/** CORS for the CORS_ORIGINS: its handler (null when off) and whether it allows an origin. */
+function configuredCors(origins: CorsOrigins): {
+  handler: RequestHandler | null;
+  allows: (origin: string) => boolean;
+} {
+  if (origins !== '*' && origins.length === 0) return { handler: null, allows: () => false };
   const allowed = origins === '*' ? null : new Set(origins.map((o) => o.toLowerCase()));
-  return cors({
+  const allows = (origin: string): boolean => allowed === null || allowed.has(origin.toLowerCase());
+  const handler = cors({
     origin:
       allowed === null
         ? '*'
@@ -67,4 +133,5 @@ export function corsMiddleware(origins: CorsOrigins): RequestHandler | null {
     // Browsers cap this (Chrome: 2 hours); 10 minutes keeps a configuration change visible soon.
     maxAge: 600,
   });
+  return { handler, allows };
 }

@@ -87,4 +87,11 @@ export class AuthVariables {
   @Min(1)
   @Max(20)
   API_KEY_MAX_ALLOWED_IPS = 20;
+
+  /** Origins a publishable key's `allowedOrigins` may hold at most. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(100)
+  API_KEY_MAX_ALLOWED_ORIGINS = 20;
 }

@@ -65,6 +65,16 @@ export class EventsVariables {
   EVENTS_MAX_STREAMS_PER_KEY = 10;
 
   /**
+   * The same for a publishable key (one key serves every visitor of a site, so it gets its own,
+   * usually smaller, number); more → 429 TOO_MANY_STREAMS.
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(10_000)
+  EVENTS_MAX_STREAMS_PER_PUBLISHABLE_KEY = 5;
+
+  /**
    * Streams and waiting long polls an instance holds open at once, over all keys; more → 429
    * TOO_MANY_STREAMS. With EVENTS_STREAM_BUFFER_BYTES it bounds what slow readers can hold
    * (200 × 1 MiB) and what the waiting readers poll (one query per namespace per EVENTS_POLL_MS).

@@ -16,6 +16,16 @@ export class LimitsVariables {
   @Max(1_000_000_000)
   RATE_LIMIT_MAX = 1000;
 
+  /**
+   * Requests per window of a publishable key from one client address (its budget is kept per key
+   * and address: one key serves every visitor of a site). At most a billion, as RATE_LIMIT_MAX.
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000_000)
+  RATE_LIMIT_PUBLISHABLE_MAX = 300;
+
   @Type(() => Number)
   @IsInt()
   @Min(100)

@@ -98,6 +98,8 @@ export function callerClassOf(principal: CustomerPrincipal): CallerClass {
       return 'full';
     case 'sub':
       return 'sub';
+    case 'publishable':
+      return 'public';
   }
 }
 

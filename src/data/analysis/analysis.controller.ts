@@ -24,7 +24,7 @@ const PATH_SCHEMA = {
 @CollectionGrant()
 @Controller('data')
 @NeedsScope('data:read')
-@Auth('root', 'sub', 'team')
+@Auth('root', 'sub', 'team', 'publishable')
 export class AnalysisController {
   private readonly filterLimits: FilterLimits;
 

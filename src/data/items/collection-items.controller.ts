@@ -105,7 +105,7 @@ export class CollectionItemsController {
   /** Lists items (keyset pagination); 204 without a body when nothing matches. */
   @Get(':collection')
   @NeedsScope('data:read')
-  @Auth('root', 'sub', 'team')
+  @Auth('root', 'sub', 'team', 'publishable')
   @CollectionParam()
   @ListQueries()
   @ApiOkResponse({

@@ -30,7 +30,7 @@ export class CountController {
   /** Counts the items that match (an unfiltered count by a root or team key reads collection metadata). */
   @Get(':collection/count')
   @NeedsScope('data:read')
-  @Auth('root', 'sub', 'team')
+  @Auth('root', 'sub', 'team', 'publishable')
   @CollectionParam()
   @FilterQueries()
   @ApiOkResponse({ type: DataCountDto })

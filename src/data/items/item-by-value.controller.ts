@@ -85,7 +85,7 @@ export class ItemByValueController {
   /** Reads the one item whose field indexName equals indexValue (`_id`: the identifier). */
   @Get(':collection/:indexName/:indexValue')
   @NeedsScope('data:read')
-  @Auth('root', 'sub', 'team')
+  @Auth('root', 'sub', 'team', 'publishable')
   @ApiConditional('read')
   @ItemParams()
   @FilterQueries()

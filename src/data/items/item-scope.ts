@@ -22,6 +22,9 @@ export type ItemAddress = { indexName: string; indexValue: string } | null;
  * (src/data/access/access-plan.ts, readMatchOf).
  */
 export function ownerScopeOf(principal: CustomerPrincipal, ownerField: string): OwnerScope | null {
+  // A publishable key reads through the collection's public.read rule (its access plan); where a
+  // path still takes this owner scope, it is confined to no item (`_createdAt` is always a date).
+  if (principal.kind === 'publishable') return { field: '_createdAt', value: '' };
   return principal.kind === 'sub' ? { field: ownerField, value: ownerValueOf(principal) } : null;
 }
 
