@@ -6,7 +6,6 @@ import { expectProblem } from '../support/problems';
 import { SseClient, type FeedEventData as Ev } from '../support/sse';
 import { until } from '../support/until';
 import type { AccessRulesDocument } from '../../src/data/access/access-rules';
-import { CollectionRegistryRepository } from '../../src/data/collections/collection-registry.repository';
 
 /**
  * The change feed judged by access rules (docs/events.md, "Who sees what"): a sub key's pages,
@@ -48,15 +47,12 @@ async function setAccessRules(
   collection: string,
   rules: Partial<AccessRulesDocument>,
 ): Promise<void> {
-  const registry = t.app.get(CollectionRegistryRepository);
-  const entry = await registry.find({ kind: 'user', id: user.subject }, '', collection, {
-    fresh: true,
-  });
-  if (!entry) throw new Error(`no collection ${collection}`);
-  const document = { ...RULES, ...rules };
-  await registry.changeRules(entry, {
-    access: { text: JSON.stringify(document), changedAt: new Date() },
-  });
+  await t
+    .http()
+    .put(`/data/${collection}/access`)
+    .set('X-Api-Key', user.apiKey)
+    .send({ ...RULES, ...rules })
+    .expect(200);
 }
 
 /** A collection of its own, created by a root write, with these rules. */

@@ -1,6 +1,4 @@
 import type { CommandStartedEvent, Document } from 'mongodb';
-import { readAccessRules } from '../../src/data/access/access-rules';
-import { filterLimits } from '../../src/data/query/filter-operators';
 import { createTestApp, type TestApp } from '../support/app';
 import { createSubKey, createUser, type TestSubProfile, type TestUser } from '../support/factories';
 import { exportAs } from '../support/ndjson';
@@ -44,14 +42,12 @@ afterAll(async () => t.close());
  * registry entry. The one place that writes rules: it becomes that route once it exists.
  */
 async function setAccessRules(collection: string, rules: unknown): Promise<void> {
-  const { document } = readAccessRules(rules, filterLimits(t.config.limits));
-  const result = await t.connection
-    .collection('data_collections')
-    .updateOne(
-      { name: collection },
-      { $set: { 'rules.access': { text: JSON.stringify(document), changedAt: new Date() } } },
-    );
-  expect(result.matchedCount).toBe(1);
+  await t
+    .http()
+    .put(`/data/${collection}/access`)
+    .set('X-Api-Key', user.apiKey)
+    .send(rules as object)
+    .expect(200);
 }
 
 async function seed(collection: string, items: Record<string, unknown>[]): Promise<void> {

@@ -29,14 +29,18 @@ interface IssuedKey {
  * A collection's access rules, written on its registry entry as PUT /data/{c}/access stores them
  * (`rules.access = {text, changedAt}`): the tests set rules without depending on that route.
  */
-async function setAccessRules(t: TestApp, collection: string, rules: unknown): Promise<void> {
-  const result = await t.connection
-    .collection('data_collections')
-    .updateOne(
-      { name: collection },
-      { $set: { 'rules.access': { text: JSON.stringify(rules), changedAt: new Date() } } },
-    );
-  expect(result.matchedCount).toBe(1);
+async function setAccessRules(
+  t: TestApp,
+  owner: { apiKey: string },
+  collection: string,
+  rules: unknown,
+): Promise<void> {
+  await t
+    .http()
+    .put(`/data/${collection}/access`)
+    .set('X-Api-Key', owner.apiKey)
+    .send(rules as object)
+    .expect(200);
 }
 
 describe('publishable keys', () => {
@@ -237,7 +241,7 @@ describe('publishable keys', () => {
 
     it('is refused every write route (403), whatever the rules say, and writes nothing', async () => {
       // Rules that would let any caller do anything do not make the key a writer.
-      await setAccessRules(t, 'catalogue', {
+      await setAccessRules(t, user, 'catalogue', {
         sub: { read: 'all', create: 'all', update: 'all', delete: 'all' },
         public: { read: 'all' },
       });
@@ -305,11 +309,11 @@ describe('publishable keys', () => {
       await as(t, user)
         .post('/data/catalogue', { item: { title: 'unlisted', published: false, cost: 9 } })
         .expect(200);
-      await setAccessRules(t, 'catalogue', {
+      await setAccessRules(t, user, 'catalogue', {
         public: { read: { filter: { published: true } } },
         protectedFields: { public: ['cost'] },
       });
-      await setAccessRules(t, 'drafts', { public: { read: 'none' } });
+      await setAccessRules(t, user, 'drafts', { public: { read: 'none' } });
     });
 
     it('lists only the items its rule matches, without the protected fields', async () => {
@@ -495,7 +499,7 @@ describe('publishable keys', () => {
     beforeAll(async () => {
       shop = await pageOrigin();
       key = await mint({ collections: ['catalogue'], allowedOrigins: [shop] });
-      await setAccessRules(t, 'catalogue', {
+      await setAccessRules(t, user, 'catalogue', {
         public: { read: { filter: { published: true } } },
         protectedFields: { public: ['cost'] },
       });
