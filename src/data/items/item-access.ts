@@ -14,9 +14,9 @@ import type { SchemaError } from '../rules/schema/item-schemas';
 
 /** Both scopes at once (null: every item). */
 export function bothScopes(a: MatchScope | null, b: MatchScope | null): MatchScope | null {
-  if (!a?.filter) return b?.filter ? b : null;
-  if (!b?.filter) return a;
-  if (a === b || JSON.stringify(a.filter) === JSON.stringify(b.filter)) return a;
+  if (!a?.filter) return b?.filter ? { filter: b.filter } : null;
+  if (!b?.filter) return { filter: a.filter };
+  if (a === b || JSON.stringify(a.filter) === JSON.stringify(b.filter)) return { filter: a.filter };
   return { filter: { $and: [a.filter, b.filter] } };
 }
 
@@ -99,7 +99,7 @@ export function addressedMatch(
   conditions: Condition[],
 ): ItemMatch {
   const path = address ? [pathCondition(address.indexName, address.indexValue)] : [];
-  return { scope: read.filter === null ? null : read, conditions: [...path, ...conditions] };
+  return { scope: matchScopeOf(read), conditions: [...path, ...conditions] };
 }
 
 /** Whether `scope` selects no item that `read` does not (the same filter, or every item). */
@@ -114,4 +114,9 @@ export function sameAsRead(read: ItemScope, scope: ItemScope): boolean {
 /** The item as an update leaves it, as the rules judge it (dates as dates, updated now). */
 export function updatedImage(after: Record<string, unknown>, now: Date): Record<string, unknown> {
   return { ...after, _updatedAt: now };
+}
+
+/** A rule's filter as a query's scope (null: every item). */
+export function matchScopeOf(scope: ItemScope): MatchScope | null {
+  return scope.filter === null ? null : { filter: scope.filter };
 }

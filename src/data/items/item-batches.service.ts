@@ -17,7 +17,14 @@ import { ItemsRepository } from './items.repository';
 import { assertOwnerFieldKept } from './item-scope';
 import { accessPlanOf, type AccessPlan } from '../access/access-plan';
 import { refuseProtectedWrites } from '../access/protected-fields';
-import { bothScopes, outsideRule, ruleSeesWrite, sameAsRead, visibleWarnings } from './item-access';
+import {
+  bothScopes,
+  matchScopeOf,
+  outsideRule,
+  ruleSeesWrite,
+  sameAsRead,
+  visibleWarnings,
+} from './item-access';
 import { ItemsService, newItemOf, type NewItem } from './items.service';
 import { toItemJson } from './dto/data-item.dto';
 import type { RegisteredCollection } from '../collections/collection-registry.repository';
@@ -155,7 +162,7 @@ export class ItemBatchesService {
       refuseProtectedWrites(plan, Object.keys(request.values));
       // The readable items the filter selects; outside the read rule an item is not matched.
       const match: ItemMatch = {
-        scope: plan.read.filter === null ? null : plan.read,
+        scope: matchScopeOf(plan.read),
         conditions: request.conditions,
       };
       // An update rule that is not the read rule, or that the values can move items out of, is
@@ -264,7 +271,7 @@ export class ItemBatchesService {
     return this.collections.write(principal, collection, async (target) => {
       if (!target) return { deleted: 0 };
       const plan = accessPlanOf(principal, target, request.ownerField);
-      const read = plan.read.filter === null ? null : plan.read;
+      const read = matchScopeOf(plan.read);
       // A readable matching item outside the delete rule refuses the whole delete (403); the
       // rule is also ANDed into every round's delete, so an item that moved out of it since
       // stays.

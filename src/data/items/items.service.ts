@@ -23,7 +23,7 @@ import { ItemEvents } from './item-events';
 import { ownerScopeOf } from './item-scope';
 import { accessPlanOf, type AccessPlan } from '../access/access-plan';
 import { withoutProtected } from '../access/protected-fields';
-import { outsideRule, refuseProtectedItem, visibleWarnings } from './item-access';
+import { matchScopeOf, outsideRule, refuseProtectedItem, visibleWarnings } from './item-access';
 import { ItemsRepository } from './items.repository';
 import type { UniqueClaim } from './unique/unique-claim.repository';
 import { UniqueValuesService } from './unique/unique-values.service';
@@ -220,7 +220,7 @@ export class ItemsService {
         const idCondition: Condition = { kind: 'eq', path: '_id', anyOf: [existingId] };
         const [existing] = await this.items.findMatching(
           target,
-          { scope: plan.read.filter === null ? null : plan.read, conditions: [idCondition] },
+          { scope: matchScopeOf(plan.read), conditions: [idCondition] },
           1,
         );
         // Nothing was written: no warnings.

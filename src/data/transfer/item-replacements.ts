@@ -17,7 +17,12 @@ import { SchemaEnforcement } from '../rules/schema/schema-enforcement';
 import type { Warned } from '../rules/schema/schema-warnings';
 import { TransferItemsRepository } from './transfer-items.repository';
 import { accessPlanOf } from '../access/access-plan';
-import { outsideRule, refuseProtectedItem, visibleWarnings } from '../items/item-access';
+import {
+  matchScopeOf,
+  outsideRule,
+  refuseProtectedItem,
+  visibleWarnings,
+} from '../items/item-access';
 
 /** Upserts of an import: an item replaced whole by `_id`, under the rules of a write. */
 @Injectable()
@@ -55,7 +60,7 @@ export class ItemReplacements {
     const warnings = visibleWarnings(plan, this.schema.enforce(target, item, ownerField));
     const scope = ownerScopeOf(principal, ownerField);
     const byId: ItemMatch = {
-      scope: plan.read.filter === null ? null : plan.read,
+      scope: matchScopeOf(plan.read),
       conditions: [{ kind: 'eq', path: '_id', anyOf: [id] }],
     };
     const unique = uniqueField === null ? null : uniqueValueOf(item, id, uniqueField);
