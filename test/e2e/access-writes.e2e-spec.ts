@@ -103,12 +103,17 @@ describe('creates', () => {
 
   it('judges the item as it will be: the owner field stamped for a sub key', async () => {
     const name = await collectionWith(
-      { sub: { create: { filter: { userId: '$caller.accountId' } } } },
+      { sub: { create: { filter: { userId: '$caller.accountId', app: '$caller.clientId' } } } },
       [],
+    );
+    expectProblem(
+      await send(alice.apiKey, 'post', `/data/${name}`, { item: { _id: 'a', app: 'another' } }),
+      403,
+      'ACCESS_RULE',
     );
     // The body names another owner; the sub's own account is stamped over it, so it is inside.
     await send(alice.apiKey, 'post', `/data/${name}`, {
-      item: { _id: 'a', userId: bob.accountId },
+      item: { _id: 'a', userId: bob.accountId, app: alice.clientId },
     }).expect(200);
     expect((await stored(name)).a?.userId).toBe(alice.accountId);
   });
@@ -166,6 +171,27 @@ describe('creates', () => {
     );
     const kept = (await stored(name)).x;
     expect(kept).toMatchObject({ cost: 7, meta: { note: 'secret', tag: 't' } });
+  });
+
+  it('answers no Schema-Warnings entry about a protected field', async () => {
+    const name = await collectionWith(
+      { sub: { read: 'all', update: 'all' }, protectedFields: { sub: ['cost'] } },
+      [{ _id: 'x', userId: bob.accountId, cost: -5, qty: 1 }],
+    );
+    const schema = {
+      type: 'object',
+      properties: { cost: { minimum: 0 }, qty: { minimum: 0 } },
+    };
+    await send(owner.apiKey, 'put', `/data/${name}/schema`, { schema, action: 'warn' }).expect(200);
+    const own = await send(owner.apiKey, 'put', `/data/${name}/_id/x`, {
+      values: { qty: -1 },
+    }).expect(200);
+    expect(own.headers['schema-warnings']).toBe('#/cost minimum, #/qty minimum');
+    const res = await send(alice.apiKey, 'put', `/data/${name}/_id/x`, {
+      values: { qty: -2 },
+    }).expect(200);
+    expect(res.headers['schema-warnings']).toBe('#/qty minimum');
+    expect(res.body).not.toHaveProperty('cost');
   });
 
   it('leaves existingId out of a 409 for an item the caller cannot read', async () => {
@@ -232,35 +258,38 @@ describe('updates', () => {
   });
 
   it('answers 404 for an item outside the read rule, as for a missing one', async () => {
+    // alice reads published items only: her own draft is missing to her, bob's published item not.
     const name = await collectionWith(
-      { sub: { read: 'own', update: 'all', delete: 'all' } },
+      { sub: { read: { filter: { status: 'published' } }, update: 'all', delete: 'all' } },
       ITEMS(),
     );
     const missing = await send(alice.apiKey, 'put', `/data/${name}/_id/none`, { values: { n: 0 } });
-    const hidden = await send(alice.apiKey, 'put', `/data/${name}/_id/d1`, { values: { n: 0 } });
+    const hidden = await send(alice.apiKey, 'put', `/data/${name}/_id/d2`, { values: { n: 0 } });
     expectProblem(hidden, 404, 'ITEM_NOT_FOUND');
     expect(hidden.body.detail).toBe(missing.body.detail);
     expectProblem(
-      await send(alice.apiKey, 'delete', `/data/${name}/_id/d1`),
+      await send(alice.apiKey, 'delete', `/data/${name}/_id/d2`),
       404,
       'ITEM_NOT_FOUND',
     );
     expectProblem(
-      await send(alice.apiKey, 'patch', `/data/${name}/_id/d1`, {
+      await send(alice.apiKey, 'patch', `/data/${name}/_id/d2`, {
         push: { field: 'tags', value: 1 },
       }),
       404,
       'ITEM_NOT_FOUND',
     );
-    const multi = await send(alice.apiKey, 'put', `/data/${name}`, {
-      filter: { status: 'draft' },
+    await send(alice.apiKey, 'put', `/data/${name}/_id/p1`, { values: { n: 30 } }).expect(200);
+    const own = await send(alice.apiKey, 'put', `/data/${name}`, {
+      filter: { userId: alice.accountId },
       values: { n: 0 },
       multi: true,
     }).expect(200);
-    expect(multi.body).toMatchObject({ matched: 1, modified: 1 });
+    expect(own.body).toMatchObject({ matched: 0, modified: 0 });
     const items = await stored(name);
-    expect(items.d1?.n).toBe(1);
-    expect(items.d2?.n).toBe(0);
+    expect(items.d2).toMatchObject({ n: 2 });
+    expect(items.d2).not.toHaveProperty('tags');
+    expect(items.p1?.n).toBe(30);
   });
 
   it('updates many items all or nothing: one outside the rule before or after refuses them all', async () => {
