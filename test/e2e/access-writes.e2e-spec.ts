@@ -1,7 +1,10 @@
-import { createTestApp, type TestApp } from '../support/app';
+import { COUNT_WRITE } from '../../src/data/items/item-revision';
+import { createTestApp, nativeCollection, testDatabaseUri, type TestApp } from '../support/app';
 import { createSubKey, createUser, type TestSubProfile, type TestUser } from '../support/factories';
 import { importAs, resultsOf } from '../support/ndjson';
 import { expectProblem } from '../support/problems';
+import { until } from '../support/until';
+import { startWireProxy, type WireProxy } from '../support/wire-proxy';
 
 /**
  * Every item write judged by the collection's access rules (docs/data.md, "Access rules"): a
@@ -12,12 +15,16 @@ import { expectProblem } from '../support/problems';
  */
 
 let t: TestApp;
+let proxy: WireProxy;
 let owner: TestUser;
 let alice: TestSubProfile;
 let bob: TestSubProfile;
 
 beforeAll(async () => {
-  t = await createTestApp(__filename, { REGISTRY_CACHE_MS: '0' });
+  // Through a proxy that can hold one database command: a write stopped between its check and
+  // its write, while another writer changes the item.
+  proxy = await startWireProxy(testDatabaseUri());
+  t = await createTestApp(__filename, { REGISTRY_CACHE_MS: '0', MONGODB_URI: proxy.uri });
   owner = await createUser(t);
   alice = await createSubKey(t, owner);
   bob = await createSubKey(t, owner);
@@ -25,6 +32,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await t.close();
+  await proxy.close();
 });
 
 const send = (
@@ -290,6 +298,26 @@ describe('updates', () => {
     expect(items.d2).toMatchObject({ n: 2 });
     expect(items.d2).not.toHaveProperty('tags');
     expect(items.p1?.n).toBe(30);
+  });
+
+  it('writes only at the revision it judged: a change in between is judged again', async () => {
+    const name = await collectionWith(RULES, ITEMS());
+    const entry = await t.connection.collection('data_collections').findOne({ name });
+    const physical = entry?.physical as string;
+    // alice's update of d1 reads and judges it (a draft), then its write is held …
+    proxy.hold((command) => command.findAndModify === physical);
+    const pending = send(alice.apiKey, 'put', `/data/${name}/_id/d1`, {
+      values: { status: 'draft', n: 11 },
+    }).then((res) => res);
+    await until('the checked write reaches the database', () => proxy.held() > 0);
+    // … while another writer (another instance) publishes it, moving its revision.
+    await nativeCollection(t, entry).updateOne(
+      { _id: 'd1' },
+      { $set: { status: 'published' }, ...COUNT_WRITE },
+    );
+    proxy.release();
+    expectProblem(await pending, 403, 'ACCESS_RULE');
+    expect((await stored(name)).d1).toMatchObject({ status: 'published', n: 1 });
   });
 
   it('updates many items all or nothing: one outside the rule before or after refuses them all', async () => {
