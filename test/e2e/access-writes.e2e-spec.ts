@@ -362,30 +362,38 @@ describe('updates', () => {
     expect((await stored(name)).d1?.userId).toBe(bob.accountId);
   });
 
-  it('judges an import upsert over a stored item by the update rule, a new one by the create rule', async () => {
+  it('judges import lines as the routes do, and its dry run answers alike', async () => {
     const name = await collectionWith(
-      { sub: { read: 'all', update: { filter: { status: 'draft' } }, create: 'all' } },
+      {
+        sub: {
+          read: 'all',
+          update: { filter: { status: 'draft' } },
+          create: { filter: { status: 'draft' } },
+        },
+      },
       ITEMS(),
     );
-    const { results } = resultsOf(
-      await importAs(
-        t,
-        alice.apiKey,
-        [
-          { type: 'item', collection: name, item: { _id: 'd2', status: 'draft', n: 20 } },
-          { type: 'item', collection: name, item: { _id: 'p1', status: 'draft', n: 30 } },
-          { type: 'item', collection: name, item: { _id: 'd2', status: 'published', n: 21 } },
-          { type: 'item', collection: name, item: { _id: 'new', status: 'published' } },
-        ],
-        { mode: 'upsert' },
-      ),
+    const lines = [
+      { type: 'item', collection: name, item: { _id: 'd2', status: 'draft', n: 20 } },
+      { type: 'item', collection: name, item: { _id: 'p1', status: 'draft', n: 30 } },
+      { type: 'item', collection: name, item: { _id: 'd2', status: 'published', n: 21 } },
+      { type: 'item', collection: name, item: { _id: 'new', status: 'published' } },
+      { type: 'item', collection: name, item: { _id: 'new2', status: 'draft' } },
+    ];
+    const dry = resultsOf(
+      await importAs(t, alice.apiKey, lines, { mode: 'upsert', dryRun: 'true' }),
     );
-    expect(results.map((r) => r.status)).toEqual([200, 403, 403, 201]);
+    expect(dry.results.map((r) => r.status)).toEqual([200, 403, 403, 403, 201]);
+    expect((await stored(name)).d2).toMatchObject({ n: 2 });
+    const { results } = resultsOf(await importAs(t, alice.apiKey, lines, { mode: 'upsert' }));
+    expect(results.map((r) => r.status)).toEqual([200, 403, 403, 403, 201]);
     expect(results[1]).toMatchObject({ code: 'ACCESS_RULE' });
+    expect(results[3]).toMatchObject({ code: 'ACCESS_RULE' });
     const items = await stored(name);
     expect(items.d2).toMatchObject({ status: 'draft', n: 20 });
     expect(items.p1).toMatchObject({ status: 'published', n: 3 });
-    expect(items.new?.userId).toBe(alice.accountId);
+    expect(items).not.toHaveProperty('new');
+    expect(items.new2?.userId).toBe(alice.accountId);
   });
 });
 

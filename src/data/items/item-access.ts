@@ -1,7 +1,9 @@
 import type { Document } from 'mongodb';
 import type { AccessPlan, ItemScope } from '../access/access-plan';
 import { protectedPathOf, refuseProtectedWrites } from '../access/protected-fields';
-import { AccessRuleError } from '../data.errors';
+import { AccessRuleError, DuplicateItemError } from '../data.errors';
+import type { NativeCollection } from '../storage/tenant-storage';
+import type { ItemsRepository } from './items.repository';
 import { pathCondition, type ItemMatch, type MatchScope } from '../query/data-query';
 import type { Condition } from '../query/filter-operators';
 import type { SchemaError } from '../rules/schema/item-schemas';
@@ -119,4 +121,31 @@ export function updatedImage(after: Record<string, unknown>, now: Date): Record<
 /** A rule's filter as a query's scope (null: every item). */
 export function matchScopeOf(scope: ItemScope): MatchScope | null {
   return scope.filter === null ? null : { filter: scope.filter };
+}
+
+/**
+ * 409 for a value `existingId` holds, naming it only when the caller may read it. The 409 itself
+ * tells no more than uniqueness tells any writer (this `_id`, or this uniqueField value among the
+ * caller's own items, is taken); the id of an item outside the read rule would tell which item,
+ * so it is left out.
+ */
+export async function takenError(
+  items: ItemsRepository,
+  target: NativeCollection,
+  plan: AccessPlan,
+  field: string,
+  existingId: string,
+): Promise<DuplicateItemError> {
+  if (plan.read.filter === null) return DuplicateItemError.taken(field, existingId);
+  const [readable] = await items.findMatching(
+    target,
+    {
+      scope: matchScopeOf(plan.read),
+      conditions: [{ kind: 'eq', path: '_id', anyOf: [existingId] }],
+    },
+    1,
+  );
+  return readable
+    ? DuplicateItemError.taken(field, existingId)
+    : new DuplicateItemError(`An item with this ${field} exists already.`);
 }

@@ -21,9 +21,15 @@ import { projects, type Projection } from '../query/projection';
 import { toItemJson, type DataItemDto } from './dto/data-item.dto';
 import { ItemEvents } from './item-events';
 import { ownerScopeOf } from './item-scope';
-import { accessPlanOf, type AccessPlan } from '../access/access-plan';
+import { accessPlanOf } from '../access/access-plan';
 import { withoutProtected } from '../access/protected-fields';
-import { matchScopeOf, outsideRule, refuseProtectedItem, visibleWarnings } from './item-access';
+import {
+  matchScopeOf,
+  outsideRule,
+  refuseProtectedItem,
+  takenError,
+  visibleWarnings,
+} from './item-access';
 import { ItemsRepository } from './items.repository';
 import type { UniqueClaim } from './unique/unique-claim.repository';
 import { UniqueValuesService } from './unique/unique-values.service';
@@ -125,7 +131,8 @@ export class ItemsService {
     const refuseTakenValue = async (): Promise<void> => {
       if (uniqueField === null || uniqueValue === undefined) return;
       const existingId = await this.items.findIdByValue(target, scope, uniqueField, uniqueValue);
-      if (existingId !== null) throw await this.taken(target, plan, uniqueField, existingId);
+      if (existingId !== null)
+        throw await takenError(this.items, target, plan, uniqueField, existingId);
     };
     await refuseTakenValue();
     const claim =
@@ -165,30 +172,9 @@ export class ItemsService {
     await change.commit([]);
     // A unique index refused the item: name the item it collides with when the caller may see it.
     await refuseTakenValue();
-    if (await this.items.existsById(target, id)) throw await this.taken(target, plan, '_id', id);
+    if (await this.items.existsById(target, id))
+      throw await takenError(this.items, target, plan, '_id', id);
     throw new DuplicateItemError('A unique index of the collection refuses the item.');
-  }
-
-  /**
-   * 409 for a value `existingId` holds: naming it only when the caller may read it. The 409 itself
-   * tells no more than uniqueness does to any writer (the value or `_id` is taken); the id of an
-   * item outside the read rule would tell which item, so it is left out.
-   */
-  private async taken(
-    target: NativeCollection,
-    plan: AccessPlan,
-    field: string,
-    existingId: string,
-  ): Promise<DuplicateItemError> {
-    if (plan.read.filter === null) return DuplicateItemError.taken(field, existingId);
-    const [readable] = await this.items.findMatching(
-      target,
-      { scope: plan.read, conditions: [{ kind: 'eq', path: '_id', anyOf: [existingId] }] },
-      1,
-    );
-    return readable
-      ? DuplicateItemError.taken(field, existingId)
-      : new DuplicateItemError(`An item with this ${field} exists already.`);
   }
 
   /**

@@ -21,6 +21,7 @@ import {
   matchScopeOf,
   outsideRule,
   refuseProtectedItem,
+  takenError,
   visibleWarnings,
 } from '../items/item-access';
 
@@ -70,7 +71,8 @@ export class ItemReplacements {
         if (!current) return null;
         if (uniqueField !== null && unique !== null) {
           const holder = await this.items.findIdByValue(target, scope, uniqueField, unique);
-          if (holder !== null && holder !== id) throw DuplicateItemError.taken(uniqueField, holder);
+          if (holder !== null && holder !== id)
+            throw await takenError(this.items, target, plan, uniqueField, holder);
         }
         const times = request.imported?.times ?? {
           createdAt: current._createdAt,
