@@ -8962,7 +8962,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description A sub key tried to change the owner field; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
+      /**
+       * @description ACCESS_RULE: a sub key's write is outside the collection's access rules (the item before or as it would be), or sets a protected field; with multi, any matched item so refuses the whole update (nothing written). A sub key tried to change the owner field
+       *
+       *     A sub key tried to change the owner field; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not)
+       */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -8983,7 +8987,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description ITEM_NOT_FOUND (without multi) */
+      /** @description ITEM_NOT_FOUND (without multi; also an item outside the read rule) */
       404: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -9238,7 +9242,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
+      /**
+       * @description ACCESS_RULE: a sub key's item is outside the collection's create rule, or sets a protected field
+       *
+       *     FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not)
+       */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -9259,7 +9267,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description DUPLICATE_ITEM (with `existingId`) for a taken uniqueField value or _id; COLLECTION_QUOTA_EXCEEDED; IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry after Retry-After for its response */
+      /** @description DUPLICATE_ITEM (with `existingId` when the caller may read that item) for a taken uniqueField value or _id; COLLECTION_QUOTA_EXCEEDED; IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry after Retry-After for its response */
       409: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -9484,7 +9492,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description A sub key tried to drop the collection; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
+      /**
+       * @description ACCESS_RULE: a sub key's delete reaches a readable item outside the collection's delete rule; with multi nothing is deleted
+       *
+       *     A sub key tried to drop the collection; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not)
+       */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -9505,7 +9517,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description ITEM_NOT_FOUND (without multi); COLLECTION_NOT_FOUND (drop) */
+      /** @description ITEM_NOT_FOUND (without multi; also an item outside the read rule); COLLECTION_NOT_FOUND (drop) */
       404: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -13396,7 +13408,7 @@ export interface operations {
         };
       };
       /**
-       * @description A sub key tried to change the owner field
+       * @description A sub key tried to change the owner field; ACCESS_RULE: a sub key's update is outside the collection's update rule (the item before or as it would be), or sets a protected field
        *
        *     FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not)
        */
@@ -13420,7 +13432,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description ITEM_NOT_FOUND */
+      /** @description ITEM_NOT_FOUND (also an item outside the read rule) */
       404: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -13667,7 +13679,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
+      /**
+       * @description ACCESS_RULE: a sub key's delete of a readable item outside the collection's delete rule
+       *
+       *     FORBIDDEN: the key is not one of: root, sub, team; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not)
+       */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -13688,7 +13704,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description ITEM_NOT_FOUND */
+      /** @description ITEM_NOT_FOUND (also an item outside the read rule) */
       404: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -13950,7 +13966,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description A sub key tried to change the owner field; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not) */
+      /**
+       * @description A sub key's operation on the owner field; ACCESS_RULE: outside the collection's update rule (the item before or as it would be), or on a protected field
+       *
+       *     A sub key tried to change the owner field; INSUFFICIENT_SCOPE: the key holds neither the scope `data:write` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication); COLLECTION_NOT_ALLOWED: the collection is outside the key's `collections` (the same answer whether it exists or not)
+       */
       403: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -13971,7 +13991,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description ITEM_NOT_FOUND; ELEMENT_NOT_FOUND: no element matches, or no such position */
+      /** @description ITEM_NOT_FOUND (also an item outside the read rule); ELEMENT_NOT_FOUND: no element matches, or no such position */
       404: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */

@@ -180,7 +180,10 @@ export class LimitsVariables {
   @Max(60_000)
   SCHEMA_CHECK_MAX_MS = 50;
 
-  /** Items one multi-item update of a collection with a schema may change (all checked first). */
+  /**
+   * Items one multi-item update of a collection with a schema, or by a sub key under an update
+   * rule, may change (all checked first).
+   */
   @Type(() => Number)
   @IsInt()
   @Min(1)

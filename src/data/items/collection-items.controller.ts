@@ -16,6 +16,7 @@ import {
   ApiBadRequestResponse,
   ApiBody,
   ApiConflictResponse,
+  ApiForbiddenResponse,
   ApiExtraModels,
   ApiNoContentResponse,
   ApiNotFoundResponse,
@@ -170,10 +171,15 @@ export class CollectionItemsController {
     },
   })
   @ApiBadRequestResponse({ type: ProblemDto, description: 'Bad name, item, field name or depth' })
+  @ApiForbiddenResponse({
+    type: ProblemDto,
+    description:
+      "ACCESS_RULE: a sub key's item is outside the collection's create rule, or sets a protected field",
+  })
   @ApiConflictResponse({
     type: ProblemDto,
     description:
-      'DUPLICATE_ITEM (with `existingId`) for a taken uniqueField value or _id; COLLECTION_QUOTA_EXCEEDED',
+      'DUPLICATE_ITEM (with `existingId` when the caller may read that item) for a taken uniqueField value or _id; COLLECTION_QUOTA_EXCEEDED',
   })
   async createDataItem(
     @CurrentPrincipal() principal: CustomerPrincipal,
@@ -233,7 +239,15 @@ export class CollectionItemsController {
     type: ProblemDto,
     description: 'No filter, an empty one, or bad values',
   })
-  @ApiNotFoundResponse({ type: ProblemDto, description: 'ITEM_NOT_FOUND (without multi)' })
+  @ApiForbiddenResponse({
+    type: ProblemDto,
+    description:
+      "ACCESS_RULE: a sub key's write is outside the collection's access rules (the item before or as it would be), or sets a protected field; with multi, any matched item so refuses the whole update (nothing written). A sub key tried to change the owner field",
+  })
+  @ApiNotFoundResponse({
+    type: ProblemDto,
+    description: 'ITEM_NOT_FOUND (without multi; also an item outside the read rule)',
+  })
   @ApiConflictResponse({
     type: ProblemDto,
     description:
@@ -297,9 +311,15 @@ export class CollectionItemsController {
     type: ProblemDto,
     description: 'A body without filter, or an empty one; If-Match on a drop',
   })
+  @ApiForbiddenResponse({
+    type: ProblemDto,
+    description:
+      "ACCESS_RULE: a sub key's delete reaches a readable item outside the collection's delete rule; with multi nothing is deleted",
+  })
   @ApiNotFoundResponse({
     type: ProblemDto,
-    description: 'ITEM_NOT_FOUND (without multi); COLLECTION_NOT_FOUND (drop)',
+    description:
+      'ITEM_NOT_FOUND (without multi; also an item outside the read rule); COLLECTION_NOT_FOUND (drop)',
   })
   @ApiConflictResponse({ type: ProblemDto, description: 'AMBIGUOUS_MATCH (without multi)' })
   async deleteDataItems(

@@ -14,7 +14,17 @@ import { ownerMatchScope, type ItemMatch } from '../query/data-query';
 import type { BulkItemInput, ItemChangeRequest, ItemRemovalRequest } from '../query/data-requests';
 import { DuplicateItemError } from '../data.errors';
 import { ItemsRepository } from './items.repository';
-import { assertOwnerFieldKept, ownerScopeOf } from './item-scope';
+import { assertOwnerFieldKept } from './item-scope';
+import { accessPlanOf, type AccessPlan } from '../access/access-plan';
+import { refuseProtectedWrites } from '../access/protected-fields';
+import {
+  bothScopes,
+  matchScopeOf,
+  outsideRule,
+  ruleSeesWrite,
+  sameAsRead,
+  visibleWarnings,
+} from './item-access';
 import { ItemsService, newItemOf, type NewItem } from './items.service';
 import { toItemJson } from './dto/data-item.dto';
 import type { RegisteredCollection } from '../collections/collection-registry.repository';
@@ -145,15 +155,26 @@ export class ItemBatchesService {
   ): Promise<Warned<{ matched: number; modified: number }>> {
     refuseIfMatch(ifMatch);
     assertOwnerFieldKept(principal, request.values, request.ownerField);
-    const match = {
-      scope: ownerMatchScope(ownerScopeOf(principal, request.ownerField)),
-      conditions: request.conditions,
-    };
     // One write unit: the collection read once and gated once for every round.
     return this.collections.write(principal, collection, async (target) => {
       if (!target) return { value: { matched: 0, modified: 0 }, warnings: [] };
-      if (this.schema.applies(target))
-        return this.checked.updateMany(principal, collection, target, match, request);
+      const plan = accessPlanOf(principal, target, request.ownerField);
+      refuseProtectedWrites(plan, Object.keys(request.values));
+      // The readable items the filter selects; outside the read rule an item is not matched.
+      const match: ItemMatch = {
+        scope: matchScopeOf(plan.read),
+        conditions: request.conditions,
+      };
+      // An update rule that is not the read rule, or that the values can move items out of, is
+      // judged on every item before any is written (all or nothing), as a schema is.
+      const ruled =
+        !sameAsRead(plan.read, plan.update) ||
+        ruleSeesWrite(plan.update, Object.keys(request.values));
+      if (this.schema.applies(target) || ruled)
+        return visible(
+          plan,
+          await this.checked.updateMany(principal, collection, target, match, request, plan.update),
+        );
       const now = new Date();
       const result = this.itemEvents.enabled
         ? await this.updateInRounds(principal, collection, target, match, request, now)
@@ -246,16 +267,34 @@ export class ItemBatchesService {
     ifMatch: IfMatch = NO_PRECONDITION,
   ): Promise<{ deleted: number }> {
     refuseIfMatch(ifMatch);
-    const match = {
-      scope: ownerMatchScope(ownerScopeOf(principal, request.ownerField)),
-      conditions: request.conditions,
-    };
     // One write unit: the collection read once and gated once for every round.
-    return this.collections.write(principal, collection, async (target) => ({
-      deleted: target
-        ? await this.deleteMatching(principal, collection, target, match, request.ownerField)
-        : 0,
-    }));
+    return this.collections.write(principal, collection, async (target) => {
+      if (!target) return { deleted: 0 };
+      const plan = accessPlanOf(principal, target, request.ownerField);
+      const read = matchScopeOf(plan.read);
+      // A readable matching item outside the delete rule refuses the whole delete (403); the
+      // rule is also ANDed into every round's delete, so an item that moved out of it since
+      // stays.
+      if (!sameAsRead(plan.read, plan.delete)) {
+        const outside = { filter: { $nor: [plan.delete.filter] } };
+        const [refused] = await this.items.findMatchingIds(
+          target,
+          { scope: bothScopes(read, outside), conditions: request.conditions },
+          1,
+        );
+        if (refused !== undefined) throw outsideRule('delete');
+      }
+      const match = { scope: bothScopes(read, plan.delete), conditions: request.conditions };
+      return {
+        deleted: await this.deleteMatching(
+          principal,
+          collection,
+          target,
+          match,
+          request.ownerField,
+        ),
+      };
+    });
   }
 
   /**
@@ -336,6 +375,11 @@ function failureOf(index: number, error: unknown): BulkItemResult {
     return { index, status: unavailable.status, error: unavailable.members() };
   }
   throw error;
+}
+
+/** A multi-item update's answer without warnings about the caller's protected fields. */
+function visible<T>(plan: AccessPlan, warned: Warned<T>): Warned<T> {
+  return { value: warned.value, warnings: visibleWarnings(plan, warned.warnings) };
 }
 
 /** If-Match names one representation: a write of many items has none to name. */

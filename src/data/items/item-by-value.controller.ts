@@ -146,9 +146,13 @@ export class ItemByValueController {
   @ApiBadRequestResponse({ type: ProblemDto })
   @ApiForbiddenResponse({
     type: ProblemDto,
-    description: 'A sub key tried to change the owner field',
+    description:
+      "A sub key tried to change the owner field; ACCESS_RULE: a sub key's update is outside the collection's update rule (the item before or as it would be), or sets a protected field",
   })
-  @ApiNotFoundResponse({ type: ProblemDto, description: 'ITEM_NOT_FOUND' })
+  @ApiNotFoundResponse({
+    type: ProblemDto,
+    description: 'ITEM_NOT_FOUND (also an item outside the read rule)',
+  })
   @ApiConflictResponse({
     type: ProblemDto,
     description:
@@ -188,7 +192,15 @@ export class ItemByValueController {
   })
   @ApiNoContentResponse({ description: 'Deleted' })
   @ApiBadRequestResponse({ type: ProblemDto })
-  @ApiNotFoundResponse({ type: ProblemDto, description: 'ITEM_NOT_FOUND' })
+  @ApiForbiddenResponse({
+    type: ProblemDto,
+    description:
+      "ACCESS_RULE: a sub key's delete of a readable item outside the collection's delete rule",
+  })
+  @ApiNotFoundResponse({
+    type: ProblemDto,
+    description: 'ITEM_NOT_FOUND (also an item outside the read rule)',
+  })
   @ApiConflictResponse({ type: ProblemDto, description: 'AMBIGUOUS_MATCH: more than one matches' })
   async deleteDataItem(
     @CurrentPrincipal() principal: CustomerPrincipal,
@@ -231,9 +243,15 @@ export class ItemByValueController {
     type: ProblemDto,
     description: 'Not exactly one operation, or a bad one',
   })
+  @ApiForbiddenResponse({
+    type: ProblemDto,
+    description:
+      "A sub key's operation on the owner field; ACCESS_RULE: outside the collection's update rule (the item before or as it would be), or on a protected field",
+  })
   @ApiNotFoundResponse({
     type: ProblemDto,
-    description: 'ITEM_NOT_FOUND; ELEMENT_NOT_FOUND: no element matches, or no such position',
+    description:
+      'ITEM_NOT_FOUND (also an item outside the read rule); ELEMENT_NOT_FOUND: no element matches, or no such position',
   })
   @ApiConflictResponse({
     type: ProblemDto,

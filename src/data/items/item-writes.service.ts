@@ -21,7 +21,18 @@ import { applyArrayOperation, type ArrayOperation } from './array-operations';
 import { toItemJson } from './dto/data-item.dto';
 import { ItemEvents } from './item-events';
 import { itemETag, revisionCondition, tagOf } from './item-revision';
-import { assertOwnerFieldKept, itemMatchOf, type ItemAddress } from './item-scope';
+import { assertOwnerFieldKept, type ItemAddress } from './item-scope';
+import { accessPlanOf, type AccessPlan, type ItemScope } from '../access/access-plan';
+import { refuseProtectedWrites, withoutProtected } from '../access/protected-fields';
+import {
+  addressedMatch,
+  bothScopes,
+  outsideRule,
+  ruleSeesWrite,
+  sameAsRead,
+  updatedImage,
+  visibleWarnings,
+} from './item-access';
 import { ItemsRepository } from './items.repository';
 import type { WrittenItem } from './items.service';
 import type { RegisteredCollection } from '../collections/collection-registry.repository';
@@ -33,7 +44,14 @@ import { MODIFY_ROUNDS, writeKey } from './item-write-queue';
 
 /**
  * The rules of changing stored items: which item a write selects (one, none or several), the
- * owner field a sub key may not change, and If-Match.
+ * owner field a sub key may not change, the collection's access rules, and If-Match.
+ *
+ * Access rules (src/data/access/access-plan.ts, one plan per write unit): the item is selected
+ * within the read rule (outside it, it is missing: 404); an update or delete outside its rule is
+ * 403 ACCESS_RULE. When the rule is the read rule, or a filter on fields the update does not
+ * write, it is ANDed into the one conditional write; otherwise the item is read, the rule judged
+ * on it before and as it will be, and written only at the revision judged (changeAtRevision).
+ * Answers leave protected fields out; events carry the whole item.
  *
  * Updates and deletes are one conditional write each (the match, the id, under If-Match the
  * revision; under a collection schema, the revision read and checked). FerretDB does not
@@ -90,10 +108,22 @@ export class ItemWritesService {
     ifMatch: IfMatch,
   ): Promise<WrittenItem> {
     assertOwnerFieldKept(principal, request.values, request.ownerField);
-    const match = itemMatchOf(principal, request.ownerField, address, request.conditions);
-    return this.collections.write(principal, collection, (target) =>
-      this.updateIn(principal, collection, target, address, match, request, ifMatch),
-    );
+    return this.collections.write(principal, collection, async (target) => {
+      const plan = accessPlanOf(principal, target, request.ownerField);
+      refuseProtectedWrites(plan, Object.keys(request.values));
+      const match = addressedMatch(plan.read, address, request.conditions);
+      const written = await this.updateIn(
+        principal,
+        collection,
+        target,
+        plan,
+        address,
+        match,
+        request,
+        ifMatch,
+      );
+      return answered(plan, written);
+    });
   }
 
   /**
@@ -105,6 +135,7 @@ export class ItemWritesService {
     principal: CustomerPrincipal,
     collection: string,
     target: RegisteredCollection | null,
+    plan: AccessPlan,
     address: ItemAddress,
     match: ItemMatch,
     { values, ownerField }: ItemChangeRequest,
@@ -112,15 +143,21 @@ export class ItemWritesService {
   ): Promise<WrittenItem> {
     if (!target) throw notFound(collection, ifMatch);
     const id = await this.singleId(target, match, collection, address, ifMatch);
-    // Under a schema the item as it will be must follow it: read, check, write at that revision.
-    if (this.schema.applies(target))
+    // Under a schema the item as it will be must follow it, and under an update rule that the
+    // values can move it out of, that rule: read, check, write at that revision.
+    if (this.schema.applies(target) || ruleSeesWrite(plan.update, Object.keys(values)))
       return this.changeAtRevision(principal, collection, target, id, match, ownerField, ifMatch, {
+        rule: plan.update,
         after: (current) => afterSet(current, values),
         write: (atRead, now) => this.items.updateById(target, id, atRead, values, now),
       });
     return this.writes.run(writeKey(target.physical, id), async () => {
       const change = await this.itemEvents.beginUpdate(principal, collection, [id], ownerField);
-      const conditional = { ...match, revision: revisionCondition(ifMatch) };
+      const conditional = {
+        ...match,
+        scope: bothScopes(match.scope, plan.update),
+        revision: revisionCondition(ifMatch),
+      };
       let updated: Awaited<ReturnType<ItemsRepository['updateByIdWithPrior']>>;
       try {
         updated = await this.items.updateByIdWithPrior(target, id, conditional, values, new Date());
@@ -129,7 +166,11 @@ export class ItemWritesService {
             'A unique index of the collection refuses the new values; nothing was changed.',
           );
         // The item stopped matching (or was deleted, or moved past If-Match) since the lookup.
-        if (!updated) throw await this.notWritten(target, id, match, collection, ifMatch);
+        if (!updated)
+          throw await this.notWritten(target, id, match, collection, ifMatch, plan.read, {
+            rule: plan.update,
+            operation: 'update',
+          });
       } catch (error) {
         await change.failed(error);
         throw error;
@@ -170,10 +211,20 @@ export class ItemWritesService {
     request: ItemRemovalRequest,
     ifMatch: IfMatch,
   ): Promise<void> {
-    const match = itemMatchOf(principal, request.ownerField, address, request.conditions);
-    await this.collections.write(principal, collection, (target) =>
-      this.removeIn(principal, collection, target, address, match, request.ownerField, ifMatch),
-    );
+    await this.collections.write(principal, collection, (target) => {
+      const plan = accessPlanOf(principal, target, request.ownerField);
+      const match = addressedMatch(plan.read, address, request.conditions);
+      return this.removeIn(
+        principal,
+        collection,
+        target,
+        plan,
+        address,
+        match,
+        request.ownerField,
+        ifMatch,
+      );
+    });
   }
 
   /**
@@ -184,6 +235,7 @@ export class ItemWritesService {
     principal: CustomerPrincipal,
     collection: string,
     target: RegisteredCollection | null,
+    plan: AccessPlan,
     address: ItemAddress,
     match: ItemMatch,
     ownerField: string,
@@ -200,9 +252,16 @@ export class ItemWritesService {
         ownerField,
       );
       try {
-        const conditional = { ...match, revision: revisionCondition(ifMatch) };
+        const conditional = {
+          ...match,
+          scope: bothScopes(match.scope, plan.delete),
+          revision: revisionCondition(ifMatch),
+        };
         if (!(await this.items.deleteById(target, id, conditional)))
-          throw await this.notWritten(target, id, match, collection, ifMatch);
+          throw await this.notWritten(target, id, match, collection, ifMatch, plan.read, {
+            rule: plan.delete,
+            operation: 'delete',
+          });
       } catch (error) {
         await change.failed(error);
         throw error;
@@ -226,26 +285,40 @@ export class ItemWritesService {
   ): Promise<WrittenItem> {
     const path = operation.field;
     assertOwnerFieldKept(principal, { [path.split('.')[0] as string]: true }, ownerField);
-    const match = itemMatchOf(principal, ownerField, address, []);
     return this.collections.write(principal, collection, async (target) => {
       if (!target) throw notFound(collection, ifMatch);
+      const plan = accessPlanOf(principal, target, ownerField);
+      refuseProtectedWrites(plan, [path]);
+      const match = addressedMatch(plan.read, address, []);
       const id = await this.singleId(target, match, collection, address, ifMatch);
       let holder = {} as Guarded<JsonObject>;
-      return this.changeAtRevision(principal, collection, target, id, match, ownerField, ifMatch, {
-        after: (current) => {
-          const value = applyArrayOperation(current, operation);
-          holder = guardDocument({ value }, 'value', this.budget);
-          return afterSet(current, { [path]: holder.value });
+      const written = await this.changeAtRevision(
+        principal,
+        collection,
+        target,
+        id,
+        match,
+        ownerField,
+        ifMatch,
+        {
+          rule: plan.update,
+          after: (current) => {
+            const value = applyArrayOperation(current, operation);
+            holder = guardDocument({ value }, 'value', this.budget);
+            return afterSet(current, { [path]: holder.value });
+          },
+          write: (atRead, now) => this.items.setFieldById(target, id, atRead, path, holder, now),
         },
-        write: (atRead, now) => this.items.setFieldById(target, id, atRead, path, holder, now),
-      });
+      );
+      return answered(plan, written);
     });
   }
 
   /**
    * A write of the item `id` computed from the item as read: `edit.after` gives the item as it
-   * will be (checked against the collection's schema), `edit.write` makes the change under the
-   * match and the revision read. A change in between (another instance) means reading again.
+   * will be (checked against the collection's schema and, before and after, the update rule
+   * `edit.rule`: 403 ACCESS_RULE outside it), `edit.write` makes the change under the match and
+   * the revision read, so the rule judged the item that is written. A change in between (another instance) means reading again.
    * Answers the item written, its JSON (made once: its event carries it too) and the warnings of
    * its check.
    */
@@ -258,6 +331,7 @@ export class ItemWritesService {
     ownerField: string,
     ifMatch: IfMatch,
     edit: {
+      rule: ItemScope;
       after: (current: StoredItem) => Record<string, unknown>;
       write: (atRead: ItemMatch, now: Date) => Promise<StoredItem | null | Duplicate>;
     },
@@ -272,7 +346,10 @@ export class ItemWritesService {
         if (!current) throw notFound(collection, ifMatch);
         const etag = itemETag(current);
         if (!ifMatchHolds(ifMatch, etag)) throw new PreconditionFailedError(etag);
-        const warnings = this.schema.enforce(target, edit.after(current), ownerField);
+        if (!edit.rule.matches(current)) throw outsideRule('update');
+        const after = edit.after(current);
+        if (!edit.rule.matches(updatedImage(after, new Date()))) throw outsideRule('update');
+        const warnings = this.schema.enforce(target, after, ownerField);
         const atRead = { ...match, revision: revisionCondition(tagOf(etag)) };
         const change = await this.itemEvents.beginUpdate(principal, collection, [id], ownerField);
         let written: StoredItem | null | Duplicate;
@@ -305,14 +382,20 @@ export class ItemWritesService {
     match: ItemMatch,
     collection: string,
     ifMatch: IfMatch,
+    read: ItemScope,
+    { rule, operation }: { rule: ItemScope; operation: 'update' | 'delete' },
   ): Promise<DomainError> {
-    if (ifMatch.kind === 'absent') return new ItemNotFoundError(collection);
+    // The rule is the read rule (or every item): not written means missing, or past If-Match.
+    const ruled = !sameAsRead(read, rule);
+    if (ifMatch.kind === 'absent' && !ruled) return new ItemNotFoundError(collection);
     const idCondition: Condition = { kind: 'eq', path: '_id', anyOf: [id] };
     const [current] = await this.items.findMatching(
       target,
       { ...match, conditions: [idCondition, ...match.conditions] },
       1,
     );
+    if (current && ruled && !rule.matches(current)) return outsideRule(operation);
+    if (ifMatch.kind === 'absent') return new ItemNotFoundError(collection);
     return new PreconditionFailedError(current ? itemETag(current) : null);
   }
 
@@ -334,6 +417,19 @@ export class ItemWritesService {
     if (id === undefined) throw notFound(collection, ifMatch);
     return id;
   }
+}
+
+/** A write's answer: the item without the caller's protected fields, and warnings of no others. */
+function answered(plan: AccessPlan, written: WrittenItem): WrittenItem {
+  if (plan.protectedFields.length === 0) return written;
+  return {
+    ...written,
+    json: withoutProtected(
+      plan,
+      written.json as unknown as Record<string, unknown>,
+    ) as unknown as WrittenItem['json'],
+    warnings: visibleWarnings(plan, written.warnings),
+  };
 }
 
 /** No item to write: 404, or 412 under If-Match (there is no representation to match). */

@@ -23,6 +23,13 @@ import { projects, type Projection } from '../query/projection';
 import { toItemJson, type DataItemDto } from './dto/data-item.dto';
 import { ItemEvents } from './item-events';
 import { conditionPaths, ownerScopeOf, readMatchOf, refuseProtectedListPaths } from './item-scope';
+import {
+  matchScopeOf,
+  outsideRule,
+  refuseProtectedItem,
+  takenError,
+  visibleWarnings,
+} from './item-access';
 import { ItemsRepository } from './items.repository';
 import type { UniqueClaim } from './unique/unique-claim.repository';
 import { UniqueValuesService } from './unique/unique-values.service';
@@ -94,6 +101,20 @@ export class ItemsService {
   ): Promise<WrittenItem> {
     const { item, ownerField, uniqueField } = request;
     const scope = ownerScopeOf(principal, ownerField);
+    // The access rules: no protected field set, the item as it will be inside the create rule …
+    const plan = accessPlanOf(principal, target, ownerField);
+    refuseProtectedItem(plan, item);
+    const at = new Date();
+    const times = request.imported?.times ?? { createdAt: at, updatedAt: at };
+    if (
+      !plan.create.matches({
+        ...item,
+        _id: id,
+        _createdAt: times.createdAt,
+        _updatedAt: times.updatedAt,
+      })
+    )
+      throw outsideRule('create');
     // Validate: the schema (a `warn` schema's violations are returned, not thrown) …
     const warnings = this.schema.enforce(target, item, ownerField);
     // … expiry: an expired item holds neither its _id nor its value any more, it goes first …
@@ -110,7 +131,8 @@ export class ItemsService {
     const refuseTakenValue = async (): Promise<void> => {
       if (uniqueField === null || uniqueValue === undefined) return;
       const existingId = await this.items.findIdByValue(target, scope, uniqueField, uniqueValue);
-      if (existingId !== null) throw DuplicateItemError.taken(uniqueField, existingId);
+      if (existingId !== null)
+        throw await takenError(this.items, target, plan, uniqueField, existingId);
     };
     await refuseTakenValue();
     const claim =
@@ -140,12 +162,18 @@ export class ItemsService {
     if (stored !== DUPLICATE) {
       const json = toItemJson(stored);
       await change.commit([json]);
-      return { item: stored, json, warnings };
+      // The event carries the whole item; the answer what the caller may see of it.
+      return {
+        item: stored,
+        json: withoutProtected(plan, json as unknown as Record<string, unknown>) as typeof json,
+        warnings: visibleWarnings(plan, warnings),
+      };
     }
     await change.commit([]);
     // A unique index refused the item: name the item it collides with when the caller may see it.
     await refuseTakenValue();
-    if (await this.items.existsById(target, id)) throw DuplicateItemError.taken('_id', id);
+    if (await this.items.existsById(target, id))
+      throw await takenError(this.items, target, plan, '_id', id);
     throw new DuplicateItemError('A unique index of the collection refuses the item.');
   }
 
@@ -173,16 +201,24 @@ export class ItemsService {
           if (typeof existingId !== 'string') throw error;
           refusal = error;
         }
-        const scope = ownerScopeOf(principal, request.ownerField);
+        // existingId is named only for an item the caller may read (createIn).
+        const plan = accessPlanOf(principal, target, request.ownerField);
         const idCondition: Condition = { kind: 'eq', path: '_id', anyOf: [existingId] };
         const [existing] = await this.items.findMatching(
           target,
-          { scope: ownerMatchScope(scope), conditions: [idCondition] },
+          { scope: matchScopeOf(plan.read), conditions: [idCondition] },
           1,
         );
         // Nothing was written: no warnings.
-        if (existing)
-          return { item: existing, json: toItemJson(existing), warnings: [], created: false };
+        if (existing) {
+          const json = toItemJson(existing);
+          return {
+            item: existing,
+            json: withoutProtected(plan, json as unknown as Record<string, unknown>) as typeof json,
+            warnings: [],
+            created: false,
+          };
+        }
         // The client's own _id is taken outside the caller's scope: nothing to return.
         if (existingId === request.id) throw refusal;
         // The holder is still being inserted by a concurrent request, or just went: look again.

@@ -13,6 +13,8 @@ import { ItemExpiry } from '../rules/expiry/item-expiry';
 import type { SchemaError } from '../rules/schema/item-schemas';
 import { SchemaEnforcement } from '../rules/schema/schema-enforcement';
 import { TransferItemsRepository } from './transfer-items.repository';
+import { accessPlanOf, type AccessPlan } from '../access/access-plan';
+import { outsideRule, refuseProtectedItem, visibleWarnings } from '../items/item-access';
 
 /**
  * What became of one item of a batch: written, refused by a rule, or left to be written alone
@@ -59,24 +61,33 @@ export class ImportBatches {
     const present =
       replacing && kept.length > 0 ? await this.stored.existingIds(target, kept) : null;
     const checked = this.schema.applies(target);
+    let plan: AccessPlan | null = null;
     requests.forEach((request, index) => {
       if (request.id !== null && present?.has(request.id)) {
         results[index] = { alone: true };
         return;
       }
       stampOwner(principal, request);
-      let warnings: SchemaError[] = [];
-      if (checked)
-        try {
-          warnings = this.schema.enforce(target, request.item, request.ownerField);
-        } catch (error) {
-          if (!(error instanceof DomainError)) throw error;
-          results[index] = { refused: error };
-          return;
-        }
+      // One ownerField for the batch: one access plan.
+      plan ??= accessPlanOf(principal, target, request.ownerField);
       const id = request.id ?? new Types.ObjectId().toHexString();
       const times = request.imported?.times ?? { createdAt: now, updatedAt: now };
       const item = newStoredItem(id, request.item, times);
+      let warnings: SchemaError[] = [];
+      try {
+        // The access rules as for a lone create: no protected field, inside the create rule.
+        refuseProtectedItem(plan, request.item);
+        if (!plan.create.matches(item)) throw outsideRule('create');
+        if (checked)
+          warnings = visibleWarnings(
+            plan,
+            this.schema.enforce(target, request.item, request.ownerField),
+          );
+      } catch (error) {
+        if (!(error instanceof DomainError)) throw error;
+        results[index] = { refused: error };
+        return;
+      }
       writes.push({ index, item, warnings, kept: request.id !== null });
     });
     if (writes.length === 0) return results;

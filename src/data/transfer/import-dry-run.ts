@@ -1,8 +1,15 @@
 import { checkCollectionAccess, ownerValueOf, type CustomerPrincipal } from '../../auth';
-import { CollectionQuotaExceededError, DuplicateItemError } from '../data.errors';
+import { CollectionQuotaExceededError } from '../data.errors';
 import { uniqueValueOf } from '../items/items.service';
 import { ownerScopeOf } from '../items/item-scope';
-import { ownerMatchScope } from '../query/data-query';
+import { accessPlanOf } from '../access/access-plan';
+import {
+  matchScopeOf,
+  outsideRule,
+  refuseProtectedItem,
+  takenError,
+  visibleWarnings,
+} from '../items/item-access';
 import type { NewItemRequest } from '../query/data-requests';
 import type { CollectionsService } from '../collections/collections.service';
 import type { ItemsRepository } from '../items/items.repository';
@@ -43,28 +50,30 @@ export class ImportDryRun {
       await this.collection(collection);
       return ok(line, 201, id ?? undefined);
     }
-    const warnings = this.schema.enforce(target, item, ownerField);
+    // The access rules as the import applies them (ItemsService.createIn, ItemReplacements).
+    const plan = accessPlanOf(principal, target, ownerField);
+    refuseProtectedItem(plan, item);
+    const warnings = visibleWarnings(plan, this.schema.enforce(target, item, ownerField));
     const scope = ownerScopeOf(principal, ownerField);
+    const now = new Date();
     let replaces = false;
     if (id !== null && (await this.items.existsById(target, id))) {
-      const inScope =
-        scope === null ||
-        (
-          await this.items.findMatching(
-            target,
-            {
-              scope: ownerMatchScope(scope),
-              conditions: [{ kind: 'eq', path: '_id', anyOf: [id] }],
-            },
-            1,
-          )
-        ).length > 0;
-      if (this.mode === 'insert' || !inScope) throw DuplicateItemError.taken('_id', id);
+      const [current] = await this.items.findMatching(
+        target,
+        { scope: matchScopeOf(plan.read), conditions: [{ kind: 'eq', path: '_id', anyOf: [id] }] },
+        1,
+      );
+      if (this.mode === 'insert' || !current)
+        throw await takenError(this.items, target, plan, '_id', id);
+      const after = { ...item, _id: id, _createdAt: current._createdAt, _updatedAt: now };
+      if (!plan.update.matches(current) || !plan.update.matches(after)) throw outsideRule('update');
       replaces = true;
-    }
+    } else if (!plan.create.matches({ ...item, _id: id ?? '', _createdAt: now, _updatedAt: now }))
+      throw outsideRule('create');
     if (uniqueField !== null && unique !== null && uniqueField !== '_id') {
       const holder = await this.items.findIdByValue(target, scope, uniqueField, unique);
-      if (holder !== null && holder !== id) throw DuplicateItemError.taken(uniqueField, holder);
+      if (holder !== null && holder !== id)
+        throw await takenError(this.items, target, plan, uniqueField, holder);
     }
     return withWarnings(ok(line, replaces ? 200 : 201, id ?? undefined), warnings);
   }

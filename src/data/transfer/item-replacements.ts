@@ -11,11 +11,19 @@ import { MODIFY_ROUNDS, writeKey } from '../items/item-write-queue';
 import { ItemsRepository } from '../items/items.repository';
 import type { StoredItem } from '../storage/tenant-storage';
 import { uniqueValueOf } from '../items/items.service';
-import { ownerMatchScope, type ItemMatch } from '../query/data-query';
+import type { ItemMatch } from '../query/data-query';
 import type { NewItemRequest } from '../query/data-requests';
 import { SchemaEnforcement } from '../rules/schema/schema-enforcement';
 import type { Warned } from '../rules/schema/schema-warnings';
 import { TransferItemsRepository } from './transfer-items.repository';
+import { accessPlanOf } from '../access/access-plan';
+import {
+  matchScopeOf,
+  outsideRule,
+  refuseProtectedItem,
+  takenError,
+  visibleWarnings,
+} from '../items/item-access';
 
 /** Upserts of an import: an item replaced whole by `_id`, under the rules of a write. */
 @Injectable()
@@ -36,7 +44,9 @@ export class ItemReplacements {
    * updated now) — under the rules of a write: a uniqueField value another item holds is refused,
    * the write is counted and makes an `updated` event. Answers the item with the warnings of a
    * `warn` schema; null when no item with this id is in the caller's scope (the caller creates
-   * it).
+   * it). Under the collection's access rules the item must be readable (else it is not in the
+   * caller's scope), inside the update rule before and as it will be (403 ACCESS_RULE), and set
+   * no protected field; the replacement is made at the revision judged.
    */
   async replace(
     principal: CustomerPrincipal,
@@ -46,10 +56,12 @@ export class ItemReplacements {
   ): Promise<Warned<StoredItem> | null> {
     const { id, item, ownerField, uniqueField } = request;
     if (principal.kind === 'sub') item[ownerField] = ownerValueOf(principal);
-    const warnings = this.schema.enforce(target, item, ownerField);
+    const plan = accessPlanOf(principal, target, ownerField);
+    refuseProtectedItem(plan, item);
+    const warnings = visibleWarnings(plan, this.schema.enforce(target, item, ownerField));
     const scope = ownerScopeOf(principal, ownerField);
     const byId: ItemMatch = {
-      scope: ownerMatchScope(scope),
+      scope: matchScopeOf(plan.read),
       conditions: [{ kind: 'eq', path: '_id', anyOf: [id] }],
     };
     const unique = uniqueField === null ? null : uniqueValueOf(item, id, uniqueField);
@@ -59,12 +71,21 @@ export class ItemReplacements {
         if (!current) return null;
         if (uniqueField !== null && unique !== null) {
           const holder = await this.items.findIdByValue(target, scope, uniqueField, unique);
-          if (holder !== null && holder !== id) throw DuplicateItemError.taken(uniqueField, holder);
+          if (holder !== null && holder !== id)
+            throw await takenError(this.items, target, plan, uniqueField, holder);
         }
         const times = request.imported?.times ?? {
           createdAt: current._createdAt,
           updatedAt: new Date(),
         };
+        const replacement = {
+          ...item,
+          _id: id,
+          _createdAt: times.createdAt,
+          _updatedAt: times.updatedAt,
+        };
+        if (!plan.update.matches(current) || !plan.update.matches(replacement))
+          throw outsideRule('update');
         const change = await this.itemEvents.beginUpdate(principal, collection, [id], ownerField);
         let replaced: StoredItem | null | Duplicate;
         try {

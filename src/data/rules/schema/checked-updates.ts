@@ -4,7 +4,8 @@ import { ValidationFailedError } from '../../../common/errors';
 import { DUPLICATE } from '../../../common/mongo/duplicate';
 import { FallbackWriteQueue } from '../../../common/mongo/fallback-database';
 import { APP_CONFIG, type AppConfig } from '../../../config';
-import { DuplicateItemError } from '../../data.errors';
+import { AccessRuleError, DuplicateItemError } from '../../data.errors';
+import type { ItemScope } from '../../access/access-plan';
 import { toItemJson } from '../../items/dto/data-item.dto';
 import { ItemEvents } from '../../items/item-events';
 import { itemETag, revisionCondition, tagOf } from '../../items/item-revision';
@@ -21,8 +22,9 @@ import type { Warned } from './schema-warnings';
 const ROUND = 500;
 
 /**
- * A multi-item update (PUT with `multi: true`) of a collection with a schema: every matched
- * item as it will be is checked before any is written, and one that would break the schema
+ * A multi-item update (PUT with `multi: true`) of a collection with a schema or an update rule
+ * other than the read rule: every matched item, before and as it will be, is checked before any
+ * is written, and one that would break the schema or fall outside the rule (403 ACCESS_RULE)
  * refuses the whole update. The items' write queues are held from the read to the last write,
  * so no other write of this instance changes them in between; each is then written only at the
  * revision checked (on MongoDB that holds across instances too). At most SCHEMA_MULTI_UPDATE_MAX
@@ -48,13 +50,14 @@ export class CheckedUpdates {
     target: NativeCollection,
     match: ItemMatch,
     request: ItemChangeRequest,
+    rule: ItemScope,
   ): Promise<Warned<{ matched: number; modified: number }>> {
     const ids = await this.items.findMatchingIds(target, match, this.max + 1, { inIdOrder: true });
     if (ids.length > this.max)
       throw new ValidationFailedError([
         {
           field: 'filter',
-          message: `matches more than ${this.max} items: an update of a collection with a schema changes at most that many at once (SCHEMA_MULTI_UPDATE_MAX)`,
+          message: `matches more than ${this.max} items: an update of a collection with a schema or an update rule changes at most that many at once (SCHEMA_MULTI_UPDATE_MAX)`,
         },
       ]);
     return holdingItems(this.writes, target.physical, ids, async () => {
@@ -68,12 +71,17 @@ export class CheckedUpdates {
         read.push(...(await this.items.findMatching(target, byIds, round.length)));
       }
       const { values, ownerField } = request;
-      const warnings = this.schema.enforceAll(
-        target,
-        read.map((item) => afterSet(item, values)),
-        ownerField,
-      );
       const now = new Date();
+      const afters = read.map((item) => afterSet(item, values));
+      // The update rule, before and after, for every item before any is written.
+      if (
+        read.some((item) => !rule.matches(item)) ||
+        afters.some((after) => !rule.matches({ ...after, _updatedAt: now }))
+      )
+        throw new AccessRuleError(
+          "The collection's access rules do not let this key update every matching item as it would be; nothing was changed.",
+        );
+      const warnings = this.schema.enforceAll(target, afters, ownerField);
       let modified = 0;
       for (let at = 0; at < read.length; at += ROUND) {
         const round = read.slice(at, at + ROUND);
