@@ -11,7 +11,7 @@ import {
   AmbiguousMatchError,
   WriteConflictError,
 } from '../data.errors';
-import { ownerMatchScope, pathCondition } from '../query/data-query';
+import { pathCondition } from '../query/data-query';
 import { accessPlanOf } from '../access/access-plan';
 import { refuseProtectedPaths, withoutProtected } from '../access/protected-fields';
 import { TIMESTAMP_FIELDS, type Condition } from '../query/filter-operators';

@@ -145,9 +145,7 @@ export class NamespaceExport {
           : {}),
         ...(expiry ? { expiry: { field: expiry.field, afterSeconds: expiry.afterSeconds } } : {}),
         // A sub key's export names no access rules: they are root and team keys' to read.
-        ...(access && full
-          ? { access: JSON.parse(access.text) as AccessRulesDocument }
-          : {}),
+        ...(access && full ? { access: JSON.parse(access.text) as AccessRulesDocument } : {}),
       });
     }
     return described;
