@@ -9,10 +9,8 @@ import { ApiKeyService, type KeyIdentity } from './api-key.service';
 import { AuthFailureLimiter } from './auth-failure.limiter';
 import {
   BranchMismatchError,
-  IdentityProviderUnavailableError,
   InsufficientScopeError,
   InvalidBranchError,
-  InvalidTokenError,
   IpNotAllowedError,
   OriginNotAllowedError,
   TooManyFailedAuthenticationsError,
@@ -84,20 +82,9 @@ export class ApiKeyGuard implements CanActivate {
    * error="invalid_token"`; it writes nothing and is not a failed authentication of the address
    * (guessing a signature is not bounded by counting guesses). Its scopes become its grant.
    */
-  private async fromToken(req: Request, res: Response, token: string): Promise<KeyIdentity> {
-    let verified: VerifiedToken;
-    try {
-      verified = await this.tokens.verify(token);
-    } catch (error) {
-      if (error instanceof InvalidTokenError)
-        res.setHeader(
-          'WWW-Authenticate',
-          `Bearer error="invalid_token", error_description="${headerSafe(error.check)}"`,
-        );
-      if (error instanceof IdentityProviderUnavailableError)
-        res.setHeader('Retry-After', String(error.retryAfterSeconds));
-      throw error;
-    }
+  private async fromToken(req: Request, token: string): Promise<KeyIdentity> {
+    // A refusal carries its own headers (WWW-Authenticate, Retry-After): the problem filter sets them.
+    const verified: VerifiedToken = await this.tokens.verify(token);
     const principal = await this.tokenPrincipals.principalOf(verified, requestBranch(req, null));
     const grant: AccessGrant | null =
       verified.scopes === null ? null : { ...FULL_GRANT, scopes: verified.scopes };
@@ -116,7 +103,7 @@ export class ApiKeyGuard implements CanActivate {
     if (!credential) throw new UnauthenticatedError();
     const identity =
       'token' in credential
-        ? await this.fromToken(req, res, credential.token)
+        ? await this.fromToken(req, credential.token)
         : await this.authenticate(req, res, credential.digest);
     const { boundBranch } = identity;
     // A valid key from outside its allowedIps: refused before anything else is read, neither a
@@ -216,16 +203,6 @@ function allowOriginOf(allowed: readonly string[], req: Request, res: Response):
   }
   res.setHeader('Access-Control-Allow-Origin', origin);
   res.setHeader('Access-Control-Expose-Headers', CORS_EXPOSED_HEADERS.join(','));
-}
-
-/** A header's quoted-string: printable ASCII without quote or backslash. */
-function headerSafe(text: string): string {
-  let safe = '';
-  for (const char of text) {
-    const code = char.charCodeAt(0);
-    safe += code < 0x20 || code > 0x7e || char === '"' || char === '\\' ? ' ' : char;
-  }
-  return safe;
 }
 
 function tooManyFailures(res: Response, retryAfterSeconds: number): DomainError {

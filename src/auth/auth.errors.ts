@@ -208,6 +208,23 @@ export class InvalidTokenError extends DomainError {
   constructor(readonly check: string) {
     super(AUTH_ERRORS.INVALID_TOKEN, check);
   }
+
+  /** RFC 6750, 3.1: the check that failed, as a quoted-string. */
+  override get headers(): Record<string, string> {
+    return {
+      'WWW-Authenticate': `Bearer error="invalid_token", error_description="${headerSafe(this.check)}"`,
+    };
+  }
+}
+
+/** A header's quoted-string: printable ASCII without quote or backslash. */
+function headerSafe(text: string): string {
+  let safe = '';
+  for (const char of text) {
+    const code = char.charCodeAt(0);
+    safe += code < 0x20 || code > 0x7e || char === '"' || char === '\\' ? ' ' : char;
+  }
+  return safe;
 }
 
 /** A verified token whose identity is linked to no user, from an issuer that does not provision. */
