@@ -64,13 +64,12 @@ async function collectionWith(rules: object, items: Record<string, unknown>[]): 
 }
 
 async function setAccessRules(collection: string, rules: object): Promise<void> {
-  const { matchedCount } = await t.connection
-    .collection('data_collections')
-    .updateOne(
-      { name: collection },
-      { $set: { 'rules.access': { text: JSON.stringify(rules), changedAt: new Date() } } },
-    );
-  expect(matchedCount).toBe(1);
+  await t
+    .http()
+    .put(`/data/${collection}/access`)
+    .set('X-Api-Key', owner.apiKey)
+    .send(rules)
+    .expect(200);
 }
 
 /** Every item of the collection, as the root key reads it, by _id. */

@@ -1,6 +1,10 @@
 import type { Document } from 'mongodb';
 import type { AccessPlan, ItemScope } from '../access/access-plan';
-import { protectedPathOf, refuseProtectedWrites } from '../access/protected-fields';
+import {
+  protectedPathOf,
+  refuseProtectedPaths,
+  refuseProtectedWrites,
+} from '../access/protected-fields';
 import { AccessRuleError, DuplicateItemError } from '../data.errors';
 import type { NativeCollection } from '../storage/tenant-storage';
 import type { ItemsRepository } from './items.repository';
@@ -94,14 +98,24 @@ export function visibleWarnings(plan: AccessPlan, warnings: SchemaError[]): Sche
   });
 }
 
-/** What a write selects: the read rule (outside it an item is missing), the address, the filter. */
+/**
+ * What a write selects: the read rule (outside it an item is missing), the address, the filter.
+ * A write selecting by a protected field would tell its value by what it answers (404, 409
+ * AMBIGUOUS_MATCH, how many it changed): 400 PROTECTED_FIELD, as for a list.
+ */
 export function addressedMatch(
-  read: ItemScope,
+  plan: AccessPlan,
   address: { indexName: string; indexValue: string } | null,
   conditions: Condition[],
 ): ItemMatch {
+  if (address) refuseProtectedPaths(plan, [address.indexName], 'indexName');
+  refuseProtectedPaths(
+    plan,
+    conditions.map((condition) => condition.path),
+    'filter',
+  );
   const path = address ? [pathCondition(address.indexName, address.indexValue)] : [];
-  return { scope: matchScopeOf(read), conditions: [...path, ...conditions] };
+  return { scope: matchScopeOf(plan.read), conditions: [...path, ...conditions] };
 }
 
 /** Whether `scope` selects no item that `read` does not (the same filter, or every item). */

@@ -18,8 +18,8 @@ import { assertOwnerFieldKept } from './item-scope';
 import { accessPlanOf, type AccessPlan } from '../access/access-plan';
 import { refuseProtectedWrites } from '../access/protected-fields';
 import {
+  addressedMatch,
   bothScopes,
-  matchScopeOf,
   outsideRule,
   ruleSeesWrite,
   sameAsRead,
@@ -161,10 +161,7 @@ export class ItemBatchesService {
       const plan = accessPlanOf(principal, target, request.ownerField);
       refuseProtectedWrites(plan, Object.keys(request.values));
       // The readable items the filter selects; outside the read rule an item is not matched.
-      const match: ItemMatch = {
-        scope: matchScopeOf(plan.read),
-        conditions: request.conditions,
-      };
+      const match = addressedMatch(plan, null, request.conditions);
       // An update rule that is not the read rule, or that the values can move items out of, is
       // judged on every item before any is written (all or nothing), as a schema is.
       const ruled =
@@ -271,7 +268,7 @@ export class ItemBatchesService {
     return this.collections.write(principal, collection, async (target) => {
       if (!target) return { deleted: 0 };
       const plan = accessPlanOf(principal, target, request.ownerField);
-      const read = matchScopeOf(plan.read);
+      const read = addressedMatch(plan, null, request.conditions).scope;
       // A readable matching item outside the delete rule refuses the whole delete (403); the
       // rule is also ANDed into every round's delete, so an item that moved out of it since
       // stays.

@@ -111,7 +111,7 @@ export class ItemWritesService {
     return this.collections.write(principal, collection, async (target) => {
       const plan = accessPlanOf(principal, target, request.ownerField);
       refuseProtectedWrites(plan, Object.keys(request.values));
-      const match = addressedMatch(plan.read, address, request.conditions);
+      const match = addressedMatch(plan, address, request.conditions);
       const written = await this.updateIn(
         principal,
         collection,
@@ -213,7 +213,7 @@ export class ItemWritesService {
   ): Promise<void> {
     await this.collections.write(principal, collection, (target) => {
       const plan = accessPlanOf(principal, target, request.ownerField);
-      const match = addressedMatch(plan.read, address, request.conditions);
+      const match = addressedMatch(plan, address, request.conditions);
       return this.removeIn(
         principal,
         collection,
@@ -289,7 +289,7 @@ export class ItemWritesService {
       if (!target) throw notFound(collection, ifMatch);
       const plan = accessPlanOf(principal, target, ownerField);
       refuseProtectedWrites(plan, [path]);
-      const match = addressedMatch(plan.read, address, []);
+      const match = addressedMatch(plan, address, []);
       const id = await this.singleId(target, match, collection, address, ifMatch);
       let holder = {} as Guarded<JsonObject>;
       const written = await this.changeAtRevision(
