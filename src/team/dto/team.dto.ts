@@ -71,8 +71,14 @@ export class PutTeamMemberDto {
   role!: TeamRole;
 }
 
-/** Body of POST /teams/{id}/api-keys: a team key, optionally named, bound, expiring and limited. */
+/**
+ * Body of POST /teams/{id}/api-keys: a team key, optionally named, bound, expiring and limited;
+ * or with `"kind": "publishable"`, `collections` (names) and `allowedOrigins` a publishable key
+ * reading the team's collections.
+ */
 export class CreateTeamApiKeyDto extends PickType(CreateApiKeyDto, [
+  'kind',
+  'allowedOrigins',
   'name',
   'branch',
   'expiresAt',
