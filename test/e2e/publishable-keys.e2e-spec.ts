@@ -543,13 +543,12 @@ describe('publishable keys', () => {
         await as(t, admin).post(keysOf(team.teamId), { allowedOrigins: [SHOP] }),
         'allowedOrigins',
       );
-      // The team's route is the way: a team key does not call POST /api-keys.
+      // The team's route is the way: neither a team key nor a member acting for the team
+      // (X-Team) calls POST /api-keys.
+      const body = { kind: 'publishable', collections: ['catalogue'], allowedOrigins: [SHOP] };
+      expectProblem(await as(t, team).post('/api-keys', body), 403, 'FORBIDDEN');
       expectProblem(
-        await as(t, team).post('/api-keys', {
-          kind: 'publishable',
-          collections: ['catalogue'],
-          allowedOrigins: [SHOP],
-        }),
+        await as(t, admin).post('/api-keys', body, { headers: { 'X-Team': team.teamId } }),
         403,
         'FORBIDDEN',
       );
