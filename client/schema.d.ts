@@ -1136,13 +1136,16 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The team's keys, never their secrets (admin members). */
+    /** The team's keys (team and publishable keys), never their secrets (admin members). */
     get: operations['listTeamApiKeys'];
     put?: never;
     /**
      * Mints a key of the team (admin members); the secret is shown once. `scopes`, `collections`
      *     and `allowedIps` limit it as for POST /api-keys; never beyond the admin's own key (403
-     *     SCOPE_ESCALATION).
+     *     SCOPE_ESCALATION). With `"kind": "publishable"`, `collections` (a list of names) and
+     *     `allowedOrigins`: a publishable key of the team, which reads only those collections of the
+     *     team through their `public.read` rule, from those origins (README "Publishable keys"); this
+     *     is how a team mints one (POST /api-keys mints a user's).
      */
     post: operations['createTeamApiKey'];
     delete?: never;
@@ -2123,6 +2126,13 @@ export interface components {
        */
       allowedIps?: string[] | null;
       /**
+       * @description A publishable key's browser origins, exactly as browsers send them (`https://shop.example.com`, `http://localhost:5173`: scheme, host, optional non-default port; no path, no `*`). Required for a publishable key (1 to API_KEY_MAX_ALLOWED_ORIGINS, 20), refused for other kinds. A request with the key and another `Origin` is refused (403) without CORS headers.
+       * @example [
+       *       "https://shop.example.com"
+       *     ]
+       */
+      allowedOrigins?: string[];
+      /**
        * @description Branch to bind the key to. For sub keys: the sub profile's branch (default: the request branch).
        * @example staging
        */
@@ -2148,6 +2158,11 @@ export interface components {
        * @example 2027-01-01T00:00:00Z
        */
       expiresAt?: string;
+      /**
+       * @description `publishable`: a publishable key of the team, safe in a web page (README "Publishable keys"): it reads only the listed `collections` of the team through their `public.read` rule, from `allowedOrigins`. Absent: a team key.
+       * @enum {string}
+       */
+      kind?: 'publishable';
       /**
        * @description A label to tell keys apart.
        * @example ci pipeline

@@ -58,21 +58,19 @@ function scopeFilter(scope: KeyScope): { subject: string; branch?: string } {
 }
 
 /**
- * The keys of a tenant, as a filter and as the same test on a cached key: a user's root and sub
- * keys (by subject), or a team's keys (by team id).
+ * The keys of a tenant, as a filter and as the same test on a cached key: a user's root, sub and
+ * publishable keys (by subject), or a team's team and publishable keys (by team id; a user's keys
+ * hold an empty team id, a team's an empty subject).
  */
 function keysOf(tenant: Tenant): {
-  filter: { subject: string } | { kind: 'team'; teamId: string };
+  filter: { subject: string } | { teamId: string };
   matches: (key: ApiKeyRecord) => boolean;
 } {
   switch (tenant.kind) {
     case 'user':
       return { filter: { subject: tenant.id }, matches: (key) => key.subject === tenant.id };
     case 'team':
-      return {
-        filter: { kind: 'team', teamId: tenant.id },
-        matches: (key) => key.kind === 'team' && key.teamId === tenant.id,
-      };
+      return { filter: { teamId: tenant.id }, matches: (key) => key.teamId === tenant.id };
   }
 }
 
@@ -209,7 +207,7 @@ export class ApiKeyRepository implements OnModuleInit {
     return result.deletedCount;
   }
 
-  /** Deletes every key of a user (root and sub keys) or of a team; how many there were. */
+  /** Deletes every key of a user or of a team (keysOf); how many there were. */
   async deleteAllOf(tenant: Tenant): Promise<number> {
     // An empty id would name every key of the other kind.
     if (tenant.id === '') throw new Error('deleteAllOf needs a subject or a team id');
@@ -219,19 +217,21 @@ export class ApiKeyRepository implements OnModuleInit {
     return result.deletedCount;
   }
 
+  /** The team's keys: team keys and the publishable keys it minted. */
   async listForTeam(teamId: string): Promise<ApiKeyRecord[]> {
+    if (teamId === '') return [];
     const docs = await this.keys
-      .find({ kind: 'team', teamId })
+      .find(keysOf({ kind: 'team', id: teamId }).filter)
       .sort({ createdAt: 1 })
       .lean<ApiKeyDocument[]>()
       .exec();
     return docs.map(toRecord);
   }
 
-  /** Deletes a team key of the team; false when the team has no such key. */
+  /** Deletes a key of the team (team or publishable); false when the team has no such key. */
   async deleteForTeam(teamId: string, id: string): Promise<boolean> {
     if (!isObjectIdHex(id) || teamId === '') return false;
-    const result = await this.keys.deleteOne({ _id: id, kind: 'team', teamId }).exec();
+    const result = await this.keys.deleteOne({ _id: id, teamId }).exec();
     this.cache.forget((key) => key.id === id);
     return result.deletedCount === 1;
   }
@@ -246,13 +246,10 @@ export class ApiKeyRepository implements OnModuleInit {
     return doc ? toRecord(doc) : null;
   }
 
-  /** The team key with this id, if the team has it. */
+  /** The key of the team (team or publishable) with this id, if the team has it. */
   async findForTeam(teamId: string, id: string): Promise<ApiKeyRecord | null> {
     if (!isObjectIdHex(id) || teamId === '') return null;
-    const doc = await this.keys
-      .findOne({ _id: id, kind: 'team', teamId })
-      .lean<ApiKeyDocument>()
-      .exec();
+    const doc = await this.keys.findOne({ _id: id, teamId }).lean<ApiKeyDocument>().exec();
     return doc ? toRecord(doc) : null;
   }
 

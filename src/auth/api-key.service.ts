@@ -50,10 +50,20 @@ export interface CreateKeyRequest extends GrantRequest {
   expiresAt?: Date;
 }
 
-/** The fields of a team key's request (POST /teams/{id}/api-keys). */
+/**
+ * The fields of a team key's request (POST /teams/{id}/api-keys): a team key, or with `"kind":
+ * "publishable"` a publishable key reading the team's collections.
+ */
 export type CreateTeamKeyRequest = Pick<
   CreateKeyRequest,
-  'name' | 'branch' | 'expiresAt' | 'scopes' | 'collections' | 'allowedIps'
+  | 'kind'
+  | 'allowedOrigins'
+  | 'name'
+  | 'branch'
+  | 'expiresAt'
+  | 'scopes'
+  | 'collections'
+  | 'allowedIps'
 >;
 
 /** POST …/rotate: how long the old secret keeps working (s); 0 when absent. */
@@ -127,7 +137,8 @@ export class ApiKeyService {
 
   /**
    * A further key of a team (an admin member asks): optionally named, bound to a branch and
-   * expiring, like a root key from POST /api-keys.
+   * expiring, like a root key from POST /api-keys; with `"kind": "publishable"` a publishable
+   * key of the team (its tenant is the team), checked as a user's.
    */
   async createForTeam(
     teamId: string,
@@ -135,6 +146,9 @@ export class ApiKeyService {
     caller: CallerLimits,
   ): Promise<IssuedKey> {
     refusePastExpiry(request.expiresAt);
+    if (request.kind === 'publishable')
+      return this.issuePublishable({ teamId }, request.branch ?? null, request, caller);
+    refuseAllowedOrigins(request);
     const grant = this.grantWithin(request, caller);
     return this.issue({
       kind: 'team',
@@ -158,6 +172,7 @@ export class ApiKeyService {
     return this.replace(key, request, caller);
   }
 
+  /** The team's keys: its team keys and its publishable keys. */
   listForTeam(teamId: string): Promise<ApiKeyRecord[]> {
     return this.keys.listForTeam(teamId);
   }
@@ -179,22 +194,13 @@ export class ApiKeyService {
   ): Promise<IssuedKey> {
     const { subject } = manager;
     refusePastExpiry(request.expiresAt);
-    if (request.kind === 'publishable') {
-      const publishable = publishableKeyOf(request, this.bounds);
-      const grant = this.grantWithin(
-        { ...publishable.grant, expiresAt: request.expiresAt },
+    if (request.kind === 'publishable')
+      return this.issuePublishable(
+        { subject },
+        branchOfNewKey(manager, request.branch, null),
+        request,
         caller,
       );
-      return this.issue({
-        kind: 'publishable',
-        subject,
-        name: request.name ?? '',
-        expiresAt: request.expiresAt ?? null,
-        branch: branchOfNewKey(manager, request.branch, null),
-        grant,
-        allowedOrigins: publishable.allowedOrigins,
-      });
-    }
     refuseAllowedOrigins(request);
     const grant = this.grantWithin(request, caller);
     const hasClient = request.clientId !== undefined;
@@ -320,6 +326,29 @@ export class ApiKeyService {
       throw new ApiKeyNotFoundError(key.id);
     }
     return { ...issued, previousExpiresAt: until };
+  }
+
+  /**
+   * A publishable key of a user (`subject`) or of a team (`teamId`): its collections and origins
+   * checked (publishable-key.ts), its grant within the calling key's.
+   */
+  private issuePublishable(
+    owner: { subject: string } | { teamId: string },
+    branch: string | null,
+    request: CreateKeyRequest,
+    caller: CallerLimits,
+  ): Promise<IssuedKey> {
+    const publishable = publishableKeyOf(request, this.bounds);
+    const grant = this.grantWithin({ ...publishable.grant, expiresAt: request.expiresAt }, caller);
+    return this.issue({
+      kind: 'publishable',
+      ...owner,
+      name: request.name ?? '',
+      expiresAt: request.expiresAt ?? null,
+      branch,
+      grant,
+      allowedOrigins: publishable.allowedOrigins,
+    });
   }
 
   /**

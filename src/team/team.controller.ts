@@ -48,7 +48,7 @@ export class TeamController {
     return (await this.teams.teamsOf(principal.subject)).map((team) => MyTeamDto.from(team));
   }
 
-  /** The team's keys, never their secrets (admin members). */
+  /** The team's keys (team and publishable keys), never their secrets (admin members). */
   @Get(':id/api-keys')
   @NeedsScope('keys:manage')
   @ApiOkResponse({ type: [ApiKeyDto] })
@@ -63,7 +63,10 @@ export class TeamController {
   /**
    * Mints a key of the team (admin members); the secret is shown once. `scopes`, `collections`
    * and `allowedIps` limit it as for POST /api-keys; never beyond the admin's own key (403
-   * SCOPE_ESCALATION).
+   * SCOPE_ESCALATION). With `"kind": "publishable"`, `collections` (a list of names) and
+   * `allowedOrigins`: a publishable key of the team, which reads only those collections of the
+   * team through their `public.read` rule, from those origins (README "Publishable keys"); this
+   * is how a team mints one (POST /api-keys mints a user's).
    */
   @Post(':id/api-keys')
   @NeedsScope('keys:manage')

@@ -4,8 +4,15 @@ import type { Browser } from 'playwright-core';
 import { RATE_LIMIT_COLLECTION } from '../../src/rate-limit/rate-limit-hits';
 import { createTestApp, type TestApp } from '../support/app';
 import { launchChromium } from '../support/console-browser';
-import { createSubKey, createUser, type TestUser } from '../support/factories';
-import { as } from '../support/http';
+import {
+  addTeamMember,
+  createSubKey,
+  createTeam,
+  createUser,
+  type TestTeam,
+  type TestUser,
+} from '../support/factories';
+import { as, asOperator } from '../support/http';
 import { expectInvalid, expectProblem } from '../support/problems';
 import { SseClient } from '../support/sse';
 import { until } from '../support/until';
@@ -454,6 +461,158 @@ describe('publishable keys', () => {
         return second.status === 200;
       });
       second?.close();
+    });
+  });
+
+  describe('minted by a team', () => {
+    let team: TestTeam;
+    let admin: TestUser;
+    const keysOf = (teamId: string) => `/teams/${teamId}/api-keys`;
+
+    async function mintForTeam(
+      body: Record<string, unknown>,
+      teamId: string = team.teamId,
+    ): Promise<IssuedKey> {
+      const res = await as(t, admin)
+        .post(keysOf(teamId), { kind: 'publishable', ...body })
+        .expect(200);
+      return res.body as IssuedKey;
+    }
+
+    beforeAll(async () => {
+      team = await createTeam(t);
+      admin = await createUser(t);
+      await addTeamMember(t, team, admin, 'admin');
+      // The team's catalogue, read through its public.read rule …
+      for (const item of [
+        { title: 'team shown', published: true, cost: 3 },
+        { title: 'team unlisted', published: false, cost: 4 },
+      ])
+        await as(t, team).post('/data/catalogue', { item }).expect(200);
+      await setAccessRules(t, team, 'catalogue', {
+        public: { read: { filter: { published: true } } },
+        protectedFields: { public: ['cost'] },
+      });
+      // … and the admin's own catalogue, which a key of the team never reads.
+      await as(t, admin)
+        .post('/data/catalogue', { item: { title: 'admin own', published: true } })
+        .expect(200);
+      await setAccessRules(t, admin, 'catalogue', { public: { read: 'all' } });
+    });
+
+    it('is minted by an admin member, checked as for users, and listed with its kind and origins', async () => {
+      const issued = await mintForTeam({
+        name: 'team shop',
+        collections: ['catalogue'],
+        allowedOrigins: [SHOP],
+      });
+      expect(issued.key).toMatchObject({
+        kind: 'publishable',
+        scopes: ['data:read', 'events:read'],
+        collections: { catalogue: 'read' },
+        allowedOrigins: [SHOP],
+      });
+      const listed = (await as(t, admin).get(keysOf(team.teamId)).expect(200))
+        .body as IssuedKey['key'][];
+      expect(listed.find((k) => k.id === issued.key.id)).toMatchObject({
+        kind: 'publishable',
+        allowedOrigins: [SHOP],
+      });
+      // Not among the admin's own keys: it is the team's.
+      const own = (await as(t, admin).get('/api-keys').expect(200)).body as IssuedKey['key'][];
+      expect(own.map((k) => k.id)).not.toContain(issued.key.id);
+
+      expectInvalid(
+        await as(t, admin).post(keysOf(team.teamId), { kind: 'publishable' }),
+        'collections',
+        'allowedOrigins',
+      );
+      expectInvalid(
+        await as(t, admin).post(keysOf(team.teamId), {
+          kind: 'publishable',
+          collections: ['notes*'],
+          allowedOrigins: ['https://shop.example.com/app'],
+          scopes: ['data:write'],
+        }),
+        'collections[0]',
+        'allowedOrigins[0]',
+        'scopes',
+      );
+      // Origins are for a publishable key only, on a team's route as on POST /api-keys.
+      expectInvalid(
+        await as(t, admin).post(keysOf(team.teamId), { allowedOrigins: [SHOP] }),
+        'allowedOrigins',
+      );
+      // The team's route is the way: neither a team key nor a member acting for the team
+      // (X-Team) calls POST /api-keys.
+      const body = { kind: 'publishable', collections: ['catalogue'], allowedOrigins: [SHOP] };
+      expectProblem(await as(t, team).post('/api-keys', body), 403, 'FORBIDDEN');
+      expectProblem(
+        await as(t, admin).post('/api-keys', body, { headers: { 'X-Team': team.teamId } }),
+        403,
+        'FORBIDDEN',
+      );
+    });
+
+    it("reads the team's collection through its public.read rule, never the admin's own of the same name", async () => {
+      const key = await mintForTeam({ collections: ['catalogue'], allowedOrigins: [SHOP] });
+      const res = await as(t, key)
+        .get('/data/catalogue', { headers: { Origin: SHOP } })
+        .expect(200);
+      expect(res.headers['access-control-allow-origin']).toBe(SHOP);
+      const items = res.body as Record<string, unknown>[];
+      expect(items.map((i) => i.title)).toEqual(['team shown']);
+      expect(items[0]).not.toHaveProperty('cost');
+      expectProblem(
+        await as(t, key).post('/data/catalogue', { item: { title: 'x' } }),
+        403,
+        'FORBIDDEN',
+      );
+    });
+
+    it('rotates with its kind, collections and origins, and stops at once when revoked', async () => {
+      const issued = await mintForTeam({ collections: ['catalogue'], allowedOrigins: [SHOP] });
+      const rotated = await as(t, admin)
+        .post(`${keysOf(team.teamId)}/${issued.key.id}/rotate`, {})
+        .expect(200);
+      expect(rotated.body.key).toMatchObject({
+        kind: 'publishable',
+        collections: { catalogue: 'read' },
+        allowedOrigins: [SHOP],
+        scopes: ['data:read', 'events:read'],
+      });
+      expectProblem(await as(t, issued).get('/data/catalogue'), 401, 'UNAUTHENTICATED');
+      const fresh = { apiKey: rotated.body.apiKey as string };
+      const count = await as(t, fresh).get('/data/catalogue/count').expect(200);
+      expect(count.body.count).toBe(1);
+      await as(t, admin)
+        .delete(`${keysOf(team.teamId)}/${rotated.body.key.id as string}`)
+        .expect(204);
+      expectProblem(await as(t, fresh).get('/data/catalogue'), 401, 'UNAUTHENTICATED');
+      const listed = (await as(t, admin).get(keysOf(team.teamId)).expect(200))
+        .body as IssuedKey['key'][];
+      expect(listed.map((k) => k.id)).not.toContain(rotated.body.key.id);
+    });
+
+    it('goes with the team when the team is erased', async () => {
+      const erased = await createTeam(t);
+      await addTeamMember(t, erased, admin, 'admin');
+      await as(t, erased)
+        .post('/data/catalogue', { item: { title: 'erased' } })
+        .expect(200);
+      await setAccessRules(t, erased, 'catalogue', { public: { read: 'all' } });
+      const key = await mintForTeam(
+        { collections: ['catalogue'], allowedOrigins: [SHOP] },
+        erased.teamId,
+      );
+      // Read once: the key is in this instance's key cache, which must forget it too.
+      await as(t, key).get('/data/catalogue/count').expect(200);
+      await asOperator(t).delete(`/admin/teams/${erased.teamId}`).expect(202);
+      expectProblem(await as(t, key).get('/data/catalogue/count'), 401, 'UNAUTHENTICATED');
+      const stored = await t.connection
+        .collection('api_keys')
+        .countDocuments({ teamId: erased.teamId });
+      expect(stored).toBe(0);
     });
   });
 

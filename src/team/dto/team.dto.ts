@@ -1,6 +1,7 @@
-import { ApiProperty, PickType } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, PickType } from '@nestjs/swagger';
 import { CreateApiKeyDto } from '../../auth/dto/api-key.dto';
 import { IsIn } from 'class-validator';
+import { OptionalField } from '../../common/dto';
 import { JsonObjectBody } from '../../common/http/validation';
 import type { TeamMembership } from '../team-membership.repository';
 import { TEAM_ROLES, type TeamRole } from '../team-membership.schema';
@@ -71,12 +72,27 @@ export class PutTeamMemberDto {
   role!: TeamRole;
 }
 
-/** Body of POST /teams/{id}/api-keys: a team key, optionally named, bound, expiring and limited. */
+/**
+ * Body of POST /teams/{id}/api-keys: a team key, optionally named, bound, expiring and limited;
+ * or with `"kind": "publishable"`, `collections` (names) and `allowedOrigins` a publishable key
+ * reading the team's collections.
+ */
 export class CreateTeamApiKeyDto extends PickType(CreateApiKeyDto, [
+  'kind',
+  'allowedOrigins',
   'name',
   'branch',
   'expiresAt',
   'scopes',
   'collections',
   'allowedIps',
-] as const) {}
+] as const) {
+  @OptionalField()
+  @IsIn(['publishable'])
+  @ApiPropertyOptional({
+    enum: ['publishable'],
+    description:
+      '`publishable`: a publishable key of the team, safe in a web page (README "Publishable keys"): it reads only the listed `collections` of the team through their `public.read` rule, from `allowedOrigins`. Absent: a team key.',
+  })
+  override kind?: 'publishable';
+}
