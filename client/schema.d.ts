@@ -1251,7 +1251,7 @@ export type webhooks = Record<string, never>;
 export interface components {
   schemas: {
     AccessRulesDocumentDto: {
-      /** @description Field paths (dotted, not _id nor a timestamp) that sub keys and publishable keys never see and may not name in filters, sorts, projections, cursors, aggregates or live filters (400 PROTECTED_FIELD) nor write (403 ACCESS_RULE); at most 64 per class */
+      /** @description Field paths (dotted, not _id nor a timestamp) that sub keys and publishable keys never see and may not name in filters, sorts, projections, cursors, aggregates or live filters (400 PROTECTED_FIELD) nor write (403 ACCESS_RULE); at most ACCESS_MAX_PROTECTED_FIELDS (default 64) per class */
       protectedFields?: {
         public: string[];
         sub: string[];
@@ -1411,7 +1411,7 @@ export interface components {
        * @example 2026-11-29T10:00:00.000Z
        */
       changedAt: string | null;
-      /** @description Field paths (dotted, not _id nor a timestamp) that sub keys and publishable keys never see and may not name in filters, sorts, projections, cursors, aggregates or live filters (400 PROTECTED_FIELD) nor write (403 ACCESS_RULE); at most 64 per class */
+      /** @description Field paths (dotted, not _id nor a timestamp) that sub keys and publishable keys never see and may not name in filters, sorts, projections, cursors, aggregates or live filters (400 PROTECTED_FIELD) nor write (403 ACCESS_RULE); at most ACCESS_MAX_PROTECTED_FIELDS (default 64) per class */
       protectedFields?: {
         public: string[];
         sub: string[];
@@ -3655,7 +3655,7 @@ export interface components {
       [key: string]: unknown;
     };
     PutAccessRulesDto: {
-      /** @description Field paths (dotted, not _id nor a timestamp) that sub keys and publishable keys never see and may not name in filters, sorts, projections, cursors, aggregates or live filters (400 PROTECTED_FIELD) nor write (403 ACCESS_RULE); at most 64 per class */
+      /** @description Field paths (dotted, not _id nor a timestamp) that sub keys and publishable keys never see and may not name in filters, sorts, projections, cursors, aggregates or live filters (400 PROTECTED_FIELD) nor write (403 ACCESS_RULE); at most ACCESS_MAX_PROTECTED_FIELDS (default 64) per class */
       protectedFields?: {
         public?: string[];
         sub?: string[];
@@ -9969,7 +9969,7 @@ export interface operations {
           'application/json': components['schemas']['AccessRulesDto'];
         };
       };
-      /** @description VALIDATION_FAILED (each wrong member named: a rule, a filter beyond FILTER_MAX_CONDITIONS or FILTER_MAX_IN_VALUES, an unknown caller constant, a protected field path, more than MAX_PROTECTED_FIELDS), bad collection name; INVALID_BRANCH: X-Branch is not a valid branch name */
+      /** @description VALIDATION_FAILED (each wrong member named: a rule, a filter beyond FILTER_MAX_CONDITIONS or FILTER_MAX_IN_VALUES, an unknown caller constant, a protected field path, more than ACCESS_MAX_PROTECTED_FIELDS), bad collection name; INVALID_BRANCH: X-Branch is not a valid branch name */
       400: {
         headers: {
           /** @description Requests allowed per window for this key */

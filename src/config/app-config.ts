@@ -140,6 +140,8 @@ export interface AppConfig {
     /** Conditions in one data filter (query string or body), and values in one `in`/`nin`. */
     filterMaxConditions: number;
     filterMaxInValues: number;
+    /** Protected fields per caller class in one collection's access rules. */
+    accessMaxProtectedFields: number;
     /** Groups one data aggregate answers with before it says it was cut. */
     aggregateMaxGroups: number;
     /** Items in one bulk create. */
@@ -323,6 +325,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       dataMaxDepth: limits.DATA_MAX_DEPTH,
       filterMaxConditions: limits.FILTER_MAX_CONDITIONS,
       filterMaxInValues: limits.FILTER_MAX_IN_VALUES,
+      accessMaxProtectedFields: limits.ACCESS_MAX_PROTECTED_FIELDS,
       aggregateMaxGroups: limits.AGGREGATE_MAX_GROUPS,
       bulkMaxItems: limits.BULK_MAX_ITEMS,
       importMaxLineBytes: limits.IMPORT_MAX_LINE_BYTES,

@@ -21,8 +21,9 @@ let api: Client;
 beforeAll(async () => {
   t = await createTestApp(__filename, {
     REGISTRY_CACHE_MS: String(REGISTRY_CACHE_MS),
-    MAX_COLLECTIONS: '12',
+    MAX_COLLECTIONS: '13',
     FILTER_MAX_CONDITIONS: '3',
+    ACCESS_MAX_PROTECTED_FIELDS: '4',
   });
   user = await createUser(t);
   api = as(t, user);
@@ -188,8 +189,11 @@ describe('GET, PUT and DELETE /data/{c}/access', () => {
       sub: { read: { filter: { a: 1, b: 2, c: 3, d: 4 } } },
     });
     expectProblem(tooMany, 400, 'VALIDATION_FAILED');
+    // ACCESS_MAX_PROTECTED_FIELDS=4 here: four are taken, five are refused.
+    const fields = (n: number) => Array.from({ length: n }, (_, i) => `f${i}`);
+    await api.put('/data/fields/access', { protectedFields: { public: fields(4) } }).expect(200);
     const tooManyFields = await api.put('/data/checked/access', {
-      protectedFields: { sub: Array.from({ length: 65 }, (_, i) => `f${i}`) },
+      protectedFields: { sub: fields(5) },
     });
     expectInvalid(tooManyFields, 'protectedFields.sub');
     expectProblem(await api.put('/data/checked/access', { sub: null }), 400, 'VALIDATION_FAILED');

@@ -92,6 +92,13 @@ export class LimitsVariables {
   @Max(10_000)
   FILTER_MAX_IN_VALUES = 100;
 
+  /** Protected fields one collection's access rules may name, per caller class (sub, public). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  ACCESS_MAX_PROTECTED_FIELDS = 64;
+
   @Type(() => Number)
   @IsInt()
   @Min(1)

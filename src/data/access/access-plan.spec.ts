@@ -21,7 +21,7 @@ const sub: CustomerPrincipal = {
   branch: 'main',
   boundBranch: null,
 };
-const limits = { maxConditions: 20, maxInValues: 100 };
+const limits = { maxConditions: 20, maxInValues: 100, maxProtectedFields: 64 };
 
 function entryOf(body: unknown) {
   const { document } = readAccessRules(body, limits);

@@ -71,7 +71,7 @@ const FULL_PLAN: AccessPlan = Object.freeze({
 });
 
 /** Stored rules are read with generous limits: they were checked against the limits of their PUT. */
-const STORED_LIMITS = { maxConditions: 1_000, maxInValues: 10_000 };
+const STORED_LIMITS = { maxConditions: 1_000, maxInValues: 10_000, maxProtectedFields: 1_000 };
 
 const DEFAULT_COMPILED = readAccessRules(DEFAULT_ACCESS_RULES, STORED_LIMITS).compiled;
 

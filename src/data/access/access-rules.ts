@@ -41,8 +41,10 @@ export const DEFAULT_ACCESS_RULES: AccessRulesDocument = Object.freeze({
 export const CALLER_CONSTANTS = ['$caller.accountId', '$caller.clientId'] as const;
 export type CallerConstant = (typeof CALLER_CONSTANTS)[number];
 
-/** At most this many protected fields per caller class. */
-export const MAX_PROTECTED_FIELDS = 64;
+/** The limits a PUT of rules is read under: the filter limits and ACCESS_MAX_PROTECTED_FIELDS. */
+export interface AccessRulesLimits extends FilterLimits {
+  maxProtectedFields: number;
+}
 
 export const SUB_OPERATIONS = ['read', 'create', 'update', 'delete'] as const;
 export type AccessOperation = (typeof SUB_OPERATIONS)[number];
@@ -125,14 +127,22 @@ function readRule(
   return { kind: 'filter', conditions, usesCaller };
 }
 
-function readProtectedFields(value: unknown, field: string, errors: FieldError[]): string[] {
+function readProtectedFields(
+  value: unknown,
+  field: string,
+  max: number,
+  errors: FieldError[],
+): string[] {
   if (value === undefined) return [];
   if (!Array.isArray(value)) {
     errors.push({ field, message: 'must be an array of field paths' });
     return [];
   }
-  if (value.length > MAX_PROTECTED_FIELDS)
-    errors.push({ field, message: `must have at most ${MAX_PROTECTED_FIELDS} entries` });
+  if (value.length > max)
+    errors.push({
+      field,
+      message: `must have at most ${max} entries (ACCESS_MAX_PROTECTED_FIELDS)`,
+    });
   const paths: string[] = [];
   value.forEach((path, at) => {
     const problem = typeof path === 'string' ? fieldPathProblem(path) : 'must be a string';
@@ -172,7 +182,7 @@ function readMembers(
  */
 export function readAccessRules(
   body: unknown,
-  limits: FilterLimits,
+  limits: AccessRulesLimits,
 ): { document: AccessRulesDocument; compiled: CompiledAccessRules } {
   const errors: FieldError[] = [];
   const top = readMembers(body ?? {}, 'body', ['sub', 'public', 'protectedFields'], errors);
@@ -188,8 +198,18 @@ export function readAccessRules(
     },
     public: { read: (pub.read ?? DEFAULT_ACCESS_RULES.public.read) as AccessRule },
     protectedFields: {
-      sub: readProtectedFields(hidden.sub, 'protectedFields.sub', errors),
-      public: readProtectedFields(hidden.public, 'protectedFields.public', errors),
+      sub: readProtectedFields(
+        hidden.sub,
+        'protectedFields.sub',
+        limits.maxProtectedFields,
+        errors,
+      ),
+      public: readProtectedFields(
+        hidden.public,
+        'protectedFields.public',
+        limits.maxProtectedFields,
+        errors,
+      ),
     },
   };
   const compiledSub = {} as Record<AccessOperation, RuleTemplate>;

@@ -126,7 +126,7 @@ export class AccessRulesController {
   @ApiBadRequestResponse({
     type: ProblemDto,
     description:
-      'VALIDATION_FAILED (each wrong member named: a rule, a filter beyond FILTER_MAX_CONDITIONS or FILTER_MAX_IN_VALUES, an unknown caller constant, a protected field path, more than MAX_PROTECTED_FIELDS), bad collection name',
+      'VALIDATION_FAILED (each wrong member named: a rule, a filter beyond FILTER_MAX_CONDITIONS or FILTER_MAX_IN_VALUES, an unknown caller constant, a protected field path, more than ACCESS_MAX_PROTECTED_FIELDS), bad collection name',
   })
   @ApiConflictResponse({ type: ProblemDto, description: 'COLLECTION_QUOTA_EXCEEDED' })
   @CHANGE_ANSWERS

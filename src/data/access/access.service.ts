@@ -8,8 +8,9 @@ import { CollectionRegistryRepository } from '../collections/collection-registry
 import type { RegisteredCollection } from '../collections/registered-collection';
 import { CollectionsService } from '../collections/collections.service';
 import { CollectionNotFoundError } from '../data.errors';
-import { filterLimits, type FilterLimits } from '../query/filter-operators';
+import { filterLimits } from '../query/filter-operators';
 import {
+  type AccessRulesLimits,
   accessRulesTag,
   DEFAULT_ACCESS_RULES,
   readAccessRules,
@@ -37,7 +38,7 @@ export interface AccessRulesView {
  */
 @Injectable()
 export class AccessRulesService {
-  private readonly limits: FilterLimits;
+  private readonly limits: AccessRulesLimits;
 
   constructor(
     private readonly collections: CollectionsService,
@@ -45,7 +46,10 @@ export class AccessRulesService {
     private readonly queue: FallbackWriteQueue,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
-    this.limits = filterLimits(config.limits);
+    this.limits = {
+      ...filterLimits(config.limits),
+      maxProtectedFields: config.limits.accessMaxProtectedFields,
+    };
   }
 
   /** The rules of an existing collection (404 COLLECTION_NOT_FOUND when there is none). */

@@ -22,7 +22,11 @@ const sub: CustomerPrincipal = {
 };
 
 function planOf(body: unknown) {
-  const { document } = readAccessRules(body, { maxConditions: 20, maxInValues: 100 });
+  const { document } = readAccessRules(body, {
+    maxConditions: 20,
+    maxInValues: 100,
+    maxProtectedFields: 64,
+  });
   const entry = { rules: { access: { text: JSON.stringify(document), changedAt: new Date() } } };
   return accessPlanOf(sub, entry, 'userId');
 }

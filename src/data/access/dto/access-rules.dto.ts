@@ -3,7 +3,7 @@ import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec
 import { OptionalField } from '../../../common/dto';
 import { FreeFormMember } from '../../../common/http/validation';
 import { BODY_FILTER_CONDITION } from '../../items/dto/data-item.dto';
-import { CALLER_CONSTANTS, MAX_PROTECTED_FIELDS, type AccessRulesDocument } from '../access-rules';
+import { CALLER_CONSTANTS, type AccessRulesDocument } from '../access-rules';
 import type { AccessRulesView } from '../access.service';
 
 /** One operation's rule: `own`, `all`, `none`, or `{filter}` (a body filter). */
@@ -48,14 +48,13 @@ const PUBLIC_RULES: SchemaObject = {
 const FIELD_LIST: SchemaObject = {
   type: 'array',
   items: { type: 'string' },
-  maxItems: MAX_PROTECTED_FIELDS,
   uniqueItems: true,
 };
 
 const PROTECTED_FIELDS: SchemaObject = {
   type: 'object',
   additionalProperties: false,
-  description: `Field paths (dotted, not _id nor a timestamp) that sub keys and publishable keys never see and may not name in filters, sorts, projections, cursors, aggregates or live filters (400 PROTECTED_FIELD) nor write (403 ACCESS_RULE); at most ${MAX_PROTECTED_FIELDS} per class`,
+  description: `Field paths (dotted, not _id nor a timestamp) that sub keys and publishable keys never see and may not name in filters, sorts, projections, cursors, aggregates or live filters (400 PROTECTED_FIELD) nor write (403 ACCESS_RULE); at most ACCESS_MAX_PROTECTED_FIELDS (default 64) per class`,
   properties: { sub: FIELD_LIST, public: FIELD_LIST },
 };
 
