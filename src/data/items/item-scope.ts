@@ -1,11 +1,6 @@
 import { type CustomerPrincipal, ownerValueOf } from '../../auth';
 import { ForbiddenError } from '../../common/errors';
-import {
-  ownerMatchScope,
-  pathCondition,
-  type ItemMatch,
-  type OwnerScope,
-} from '../query/data-query';
+import type { ItemMatch, OwnerScope } from '../query/data-query';
 import { type Condition } from '../query/filter-operators';
 import type { ItemListQuery } from '../query/data-requests';
 import { orderPaths } from '../query/list-plan';
@@ -36,20 +31,6 @@ export function assertOwnerFieldKept(
 ): void {
   if (principal.kind === 'sub' && Object.hasOwn(values, ownerField))
     throw new ForbiddenError(`A sub key cannot change the owner field '${ownerField}'.`);
-}
-
-/** What a write selects: the owner scope, the route's address and the body filter's conditions. */
-export function itemMatchOf(
-  principal: CustomerPrincipal,
-  ownerField: string,
-  address: ItemAddress,
-  conditions: Condition[],
-): ItemMatch {
-  const path = address ? [pathCondition(address.indexName, address.indexValue)] : [];
-  return {
-    scope: ownerMatchScope(ownerScopeOf(principal, ownerField)),
-    conditions: [...path, ...conditions],
-  };
 }
 
 /**
