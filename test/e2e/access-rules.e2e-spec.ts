@@ -197,6 +197,17 @@ describe('GET, PUT and DELETE /data/{c}/access', () => {
     });
     expectInvalid(tooManyFields, 'protectedFields.sub');
     expectProblem(await api.put('/data/checked/access', { sub: null }), 400, 'VALIDATION_FAILED');
+    // A PUT without a body is not a PUT of the defaults (`{}` is): 400, whatever If-Match says.
+    const bodiless = await t
+      .http()
+      .put('/data/checked/access')
+      .set('X-Api-Key', user.apiKey)
+      .set('If-Match', '"stale"');
+    expectProblem(bodiless, 400, 'VALIDATION_FAILED');
+    expectInvalid(
+      await api.put('/data/checked/access', { protectedFields: { public: [''] } }),
+      'protectedFields.public[0]',
+    );
     expect((await api.get('/data/checked/access').expect(200)).body.sub.read).toBe('all');
     expect(await eventTypes(api, 'checked')).toEqual(['created', 'updated']);
   });
@@ -255,6 +266,11 @@ describe('export and import', () => {
     expect(bad.results[0]).toMatchObject({ status: 400, code: 'VALIDATION_FAILED' });
     expect(JSON.stringify(bad.results[0])).toContain('sub.read');
     expectProblem(await as(t, other).get('/data/old2/access'), 404, 'COLLECTION_NOT_FOUND');
+    // Explicit null is a value, not "no rules": refused as rules it cannot have.
+    const nulled = resultsOf(
+      await importAs(t, other, [{ ...manifest, collections: [{ name: 'old3', access: null }] }]),
+    );
+    expect(nulled.results[0]).toMatchObject({ status: 400, code: 'VALIDATION_FAILED' });
   });
 
   it("a sub key's manifest may name only the rules the collection has (the defaults when it has none)", async () => {

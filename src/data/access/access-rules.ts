@@ -185,7 +185,8 @@ export function readAccessRules(
   limits: AccessRulesLimits,
 ): { document: AccessRulesDocument; compiled: CompiledAccessRules } {
   const errors: FieldError[] = [];
-  const top = readMembers(body ?? {}, 'body', ['sub', 'public', 'protectedFields'], errors);
+  // Explicit null is a value (and not rules), as anywhere else: only a missing body is empty.
+  const top = readMembers(body, 'body', ['sub', 'public', 'protectedFields'], errors);
   const sub = readMembers(top.sub, 'sub', SUB_OPERATIONS, errors);
   const pub = readMembers(top.public, 'public', ['read'], errors);
   const hidden = readMembers(top.protectedFields, 'protectedFields', ['sub', 'public'], errors);

@@ -69,6 +69,8 @@ export const FIELD_NAME_SCHEMA_PATTERN = `^${notAt(FIELD_NAME_RULES.reserved, '$
 export const OWNER_FIELD_SCHEMA_PATTERN = `^${notAt([...FIELD_NAME_RULES.reserved, ...MANAGED_FIELDS], '$')}${NAME_CHARACTER}{1,${MAX_FIELD_NAME_LENGTH}}$`;
 /** A dotted path (sort, index fields, item routes' indexName); at most 256 characters in all. */
 export const FIELD_PATH_SCHEMA_PATTERN = String.raw`^${PATH_SEGMENT}(?:\.${PATH_SEGMENT})*$`;
+/** A dotted path of the client's: not `_id`, a timestamp, or inside one (access rules' protected fields). */
+export const CLIENT_PATH_SCHEMA_PATTERN = String.raw`^${notAt(MANAGED_FIELDS, String.raw`(?:\.|$)`)}${PATH_SEGMENT}(?:\.${PATH_SEGMENT})*$`;
 
 /**
  * White space a database may trim from the ends of a sort or projection path segment (FerretDB

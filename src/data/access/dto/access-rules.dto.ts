@@ -1,8 +1,9 @@
 import { ApiProperty, ApiPropertyOptional, type ApiPropertyOptions } from '@nestjs/swagger';
 import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { OptionalField } from '../../../common/dto';
-import { FreeFormMember } from '../../../common/http/validation';
+import { FreeFormMember, JsonObjectBody } from '../../../common/http/validation';
 import { BODY_FILTER_CONDITION } from '../../items/dto/data-item.dto';
+import { CLIENT_PATH_SCHEMA_PATTERN, MAX_FIELD_NAME_LENGTH } from '../../query/json-guard';
 import { CALLER_CONSTANTS, type AccessRulesDocument } from '../access-rules';
 import type { AccessRulesView } from '../access.service';
 
@@ -47,8 +48,7 @@ const PUBLIC_RULES: SchemaObject = {
 
 const FIELD_LIST: SchemaObject = {
   type: 'array',
-  items: { type: 'string' },
-  uniqueItems: true,
+  items: { type: 'string', pattern: CLIENT_PATH_SCHEMA_PATTERN, maxLength: MAX_FIELD_NAME_LENGTH },
 };
 
 const PROTECTED_FIELDS: SchemaObject = {
@@ -86,6 +86,7 @@ export const HIDDEN_FIELDS_EXAMPLE = {
  * left out take the defaults: sub `own` for every operation, public `none`, nothing protected.
  * Checked in full by readAccessRules (400 VALIDATION_FAILED naming every wrong member).
  */
+@JsonObjectBody()
 export class PutAccessRulesDto {
   @OptionalField()
   @FreeFormMember()
