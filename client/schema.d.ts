@@ -1259,7 +1259,7 @@ export interface components {
       /** @description What a publishable key may read; left out: `none`. Not `own` (a publishable key has no account); a caller constant matches nothing. A publishable key never writes. */
       public?: {
         read:
-          | ('own' | 'all' | 'none')
+          | ('all' | 'none')
           | {
               /** @description A body filter (as PUT /data/{c} with a filter takes it; at most FILTER_MAX_CONDITIONS conditions and FILTER_MAX_IN_VALUES values per list); a string value may be one of the caller's constants: $caller.accountId, $caller.clientId */
               filter: {
@@ -1419,7 +1419,7 @@ export interface components {
       /** @description What a publishable key may read; left out: `none`. Not `own` (a publishable key has no account); a caller constant matches nothing. A publishable key never writes. */
       public?: {
         read:
-          | ('own' | 'all' | 'none')
+          | ('all' | 'none')
           | {
               /** @description A body filter (as PUT /data/{c} with a filter takes it; at most FILTER_MAX_CONDITIONS conditions and FILTER_MAX_IN_VALUES values per list); a string value may be one of the caller's constants: $caller.accountId, $caller.clientId */
               filter: {
@@ -3663,7 +3663,7 @@ export interface components {
       /** @description What a publishable key may read; left out: `none`. Not `own` (a publishable key has no account); a caller constant matches nothing. A publishable key never writes. */
       public?: {
         read?:
-          | ('own' | 'all' | 'none')
+          | ('all' | 'none')
           | {
               /** @description A body filter (as PUT /data/{c} with a filter takes it; at most FILTER_MAX_CONDITIONS conditions and FILTER_MAX_IN_VALUES values per list); a string value may be one of the caller's constants: $caller.accountId, $caller.clientId */
               filter: {

@@ -197,6 +197,8 @@ describe('GET, PUT and DELETE /data/{c}/access', () => {
     });
     expectInvalid(tooManyFields, 'protectedFields.sub');
     expectProblem(await api.put('/data/checked/access', { sub: null }), 400, 'VALIDATION_FAILED');
+    // A member's null is not "left out" either.
+    expectInvalid(await api.put('/data/checked/access', { public: { read: null } }), 'public.read');
     // A PUT without a body is not a PUT of the defaults (`{}` is): 400, whatever If-Match says.
     const bodiless = await t
       .http()

@@ -85,6 +85,9 @@ DATA = (
     "GET /data/{collection}/explain",
 )
 
+# A collection's access rules hold body filters (docs/data.md, "Access rules").
+ACCESS = ("PUT /data/{collection}/access",)
+
 # The change feed's live queries take a list's filter and fields (docs/events.md).
 LIVE = ("GET /events", "GET /events/stream")
 ITEM_WRITES = (
@@ -135,6 +138,24 @@ EXCLUSIONS: tuple[Exclusion, ...] = (
         "or parameter require another.",
     ),
     Exclusion(
+        name="publishable-key-members",
+        operations=("POST /api-keys", "POST /teams/{id}/api-keys"),
+        status=400,
+        code="VALIDATION_FAILED",
+        field=r"^(scopes|clientId|accountId|collections(\[\d+\])?|allowedOrigins(\[\d+\])?)$",
+        message=r"^(is not for a publishable key|is only for a publishable key|must list at least "
+        r"one collection name|must name at most \d+ collections|must be a collection name"
+        r"|must hold 1 to \d+ origins|must be an origin as a browser sends it"
+        r"|collections must be an object)",
+        reason="`kind` decides which members a key takes: a publishable key needs `collections` "
+        "as a list of names and `allowedOrigins`, and refuses `scopes`, `clientId` and "
+        "`accountId`; another kind refuses `allowedOrigins` and takes `collections` as an object "
+        "of patterns (README, \"Publishable keys\"). "
+        "OpenAPI 3.0 cannot make one member's value decide which others are allowed. An origin "
+        "must be exactly what a browser sends (lower case, no default port, no path), which the "
+        "URL standard's parser decides, not a pattern the document could state.",
+    ),
+    Exclusion(
         name="cursor-names-sort-field",
         operations=("GET /data/{collection}", "GET /data/{collection}/explain", "GET /project"),
         status=400,
@@ -176,6 +197,21 @@ EXCLUSIONS: tuple[Exclusion, ...] = (
         "at most FILTER_MAX_CONDITIONS conditions over all its fields; the filter's fields are "
         "free-form keys, and OpenAPI 3.0 can neither give one key's value its own format nor "
         "count the operators of all keys together.",
+    ),
+    Exclusion(
+        name="access-rule-filters",
+        operations=ACCESS,
+        status=400,
+        code="VALIDATION_FAILED",
+        field=r"^(sub\.(read|create|update|delete)|public\.read)\.filter(\..*)?$",
+        message=r"^(must be an RFC 3339 timestamp.*|has \d+ conditions; at most \d+ are allowed"
+        r"|must list at most \d+ values|'.*' is not a caller constant: .*)$",
+        reason="A rule's filter is a body filter under the same rules as PUT /data/{collection}'s "
+        "(see filter-operands: timestamps for _createdAt/_updatedAt, FILTER_MAX_CONDITIONS over "
+        "all its fields), and a string value starting `$caller.` must be one of the caller's "
+        "constants; the filter's fields are free-form keys, and OpenAPI 3.0 can neither give one "
+        "key's value its own format, count the operators of all keys together, nor refuse a "
+        "prefix of a string while allowing two whole values that start with it.",
     ),
     Exclusion(
         name="if-match-with-multi",
@@ -232,7 +268,7 @@ EXCLUSIONS: tuple[Exclusion, ...] = (
     ),
     Exclusion(
         name="free-form-keys",
-        operations=DATA + PROFILE_JSON + LIVE,
+        operations=DATA + PROFILE_JSON + LIVE + ACCESS,
         # Keys of items, values, filters and cursors; never a documented parameter or member.
         status=400,
         code="VALIDATION_FAILED",
@@ -249,7 +285,7 @@ EXCLUSIONS: tuple[Exclusion, ...] = (
     ),
     Exclusion(
         name="free-form-budgets",
-        operations=DATA + PROFILE_JSON,
+        operations=DATA + PROFILE_JSON + ACCESS,
         status=400,
         code="VALIDATION_FAILED",
         field=r"^(?!(sort|authField|uniqueField|indexName|field|name)$)",
@@ -262,12 +298,13 @@ EXCLUSIONS: tuple[Exclusion, ...] = (
     ),
     Exclusion(
         name="nested-values-beyond-generation",
-        operations=DATA + PROFILE_JSON,
+        operations=DATA + PROFILE_JSON + ACCESS,
         status=400,
         code="VALIDATION_FAILED",
         # Two or more levels below the member: item.a.b, item.a[0], settings["a"]["b"].
         # A segment may be empty: the generated key itself can be "" (refused on its own too).
-        field=r'^(\d+\.)?[A-Za-z]+(\["(?:[^"\\]|\\.)*"\]|\.[^.\[]*|\[\d+\]){2,}$',
+        # A generated key may hold "[" itself: a dotted segment is anything up to the next dot.
+        field=r'^(\d+\.)?[A-Za-z]+(\["(?:[^"\\]|\\.)*"\]|\.[^.]*|\[\d+\]){2,}$',
         message=r"^(numbers must be integers|integers must be within .*|arrays are not allowed .*"
         r"|null is only allowed in updates|values must be strings|not a JSON value"
         r"|must not hold an array directly inside an array .*)$",

@@ -66,6 +66,9 @@ const COLLECTION_RULES = [
   'putDataExpiry',
   'getDataExpiry',
   'deleteDataExpiry',
+  'putDataAccess',
+  'getDataAccess',
+  'deleteDataAccess',
 ];
 
 const RUNS: readonly PrincipalRun[] = [
@@ -81,7 +84,7 @@ const RUNS: readonly PrincipalRun[] = [
     kind: 'sub',
     paths: '^/(profile|profiles|data|events|me|export|import|files)(/|$)',
     // Sub profiles are created and deleted, accounts erased and exported, indexes and
-    // collection statistics read, and collection rules (schema, expiry) kept, by root and team
+    // collection statistics read, and collection rules (schema, expiry, access) kept, by root and team
     // keys only.
     notOperations: [
       'createSubProfile',

@@ -175,6 +175,11 @@ function readMembers(
   return value;
 }
 
+/** A member left out takes the default; `null` is kept, to be refused as no rule. */
+function orDefault(value: unknown, fallback: AccessRule): AccessRule {
+  return (value === undefined ? fallback : value) as AccessRule;
+}
+
 /**
  * Reads a PUT body (members left out take the default: sub `own`, public `none`, no protected
  * fields) into the normalised document and its compiled form; 400 VALIDATION_FAILED naming
@@ -192,12 +197,12 @@ export function readAccessRules(
   const hidden = readMembers(top.protectedFields, 'protectedFields', ['sub', 'public'], errors);
   const document: AccessRulesDocument = {
     sub: {
-      read: (sub.read ?? DEFAULT_ACCESS_RULES.sub.read) as AccessRule,
-      create: (sub.create ?? DEFAULT_ACCESS_RULES.sub.create) as AccessRule,
-      update: (sub.update ?? DEFAULT_ACCESS_RULES.sub.update) as AccessRule,
-      delete: (sub.delete ?? DEFAULT_ACCESS_RULES.sub.delete) as AccessRule,
+      read: orDefault(sub.read, DEFAULT_ACCESS_RULES.sub.read),
+      create: orDefault(sub.create, DEFAULT_ACCESS_RULES.sub.create),
+      update: orDefault(sub.update, DEFAULT_ACCESS_RULES.sub.update),
+      delete: orDefault(sub.delete, DEFAULT_ACCESS_RULES.sub.delete),
     },
-    public: { read: (pub.read ?? DEFAULT_ACCESS_RULES.public.read) as AccessRule },
+    public: { read: orDefault(pub.read, DEFAULT_ACCESS_RULES.public.read) },
     protectedFields: {
       sub: readProtectedFields(
         hidden.sub,

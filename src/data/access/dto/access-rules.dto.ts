@@ -7,6 +7,20 @@ import { CLIENT_PATH_SCHEMA_PATTERN, MAX_FIELD_NAME_LENGTH } from '../../query/j
 import { CALLER_CONSTANTS, type AccessRulesDocument } from '../access-rules';
 import type { AccessRulesView } from '../access.service';
 
+const FILTER_RULE: SchemaObject = {
+  type: 'object',
+  required: ['filter'],
+  additionalProperties: false,
+  properties: {
+    filter: {
+      type: 'object',
+      additionalProperties: BODY_FILTER_CONDITION,
+      minProperties: 1,
+      description: `A body filter (as PUT /data/{c} with a filter takes it; at most FILTER_MAX_CONDITIONS conditions and FILTER_MAX_IN_VALUES values per list); a string value may be one of the caller's constants: ${CALLER_CONSTANTS.join(', ')}`,
+    },
+  },
+};
+
 /** One operation's rule: `own`, `all`, `none`, or `{filter}` (a body filter). */
 const RULE: SchemaObject = {
   oneOf: [
@@ -16,18 +30,19 @@ const RULE: SchemaObject = {
       description:
         "`own`: items whose owner field (`authField`, default `userId`) is the caller's account; `all`: every item; `none`: no item",
     },
+    FILTER_RULE,
+  ],
+};
+
+/** A publishable key's read rule: as a sub's, but never `own` (it has no account). */
+const PUBLIC_RULE: SchemaObject = {
+  oneOf: [
     {
-      type: 'object',
-      required: ['filter'],
-      additionalProperties: false,
-      properties: {
-        filter: {
-          type: 'object',
-          additionalProperties: BODY_FILTER_CONDITION,
-          description: `A body filter (as PUT /data/{c} with a filter takes it; at most FILTER_MAX_CONDITIONS conditions and FILTER_MAX_IN_VALUES values per list); a string value may be one of the caller's constants: ${CALLER_CONSTANTS.join(', ')}`,
-        },
-      },
+      type: 'string',
+      enum: ['all', 'none'],
+      description: '`all`: every item; `none`: no item',
     },
+    FILTER_RULE,
   ],
 };
 
@@ -43,7 +58,7 @@ const PUBLIC_RULES: SchemaObject = {
   additionalProperties: false,
   description:
     'What a publishable key may read; left out: `none`. Not `own` (a publishable key has no account); a caller constant matches nothing. A publishable key never writes.',
-  properties: { read: RULE },
+  properties: { read: PUBLIC_RULE },
 };
 
 const FIELD_LIST: SchemaObject = {
