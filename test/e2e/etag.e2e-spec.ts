@@ -547,13 +547,15 @@ describe('the OpenAPI document', () => {
     const ops = await operations();
     const takes = (header: string) => (op: Operation) =>
       (op.parameters ?? []).some((p) => p.in === 'header' && p.name === header);
-    const reads = ['getDataItem', 'getProfile', 'getProjectById', 'getSubProfile'];
+    const reads = ['getDataAccess', 'getDataItem', 'getProfile', 'getProjectById', 'getSubProfile'];
     const writes = [
       'addProfileGroup',
+      'deleteDataAccess',
       'deleteDataItem',
       'deleteDataItems',
       'deleteProject',
       'modifyDataItemArray',
+      'putDataAccess',
       'removeProfileGroup',
       'updateDataItem',
       'updateDataItems',
