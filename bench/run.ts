@@ -442,8 +442,11 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
             (c) => !options.only || options.only.includes(c.id),
           ),
         });
+  // `--only` names what runs: the cluster spread only when it names one of its comparisons.
+  const clustersNamed =
+    !options.only || options.only.some((id) => id === 'clusters-get' || id === 'clusters-post');
   const clusters =
-    oneThingOnly || options.costOnly
+    oneThingOnly || options.costOnly || !clustersNamed
       ? { runs: [], freeze: undefined }
       : await compareClusterSpread({
           settings: options.compare,
@@ -463,7 +466,11 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
 
   // On the main service, after the comparisons; a few large POSTs per case, one at a time.
   let health: HealthRun | undefined;
-  if (options.schemaOnly || options.healthOnly || (!oneThingOnly && !options.costOnly)) {
+  if (
+    options.schemaOnly ||
+    options.healthOnly ||
+    (!oneThingOnly && !options.costOnly && !options.only)
+  ) {
     const posts = options.smoke ? 2 : 5;
     log(`\n/health latency while hostile writes are validated: ${posts} POSTs per case`);
     health = await healthLatency(service, ctx.rootKey, { posts, log });
@@ -473,7 +480,7 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
   // Move time against tenant size and write rate (docs/deployment.md, "How long a move takes"),
   // on a database of its own: its instance names clusters a and b, and the main database's
   // placements name others.
-  const withMoves = !((oneThingOnly && !options.movesOnly) || options.costOnly);
+  const withMoves = !((oneThingOnly && !options.movesOnly) || options.costOnly || options.only);
   if (withMoves) state.movesDbName = `${dbName}_moves`;
   const moves =
     withMoves && state.movesDbName
@@ -489,7 +496,7 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
       : undefined;
 
   let tail: TailRun | undefined;
-  if (!oneThingOnly && !options.costOnly) {
+  if (!oneThingOnly && !options.costOnly && !options.only) {
     const seconds = options.smoke ? 1 : Math.max(5, options.duration);
     log(`\ntail latency: GET item by _id, ${TAIL_CONNECTIONS} connections, ${seconds} s`);
     tail = await tailLatency(
@@ -518,7 +525,8 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
     !options.liveOnly &&
     !options.filesOnly &&
     !options.movesOnly &&
-    !options.costOnly
+    !options.costOnly &&
+    !options.only
   ) {
     log(`\nchange feed fan-out: ${fanOutSize.clients} SSE clients, ${fanOutSize.events} events`);
     fanOut = await sseFanOut(service, ctx.rootKey, fanOutSize);
@@ -538,7 +546,8 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
     !options.fanOutOnly &&
     !options.filesOnly &&
     !options.movesOnly &&
-    !options.costOnly
+    !options.costOnly &&
+    !options.only
   ) {
     log(`\nlive queries: ${liveSize.streams} streams, ${liveSize.changes} changes`);
     live = await liveQueries(service, ctx.rootKey, db, liveSize);

@@ -76,7 +76,8 @@ const USAGE = `Usage: npm run bench [-- options]
                        per request next to the baseline and the old baseline; the goals of
                        GET by _id and POST)
   --only IDS           run only the comparisons with these ids (comma-separated, as in
-                       bench/lib/comparisons.ts: cost-item-by-id,cost-item-post,metrics,…)
+                       bench/lib/comparisons.ts: cost-item-by-id,cost-item-post,metrics,…, and
+                       clusters-get,clusters-post); nothing else of the comparisons run
   --schema-only        run the JSON Schema comparison only (POST with a 20-property schema vs none),
                        then the /health latency while hostile writes are validated
   --health-only        run the /health latency while hostile writes are validated only (POSTs of
