@@ -41,6 +41,8 @@ export interface AccessPlan {
   readonly delete: ItemScope;
   /** Field paths the caller never sees and may not name; empty for root and team keys. */
   readonly protectedFields: readonly string[];
+  /** The read rule is `own`: the caller reads the items its account owns (the feed selects by owner). */
+  readonly readByOwner: boolean;
 }
 
 /** The part of a registry entry the plan reads. */
@@ -68,6 +70,7 @@ const FULL_PLAN: AccessPlan = Object.freeze({
   update: EVERY_ITEM,
   delete: EVERY_ITEM,
   protectedFields: Object.freeze([]),
+  readByOwner: false,
 });
 
 /** Stored rules are read with generous limits: they were checked against the limits of their PUT. */
@@ -184,6 +187,7 @@ export function accessPlanOf(
       update: NO_ITEM,
       delete: NO_ITEM,
       protectedFields: compiled.protectedFields.public,
+      readByOwner: false,
     };
   const bind = (operation: AccessOperation): ItemScope =>
     bindRule(compiled.sub[operation], values, ownerField);
@@ -194,5 +198,6 @@ export function accessPlanOf(
     update: bind('update'),
     delete: bind('delete'),
     protectedFields: compiled.protectedFields.sub,
+    readByOwner: compiled.sub.read.kind === 'own',
   };
 }

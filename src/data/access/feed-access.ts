@@ -6,32 +6,10 @@ import { EventsService, type ItemReadAccess, type NamedPath } from '../../events
 import { CollectionRegistryRepository } from '../collections/collection-registry.repository';
 import { asStored } from '../query/live-filter';
 import { accessPlanOf, type AccessTarget } from './access-plan';
-import { DEFAULT_ACCESS_RULES, type AccessRule, type AccessRulesDocument } from './access-rules';
 import { refuseProtectedPaths, withoutProtected } from './protected-fields';
 
-/** Rule documents read per rules text, shared by every reader (rules texts are few). */
-const DOCUMENTS = new Map<string, AccessRulesDocument>();
-const DOCUMENTS_MAX = 1_000;
 /** Callers' read accesses kept (per caller and rules text). */
 const ACCESSES_MAX = 10_000;
-
-function documentOf(target: AccessTarget | null): AccessRulesDocument {
-  const text = target?.rules.access?.text;
-  if (text === undefined) return DEFAULT_ACCESS_RULES;
-  let document = DOCUMENTS.get(text);
-  if (!document) {
-    document = JSON.parse(text) as AccessRulesDocument;
-    if (DOCUMENTS.size >= DOCUMENTS_MAX) DOCUMENTS.delete(DOCUMENTS.keys().next().value as string);
-    DOCUMENTS.set(text, document);
-  }
-  return document;
-}
-
-/** The read rule that speaks of the principal (sub keys: `sub.read`; the others: `public.read`). */
-function readRuleOf(principal: CustomerPrincipal, target: AccessTarget | null): AccessRule {
-  const document = documentOf(target);
-  return principal.kind === 'sub' ? document.sub.read : document.public.read;
-}
 
 /**
  * The change feed's view of access rules (ItemAccessSource): a caller's read rule and protected
@@ -93,10 +71,9 @@ export class FeedAccess implements OnModuleInit {
   ): ItemReadAccess {
     // The owner field does not matter here: an `own` rule is judged by the event's owner.
     const plan = accessPlanOf(principal, target, 'userId');
-    const byOwner = principal.kind === 'sub' && readRuleOf(principal, target) === 'own';
     return {
       tag,
-      byOwner,
+      byOwner: plan.readByOwner,
       readable: (item) => plan.read.matches(asStored(item)),
       strip: (item) => withoutProtected(plan, item),
       refuseProtected: (named: readonly NamedPath[]) => {
@@ -120,8 +97,8 @@ export class FeedAccess implements OnModuleInit {
     }));
     return (list?.entries ?? [])
       .filter(({ target }) => {
-        const rule = readRuleOf(principal, target);
-        return rule !== 'none' && !(rule === 'own' && principal.kind === 'sub');
+        const { read, readByOwner } = accessPlanOf(principal, target, 'userId');
+        return !read.none && !readByOwner;
       })
       .map(({ name }) => name);
   }
