@@ -2376,7 +2376,7 @@ export interface components {
       /** @example false */
       unique: boolean;
     };
-    /** @description An item: the client's fields plus `_id`, `_createdAt` and `_updatedAt`. The server's revision record (`_revision`, a reserved field name) is never returned; the ETag header of single-item responses carries it. */
+    /** @description An item: the client's fields plus `_id`, `_createdAt` and `_updatedAt`. The server's revision record (`_revision`, a reserved field name) is never returned; the ETag header of single-item responses carries it. Nor is the word list of a collection with search (`_words`, reserved too). */
     DataItemDto: {
       /**
        * Format: date-time
@@ -3492,7 +3492,12 @@ export interface components {
         | 'UNKNOWN_ISSUER'
         | 'IDENTITY_TAKEN'
         | 'IDENTITY_EMAIL_TAKEN'
-        | 'TOKEN_PROFILE_NOT_FOUND';
+        | 'TOKEN_PROFILE_NOT_FOUND'
+        | 'SEARCH_NOT_CONFIGURED'
+        | 'SEARCH_NOT_FOUND'
+        | 'SEARCH_BUILDING'
+        | 'SEARCH_FAILED'
+        | 'TOO_MANY_WORDS';
       /** @example 1 field is not valid: name */
       detail: string;
       /** @description Every offending field (validation errors) */

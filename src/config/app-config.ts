@@ -142,6 +142,7 @@ export interface AppConfig {
     filterMaxInValues: number;
     /** Protected fields per caller class in one collection's access rules. */
     accessMaxProtectedFields: number;
+    searchMaxWordsPerItem: number;
     /** Groups one data aggregate answers with before it says it was cut. */
     aggregateMaxGroups: number;
     /** Items in one bulk create. */
@@ -326,6 +327,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       filterMaxConditions: limits.FILTER_MAX_CONDITIONS,
       filterMaxInValues: limits.FILTER_MAX_IN_VALUES,
       accessMaxProtectedFields: limits.ACCESS_MAX_PROTECTED_FIELDS,
+      searchMaxWordsPerItem: limits.SEARCH_MAX_WORDS_PER_ITEM,
       aggregateMaxGroups: limits.AGGREGATE_MAX_GROUPS,
       bulkMaxItems: limits.BULK_MAX_ITEMS,
       importMaxLineBytes: limits.IMPORT_MAX_LINE_BYTES,

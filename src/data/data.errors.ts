@@ -86,6 +86,26 @@ export const DATA_ERRORS = defineErrors({
     status: HttpStatus.CONFLICT,
     title: 'Existing items break the unique index',
   },
+  SEARCH_NOT_CONFIGURED: {
+    status: HttpStatus.BAD_REQUEST,
+    title: 'The collection has no search configuration',
+  },
+  SEARCH_NOT_FOUND: {
+    status: HttpStatus.NOT_FOUND,
+    title: 'The collection has no search configuration',
+  },
+  SEARCH_BUILDING: {
+    status: HttpStatus.CONFLICT,
+    title: "The collection's word lists are being built; search answers when they are ready",
+  },
+  SEARCH_FAILED: {
+    status: HttpStatus.CONFLICT,
+    title: "The build of the collection's word lists failed; configure search again",
+  },
+  TOO_MANY_WORDS: {
+    status: HttpStatus.PAYLOAD_TOO_LARGE,
+    title: 'The item holds more words in its search fields than SEARCH_MAX_WORDS_PER_ITEM',
+  },
 });
 
 /** The errors of the data module; each fixes one code. */
@@ -249,6 +269,64 @@ export class ExpiryNotFoundError extends DomainError {
     super(
       DATA_ERRORS.EXPIRY_NOT_FOUND,
       `The collection '${collection}' has no expiry rule in this branch.`,
+    );
+  }
+}
+
+/** `q` on a collection without a search configuration. */
+export class SearchNotConfiguredError extends DomainError {
+  constructor(collection: string) {
+    super(
+      DATA_ERRORS.SEARCH_NOT_CONFIGURED,
+      `The collection '${collection}' has no search configuration: PUT /data/${collection}/search first.`,
+      [{ field: 'q', message: 'needs a search configuration of the collection' }],
+    );
+  }
+}
+
+/** GET or DELETE of a search configuration that does not exist. */
+export class SearchNotFoundError extends DomainError {
+  constructor(collection: string) {
+    super(
+      DATA_ERRORS.SEARCH_NOT_FOUND,
+      `The collection '${collection}' has no search configuration.`,
+    );
+  }
+}
+
+/** `q` while the word lists of the current configuration are being built. */
+export class SearchBuildingError extends DomainError {
+  constructor(
+    collection: string,
+    private readonly retryAfterSeconds: number,
+  ) {
+    super(
+      DATA_ERRORS.SEARCH_BUILDING,
+      `The word lists of '${collection}' are being built (GET /data/${collection}/search shows the progress). Retry after the time in Retry-After.`,
+    );
+  }
+
+  override get headers(): Record<string, string> {
+    return { 'Retry-After': String(this.retryAfterSeconds) };
+  }
+}
+
+/** `q` after the build of the current configuration failed (GET …/search says why). */
+export class SearchFailedError extends DomainError {
+  constructor(collection: string) {
+    super(
+      DATA_ERRORS.SEARCH_FAILED,
+      `The build of the word lists of '${collection}' failed (GET /data/${collection}/search says why); PUT the configuration again.`,
+    );
+  }
+}
+
+/** A write whose item would hold more words in its search fields than the limit. */
+export class TooManyWordsError extends DomainError {
+  constructor(words: number, max: number) {
+    super(
+      DATA_ERRORS.TOO_MANY_WORDS,
+      `The item holds ${words} distinct words in the collection's search fields; at most ${max} are indexed per item (SEARCH_MAX_WORDS_PER_ITEM). Nothing was written.`,
     );
   }
 }

@@ -105,6 +105,13 @@ export class LimitsVariables {
   @Max(100_000)
   AGGREGATE_MAX_GROUPS = 1000;
 
+  /** Distinct words one item's search fields may hold; a write beyond it is refused (413). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(100_000)
+  SEARCH_MAX_WORDS_PER_ITEM = 1000;
+
   @Type(() => Number)
   @IsInt()
   @Min(1)

@@ -13,6 +13,14 @@ export const DEFAULT_OWNER_FIELD = 'userId';
  */
 export const REVISION_FIELD = '_revision';
 
+/**
+ * The server's word list of an item whose collection has a search configuration
+ * (src/data/search): the item's words as the tokenizer makes them, under a multikey index. Never
+ * returned, exported or sent in events; reserved anywhere like the revision, so no client input
+ * can write, read or name it.
+ */
+export const WORDS_FIELD = '_words';
+
 /** Fields the server writes; clients can neither set nor own by them. */
 export const MANAGED_FIELDS: ReadonlySet<string> = new Set(['_id', '_createdAt', '_updatedAt']);
 

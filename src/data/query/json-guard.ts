@@ -16,7 +16,7 @@ import {
 } from '../../common/json';
 import { sharedSchema, sharedSchemaRef } from '../../common/http/openapi-schemas';
 import type { FreeFormRules } from '../../common/http/validation';
-import { MANAGED_FIELDS, REVISION_FIELD } from './data.constants';
+import { MANAGED_FIELDS, REVISION_FIELD, WORDS_FIELD } from './data.constants';
 
 /**
  * The data API's configuration of the JSON validator (src/common/json) for items, values,
@@ -45,8 +45,8 @@ export function valueAtPath(doc: Record<string, unknown>, path: string): unknown
 export const MAX_FIELD_NAME_LENGTH = 256;
 
 const FIELD_NAME_RULES: KeyRules = {
-  // The server's revision record (data.constants) is no client field, at any depth.
-  reserved: new Set([...PROTOTYPE_KEYS, '_bsontype', REVISION_FIELD]),
+  // The server's revision record and word list (data.constants) are no client fields, at any depth.
+  reserved: new Set([...PROTOTYPE_KEYS, '_bsontype', REVISION_FIELD, WORDS_FIELD]),
   storable: true,
   maxLength: MAX_FIELD_NAME_LENGTH,
   refusedCharacters: UNREADABLE_KEY_CHARACTERS,

@@ -1,4 +1,5 @@
 import { DEFAULT_ACCESS_RULES, type AccessRulesRule } from '../access/access-rules';
+import type { SearchRule } from '../search/search-rule';
 /**
  * A collection's rules, kept on its registry entry (so every instance reads them with the entry,
  * and sees a change within REGISTRY_CACHE_MS): the JSON Schema its items follow, when they
@@ -32,6 +33,8 @@ export interface CollectionRules {
   expiry?: ExpiryRule;
   /** Who of the sub and publishable keys reads and writes what (src/data/access/access-rules.ts). */
   access?: AccessRulesRule;
+  /** The fields full-text search reads, and how far the build of their word lists is (src/data/search). */
+  search?: SearchRule;
 }
 
 /** The default access rules as a new registry entry has them written out (set now). */

@@ -5,7 +5,7 @@ import { OptionalField } from '../../../common/dto';
 import { ApiSchemaPatch } from '../../../common/http/openapi';
 import { FreeFormMember } from '../../../common/http/validation';
 import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
-import { REVISION_FIELD } from '../../query/data.constants';
+import { REVISION_FIELD, WORDS_FIELD } from '../../query/data.constants';
 import { PREFIX_OPERAND } from '../../data.openapi';
 import {
   DATA_VALUE,
@@ -144,14 +144,19 @@ export class UpdateDataItemDto extends DeleteDataItemDto {
   values!: unknown;
 }
 
+/** The server's hidden fields, which no item answer holds. */
+const HIDDEN_FIELDS_SCHEMA = {
+  anyOf: [{ required: [REVISION_FIELD] }, { required: [WORDS_FIELD] }],
+};
+
 /**
  * A stored item: its fields plus `_id` and the server-managed timestamps. The server's revision
  * record (`_revision`) is never part of it: the item's ETag carries it.
  */
 @ApiSchemaPatch({
   additionalProperties: true,
-  not: { required: [REVISION_FIELD] },
-  description: `An item: the client's fields plus \`_id\`, \`_createdAt\` and \`_updatedAt\`. The server's revision record (\`${REVISION_FIELD}\`, a reserved field name) is never returned; the ETag header of single-item responses carries it.`,
+  not: HIDDEN_FIELDS_SCHEMA,
+  description: `An item: the client's fields plus \`_id\`, \`_createdAt\` and \`_updatedAt\`. The server's revision record (\`${REVISION_FIELD}\`, a reserved field name) is never returned; the ETag header of single-item responses carries it. Nor is the word list of a collection with search (\`${WORDS_FIELD}\`, reserved too).`,
 })
 export class DataItemDto {
   @ApiProperty({ example: 'order-1001' })
@@ -172,7 +177,7 @@ export class DataItemDto {
  */
 @ApiSchemaPatch({
   additionalProperties: true,
-  not: { required: [REVISION_FIELD] },
+  not: HIDDEN_FIELDS_SCHEMA,
   description:
     'An item read with `fields`: `_id` and the projected fields (`_createdAt`/`_updatedAt` only when projected).',
 })
@@ -201,13 +206,19 @@ export class DataCountDto {
 }
 
 /**
- * Items as JSON: the stored BSON timestamps become RFC 3339 strings; the revision stays inside.
+ * Items as JSON: the stored BSON timestamps become RFC 3339 strings; the revision and the word
+ * list (search) stay inside.
  * The revision is left out by a rest copy rather than a `delete`: deleting a key turns an object
  * into a dictionary, which JSON.stringify walks several times slower (a list renders hundreds).
  */
 export function toItemJson(item: { _id: string; _createdAt: Date; _updatedAt: Date }): DataItemDto {
-  const { [REVISION_FIELD]: _revision, ...json } = item as typeof item & {
+  const {
+    [REVISION_FIELD]: _revision,
+    [WORDS_FIELD]: _words,
+    ...json
+  } = item as typeof item & {
     [REVISION_FIELD]?: unknown;
+    [WORDS_FIELD]?: unknown;
   };
   const fields = json as Record<string, unknown>;
   if (item._createdAt instanceof Date) fields._createdAt = item._createdAt.toISOString();
