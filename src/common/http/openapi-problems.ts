@@ -154,6 +154,9 @@ export function addStandardProblems(
     for (const [status, description] of Object.entries(standard)) {
       responses[status] ??= problemResponse(description);
     }
+    if (writesItems(path, method) && responses['413'])
+      responses['413'].description +=
+        '; TOO_MANY_WORDS: under a search configuration, an item as it would be stored holds more words in its search fields than SEARCH_MAX_WORDS_PER_ITEM (nothing was written)';
     if (writesItems(path, method))
       responses['400']!.description +=
         '; SCHEMA_TOO_COMPLEX: checking the items against the collection schema ran over SCHEMA_CHECK_MAX_MS, or compiling the schema over SCHEMA_COMPILE_MAX_MS (nothing was written)';

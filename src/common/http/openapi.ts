@@ -111,8 +111,10 @@ function addResponseHeaders(document: OpenAPIObject): void {
         ...response.headers,
         'X-Request-Id': HEADERS.requestId,
       };
-      if (secured && status !== '413' && status !== '415') {
-        // Body and query problems are answered before the limiter runs.
+      // Body and query problems are answered before the limiter runs; a 413 of a route that
+      // writes items can also be TOO_MANY_WORDS, answered after it.
+      const beforeLimiter = status === '415' || (status === '413' && !writesItems(path, method));
+      if (secured && !beforeLimiter) {
         headers['X-RateLimit-Limit'] = HEADERS.limit(success);
         headers['X-RateLimit-Remaining'] = HEADERS.remaining(success);
         headers['X-RateLimit-Reset'] = HEADERS.reset(success);

@@ -26,6 +26,7 @@ import {
   visibleWarnings,
 } from './item-access';
 import { ItemsService, newItemOf, type NewItem } from './items.service';
+import { writesWords } from './item-writes.service';
 import { toItemJson } from './dto/data-item.dto';
 import type { RegisteredCollection } from '../collections/collection-registry.repository';
 import { ItemEvents } from './item-events';
@@ -163,11 +164,11 @@ export class ItemBatchesService {
       // The readable items the filter selects; outside the read rule an item is not matched.
       const match = addressedMatch(plan, null, request.conditions);
       // An update rule that is not the read rule, or that the values can move items out of, is
-      // judged on every item before any is written (all or nothing), as a schema is.
-      const ruled =
-        !sameAsRead(plan.read, plan.update) ||
-        ruleSeesWrite(plan.update, Object.keys(request.values));
-      if (this.schema.applies(target) || ruled)
+      // judged on every item before any is written (all or nothing), as a schema is; values
+      // that write a search field go item by item too, each with its word list.
+      const paths = Object.keys(request.values);
+      const ruled = !sameAsRead(plan.read, plan.update) || ruleSeesWrite(plan.update, paths);
+      if (this.schema.applies(target) || ruled || writesWords(target, paths))
         return visible(
           plan,
           await this.checked.updateMany(principal, collection, target, match, request, plan.update),

@@ -33,7 +33,8 @@ import {
   updatedImage,
   visibleWarnings,
 } from './item-access';
-import { ItemsRepository } from './items.repository';
+import { ItemsRepository, type HiddenMembers } from './items.repository';
+import { searchRuleOf, touchesSearch, wordsFor } from '../search/search-rule';
 import type { WrittenItem } from './items.service';
 import type { RegisteredCollection } from '../collections/collection-registry.repository';
 import { UniqueValuesService } from './unique/unique-values.service';
@@ -62,6 +63,7 @@ import { MODIFY_ROUNDS, writeKey } from './item-write-queue';
 @Injectable()
 export class ItemWritesService {
   private readonly budget: JsonBudget;
+  private readonly maxWords: number;
 
   constructor(
     private readonly writes: FallbackWriteQueue,
@@ -73,6 +75,7 @@ export class ItemWritesService {
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.budget = dataBudget(config.limits);
+    this.maxWords = config.limits.searchMaxWordsPerItem;
   }
 
   async update(
@@ -143,13 +146,20 @@ export class ItemWritesService {
   ): Promise<WrittenItem> {
     if (!target) throw notFound(collection, ifMatch);
     const id = await this.singleId(target, match, collection, address, ifMatch);
-    // Under a schema the item as it will be must follow it, and under an update rule that the
-    // values can move it out of, that rule: read, check, write at that revision.
-    if (this.schema.applies(target) || ruleSeesWrite(plan.update, Object.keys(values)))
+    // Under a schema the item as it will be must follow it, under an update rule that the
+    // values can move it out of, that rule, and when they write a search field, its word list
+    // is made from it: read, check, write at that revision.
+    const paths = Object.keys(values);
+    if (
+      this.schema.applies(target) ||
+      ruleSeesWrite(plan.update, paths) ||
+      writesWords(target, paths)
+    )
       return this.changeAtRevision(principal, collection, target, id, match, ownerField, ifMatch, {
         rule: plan.update,
         after: (current) => afterSet(current, values),
-        write: (atRead, now) => this.items.updateById(target, id, atRead, values, now),
+        write: (atRead, now, hidden) =>
+          this.items.updateById(target, id, atRead, values, now, hidden),
       });
     return this.writes.run(writeKey(target.physical, id), async () => {
       const change = await this.itemEvents.beginUpdate(principal, collection, [id], ownerField);
@@ -307,7 +317,8 @@ export class ItemWritesService {
             holder = guardDocument({ value }, 'value', this.budget);
             return afterSet(current, { [path]: holder.value });
           },
-          write: (atRead, now) => this.items.setFieldById(target, id, atRead, path, holder, now),
+          write: (atRead, now, hidden) =>
+            this.items.setFieldById(target, id, atRead, path, holder, now, hidden),
         },
       );
       return answered(plan, written);
@@ -318,7 +329,9 @@ export class ItemWritesService {
    * A write of the item `id` computed from the item as read: `edit.after` gives the item as it
    * will be (checked against the collection's schema and, before and after, the update rule
    * `edit.rule`: 403 ACCESS_RULE outside it), `edit.write` makes the change under the match and
-   * the revision read, so the rule judged the item that is written. A change in between (another instance) means reading again.
+   * the revision read, so the rule judged the item that is written, with the word list of the
+   * item as it will be under a search configuration (`hidden`: 413 TOO_MANY_WORDS before the
+   * write). A change in between (another instance) means reading again.
    * Answers the item written, its JSON (made once: its event carries it too) and the warnings of
    * its check.
    */
@@ -333,7 +346,11 @@ export class ItemWritesService {
     edit: {
       rule: ItemScope;
       after: (current: StoredItem) => Record<string, unknown>;
-      write: (atRead: ItemMatch, now: Date) => Promise<StoredItem | null | Duplicate>;
+      write: (
+        atRead: ItemMatch,
+        now: Date,
+        hidden: HiddenMembers,
+      ) => Promise<StoredItem | null | Duplicate>;
     },
   ): Promise<WrittenItem> {
     const byId: ItemMatch = {
@@ -350,11 +367,12 @@ export class ItemWritesService {
         const after = edit.after(current);
         if (!edit.rule.matches(updatedImage(after, new Date()))) throw outsideRule('update');
         const warnings = this.schema.enforce(target, after, ownerField);
+        const hidden = wordsFor(target, after, this.maxWords);
         const atRead = { ...match, revision: revisionCondition(tagOf(etag)) };
         const change = await this.itemEvents.beginUpdate(principal, collection, [id], ownerField);
         let written: StoredItem | null | Duplicate;
         try {
-          written = await edit.write(atRead, new Date());
+          written = await edit.write(atRead, new Date(), hidden);
           if (written === DUPLICATE)
             throw new DuplicateItemError(
               'A unique index of the collection refuses the new values; nothing was changed.',
@@ -430,6 +448,15 @@ function answered(plan: AccessPlan, written: WrittenItem): WrittenItem {
     ) as unknown as WrittenItem['json'],
     warnings: visibleWarnings(plan, written.warnings),
   };
+}
+
+/**
+ * Whether writing these paths changes the word list of an item of `target`: then the write needs
+ * the whole item after it (read, compute, write at the revision read).
+ */
+export function writesWords(target: NativeCollection, paths: readonly string[]): boolean {
+  const rule = searchRuleOf(target);
+  return rule !== null && touchesSearch(rule, paths);
 }
 
 /** No item to write: 404, or 412 under If-Match (there is no representation to match). */

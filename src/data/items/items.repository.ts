@@ -13,15 +13,35 @@ import { type Condition } from '../query/filter-operators';
 import { itemFilter } from '../rules/expiry/live-items';
 import { toMongoSort, type ListPlan } from '../query/list-plan';
 import { toMongoProjection, type Projection } from '../query/projection';
-import { REVISION_FIELD } from '../query/data.constants';
+import { REVISION_FIELD, WORDS_FIELD } from '../query/data.constants';
 import { afterWrite, COUNT_WRITE, newRevisionRecord } from './item-revision';
 import { type Guarded, type JsonObject, type JsonScalar } from '../../common/json';
 import type { KeptTimes } from '../query/data-requests';
 import { TenantStorage, type NativeCollection, type StoredItem } from '../storage/tenant-storage';
 
-/** An item as first stored: its fields, its times and a new revision record. */
-export function newStoredItem(id: string, item: Guarded<JsonObject>, times: KeptTimes): StoredItem {
-  const stored = { _id: id, ...item, _createdAt: times.createdAt, _updatedAt: times.updatedAt };
+/**
+ * The hidden members a write stores beside the client's fields (search-rule.ts `wordsFor`): the
+ * item's word list under a search configuration, nothing otherwise.
+ */
+export type HiddenMembers = { [WORDS_FIELD]?: string[] };
+
+/**
+ * An item as first stored: its fields, its word list (`hidden`, when its collection has a
+ * search configuration), its times and a new revision record.
+ */
+export function newStoredItem(
+  id: string,
+  item: Guarded<JsonObject>,
+  times: KeptTimes,
+  hidden: HiddenMembers = {},
+): StoredItem {
+  const stored = {
+    _id: id,
+    ...item,
+    ...hidden,
+    _createdAt: times.createdAt,
+    _updatedAt: times.updatedAt,
+  };
   return { ...stored, [REVISION_FIELD]: newRevisionRecord() };
 }
 
@@ -49,8 +69,9 @@ export class ItemsRepository {
     id: string,
     item: Guarded<JsonObject>,
     times: KeptTimes,
+    hidden: HiddenMembers = {},
   ): Promise<StoredItem | Duplicate> {
-    const stored = newStoredItem(id, item, times);
+    const stored = newStoredItem(id, item, times, hidden);
     const inserted = await this.inserts.insert(this.collection(target), stored);
     return inserted === DUPLICATE ? DUPLICATE : stored;
   }
@@ -178,6 +199,7 @@ export class ItemsRepository {
   /**
    * Sets values on the item with this id while it still matches (with the id: an item that
    * stopped matching is not touched; its revision condition too), counting the write. Null: none.
+   * `hidden`: the item's word list after the write, set in the same command.
    */
   async updateById(
     target: NativeCollection,
@@ -185,8 +207,9 @@ export class ItemsRepository {
     match: ItemMatch,
     values: Guarded<JsonObject>,
     now: Date,
+    hidden: HiddenMembers = {},
   ): Promise<StoredItem | null | Duplicate> {
-    return this.setById(target, id, match, { ...values, _updatedAt: now });
+    return this.setById(target, id, match, { ...values, ...hidden, _updatedAt: now });
   }
 
   /**
@@ -287,8 +310,9 @@ export class ItemsRepository {
     path: string,
     holder: Guarded<JsonObject>,
     now: Date,
+    hidden: HiddenMembers = {},
   ): Promise<StoredItem | null | Duplicate> {
-    return this.setById(target, id, match, { [path]: holder.value, _updatedAt: now });
+    return this.setById(target, id, match, { [path]: holder.value, ...hidden, _updatedAt: now });
   }
 }
 

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { Types } from 'mongoose';
 import { type CustomerPrincipal, ownerValueOf, tenantOf } from '../../auth';
 import { ValidationFailedError } from '../../common/errors';
@@ -30,7 +30,9 @@ import {
   takenError,
   visibleWarnings,
 } from './item-access';
-import { ItemsRepository } from './items.repository';
+import { ItemsRepository, type HiddenMembers } from './items.repository';
+import { APP_CONFIG, type AppConfig } from '../../config';
+import { wordsFor } from '../search/search-rule';
 import type { UniqueClaim } from './unique/unique-claim.repository';
 import { UniqueValuesService } from './unique/unique-values.service';
 import type { NativeCollection, StoredItem } from '../storage/tenant-storage';
@@ -70,6 +72,7 @@ export class ItemsService {
     private readonly itemEvents: ItemEvents,
     private readonly schema: SchemaEnforcement,
     private readonly expiry: ItemExpiry,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   /**
@@ -117,6 +120,9 @@ export class ItemsService {
       throw outsideRule('create');
     // Validate: the schema (a `warn` schema's violations are returned, not thrown) …
     const warnings = this.schema.enforce(target, item, ownerField);
+    // … its word list under a search configuration (413 past the cap, before anything is
+    // written), stored in the insert itself …
+    const hidden = wordsFor(target, item, this.config.limits.searchMaxWordsPerItem);
     // … expiry: an expired item holds neither its _id nor its value any more, it goes first …
     await this.expiry.releaseHeld(
       { tenant: tenantOf(principal), branch: principal.branch, entry: target },
@@ -153,7 +159,14 @@ export class ItemsService {
     // Write.
     let stored: StoredItem | Duplicate;
     try {
-      stored = await this.insertHolding(claim, target, id, item, request.imported?.times ?? null);
+      stored = await this.insertHolding(
+        claim,
+        target,
+        id,
+        item,
+        request.imported?.times ?? null,
+        hidden,
+      );
     } catch (error) {
       await change.failed(error);
       throw error;
@@ -235,13 +248,14 @@ export class ItemsService {
     id: string,
     item: Guarded<JsonObject>,
     kept: KeptTimes | null,
+    hidden: HiddenMembers,
   ): Promise<StoredItem | typeof DUPLICATE> {
     const now = new Date();
     const times = kept ?? { createdAt: now, updatedAt: now };
-    if (!claim) return this.items.insert(target, id, item, times);
+    if (!claim) return this.items.insert(target, id, item, times, hidden);
     await this.uniqueValues.assertInsertable(claim);
     try {
-      const stored = await this.items.insert(target, id, item, times);
+      const stored = await this.items.insert(target, id, item, times, hidden);
       if (stored === DUPLICATE) await this.uniqueValues.release(claim);
       return stored;
     } catch (error) {

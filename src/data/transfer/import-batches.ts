@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { Types } from 'mongoose';
 import { tenantOf, type CustomerPrincipal } from '../../auth';
 import { DomainError } from '../../common/errors';
@@ -15,6 +15,8 @@ import { SchemaEnforcement } from '../rules/schema/schema-enforcement';
 import { TransferItemsRepository } from './transfer-items.repository';
 import { accessPlanOf, type AccessPlan } from '../access/access-plan';
 import { outsideRule, refuseProtectedItem, visibleWarnings } from '../items/item-access';
+import { APP_CONFIG, type AppConfig } from '../../config';
+import { wordsFor } from '../search/search-rule';
 
 /**
  * What became of one item of a batch: written, refused by a rule, or left to be written alone
@@ -39,6 +41,7 @@ export class ImportBatches {
     private readonly itemEvents: ItemEvents,
     private readonly items: TransferItemsRepository,
     private readonly stored: ItemsRepository,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   /**
@@ -72,9 +75,13 @@ export class ImportBatches {
       plan ??= accessPlanOf(principal, target, request.ownerField);
       const id = request.id ?? new Types.ObjectId().toHexString();
       const times = request.imported?.times ?? { createdAt: now, updatedAt: now };
-      const item = newStoredItem(id, request.item, times);
+      let item: StoredItem;
       let warnings: SchemaError[] = [];
       try {
+        // Under a search configuration its word list goes into the same insert (413 past the
+        // cap: that line is refused, the others are written).
+        const maxWords = this.config.limits.searchMaxWordsPerItem;
+        item = newStoredItem(id, request.item, times, wordsFor(target, request.item, maxWords));
         // The access rules as for a lone create: no protected field, inside the create rule.
         refuseProtectedItem(plan, request.item);
         if (!plan.create.matches(item)) throw outsideRule('create');

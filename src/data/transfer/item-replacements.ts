@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { ownerValueOf, type CustomerPrincipal } from '../../auth';
 import { DUPLICATE, type Duplicate } from '../../common/mongo/duplicate';
 import { FallbackWriteQueue } from '../../common/mongo/fallback-database';
@@ -24,6 +24,8 @@ import {
   takenError,
   visibleWarnings,
 } from '../items/item-access';
+import { APP_CONFIG, type AppConfig } from '../../config';
+import { wordsFor } from '../search/search-rule';
 
 /** Upserts of an import: an item replaced whole by `_id`, under the rules of a write. */
 @Injectable()
@@ -35,6 +37,7 @@ export class ItemReplacements {
     /** Shared with ItemWritesService: one item's writes queue behind each other. */
     private readonly writes: FallbackWriteQueue,
     private readonly schema: SchemaEnforcement,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   /**
@@ -59,6 +62,8 @@ export class ItemReplacements {
     const plan = accessPlanOf(principal, target, ownerField);
     refuseProtectedItem(plan, item);
     const warnings = visibleWarnings(plan, this.schema.enforce(target, item, ownerField));
+    // The replacement's word list under a search configuration (413 before anything is written).
+    const hidden = wordsFor(target, item, this.config.limits.searchMaxWordsPerItem);
     const scope = ownerScopeOf(principal, ownerField);
     const byId: ItemMatch = {
       scope: matchScopeOf(plan.read),
@@ -95,6 +100,7 @@ export class ItemReplacements {
             byId.scope,
             item,
             times,
+            hidden,
           );
           if (replaced === DUPLICATE)
             throw new DuplicateItemError(

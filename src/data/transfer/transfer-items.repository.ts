@@ -15,6 +15,7 @@ import type { MatchScope } from '../query/data-query';
 import { type Condition } from '../query/filter-operators';
 import { REVISION_FIELD } from '../query/data.constants';
 import { itemFilter } from '../rules/expiry/live-items';
+import type { HiddenMembers } from '../items/items.repository';
 import { type Guarded, type JsonObject } from '../../common/json';
 import { TenantStorage, type NativeCollection, type StoredItem } from '../storage/tenant-storage';
 
@@ -25,8 +26,8 @@ export class TransferItemsRepository {
 
   /**
    * Replaces the item with this id while it is still at the revision read (`current`): its
-   * fields become `item`'s, its times `times`, and its revision counts the write. Null when it
-   * changed or went since it was read.
+   * fields become `item`'s (with `hidden`, its word list under a search configuration), its times
+   * `times`, and its revision counts the write. Null when it changed or went since it was read.
    */
   async replaceAtRevision(
     target: NativeCollection,
@@ -34,6 +35,7 @@ export class TransferItemsRepository {
     scope: MatchScope | null,
     item: Guarded<JsonObject>,
     times: KeptTimes,
+    hidden: HiddenMembers = {},
   ): Promise<StoredItem | null | Duplicate> {
     const { identity, revision } = itemRevision(current);
     // An item that expired since it was read is not replaced: its _id goes to a create.
@@ -44,6 +46,7 @@ export class TransferItemsRepository {
     });
     const replacement = {
       ...item,
+      ...hidden,
       _createdAt: times.createdAt,
       _updatedAt: times.updatedAt,
       // A legacy item (no record) gets one: its identity changes with its first write.

@@ -11,6 +11,7 @@ import { ItemEvents } from '../../items/item-events';
 import { itemETag, revisionCondition, tagOf } from '../../items/item-revision';
 import { holdingItems } from '../../items/item-write-queue';
 import { ItemsRepository } from '../../items/items.repository';
+import { wordsFor } from '../../search/search-rule';
 import type { ItemMatch } from '../../query/data-query';
 import type { ItemChangeRequest } from '../../query/data-requests';
 import type { NativeCollection, StoredItem } from '../../storage/tenant-storage';
@@ -23,7 +24,8 @@ const ROUND = 500;
 
 /**
  * A multi-item update (PUT with `multi: true`) of a collection with a schema or an update rule
- * other than the read rule: every matched item, before and as it will be, is checked before any
+ * other than the read rule, or that writes a search field (each item's word list is made from it
+ * as it will be and stored in its own write): every matched item, before and as it will be, is checked before any
  * is written, and one that would break the schema or fall outside the rule (403 ACCESS_RULE)
  * refuses the whole update. The items' write queues are held from the read to the last write,
  * so no other write of this instance changes them in between; each is then written only at the
@@ -33,6 +35,7 @@ const ROUND = 500;
 @Injectable()
 export class CheckedUpdates {
   private readonly max: number;
+  private readonly maxWords: number;
 
   constructor(
     private readonly items: ItemsRepository,
@@ -42,6 +45,7 @@ export class CheckedUpdates {
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.max = config.limits.schemaMultiUpdateMax;
+    this.maxWords = config.limits.searchMaxWordsPerItem;
   }
 
   async updateMany(
@@ -57,7 +61,7 @@ export class CheckedUpdates {
       throw new ValidationFailedError([
         {
           field: 'filter',
-          message: `matches more than ${this.max} items: an update of a collection with a schema or an update rule changes at most that many at once (SCHEMA_MULTI_UPDATE_MAX)`,
+          message: `matches more than ${this.max} items: an update of a collection with a schema or an update rule, or of a search field, changes at most that many at once (SCHEMA_MULTI_UPDATE_MAX)`,
         },
       ]);
     return holdingItems(this.writes, target.physical, ids, async () => {
@@ -82,6 +86,9 @@ export class CheckedUpdates {
           "The collection's access rules do not let this key update every matching item as it would be; nothing was changed.",
         );
       const warnings = this.schema.enforceAll(target, afters, ownerField);
+      // Under a search configuration, each item's word list as it will be (one item past the
+      // cap refuses the whole update, 413, before any is written).
+      const hidden = afters.map((after) => wordsFor(target, after, this.maxWords));
       let modified = 0;
       for (let at = 0; at < read.length; at += ROUND) {
         const round = read.slice(at, at + ROUND);
@@ -94,9 +101,17 @@ export class CheckedUpdates {
         let refused = false;
         const written: StoredItem[] = [];
         try {
-          for (const item of round) {
+          for (const [offset, item] of round.entries()) {
             const atRead = { ...match, revision: revisionCondition(tagOf(itemETag(item))) };
-            const result = await this.items.updateById(target, item._id, atRead, values, now);
+            const words = hidden[at + offset];
+            const result = await this.items.updateById(
+              target,
+              item._id,
+              atRead,
+              values,
+              now,
+              words,
+            );
             if (result === DUPLICATE) {
               refused = true;
               break;
