@@ -5,8 +5,12 @@ import { CollectionRegistryRepository } from '../../src/data/collections/collect
 import { CollectionRegistryDocument } from '../../src/data/collections/collection-registry.schema';
 import { TenantPlacements, tenantDatabaseName } from '../../src/placement';
 import { TenantPlacementsRepository } from '../../src/placement/tenant-placements.repository';
+import { WORDS_FIELD } from '../../src/data/query/data.constants';
+import { WORDS_INDEX } from '../../src/data/search/search-rule';
+import { itemWords } from '../../src/data/search/tokenizer';
 import {
   createTestApp,
+  nativeCollection,
   testDatabaseUri,
   TEST_ADMIN_KEY,
   uniqueDbName,
@@ -404,6 +408,56 @@ describe('moving a tenant', () => {
       .set(key)
       .send({ item: { n: 2 } })
       .expect(200);
+  });
+
+  it('moves a collection with search whole: every item keeps its exact words, and the word index comes along', async () => {
+    const user = await createUser(one, { region: 'eu' });
+    const key = { 'X-Api-Key': user.apiKey };
+    const write = (item: Record<string, unknown>) =>
+      one.http().post('/data/searched').set(key).send({ item }).expect(200);
+    await write({ _id: 's0', title: 'first' });
+    const tenant = { kind: 'user' as const, id: user.subject };
+    const registry = one.app.get(CollectionRegistryRepository);
+    const entry = await registry.find(tenant, '', 'searched', { fresh: true });
+    if (!entry) throw new Error('no registry entry');
+    const rule = { fields: ['title'], minTokenLength: 2 };
+    // The configuration and its index as PUT /data/{c}/search makes them.
+    await nativeCollection(one, entry as unknown as Record<string, unknown>).createIndex(
+      { [WORDS_FIELD]: 1 },
+      { name: WORDS_INDEX },
+    );
+    await registry.changeRules(entry, {
+      search: { ...rule, version: 1, state: 'ready', changedAt: new Date() },
+    });
+    await write({ _id: 's1', title: 'Crème Brûlée, twice' });
+    await write({ _id: 's2', title: ['東京', 'Tokyo'] });
+    const started = await two
+      .http()
+      .post(`/admin/tenants/user/${user.subject}/move`)
+      .set(admin)
+      .send({ cluster: 'b' })
+      .expect(202);
+    expect(await finished(one, (started.body as MoveBody).id)).toMatchObject({ status: 'done' });
+    const moved = await one.connection
+      .collection('data_collections')
+      .findOne({ tenant: user.subject, name: 'searched' });
+    expect(moved).toMatchObject({ cluster: 'b' });
+    // A write after the move stores its words on the destination too.
+    await write({ _id: 's3', title: 'after the move' });
+    const items = nativeCollection(one, moved);
+    const docs = await items.find().sort({ _id: 1 }).toArray();
+    expect(docs.map((doc) => [doc._id, doc[WORDS_FIELD]])).toEqual([
+      // Written before the configuration, and not rebuilt here: none, as at the source.
+      ['s0', undefined],
+      ['s1', ['brulee', 'creme', 'twice']],
+      ['s2', ['tokyo', '京', '東']],
+      ['s3', ['after', 'move', 'the']],
+    ]);
+    for (const doc of docs.slice(1)) expect(doc[WORDS_FIELD]).toEqual(itemWords(doc, rule));
+    const indexes = await items.listIndexes().toArray();
+    expect(indexes.find((index) => index.name === WORDS_INDEX)?.key).toEqual({
+      [WORDS_FIELD]: 1,
+    });
   });
 
   it('refuses what cannot be moved, naming why', async () => {
