@@ -196,7 +196,7 @@ export class LimitsVariables {
 
   /**
    * Items one multi-item update of a collection with a schema, or by a sub key under an update
-   * rule, may change (all checked first).
+   * rule, or that writes a search field, may change (all checked first).
    */
   @Type(() => Number)
   @IsInt()
