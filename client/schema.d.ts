@@ -9068,9 +9068,15 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The request body is too large (PAYLOAD_TOO_LARGE) */
+      /** @description The request body is too large (PAYLOAD_TOO_LARGE); TOO_MANY_WORDS: under a search configuration, an item as it would be stored holds more words in its search fields than SEARCH_MAX_WORDS_PER_ITEM (nothing was written) */
       413: {
         headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
           /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
           'X-Request-Id': string;
           [name: string]: unknown;
@@ -9308,9 +9314,15 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The request body is too large (PAYLOAD_TOO_LARGE) */
+      /** @description The request body is too large (PAYLOAD_TOO_LARGE); TOO_MANY_WORDS: under a search configuration, an item as it would be stored holds more words in its search fields than SEARCH_MAX_WORDS_PER_ITEM (nothing was written) */
       413: {
         headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
           /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
           'X-Request-Id': string;
           [name: string]: unknown;
@@ -10661,9 +10673,15 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The request body is too large (PAYLOAD_TOO_LARGE) */
+      /** @description The request body is too large (PAYLOAD_TOO_LARGE); TOO_MANY_WORDS: under a search configuration, an item as it would be stored holds more words in its search fields than SEARCH_MAX_WORDS_PER_ITEM (nothing was written) */
       413: {
         headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
           /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
           'X-Request-Id': string;
           [name: string]: unknown;
@@ -13513,9 +13531,15 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The request body is too large (PAYLOAD_TOO_LARGE) */
+      /** @description The request body is too large (PAYLOAD_TOO_LARGE); TOO_MANY_WORDS: under a search configuration, an item as it would be stored holds more words in its search fields than SEARCH_MAX_WORDS_PER_ITEM (nothing was written) */
       413: {
         headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
           /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
           'X-Request-Id': string;
           [name: string]: unknown;
@@ -14072,9 +14096,15 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The request body is too large (PAYLOAD_TOO_LARGE) */
+      /** @description The request body is too large (PAYLOAD_TOO_LARGE); TOO_MANY_WORDS: under a search configuration, an item as it would be stored holds more words in its search fields than SEARCH_MAX_WORDS_PER_ITEM (nothing was written) */
       413: {
         headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
           /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
           'X-Request-Id': string;
           [name: string]: unknown;
