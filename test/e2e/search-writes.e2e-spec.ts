@@ -292,18 +292,30 @@ describe('import, export and events', () => {
         line({ _id: 'i2', body: { text: 'Imported Two' } }),
         line({ _id: 'i3', title: 'x', _words: ['planted'] }),
         line({ _id: 'i4', title: 'y', nested: { _words: ['planted'] } }),
+        line({ _id: 'i6', title: manyWords(MAX_WORDS + 1) }),
       ]),
     );
-    expect(inserted.results.map((r) => r.status)).toEqual([201, 201, 400, 400]);
+    expect(inserted.results.map((r) => [r.status, r.code])).toEqual([
+      [201, undefined],
+      [201, undefined],
+      [400, 'VALIDATION_FAILED'],
+      [400, 'VALIDATION_FAILED'],
+      [413, 'TOO_MANY_WORDS'],
+    ]);
     const upserted = resultsOf(
       await importAs(
         t,
         user,
-        [line({ _id: 'i1', title: 'Replaced Words' }), line({ _id: 'i5', title: 'Upserted New' })],
+        [
+          line({ _id: 'i2', title: manyWords(MAX_WORDS + 1) }),
+          line({ _id: 'i1', title: 'Replaced Words' }),
+          line({ _id: 'i5', title: 'Upserted New' }),
+        ],
         { mode: 'upsert' },
       ),
     );
-    expect(upserted.results.map((r) => r.status)).toEqual([200, 201]);
+    expect(upserted.results.map((r) => r.status)).toEqual([413, 200, 201]);
+    expect((await stored(c)).get('i2')?._words).toEqual(['imported', 'two']);
     expect(await expectExactWords(c)).toBe(3);
     expect((await stored(c)).get('i1')?._words).toEqual(['replaced', 'words']);
     const exported = await exportAs(t, user, { collections: c });

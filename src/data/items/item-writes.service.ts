@@ -157,6 +157,7 @@ export class ItemWritesService {
     )
       return this.changeAtRevision(principal, collection, target, id, match, ownerField, ifMatch, {
         rule: plan.update,
+        paths,
         after: (current) => afterSet(current, values),
         write: (atRead, now, hidden) =>
           this.items.updateById(target, id, atRead, values, now, hidden),
@@ -312,6 +313,7 @@ export class ItemWritesService {
         ifMatch,
         {
           rule: plan.update,
+          paths: [path],
           after: (current) => {
             const value = applyArrayOperation(current, operation);
             holder = guardDocument({ value }, 'value', this.budget);
@@ -345,6 +347,8 @@ export class ItemWritesService {
     ifMatch: IfMatch,
     edit: {
       rule: ItemScope;
+      /** The paths the write sets: when one is or holds a search field, the words are made anew. */
+      paths: readonly string[];
       after: (current: StoredItem) => Record<string, unknown>;
       write: (
         atRead: ItemMatch,
@@ -367,7 +371,9 @@ export class ItemWritesService {
         const after = edit.after(current);
         if (!edit.rule.matches(updatedImage(after, new Date()))) throw outsideRule('update');
         const warnings = this.schema.enforce(target, after, ownerField);
-        const hidden = wordsFor(target, after, this.maxWords);
+        const hidden = writesWords(target, edit.paths)
+          ? wordsFor(target, after, this.maxWords)
+          : {};
         const atRead = { ...match, revision: revisionCondition(tagOf(etag)) };
         const change = await this.itemEvents.beginUpdate(principal, collection, [id], ownerField);
         let written: StoredItem | null | Duplicate;

@@ -11,6 +11,7 @@ import { ItemEvents } from '../../items/item-events';
 import { itemETag, revisionCondition, tagOf } from '../../items/item-revision';
 import { holdingItems } from '../../items/item-write-queue';
 import { ItemsRepository } from '../../items/items.repository';
+import { writesWords } from '../../items/item-writes.service';
 import { wordsFor } from '../../search/search-rule';
 import type { ItemMatch } from '../../query/data-query';
 import type { ItemChangeRequest } from '../../query/data-requests';
@@ -86,9 +87,10 @@ export class CheckedUpdates {
           "The collection's access rules do not let this key update every matching item as it would be; nothing was changed.",
         );
       const warnings = this.schema.enforceAll(target, afters, ownerField);
-      // Under a search configuration, each item's word list as it will be (one item past the
-      // cap refuses the whole update, 413, before any is written).
-      const hidden = afters.map((after) => wordsFor(target, after, this.maxWords));
+      // Values that write a search field: each item's word list as it will be (one item past
+      // the cap refuses the whole update, 413, before any is written).
+      const words = writesWords(target, Object.keys(values));
+      const hidden = afters.map((after) => (words ? wordsFor(target, after, this.maxWords) : {}));
       let modified = 0;
       for (let at = 0; at < read.length; at += ROUND) {
         const round = read.slice(at, at + ROUND);
