@@ -315,6 +315,13 @@ describe('import, export and events', () => {
       ),
     );
     expect(upserted.results.map((r) => r.status)).toEqual([413, 200, 201]);
+    // A dry run answers what the import would.
+    const dry = resultsOf(
+      await importAs(t, user, [line({ _id: 'i7', title: manyWords(MAX_WORDS + 1) })], {
+        dryRun: 'true',
+      }),
+    );
+    expect(dry.results.map((r) => [r.status, r.code])).toEqual([[413, 'TOO_MANY_WORDS']]);
     expect((await stored(c)).get('i2')?._words).toEqual(['imported', 'two']);
     expect(await expectExactWords(c)).toBe(3);
     expect((await stored(c)).get('i1')?._words).toEqual(['replaced', 'words']);

@@ -16,6 +16,7 @@ import type { ItemsRepository } from '../items/items.repository';
 import type { SchemaEnforcement } from '../rules/schema/schema-enforcement';
 import type { ImportOptions } from './import-options';
 import { ok, withWarnings, type Outcome } from './import-results';
+import { wordsFor } from '../search/search-rule';
 
 /**
  * What an import with `dryRun=true` would answer, read from the stored data (not from earlier
@@ -31,6 +32,8 @@ export class ImportDryRun {
     private readonly schema: SchemaEnforcement,
     private readonly principal: CustomerPrincipal,
     private readonly mode: ImportOptions['mode'],
+    /** SEARCH_MAX_WORDS_PER_ITEM: an item past it is refused as the write would (413). */
+    private readonly maxWords: number,
   ) {}
 
   /** What writing the item would answer (with the warnings it would be written with). */
@@ -54,6 +57,7 @@ export class ImportDryRun {
     const plan = accessPlanOf(principal, target, ownerField);
     refuseProtectedItem(plan, item);
     const warnings = visibleWarnings(plan, this.schema.enforce(target, item, ownerField));
+    wordsFor(target, item, this.maxWords);
     const scope = ownerScopeOf(principal, ownerField);
     const now = new Date();
     let replaces = false;

@@ -86,6 +86,7 @@ export class NamespaceImport {
   private readonly budget: JsonBudget;
   private readonly maxLines: number;
   private readonly fileMaxBytes: number;
+  private readonly maxWords: number;
 
   constructor(
     private readonly collections: CollectionsService,
@@ -110,13 +111,21 @@ export class NamespaceImport {
     });
     this.maxLines = config.limits.importMaxLines;
     this.fileMaxBytes = config.files.maxBytes;
+    this.maxWords = config.limits.searchMaxWordsPerItem;
   }
 
   /** One import's run: its line rules, with the parts that write its manifests and files. */
   private runOf(principal: CustomerPrincipal, options: ImportOptions): ImportRun {
     const { collections, schemas, collectionSchemas, expiry, access } = this;
     const dry = options.dryRun
-      ? new ImportDryRun(collections, this.items, this.schema, principal, options.mode)
+      ? new ImportDryRun(
+          collections,
+          this.items,
+          this.schema,
+          principal,
+          options.mode,
+          this.maxWords,
+        )
       : null;
     const rules = new ManifestRules(
       { collections, schemas, collectionSchemas, expiry, access },
