@@ -147,7 +147,15 @@ function setup(feed: Partial<Record<keyof ItemEvents, unknown>> = {}) {
   // a real database).
   const [events, schema] = [passThroughEvents, new SchemaEnforcement(new ItemSchemas(config))];
   const noExpiry = { releaseHeld: () => Promise.resolve() } as unknown as ItemExpiry;
-  const service = new ItemsService(collections, items, uniqueValues, events, schema, noExpiry);
+  const service = new ItemsService(
+    collections,
+    items,
+    uniqueValues,
+    events,
+    schema,
+    noExpiry,
+    config,
+  );
   const writes = new ItemWritesService(
     new FallbackWriteQueue(),
     collections,
