@@ -75,10 +75,7 @@ export class ItemAnalysisService {
       return { indexUsed: null, stage: 'EOF', ...(suggestion ? { suggestion } : {}) };
     }
     // `q` as the list reads it: its words ANDed in (their multikey index serves them).
-    const match = withSearch(read, collection, target, {
-      q: query.search,
-      registryCacheMs: this.config.lifecycle.registryCacheMs,
-    });
+    const match = withSearch(read, collection, target, query.search, this.config);
     const output = await this.items.explainList(target, match, query.plan, query.projection);
     return toExplainResult(output, match, query.plan);
   }

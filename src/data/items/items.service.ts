@@ -264,10 +264,13 @@ export class ItemsService {
     const access = accessPlanOf(principal, target, query.ownerField);
     refuseProtectedListPaths(access, query);
     if (!target) return { items: [], next: null };
-    const match = withSearch(readMatchOf(access, query.conditions), collection, target, {
-      q: query.search,
-      registryCacheMs: this.config.lifecycle.registryCacheMs,
-    });
+    const match = withSearch(
+      readMatchOf(access, query.conditions),
+      collection,
+      target,
+      query.search,
+      this.config,
+    );
     const found = await this.items.list(target, match, plan, projection);
     const items = found.slice(0, plan.limit);
     if (plan.reversed) items.reverse();
@@ -294,10 +297,13 @@ export class ItemsService {
     const access = accessPlanOf(principal, target, query.ownerField);
     refuseProtectedPaths(access, conditionPaths(query.conditions), 'filter');
     if (!target) return 0;
-    const match = withSearch(readMatchOf(access, query.conditions), collection, target, {
-      q: query.search,
-      registryCacheMs: this.config.lifecycle.registryCacheMs,
-    });
+    const match = withSearch(
+      readMatchOf(access, query.conditions),
+      collection,
+      target,
+      query.search,
+      this.config,
+    );
     // Collection statistics cannot leave expired items out: a collection with a rule counts.
     if (
       !match.scope?.filter &&

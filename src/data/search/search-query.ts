@@ -53,11 +53,12 @@ export function withSearch(
   match: ItemMatch,
   collection: string,
   target: Searchable,
-  search: { q: string | null | undefined; registryCacheMs: number },
+  q: string | null | undefined,
+  config: { lifecycle: { registryCacheMs: number } },
 ): ItemMatch {
-  if (search.q === undefined || search.q === null) return match;
-  const retryAfter = searchRetryAfterSeconds(search.registryCacheMs);
-  return { ...match, words: searchWordsOf(collection, target, search.q, retryAfter) };
+  if (q === undefined || q === null) return match;
+  const retryAfter = searchRetryAfterSeconds(config.lifecycle.registryCacheMs);
+  return { ...match, words: searchWordsOf(collection, target, q, retryAfter) };
 }
 
 const REGEX_SPECIAL = /[\\^$.*+?()[\]{}|/-]/g;
