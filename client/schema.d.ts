@@ -8685,6 +8685,8 @@ export interface operations {
   listDataItems: {
     parameters: {
       query?: {
+        /** @description Full-text search in the collection's search fields (PUT /data/{collection}/search): the text is split into words as items are (lower-cased, accents dropped, split on anything not a letter or digit, CJK characters one word each); every word must be a word of the item, the last one as its start (`q=red sho` finds "Red shoes"). No ranking and no match inside a word. ANDed with the filters; sort, `fields` and the keyset cursors work as without it (the `Link` keeps `q`). At most 8 words of at most 32 characters (400). Without a search configuration 400 SEARCH_NOT_CONFIGURED; while it is built 409 SEARCH_BUILDING with Retry-After; after its build failed 409 SEARCH_FAILED. `q` is reserved here: filter on a field named q with `filter[q]=v` or `filter[q][eq]=v`. */
+        q?: string;
         /** @description Owner field (default userId); sub keys only ever see items they own */
         authField?: string;
         /** @description Conditions on fields (dotted paths), `$and`-ed: `filter[k]=v` (also `k=v`) is equality, `filter[k][op]=v` (also `k[op]=v`) applies an operator: eq, ne, gt, gte, lt, lte, in, nin, exists, prefix. Equality values match their string and the number, boolean or null they spell ("5" matches "5" and 5); a range value that spells a number compares with numbers, any other with strings; `_createdAt`/`_updatedAt` take RFC 3339 timestamps. `in`/`nin` take a comma-separated list or repeated parameters (one value each). At most FILTER_MAX_CONDITIONS conditions (default 20) and FILTER_MAX_IN_VALUES values per list (default 100). See docs/data.md. */
@@ -8775,7 +8777,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description Bad collection name or query; PROTECTED_FIELD: a filter, sort, cursor or `fields` names a field the access rules hide from this key; INVALID_BRANCH: X-Branch is not a valid branch name */
+      /** @description Bad collection name or query; PROTECTED_FIELD: a filter, sort, cursor or `fields` names a field the access rules hide from this key; SEARCH_NOT_CONFIGURED: `q` on a collection without a search configuration; INVALID_BRANCH: X-Branch is not a valid branch name */
       400: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -8814,6 +8816,25 @@ export interface operations {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
           'WWW-Authenticate'?: string;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description SEARCH_BUILDING (with Retry-After: REGISTRY_CACHE_MS in seconds, at least 1): `q` while the word lists are built; SEARCH_FAILED: their build failed */
+      409: {
+        headers: {
+          /** @description Seconds to wait before retrying (SEARCH_BUILDING) */
+          'Retry-After'?: number;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -10780,6 +10801,8 @@ export interface operations {
   countDataItems: {
     parameters: {
       query?: {
+        /** @description Full-text search in the collection's search fields (PUT /data/{collection}/search): the text is split into words as items are (lower-cased, accents dropped, split on anything not a letter or digit, CJK characters one word each); every word must be a word of the item, the last one as its start (`q=red sho` finds "Red shoes"). No ranking and no match inside a word. ANDed with the filters; sort, `fields` and the keyset cursors work as without it (the `Link` keeps `q`). At most 8 words of at most 32 characters (400). Without a search configuration 400 SEARCH_NOT_CONFIGURED; while it is built 409 SEARCH_BUILDING with Retry-After; after its build failed 409 SEARCH_FAILED. `q` is reserved here: filter on a field named q with `filter[q]=v` or `filter[q][eq]=v`. */
+        q?: string;
         /** @description Owner field (default userId); sub keys only ever see items they own */
         authField?: string;
         /** @description Conditions on fields (dotted paths), `$and`-ed: `filter[k]=v` (also `k=v`) is equality, `filter[k][op]=v` (also `k[op]=v`) applies an operator: eq, ne, gt, gte, lt, lte, in, nin, exists, prefix. Equality values match their string and the number, boolean or null they spell ("5" matches "5" and 5); a range value that spells a number compares with numbers, any other with strings; `_createdAt`/`_updatedAt` take RFC 3339 timestamps. `in`/`nin` take a comma-separated list or repeated parameters (one value each). At most FILTER_MAX_CONDITIONS conditions (default 20) and FILTER_MAX_IN_VALUES values per list (default 100). See docs/data.md. */
@@ -10819,7 +10842,7 @@ export interface operations {
           'application/json': components['schemas']['DataCountDto'];
         };
       };
-      /** @description VALIDATION_FAILED; PROTECTED_FIELD: a filter names a field the access rules hide from this key; INVALID_BRANCH: X-Branch is not a valid branch name */
+      /** @description VALIDATION_FAILED; PROTECTED_FIELD: a filter names a field the access rules hide from this key; SEARCH_NOT_CONFIGURED: `q` on a collection without a search configuration; INVALID_BRANCH: X-Branch is not a valid branch name */
       400: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -10858,6 +10881,25 @@ export interface operations {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
           'WWW-Authenticate'?: string;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description SEARCH_BUILDING (with Retry-After: REGISTRY_CACHE_MS in seconds, at least 1): `q` while the word lists are built; SEARCH_FAILED: their build failed */
+      409: {
+        headers: {
+          /** @description Seconds to wait before retrying (SEARCH_BUILDING) */
+          'Retry-After'?: number;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -11468,6 +11510,8 @@ export interface operations {
   explainDataItems: {
     parameters: {
       query?: {
+        /** @description Full-text search in the collection's search fields (PUT /data/{collection}/search): the text is split into words as items are (lower-cased, accents dropped, split on anything not a letter or digit, CJK characters one word each); every word must be a word of the item, the last one as its start (`q=red sho` finds "Red shoes"). No ranking and no match inside a word. ANDed with the filters; sort, `fields` and the keyset cursors work as without it (the `Link` keeps `q`). At most 8 words of at most 32 characters (400). Without a search configuration 400 SEARCH_NOT_CONFIGURED; while it is built 409 SEARCH_BUILDING with Retry-After; after its build failed 409 SEARCH_FAILED. `q` is reserved here: filter on a field named q with `filter[q]=v` or `filter[q][eq]=v`. */
+        q?: string;
         /** @description Owner field (default userId); sub keys only ever see items they own */
         authField?: string;
         /** @description Conditions on fields (dotted paths), `$and`-ed: `filter[k]=v` (also `k=v`) is equality, `filter[k][op]=v` (also `k[op]=v`) applies an operator: eq, ne, gt, gte, lt, lte, in, nin, exists, prefix. Equality values match their string and the number, boolean or null they spell ("5" matches "5" and 5); a range value that spells a number compares with numbers, any other with strings; `_createdAt`/`_updatedAt` take RFC 3339 timestamps. `in`/`nin` take a comma-separated list or repeated parameters (one value each). At most FILTER_MAX_CONDITIONS conditions (default 20) and FILTER_MAX_IN_VALUES values per list (default 100). See docs/data.md. */
@@ -11536,7 +11580,7 @@ export interface operations {
           'application/json': components['schemas']['ExplainResultDto'];
         };
       };
-      /** @description VALIDATION_FAILED; PROTECTED_FIELD: a filter, sort, cursor or `fields` names a field the access rules hide from this key; INVALID_BRANCH: X-Branch is not a valid branch name */
+      /** @description VALIDATION_FAILED; PROTECTED_FIELD: a filter, sort, cursor or `fields` names a field the access rules hide from this key; SEARCH_NOT_CONFIGURED: `q` on a collection without a search configuration; INVALID_BRANCH: X-Branch is not a valid branch name */
       400: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -11575,6 +11619,25 @@ export interface operations {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
           'WWW-Authenticate'?: string;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description SEARCH_BUILDING (with Retry-After: REGISTRY_CACHE_MS in seconds, at least 1): `q` while the word lists are built; SEARCH_FAILED: their build failed */
+      409: {
+        headers: {
+          /** @description Seconds to wait before retrying (SEARCH_BUILDING) */
+          'Retry-After'?: number;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */

@@ -90,6 +90,14 @@ ACCESS = ("PUT /data/{collection}/access",)
 
 # The change feed's live queries take a list's filter and fields (docs/events.md).
 LIVE = ("GET /events", "GET /events/stream")
+
+# The reads that take `q` (full-text search, docs/data.md "Searching with q").
+SEARCH_READS = (
+    "GET /data/{collection}",
+    "GET /data/{collection}/count",
+    "GET /data/{collection}/explain",
+)
+
 ITEM_WRITES = (
     "POST /data/{collection}",
     "PUT /data/{collection}/{indexName}/{indexValue}",
@@ -165,6 +173,17 @@ EXCLUSIONS: tuple[Exclusion, ...] = (
         reason="A keyset cursor after[f]/before[f] must name the field given in `sort`, and the "
         "id tie-breaker needs the sort field's cursor beside it; OpenAPI 3.0 cannot tie one "
         "parameter's presence or key to another parameter.",
+    ),
+    Exclusion(
+        name="q-needs-search-configuration",
+        operations=SEARCH_READS,
+        status=400,
+        code="SEARCH_NOT_CONFIGURED",
+        field=r"^q$",
+        message=r"^needs a search configuration of the collection$",
+        reason="`q` searches a collection with a search configuration (PUT "
+        "/data/{collection}/search); whether the collection has one is the service's state, "
+        "not something the document can state of the parameter.",
     ),
     Exclusion(
         name="sort-and-fields-lists",

@@ -11,6 +11,8 @@ import { CollectionParam, FilterQueries, ListQueries } from '../data.openapi';
 import { AggregateResultDto, ExplainResultDto } from './dto/data-analysis.dto';
 import { filterLimits, type FilterLimits } from '../query/filter-operators';
 import { ItemAnalysisService } from './item-analysis.service';
+import { SEARCH_PARAM } from '../search/search-query';
+import { SearchConflictResponse, SearchQuery } from '../search/search-query.openapi';
 import { MAX_FIELD_NAME_LENGTH, ORDER_PATH_SCHEMA_PATTERN } from '../query/json-guard';
 
 const PATH_SCHEMA = {
@@ -98,6 +100,7 @@ export class AnalysisController {
   @Get(':collection/explain')
   @CollectionParam()
   @ListQueries()
+  @SearchQuery()
   @ApiOkResponse({
     type: ExplainResultDto,
     example: {
@@ -110,14 +113,15 @@ export class AnalysisController {
   @ApiBadRequestResponse({
     type: ProblemDto,
     description:
-      'VALIDATION_FAILED; PROTECTED_FIELD: a filter, sort, cursor or `fields` names a field the access rules hide from this key',
+      'VALIDATION_FAILED; PROTECTED_FIELD: a filter, sort, cursor or `fields` names a field the access rules hide from this key; SEARCH_NOT_CONFIGURED: `q` on a collection without a search configuration',
   })
+  @SearchConflictResponse()
   async explainDataItems(
     @CurrentPrincipal() principal: CustomerPrincipal,
     @Param('collection', CollectionNamePipe) collection: string,
     @Query() raw: Record<string, unknown>,
   ): Promise<ExplainResultDto> {
-    const query = parseDataQuery(raw, this.config.limits, {});
+    const query = parseDataQuery(raw, this.config.limits, { params: [SEARCH_PARAM] });
     return this.analysis.explain(principal, collection, toItemListQuery(query, this.filterLimits));
   }
 }

@@ -18,6 +18,7 @@ import { accessPlanOf } from '../access/access-plan';
 import { refuseProtectedPaths } from '../access/protected-fields';
 import { AnalysisRepository } from './analysis.repository';
 import { suggestIndex, toExplainResult, type ExplainResult } from './explain';
+import { withSearch } from '../search/search-query';
 
 /**
  * Reads about items rather than of items: grouped counts and sums, and what a list query does on
@@ -67,12 +68,14 @@ export class ItemAnalysisService {
     // The very query of the list: the caller's read rule ANDed in, the same paths refused.
     const access = accessPlanOf(principal, target, query.ownerField);
     refuseProtectedListPaths(access, query);
-    const match = readMatchOf(access, query.conditions);
+    const read = readMatchOf(access, query.conditions);
     if (!target) {
       // Nothing to run: the collection does not exist, so no index serves anything yet.
-      const suggestion = suggestIndex(match, query.plan);
+      const suggestion = suggestIndex(read, query.plan);
       return { indexUsed: null, stage: 'EOF', ...(suggestion ? { suggestion } : {}) };
     }
+    // `q` as the list reads it: its words ANDed in (their multikey index serves them).
+    const match = withSearch(read, collection, target, query.search, this.config);
     const output = await this.items.explainList(target, match, query.plan, query.projection);
     return toExplainResult(output, match, query.plan);
   }

@@ -75,6 +75,8 @@ import { ItemEvents } from './item-events';
 import { itemETag } from './item-revision';
 import { ItemWritesService } from './item-writes.service';
 import { ItemsService } from './items.service';
+import { SEARCH_PARAM } from '../search/search-query';
+import { SearchConflictResponse, SearchQuery } from '../search/search-query.openapi';
 
 /** Whether a find-or-create created its item. */
 const ITEM_CREATED_HEADER = 'X-Item-Created';
@@ -109,6 +111,7 @@ export class CollectionItemsController {
   @Auth('root', 'sub', 'team', 'publishable')
   @CollectionParam()
   @ListQueries()
+  @SearchQuery()
   @ApiOkResponse({
     description:
       'Items (projected ones with `fields`); `Link: <…>; rel="next"` when a further page exists',
@@ -123,15 +126,19 @@ export class CollectionItemsController {
   @ApiBadRequestResponse({
     type: ProblemDto,
     description:
-      'Bad collection name or query; PROTECTED_FIELD: a filter, sort, cursor or `fields` names a field the access rules hide from this key',
+      'Bad collection name or query; PROTECTED_FIELD: a filter, sort, cursor or `fields` names a field the access rules hide from this key; SEARCH_NOT_CONFIGURED: `q` on a collection without a search configuration',
   })
+  @SearchConflictResponse()
   async listDataItems(
     @CurrentPrincipal() principal: CustomerPrincipal,
     @Param('collection', CollectionNamePipe) collection: string,
     @Query() raw: Record<string, unknown>,
     @Req() req: Request,
   ): Promise<Reply<DataItemDto[]>> {
-    const query = toItemListQuery(parseDataQuery(raw, this.config.limits, {}), this.filterLimits);
+    const query = toItemListQuery(
+      parseDataQuery(raw, this.config.limits, { params: [SEARCH_PARAM] }),
+      this.filterLimits,
+    );
     // Read before the list: every change after it is in the feed after it (none is missed).
     const position = await this.itemEvents.feedPosition(principal);
     const page = await this.items.list(principal, collection, query);

@@ -11,6 +11,8 @@ import { parseDataQuery, toItemQuery } from '../query/data-requests';
 import { filterLimits, type FilterLimits } from '../query/filter-operators';
 import { DataCountDto } from './dto/data-item.dto';
 import { ItemsService } from './items.service';
+import { SEARCH_PARAM } from '../search/search-query';
+import { SearchConflictResponse, SearchQuery } from '../search/search-query.openapi';
 
 /** `/data/{collection}/count`. */
 @ApiTags('data')
@@ -33,12 +35,14 @@ export class CountController {
   @Auth('root', 'sub', 'team', 'publishable')
   @CollectionParam()
   @FilterQueries()
+  @SearchQuery()
   @ApiOkResponse({ type: DataCountDto })
   @ApiBadRequestResponse({
     type: ProblemDto,
     description:
-      'VALIDATION_FAILED; PROTECTED_FIELD: a filter names a field the access rules hide from this key',
+      'VALIDATION_FAILED; PROTECTED_FIELD: a filter names a field the access rules hide from this key; SEARCH_NOT_CONFIGURED: `q` on a collection without a search configuration',
   })
+  @SearchConflictResponse()
   async countDataItems(
     @CurrentPrincipal() principal: CustomerPrincipal,
     @Param('collection', CollectionNamePipe) collection: string,
@@ -46,6 +50,7 @@ export class CountController {
   ): Promise<DataCountDto> {
     // Paging parameters would be ignored here, so they are refused, and so is `fields`.
     const filters = parseDataQuery(raw, this.config.limits, {
+      params: [SEARCH_PARAM],
       refuse: { paging: true, fields: true },
     });
     const query = toItemQuery(filters, this.filterLimits);

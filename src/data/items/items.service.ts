@@ -40,6 +40,8 @@ import type { RegisteredCollection } from '../collections/collection-registry.re
 import type { SchemaError } from '../rules/schema/item-schemas';
 import { SchemaEnforcement } from '../rules/schema/schema-enforcement';
 import { ItemExpiry } from '../rules/expiry/item-expiry';
+import { APP_CONFIG, type AppConfig } from '../../config';
+import { withSearch } from '../search/search-query';
 
 export interface ItemPage {
   items: StoredItem[];
@@ -275,7 +277,13 @@ export class ItemsService {
     const access = accessPlanOf(principal, target, query.ownerField);
     refuseProtectedListPaths(access, query);
     if (!target) return { items: [], next: null };
-    const match = readMatchOf(access, query.conditions);
+    const match = withSearch(
+      readMatchOf(access, query.conditions),
+      collection,
+      target,
+      query.search,
+      this.config,
+    );
     const found = await this.items.list(target, match, plan, projection);
     const items = found.slice(0, plan.limit);
     if (plan.reversed) items.reverse();
@@ -302,9 +310,20 @@ export class ItemsService {
     const access = accessPlanOf(principal, target, query.ownerField);
     refuseProtectedPaths(access, conditionPaths(query.conditions), 'filter');
     if (!target) return 0;
-    const match = readMatchOf(access, query.conditions);
+    const match = withSearch(
+      readMatchOf(access, query.conditions),
+      collection,
+      target,
+      query.search,
+      this.config,
+    );
     // Collection statistics cannot leave expired items out: a collection with a rule counts.
-    if (!match.scope?.filter && match.conditions.length === 0 && !target.rules.expiry)
+    if (
+      !match.scope?.filter &&
+      match.conditions.length === 0 &&
+      !match.words &&
+      !target.rules.expiry
+    )
       return this.items.estimatedCount(target);
     return this.items.count(target, match);
   }

@@ -3,6 +3,8 @@ import { ValidationFailedError } from '../../common/errors';
 import { coerceQueryValue, type Condition } from './filter-operators';
 import { fieldPathProblem } from './json-guard';
 import { cursorFilter, type ListPlan } from './list-plan';
+import { wordsClauses } from '../search/search-query';
+import type { QueryWords } from '../search/tokenizer';
 
 /**
  * Server-built query parts. Client input reaches MongoDB only as field paths that passed the
@@ -35,6 +37,8 @@ export interface ItemMatch {
   conditions: Condition[];
   /** A write under If-Match: the revisions it accepts (item-revision.ts builds it). */
   revision?: Document;
+  /** A read with `q`: the words every item's word list must hold (src/data/search/search-query.ts). */
+  words?: QueryWords;
 }
 
 /** What the filters run against: documents with a string `_id`. */
@@ -79,12 +83,13 @@ function conditionFilter(condition: Condition): ItemFilter {
 
 /**
  * The MongoDB filter of a match (and of a list plan's cursors); the owner scope, the client's
- * conditions and the cursors are `$and`-ed.
+ * conditions, the search words and the cursors are `$and`-ed.
  */
 export function toMongoFilter(match: ItemMatch, plan?: ListPlan): ItemFilter {
   const clauses: ItemFilter[] = [];
   if (match.scope?.filter) clauses.push(match.scope.filter);
   for (const condition of match.conditions) clauses.push(conditionFilter(condition));
+  if (match.words) clauses.push(...(wordsClauses(match.words) as ItemFilter[]));
   if (match.revision) clauses.push(match.revision);
   if (plan?.after) clauses.push(cursorFilter(plan, 'after', plan.after));
   if (plan?.before) clauses.push(cursorFilter(plan, 'before', plan.before));

@@ -16,6 +16,7 @@ import type {
   UpdateDataItemDto,
 } from '../items/dto/data-item.dto';
 import { guardFieldName, readDocument } from './json-guard';
+import { SEARCH_PARAM } from '../search/search-query';
 import { type Guarded, type JsonBudget, type JsonObject } from '../../common/json';
 
 /** A bulk create's item: its guarded request, or why it was refused before any write. */
@@ -62,10 +63,15 @@ export interface ItemRemovalRequest {
   ownerField: string;
 }
 
-/** What a read selects: the owner field (for sub callers' scope) and the client's conditions. */
+/**
+ * What a read selects: the owner field (for sub callers' scope), the client's conditions and, on
+ * the routes that search, `q` as given (its words depend on the collection's configuration).
+ */
 export interface ItemQuery {
   ownerField: string;
   conditions: Condition[];
+  /** `q`, or null when absent (routes that do not search never set it). */
+  search?: string | null;
 }
 
 /** A list: the selection, its order, page and cursors, and the fields to return. */
@@ -122,11 +128,12 @@ export function parseDataQuery(
   });
 }
 
-/** A count's (or a single read's) query string: filters only. */
+/** A count's (or a single read's) query string: filters, and `q` where the route reads it. */
 export function toItemQuery(query: ListQuery, limits: FilterLimits): ItemQuery {
   return {
     ownerField: ownerFieldOf(query.params.authField),
     conditions: queryConditions(query, limits),
+    search: query.params[SEARCH_PARAM] ?? null,
   };
 }
 
