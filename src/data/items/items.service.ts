@@ -40,7 +40,6 @@ import type { RegisteredCollection } from '../collections/collection-registry.re
 import type { SchemaError } from '../rules/schema/item-schemas';
 import { SchemaEnforcement } from '../rules/schema/schema-enforcement';
 import { ItemExpiry } from '../rules/expiry/item-expiry';
-import { APP_CONFIG, type AppConfig } from '../../config';
 import { withSearch } from '../search/search-query';
 
 export interface ItemPage {
