@@ -70,6 +70,9 @@ import {
   ProjectedDataItemDto,
   toItemJson,
 } from './dto/data-item.dto';
+import { parseExpandRequest } from '../expand/expand-request';
+import { ExpandQuery } from '../expand/expand.openapi';
+import { ItemExpansions } from '../expand/item-expansions.service';
 import { ItemBatchesService } from './item-batches.service';
 import { ItemEvents } from './item-events';
 import { itemETag } from './item-revision';
@@ -97,6 +100,7 @@ export class CollectionItemsController {
     private readonly writes: ItemWritesService,
     private readonly batches: ItemBatchesService,
     private readonly itemEvents: ItemEvents,
+    private readonly expansions: ItemExpansions,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.budget = dataBudget(config.limits);
@@ -109,6 +113,7 @@ export class CollectionItemsController {
   @Auth('root', 'sub', 'team', 'publishable')
   @CollectionParam()
   @ListQueries()
+  @ExpandQuery()
   @ApiOkResponse({
     description:
       'Items (projected ones with `fields`); `Link: <…>; rel="next"` when a further page exists',
@@ -131,14 +136,21 @@ export class CollectionItemsController {
     @Query() raw: Record<string, unknown>,
     @Req() req: Request,
   ): Promise<Reply<DataItemDto[]>> {
-    const query = toItemListQuery(parseDataQuery(raw, this.config.limits, {}), this.filterLimits);
+    const parsed = parseDataQuery(raw, this.config.limits, { params: ['expand'] });
+    const query = toItemListQuery(parsed, this.filterLimits);
+    const expand = parseExpandRequest(parsed.params.expand, query.projection);
+    const expansions = await this.expansions.prepare(principal, expand.expansions);
     // Read before the list: every change after it is in the feed after it (none is missed).
     const position = await this.itemEvents.feedPosition(principal);
-    const page = await this.items.list(principal, collection, query);
+    const page = await this.items.list(principal, collection, {
+      ...query,
+      projection: expand.projection,
+    });
     const feedPosition = position === null ? undefined : String(position);
     if (page.items.length === 0)
       return Reply.noContent<DataItemDto[]>().header(FEED_POSITION_HEADER, feedPosition);
-    const reply = Reply.of(page.items.map((item) => toItemJson(item))).header(
+    const items = page.items.map((item) => toItemJson(item));
+    const reply = Reply.of(await this.expansions.expand(principal, expansions, items)).header(
       FEED_POSITION_HEADER,
       feedPosition,
     );

@@ -60,6 +60,9 @@ import {
   toItemJson,
   UpdateDataItemDto,
 } from './dto/data-item.dto';
+import { parseExpandRequest } from '../expand/expand-request';
+import { ExpandQuery } from '../expand/expand.openapi';
+import { ItemExpansions } from '../expand/item-expansions.service';
 import { itemETag } from './item-revision';
 import { ItemWritesService } from './item-writes.service';
 import { ItemsService } from './items.service';
@@ -76,6 +79,7 @@ export class ItemByValueController {
   constructor(
     private readonly items: ItemsService,
     private readonly writes: ItemWritesService,
+    private readonly expansions: ItemExpansions,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.budget = dataBudget(config.limits);
@@ -90,8 +94,10 @@ export class ItemByValueController {
   @ItemParams()
   @FilterQueries()
   @FieldsQuery()
+  @ExpandQuery()
   @ApiOkResponse({
-    description: 'The item (projected with `fields`; never with a field the access rules hide)',
+    description:
+      'The item (projected with `fields`; never with a field the access rules hide; with `expand`, its references expanded and no ETag)',
     schema: ITEM_OR_PROJECTION,
     example: DATA_ITEM_EXAMPLE,
   })
@@ -115,18 +121,25 @@ export class ItemByValueController {
   ): Promise<Reply<DataItemDto>> {
     // Filters and `fields` only: paging parameters would be ignored, so they are refused.
     const query = parseDataQuery(raw, this.config.limits, {
+      params: ['expand'],
       refuse: { paging: true, fields: false },
     });
-    const projection = parseProjection(query.params.fields);
+    const expand = parseExpandRequest(query.params.expand, parseProjection(query.params.fields));
+    const expansions = await this.expansions.prepare(principal, expand.expansions);
     const item = await this.items.get(
       principal,
       collection,
       indexName,
       indexValue,
       toItemQuery(query, this.filterLimits),
-      projection,
+      expand.projection,
     );
-    return Reply.read(projectedETag(itemETag(item), projection), () => toItemJson(item));
+    if (expansions.length === 0)
+      return Reply.read(projectedETag(itemETag(item), expand.projection), () => toItemJson(item));
+    // The item's ETag does not cover the items it expands: an expanded answer has none, so no
+    // If-None-Match can answer 304 while an expanded item changed.
+    const [expanded] = await this.expansions.expand(principal, expansions, [toItemJson(item)]);
+    return Reply.of(expanded as DataItemDto);
   }
 
   /** Sets fields of the one matching item (`$set`); nothing changes when none or several match. */
