@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { ValidationFailedError, type FieldError } from '../../common/errors';
 import { COLLECTION_NAME_PATTERN, MANAGED_FIELDS } from '../query/data.constants';
 import { orderPathProblem } from '../query/json-guard';
@@ -106,4 +107,15 @@ function splitProjection(
     expansions,
     projection: main.length === 0 ? null : { mode, paths: main },
   };
+}
+
+/**
+ * The ETag of an item answered with its references expanded: the item's tag (itemETag, or
+ * projectedETag with `fields`) with a digest of the answer appended. The item's own tag does not
+ * cover the items it expands, so the answer's digest does: If-None-Match answers 304 only while
+ * every expanded item is as it was; If-Match needs the whole item's tag.
+ */
+export function expandedETag(etag: string, answer: unknown): string {
+  const digest = createHash('sha256').update(JSON.stringify(answer)).digest('base64url');
+  return `${etag.slice(0, -1)}+${digest.slice(0, 16)}"`;
 }

@@ -18,7 +18,7 @@ export const ExpandQuery = () =>
       `of an item holding more than ${MAX_EXPANDED_IDS_PER_ITEM} ids at one path. Expanded ` +
       'items are not expanded again. `fields` paths below an expanded path (`customer.name`) ' +
       'keep the reference and apply to the expanded items. One query per expansion per page. ' +
-      'An expanded single item has no ETag.',
+      'An expanded single item’s ETag covers the expanded items too (a 304 only while none changed).',
     schema: { type: 'string', pattern: EXPAND_SCHEMA_PATTERN },
     example: 'customer:customers',
   });

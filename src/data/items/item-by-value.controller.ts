@@ -60,7 +60,7 @@ import {
   toItemJson,
   UpdateDataItemDto,
 } from './dto/data-item.dto';
-import { parseExpandRequest } from '../expand/expand-request';
+import { expandedETag, parseExpandRequest } from '../expand/expand-request';
 import { ExpandQuery } from '../expand/expand.openapi';
 import { ItemExpansions } from '../expand/item-expansions.service';
 import { itemETag } from './item-revision';
@@ -97,7 +97,7 @@ export class ItemByValueController {
   @ExpandQuery()
   @ApiOkResponse({
     description:
-      'The item (projected with `fields`; never with a field the access rules hide; with `expand`, its references expanded and no ETag)',
+      'The item (projected with `fields`; never with a field the access rules hide; with `expand`, its references expanded and an ETag that covers the expanded items)',
     schema: ITEM_OR_PROJECTION,
     example: DATA_ITEM_EXAMPLE,
   })
@@ -134,12 +134,10 @@ export class ItemByValueController {
       toItemQuery(query, this.filterLimits),
       expand.projection,
     );
-    if (expansions.length === 0)
-      return Reply.read(projectedETag(itemETag(item), expand.projection), () => toItemJson(item));
-    // The item's ETag does not cover the items it expands: an expanded answer has none, so no
-    // If-None-Match can answer 304 while an expanded item changed.
+    const etag = projectedETag(itemETag(item), expand.projection);
+    if (expansions.length === 0) return Reply.read(etag, () => toItemJson(item));
     const [expanded] = await this.expansions.expand(principal, expansions, [toItemJson(item)]);
-    return Reply.of(expanded as DataItemDto);
+    return Reply.read(expandedETag(etag, expanded), () => expanded as DataItemDto);
   }
 
   /** Sets fields of the one matching item (`$set`); nothing changes when none or several match. */
