@@ -72,7 +72,7 @@ async function recorded(
   } finally {
     recording = false;
   }
-  const finds = commands.map((event) => (event.command).find as unknown);
+  const finds = commands.map((event) => event.command.find as unknown);
   return {
     items: finds.filter((name) => typeof name === 'string' && name.startsWith('d_')).length,
     registry: finds.filter((name) => name === 'data_collections').length,
@@ -245,6 +245,16 @@ describe('expanding references', () => {
     expect(empty.items).toBe(1);
   });
 
+  it('leaves the references of an item holding more than 100 ids at a path as they are', async () => {
+    const many = Array.from({ length: 101 }, () => 'pen');
+    await create('carts', { _id: 'big', products: many });
+    await create('carts', { _id: 'small', products: many.slice(1) });
+    const res = await get(user.apiKey, '/data/carts?expand=products:products').expect(200);
+    const items = byId(res.body as Json[]);
+    expect(items.get('big')?.products).toEqual(many);
+    expect(items.get('small')?.products).toEqual(many.slice(1).map(() => pen));
+  });
+
   it('refuses a fields path below an expansion that names a field the target hides from the key', async () => {
     await create('secrets', { _id: 's1', userId: sub.accountId, code: 'x', label: 'one' });
     await create('holders', { _id: 'h1', userId: sub.accountId, secret: 's1' });
@@ -375,7 +385,7 @@ describe('the expansion model', () => {
             const convert = (target: string, value: unknown): unknown => {
               if (typeof value === 'string') return expected(caller.name, target, value);
               if (Array.isArray(value) && value.every((v) => typeof v === 'string'))
-                return (value).map((id) => expected(caller.name, target, id));
+                return value.map((id) => expected(caller.name, target, id));
               return value;
             };
             const model = stored.map((item): Json => {
