@@ -12,12 +12,6 @@ import type { Projection } from '../query/projection';
 
 /** Most `path:collection` pairs one request may expand. */
 export const MAX_EXPANSIONS = 4;
-/**
- * Most ids one item may hold at one expansion's path (an id, an array of ids, or the ids of the
- * elements of one array): an item holding more keeps its references as they are. With the page
- * limit it bounds the ids of one expansion's query (limit × this).
- */
-export const MAX_EXPANDED_IDS_PER_ITEM = 100;
 
 export interface Expansion {
   /** The client field path of the reference; one array on the way is crossed. */

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { type CustomerPrincipal, readableBy } from '../../auth';
 import { accessPlanOf, type AccessPlan } from '../access/access-plan';
 import { protectedPathOf, withoutProtected } from '../access/protected-fields';
@@ -9,7 +9,8 @@ import { toItemJson, type DataItemDto } from '../items/dto/data-item.dto';
 import { ItemsRepository } from '../items/items.repository';
 import { readMatchOf } from '../items/item-scope';
 import { DEFAULT_OWNER_FIELD } from '../query/data.constants';
-import { MAX_EXPANDED_IDS_PER_ITEM, type Expansion } from './expand-request';
+import { APP_CONFIG, type AppConfig } from '../../config';
+import { type Expansion } from './expand-request';
 import { referenceIds, withReferences } from './references';
 
 /**
@@ -34,6 +35,7 @@ export class ItemExpansions {
   constructor(
     private readonly collections: CollectionsService,
     private readonly items: ItemsRepository,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   /**
@@ -64,20 +66,21 @@ export class ItemExpansions {
 
   /** The items with their references expanded: one query per expansion whose page holds ids. */
   async expand(
-    principal: CustomerPrincipal,
     prepared: readonly PreparedExpansion[],
     items: DataItemDto[],
   ): Promise<DataItemDto[]> {
+    // Ids one item may hold at one path (an id, an array, the ids of one array's elements): an
+    // item holding more keeps them as they are, so a query names at most limit × this many.
+    const maxIds = this.config.limits.expandMaxIdsPerItem;
     let result = items as unknown as Record<string, unknown>[];
     for (const { expansion, target, access } of prepared) {
       const perItem = result.map((item) => referenceIds(item, expansion.path));
       const ids = new Set<string>();
-      for (const each of perItem)
-        if (each.length <= MAX_EXPANDED_IDS_PER_ITEM) for (const id of each) ids.add(id);
+      for (const each of perItem) if (each.length <= maxIds) for (const id of each) ids.add(id);
       if (ids.size === 0) continue;
       const found = await this.read(target, access, expansion, [...ids]);
       result = result.map((item, i) =>
-        (perItem[i]?.length ?? 0) > MAX_EXPANDED_IDS_PER_ITEM
+        (perItem[i]?.length ?? 0) > maxIds
           ? item
           : withReferences(item, expansion.path, (id) => found.get(id) ?? null),
       );

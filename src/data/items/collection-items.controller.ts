@@ -150,7 +150,7 @@ export class CollectionItemsController {
     if (page.items.length === 0)
       return Reply.noContent<DataItemDto[]>().header(FEED_POSITION_HEADER, feedPosition);
     const items = page.items.map((item) => toItemJson(item));
-    const reply = Reply.of(await this.expansions.expand(principal, expansions, items)).header(
+    const reply = Reply.of(await this.expansions.expand(expansions, items)).header(
       FEED_POSITION_HEADER,
       feedPosition,
     );

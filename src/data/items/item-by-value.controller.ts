@@ -136,7 +136,7 @@ export class ItemByValueController {
     );
     const etag = projectedETag(itemETag(item), expand.projection);
     if (expansions.length === 0) return Reply.read(etag, () => toItemJson(item));
-    const [expanded] = await this.expansions.expand(principal, expansions, [toItemJson(item)]);
+    const [expanded] = await this.expansions.expand(expansions, [toItemJson(item)]);
     return Reply.read(expandedETag(etag, expanded), () => expanded as DataItemDto);
   }
 
