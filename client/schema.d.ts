@@ -8685,6 +8685,8 @@ export interface operations {
   listDataItems: {
     parameters: {
       query?: {
+        /** @description References to replace by the items they name: `path:collection` pairs, comma-separated (`customer:customers,lines.product:products`), at most 4. The value at a path (one array of objects on the way is crossed: `lines.product` is each line’s `product`) is a string id or an array of string ids; each becomes the item of that id in the named collection of the same namespace and branch, or `null` when there is none or the key may not read it (the collection’s own access rules, protected fields, expiry and key collection limits apply). Any other value stays as it is, and so do the references of an item holding more than `EXPAND_MAX_IDS_PER_ITEM` (100) ids at one path. Expanded items are not expanded again. `fields` paths below an expanded path (`customer.name`) keep the reference and apply to the expanded items. One query per expansion per page. An expanded single item’s ETag covers the expanded items too (a 304 only while none changed). */
+        expand?: string;
         /** @description Owner field (default userId); sub keys only ever see items they own */
         authField?: string;
         /** @description Conditions on fields (dotted paths), `$and`-ed: `filter[k]=v` (also `k=v`) is equality, `filter[k][op]=v` (also `k[op]=v`) applies an operator: eq, ne, gt, gte, lt, lte, in, nin, exists, prefix. Equality values match their string and the number, boolean or null they spell ("5" matches "5" and 5); a range value that spells a number compares with numbers, any other with strings; `_createdAt`/`_updatedAt` take RFC 3339 timestamps. `in`/`nin` take a comma-separated list or repeated parameters (one value each). At most FILTER_MAX_CONDITIONS conditions (default 20) and FILTER_MAX_IN_VALUES values per list (default 100). See docs/data.md. */
@@ -13099,6 +13101,8 @@ export interface operations {
   getDataItem: {
     parameters: {
       query?: {
+        /** @description References to replace by the items they name: `path:collection` pairs, comma-separated (`customer:customers,lines.product:products`), at most 4. The value at a path (one array of objects on the way is crossed: `lines.product` is each line’s `product`) is a string id or an array of string ids; each becomes the item of that id in the named collection of the same namespace and branch, or `null` when there is none or the key may not read it (the collection’s own access rules, protected fields, expiry and key collection limits apply). Any other value stays as it is, and so do the references of an item holding more than `EXPAND_MAX_IDS_PER_ITEM` (100) ids at one path. Expanded items are not expanded again. `fields` paths below an expanded path (`customer.name`) keep the reference and apply to the expanded items. One query per expansion per page. An expanded single item’s ETag covers the expanded items too (a 304 only while none changed). */
+        expand?: string;
         /** @description Fields to return (`fields=total,customer.name`), or, each with `-`, fields to leave out (`fields=-notes`); `_id` is always returned, unknown fields are absent. Listed fields must not overlap (`a` and `a.b`); at most 100. A projected item's ETag differs from the whole item's: send the whole item's ETag in If-Match. */
         fields?: components['schemas']['ItemFields'];
         /** @description Owner field (default userId); sub keys only ever see items they own */
@@ -13133,7 +13137,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description The item (projected with `fields`; never with a field the access rules hide) */
+      /** @description The item (projected with `fields`; never with a field the access rules hide; with `expand`, its references expanded and an ETag that covers the expanded items) */
       200: {
         headers: {
           /** @description The representation's entity tag: a strong tag `"<identity>.<revision>"` that changes with every write and never repeats for another representation */
