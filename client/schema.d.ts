@@ -8777,7 +8777,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description Bad collection name or query; PROTECTED_FIELD: a filter, sort, cursor or `fields` names a field the access rules hide from this key; INVALID_BRANCH: X-Branch is not a valid branch name */
+      /** @description Bad collection name or query (`expand` included); PROTECTED_FIELD: a filter, sort, cursor or `fields` names a field the access rules hide from this key (below an expanded path: the target collection’s rules); INVALID_BRANCH: X-Branch is not a valid branch name */
       400: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -13184,7 +13184,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description VALIDATION_FAILED; PROTECTED_FIELD: the route field, a filter or `fields` names a field the access rules hide from this key; INVALID_BRANCH: X-Branch is not a valid branch name */
+      /** @description VALIDATION_FAILED (`expand` included); PROTECTED_FIELD: the route field, a filter or `fields` names a field the access rules hide from this key (below an expanded path: the target collection’s rules); INVALID_BRANCH: X-Branch is not a valid branch name */
       400: {
         headers: {
           /** @description Requests allowed per window for this key */

@@ -128,7 +128,7 @@ export class CollectionItemsController {
   @ApiBadRequestResponse({
     type: ProblemDto,
     description:
-      'Bad collection name or query; PROTECTED_FIELD: a filter, sort, cursor or `fields` names a field the access rules hide from this key',
+      'Bad collection name or query (`expand` included); PROTECTED_FIELD: a filter, sort, cursor or `fields` names a field the access rules hide from this key (below an expanded path: the target collection’s rules)',
   })
   async listDataItems(
     @CurrentPrincipal() principal: CustomerPrincipal,

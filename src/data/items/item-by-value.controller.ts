@@ -104,7 +104,7 @@ export class ItemByValueController {
   @ApiBadRequestResponse({
     type: ProblemDto,
     description:
-      'VALIDATION_FAILED; PROTECTED_FIELD: the route field, a filter or `fields` names a field the access rules hide from this key',
+      'VALIDATION_FAILED (`expand` included); PROTECTED_FIELD: the route field, a filter or `fields` names a field the access rules hide from this key (below an expanded path: the target collection’s rules)',
   })
   @ApiNotFoundResponse({
     type: ProblemDto,
