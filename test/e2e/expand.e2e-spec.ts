@@ -255,6 +255,21 @@ describe('expanding references', () => {
     expect(items.get('small')?.products).toEqual(many.slice(1).map(() => pen));
   });
 
+  it('expands an expired item to null, as the target collection’s own read leaves it out', async () => {
+    const live = await create('tickets', { _id: 't-live', validUntil: '2100-01-01T00:00:00Z' });
+    await create('tickets', { _id: 't-old', validUntil: '2000-01-01T00:00:00Z' });
+    await create('visits', { _id: 'v1', tickets: ['t-live', 't-old'] });
+    await t
+      .http()
+      .put('/data/tickets/expiry')
+      .set('X-Api-Key', user.apiKey)
+      .send({ field: 'validUntil', afterSeconds: 1 })
+      .expect(200);
+    await get(user.apiKey, '/data/tickets/_id/t-old').expect(404);
+    const res = await get(user.apiKey, '/data/visits/_id/v1?expand=tickets:tickets').expect(200);
+    expect(res.body.tickets).toEqual([live, null]);
+  });
+
   it('refuses a fields path below an expansion that names a field the target hides from the key', async () => {
     await create('secrets', { _id: 's1', userId: sub.accountId, code: 'x', label: 'one' });
     await create('holders', { _id: 'h1', userId: sub.accountId, secret: 's1' });
