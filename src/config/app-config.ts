@@ -143,6 +143,8 @@ export interface AppConfig {
     /** Protected fields per caller class in one collection's access rules. */
     accessMaxProtectedFields: number;
     searchMaxWordsPerItem: number;
+    /** Ids one item may hold at one `expand` path (more: its references stay as they are). */
+    expandMaxIdsPerItem: number;
     /** Groups one data aggregate answers with before it says it was cut. */
     aggregateMaxGroups: number;
     /** Items in one bulk create. */
@@ -328,6 +330,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       filterMaxInValues: limits.FILTER_MAX_IN_VALUES,
       accessMaxProtectedFields: limits.ACCESS_MAX_PROTECTED_FIELDS,
       searchMaxWordsPerItem: limits.SEARCH_MAX_WORDS_PER_ITEM,
+      expandMaxIdsPerItem: limits.EXPAND_MAX_IDS_PER_ITEM,
       aggregateMaxGroups: limits.AGGREGATE_MAX_GROUPS,
       bulkMaxItems: limits.BULK_MAX_ITEMS,
       importMaxLineBytes: limits.IMPORT_MAX_LINE_BYTES,

@@ -22,6 +22,7 @@ import { ItemBatchesService } from './items/item-batches.service';
 import { DATA_CONTROLLERS } from './data.controllers';
 import { ItemWritesService } from './items/item-writes.service';
 import { ItemsService } from './items/items.service';
+import { ItemExpansions } from './expand/item-expansions.service';
 import { IndexSlotDocument, IndexSlotSchema } from './indexes/index-slot.schema';
 import { IndexSlotRepository } from './indexes/index-slot.repository';
 import { UniqueClaimDocument, UniqueClaimSchema } from './items/unique/unique-claim.schema';
@@ -82,6 +83,7 @@ import { ItemExpiry } from './rules/expiry/item-expiry';
     ItemEvents,
     FeedAccess,
     ItemsService,
+    ItemExpansions,
     ItemWritesService,
     ItemAnalysisService,
     ItemBatchesService,

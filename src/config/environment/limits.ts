@@ -112,6 +112,13 @@ export class LimitsVariables {
   @Max(100_000)
   SEARCH_MAX_WORDS_PER_ITEM = 1000;
 
+  /** Ids one item may hold at one `expand` path; an item holding more keeps them as they are. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  EXPAND_MAX_IDS_PER_ITEM = 100;
+
   @Type(() => Number)
   @IsInt()
   @Min(1)

@@ -70,6 +70,9 @@ import {
   ProjectedDataItemDto,
   toItemJson,
 } from './dto/data-item.dto';
+import { parseExpandRequest } from '../expand/expand-request';
+import { ExpandQuery } from '../expand/expand.openapi';
+import { ItemExpansions } from '../expand/item-expansions.service';
 import { ItemBatchesService } from './item-batches.service';
 import { ItemEvents } from './item-events';
 import { itemETag } from './item-revision';
@@ -99,6 +102,7 @@ export class CollectionItemsController {
     private readonly writes: ItemWritesService,
     private readonly batches: ItemBatchesService,
     private readonly itemEvents: ItemEvents,
+    private readonly expansions: ItemExpansions,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.budget = dataBudget(config.limits);
@@ -112,6 +116,7 @@ export class CollectionItemsController {
   @CollectionParam()
   @ListQueries()
   @SearchQuery()
+  @ExpandQuery()
   @ApiOkResponse({
     description:
       'Items (projected ones with `fields`); `Link: <…>; rel="next"` when a further page exists',
@@ -126,7 +131,7 @@ export class CollectionItemsController {
   @ApiBadRequestResponse({
     type: ProblemDto,
     description:
-      'Bad collection name or query; PROTECTED_FIELD: a filter, sort, cursor or `fields` names a field the access rules hide from this key; SEARCH_NOT_CONFIGURED: `q` on a collection without a search configuration',
+      'Bad collection name or query (`q` and `expand` included); PROTECTED_FIELD: a filter, sort, cursor or `fields` names a field the access rules hide from this key (below an expanded path: the target collection’s rules); SEARCH_NOT_CONFIGURED: `q` on a collection without a search configuration',
   })
   @SearchConflictResponse()
   async listDataItems(
@@ -135,17 +140,21 @@ export class CollectionItemsController {
     @Query() raw: Record<string, unknown>,
     @Req() req: Request,
   ): Promise<Reply<DataItemDto[]>> {
-    const query = toItemListQuery(
-      parseDataQuery(raw, this.config.limits, { params: [SEARCH_PARAM] }),
-      this.filterLimits,
-    );
+    const parsed = parseDataQuery(raw, this.config.limits, { params: [SEARCH_PARAM, 'expand'] });
+    const query = toItemListQuery(parsed, this.filterLimits);
+    const expand = parseExpandRequest(parsed.params.expand, query.projection);
+    const expansions = await this.expansions.prepare(principal, expand.expansions);
     // Read before the list: every change after it is in the feed after it (none is missed).
     const position = await this.itemEvents.feedPosition(principal);
-    const page = await this.items.list(principal, collection, query);
+    const page = await this.items.list(principal, collection, {
+      ...query,
+      projection: expand.projection,
+    });
     const feedPosition = position === null ? undefined : String(position);
     if (page.items.length === 0)
       return Reply.noContent<DataItemDto[]>().header(FEED_POSITION_HEADER, feedPosition);
-    const reply = Reply.of(page.items.map((item) => toItemJson(item))).header(
+    const items = page.items.map((item) => toItemJson(item));
+    const reply = Reply.of(await this.expansions.expand(expansions, items)).header(
       FEED_POSITION_HEADER,
       feedPosition,
     );

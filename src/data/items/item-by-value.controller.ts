@@ -60,6 +60,9 @@ import {
   toItemJson,
   UpdateDataItemDto,
 } from './dto/data-item.dto';
+import { expandedETag, parseExpandRequest } from '../expand/expand-request';
+import { ExpandQuery } from '../expand/expand.openapi';
+import { ItemExpansions } from '../expand/item-expansions.service';
 import { itemETag } from './item-revision';
 import { ItemWritesService } from './item-writes.service';
 import { ItemsService } from './items.service';
@@ -76,6 +79,7 @@ export class ItemByValueController {
   constructor(
     private readonly items: ItemsService,
     private readonly writes: ItemWritesService,
+    private readonly expansions: ItemExpansions,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.budget = dataBudget(config.limits);
@@ -90,15 +94,17 @@ export class ItemByValueController {
   @ItemParams()
   @FilterQueries()
   @FieldsQuery()
+  @ExpandQuery()
   @ApiOkResponse({
-    description: 'The item (projected with `fields`; never with a field the access rules hide)',
+    description:
+      'The item (projected with `fields`; never with a field the access rules hide; with `expand`, its references expanded and an ETag that covers the expanded items)',
     schema: ITEM_OR_PROJECTION,
     example: DATA_ITEM_EXAMPLE,
   })
   @ApiBadRequestResponse({
     type: ProblemDto,
     description:
-      'VALIDATION_FAILED; PROTECTED_FIELD: the route field, a filter or `fields` names a field the access rules hide from this key',
+      'VALIDATION_FAILED (`expand` included); PROTECTED_FIELD: the route field, a filter or `fields` names a field the access rules hide from this key (below an expanded path: the target collection’s rules)',
   })
   @ApiNotFoundResponse({
     type: ProblemDto,
@@ -115,18 +121,23 @@ export class ItemByValueController {
   ): Promise<Reply<DataItemDto>> {
     // Filters and `fields` only: paging parameters would be ignored, so they are refused.
     const query = parseDataQuery(raw, this.config.limits, {
+      params: ['expand'],
       refuse: { paging: true, fields: false },
     });
-    const projection = parseProjection(query.params.fields);
+    const expand = parseExpandRequest(query.params.expand, parseProjection(query.params.fields));
+    const expansions = await this.expansions.prepare(principal, expand.expansions);
     const item = await this.items.get(
       principal,
       collection,
       indexName,
       indexValue,
       toItemQuery(query, this.filterLimits),
-      projection,
+      expand.projection,
     );
-    return Reply.read(projectedETag(itemETag(item), projection), () => toItemJson(item));
+    const etag = projectedETag(itemETag(item), expand.projection);
+    if (expansions.length === 0) return Reply.read(etag, () => toItemJson(item));
+    const [expanded] = await this.expansions.expand(expansions, [toItemJson(item)]);
+    return Reply.read(expandedETag(etag, expanded), () => expanded as DataItemDto);
   }
 
   /** Sets fields of the one matching item (`$set`); nothing changes when none or several match. */

@@ -103,6 +103,14 @@ export const SORT_SCHEMA_PATTERN = `^-?${LISTED_PATH}(?:,-?${LISTED_PATH}){0,4}$
 /** `fields`: paths to include (none starting with `-`), or paths each with `-` to exclude. */
 export const FIELDS_SCHEMA_PATTERN = `^(?:(?!-)${LISTED_PATH}(?:,(?!-)${LISTED_PATH})*|-${LISTED_PATH}(?:,-${LISTED_PATH})*)$`;
 
+/** A reference path of `expand` (no comma or colon; not a server-managed field) and its collection. */
+const EXPAND_CHARACTER = String.raw`[^.,:"\\\u0000-\u001F]`;
+const EXPAND_EDGE = String.raw`[^.,:"\\\u0000-\u001F${EDGE_SPACE}]`;
+const EXPAND_SEGMENT = `${notAt(FIELD_NAME_RULES.reserved, String.raw`(?:[.:]|$)`)}${EXPAND_EDGE}(?:${EXPAND_CHARACTER}*${EXPAND_EDGE})?`;
+const EXPAND_PAIR = String.raw`${notAt(MANAGED_FIELDS, '[.:]')}${EXPAND_SEGMENT}(?:\.${EXPAND_SEGMENT})*:[A-Za-z][A-Za-z0-9_-]{0,63}`;
+/** `expand`: `path:collection` pairs, at most four. */
+export const EXPAND_SCHEMA_PATTERN = `^${EXPAND_PAIR}(?:,${EXPAND_PAIR}){0,3}$`;
+
 /** Why a single field name (one segment, no dots) is not acceptable, or null when it is. */
 export function fieldNameProblem(name: string): string | null {
   const fault = keyFault(name, FIELD_NAME_RULES);
