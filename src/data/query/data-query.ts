@@ -3,7 +3,7 @@ import { ValidationFailedError } from '../../common/errors';
 import { coerceQueryValue, type Condition } from './filter-operators';
 import { fieldPathProblem } from './json-guard';
 import { cursorFilter, type ListPlan } from './list-plan';
-import { wordsClauses } from '../search/search-query';
+import { wordsClauses } from '../search/words-filter';
 import type { QueryWords } from '../search/tokenizer';
 
 /**

@@ -1,7 +1,8 @@
 import { ValidationFailedError } from '../../common/errors';
 import { SearchBuildingError, SearchFailedError, SearchNotConfiguredError } from '../data.errors';
 import { toMongoFilter } from '../query/data-query';
-import { searchRetryAfterSeconds, searchWordsOf, withSearch, wordsClauses } from './search-query';
+import { searchRetryAfterSeconds, searchWordsOf, withSearch } from './search-query';
+import { wordsClauses } from './words-filter';
 import type { SearchRule, SearchState } from './search-rule';
 
 const entry = (state: SearchState) => ({
