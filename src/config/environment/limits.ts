@@ -112,6 +112,13 @@ export class LimitsVariables {
   @Max(100_000)
   SEARCH_MAX_WORDS_PER_ITEM = 1000;
 
+  /** Fields one collection's search configuration may name. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(256)
+  SEARCH_MAX_FIELDS = 16;
+
   @Type(() => Number)
   @IsInt()
   @Min(1)
