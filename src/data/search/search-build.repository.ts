@@ -46,7 +46,9 @@ function toRun(doc: SearchRunDocument): SearchRun {
 /** Search runs (builds and clears of word lists) in MongoDB, with their leases. */
 @Injectable()
 export class SearchBuildRepository implements OnModuleInit {
-  constructor(@InjectModel(SearchRunDocument.name) private readonly runs: Model<SearchRunDocument>) {}
+  constructor(
+    @InjectModel(SearchRunDocument.name) private readonly runs: Model<SearchRunDocument>,
+  ) {}
 
   async onModuleInit(): Promise<void> {
     await this.runs.init();
@@ -119,9 +121,7 @@ export class SearchBuildRepository implements OnModuleInit {
   }
 
   async markDone(id: string): Promise<void> {
-    await this.runs
-      .updateOne({ _id: new Types.ObjectId(id) }, { $set: { status: 'done' } })
-      .exec();
+    await this.runs.updateOne({ _id: new Types.ObjectId(id) }, { $set: { status: 'done' } }).exec();
   }
 
   /** Running runs whose lease ran out before `now`, at most `limit`. */

@@ -33,7 +33,8 @@ export class SearchRunDocument {
   @Prop({ required: true })
   tenantId!: string;
 
-  @Prop({ required: true })
+  /** The branch (`''`: the main one). */
+  @Prop({ type: String, default: '' })
   branch!: string;
 
   @Prop({ required: true })

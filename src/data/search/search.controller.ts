@@ -1,5 +1,4 @@
 import {
-  applyDecorators,
   Body,
   Controller,
   Delete,
@@ -60,7 +59,17 @@ export class SearchController {
   @Get(':collection/search')
   @NeedsScope('data:read')
   @CollectionParam()
-  @ApiOkResponse({ type: SearchDto })
+  @ApiOkResponse({
+    type: SearchDto,
+    headers: {
+      ETag: {
+        description:
+          'The configuration\'s tag, `"search-<version>"`, for If-Match on PUT and DELETE (it does not change with the progress)',
+        schema: { type: 'string' },
+        required: true,
+      },
+    },
+  })
   @BAD_NAME
   @SUB_KEYS_REFUSED
   @ApiNotFoundResponse({
@@ -99,7 +108,10 @@ export class SearchController {
   })
   @ApiConditional('write')
   @SUB_KEYS_REFUSED
-  @ApiNotFoundResponse({ type: ProblemDto, description: 'COLLECTION_NOT_FOUND (dropped meanwhile)' })
+  @ApiNotFoundResponse({
+    type: ProblemDto,
+    description: 'COLLECTION_NOT_FOUND (dropped meanwhile)',
+  })
   async putDataSearch(
     @CurrentPrincipal() principal: CustomerPrincipal,
     @Param('collection', CollectionNamePipe) collection: string,

@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsDefined } from 'class-validator';
 import { OptionalField } from '../../../common/dto';
 import { FreeFormMember, JsonObjectBody } from '../../../common/http/validation';
 import { CLIENT_PATH_SCHEMA_PATTERN, MAX_FIELD_NAME_LENGTH } from '../../query/json-guard';
@@ -12,12 +13,17 @@ import { MIN_TOKEN_LENGTH } from '../tokenizer';
  */
 @JsonObjectBody()
 export class PutSearchDto {
+  @IsDefined()
   @FreeFormMember()
   @ApiProperty({
     type: [String],
     minItems: 1,
     uniqueItems: true,
-    items: { type: 'string', pattern: CLIENT_PATH_SCHEMA_PATTERN, maxLength: MAX_FIELD_NAME_LENGTH },
+    items: {
+      type: 'string',
+      pattern: CLIENT_PATH_SCHEMA_PATTERN,
+      maxLength: MAX_FIELD_NAME_LENGTH,
+    },
     description:
       'Field paths (dotted, distinct, not _id nor a timestamp) whose text is split into words: strings, and strings in arrays and objects under them; at most SEARCH_MAX_FIELDS (default 16). None may be a protected field of the access rules (400 PROTECTED_FIELD).',
     example: ['title', 'body'],
