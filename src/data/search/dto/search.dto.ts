@@ -33,7 +33,7 @@ export class PutSearchDto {
   @OptionalField()
   @FreeFormMember()
   @ApiPropertyOptional({
-    type: Number,
+    type: 'integer',
     minimum: MIN_TOKEN_LENGTH.min,
     maximum: MIN_TOKEN_LENGTH.max,
     default: MIN_TOKEN_LENGTH.default,
