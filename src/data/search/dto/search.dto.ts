@@ -18,6 +18,8 @@ export class PutSearchDto {
   @ApiProperty({
     type: [String],
     minItems: 1,
+    // SEARCH_MAX_FIELDS's default; a deployment may set it otherwise (400 beyond it).
+    maxItems: 16,
     uniqueItems: true,
     items: {
       type: 'string',
