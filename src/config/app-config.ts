@@ -114,6 +114,9 @@ export interface AppConfig {
     dropGraceMs: number;
     erasureLeaseMs: number;
     pollMs: number;
+    /** SEARCH_BUILD_LEASE_MS and SEARCH_BUILD_BATCH (docs/data.md, "Search"). */
+    searchBuildLeaseMs: number;
+    searchBuildBatch: number;
     /** EXPIRY_SWEEP_MS and EXPIRY_MAX_SECONDS (docs/data.md, "Expiry"). */
     expirySweepMs: number;
     expiryMaxSeconds: number;
@@ -145,6 +148,8 @@ export interface AppConfig {
     searchMaxWordsPerItem: number;
     /** Ids one item may hold at one `expand` path (more: its references stay as they are). */
     expandMaxIdsPerItem: number;
+    /** Fields one search configuration may name. */
+    searchMaxFields: number;
     /** Groups one data aggregate answers with before it says it was cut. */
     aggregateMaxGroups: number;
     /** Items in one bulk create. */
@@ -272,6 +277,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       dropGraceMs: lifecycle.COLLECTION_DROP_GRACE_MS,
       erasureLeaseMs: lifecycle.ERASURE_LEASE_MS,
       pollMs: lifecycle.LIFECYCLE_POLL_MS,
+      searchBuildLeaseMs: lifecycle.SEARCH_BUILD_LEASE_MS,
+      searchBuildBatch: lifecycle.SEARCH_BUILD_BATCH,
       expirySweepMs: lifecycle.EXPIRY_SWEEP_MS,
       expiryMaxSeconds: lifecycle.EXPIRY_MAX_SECONDS,
     },
@@ -331,6 +338,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       accessMaxProtectedFields: limits.ACCESS_MAX_PROTECTED_FIELDS,
       searchMaxWordsPerItem: limits.SEARCH_MAX_WORDS_PER_ITEM,
       expandMaxIdsPerItem: limits.EXPAND_MAX_IDS_PER_ITEM,
+      searchMaxFields: limits.SEARCH_MAX_FIELDS,
       aggregateMaxGroups: limits.AGGREGATE_MAX_GROUPS,
       bulkMaxItems: limits.BULK_MAX_ITEMS,
       importMaxLineBytes: limits.IMPORT_MAX_LINE_BYTES,

@@ -7,13 +7,14 @@ import { CountController } from './items/count.controller';
 import { ExpiryController } from './rules/expiry/expiry.controller';
 import { ItemByValueController } from './items/item-by-value.controller';
 import { CollectionItemsController } from './items/collection-items.controller';
+import { SearchController } from './search/search.controller';
 import { SchemaController } from './rules/schema/schema.controller';
 import { TypedClientsController } from './rules/typed/typed-clients.controller';
 
 /**
  * The controllers of `/data`, one per URL. Their paths cannot overlap: after
  * `{collection}` comes nothing, one fixed segment (`count`, `bulk`, `index`, `stats`,
- * `aggregate`, `explain`, `schema`, `schema-violations`, `expiry`, `access`), or exactly the two
+ * `aggregate`, `explain`, `schema`, `schema-violations`, `expiry`, `access`, `search`), or exactly the two
  * parameters of an item — and no URL has both a fixed second segment and a parameter there. So no route can
  * take another's requests, whatever the order (src/routes.spec.ts holds every pair of routes to
  * it); a new route keeps to these shapes instead of relying on its place in this list.
@@ -35,4 +36,5 @@ export const DATA_CONTROLLERS = [
   SchemaController,
   ExpiryController,
   AccessRulesController,
+  SearchController,
 ];

@@ -212,8 +212,8 @@ export class IndexNotFoundError extends DomainError {
 }
 
 export class ProtectedIndexError extends DomainError {
-  constructor() {
-    super(DATA_ERRORS.PROTECTED_INDEX, 'The _id_ index cannot be removed.');
+  constructor(detail = 'The _id_ index cannot be removed.') {
+    super(DATA_ERRORS.PROTECTED_INDEX, detail);
   }
 }
 

@@ -50,6 +50,10 @@ import { ExpiryService } from './rules/expiry/expiry.service';
 import { AccessRulesService } from './access/access.service';
 import { ExpirySweep } from './rules/expiry/expiry-sweep';
 import { ItemExpiry } from './rules/expiry/item-expiry';
+import { SearchRunDocument, SearchRunSchema } from './search/search-build.schema';
+import { SearchBuildRepository } from './search/search-build.repository';
+import { SearchBuildRunner } from './search/search-build.runner';
+import { SearchService } from './search/search.service';
 
 @Module({
   imports: [
@@ -64,6 +68,7 @@ import { ItemExpiry } from './rules/expiry/item-expiry';
       { name: CollectionDropDocument.name, schema: CollectionDropSchema },
       { name: IndexSlotDocument.name, schema: IndexSlotSchema },
       { name: UniqueClaimDocument.name, schema: UniqueClaimSchema },
+      { name: SearchRunDocument.name, schema: SearchRunSchema },
     ]),
   ],
   controllers: [...DATA_CONTROLLERS, TransferController],
@@ -104,6 +109,9 @@ import { ItemExpiry } from './rules/expiry/item-expiry';
     ExpiryService,
     AccessRulesService,
     ExpirySweep,
+    SearchBuildRepository,
+    SearchBuildRunner,
+    SearchService,
     // One queue for the writes of an item, whichever service makes them (FallbackWriteQueue).
     { provide: FallbackWriteQueue, useFactory: () => new FallbackWriteQueue() },
   ],

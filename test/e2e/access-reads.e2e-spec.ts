@@ -304,6 +304,9 @@ describe('the route walk', () => {
     'DELETE /data/{collection}/expiry': 'root and team keys only',
     'PUT /data/{collection}/access': 'the rules themselves, root and team keys only',
     'DELETE /data/{collection}/access': 'the rules themselves, root and team keys only',
+    'GET /data/{collection}/search': 'root and team keys only: the search configuration',
+    'PUT /data/{collection}/search': 'root and team keys only: the search configuration',
+    'DELETE /data/{collection}/search': 'root and team keys only: the search configuration',
     'POST /import': 'a write: each item is judged by the create or update rule',
   };
 

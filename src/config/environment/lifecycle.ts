@@ -44,6 +44,23 @@ export class LifecycleVariables {
   @Max(3_600_000)
   ERASURE_LEASE_MS = 30_000;
 
+  /**
+   * How long an instance holds a search build (or a search removal) it works on (ms); each batch
+   * renews it. A build whose holder died is taken over by any instance once it has run out.
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(100)
+  @Max(3_600_000)
+  SEARCH_BUILD_LEASE_MS = 30_000;
+
+  /** Items a search build reads and writes the word lists of per batch. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(10_000)
+  SEARCH_BUILD_BATCH = 500;
+
   /** How often each instance looks for erasures to finish and tombstones to clear (ms). */
   @Type(() => Number)
   @IsInt()

@@ -119,6 +119,13 @@ export class LimitsVariables {
   @Max(1000)
   EXPAND_MAX_IDS_PER_ITEM = 100;
 
+  /** Fields one collection's search configuration may name. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(256)
+  SEARCH_MAX_FIELDS = 16;
+
   @Type(() => Number)
   @IsInt()
   @Min(1)

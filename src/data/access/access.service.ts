@@ -7,7 +7,9 @@ import { APP_CONFIG, type AppConfig } from '../../config';
 import { CollectionRegistryRepository } from '../collections/collection-registry.repository';
 import type { RegisteredCollection } from '../collections/registered-collection';
 import { CollectionsService } from '../collections/collections.service';
-import { CollectionNotFoundError } from '../data.errors';
+import { CollectionNotFoundError, ProtectedFieldError } from '../data.errors';
+import { protectedSearchField } from '../search/search-config';
+import { searchRuleOf } from '../search/search-rule';
 import { filterLimits } from '../query/filter-operators';
 import {
   type AccessRulesLimits,
@@ -113,6 +115,11 @@ export class AccessRulesService {
     if (!entry) throw new CollectionNotFoundError(name);
     const read = entry.rules.access;
     this.check(ifMatch, read);
+    // A search field cannot be protected: `q` would tell its words (docs/data.md, "Search").
+    const search = searchRuleOf(entry);
+    const { sub, public: publicFields } = document.protectedFields;
+    const reached = search && protectedSearchField(search.fields, [...sub, ...publicFields]);
+    if (reached) throw new ProtectedFieldError('protectedFields', reached.hidden);
     const rule: AccessRulesRule = { text: JSON.stringify(document), changedAt: new Date() };
     const where =
       ifMatch.kind === 'absent'

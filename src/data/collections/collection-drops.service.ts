@@ -4,6 +4,7 @@ import { BackgroundTasks, type BackgroundTask } from '../../common/scheduling/ba
 import { APP_CONFIG, type AppConfig } from '../../config';
 import { UniqueClaimRepository } from '../items/unique/unique-claim.repository';
 import { IndexSlotRepository } from '../indexes/index-slot.repository';
+import { SearchBuildRepository } from '../search/search-build.repository';
 import { TenantStorage, type NativeCollection } from '../storage/tenant-storage';
 import {
   CollectionRegistryRepository,
@@ -42,6 +43,7 @@ export class CollectionDropsService {
     private readonly storage: TenantStorage,
     private readonly claims: UniqueClaimRepository,
     private readonly slots: IndexSlotRepository,
+    private readonly searchRuns: SearchBuildRepository,
     @Inject(APP_CONFIG) config: AppConfig,
     tasks: BackgroundTasks,
   ) {
@@ -104,7 +106,11 @@ export class CollectionDropsService {
   ): Promise<void> {
     await this.storage.drop(native);
     await this.claims.deleteForCollection(native);
-    if (!movedAway) await this.slots.deleteForCollection(native.physical);
+    if (!movedAway) {
+      await this.slots.deleteForCollection(native.physical);
+      // A run still going finds no entry at its next batch and ends.
+      await this.searchRuns.deleteForCollection(native.physical);
+    }
   }
 
   private async sweepTombstones(): Promise<void> {

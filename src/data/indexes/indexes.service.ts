@@ -15,6 +15,7 @@ import {
 } from '../data.errors';
 import { TenantStorage, type CreateIndexResult, type IndexInfo } from '../storage/tenant-storage';
 import { IndexSlotRepository } from './index-slot.repository';
+import { WORDS_INDEX } from '../search/search-rule';
 
 function sameFields(a: Record<string, number>, b: Record<string, number>): boolean {
   const left = Object.entries(a);
@@ -110,6 +111,10 @@ export class IndexesService {
 
   async remove(principal: CustomerPrincipal, collection: string, name: string): Promise<void> {
     if (name === '_id_') throw new ProtectedIndexError();
+    if (name === WORDS_INDEX)
+      throw new ProtectedIndexError(
+        `The ${WORDS_INDEX} index belongs to the search configuration: DELETE /data/${collection}/search removes it.`,
+      );
     await this.collections.write(principal, collection, async (target) => {
       const existing = target ? await this.storage.listIndexes(target) : [];
       if (!target || !existing.some((i) => i.name === name))

@@ -1,0 +1,212 @@
+import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import type { Document } from 'mongodb';
+import { BackgroundRuns } from '../../common/scheduling/background-runs';
+import { BackgroundTasks, type BackgroundTask } from '../../common/scheduling/background-tasks';
+import { FallbackWriteQueue } from '../../common/mongo/fallback-database';
+import { APP_CONFIG, type AppConfig } from '../../config';
+import { CollectionRegistryRepository } from '../collections/collection-registry.repository';
+import type { RegisteredCollection } from '../collections/registered-collection';
+import { TooManyWordsError } from '../data.errors';
+import { itemETag, revisionCondition, tagOf } from '../items/item-revision';
+import { writeKey } from '../items/item-write-queue';
+import { WORDS_FIELD } from '../query/data.constants';
+import { TenantStorage } from '../storage/tenant-storage';
+import { SearchBuildRepository, type SearchRun } from './search-build.repository';
+import { searchRuleOf, wordsOf, type SearchRule } from './search-rule';
+
+/**
+ * Beyond REGISTRY_CACHE_MS, how long a run waits after the change of configuration before it
+ * starts: a write that read the registry entry just before the change may still be under way.
+ */
+export const SEARCH_START_MARGIN_MS = 1_000;
+
+/** Abandoned runs one poll takes over at most. */
+const TAKEOVER_LIMIT = 10;
+
+/** The longest wait between two looks at `stopping` while a run waits for its start. */
+const WAIT_STEP_MS = 100;
+
+function sameWords(stored: unknown, words: string[]): boolean {
+  return (
+    Array.isArray(stored) &&
+    stored.length === words.length &&
+    stored.every((word, i) => word === words[i])
+  );
+}
+
+/**
+ * Runs the builds and clears of word lists (docs/data.md, "Search") under a lease, like
+ * erasures: the instance that took the configuration change starts the run; a background task
+ * on every instance takes over a run whose lease ran out (its holder died) and goes on after the
+ * last `_id` recorded. A build walks the items in `_id` order, computes each item's words and
+ * writes the ones that differ, conditional on the revision read (a hidden field: the revision is
+ * not counted, the item's ETag stays) and inside the item's write queue, so this instance's
+ * writers and the build never interleave on one item; a revision that moved is read again. A
+ * newer configuration (or none) stops a build at its next batch; the last batch makes the
+ * configuration `ready` if it is still the one built.
+ */
+@Injectable()
+export class SearchBuildRunner implements OnModuleDestroy {
+  private readonly logger = new Logger('SearchBuilds');
+  private readonly leaseMs: number;
+  private readonly batch: number;
+  private readonly maxWords: number;
+  private readonly task: BackgroundTask;
+  private readonly runs: BackgroundRuns;
+
+  constructor(
+    private readonly records: SearchBuildRepository,
+    private readonly registry: CollectionRegistryRepository,
+    private readonly storage: TenantStorage,
+    private readonly queue: FallbackWriteQueue,
+    @Inject(APP_CONFIG) config: AppConfig,
+    tasks: BackgroundTasks,
+  ) {
+    this.leaseMs = config.lifecycle.searchBuildLeaseMs;
+    this.batch = config.lifecycle.searchBuildBatch;
+    this.maxWords = config.limits.searchMaxWordsPerItem;
+    this.task = tasks.register({
+      name: 'search-builds',
+      intervalMs: config.lifecycle.pollMs,
+      run: () => this.takeOverAbandoned(),
+    });
+    this.runs = new BackgroundRuns(this.task, this.logger);
+  }
+
+  /** Stops every run at its next batch and waits for it; another instance takes it over. */
+  async onModuleDestroy(): Promise<void> {
+    await this.runs.stop();
+  }
+
+  leaseFrom(now: Date = new Date()): Date {
+    return new Date(now.getTime() + this.leaseMs);
+  }
+
+  /** Works on a run this instance holds, in the background. */
+  start(run: SearchRun): void {
+    this.runs.start(() => this.work(run), 'search run interrupted', {
+      run: run.id,
+      kind: run.kind,
+    });
+  }
+
+  /** Takes over running runs whose holder let the lease run out (it died, or stopped). */
+  async takeOverAbandoned(): Promise<void> {
+    for (const run of await this.records.findAbandoned(new Date(), TAKEOVER_LIMIT)) {
+      if (this.runs.stopping) return;
+      if (!(await this.records.takeOver(run, this.leaseFrom()))) continue;
+      this.start(run);
+    }
+  }
+
+  private async work(run: SearchRun): Promise<void> {
+    if (!(await this.waitForStart(run))) return;
+    let lastId = run.lastId;
+    let indexed = run.indexed;
+    for (;;) {
+      if (this.runs.stopping) return;
+      const entry = await this.registry.find(run.tenant, run.branch, run.name, { fresh: true });
+      if (!entry || entry.id !== run.entryId) return this.records.markDone(run.id);
+      const rule = searchRuleOf(entry);
+      const current = run.kind === 'build' ? rule?.version === run.version : rule === null;
+      // Superseded: a newer configuration (its own build), or none any more (its clear).
+      if (!current) return this.records.markDone(run.id);
+      const items = await this.storage
+        .itemsOf(entry)
+        .find(lastId === undefined ? {} : { _id: { $gt: lastId as string } })
+        .sort({ _id: 1 })
+        .limit(this.batch)
+        .toArray();
+      if (items.length === 0) {
+        if (run.kind === 'build') await this.settle(entry, rule as SearchRule, 'ready');
+        return this.records.markDone(run.id);
+      }
+      if (run.kind === 'build') {
+        const failure = await this.writeWords(entry, rule as SearchRule, items);
+        if (failure) {
+          await this.settle(entry, rule as SearchRule, 'failed', failure);
+          return this.records.markDone(run.id);
+        }
+      } else {
+        await this.storage
+          .itemsOf(entry)
+          .updateMany(
+            { _id: { $in: items.map((item) => item._id) }, [WORDS_FIELD]: { $exists: true } },
+            { $unset: { [WORDS_FIELD]: '' } },
+          );
+      }
+      lastId = items[items.length - 1]?._id;
+      indexed += items.length;
+      await this.records.recordBatch(run.id, lastId, indexed, this.leaseFrom());
+    }
+  }
+
+  /** Waits for the run's start, renewing the lease; false when the instance stops meanwhile. */
+  private async waitForStart(run: SearchRun): Promise<boolean> {
+    let leaseUntil = run.leaseUntil.getTime();
+    for (;;) {
+      if (this.runs.stopping) return false;
+      const now = Date.now();
+      if (now >= run.startAt.getTime()) return true;
+      if (leaseUntil - now < this.leaseMs / 2) {
+        leaseUntil = this.leaseFrom().getTime();
+        await this.records.renew(run.id, new Date(leaseUntil));
+      }
+      const wait = Math.min(WAIT_STEP_MS, run.startAt.getTime() - now);
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
+
+  /**
+   * Writes the words of a batch's items where they differ; the failure (an item over
+   * SEARCH_MAX_WORDS_PER_ITEM) that ends the build, or null.
+   */
+  private async writeWords(
+    entry: RegisteredCollection,
+    rule: SearchRule,
+    items: Document[],
+  ): Promise<{ code: string; detail: string } | null> {
+    const items$ = this.storage.itemsOf(entry);
+    for (const read of items) {
+      const id = read._id as string;
+      try {
+        await this.queue.run(writeKey(entry.physical, String(id)), async () => {
+          let item: Document | null = read;
+          while (item) {
+            const { [WORDS_FIELD]: words } = wordsOf(rule, item, this.maxWords);
+            if (sameWords(item[WORDS_FIELD], words)) return;
+            const written = await items$.updateOne(
+              { _id: id, ...revisionCondition(tagOf(itemETag(item))) },
+              { $set: { [WORDS_FIELD]: words } },
+            );
+            if (written.matchedCount === 1) return;
+            // Written (or deleted) since it was read: read it again.
+            item = await items$.findOne({ _id: id });
+          }
+        });
+      } catch (error) {
+        if (!(error instanceof TooManyWordsError)) throw error;
+        return {
+          code: 'TOO_MANY_WORDS',
+          detail: `Item '${String(id)}': ${error.message}`,
+        };
+      }
+    }
+    return null;
+  }
+
+  /** Sets the configuration's state when it is still the one built (and still building). */
+  private async settle(
+    entry: RegisteredCollection,
+    rule: SearchRule,
+    state: 'ready' | 'failed',
+    failure?: { code: string; detail: string },
+  ): Promise<void> {
+    const settled: SearchRule = { ...rule, state, ...(failure ? { failure } : {}) };
+    await this.registry.changeRules(
+      entry,
+      { search: settled },
+      { 'rules.search.version': rule.version, 'rules.search.state': 'building' },
+    );
+  }
+}
