@@ -8768,6 +8768,8 @@ export interface operations {
       query?: {
         /** @description References to replace by the items they name: `path:collection` pairs, comma-separated (`customer:customers,lines.product:products`), at most 4. The value at a path (one array of objects on the way is crossed: `lines.product` is each line’s `product`) is a string id or an array of string ids; each becomes the item of that id in the named collection of the same namespace and branch, or `null` when there is none or the key may not read it (the collection’s own access rules, protected fields, expiry and key collection limits apply). Any other value stays as it is, and so do the references of an item holding more than `EXPAND_MAX_IDS_PER_ITEM` (100) ids at one path. Expanded items are not expanded again. `fields` paths below an expanded path (`customer.name`) keep the reference and apply to the expanded items. One query per expansion per page. An expanded single item’s ETag covers the expanded items too (a 304 only while none changed). */
         expand?: string;
+        /** @description Full-text search in the collection's search fields (PUT /data/{collection}/search): the text is split into words as items are (lower-cased, accents dropped, split on anything not a letter or digit, CJK characters one word each); every word must be a word of the item, the last one as its start (`q=red sho` finds "Red shoes"). No ranking and no match inside a word. ANDed with the filters; sort, `fields` and the keyset cursors work as without it (the `Link` keeps `q`). At most 8 words of at most 32 characters (400). Without a search configuration 400 SEARCH_NOT_CONFIGURED; while it is built 409 SEARCH_BUILDING with Retry-After; after its build failed 409 SEARCH_FAILED. `q` is reserved here: filter on a field named q with `filter[q]=v` or `filter[q][eq]=v`. */
+        q?: string;
         /** @description Owner field (default userId); sub keys only ever see items they own */
         authField?: string;
         /** @description Conditions on fields (dotted paths), `$and`-ed: `filter[k]=v` (also `k=v`) is equality, `filter[k][op]=v` (also `k[op]=v`) applies an operator: eq, ne, gt, gte, lt, lte, in, nin, exists, prefix. Equality values match their string and the number, boolean or null they spell ("5" matches "5" and 5); a range value that spells a number compares with numbers, any other with strings; `_createdAt`/`_updatedAt` take RFC 3339 timestamps. `in`/`nin` take a comma-separated list or repeated parameters (one value each). At most FILTER_MAX_CONDITIONS conditions (default 20) and FILTER_MAX_IN_VALUES values per list (default 100). See docs/data.md. */
@@ -8858,7 +8860,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description Bad collection name or query (`expand` included); PROTECTED_FIELD: a filter, sort, cursor or `fields` names a field the access rules hide from this key (below an expanded path: the target collection’s rules); INVALID_BRANCH: X-Branch is not a valid branch name */
+      /** @description Bad collection name or query (`q` and `expand` included); PROTECTED_FIELD: a filter, sort, cursor or `fields` names a field the access rules hide from this key (below an expanded path: the target collection’s rules); SEARCH_NOT_CONFIGURED: `q` on a collection without a search configuration; INVALID_BRANCH: X-Branch is not a valid branch name */
       400: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -8897,6 +8899,25 @@ export interface operations {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
           'WWW-Authenticate'?: string;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description SEARCH_BUILDING (with Retry-After: REGISTRY_CACHE_MS in seconds, at least 1): `q` while the word lists are built; SEARCH_FAILED: their build failed */
+      409: {
+        headers: {
+          /** @description Seconds to wait before retrying (SEARCH_BUILDING) */
+          'Retry-After'?: number;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -9151,9 +9172,15 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The request body is too large (PAYLOAD_TOO_LARGE) */
+      /** @description The request body is too large (PAYLOAD_TOO_LARGE); TOO_MANY_WORDS: under a search configuration, an item as it would be stored holds more words in its search fields than SEARCH_MAX_WORDS_PER_ITEM (nothing was written) */
       413: {
         headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
           /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
           'X-Request-Id': string;
           [name: string]: unknown;
@@ -9391,9 +9418,15 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The request body is too large (PAYLOAD_TOO_LARGE) */
+      /** @description The request body is too large (PAYLOAD_TOO_LARGE); TOO_MANY_WORDS: under a search configuration, an item as it would be stored holds more words in its search fields than SEARCH_MAX_WORDS_PER_ITEM (nothing was written) */
       413: {
         headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
           /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
           'X-Request-Id': string;
           [name: string]: unknown;
@@ -10744,9 +10777,15 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The request body is too large (PAYLOAD_TOO_LARGE) */
+      /** @description The request body is too large (PAYLOAD_TOO_LARGE); TOO_MANY_WORDS: under a search configuration, an item as it would be stored holds more words in its search fields than SEARCH_MAX_WORDS_PER_ITEM (nothing was written) */
       413: {
         headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
           /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
           'X-Request-Id': string;
           [name: string]: unknown;
@@ -10845,6 +10884,8 @@ export interface operations {
   countDataItems: {
     parameters: {
       query?: {
+        /** @description Full-text search in the collection's search fields (PUT /data/{collection}/search): the text is split into words as items are (lower-cased, accents dropped, split on anything not a letter or digit, CJK characters one word each); every word must be a word of the item, the last one as its start (`q=red sho` finds "Red shoes"). No ranking and no match inside a word. ANDed with the filters; sort, `fields` and the keyset cursors work as without it (the `Link` keeps `q`). At most 8 words of at most 32 characters (400). Without a search configuration 400 SEARCH_NOT_CONFIGURED; while it is built 409 SEARCH_BUILDING with Retry-After; after its build failed 409 SEARCH_FAILED. `q` is reserved here: filter on a field named q with `filter[q]=v` or `filter[q][eq]=v`. */
+        q?: string;
         /** @description Owner field (default userId); sub keys only ever see items they own */
         authField?: string;
         /** @description Conditions on fields (dotted paths), `$and`-ed: `filter[k]=v` (also `k=v`) is equality, `filter[k][op]=v` (also `k[op]=v`) applies an operator: eq, ne, gt, gte, lt, lte, in, nin, exists, prefix. Equality values match their string and the number, boolean or null they spell ("5" matches "5" and 5); a range value that spells a number compares with numbers, any other with strings; `_createdAt`/`_updatedAt` take RFC 3339 timestamps. `in`/`nin` take a comma-separated list or repeated parameters (one value each). At most FILTER_MAX_CONDITIONS conditions (default 20) and FILTER_MAX_IN_VALUES values per list (default 100). See docs/data.md. */
@@ -10884,7 +10925,7 @@ export interface operations {
           'application/json': components['schemas']['DataCountDto'];
         };
       };
-      /** @description VALIDATION_FAILED; PROTECTED_FIELD: a filter names a field the access rules hide from this key; INVALID_BRANCH: X-Branch is not a valid branch name */
+      /** @description VALIDATION_FAILED; PROTECTED_FIELD: a filter names a field the access rules hide from this key; SEARCH_NOT_CONFIGURED: `q` on a collection without a search configuration; INVALID_BRANCH: X-Branch is not a valid branch name */
       400: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -10923,6 +10964,25 @@ export interface operations {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
           'WWW-Authenticate'?: string;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description SEARCH_BUILDING (with Retry-After: REGISTRY_CACHE_MS in seconds, at least 1): `q` while the word lists are built; SEARCH_FAILED: their build failed */
+      409: {
+        headers: {
+          /** @description Seconds to wait before retrying (SEARCH_BUILDING) */
+          'Retry-After'?: number;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -11533,6 +11593,8 @@ export interface operations {
   explainDataItems: {
     parameters: {
       query?: {
+        /** @description Full-text search in the collection's search fields (PUT /data/{collection}/search): the text is split into words as items are (lower-cased, accents dropped, split on anything not a letter or digit, CJK characters one word each); every word must be a word of the item, the last one as its start (`q=red sho` finds "Red shoes"). No ranking and no match inside a word. ANDed with the filters; sort, `fields` and the keyset cursors work as without it (the `Link` keeps `q`). At most 8 words of at most 32 characters (400). Without a search configuration 400 SEARCH_NOT_CONFIGURED; while it is built 409 SEARCH_BUILDING with Retry-After; after its build failed 409 SEARCH_FAILED. `q` is reserved here: filter on a field named q with `filter[q]=v` or `filter[q][eq]=v`. */
+        q?: string;
         /** @description Owner field (default userId); sub keys only ever see items they own */
         authField?: string;
         /** @description Conditions on fields (dotted paths), `$and`-ed: `filter[k]=v` (also `k=v`) is equality, `filter[k][op]=v` (also `k[op]=v`) applies an operator: eq, ne, gt, gte, lt, lte, in, nin, exists, prefix. Equality values match their string and the number, boolean or null they spell ("5" matches "5" and 5); a range value that spells a number compares with numbers, any other with strings; `_createdAt`/`_updatedAt` take RFC 3339 timestamps. `in`/`nin` take a comma-separated list or repeated parameters (one value each). At most FILTER_MAX_CONDITIONS conditions (default 20) and FILTER_MAX_IN_VALUES values per list (default 100). See docs/data.md. */
@@ -11601,7 +11663,7 @@ export interface operations {
           'application/json': components['schemas']['ExplainResultDto'];
         };
       };
-      /** @description VALIDATION_FAILED; PROTECTED_FIELD: a filter, sort, cursor or `fields` names a field the access rules hide from this key; INVALID_BRANCH: X-Branch is not a valid branch name */
+      /** @description VALIDATION_FAILED; PROTECTED_FIELD: a filter, sort, cursor or `fields` names a field the access rules hide from this key; SEARCH_NOT_CONFIGURED: `q` on a collection without a search configuration; INVALID_BRANCH: X-Branch is not a valid branch name */
       400: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -11640,6 +11702,25 @@ export interface operations {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="data:read"` (RFC 6750) */
           'WWW-Authenticate'?: string;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description SEARCH_BUILDING (with Retry-After: REGISTRY_CACHE_MS in seconds, at least 1): `q` while the word lists are built; SEARCH_FAILED: their build failed */
+      409: {
+        headers: {
+          /** @description Seconds to wait before retrying (SEARCH_BUILDING) */
+          'Retry-After'?: number;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -14173,9 +14254,15 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The request body is too large (PAYLOAD_TOO_LARGE) */
+      /** @description The request body is too large (PAYLOAD_TOO_LARGE); TOO_MANY_WORDS: under a search configuration, an item as it would be stored holds more words in its search fields than SEARCH_MAX_WORDS_PER_ITEM (nothing was written) */
       413: {
         headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
           /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
           'X-Request-Id': string;
           [name: string]: unknown;
@@ -14732,9 +14819,15 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The request body is too large (PAYLOAD_TOO_LARGE) */
+      /** @description The request body is too large (PAYLOAD_TOO_LARGE); TOO_MANY_WORDS: under a search configuration, an item as it would be stored holds more words in its search fields than SEARCH_MAX_WORDS_PER_ITEM (nothing was written) */
       413: {
         headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
           /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
           'X-Request-Id': string;
           [name: string]: unknown;
