@@ -70,6 +70,7 @@ export function comparisonsMarkdown(runs: ComparisonRun[], checkList: Check[]): 
     }
     lines.push(
       `\`${run.route}\`, ${int(run.size)} items, ${run.rounds} round${run.rounds === 1 ? '' : 's'} of ${run.seconds} s per variant.`,
+      ...(run.notes ?? []).map((note) => `${note}`),
       '',
       '| Variant | Server | req/s | mean ms | CPU ms/req | CPU ms/req by round | DB cmds/req | database CPU ms/req | responses | errors |',
       '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',

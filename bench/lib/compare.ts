@@ -60,7 +60,9 @@ export async function runComparison(
     etag: prepared.etag,
     limitedKey: prepared.limitedKey,
     access: prepared.access,
+    searchExpand: prepared.searchExpand,
   };
+  if (prepared.notes) run.notes = prepared.notes;
 
   const loaded: Loaded[] = [];
   for (const variant of comparison.variants) {

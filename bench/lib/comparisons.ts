@@ -9,6 +9,12 @@
 //              comparison is then reported as not available), `etag` feeds conditional requests
 //   checks     PASS/FAIL on the totals of the variants
 import { prepareAccessBench, type AccessBench } from './access-rules';
+import {
+  prepareSearchExpandBench,
+  SEARCH_ITEMS,
+  SEARCH_QUERIES,
+  type SearchExpandBench,
+} from './search-expand';
 import { isArray, prop, type ApiResponse } from './api';
 import type { LoadTotals } from './load-runner';
 import {
@@ -29,6 +35,16 @@ export const METRICS_CPU_MAX = 0.05;
 export const KEY_LIMITS_CPU_MAX = 0.03;
 /** A read rule (a filter) may add less than this share of service CPU to a sub key's read (10 %). */
 export const ACCESS_RULES_CPU_MAX = 0.1;
+/**
+ * A search page against a plain page of the same collection: the query's words are a few
+ * microseconds; what remains is the database's (it scans on FerretDB), not the service's CPU.
+ */
+export const SEARCH_CPU_MAX = 1.25;
+/**
+ * A page whose 50 items each carry an expanded item renders twice the JSON and merges one more
+ * answer: at most twice the page without it.
+ */
+export const EXPAND_CPU_MAX = 2.0;
 /** An access token may cost less than this share over a key, its JWKS cached (issue: 10 %). */
 export const TOKEN_AUTH_CPU_MAX = 0.1;
 /** The budget of an Idempotency-Key on a create: its record costs less than half a POST. */
@@ -65,6 +81,8 @@ export interface ComparisonContext extends ItemsContext {
   token?: { accessToken: string; linkProblem?: string; jwksFetches: () => number };
   /** A sub key and its two collections, with and without a read rule (lib/access-rules.ts). */
   access?: AccessBench;
+  /** The searched collection and the orders with their customers (lib/search-expand.ts). */
+  searchExpand?: SearchExpandBench;
 }
 
 export interface Variant {
@@ -87,6 +105,9 @@ export interface Prepared {
   etag?: string;
   limitedKey?: string;
   access?: AccessBench;
+  searchExpand?: SearchExpandBench;
+  /** Lines for the report: what the set-up measured. */
+  notes?: string[];
 }
 
 export interface Comparison {
@@ -306,6 +327,44 @@ const accessList =
         isArray(res.body) && res.body.length === 20
           ? undefined
           : `expected the 20 items of group g0, got ${isArray(res.body) ? res.body.length : res.status}`,
+    };
+  };
+
+/** A page of 50 of the searched collection: a search (`q`), or the plain list. */
+const searchPage =
+  (search: boolean) =>
+  ({ searchExpand }: ComparisonContext): ScenarioRequest => {
+    const name = searchExpand?.searched ?? 'missing';
+    return {
+      method: 'GET',
+      paths: search
+        ? SEARCH_QUERIES.map((q) => `/data/${name}?q=${encodeURIComponent(q)}&limit=50`)
+        : [`/data/${name}?limit=50`],
+      verify: (res) =>
+        isArray(res.body) && res.body.length > 0 && res.body.length <= 50
+          ? undefined
+          : `expected a page of 1 to 50 items, got ${isArray(res.body) ? res.body.length : res.status}`,
+    };
+  };
+
+/** The first 50 orders, with their customers expanded or not. */
+const ordersPage =
+  (expand: boolean) =>
+  ({ searchExpand }: ComparisonContext): ScenarioRequest => {
+    const orders = searchExpand?.orders ?? 'missing';
+    const customers = searchExpand?.customers ?? 'missing';
+    return {
+      method: 'GET',
+      paths: [`/data/${orders}?limit=50${expand ? `&expand=customer:${customers}` : ''}`],
+      verify: (res) => {
+        if (!isArray(res.body) || res.body.length !== 50)
+          return `expected 50 orders, got ${isArray(res.body) ? res.body.length : res.status}`;
+        const customer = prop(res.body[0], 'customer');
+        const expanded = typeof prop(customer, 'name') === 'string';
+        return expanded === expand
+          ? undefined
+          : `the first order's customer is ${expanded ? '' : 'not '}expanded`;
+      },
     };
   };
 
@@ -538,6 +597,71 @@ export const comparisons: Comparison[] = [
         'A read rule adds no database command to a list',
         totals('plain-list')?.commands ?? 0,
         totals('ruled-list'),
+      ),
+    ],
+  },
+  {
+    id: 'search-expand',
+    title: `Search and expand: a search of ${SEARCH_ITEMS.toLocaleString('en-US')} items and a list of 50 with one expansion, beside plain lists of 50`,
+    route: 'GET /data/{c}?q=…&limit=50, GET /data/{c}?limit=50&expand=customer:customers',
+    variants: [
+      {
+        id: 'search',
+        label: 'search (q), page of 50',
+        target: 'service',
+        request: searchPage(true),
+      },
+      {
+        id: 'plain-list',
+        label: 'plain list of 50, same collection',
+        target: 'service',
+        request: searchPage(false),
+      },
+      {
+        id: 'expanded',
+        label: '50 orders, customer expanded',
+        target: 'service',
+        request: ordersPage(true),
+      },
+      { id: 'unexpanded', label: '50 orders', target: 'service', request: ordersPage(false) },
+    ],
+    async prepare(ask, { runTag }) {
+      const bench = await prepareSearchExpandBench(ask, runTag);
+      if (typeof bench === 'string') return { missing: bench };
+      return {
+        searchExpand: bench,
+        notes: [
+          '',
+          `The build of the word lists of ${SEARCH_ITEMS.toLocaleString('en-US')} items (PUT /data/{c}/search to state \`ready\`, after the registry cache delay) took ${bench.buildSeconds.toFixed(1)} s.`,
+        ],
+      };
+    },
+    checks: (totals) => [
+      commandsCheck(
+        'A search sends the database the one find a plain list sends',
+        totals('plain-list')?.commands ?? 0,
+        totals('search'),
+      ),
+      commandsCheck(
+        'An expansion adds one database command per page (one $in), not one per item',
+        (totals('unexpanded')?.commands ?? 0) + 1,
+        totals('expanded'),
+      ),
+      cpuRatioCheck(
+        `A search costs at most ${SEARCH_CPU_MAX}× the service CPU of a plain list of the same collection`,
+        SEARCH_CPU_MAX,
+        totals('search'),
+        totals('plain-list'),
+        undefined,
+        { atMost: true },
+      ),
+      cpuRatioCheck(
+        `A page of 50 with one expansion costs at most ${EXPAND_CPU_MAX}× the service CPU of the page without it`,
+        EXPAND_CPU_MAX,
+        totals('expanded'),
+        totals('unexpanded'),
+        undefined,
+        { atMost: true },
       ),
     ],
   },

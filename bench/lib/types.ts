@@ -129,6 +129,8 @@ export interface ComparisonRun {
   size: number;
   /** Why the feature could not be compared (this build does not have it). */
   missing?: string;
+  /** What its set-up measured besides the load (e.g. how long a build took). */
+  notes?: string[];
   rounds: number;
   /** Seconds of load per variant and round. */
   seconds: number;
