@@ -31,10 +31,10 @@ const ENV = {
   REGISTRY_CACHE_MS: '100',
   SEARCH_BUILD_BATCH: '20',
   SEARCH_BUILD_LEASE_MS: '1500',
-  SEARCH_BUILD_POLL_MS: '100',
+  LIFECYCLE_POLL_MS: '100',
 };
 /** The second instance takes writes but never takes a build over (see above). */
-const QUIET_ENV = { ...ENV, SEARCH_BUILD_POLL_MS: '3600000' };
+const QUIET_ENV = { ...ENV, LIFECYCLE_POLL_MS: '3600000' };
 const admin = { 'X-Api-Key': TEST_ADMIN_KEY };
 const services: ServiceProcess[] = [];
 let proxy: WireProxy | undefined;
@@ -197,7 +197,13 @@ it('keeps every item’s words exact under writes of every kind, across a SIGKIL
         .state === 'ready',
     120_000,
   );
-  await until('a round of writes beside the resumed build', () => resumed.rounds() >= 1, 60_000);
+  // And a whole round of every kind once it is ready, without the build.
+  const atReady = resumed.rounds();
+  await until(
+    'a whole round of writes after the build',
+    () => resumed.rounds() >= atReady + 2,
+    60_000,
+  );
   await resumed.stop();
 
   // Every item's stored words are its stored body's.
