@@ -1,9 +1,10 @@
 import fc from 'fast-check';
-import { createTestApp, nativeCollection, type TestApp } from '../support/app';
+import { createTestApp, type TestApp } from '../support/app';
 import { mongoOnly } from '../support/database-server';
 import { createSubKey, createUser, type TestUser } from '../support/factories';
 import { as, type Client } from '../support/http';
 import { collectPages, ids, linkTarget } from '../support/paging';
+import { until } from '../support/until';
 import { WORDS_FIELD } from '../../src/data/query/data.constants';
 import { WORDS_INDEX, type SearchState } from '../../src/data/search/search-rule';
 import { itemWords, queryWords, wordsMatch, type WordRules } from '../../src/data/search/tokenizer';
@@ -28,23 +29,22 @@ beforeAll(async () => {
 });
 afterAll(async () => t.close());
 
-async function registryEntry(collection: string) {
-  const entry = await t.connection
-    .collection('data_collections')
-    .findOne({ tenant: user.subject, name: collection });
-  expect(entry).not.toBeNull();
-  return entry!;
+/** PUT /data/{c}/search, then waits for the build to make every item's word list. */
+async function configureSearch(collection: string, rule: WordRules): Promise<void> {
+  const { fields, minTokenLength } = rule;
+  await api.put(`/data/${collection}/search`, { fields, minTokenLength }).expect(202);
+  await until(`the search build of ${collection}`, async () => {
+    const res = await api.get(`/data/${collection}/search`).expect(200);
+    return (res.body as { state: SearchState }).state === 'ready';
+  });
 }
 
 /**
- * Stands in for PUT /data/{c}/search until the build lands: stores the configuration on the
- * collection's registry entry (the entry exists once an item was written).
+ * A configuration whose build has not ended: stored on the registry entry as PUT stores it, but
+ * with no build run behind it, so it stays in `state` for as long as the test needs.
  */
-async function configureSearch(
-  collection: string,
-  rule: WordRules & { state?: SearchState },
-): Promise<void> {
-  const { fields, minTokenLength, state = 'ready' } = rule;
+async function holdState(collection: string, rule: WordRules, state: SearchState): Promise<void> {
+  const { fields, minTokenLength } = rule;
   const result = await t.connection.collection('data_collections').updateOne(
     { tenant: user.subject, name: collection },
     {
@@ -54,20 +54,6 @@ async function configureSearch(
     },
   );
   expect(result.matchedCount).toBe(1);
-}
-
-/**
- * Stands in for the build of PUT /data/{c}/search until it lands: sets every item's word list
- * to the tokenizer's words of its stored fields.
- */
-async function fillWords(collection: string): Promise<void> {
-  const entry = await registryEntry(collection);
-  const rule = (entry.rules as { search: WordRules }).search;
-  const native = nativeCollection(t, entry);
-  for (const doc of await native.find({}).toArray()) {
-    const words = itemWords(doc, rule);
-    await native.updateOne({ _id: doc._id }, { $set: { [WORDS_FIELD]: words } });
-  }
 }
 
 async function bulk(collection: string, items: Record<string, unknown>[]): Promise<void> {
@@ -104,7 +90,6 @@ describe('q on lists and counts', () => {
       .expect(200);
     await bulk('plain', [{ title: 'shoes' }]);
     await configureSearch('notes', RULE);
-    await fillWords('notes');
   });
 
   it('finds whole words and the last one as a prefix, folding case and accents, never inside a word', async () => {
@@ -199,14 +184,14 @@ describe('q on lists and counts', () => {
 
   it('answers 409 while the configuration is built (Retry-After) and after its build failed', async () => {
     await bulk('building', [{ title: 'shoes' }]);
-    await configureSearch('building', { ...RULE, state: 'building' });
+    await holdState('building', RULE, 'building');
     for (const path of ['/data/building', '/data/building/count', '/data/building/explain']) {
       const res = await api.get(path, { query: { q: 'shoes' } }).expect(409);
       expect(res.body).toMatchObject({ code: 'SEARCH_BUILDING' });
       // REGISTRY_CACHE_MS=0 here: the least wait, one second.
       expect(res.headers['retry-after']).toBe('1');
     }
-    await configureSearch('building', { ...RULE, state: 'failed' });
+    await holdState('building', RULE, 'failed');
     const failed = await list('building', { q: 'shoes' }).expect(409);
     expect(failed.body).toMatchObject({ code: 'SEARCH_FAILED' });
     // Lists without q are not concerned.
@@ -331,7 +316,6 @@ describe('the search model', () => {
   beforeAll(async () => {
     await bulk(COLLECTION, corpus);
     await configureSearch(COLLECTION, RULE);
-    await fillWords(COLLECTION);
   });
 
   /** The model's order: the sort field, ties broken by _id in the same direction. */
@@ -392,9 +376,7 @@ describe('the search model', () => {
     "explain's index use for q: winningPlan is MongoDB's output, FerretDB reports its SQL plan",
     () => {
       it('reads the word index for q', async () => {
-        const entry = await registryEntry(COLLECTION);
-        // Stands in for the index PUT /data/{c}/search makes until the build lands.
-        await nativeCollection(t, entry).createIndex({ [WORDS_FIELD]: 1 }, { name: WORDS_INDEX });
+        // The index PUT /data/{c}/search made is the one the query reads.
         const res = await api
           .get(`/data/${COLLECTION}/explain`, { query: { q: '北京' } })
           .expect(200);

@@ -4,6 +4,7 @@ import { createUser, type TestUser } from '../support/factories';
 import { as } from '../support/http';
 import { exportAs, importAs, resultsOf } from '../support/ndjson';
 import { itemWords } from '../../src/data/search/tokenizer';
+import { until } from '../support/until';
 
 /**
  * Under a search configuration every write path stores the item's word list (`_words`) in the
@@ -42,26 +43,13 @@ function registry() {
   return t.connection.collection('data_collections');
 }
 
-/**
- * Gives the collection (its entry exists: written to once) the search configuration `fields`,
- * as PUT /data/{c}/search stores it. The one place that writes it.
- */
+/** PUT /data/{c}/search on `fields`, then waits for its build (the collection holds no item). */
 async function setSearch(collection: string, fields: string[] = FIELDS): Promise<void> {
-  const result = await registry().updateOne(
-    { tenant: user.subject, name: collection },
-    {
-      $set: {
-        'rules.search': {
-          fields,
-          minTokenLength: 2,
-          version: 1,
-          state: 'ready',
-          changedAt: new Date(),
-        },
-      },
-    },
-  );
-  expect(result.matchedCount).toBe(1);
+  await api().put(`/data/${collection}/search`, { fields, minTokenLength: 2 }).expect(202);
+  await until(`the search build of ${collection}`, async () => {
+    const res = await api().get(`/data/${collection}/search`).expect(200);
+    return (res.body as { state: string }).state === 'ready';
+  });
 }
 
 /** A collection of its own, registered by a first item (deleted again), with search on `fields`. */

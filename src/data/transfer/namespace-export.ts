@@ -1,3 +1,4 @@
+import { WORDS_INDEX } from '../search/search-rule';
 import type { AccessRulesDocument } from '../access/access-rules';
 import { Injectable } from '@nestjs/common';
 import { MongoServerError } from 'mongodb';
@@ -124,7 +125,10 @@ export class NamespaceExport {
   ): Promise<ManifestCollection[]> {
     const described: ManifestCollection[] = [];
     for (const entry of entries) {
-      const indexes = (await this.storage.listIndexes(entry)).filter((i) => i.name !== '_id_');
+      // The word index is the search configuration's, which a target builds for itself.
+      const indexes = (await this.storage.listIndexes(entry)).filter(
+        (i) => i.name !== '_id_' && i.name !== WORDS_INDEX,
+      );
       const count = await this.items.count(entry, {
         scope: planOf?.(entry).read ?? null,
         conditions: [],
