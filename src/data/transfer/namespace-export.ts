@@ -1,4 +1,5 @@
 import type { AccessRulesDocument } from '../access/access-rules';
+import { WORDS_INDEX } from '../search/search-rule';
 import { Injectable } from '@nestjs/common';
 import { MongoServerError } from 'mongodb';
 import type { Tenant } from '../../auth';
@@ -124,12 +125,15 @@ export class NamespaceExport {
   ): Promise<ManifestCollection[]> {
     const described: ManifestCollection[] = [];
     for (const entry of entries) {
-      const indexes = (await this.storage.listIndexes(entry)).filter((i) => i.name !== '_id_');
+      // `_id_` is every collection's; the search configuration's index comes with `search`.
+      const indexes = (await this.storage.listIndexes(entry)).filter(
+        (i) => i.name !== '_id_' && i.name !== WORDS_INDEX,
+      );
       const count = await this.items.count(entry, {
         scope: planOf?.(entry).read ?? null,
         conditions: [],
       });
-      const { schema, expiry, access } = entry.rules;
+      const { schema, expiry, access, search } = entry.rules;
       const full = planOf === null || planOf(entry).caller === 'full';
       described.push({
         name: entry.name,
@@ -146,6 +150,10 @@ export class NamespaceExport {
         ...(expiry ? { expiry: { field: expiry.field, afterSeconds: expiry.afterSeconds } } : {}),
         // A sub key's export names no access rules: they are root and team keys' to read.
         ...(access && full ? { access: JSON.parse(access.text) as AccessRulesDocument } : {}),
+        // The configuration only (a target builds its own words); root and team keys' as well.
+        ...(search && full
+          ? { search: { fields: search.fields, minTokenLength: search.minTokenLength } }
+          : {}),
       });
     }
     return described;
