@@ -1,3 +1,4 @@
+import { WORDS_INDEX } from '../search/search-rule';
 import { SCHEMA_ACTIONS, type SchemaAction } from '../rules/collection-rules';
 import { isUtf8 } from 'node:buffer';
 import { DomainError, ValidationFailedError, type FieldError } from '../../common/errors';
@@ -135,7 +136,12 @@ function parseCollection(entry: unknown, at: string): ImportCollection {
     settings.uniqueField = guardFieldName(uniqueField, `${at}.uniqueField`);
   return {
     name,
-    indexes: indexes.map((index: unknown, i) => parseIndex(index, `${at}.indexes[${i}]`)),
+    indexes: indexes
+      .map((index: unknown, i) => [index, i] as const)
+      // The search configuration's index comes with `search`, never as a plain index: an older
+      // export's manifest lists it, and is read as a newer one, without it.
+      .filter(([index]) => !(isPlainObject(index) && index.name === WORDS_INDEX))
+      .map(([index, i]) => parseIndex(index, `${at}.indexes[${i}]`)),
     settings,
     ...(schema !== undefined ? { schema: parseSchemaRule(schema, `${at}.schema`) } : {}),
     ...(expiry !== undefined ? { expiry: parseExpiryRule(expiry, `${at}.expiry`) } : {}),

@@ -6,12 +6,11 @@ import type { IndexesService } from '../indexes/indexes.service';
 import type { ImportDryRun } from './import-dry-run';
 import type { ImportCollection } from './import-records';
 import type { ManifestRules } from './manifest-rules';
-import { WORDS_INDEX } from '../search/search-rule';
 
 /**
  * The collections a manifest names, made when it is read: each with its indexes (a root or team
- * key's; a sub key's manifest may name only indexes that exist; `search_words` is ignored, as
- * the search configuration makes it), its rules kept for the end record (ManifestRules). A dry run only counts the ones it would make against the quota.
+ * key's; a sub key's manifest may name only indexes that exist), its rules kept for the end
+ * record (ManifestRules). A dry run only counts the ones it would make against the quota.
  */
 export class ManifestCollections {
   constructor(
@@ -34,16 +33,13 @@ export class ManifestCollections {
       return;
     }
     await this.collections.findOrCreate(this.principal, collection.name);
-    // The search configuration's index is made with it (`search`), never as a plain index: an
-    // export's manifest leaves it out.
-    const indexes = collection.indexes.filter((index) => index.name !== WORDS_INDEX);
     // Indexes are root and team keys' to make (as on /data/{c}/index): a sub key's import
     // accepts a manifest whose indexes exist already, as an export by the sub key names them.
     if (this.principal.kind === 'sub') {
       const present = new Set(
         (await this.indexes.list(this.principal, collection.name)).map((i) => i.name),
       );
-      const missing = indexes.filter((index) => !present.has(index.name));
+      const missing = collection.indexes.filter((index) => !present.has(index.name));
       if (missing.length > 0)
         throw new ForbiddenError(
           `A sub key creates no indexes; missing: ${missing.map((i) => i.name).join(', ')}.`,
@@ -51,6 +47,7 @@ export class ManifestCollections {
       return;
     }
     // Each one write unit through the collection's move gate, as on /data/{c}/index.
-    for (const index of indexes) await this.indexes.create(this.principal, collection.name, index);
+    for (const index of collection.indexes)
+      await this.indexes.create(this.principal, collection.name, index);
   }
 }
