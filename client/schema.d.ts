@@ -2900,6 +2900,13 @@ export interface components {
        */
       schema?: components['schemas']['ImportSchemaDto'];
       /**
+       * @description The collection's search configuration (docs/data.md, "Search"), under the same rules as
+       *     `schema`, checked as PUT /data/{c}/search checks it (400 VALIDATION_FAILED, PROTECTED_FIELD)
+       *     and set last at the end record (its index slot: 409 INDEX_QUOTA_EXCEEDED there); the build of
+       *     the imported items' words then starts. One equal to the collection's is left as it is.
+       */
+      search?: components['schemas']['ManifestSearchDto'];
+      /**
        * @description The uniqueField of this collection's items (else the query's).
        * @example orderNumber
        */
@@ -3109,6 +3116,11 @@ export interface components {
       name: string;
       /** @description Its JSON Schema, when it has one (docs/data.md, "Collection schemas"). */
       schema?: components['schemas']['ManifestSchemaDto'];
+      /**
+       * @description Its search configuration (docs/data.md, "Search"), in a root or team key's export, for every
+       *     collection that has one.
+       */
+      search?: components['schemas']['ManifestSearchDto'];
     };
     ManifestExpiryDto: {
       /** @example 2592000 */
@@ -3145,6 +3157,17 @@ export interface components {
       schema: {
         [key: string]: unknown;
       };
+    };
+    ManifestSearchDto: {
+      /**
+       * @example [
+       *       "title",
+       *       "body"
+       *     ]
+       */
+      fields: string[];
+      /** @example 2 */
+      minTokenLength: number;
     };
     MeCredentialDto: {
       /**

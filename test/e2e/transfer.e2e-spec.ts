@@ -3,6 +3,8 @@ import { createTestApp, type TestApp } from '../support/app';
 import { createSubKey, createUser, type TestUser } from '../support/factories';
 import { as } from '../support/http';
 import { digestOf, exportAs, importAs, resultsOf, type Line } from '../support/ndjson';
+import { until } from '../support/until';
+import { WORDS_FIELD } from '../../src/data/query/data.constants';
 
 /** Export and import of a namespace: the format, its options and its refusals. */
 describe('export and import', () => {
@@ -14,6 +16,9 @@ describe('export and import', () => {
       IMPORT_MAX_LINE_BYTES: '2048',
       IMPORT_MAX_LINES: '50',
       IMPORT_MAX_BYTES: '65536',
+      // A search configuration's build starts REGISTRY_CACHE_MS + 1 s after it is set.
+      REGISTRY_CACHE_MS: '0',
+      LIFECYCLE_POLL_MS: '100',
     });
   });
 
@@ -119,6 +124,134 @@ describe('export and import', () => {
     // The owner field was written as it was: the source's subject, not the target's.
     const stored = await as(t, target).get('/data/orders/_id/o1').expect(200);
     expect(stored.body.userId).toBe(source.subject);
+  });
+
+  /** GET /data/{c}/search once its build is done, as `key` sees it. */
+  async function searchBuilt(key: TestUser, collection: string): Promise<Line> {
+    let view: Line = {};
+    await until(`the search build of ${collection}`, async () => {
+      const res = await as(t, key).get(`/data/${collection}/search`).expect(200);
+      view = res.body as Line;
+      return view.state !== 'building';
+    });
+    return view;
+  }
+
+  /** The ids `q` answers in `collection`, and the count it gives. */
+  async function searched(key: TestUser, collection: string, q: string) {
+    const api = as(t, key);
+    const list = await api.get(`/data/${collection}`, { query: { q } });
+    const ids = list.status === 204 ? [] : (list.body as { _id: string }[]).map((i) => i._id);
+    const count = await api.get(`/data/${collection}/count`, { query: { q } }).expect(200);
+    return { ids: ids.sort(), count: (count.body as { count: number }).count };
+  }
+
+  it('carries a search configuration: the target builds its own words and q answers the same ids', async () => {
+    const source = await createUser(t);
+    const api = as(t, source);
+    const notes = [
+      { _id: 'n1', title: 'Red shoes', body: 'Crème brûlée' },
+      { _id: 'n2', title: 'red hat', body: 'invoice 42' },
+      { _id: 'n3', title: 'Blue SHOES', body: 'no invoice' },
+    ];
+    for (const item of notes) await api.post('/data/notes', { item }).expect(200);
+    await api
+      .put('/data/notes/search', { fields: ['title', 'body'], minTokenLength: 2 })
+      .expect(202);
+    expect(await searchBuilt(source, 'notes')).toMatchObject({ state: 'ready' });
+
+    const exported = await exportAs(t, source);
+    const manifest = exported.lines[0] as { collections: Line[] };
+    // The configuration only: no state, counts or version, which the target has of its own.
+    expect(manifest.collections[0]?.search).toEqual({
+      fields: ['title', 'body'],
+      minTokenLength: 2,
+    });
+    expect(exported.text).not.toContain(WORDS_FIELD);
+
+    const target = await createUser(t);
+    const imported = resultsOf(await importAs(t, target, exported.text));
+    expect(imported.totals).toMatchObject({ outcome: 'complete', failed: 0, created: 3 });
+    const built = await searchBuilt(target, 'notes');
+    expect(built).toMatchObject({
+      fields: ['title', 'body'],
+      minTokenLength: 2,
+      state: 'ready',
+      indexed: 3,
+      total: 3,
+    });
+    for (const q of ['red', 'sho', 'red sho', 'creme brul', 'invoice', 'blue hat']) {
+      const expected = await searched(source, 'notes', q);
+      expect(await searched(target, 'notes', q)).toEqual(expected);
+    }
+    expect((await searched(target, 'notes', 'sho')).ids).toEqual(['n1', 'n3']);
+    // The target's export names the same configuration.
+    const again = await exportAs(t, target);
+    expect(again.lines[0]?.collections).toEqual(manifest.collections);
+
+    // Imported again, an equal configuration is left as it is: no new version, no rebuild.
+    const upsert = resultsOf(await importAs(t, target, exported.text, { mode: 'upsert' }));
+    expect(upsert.totals).toMatchObject({ outcome: 'complete', failed: 0 });
+    const kept = await as(t, target).get('/data/notes/search').expect(200);
+    expect(kept.body).toMatchObject({ state: 'ready', version: built.version });
+  });
+
+  it("checks a manifest's search configuration as PUT /data/{c}/search does, and a dry run sets none", async () => {
+    const user = await createUser(t);
+    const manifest = (entry: Line) => ({
+      type: 'manifest',
+      format: 1,
+      collections: [{ name: 'pages', indexes: [], ...entry }],
+    });
+    const item = { type: 'item', collection: 'pages', item: { _id: 'p1', title: 'Red' } };
+    // The rules are set at the end record.
+    const end = { type: 'end', items: 1, sha256: digestOf([JSON.stringify(item)]) };
+
+    const bad = resultsOf(
+      await importAs(t, user, [manifest({ search: { fields: [], minTokenLength: 0, rank: 1 } })]),
+    );
+    expect(bad.results[0]).toMatchObject({ status: 400, code: 'VALIDATION_FAILED' });
+    const fields = (bad.results[0]?.errors as { field: string }[]).map((e) => e.field).sort();
+    expect(fields).toEqual(['search.fields', 'search.minTokenLength', 'search.rank']);
+    const nulled = resultsOf(await importAs(t, user, [manifest({ search: null })]));
+    expect(nulled.results[0]).toMatchObject({ status: 400, code: 'VALIDATION_FAILED' });
+
+    // A field the manifest's access rules protect cannot be searched.
+    const access = {
+      sub: { read: 'all', create: 'none', update: 'none', delete: 'none' },
+      protectedFields: { sub: ['title'], public: ['title'] },
+    };
+    const hidden = resultsOf(
+      await importAs(t, user, [manifest({ access, search: { fields: ['title'] } })]),
+    );
+    expect(hidden.results[0]).toMatchObject({ status: 400, code: 'PROTECTED_FIELD' });
+
+    // A dry run checks and sets nothing.
+    const good = manifest({ search: { fields: ['title'], minTokenLength: 2 } });
+    const dry = resultsOf(await importAs(t, user, [good, item, end], { dryRun: 'true' }));
+    expect(dry.totals).toMatchObject({ dryRun: true, failed: 0 });
+    await as(t, user).get('/data/pages/search').expect(404);
+
+    // A sub key's manifest may name only the configuration the collection has.
+    // An older export's manifest lists the configuration's index too: it is not made as an index.
+    const older = manifest({
+      indexes: [{ name: 'search_words', fields: { _words: 1 }, unique: false }],
+      search: { fields: ['title'], minTokenLength: 2 },
+    });
+    const done = resultsOf(await importAs(t, user, [older, item, end]));
+    expect(done.totals).toMatchObject({ failed: 0 });
+    expect(await searchBuilt(user, 'pages')).toMatchObject({ state: 'ready', fields: ['title'] });
+    const sub = await createSubKey(t, user);
+    const same = resultsOf(await importAs(t, sub, [good]));
+    expect(same.results[0]).toMatchObject({ status: 200 });
+    const other = manifest({ search: { fields: ['title', 'body'], minTokenLength: 2 } });
+    const refused = resultsOf(await importAs(t, sub, [other]));
+    expect(refused.results[0]).toMatchObject({ status: 403, code: 'FORBIDDEN' });
+    // A sub key's export names no configuration: it is root and team keys' to read.
+    const subExport = await exportAs(t, sub, { collections: 'pages' });
+    expect((subExport.lines[0] as { collections: Line[] }).collections[0]).not.toHaveProperty(
+      'search',
+    );
   });
 
   it('gives a sub key its own items only, and makes its imports its own', async () => {

@@ -61,6 +61,26 @@ export async function addTodo(): Promise<CollectionTypes['todos']['item'] | unde
   const { data: notes } = await api.GET('/data/notes');
   return notes === undefined ? data : data;
 }
+
+// notes has a search configuration: its list takes q; every list and read takes expand.
+export async function searchNotes(): Promise<number> {
+  const { data: found } = await api.GET('/data/notes', {
+    params: { query: { q: 'red sho', expand: 'todo:todos', limit: 10 } },
+  });
+  const { data: todo } = await api.GET('/data/todos/_id/{id}', {
+    params: { path: { id: 'todo-1' }, query: { expand: 'assignee:people' } },
+  });
+  return (found?.length ?? 0) + (todo === undefined ? 0 : 1);
+}
+`;
+
+/** q where the collection has no search configuration: not in its list's parameters. */
+const Q_WITHOUT_SEARCH = `import createClient from 'openapi-fetch';
+import type { paths } from './collections';
+
+const api = createClient<paths>({ baseUrl: 'http://localhost:3000' });
+
+export const todos = api.GET('/data/todos', { params: { query: { q: 'red' } } });
 `;
 
 /** The same, with a wrong type in one field of a new item: written in place, and assigned. */
@@ -100,6 +120,8 @@ describe('typed clients for a tenant’s collections', () => {
     await api.post('/data/todos', { item: { title: 'first' } }).expect(200);
     await setSchema(api, 'todos', TODO_SCHEMA);
     await api.post('/data/notes', { item: { text: 'untyped' } }).expect(200);
+    // Only the configuration matters to the document, not its build.
+    await api.put('/data/notes/search', { fields: ['text'] }).expect(202);
     mkdirSync(workDir, { recursive: true });
     // The generator as `npm run client:collections` runs it: compiled with the client.
     const build = await run(TSC, ['-b', 'client']);
@@ -154,6 +176,32 @@ describe('typed clients for a tenant’s collections', () => {
         expect({ answer, valid: item(answer) }).toEqual({ answer, valid: true });
       expect(item({ ...read.body, priority: 'high' })).toBe(false);
       await api.delete('/data/todos/_id/todo-typed').expect(204);
+    });
+
+    it('describes q on the list of a collection with a search configuration, and expand on lists and reads', async () => {
+      const document = (await api.get('/data/openapi.json').expect(200)).body;
+      const parameters = (path: string, operation: string): string[] =>
+        (document.paths[path][operation].parameters as { $ref: string }[]).map((p) =>
+          p.$ref.replace('#/components/parameters/', ''),
+        );
+      expect(parameters('/data/notes', 'get')).toEqual(expect.arrayContaining(['q', 'expand']));
+      expect(parameters('/data/todos', 'get')).toContain('expand');
+      expect(parameters('/data/todos', 'get')).not.toContain('q');
+      for (const collection of ['notes', 'todos'])
+        expect(parameters(`/data/${collection}/_id/{id}`, 'get')).toContain('expand');
+      const { q, expand } = document.components.parameters;
+      expect(q).toMatchObject({ in: 'query', schema: { type: 'string' } });
+      expect(expand).toMatchObject({ in: 'query', schema: { type: 'string' } });
+      // The pattern is the one the service checks: a pair passes, a pair without a collection not.
+      const pattern = new RegExp(expand.schema.pattern, 'u');
+      expect(pattern.test('customer:customers,lines.product:products')).toBe(true);
+      expect(pattern.test('customer')).toBe(false);
+      await api.get('/data/notes', { query: { expand: 'customer' } }).expect(400);
+      // What the document describes, the service answers: q on notes, and a 400 on todos.
+      await api.get('/data/notes', { query: { q: 'untyped' } }).expect((res) => {
+        expect([200, 409]).toContain(res.status);
+      });
+      await api.get('/data/todos', { query: { q: 'first' } }).expect(400);
     });
 
     it('follows a schema change at once', async () => {
@@ -233,6 +281,13 @@ describe('typed clients for a tenant’s collections', () => {
       const result = await typeCheck(join(workDir, 'good.ts'));
       expect(result.stdout + result.stderr).toBe('');
       expect(result.status).toBe(0);
+    }, 60_000);
+
+    it('refuses q on the list of a collection without a search configuration', async () => {
+      writeFileSync(join(workDir, 'no-search.ts'), Q_WITHOUT_SEARCH);
+      const result = await typeCheck(join(workDir, 'no-search.ts'));
+      expect(result.status).not.toBe(0);
+      expect(result.stdout).toContain("'q' does not exist");
     }, 60_000);
 
     it('fails to compile a wrong type in a field, naming the field', async () => {

@@ -1,3 +1,4 @@
+import { WORDS_INDEX } from '../search/search-rule';
 import { SCHEMA_ACTIONS, type SchemaAction } from '../rules/collection-rules';
 import { isUtf8 } from 'node:buffer';
 import { DomainError, ValidationFailedError, type FieldError } from '../../common/errors';
@@ -54,6 +55,8 @@ export interface ImportCollection {
   expiry?: { field: string; afterSeconds: number };
   /** The collection's access rules as an export lists them (checked when the manifest is read). */
   access?: unknown;
+  /** The collection's search configuration as an export lists it (checked when the manifest is read). */
+  search?: Record<string, unknown>;
 }
 
 export type ImportRecord =
@@ -118,7 +121,7 @@ function parseManifest(value: Record<string, unknown>): ImportRecord {
 function parseCollection(entry: unknown, at: string): ImportCollection {
   if (!isPlainObject(entry))
     throw new ValidationFailedError([{ field: at, message: 'must be an object' }]);
-  const { name, indexes = [], authField, uniqueField, schema, expiry, access } = entry;
+  const { name, indexes = [], authField, uniqueField, schema, expiry, access, search } = entry;
   if (typeof name !== 'string' || !COLLECTION_NAME_PATTERN.test(name))
     throw new ValidationFailedError([
       { field: `${at}.name`, message: `must match ${COLLECTION_NAME_PATTERN.source}` },
@@ -133,12 +136,25 @@ function parseCollection(entry: unknown, at: string): ImportCollection {
     settings.uniqueField = guardFieldName(uniqueField, `${at}.uniqueField`);
   return {
     name,
-    indexes: indexes.map((index: unknown, i) => parseIndex(index, `${at}.indexes[${i}]`)),
+    indexes: indexes
+      .map((index: unknown, i) => [index, i] as const)
+      // The search configuration's index comes with `search`, never as a plain index: an older
+      // export's manifest lists it, and is read as a newer one, without it.
+      .filter(([index]) => !(isPlainObject(index) && index.name === WORDS_INDEX))
+      .map(([index, i]) => parseIndex(index, `${at}.indexes[${i}]`)),
     settings,
     ...(schema !== undefined ? { schema: parseSchemaRule(schema, `${at}.schema`) } : {}),
     ...(expiry !== undefined ? { expiry: parseExpiryRule(expiry, `${at}.expiry`) } : {}),
     ...(access !== undefined ? { access } : {}),
+    ...(search !== undefined ? { search: parseSearchRule(search, `${at}.search`) } : {}),
   };
+}
+
+/** `{fields, minTokenLength}` as an export lists a collection's search (its values are checked later). */
+function parseSearchRule(rule: unknown, at: string): Record<string, unknown> {
+  if (!isPlainObject(rule))
+    throw new ValidationFailedError([{ field: at, message: 'must be {fields, minTokenLength}' }]);
+  return rule;
 }
 
 /** `{field, afterSeconds}` as an export lists a collection's expiry (its values are checked later). */

@@ -1,5 +1,5 @@
 import type { CustomerPrincipal } from '../../auth';
-import { ForbiddenError } from '../../common/errors';
+import { ForbiddenError, ValidationFailedError } from '../../common/errors';
 import type { CollectionsService } from '../collections/collections.service';
 import type { SchemaAction } from '../rules/collection-rules';
 import type { ExpiryService } from '../rules/expiry/expiry.service';
@@ -9,20 +9,27 @@ import type { ImportCollection } from './import-records';
 import { DEFAULT_ACCESS_RULES, type AccessRulesDocument } from '../access/access-rules';
 import type { AccessRulesService } from '../access/access.service';
 import { NO_PRECONDITION } from '../../common/http/etag';
+import { ProtectedFieldError } from '../data.errors';
+import { protectedSearchField, readSearchConfig, type SearchConfig } from '../search/search-config';
+import type { SearchService } from '../search/search.service';
 
 interface Rules {
   schema?: { text: string; action: SchemaAction };
   expiry?: { field: string; afterSeconds: number };
   access?: AccessRulesDocument;
+  search?: SearchConfig;
 }
 
 /**
- * The rules a manifest gives its collections (schema, expiry, access rules), in an import. They are checked
- * when the manifest is read (a rule the service refuses is the manifest line's 400) and set at
- * the end record, after the items: an export restores its items as they were, including ones
- * stored before their collection's schema that break it. Items are checked against the rules
- * their collection has while they are written. A sub key sets no rules: its manifest may name
- * only the ones its collections have (403 otherwise), as an export by it lists them.
+ * The rules a manifest gives its collections (schema, expiry, access rules, search
+ * configuration), in an import. They are checked when the manifest is read (a rule the service
+ * refuses is the manifest line's 400) and set at the end record, after the items: an export
+ * restores its items as they were, including ones stored before their collection's schema that
+ * break it. Items are checked against the rules their collection has while they are written. A
+ * search configuration is set last, as PUT /data/{c}/search sets it (its index slot, the access
+ * rules set before it), and its build writes the words of the items imported; one equal to the
+ * collection's is left as it is. A sub key sets no rules: its manifest may name only the ones
+ * its collections have (403 otherwise), as an export by it lists them.
  */
 export class ManifestRules {
   private readonly pending = new Map<string, Rules>();
@@ -34,6 +41,9 @@ export class ManifestRules {
       collectionSchemas: CollectionSchemas;
       expiry: ExpiryService;
       access: AccessRulesService;
+      search: SearchService;
+      /** SEARCH_MAX_FIELDS. */
+      searchMaxFields: number;
     },
     private readonly principal: CustomerPrincipal,
   ) {}
@@ -50,9 +60,41 @@ export class ManifestRules {
       rules.expiry = collection.expiry;
     }
     if (collection.access !== undefined) rules.access = this.deps.access.accept(collection.access);
-    if (!rules.schema && !rules.expiry && !rules.access) return;
+    if (collection.search !== undefined) rules.search = this.acceptSearch(collection.search);
+    if (!rules.schema && !rules.expiry && !rules.access && !rules.search) return;
+    if (rules.search && this.principal.kind !== 'sub')
+      await this.assertUnprotected(collection.name, rules.search, rules.access);
     if (this.principal.kind === 'sub') return this.assertHeld(collection.name, rules);
     if (!dryRun) this.pending.set(collection.name, rules);
+  }
+
+  /** A manifest's search configuration, as PUT /data/{c}/search reads it; its errors name `search.`. */
+  private acceptSearch(body: Record<string, unknown>): SearchConfig {
+    try {
+      return readSearchConfig(body, this.deps.searchMaxFields);
+    } catch (error) {
+      if (!(error instanceof ValidationFailedError)) throw error;
+      throw new ValidationFailedError(
+        (error.errors ?? []).map((e) => ({ ...e, field: `search.${e.field}` })),
+      );
+    }
+  }
+
+  /**
+   * 400 PROTECTED_FIELD when a search field is protected by the access rules the collection will
+   * have: the manifest's, else the ones it has (PUT /data/{c}/search checks them again at the end).
+   */
+  private async assertUnprotected(
+    name: string,
+    search: SearchConfig,
+    access: AccessRulesDocument | undefined,
+  ): Promise<void> {
+    const text = (await this.deps.collections.find(this.principal, name))?.rules.access?.text;
+    const rules = access ?? (text ? (JSON.parse(text) as AccessRulesDocument) : null);
+    if (!rules) return;
+    const hidden = [...rules.protectedFields.sub, ...rules.protectedFields.public];
+    const reached = protectedSearchField(search.fields, hidden);
+    if (reached) throw new ProtectedFieldError('search.fields', reached.field);
   }
 
   /** A sub key's manifest names only the rules the collection has. */
@@ -72,9 +114,10 @@ export class ManifestRules {
       ? JSON.stringify(JSON.parse(held.access.text))
       : JSON.stringify(DEFAULT_ACCESS_RULES);
     const sameAccess = !rules.access || JSON.stringify(rules.access) === heldAccess;
-    if (!sameSchema || !sameExpiry || !sameAccess)
+    const sameSearch = !rules.search || sameSearchConfig(held.search, rules.search);
+    if (!sameSchema || !sameExpiry || !sameAccess || !sameSearch)
       throw new ForbiddenError(
-        'A sub key sets no collection rules; the manifest names a schema, an expiry or access rules the collection does not have.',
+        'A sub key sets no collection rules; the manifest names a schema, an expiry, access rules or a search configuration the collection does not have.',
       );
   }
 
@@ -84,7 +127,7 @@ export class ManifestRules {
 
   /** Sets the rules kept, once: the end record's work. */
   async apply(): Promise<void> {
-    for (const [name, { schema, expiry, access }] of this.pending) {
+    for (const [name, { schema, expiry, access, search }] of this.pending) {
       if (schema)
         await this.deps.collectionSchemas.putAccepted(
           this.principal,
@@ -94,7 +137,24 @@ export class ManifestRules {
         );
       if (expiry) await this.deps.expiry.set(this.principal, name, expiry);
       if (access) await this.deps.access.put(this.principal, name, access, NO_PRECONDITION);
+      if (search) await this.applySearch(name, search);
     }
     this.pending.clear();
   }
+
+  /** Sets a search configuration the collection does not have already (that would rebuild it). */
+  private async applySearch(name: string, search: SearchConfig): Promise<void> {
+    const held = (await this.deps.collections.find(this.principal, name))?.rules.search;
+    if (held && held.state !== 'failed' && sameSearchConfig(held, search)) return;
+    await this.deps.search.put(this.principal, name, { ...search }, NO_PRECONDITION);
+  }
+}
+
+/** Whether a collection's search configuration reads the same fields with the same minimum. */
+function sameSearchConfig(held: SearchConfig | undefined, wanted: SearchConfig): boolean {
+  return (
+    held !== undefined &&
+    held.minTokenLength === wanted.minTokenLength &&
+    JSON.stringify(held.fields) === JSON.stringify(wanted.fields)
+  );
 }

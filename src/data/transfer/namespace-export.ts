@@ -1,5 +1,5 @@
-import { WORDS_INDEX } from '../search/search-rule';
 import type { AccessRulesDocument } from '../access/access-rules';
+import { WORDS_INDEX } from '../search/search-rule';
 import { Injectable } from '@nestjs/common';
 import { MongoServerError } from 'mongodb';
 import type { Tenant } from '../../auth';
@@ -125,7 +125,7 @@ export class NamespaceExport {
   ): Promise<ManifestCollection[]> {
     const described: ManifestCollection[] = [];
     for (const entry of entries) {
-      // The word index is the search configuration's, which a target builds for itself.
+      // `_id_` is every collection's; the search configuration's index comes with `search`.
       const indexes = (await this.storage.listIndexes(entry)).filter(
         (i) => i.name !== '_id_' && i.name !== WORDS_INDEX,
       );
@@ -133,7 +133,7 @@ export class NamespaceExport {
         scope: planOf?.(entry).read ?? null,
         conditions: [],
       });
-      const { schema, expiry, access } = entry.rules;
+      const { schema, expiry, access, search } = entry.rules;
       const full = planOf === null || planOf(entry).caller === 'full';
       described.push({
         name: entry.name,
@@ -150,6 +150,10 @@ export class NamespaceExport {
         ...(expiry ? { expiry: { field: expiry.field, afterSeconds: expiry.afterSeconds } } : {}),
         // A sub key's export names no access rules: they are root and team keys' to read.
         ...(access && full ? { access: JSON.parse(access.text) as AccessRulesDocument } : {}),
+        // The configuration only (a target builds its own words); root and team keys' as well.
+        ...(search && full
+          ? { search: { fields: search.fields, minTokenLength: search.minTokenLength } }
+          : {}),
       });
     }
     return described;

@@ -33,6 +33,7 @@ import { ImportItemWrites } from './import-item-writes';
 import { ManifestCollections } from './manifest-collections';
 import { ManifestRules } from './manifest-rules';
 import { AccessRulesService } from '../access/access.service';
+import { SearchService } from '../search/search.service';
 
 /**
  * Writes under way at once in one import (a line, or a batch of item lines), and the lines they
@@ -87,6 +88,7 @@ export class NamespaceImport {
   private readonly maxLines: number;
   private readonly fileMaxBytes: number;
   private readonly maxWords: number;
+  private readonly searchMaxFields: number;
 
   constructor(
     private readonly collections: CollectionsService,
@@ -100,6 +102,7 @@ export class NamespaceImport {
     private readonly collectionSchemas: CollectionSchemas,
     private readonly expiry: ExpiryService,
     private readonly access: AccessRulesService,
+    private readonly search: SearchService,
     private readonly restores: FileRestores,
     private readonly files: FilesService,
     @Inject(APP_CONFIG) config: AppConfig,
@@ -112,11 +115,13 @@ export class NamespaceImport {
     this.maxLines = config.limits.importMaxLines;
     this.fileMaxBytes = config.files.maxBytes;
     this.maxWords = config.limits.searchMaxWordsPerItem;
+    this.searchMaxFields = config.limits.searchMaxFields;
   }
 
   /** One import's run: its line rules, with the parts that write its manifests and files. */
   private runOf(principal: CustomerPrincipal, options: ImportOptions): ImportRun {
-    const { collections, schemas, collectionSchemas, expiry, access } = this;
+    const { collections, schemas, collectionSchemas, expiry, access, search, searchMaxFields } =
+      this;
     const dry = options.dryRun
       ? new ImportDryRun(
           collections,
@@ -128,7 +133,7 @@ export class NamespaceImport {
         )
       : null;
     const rules = new ManifestRules(
-      { collections, schemas, collectionSchemas, expiry, access },
+      { collections, schemas, collectionSchemas, expiry, access, search, searchMaxFields },
       principal,
     );
     const made = new ManifestCollections(collections, this.indexes, rules, principal, dry);

@@ -1,4 +1,5 @@
 import type { AccessRulesDocument } from '../access/access-rules';
+import type { SearchConfig } from '../search/search-config';
 import type { SchemaAction } from '../rules/collection-rules';
 import { createHash, type Hash } from 'node:crypto';
 import type { IndexInfo } from '../storage/tenant-storage';
@@ -33,6 +34,11 @@ export interface ManifestCollection {
    * export only. A manifest without them (an older export) leaves a new collection the defaults.
    */
   access?: AccessRulesDocument;
+  /**
+   * Its search configuration (GET /data/{c}/search without its state and version: an import
+   * builds the words of its own), when it has one; a root or team key's export only.
+   */
+  search?: SearchConfig;
 }
 
 export interface NamespaceManifest {

@@ -28,8 +28,21 @@ const ETAG = {
 };
 const PROBLEM = ref('responses', 'Problem');
 
-/** The collection's paths: its list and creates, and its items by `_id`. */
-export function collectionPaths(collection: string, types: ItemTypeNames): Json {
+/** What a collection's paths depend on besides its item types. */
+export interface CollectionFeatures {
+  /** The collection has a search configuration: its list takes `q`. */
+  search: boolean;
+}
+
+/**
+ * The collection's paths: its list and creates, and its items by `_id`. The list and the read
+ * take `expand`; the list takes `q` where the collection has a search configuration.
+ */
+export function collectionPaths(
+  collection: string,
+  types: ItemTypeNames,
+  features: CollectionFeatures = { search: false },
+): Json {
   const item = schemaRef(types.item);
   const itemAnswer = (description: string): Json => ({
     description,
@@ -51,6 +64,8 @@ export function collectionPaths(collection: string, types: ItemTypeNames): Json 
           'limit',
           'after',
           'before',
+          ...(features.search ? ['q'] : []),
+          'expand',
         ].map((name) => ref('parameters', name)),
         responses: {
           200: {
@@ -107,7 +122,7 @@ export function collectionPaths(collection: string, types: ItemTypeNames): Json 
         operationId: `${collection}.get`,
         tags: [collection],
         summary: `Reads the item of ${collection} with this _id`,
-        parameters: ['authField', 'filter', 'existsFilter', 'ifNoneMatch'].map((name) =>
+        parameters: ['authField', 'filter', 'existsFilter', 'expand', 'ifNoneMatch'].map((name) =>
           ref('parameters', name),
         ),
         responses: {

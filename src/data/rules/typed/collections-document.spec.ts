@@ -195,6 +195,33 @@ describe('typedCollectionsDocument', () => {
     expect(dig(paths, '/data/todos/_id/{id}', 'delete', 'responses', 204)).toBeDefined();
   });
 
+  it('takes q on the list of a collection with a search configuration only, and expand on lists and reads', async () => {
+    const searched = typedCollectionsDocument(
+      [{ name: 'todos', schema: TODO_SCHEMA, search: true }, { name: 'notes' }],
+      CONTEXT,
+    );
+    const paths = searched.paths as Record<string, object>;
+    const names = (...at: string[]) =>
+      (dig(paths, ...at, 'parameters') as { $ref: string }[]).map((p) => p.$ref.split('/').pop());
+    expect(names('/data/todos', 'get')).toEqual(expect.arrayContaining(['q', 'expand']));
+    expect(names('/data/notes', 'get')).toContain('expand');
+    expect(names('/data/notes', 'get')).not.toContain('q');
+    for (const collection of ['todos', 'notes'])
+      expect(names(`/data/${collection}/_id/{id}`, 'get')).toContain('expand');
+    const parameters = dig(searched, 'components', 'parameters') as Record<string, object>;
+    expect(parameters.q).toMatchObject({ name: 'q', in: 'query', schema: { type: 'string' } });
+    expect(parameters.expand).toMatchObject({
+      name: 'expand',
+      in: 'query',
+      schema: { type: 'string', pattern: expect.stringContaining(':') },
+    });
+    expect(dig(parameters, 'expand', 'description')).toMatch(/or `null`/);
+    await expect(SwaggerParser.validate(structuredClone(searched) as never)).resolves.toBeDefined();
+    // A search configuration changes the document, so its version.
+    const version = (doc: Doc) => (doc.info as { version: string }).version;
+    expect(version(searched)).not.toBe(version(document));
+  });
+
   it('changes its version exactly when the document changes', () => {
     const again = typedCollectionsDocument(
       [{ name: 'notes' }, { name: 'todos', schema: TODO_SCHEMA }],
@@ -222,6 +249,14 @@ describe('typedCollectionOf', () => {
   it("parses the entry's schema text", () => {
     const entry = { name: 'todos', rules: { schema: { text: '{"type":"object"}', changedAt } } };
     expect(typedCollectionOf(entry)).toEqual({ name: 'todos', schema: { type: 'object' } });
+  });
+
+  it('marks a collection with a search configuration', () => {
+    const search = { fields: ['title'], minTokenLength: 2, version: 1, state: 'building' };
+    expect(typedCollectionOf({ name: 'notes', rules: { search } })).toEqual({
+      name: 'notes',
+      search: true,
+    });
   });
 
   it('leaves a collection without a schema, or with text that is no JSON, open', () => {

@@ -17,6 +17,8 @@ export interface TypedCollection {
   name: string;
   /** The collection's JSON Schema (parsed), when it has one. */
   schema?: unknown;
+  /** Whether it has a search configuration (its list takes `q`). */
+  search?: boolean;
 }
 
 export interface DocumentContext {
@@ -138,13 +140,15 @@ export function typedCollectionsDocument(
   const shared = sharedComponents(context.limits);
   const schemas: Json = { ...(shared.schemas as Json), ...OPEN_SCHEMAS };
   const paths: Json = {};
-  for (const { name, schema } of sorted) {
+  for (const { name, schema, search = false } of sorted) {
     const typed = schema !== undefined;
     if (typed) Object.assign(schemas, typedSchemas(name, schema));
-    Object.assign(paths, collectionPaths(name, typed ? itemTypeNames(name) : OPEN_TYPES));
+    const types = typed ? itemTypeNames(name) : OPEN_TYPES;
+    Object.assign(paths, collectionPaths(name, types, { search }));
   }
   const components = { ...shared, schemas };
-  // The version changes exactly when the document does: a collection, a schema or a limit.
+  // The version changes exactly when the document does: a collection, a schema, a search
+  // configuration or a limit.
   const version = createHash('sha256')
     .update(JSON.stringify({ paths, components }))
     .digest('hex')
@@ -158,6 +162,7 @@ export function typedCollectionsDocument(
       description: [
         `The caller's data collections in branch ${JSON.stringify(context.branch)}: ${sorted.length} collection(s), ${typedNames.length} with a JSON Schema.`,
         "A collection with a schema has the item types `<name>.Item` (a stored item), `<name>.NewItem` (the `item` of a create) and `<name>.Values` (the `values` of an update), made of its schema and the service's fields (`_id`, `_createdAt`, `_updatedAt`, the owner field `userId`).",
+        'Lists take `expand` (references replaced by the items they name), and the lists of collections with a search configuration take `q` (full-text search).',
         "The service's own document (`/docs-json`) describes every route.",
       ].join('\n\n'),
     },
@@ -174,13 +179,14 @@ export function typedCollectionsDocument(
  */
 export function typedCollectionOf(entry: {
   name: string;
-  rules: { schema?: { text: string } };
+  rules: { schema?: { text: string }; search?: object };
 }): TypedCollection {
+  const named = { name: entry.name, ...(entry.rules.search ? { search: true } : {}) };
   const text = entry.rules.schema?.text;
-  if (text === undefined) return { name: entry.name };
+  if (text === undefined) return named;
   try {
-    return { name: entry.name, schema: JSON.parse(text) as unknown };
+    return { ...named, schema: JSON.parse(text) as unknown };
   } catch {
-    return { name: entry.name };
+    return named;
   }
 }

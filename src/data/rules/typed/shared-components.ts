@@ -5,10 +5,13 @@
 import { API_KEY_SCHEME, BEARER_SCHEME } from '../../../common/http/openapi-shared';
 import { MAX_PREFIX_LENGTH } from '../../query/filter-operators';
 import {
+  EXPAND_SCHEMA_PATTERN,
   MAX_FIELD_NAME_LENGTH,
   OWNER_FIELD_SCHEMA_PATTERN,
   SORT_SCHEMA_PATTERN,
 } from '../../query/json-guard';
+import { MAX_EXPANSIONS } from '../../expand/expand-request';
+import { MAX_QUERY_WORDS, MAX_WORD_LENGTH } from '../../search/tokenizer';
 
 type Json = Record<string, unknown>;
 
@@ -93,6 +96,29 @@ export function sharedComponents(limits: { listDefault: number; listMax: number 
         true,
       ),
       before: query('before', cursor, '`before[<sort field>]=v` for every sort field', true),
+      // On the lists of collections with a search configuration only: elsewhere `q` is a 400.
+      q: query(
+        'q',
+        { type: 'string' },
+        'Full-text search in the collection\'s search fields (docs/data.md, "Searching with q"): ' +
+          'every word must be a word of the item (lower-cased, accents dropped, CJK characters one ' +
+          'word each), the last one as its start (`q=red sho` finds "Red shoes"). No ranking, no ' +
+          `match inside a word. At most ${MAX_QUERY_WORDS} words of at most ${MAX_WORD_LENGTH} ` +
+          'characters (400). ANDed with the filters; sort and the keyset cursors work as without ' +
+          'it. While the configuration is built: 409 SEARCH_BUILDING with Retry-After.',
+      ),
+      expand: query(
+        'expand',
+        { type: 'string', pattern: EXPAND_SCHEMA_PATTERN },
+        'References to replace by the items they name (docs/data.md, "Expanding references"): ' +
+          `\`path:collection\` pairs, comma-separated, at most ${MAX_EXPANSIONS} ` +
+          '(`customer:customers,lines.product:products`). The string id (or each id of an array ' +
+          'of ids) at the path becomes the item of that id in the named collection of the same ' +
+          'namespace and branch, or `null` when there is none or the key may not read it. The ' +
+          "item types here do not say so: an expanded field holds the named collection's item " +
+          'type (or null), not the id its own schema describes. Expanded items are not expanded ' +
+          'again; one query per expansion per page.',
+      ),
       ifMatch: {
         name: 'If-Match',
         in: 'header',

@@ -1,3 +1,5 @@
+import { CLIENT_PATH_SCHEMA_PATTERN } from '../../query/json-guard';
+import { MIN_TOKEN_LENGTH } from '../../search/tokenizer';
 import { AccessRulesDocumentDto } from '../../access/dto/access-rules.dto';
 import { ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
 import { IsIn, IsString, Matches, MaxLength } from 'class-validator';
@@ -85,6 +87,29 @@ export class ManifestExpiryDto {
   afterSeconds!: number;
 }
 
+/**
+ * A collection's search configuration as a manifest lists it: GET /data/{c}/search without its
+ * state, counts and version (an import builds the words of its own).
+ */
+export class ManifestSearchDto {
+  @ApiProperty({
+    type: [String],
+    minItems: 1,
+    uniqueItems: true,
+    items: { type: 'string', pattern: CLIENT_PATH_SCHEMA_PATTERN },
+    example: ['title', 'body'],
+  })
+  fields!: string[];
+
+  @ApiProperty({
+    type: 'integer',
+    minimum: MIN_TOKEN_LENGTH.min,
+    maximum: MIN_TOKEN_LENGTH.max,
+    example: MIN_TOKEN_LENGTH.default,
+  })
+  minTokenLength!: number;
+}
+
 export class ManifestCollectionDto {
   @ApiProperty({ example: 'orders' })
   name!: string;
@@ -111,6 +136,13 @@ export class ManifestCollectionDto {
    */
   @ApiPropertyOptional({ type: AccessRulesDocumentDto })
   access?: AccessRulesDocumentDto;
+
+  /**
+   * Its search configuration (docs/data.md, "Search"), in a root or team key's export, for every
+   * collection that has one.
+   */
+  @ApiPropertyOptional({ type: ManifestSearchDto })
+  search?: ManifestSearchDto;
 }
 
 export class ExportNamespaceDto {
