@@ -22,6 +22,7 @@ import { asOperator } from '../support/http';
 import { collectPages, ids } from '../support/paging';
 import { expectProblem } from '../support/problems';
 import { until } from '../support/until';
+import { startWireProxy, type WireProxy } from '../support/wire-proxy';
 
 /**
  * Moving a tenant between two database processes as two clusters, served by two instances: what
@@ -42,6 +43,8 @@ const ENV = {
 };
 
 let clusterB: OwnDatabase;
+/** Instance one's main database (the registry among it) through a proxy that can hold a read. */
+let proxy: WireProxy;
 let one: TestApp;
 let two: TestApp;
 const dbName = uniqueDbName(__filename);
@@ -54,13 +57,16 @@ beforeAll(async () => {
     closed: { uri: clusterB.uri, region: 'ap', open: false },
   };
   const env = { ...ENV, MONGODB_DB_NAME: dbName, DATA_CLUSTERS: JSON.stringify(clusters) };
-  one = await createTestApp(__filename, env);
+  proxy = await startWireProxy(testDatabaseUri());
+  one = await createTestApp(__filename, { ...env, MONGODB_URI: proxy.uri });
   two = await createTestApp(__filename, env);
 });
 
 afterAll(async () => {
+  proxy?.release();
   await two?.app.close();
   await one?.close();
+  await proxy?.close();
   await clusterB?.stop();
 });
 
@@ -458,6 +464,92 @@ describe('moving a tenant', () => {
     expect(indexes.find((index) => index.name === WORDS_INDEX)?.key).toEqual({
       [WORDS_FIELD]: 1,
     });
+  });
+
+  it('builds the words of a collection while it is moved: the destination holds every item with its exact words, and q answers there', async () => {
+    const user = await createUser(one, { region: 'eu' });
+    const key = { 'X-Api-Key': user.apiKey };
+    const titles = ['Red shoes', 'Crème brûlée', 'red wine', '東京 Tokyo', 'Blue SHOES', 'notes'];
+    for (const [i, title] of titles.entries()) {
+      await one
+        .http()
+        .post('/data/built')
+        .set(key)
+        .send({ item: { _id: `b${i}`, title } })
+        .expect(200);
+    }
+    const tenant = { kind: 'user' as const, id: user.subject };
+    const entry = await one.app
+      .get(CollectionRegistryRepository)
+      .find(tenant, '', 'built', { fresh: true });
+    if (!entry) throw new Error('no registry entry');
+    // The move's pause (after its first comparison and catch-up) waits until the test lets it.
+    let letPause = () => {};
+    const pauseLet = new Promise<void>((resolve) => (letPause = resolve));
+    let pauseAsked = false;
+    const spies = [one, two].map((t) => {
+      const registry = t.app.get(CollectionRegistryRepository);
+      const setMovePhase = registry.setMovePhase.bind(registry);
+      return jest.spyOn(registry, 'setMovePhase').mockImplementation(async (id, move, phase) => {
+        if (id === entry.id && phase === 'paused') {
+          pauseAsked = true;
+          await pauseLet;
+        }
+        return setMovePhase(id, move, phase);
+      });
+    });
+    try {
+      const rule = { fields: ['title'], minTokenLength: 2 };
+      const put = await one.http().put('/data/built/search').set(key).send(rule);
+      expect(put.status).toBe(202);
+      // The build's first look at the collection's entry (before it reads a batch) is held.
+      proxy.hold(
+        (command) =>
+          command.find === 'data_collections' &&
+          (command.filter as { name?: unknown } | undefined)?.name === 'built',
+      );
+      await until('the build is held before its first batch', () => proxy.held() > 0, 15_000);
+      const started = await two
+        .http()
+        .post(`/admin/tenants/user/${user.subject}/move`)
+        .set(admin)
+        .send({ cluster: 'b' })
+        .expect(202);
+      // The move has copied the items (without words) and is about to pause: the build goes on.
+      await until('the move copied the collection', () => pauseAsked, 20_000);
+      proxy.release();
+      const state = async () =>
+        (await two.http().get('/data/built/search').set(key).expect(200)).body as {
+          state: string;
+        };
+      await until('the build is over', async () => (await state()).state !== 'building', 20_000);
+      letPause();
+      expect(await finished(one, (started.body as MoveBody).id)).toMatchObject({
+        status: 'done',
+      });
+      expect(await state()).toMatchObject({ state: 'ready', indexed: 6, total: 6 });
+      const moved = await one.connection
+        .collection('data_collections')
+        .findOne({ tenant: user.subject, name: 'built' });
+      expect(moved).toMatchObject({ cluster: 'b' });
+      const docs = await nativeCollection(one, moved).find().sort({ _id: 1 }).toArray();
+      expect(docs.map((doc) => doc._id)).toEqual(titles.map((_, i) => `b${i}`));
+      for (const doc of docs)
+        expect([doc._id, doc[WORDS_FIELD]]).toEqual([doc._id, itemWords(doc, rule)]);
+      const found = await one
+        .http()
+        .get('/data/built')
+        .query({ q: 'red sho' })
+        .set(key)
+        .expect(200);
+      expect(ids(found, '_id')).toEqual(['b0']);
+      const counted = await two.http().get('/data/built/count').query({ q: 'shoes' }).set(key);
+      expect(counted.body).toMatchObject({ count: 2 });
+    } finally {
+      letPause();
+      proxy.release();
+      for (const spy of spies) spy.mockRestore();
+    }
   });
 
   it('refuses what cannot be moved, naming why', async () => {
