@@ -1,8 +1,10 @@
-import { MongoClient, type Db } from 'mongodb';
+import { MongoClient, type Db, type Document } from 'mongodb';
 import { getModelToken } from '@nestjs/mongoose';
 import type { Model } from 'mongoose';
 import { CollectionRegistryRepository } from '../../src/data/collections/collection-registry.repository';
 import { CollectionRegistryDocument } from '../../src/data/collections/collection-registry.schema';
+import { CollectionWriteGate } from '../../src/data/collections/collection-write.gate';
+import { CollectionMovingError } from '../../src/data/data.errors';
 import { TenantPlacements, tenantDatabaseName } from '../../src/placement';
 import { TenantPlacementsRepository } from '../../src/placement/tenant-placements.repository';
 import { WORDS_FIELD } from '../../src/data/query/data.constants';
@@ -38,6 +40,8 @@ const ENV = {
   MOVE_MAX_WRITE_PAUSE_MS: '1000',
   ERASURE_LEASE_MS: '1000',
   EVENTS_POLL_MS: '100',
+  // Two batches for the six items of the build moved along.
+  SEARCH_BUILD_BATCH: '3',
   // The webhook below points at a closed local port: its deliveries stay pending, retried.
   WEBHOOK_ALLOW_PRIVATE: 'true',
 };
@@ -80,6 +84,13 @@ interface MoveBody {
   itemsCopied: number;
   runs: number;
   finishedAt: string | null;
+}
+
+/** A promise the test resolves when it lets a held step go on. */
+function opening(): { promise: Promise<void>; resolve: () => void } {
+  let resolve = () => {};
+  const promise = new Promise<void>((done) => (resolve = done));
+  return { promise, resolve };
 }
 
 async function finished(t: TestApp, id: string): Promise<MoveBody> {
@@ -466,7 +477,7 @@ describe('moving a tenant', () => {
     });
   });
 
-  it('builds the words of a collection while it is moved: the destination holds every item with its exact words, and q answers there', async () => {
+  it('builds the words of a collection while it is moved: a batch during the copy is copied again, one during the pause waits and writes the destination; every item has its exact words there, and q answers', async () => {
     const user = await createUser(one, { region: 'eu' });
     const key = { 'X-Api-Key': user.apiKey };
     const titles = ['Red shoes', 'Crème brûlée', 'red wine', '東京 Tokyo', 'Blue SHOES', 'notes'];
@@ -483,26 +494,51 @@ describe('moving a tenant', () => {
       .get(CollectionRegistryRepository)
       .find(tenant, '', 'built', { fresh: true });
     if (!entry) throw new Error('no registry entry');
-    // The move's pause (after its first comparison and catch-up) waits until the test lets it.
-    let letPause = () => {};
-    const pauseLet = new Promise<void>((resolve) => (letPause = resolve));
+    const source = nativeCollection(one, entry as unknown as Record<string, unknown>);
+    // The move's pause waits for the test twice: before it is set (the first comparison and the
+    // catch-up are done) and once it is set (before the move waits for writes under way).
+    const gates = { beforePause: opening(), inPause: opening() };
     let pauseAsked = false;
-    const spies = [one, two].map((t) => {
+    let pauseSet = false;
+    const spies: { mockRestore(): void }[] = [one, two].map((t) => {
       const registry = t.app.get(CollectionRegistryRepository);
       const setMovePhase = registry.setMovePhase.bind(registry);
       return jest.spyOn(registry, 'setMovePhase').mockImplementation(async (id, move, phase) => {
-        if (id === entry.id && phase === 'paused') {
-          pauseAsked = true;
-          await pauseLet;
-        }
-        return setMovePhase(id, move, phase);
+        if (id !== entry.id || phase !== 'paused') return setMovePhase(id, move, phase);
+        pauseAsked = true;
+        await gates.beforePause.promise;
+        const set = await setMovePhase(id, move, phase);
+        pauseSet = true;
+        await gates.inPause.promise;
+        return set;
       });
     });
+    // The build's batches that the collection's move gate refused (503 COLLECTION_MOVING).
+    const gate = one.app.get(CollectionWriteGate);
+    const gateWrite = gate.write.bind(gate);
+    let refused = 0;
+    spies.push(
+      jest
+        .spyOn(gate, 'write')
+        .mockImplementation(async (...args: Parameters<typeof gateWrite>) => {
+          try {
+            return await gateWrite(...args);
+          } catch (error) {
+            if (args[2] === 'built' && error instanceof CollectionMovingError) refused += 1;
+            throw error;
+          }
+        }),
+    );
+    const release = () => {
+      gates.beforePause.resolve();
+      gates.inPause.resolve();
+      proxy.release();
+    };
     try {
       const rule = { fields: ['title'], minTokenLength: 2 };
       const put = await one.http().put('/data/built/search').set(key).send(rule);
       expect(put.status).toBe(202);
-      // The build's first look at the collection's entry (before it reads a batch) is held.
+      // The build's first look at the collection's entry (before its first batch) is held.
       proxy.hold(
         (command) =>
           command.find === 'data_collections' &&
@@ -515,18 +551,42 @@ describe('moving a tenant', () => {
         .set(admin)
         .send({ cluster: 'b' })
         .expect(202);
-      // The move has copied the items (without words) and is about to pause: the build goes on.
+      // The move has copied the items (without words) and is about to pause: the build writes
+      // its first batch (SEARCH_BUILD_BATCH items) and is held again at its record.
       await until('the move copied the collection', () => pauseAsked, 20_000);
+      const heldBefore = proxy.held();
+      proxy.release();
+      proxy.hold(
+        (command) =>
+          command.update === 'data_search_runs' &&
+          (command.updates as Document[] | undefined)?.[0]?.u?.$set?.lastId !== undefined,
+      );
+      await until('the first batch is written', () => proxy.held() > heldBefore, 15_000);
+      // The move pauses; the build's second batch comes while it is paused.
+      gates.beforePause.resolve();
+      await until('the move paused', () => pauseSet, 15_000);
       proxy.release();
       const state = async () =>
         (await two.http().get('/data/built/search').set(key).expect(200)).body as {
           state: string;
         };
-      await until('the build is over', async () => (await state()).state !== 'building', 20_000);
-      letPause();
+      await until(
+        'the second batch is refused, or written',
+        async () => refused > 0 || (await state()).state !== 'building',
+        15_000,
+      );
+      // Nothing was written to the paused source.
+      const paused = await source.find({ _id: { $in: ['b3', 'b4', 'b5'] } }).toArray();
+      expect(paused.map((doc) => [doc._id, doc[WORDS_FIELD]])).toEqual([
+        ['b3', undefined],
+        ['b4', undefined],
+        ['b5', undefined],
+      ]);
+      gates.inPause.resolve();
       expect(await finished(one, (started.body as MoveBody).id)).toMatchObject({
         status: 'done',
       });
+      await until('the build is over', async () => (await state()).state !== 'building', 20_000);
       expect(await state()).toMatchObject({ state: 'ready', indexed: 6, total: 6 });
       const moved = await one.connection
         .collection('data_collections')
@@ -536,18 +596,12 @@ describe('moving a tenant', () => {
       expect(docs.map((doc) => doc._id)).toEqual(titles.map((_, i) => `b${i}`));
       for (const doc of docs)
         expect([doc._id, doc[WORDS_FIELD]]).toEqual([doc._id, itemWords(doc, rule)]);
-      const found = await one
-        .http()
-        .get('/data/built')
-        .query({ q: 'red sho' })
-        .set(key)
-        .expect(200);
+      const found = await one.http().get('/data/built').query({ q: 'red sho' }).set(key);
       expect(ids(found, '_id')).toEqual(['b0']);
       const counted = await two.http().get('/data/built/count').query({ q: 'shoes' }).set(key);
       expect(counted.body).toMatchObject({ count: 2 });
     } finally {
-      letPause();
-      proxy.release();
+      release();
       for (const spy of spies) spy.mockRestore();
     }
   });
