@@ -1,8 +1,10 @@
-import { MongoClient, type Db } from 'mongodb';
+import { MongoClient, type Db, type Document } from 'mongodb';
 import { getModelToken } from '@nestjs/mongoose';
 import type { Model } from 'mongoose';
 import { CollectionRegistryRepository } from '../../src/data/collections/collection-registry.repository';
 import { CollectionRegistryDocument } from '../../src/data/collections/collection-registry.schema';
+import { CollectionWriteGate } from '../../src/data/collections/collection-write.gate';
+import { CollectionMovingError } from '../../src/data/data.errors';
 import { TenantPlacements, tenantDatabaseName } from '../../src/placement';
 import { TenantPlacementsRepository } from '../../src/placement/tenant-placements.repository';
 import { WORDS_FIELD } from '../../src/data/query/data.constants';
@@ -22,6 +24,7 @@ import { asOperator } from '../support/http';
 import { collectPages, ids } from '../support/paging';
 import { expectProblem } from '../support/problems';
 import { until } from '../support/until';
+import { startWireProxy, type WireProxy } from '../support/wire-proxy';
 
 /**
  * Moving a tenant between two database processes as two clusters, served by two instances: what
@@ -37,11 +40,15 @@ const ENV = {
   MOVE_MAX_WRITE_PAUSE_MS: '1000',
   ERASURE_LEASE_MS: '1000',
   EVENTS_POLL_MS: '100',
+  // Two batches for the six items of the build moved along.
+  SEARCH_BUILD_BATCH: '3',
   // The webhook below points at a closed local port: its deliveries stay pending, retried.
   WEBHOOK_ALLOW_PRIVATE: 'true',
 };
 
 let clusterB: OwnDatabase;
+/** Instance one's main database (the registry among it) through a proxy that can hold a read. */
+let proxy: WireProxy;
 let one: TestApp;
 let two: TestApp;
 const dbName = uniqueDbName(__filename);
@@ -54,13 +61,16 @@ beforeAll(async () => {
     closed: { uri: clusterB.uri, region: 'ap', open: false },
   };
   const env = { ...ENV, MONGODB_DB_NAME: dbName, DATA_CLUSTERS: JSON.stringify(clusters) };
-  one = await createTestApp(__filename, env);
+  proxy = await startWireProxy(testDatabaseUri());
+  one = await createTestApp(__filename, { ...env, MONGODB_URI: proxy.uri });
   two = await createTestApp(__filename, env);
 });
 
 afterAll(async () => {
+  proxy?.release();
   await two?.app.close();
   await one?.close();
+  await proxy?.close();
   await clusterB?.stop();
 });
 
@@ -74,6 +84,13 @@ interface MoveBody {
   itemsCopied: number;
   runs: number;
   finishedAt: string | null;
+}
+
+/** A promise the test resolves when it lets a held step go on. */
+function opening(): { promise: Promise<void>; resolve: () => void } {
+  let resolve = () => {};
+  const promise = new Promise<void>((done) => (resolve = done));
+  return { promise, resolve };
 }
 
 async function finished(t: TestApp, id: string): Promise<MoveBody> {
@@ -458,6 +475,135 @@ describe('moving a tenant', () => {
     expect(indexes.find((index) => index.name === WORDS_INDEX)?.key).toEqual({
       [WORDS_FIELD]: 1,
     });
+  });
+
+  it('builds the words of a collection while it is moved: a batch during the copy is copied again, one during the pause waits and writes the destination; every item has its exact words there, and q answers', async () => {
+    const user = await createUser(one, { region: 'eu' });
+    const key = { 'X-Api-Key': user.apiKey };
+    const titles = ['Red shoes', 'Crème brûlée', 'red wine', '東京 Tokyo', 'Blue SHOES', 'notes'];
+    for (const [i, title] of titles.entries()) {
+      await one
+        .http()
+        .post('/data/built')
+        .set(key)
+        .send({ item: { _id: `b${i}`, title } })
+        .expect(200);
+    }
+    const tenant = { kind: 'user' as const, id: user.subject };
+    const entry = await one.app
+      .get(CollectionRegistryRepository)
+      .find(tenant, '', 'built', { fresh: true });
+    if (!entry) throw new Error('no registry entry');
+    const source = nativeCollection(one, entry as unknown as Record<string, unknown>);
+    // The move's pause waits for the test twice: before it is set (the first comparison and the
+    // catch-up are done) and once it is set (before the move waits for writes under way).
+    const gates = { beforePause: opening(), inPause: opening() };
+    let pauseAsked = false;
+    let pauseSet = false;
+    const spies: { mockRestore(): void }[] = [one, two].map((t) => {
+      const registry = t.app.get(CollectionRegistryRepository);
+      const setMovePhase = registry.setMovePhase.bind(registry);
+      return jest.spyOn(registry, 'setMovePhase').mockImplementation(async (id, move, phase) => {
+        if (id !== entry.id || phase !== 'paused') return setMovePhase(id, move, phase);
+        pauseAsked = true;
+        await gates.beforePause.promise;
+        const set = await setMovePhase(id, move, phase);
+        pauseSet = true;
+        await gates.inPause.promise;
+        return set;
+      });
+    });
+    // The build's batches that the collection's move gate refused (503 COLLECTION_MOVING).
+    const gate = one.app.get(CollectionWriteGate);
+    const gateWrite = gate.write.bind(gate);
+    let refused = 0;
+    spies.push(
+      jest
+        .spyOn(gate, 'write')
+        .mockImplementation(async (...args: Parameters<typeof gateWrite>) => {
+          try {
+            return await gateWrite(...args);
+          } catch (error) {
+            if (args[2] === 'built' && error instanceof CollectionMovingError) refused += 1;
+            throw error;
+          }
+        }),
+    );
+    const release = () => {
+      gates.beforePause.resolve();
+      gates.inPause.resolve();
+      proxy.release();
+    };
+    try {
+      const rule = { fields: ['title'], minTokenLength: 2 };
+      const put = await one.http().put('/data/built/search').set(key).send(rule);
+      expect(put.status).toBe(202);
+      // The build's first look at the collection's entry (before its first batch) is held.
+      proxy.hold(
+        (command) =>
+          command.find === 'data_collections' &&
+          (command.filter as { name?: unknown } | undefined)?.name === 'built',
+      );
+      await until('the build is held before its first batch', () => proxy.held() > 0, 15_000);
+      const started = await two
+        .http()
+        .post(`/admin/tenants/user/${user.subject}/move`)
+        .set(admin)
+        .send({ cluster: 'b' })
+        .expect(202);
+      // The move has copied the items (without words) and is about to pause: the build writes
+      // its first batch (SEARCH_BUILD_BATCH items) and is held again at its record.
+      await until('the move copied the collection', () => pauseAsked, 20_000);
+      const heldBefore = proxy.held();
+      proxy.release();
+      proxy.hold(
+        (command) =>
+          command.update === 'data_search_runs' &&
+          (command.updates as Document[] | undefined)?.[0]?.u?.$set?.lastId !== undefined,
+      );
+      await until('the first batch is written', () => proxy.held() > heldBefore, 15_000);
+      // The move pauses; the build's second batch comes while it is paused.
+      gates.beforePause.resolve();
+      await until('the move paused', () => pauseSet, 15_000);
+      proxy.release();
+      const state = async () =>
+        (await two.http().get('/data/built/search').set(key).expect(200)).body as {
+          state: string;
+        };
+      await until(
+        'the second batch is refused, or written',
+        async () => refused > 0 || (await state()).state !== 'building',
+        15_000,
+      );
+      // Nothing was written to the paused source.
+      const paused = await source.find({ _id: { $in: ['b3', 'b4', 'b5'] } }).toArray();
+      expect(paused.map((doc) => [doc._id, doc[WORDS_FIELD]])).toEqual([
+        ['b3', undefined],
+        ['b4', undefined],
+        ['b5', undefined],
+      ]);
+      gates.inPause.resolve();
+      expect(await finished(one, (started.body as MoveBody).id)).toMatchObject({
+        status: 'done',
+      });
+      await until('the build is over', async () => (await state()).state !== 'building', 20_000);
+      expect(await state()).toMatchObject({ state: 'ready', indexed: 6, total: 6 });
+      const moved = await one.connection
+        .collection('data_collections')
+        .findOne({ tenant: user.subject, name: 'built' });
+      expect(moved).toMatchObject({ cluster: 'b' });
+      const docs = await nativeCollection(one, moved).find().sort({ _id: 1 }).toArray();
+      expect(docs.map((doc) => doc._id)).toEqual(titles.map((_, i) => `b${i}`));
+      for (const doc of docs)
+        expect([doc._id, doc[WORDS_FIELD]]).toEqual([doc._id, itemWords(doc, rule)]);
+      const found = await one.http().get('/data/built').query({ q: 'red sho' }).set(key);
+      expect(ids(found, '_id')).toEqual(['b0']);
+      const counted = await two.http().get('/data/built/count').query({ q: 'shoes' }).set(key);
+      expect(counted.body).toMatchObject({ count: 2 });
+    } finally {
+      release();
+      for (const spy of spies) spy.mockRestore();
+    }
   });
 
   it('refuses what cannot be moved, naming why', async () => {

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import { UniqueClaimRepository } from '../items/unique/unique-claim.repository';
-import { REVISION_FIELD } from '../query/data.constants';
+import { REVISION_FIELD, WORDS_FIELD } from '../query/data.constants';
 import { copyChanged, syncDocuments } from '../../common/mongo/document-sync';
 import { TenantStorage, type NativeCollection } from '../storage/tenant-storage';
 import type { Tenant } from '../../auth';
@@ -20,6 +20,15 @@ import {
 const CLOSE_ENOUGH = 50;
 /** The change marker of items: every write sets it (the writing instance's clock). */
 const CHANGE_MARKER = '_updatedAt';
+/**
+ * What tells two copies of an item apart in a comparison of everything: the revision, which
+ * every write of the item's content changes, and its words, which a search build writes without
+ * changing either the revision or the change marker (the item's ETag stays). The catch-up passes
+ * read changes by the change marker only, so they may miss words a build wrote; the last
+ * comparison, paused, may not: it runs after every batch of a build that marked itself under way
+ * (CollectionWriteGate) is done, and recopies an item whose words differ.
+ */
+const FINGERPRINT = [REVISION_FIELD, WORDS_FIELD] as const;
 
 /** What a collection's move came to. */
 export type CollectionMoveOutcome =
@@ -156,7 +165,7 @@ export class CollectionMover {
     const compareAll = async (pass: number) => {
       await this.storage.copyIndexes(from, to);
       const report = ({ left }: { left: number }) => progress.report(pass, left);
-      const items = await syncDocuments(source, target, {}, [REVISION_FIELD], report);
+      const items = await syncDocuments(source, target, {}, FINGERPRINT, report);
       const claims = await this.claims.copy(from, to, report);
       itemsCopied += items.copied;
       return { copied: items.copied, refused: items.refused + claims.refused };

@@ -5,8 +5,9 @@ import { BackgroundTasks, type BackgroundTask } from '../../common/scheduling/ba
 import { FallbackWriteQueue } from '../../common/mongo/fallback-database';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import { CollectionRegistryRepository } from '../collections/collection-registry.repository';
+import { CollectionWriteGate } from '../collections/collection-write.gate';
 import type { RegisteredCollection } from '../collections/registered-collection';
-import { TooManyWordsError } from '../data.errors';
+import { CollectionMovingError, TooManyWordsError } from '../data.errors';
 import { itemETag, revisionCondition, tagOf } from '../items/item-revision';
 import { writeKey } from '../items/item-write-queue';
 import { WORDS_FIELD } from '../query/data.constants';
@@ -26,6 +27,12 @@ const TAKEOVER_LIMIT = 10;
 /** The longest wait between two looks at `stopping` while a run waits for its start. */
 const WAIT_STEP_MS = 100;
 
+/** How long a batch refused by a move's pause waits before it is tried again (its Retry-After). */
+const MOVE_PAUSE_WAIT_MS = 1_000;
+
+/** What one batch came to: the walk goes on after `lastId`, or it is over. */
+type BatchOutcome = { kind: 'walked'; lastId: unknown; count: number } | { kind: 'over' };
+
 function sameWords(stored: unknown, words: string[]): boolean {
   return (
     Array.isArray(stored) &&
@@ -44,6 +51,13 @@ function sameWords(stored: unknown, words: string[]): boolean {
  * writers and the build never interleave on one item; a revision that moved is read again. A
  * newer configuration (or none) stops a build at its next batch; the last batch makes the
  * configuration `ready` if it is still the one built.
+ *
+ * Each batch (its read and its writes) passes the collection's move gate (CollectionWriteGate),
+ * as a client's write does, and works on the entry the gate hands over: while a tenant move
+ * copies the collection the batch holds a marker, so the move's pause waits for it and its last
+ * comparison (which sees a change of words) copies what it wrote; while the move's writes are
+ * paused the batch waits and is tried again; after the switch it reads and writes the new
+ * location. A collection dropped meanwhile ends the run quietly.
  */
 @Injectable()
 export class SearchBuildRunner implements OnModuleDestroy {
@@ -59,6 +73,7 @@ export class SearchBuildRunner implements OnModuleDestroy {
     private readonly registry: CollectionRegistryRepository,
     private readonly storage: TenantStorage,
     private readonly queue: FallbackWriteQueue,
+    private readonly gate: CollectionWriteGate,
     @Inject(APP_CONFIG) config: AppConfig,
     tasks: BackgroundTasks,
   ) {
@@ -105,39 +120,78 @@ export class SearchBuildRunner implements OnModuleDestroy {
     let indexed = run.indexed;
     for (;;) {
       if (this.runs.stopping) return;
-      const entry = await this.registry.find(run.tenant, run.branch, run.name, { fresh: true });
-      if (!entry || entry.id !== run.entryId) return this.records.markDone(run.id);
-      const rule = searchRuleOf(entry);
+      const fresh = await this.registry.find(run.tenant, run.branch, run.name, { fresh: true });
+      if (!fresh || fresh.id !== run.entryId) return this.records.markDone(run.id);
+      const rule = searchRuleOf(fresh);
       const current = run.kind === 'build' ? rule?.version === run.version : rule === null;
       // Superseded: a newer configuration (its own build), or none any more (its clear).
       if (!current) return this.records.markDone(run.id);
-      const items = await this.storage
-        .itemsOf(entry)
-        .find(lastId === undefined ? {} : { _id: { $gt: lastId as string } })
-        .sort({ _id: 1 })
-        .limit(this.batch)
-        .toArray();
-      if (items.length === 0) {
-        if (run.kind === 'build') await this.settle(entry, rule as SearchRule, 'ready');
-        return this.records.markDone(run.id);
+      let outcome: BatchOutcome;
+      try {
+        outcome = await this.gate.write(run.tenant, run.branch, run.name, (entry) =>
+          entry && entry.id === run.entryId
+            ? this.walkBatch(run, entry, rule, lastId)
+            : Promise.resolve<BatchOutcome>({ kind: 'over' }),
+        );
+      } catch (error) {
+        if (!(error instanceof CollectionMovingError)) throw error;
+        // A move's writes are paused for a moment: the same batch again after it.
+        if (!(await this.pauseFor(MOVE_PAUSE_WAIT_MS))) return;
+        continue;
       }
-      if (run.kind === 'build') {
-        const failure = await this.writeWords(entry, rule as SearchRule, items);
-        if (failure) {
-          await this.settle(entry, rule as SearchRule, 'failed', failure);
-          return this.records.markDone(run.id);
-        }
-      } else {
-        await this.storage
-          .itemsOf(entry)
-          .updateMany(
-            { _id: { $in: items.map((item) => item._id) }, [WORDS_FIELD]: { $exists: true } },
-            { $unset: { [WORDS_FIELD]: '' } },
-          );
-      }
-      lastId = items[items.length - 1]?._id;
-      indexed += items.length;
+      if (outcome.kind === 'over') return this.records.markDone(run.id);
+      lastId = outcome.lastId;
+      indexed += outcome.count;
       await this.records.recordBatch(run.id, lastId, indexed, this.leaseFrom());
+    }
+  }
+
+  /**
+   * One batch of the run, after `lastId`, in the collection where `entry` (handed over by the
+   * move gate) says it is: its words written (a build) or removed (a clear); `over` when the walk
+   * is done (the configuration settled) or a build failed.
+   */
+  private async walkBatch(
+    run: SearchRun,
+    entry: RegisteredCollection,
+    rule: SearchRule | null,
+    lastId: unknown,
+  ): Promise<BatchOutcome> {
+    const items = await this.storage
+      .itemsOf(entry)
+      .find(lastId === undefined ? {} : { _id: { $gt: lastId as string } })
+      .sort({ _id: 1 })
+      .limit(this.batch)
+      .toArray();
+    if (items.length === 0) {
+      if (run.kind === 'build') await this.settle(entry, rule as SearchRule, 'ready');
+      return { kind: 'over' };
+    }
+    if (run.kind === 'build') {
+      const failure = await this.writeWords(entry, rule as SearchRule, items);
+      if (failure) {
+        await this.settle(entry, rule as SearchRule, 'failed', failure);
+        return { kind: 'over' };
+      }
+    } else {
+      await this.storage
+        .itemsOf(entry)
+        .updateMany(
+          { _id: { $in: items.map((item) => item._id) }, [WORDS_FIELD]: { $exists: true } },
+          { $unset: { [WORDS_FIELD]: '' } },
+        );
+    }
+    return { kind: 'walked', lastId: items[items.length - 1]?._id, count: items.length };
+  }
+
+  /** Waits `ms`, looking at `stopping` on the way; false when the instance stops meanwhile. */
+  private async pauseFor(ms: number): Promise<boolean> {
+    const until = Date.now() + ms;
+    for (;;) {
+      if (this.runs.stopping) return false;
+      const left = until - Date.now();
+      if (left <= 0) return true;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(WAIT_STEP_MS, left)));
     }
   }
 
