@@ -307,6 +307,49 @@ describe('builds on other instances', () => {
     await expectExactWords('wordy', { fields: ['text'], minTokenLength: 2 });
   }, 60_000);
 
+  it('a build whose one write outlasts its lease keeps the lease: no other holder starts the same walk', async () => {
+    await seed('slow', NOTES.slice(0, 4));
+    const entry = await t.connection
+      .collection('data_collections')
+      .findOne({ tenant: user.subject, name: 'slow' });
+    const physical = entry?.physical as string;
+    proxy = await startWireProxy(testDatabaseUri());
+    // Both this instance and the test's app look for abandoned runs every 100 ms.
+    other = await startService({
+      ...ENV,
+      MONGODB_DB_NAME: t.config.database.dbName,
+      MONGODB_URI: proxy.uri,
+      SEARCH_BUILD_LEASE_MS: '600',
+    });
+    // The build's first word write hangs (a slow database) for three leases and more.
+    proxy.hold(
+      (command) =>
+        command.update === physical &&
+        Object.keys((command.updates as Document[] | undefined)?.[0]?.u?.$set ?? {}).join() ===
+          '_words',
+    );
+    const put = await other.send('PUT', '/data/slow/search', key(), { fields: ['title'] });
+    expect(put.status).toBe(202);
+    await until('the first word write is held', () => proxy?.held() === 1, 15_000);
+    const heldAt = Date.now();
+    const record = () => t.connection.collection('data_search_runs').findOne({ name: 'slow' });
+    await until(
+      'the lease renewed past three leases while the write hangs',
+      async () => ((await record())?.leaseUntil as Date).getTime() > heldAt + 1_800,
+      15_000,
+    );
+    // Still the first holder's: no poll found it abandoned.
+    expect(await record()).toMatchObject({ status: 'running', runs: 1 });
+    proxy.release();
+    await readyOf('slow', 1);
+    await expectExactWords('slow', { fields: ['title'], minTokenLength: 2 });
+    expect(await record()).toMatchObject({ status: 'done', runs: 1 });
+    await other.kill();
+    other = undefined;
+    await proxy.close();
+    proxy = undefined;
+  }, 60_000);
+
   it('a build whose holder is SIGKILLed after its first batch is finished by another instance', async () => {
     const items = Array.from({ length: 10 }, (_, i) => ({
       _id: `k${String(i).padStart(2, '0')}`,

@@ -108,16 +108,32 @@ export class SearchBuildRepository implements OnModuleInit {
     return doc?.version ?? 0;
   }
 
-  /** Records a batch done (the last `_id` and the items walked) and renews the lease. */
-  async recordBatch(id: string, lastId: unknown, indexed: number, leaseUntil: Date): Promise<void> {
-    await this.runs
-      .updateOne({ _id: new Types.ObjectId(id) }, { $set: { lastId, indexed, leaseUntil } })
+  /**
+   * Records a batch done (the last `_id` and the items walked) and renews the lease, while the
+   * run is still held by the holder that took it (`runs`, counted by every takeover). False when
+   * it is not: another holder goes on, this one stops.
+   */
+  async recordBatch(
+    run: Pick<SearchRun, 'id' | 'runs'>,
+    lastId: unknown,
+    indexed: number,
+    leaseUntil: Date,
+  ): Promise<boolean> {
+    const held = await this.runs
+      .updateOne(
+        { _id: new Types.ObjectId(run.id), runs: run.runs },
+        { $set: { lastId, indexed, leaseUntil } },
+      )
       .exec();
+    return held.matchedCount === 1;
   }
 
-  /** Renews the lease only (waiting for the start). */
-  async renew(id: string, leaseUntil: Date): Promise<void> {
-    await this.runs.updateOne({ _id: new Types.ObjectId(id) }, { $set: { leaseUntil } }).exec();
+  /** Renews the lease only (waiting for the start, or inside a long batch); false as recordBatch. */
+  async renew(run: Pick<SearchRun, 'id' | 'runs'>, leaseUntil: Date): Promise<boolean> {
+    const held = await this.runs
+      .updateOne({ _id: new Types.ObjectId(run.id), runs: run.runs }, { $set: { leaseUntil } })
+      .exec();
+    return held.matchedCount === 1;
   }
 
   async markDone(id: string): Promise<void> {
@@ -135,18 +151,18 @@ export class SearchBuildRepository implements OnModuleInit {
   }
 
   /**
-   * Takes an abandoned run over: renews its lease if it still has the lease that was read, and
-   * counts the run. False when another instance took it first (on MongoDB; FerretDB does not
-   * re-check the filter of an update).
+   * Takes an abandoned run over: renews its lease if it still has the lease and holder that were
+   * read, and counts the run (the new holder). The run as taken, or null when another instance
+   * took it first (on MongoDB; FerretDB does not re-check the filter of an update).
    */
-  async takeOver(run: SearchRun, leaseUntil: Date): Promise<boolean> {
+  async takeOver(run: SearchRun, leaseUntil: Date): Promise<SearchRun | null> {
     const taken = await this.runs
       .updateOne(
-        { _id: new Types.ObjectId(run.id), leaseUntil: run.leaseUntil },
+        { _id: new Types.ObjectId(run.id), leaseUntil: run.leaseUntil, runs: run.runs },
         { $set: { leaseUntil }, $inc: { runs: 1 } },
       )
       .exec();
-    return taken.modifiedCount === 1;
+    return taken.modifiedCount === 1 ? { ...run, leaseUntil, runs: run.runs + 1 } : null;
   }
 
   /** Deletes every run of a dropped collection. */

@@ -33,6 +33,46 @@ const MOVE_PAUSE_WAIT_MS = 1_000;
 /** What one batch came to: the walk goes on after `lastId`, or it is over. */
 type BatchOutcome = { kind: 'walked'; lastId: unknown; count: number } | { kind: 'over' };
 
+/** The run is held by another holder now (its lease ran out under this one). */
+class LeaseLost extends Error {
+  override name = 'LeaseLost';
+}
+
+/**
+ * The lease of a run while this instance works on it, renewed on a timer (every third of the
+ * lease) rather than between batches: a batch, or one write of it, may take longer than the
+ * lease where every write scans (FerretDB) or the database is slow, and a lease left to run out
+ * would let another holder start the same walk. A renewal that finds the run held by another
+ * holder marks the lease lost; the walk stops at its next item.
+ */
+class HeldLease {
+  private lost = false;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(renew: () => Promise<boolean>, everyMs: number, logger: Logger) {
+    this.timer = setInterval(() => {
+      renew().then(
+        (held) => {
+          if (!held) this.lost = true;
+        },
+        // A failed renewal (the database is down) is tried again at the next tick; the walk's
+        // own commands fail meanwhile.
+        (error: unknown) => logger.warn({ err: error }, 'search run lease not renewed'),
+      );
+    }, everyMs);
+    this.timer.unref();
+  }
+
+  /** LeaseLost when a renewal found the run held by another holder. */
+  assertHeld(): void {
+    if (this.lost) throw new LeaseLost();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+}
+
 function sameWords(stored: unknown, words: string[]): boolean {
   return (
     Array.isArray(stored) &&
@@ -107,15 +147,32 @@ export class SearchBuildRunner implements OnModuleDestroy {
 
   /** Takes over running runs whose holder let the lease run out (it died, or stopped). */
   async takeOverAbandoned(): Promise<void> {
-    for (const run of await this.records.findAbandoned(new Date(), TAKEOVER_LIMIT)) {
+    for (const abandoned of await this.records.findAbandoned(new Date(), TAKEOVER_LIMIT)) {
       if (this.runs.stopping) return;
-      if (!(await this.records.takeOver(run, this.leaseFrom()))) continue;
-      this.start(run);
+      const run = await this.records.takeOver(abandoned, this.leaseFrom());
+      if (run) this.start(run);
     }
   }
 
   private async work(run: SearchRun): Promise<void> {
-    if (!(await this.waitForStart(run))) return;
+    const lease = new HeldLease(
+      () => this.records.renew(run, this.leaseFrom()),
+      this.leaseMs / 3,
+      this.logger,
+    );
+    try {
+      await this.walk(run, lease);
+    } catch (error) {
+      // Another holder took the run over (this one's lease ran out): it goes on from the record.
+      if (!(error instanceof LeaseLost)) throw error;
+      this.logger.warn({ run: run.id }, 'search run taken over by another holder');
+    } finally {
+      lease.stop();
+    }
+  }
+
+  private async walk(run: SearchRun, lease: HeldLease): Promise<void> {
+    if (!(await this.waitForStart(run, lease))) return;
     let lastId = run.lastId;
     let indexed = run.indexed;
     for (;;) {
@@ -130,7 +187,7 @@ export class SearchBuildRunner implements OnModuleDestroy {
       try {
         outcome = await this.gate.write(run.tenant, run.branch, run.name, (entry) =>
           entry && entry.id === run.entryId
-            ? this.walkBatch(run, entry, rule, lastId)
+            ? this.walkBatch(run, entry, rule, lastId, lease)
             : Promise.resolve<BatchOutcome>({ kind: 'over' }),
         );
       } catch (error) {
@@ -142,7 +199,9 @@ export class SearchBuildRunner implements OnModuleDestroy {
       if (outcome.kind === 'over') return this.records.markDone(run.id);
       lastId = outcome.lastId;
       indexed += outcome.count;
-      await this.records.recordBatch(run.id, lastId, indexed, this.leaseFrom());
+      lease.assertHeld();
+      if (!(await this.records.recordBatch(run, lastId, indexed, this.leaseFrom())))
+        throw new LeaseLost();
     }
   }
 
@@ -156,6 +215,7 @@ export class SearchBuildRunner implements OnModuleDestroy {
     entry: RegisteredCollection,
     rule: SearchRule | null,
     lastId: unknown,
+    lease: HeldLease,
   ): Promise<BatchOutcome> {
     const items = await this.storage
       .itemsOf(entry)
@@ -168,7 +228,7 @@ export class SearchBuildRunner implements OnModuleDestroy {
       return { kind: 'over' };
     }
     if (run.kind === 'build') {
-      const failure = await this.writeWords(entry, rule as SearchRule, items);
+      const failure = await this.writeWords(entry, rule as SearchRule, items, lease);
       if (failure) {
         await this.settle(entry, rule as SearchRule, 'failed', failure);
         return { kind: 'over' };
@@ -196,16 +256,12 @@ export class SearchBuildRunner implements OnModuleDestroy {
   }
 
   /** Waits for the run's start, renewing the lease; false when the instance stops meanwhile. */
-  private async waitForStart(run: SearchRun): Promise<boolean> {
-    let leaseUntil = run.leaseUntil.getTime();
+  private async waitForStart(run: SearchRun, lease: HeldLease): Promise<boolean> {
     for (;;) {
       if (this.runs.stopping) return false;
       const now = Date.now();
       if (now >= run.startAt.getTime()) return true;
-      if (leaseUntil - now < this.leaseMs / 2) {
-        leaseUntil = this.leaseFrom().getTime();
-        await this.records.renew(run.id, new Date(leaseUntil));
-      }
+      lease.assertHeld();
       const wait = Math.min(WAIT_STEP_MS, run.startAt.getTime() - now);
       await new Promise((resolve) => setTimeout(resolve, wait));
     }
@@ -219,9 +275,11 @@ export class SearchBuildRunner implements OnModuleDestroy {
     entry: RegisteredCollection,
     rule: SearchRule,
     items: Document[],
+    lease: HeldLease,
   ): Promise<{ code: string; detail: string } | null> {
     const items$ = this.storage.itemsOf(entry);
     for (const read of items) {
+      lease.assertHeld();
       const id = read._id as string;
       try {
         await this.queue.run(writeKey(entry.physical, String(id)), async () => {
