@@ -57,7 +57,7 @@ interface PrincipalRun {
  * GET /file-links/{token} is not fuzzed: a link is an HMAC the fuzzer cannot make, so every case
  * would be the same 403 (links are tested end to end in test/e2e/files.e2e-spec.ts).
  */
-/** The routes of a collection's rules: root and team keys only. */
+/** The routes of a collection's rules and search configuration: root and team keys only. */
 const COLLECTION_RULES = [
   'putDataSchema',
   'getDataSchema',
@@ -69,6 +69,9 @@ const COLLECTION_RULES = [
   'putDataAccess',
   'getDataAccess',
   'deleteDataAccess',
+  'putDataSearch',
+  'getDataSearch',
+  'deleteDataSearch',
 ];
 
 const RUNS: readonly PrincipalRun[] = [
