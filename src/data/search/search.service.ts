@@ -7,6 +7,7 @@ import { APP_CONFIG, type AppConfig } from '../../config';
 import type { AccessRulesDocument } from '../access/access-rules';
 import { CollectionRegistryRepository } from '../collections/collection-registry.repository';
 import type { RegisteredCollection } from '../collections/registered-collection';
+import type { SearchRunKind } from './search-build.schema';
 import { CollectionsService } from '../collections/collections.service';
 import {
   CollectionNotFoundError,
@@ -111,23 +112,37 @@ export class SearchService {
         const version = Math.max(read?.version ?? 0, await this.records.lastVersion(entry.id)) + 1;
         const rule: SearchRule = { ...config, version, state: 'building', changedAt: new Date() };
         await this.change(principal, name, { search: rule }, read);
-        const now = new Date();
-        const startAt = new Date(
-          now.getTime() + this.config.lifecycle.registryCacheMs + SEARCH_START_MARGIN_MS,
-        );
-        const run = await this.records.insertRunning(
-          entry,
-          tenantOf(principal),
-          principal.branch,
-          'build',
-          version,
-          startAt,
-          this.runner.leaseFrom(now),
-        );
-        if (run) this.runner.start(run);
+        await this.startRun(principal, entry, 'build', version);
         return viewOf(rule, 0, await this.storage.itemsOf(entry).countDocuments({}));
       });
     });
+  }
+
+  /**
+   * Records a run of the collection's words (a build of `version`, or the clear after a DELETE)
+   * and starts it here: it begins REGISTRY_CACHE_MS + a margin from now, once every instance
+   * writes (or no longer writes) words with the new configuration.
+   */
+  private async startRun(
+    principal: CustomerPrincipal,
+    entry: RegisteredCollection,
+    kind: SearchRunKind,
+    version: number,
+  ): Promise<void> {
+    const now = new Date();
+    const startAt = new Date(
+      now.getTime() + this.config.lifecycle.registryCacheMs + SEARCH_START_MARGIN_MS,
+    );
+    const run = await this.records.insertRunning(
+      entry,
+      tenantOf(principal),
+      principal.branch,
+      kind,
+      version,
+      startAt,
+      this.runner.leaseFrom(now),
+    );
+    if (run) this.runner.start(run);
   }
 
   /**
@@ -148,20 +163,7 @@ export class SearchService {
         if (indexes.some((index) => index.name === WORDS_INDEX))
           await this.storage.dropIndex(entry, WORDS_INDEX);
         await this.slots.release(entry.physical, WORDS_INDEX);
-        const now = new Date();
-        const startAt = new Date(
-          now.getTime() + this.config.lifecycle.registryCacheMs + SEARCH_START_MARGIN_MS,
-        );
-        const run = await this.records.insertRunning(
-          entry,
-          tenantOf(principal),
-          principal.branch,
-          'clear',
-          read.version,
-          startAt,
-          this.runner.leaseFrom(now),
-        );
-        if (run) this.runner.start(run);
+        await this.startRun(principal, entry, 'clear', read.version);
       });
     });
   }
