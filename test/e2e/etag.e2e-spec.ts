@@ -553,9 +553,11 @@ describe('the OpenAPI document', () => {
       'deleteDataAccess',
       'deleteDataItem',
       'deleteDataItems',
+      'deleteDataSearch',
       'deleteProject',
       'modifyDataItemArray',
       'putDataAccess',
+      'putDataSearch',
       'removeProfileGroup',
       'updateDataItem',
       'updateDataItems',
@@ -576,10 +578,16 @@ describe('the OpenAPI document', () => {
     expect(named(ops, tagged)).toEqual(
       [
         ...reads,
-        ...writes.filter((id) => !id.startsWith('delete') && !selective.includes(id)),
+        // A search configuration's PUT answers 202 (its build started), not 200.
+        ...writes.filter(
+          (id) => !id.startsWith('delete') && !selective.includes(id) && id !== 'putDataSearch',
+        ),
         'createDataItem',
         'createProject',
         'createSubProfile',
+        // Tagged by its version, for If-Match on PUT and DELETE; not a conditional read (its
+        // progress changes under the same version).
+        'getDataSearch',
       ].sort(),
     );
   });
