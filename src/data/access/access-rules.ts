@@ -257,3 +257,17 @@ export function accessRulesTag(text: string | null): string {
   }
   return `"access-${hash.toString(16).padStart(8, '0')}-${source.length}"`;
 }
+
+/**
+ * Every path the rules protect from sub or publishable callers (a search field may be none of
+ * them); none without rules. `rules` is a document, or the stored text of one.
+ */
+export function everyProtectedPath(
+  rules: AccessRulesDocument | string | null | undefined,
+): string[] {
+  if (!rules) return [];
+  const { protectedFields } = (
+    typeof rules === 'string' ? JSON.parse(rules) : rules
+  ) as AccessRulesDocument;
+  return [...protectedFields.sub, ...protectedFields.public];
+}

@@ -4,7 +4,7 @@ import { PreconditionFailedError } from '../../common/errors';
 import { ifMatchHolds, type IfMatch } from '../../common/http/etag';
 import { FallbackWriteQueue } from '../../common/mongo/fallback-database';
 import { APP_CONFIG, type AppConfig } from '../../config';
-import type { AccessRulesDocument } from '../access/access-rules';
+import { everyProtectedPath } from '../access/access-rules';
 import { CollectionRegistryRepository } from '../collections/collection-registry.repository';
 import type { RegisteredCollection } from '../collections/registered-collection';
 import type { SearchRunKind } from './search-build.schema';
@@ -40,14 +40,6 @@ export interface SearchView {
 /** The ETag of a configuration: its version (each PUT stores a new one). */
 export function searchTag(rule: SearchRule | null): string | null {
   return rule ? `"search-${rule.version}"` : null;
-}
-
-/** Every path the collection's access rules protect from sub or publishable callers. */
-function protectedPaths(entry: RegisteredCollection): string[] {
-  const text = entry.rules.access?.text;
-  if (!text) return [];
-  const { protectedFields } = JSON.parse(text) as AccessRulesDocument;
-  return [...protectedFields.sub, ...protectedFields.public];
 }
 
 /**
@@ -106,7 +98,10 @@ export class SearchService {
         if (!entry) throw new CollectionNotFoundError(name);
         const read = searchRuleOf(entry);
         this.check(ifMatch, read);
-        const reached = protectedSearchField(config.fields, protectedPaths(entry));
+        const reached = protectedSearchField(
+          config.fields,
+          everyProtectedPath(entry.rules.access?.text),
+        );
         if (reached) throw new ProtectedFieldError('fields', reached.field);
         await this.createIndex(entry);
         const version = Math.max(read?.version ?? 0, await this.records.lastVersion(entry.id)) + 1;

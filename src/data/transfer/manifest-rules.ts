@@ -6,7 +6,11 @@ import type { ExpiryService } from '../rules/expiry/expiry.service';
 import type { CollectionSchemas } from '../rules/schema/collection-schemas.service';
 import type { ItemSchemas } from '../rules/schema/item-schemas';
 import type { ImportCollection } from './import-records';
-import { DEFAULT_ACCESS_RULES, type AccessRulesDocument } from '../access/access-rules';
+import {
+  DEFAULT_ACCESS_RULES,
+  everyProtectedPath,
+  type AccessRulesDocument,
+} from '../access/access-rules';
 import type { AccessRulesService } from '../access/access.service';
 import { NO_PRECONDITION } from '../../common/http/etag';
 import { ProtectedFieldError } from '../data.errors';
@@ -89,10 +93,9 @@ export class ManifestRules {
     search: SearchConfig,
     access: AccessRulesDocument | undefined,
   ): Promise<void> {
-    const text = (await this.deps.collections.find(this.principal, name))?.rules.access?.text;
-    const rules = access ?? (text ? (JSON.parse(text) as AccessRulesDocument) : null);
-    if (!rules) return;
-    const hidden = [...rules.protectedFields.sub, ...rules.protectedFields.public];
+    const hidden = everyProtectedPath(
+      access ?? (await this.deps.collections.find(this.principal, name))?.rules.access?.text,
+    );
     const reached = protectedSearchField(search.fields, hidden);
     if (reached) throw new ProtectedFieldError('search.fields', reached.field);
   }
