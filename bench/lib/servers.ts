@@ -2,7 +2,7 @@
 // instances with metrics on and off for the metrics comparison) and the baseline, all on one
 // database.
 import { join } from 'node:path';
-import { findFreePort } from '../../tools/dev-database';
+import { childPort, portForChild } from '../../tools/dev-database';
 import { RESULTS, ROOT, SERVICE_DIST } from './paths';
 import { spawnTracked, waitForHttpOk, type TrackedChild } from './processes';
 import type { TargetName } from './scenarios';
@@ -46,7 +46,7 @@ export async function startService({
   nodeArgs = [],
   env = {},
 }: ServiceOptions): Promise<Target> {
-  const port = await findFreePort();
+  const given = await portForChild();
   const logFile = `${name}.log`;
   const child = spawnTracked(name, [...nodeArgs, join(SERVICE_DIST, 'main.js')], {
     cwd: ROOT,
@@ -55,7 +55,7 @@ export async function startService({
       ...process.env,
       NODE_ENV: 'production',
       HOST: '127.0.0.1',
-      PORT: String(port),
+      PORT: String(given),
       ADMIN_API_KEY: adminKey,
       LOG_LEVEL: 'warn',
       RATE_LIMIT_MAX: '1000000000',
@@ -73,7 +73,7 @@ export async function startService({
       ...env,
     },
   });
-  const url = `http://127.0.0.1:${port}`;
+  const url = `http://127.0.0.1:${(await childPort(child, given, 60_000)) ?? given}`;
   try {
     await waitForHttpOk(`${url}/health/ready`, child, 60_000);
   } catch (error) {
@@ -99,21 +99,21 @@ export async function startBaseline(
   collections: Record<string, unknown>,
   { nodeArgs = [], name = 'baseline' }: BaselineOptions = {},
 ): Promise<Target> {
-  const port = await findFreePort();
+  const given = await portForChild();
   const script = name === 'baseline-nest' ? 'baseline-nest.js' : 'baseline.js';
   const child = spawnTracked(name, [...nodeArgs, join(__dirname, '..', script)], {
     cwd: ROOT,
     logPath: join(RESULTS, `${name}.log`),
     env: {
       ...process.env,
-      PORT: String(port),
+      PORT: String(given),
       MONGODB_URI: databaseUri,
       MONGODB_DB_NAME: dbName,
       BASELINE_COLLECTIONS: JSON.stringify(collections),
       ...(name === 'baseline-uncached' ? { BASELINE_KEY_CACHE_MS: '0' } : {}),
     },
   });
-  const url = `http://127.0.0.1:${port}`;
+  const url = `http://127.0.0.1:${(await childPort(child, given, 60_000)) ?? given}`;
   await waitForHttpOk(`${url}/health`, child, 30_000);
   return { name, url, child, metricsUrl: `${url}/metrics` };
 }

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
-import { findFreePort } from '../../tools/dev-database';
+import { childPort, portForChild } from '../../tools/dev-database';
 import { testDatabaseUri, TEST_ADMIN_KEY, uniqueDbName } from '../support/app';
 import { ensureBuilt, send, startService, type Reply } from '../support/service-process';
 import type { ReportedSpan } from '../support/tracing-harness';
@@ -62,13 +62,13 @@ interface Harness {
 
 async function startHarness(): Promise<Harness> {
   ensureBuilt();
-  const port = await findFreePort();
+  const given = await portForChild();
   const child: ChildProcess = spawn(
     process.execPath,
     ['--require', 'ts-node/register/transpile-only', HARNESS],
     {
       cwd: ROOT,
-      env: { ...base(), PORT: String(port) },
+      env: { ...base(), PORT: String(given) },
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     },
   );
@@ -77,6 +77,7 @@ async function startHarness(): Promise<Harness> {
   child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
+  const port = (await childPort(child, given, 60_000)) ?? given;
   const harness: Harness = {
     send: (method, path, headers, body) => send(undefined, port, method, path, headers, body),
     spans: () =>

@@ -2,7 +2,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { Agent, request, type IncomingHttpHeaders } from 'node:http';
 import { join, resolve } from 'node:path';
-import { findFreePort } from '../../tools/dev-database';
+import { childPort, portForChild } from '../../tools/dev-database';
 import { testDatabaseUri, TEST_ADMIN_KEY } from './app';
 
 /**
@@ -91,7 +91,8 @@ export function send(
 }
 
 export interface ServiceProcess {
-  port: number;
+  /** The port it listens on (known once it is ready). */
+  readonly port: number;
   process: ChildProcess;
   /** Resolves when the process exits, with its code and the time it did. */
   exited: Promise<{ code: number | null; at: number }>;
@@ -109,9 +110,11 @@ export interface ServiceProcess {
 }
 
 /**
- * Starts `dist/main.js` in production mode on a free port and the test database, and waits until
- * it answers its readiness probe. `env` overrides the defaults (e.g. MONGODB_DB_NAME: two
- * instances given the same name share one database).
+ * Starts `dist/main.js` in production mode on the test database, and waits until it answers its
+ * readiness probe, on a port no other test's server can take meanwhile (portForChild: a port
+ * found free beforehand could be, and this one's requests would reach that server: an unknown
+ * key, a 401). `env` overrides the defaults (e.g. MONGODB_DB_NAME: two instances given the same
+ * name share one database).
  */
 export async function startService(
   env: Record<string, string>,
@@ -120,14 +123,15 @@ export async function startService(
   onSpawn?: (service: ServiceProcess) => void,
 ): Promise<ServiceProcess> {
   ensureBuilt();
-  const port = await findFreePort();
+  const given = await portForChild();
+  let port: number | undefined;
   const child = spawn(process.execPath, [MAIN], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH,
       NODE_ENV: 'production',
       HOST: '127.0.0.1',
-      PORT: String(port),
+      PORT: String(given),
       MONGODB_URI: testDatabaseUri(),
       ADMIN_API_KEY: TEST_ADMIN_KEY,
       RATE_LIMIT_MAX: '1000000',
@@ -144,13 +148,19 @@ export async function startService(
   const exited = new Promise<{ code: number | null; at: number }>((done) =>
     child.once('exit', (code) => done({ code, at: Date.now() })),
   );
+  const portOf = () => {
+    if (port === undefined) throw new Error('the service does not listen yet');
+    return port;
+  };
   const service: ServiceProcess = {
-    port,
+    get port() {
+      return portOf();
+    },
     process: child,
     exited,
     stdout: () => stdout,
     stderr: () => stderr,
-    send: (method, path, headers, body) => send(undefined, port, method, path, headers, body),
+    send: (method, path, headers, body) => send(undefined, portOf(), method, path, headers, body),
     kill: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await exited;
@@ -159,7 +169,11 @@ export async function startService(
   onSpawn?.(service);
   const readyBy = Date.now() + readyWithinMs;
   for (;;) {
-    const ready = await service.send('GET', '/health/ready').catch(() => undefined);
+    port ??= await childPort(child, given, 0);
+    const ready =
+      port === undefined
+        ? undefined
+        : await service.send('GET', '/health/ready').catch(() => undefined);
     if (ready?.status === 200) return service;
     if (Date.now() > readyBy || child.exitCode !== null) {
       await service.kill();

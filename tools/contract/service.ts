@@ -2,7 +2,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { findFreePort } from '../dev-database';
+import { childPort, portForChild } from '../dev-database';
 
 export interface RunningService {
   url: string;
@@ -64,7 +64,7 @@ export interface ServiceOptions {
  * fresh operator key and limits high enough that a fuzzer is never rate limited.
  */
 export async function startService(options: ServiceOptions): Promise<RunningService> {
-  const port = await findFreePort();
+  const given = await portForChild();
   const adminKey = `contract-${randomBytes(24).toString('base64url')}`;
   const child = spawn(process.execPath, [join(options.root, 'dist', 'main.js')], {
     cwd: options.root,
@@ -72,7 +72,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       ...process.env,
       NODE_ENV: 'production',
       HOST: '127.0.0.1',
-      PORT: String(port),
+      PORT: String(given),
       MONGODB_URI: options.databaseUri,
       MONGODB_DB_NAME: options.databaseName,
       ADMIN_API_KEY: adminKey,
@@ -99,8 +99,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       await new Promise<void>((resolve) => log.end(resolve));
     })());
 
-  const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
+  const port = await childPort(child, given, 60_000);
+  const url = `http://127.0.0.1:${port ?? given}`;
   for (;;) {
     if (exited(child)) {
       await stop();

@@ -16,3 +16,4 @@ export {
   type DevDatabaseSettings,
   type EmbeddedPreference,
 } from './settings';
+export { childPort, portForChild } from './child-port';
