@@ -3553,7 +3553,8 @@ export interface components {
         | 'SEARCH_NOT_FOUND'
         | 'SEARCH_BUILDING'
         | 'SEARCH_FAILED'
-        | 'TOO_MANY_WORDS';
+        | 'TOO_MANY_WORDS'
+        | 'PLAN_LIMIT_EXCEEDED';
       /** @example 1 field is not valid: name */
       detail: string;
       /** @description Every offending field (validation errors) */

@@ -19,6 +19,7 @@ import { MeModule } from './me/me.module';
 import { HealthModule } from './health/health.module';
 import { MetricsModule, monitoredConnection, ServiceMetrics } from './metrics';
 import { MigrationsModule } from './migrations/migrations.module';
+import { PlansModule } from './plans';
 import { ClusterIdempotencyStores, PlacementModule } from './placement';
 import { ProfileModule } from './profile/profile.module';
 import { ProfileService } from './profile/profile.service';
@@ -60,6 +61,7 @@ export class AppModule {
         PlacementModule.forRoot((client) => metrics?.database.watch(client)),
         BackgroundTasksModule,
         MigrationsModule,
+        PlansModule,
         HealthModule,
         MetricsModule.forRoot(metrics),
         AuthModule.register({

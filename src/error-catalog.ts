@@ -7,6 +7,7 @@ import { IDEMPOTENCY_ERRORS } from './idempotency/idempotency.errors';
 import { IDENTITY_ERRORS } from './identity/identity.errors';
 import { LIFECYCLE_ERRORS } from './lifecycle/lifecycle.errors';
 import { PLACEMENT_ERRORS } from './placement/placement.errors';
+import { PLANS_ERRORS } from './plans/plans.errors';
 import { PROFILE_ERRORS } from './profile/profile.errors';
 import { PROJECT_ERRORS } from './project/project.errors';
 import { TEAM_ERRORS } from './team/team.errors';
@@ -26,6 +27,7 @@ export const ERROR_TABLES = {
   IDENTITY_ERRORS,
   LIFECYCLE_ERRORS,
   PLACEMENT_ERRORS,
+  PLANS_ERRORS,
   PROFILE_ERRORS,
   PROJECT_ERRORS,
   TEAM_ERRORS,
@@ -164,6 +166,8 @@ export const ERROR_CATALOG = gather({
   SEARCH_BUILDING: DATA_ERRORS.SEARCH_BUILDING,
   SEARCH_FAILED: DATA_ERRORS.SEARCH_FAILED,
   TOO_MANY_WORDS: DATA_ERRORS.TOO_MANY_WORDS,
+  // Plans (src/plans): 409
+  PLAN_LIMIT_EXCEEDED: PLANS_ERRORS.PLAN_LIMIT_EXCEEDED,
 });
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -1,0 +1,53 @@
+import type { AppConfig } from '../config';
+
+/**
+ * What a plan can limit, per tenant (a user's or a team's data, in every branch) unless named
+ * otherwise. A plan that leaves one out gets the deployment's setting (in brackets):
+ * - `collections`: collections per namespace (tenant and branch) [MAX_COLLECTIONS];
+ * - `indexesPerCollection`: indexes of one collection [MAX_INDEXES];
+ * - `itemsPerCollection`: items of one collection [none: unlimited];
+ * - `fileBytes`: bytes of the tenant's stored files [FILE_QUOTA_BYTES];
+ * - `webhooks`: webhooks per namespace [WEBHOOK_MAX];
+ * - `requestsPerWindow`: requests of one key per RATE_LIMIT_WINDOW_MS [RATE_LIMIT_MAX];
+ * - `streamsPerKey`: open event streams of one key [EVENTS_MAX_STREAMS_PER_KEY];
+ * - `importBytes`: bytes of one POST /import body [IMPORT_MAX_BYTES].
+ */
+export const PLAN_LIMIT_NAMES = [
+  'collections',
+  'indexesPerCollection',
+  'itemsPerCollection',
+  'fileBytes',
+  'webhooks',
+  'requestsPerWindow',
+  'streamsPerKey',
+  'importBytes',
+] as const;
+
+export type PlanLimitName = (typeof PLAN_LIMIT_NAMES)[number];
+
+/** Every limit's value; null: no limit (only `itemsPerCollection` has none by default). */
+export type LimitValues = Record<PlanLimitName, number | null>;
+
+/** The limits of a plan as the operator set them: any subset. */
+export type PlanLimits = Partial<LimitValues>;
+
+/** The limits that apply without a plan: the deployment's settings. */
+export function deploymentLimits(config: AppConfig): LimitValues {
+  return {
+    collections: config.limits.maxCollections,
+    indexesPerCollection: config.limits.maxIndexes,
+    itemsPerCollection: null,
+    fileBytes: config.files.quotaBytes,
+    webhooks: config.webhooks.max,
+    requestsPerWindow: config.limits.rateLimitMax,
+    streamsPerKey: config.events.maxStreamsPerKey,
+    importBytes: config.limits.importMaxBytes,
+  };
+}
+
+/** A plan's limits over the deployment's: what the plan leaves out falls back. */
+export function limitsUnder(plan: PlanLimits, deployment: LimitValues): LimitValues {
+  const limits = { ...deployment };
+  for (const name of PLAN_LIMIT_NAMES) if (plan[name] !== undefined) limits[name] = plan[name];
+  return limits;
+}
