@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   DatabaseUnavailableError,
-  findFreePort,
   resolveDatabase,
   type DatabaseResolutionOptions,
 } from './database-resolver';
+import { findFreePort } from './ports';
 
 function listen(port: number, host = '127.0.0.1'): Promise<Server> {
   return new Promise((resolve, reject) => {

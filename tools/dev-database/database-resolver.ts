@@ -1,5 +1,6 @@
 import { createServer } from 'node:net';
 import { isAbsolute, relative } from 'node:path';
+import { findFreePort, portForChild } from './ports';
 import { startFerretDb } from './ferretdb';
 import { startMemoryServer } from './memory-server';
 import type { DevDatabaseSettings } from './settings';
@@ -49,22 +50,6 @@ export class DatabaseUnavailableError extends Error {
     );
     this.name = 'DatabaseUnavailableError';
   }
-}
-
-/** A port that was free a moment ago on `host` (the OS picks it; the caller binds it soon after). */
-export function findFreePort(host = LOOPBACK): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.once('error', reject);
-    server.listen({ port: 0, host, exclusive: true }, () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : undefined;
-      server.close(() =>
-        port === undefined ? reject(new Error('no port assigned')) : resolve(port),
-      );
-    });
-  });
 }
 
 /** Fails with a clear message when a fixed port is taken (otherwise the server's own error is cryptic). */
@@ -150,7 +135,8 @@ export async function resolveDatabase(
       version: options.ferretdbVersion,
       bin: options.ferretdbBin,
       host: LOOPBACK,
-      port: await port(),
+      // Without a fixed port, one the kernel picks: no other server can take it meanwhile.
+      port: options.port === undefined ? await portForChild() : await port(),
       log,
       args: options.ferretdbArgs,
     });

@@ -18,6 +18,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { MongoClient } from 'mongodb';
+import { childPort } from './ports';
 
 const execFileAsync = promisify(execFile);
 
@@ -35,6 +36,7 @@ export interface FerretDbOptions {
   version: string;
   bin?: string;
   host: string;
+  /** 0: a port the kernel picks, read back once the server listens (childPort). */
   port: number;
   log: (message: string) => void;
   /** More command-line flags (tests start servers that behave otherwise, e.g. a smaller insert batch). */
@@ -381,7 +383,7 @@ async function pingOnce(uri: string): Promise<boolean> {
 
 /** Builds FerretDB if needed and starts it with its embedded SQLite handler. */
 export async function startFerretDb(options: FerretDbOptions): Promise<StartedServer> {
-  const { host, port, log } = options;
+  const { host, log } = options;
   const bin = await ensureFerretDbBinary(options);
   const version = options.bin ? await binaryVersion(bin) : options.version;
   const dataDir = join(options.dataDir, 'ferretdb');
@@ -391,7 +393,7 @@ export async function startFerretDb(options: FerretDbOptions): Promise<StartedSe
     '--handler=sqlite',
     // FerretDB treats the URL as a directory only with the trailing slash.
     `--sqlite-url=file:${dataDir}/`,
-    `--listen-addr=${host}:${port}`,
+    `--listen-addr=${host}:${options.port}`,
     `--state-dir=${dataDir}`,
     // The default debug listener (127.0.0.1:8088) would clash between instances.
     '--debug-addr=-',
@@ -440,8 +442,11 @@ export async function startFerretDb(options: FerretDbOptions): Promise<StartedSe
     return stopping;
   };
 
-  const uri = `mongodb://${host}:${port}/`;
   const deadline = Date.now() + READY_TIMEOUT_MS;
+  // A port found free beforehand could be taken by another server while this one starts, and
+  // the ping below would then reach that one: given 0, it listens where the kernel says.
+  const port = (await childPort(child, options.port, READY_TIMEOUT_MS)) ?? options.port;
+  const uri = `mongodb://${host}:${port}/`;
   for (;;) {
     const exited = child.exitCode !== null || child.signalCode !== null;
     if (spawnError || exited) {

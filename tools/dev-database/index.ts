@@ -1,6 +1,5 @@
 export {
   resolveDatabase,
-  findFreePort,
   DatabaseUnavailableError,
   type DatabaseKind,
   type DatabaseSettings,
@@ -16,4 +15,4 @@ export {
   type DevDatabaseSettings,
   type EmbeddedPreference,
 } from './settings';
-export { childPort, portForChild } from './child-port';
+export { childPort, findFreePort, portForChild } from './ports';

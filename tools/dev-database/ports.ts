@@ -1,6 +1,24 @@
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import { findFreePort } from './database-resolver';
+import { createServer } from 'node:net';
+
+const LOOPBACK = '127.0.0.1';
+
+/** A port that was free a moment ago on `host` (the OS picks it; the caller binds it soon after). */
+export function findFreePort(host = LOOPBACK): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen({ port: 0, host, exclusive: true }, () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : undefined;
+      server.close(() =>
+        port === undefined ? reject(new Error('no port assigned')) : resolve(port),
+      );
+    });
+  });
+}
 
 /**
  * Ports for servers started as child processes (the service in tests, the contract run and the
