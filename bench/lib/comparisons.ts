@@ -634,6 +634,7 @@ export const comparisons: Comparison[] = [
         notes: [
           '',
           `The ${SEARCH_ITEMS.toLocaleString('en-US')} searched items were written under the configuration (each create stores its words). The build of the word lists of ${BUILT_ITEMS.toLocaleString('en-US')} items written before their configuration (PUT /data/{c}/search to state \`ready\`, the registry cache delay included) took ${bench.buildSeconds.toFixed(1)} s.`,
+          `With no request at all, after the set-up, the instance spent ${bench.idle.cpuMsPerSecond.toFixed(1)} ms of CPU and sent ${bench.idle.commandsPerSecond.toFixed(2)} database commands per second (watched for ${bench.idle.seconds.toFixed(0)} s): its polls. The figures per request above include that background for as long as each request took; at R requests per second it adds ${bench.idle.cpuMsPerSecond.toFixed(1)}/R ms and ${bench.idle.commandsPerSecond.toFixed(2)}/R commands to each.`,
         ],
       };
     },

@@ -46,6 +46,8 @@ export interface SearchExpandBench {
   searched: string;
   /** How long the build of BUILT_ITEMS items' word lists took, in seconds. */
   buildSeconds: number;
+  /** What the instance does with no request at all, once set up (idleBackground). */
+  idle: IdleBackground;
   orders: string;
   customers: string;
 }
@@ -83,6 +85,50 @@ async function buildSearch(ask: Ask, collection: string): Promise<number | strin
     if (Date.now() - started > BUILD_TIMEOUT_MS) return 'the build did not end in time';
     await new Promise((resolve) => setTimeout(resolve, 1000));
   }
+}
+
+/** How long the instance is watched with no request, after the set-up. */
+const IDLE_WATCH_MS = 15_000;
+
+/**
+ * The service's own CPU and database commands per second with no request at all. On FerretDB a
+ * list of the searched collection takes seconds (the database scans it), so the rounds see few
+ * requests, and what the instance does meanwhile by itself (the feed's and the sweeps' polls) is
+ * a large part of each request's figures: the report states it, so that it can be told apart.
+ */
+export interface IdleBackground {
+  seconds: number;
+  cpuMsPerSecond: number;
+  commandsPerSecond: number;
+}
+
+/** A counter of the service's /metrics (prom-client's text format), 0 when absent. */
+function counter(text: string, name: string): number {
+  return Number(new RegExp(`^${name} ([0-9.eE+-]+)$`, 'm').exec(text)?.[1] ?? 0);
+}
+
+async function idleBackground(ask: Ask): Promise<IdleBackground | string> {
+  const sample = async () => {
+    const res = await ask('service', 'GET', '/metrics', { keyless: true });
+    if (res.status !== 200) return `GET /metrics answered ${res.status}`;
+    return {
+      at: Date.now(),
+      cpu: counter(res.text, 'process_cpu_seconds_total'),
+      commands: counter(res.text, 'mongodb_commands_total'),
+    };
+  };
+  const before = await sample();
+  if (typeof before === 'string') return before;
+  await new Promise((resolve) => setTimeout(resolve, IDLE_WATCH_MS));
+  const after = await sample();
+  if (typeof after === 'string') return after;
+  const seconds = (after.at - before.at) / 1000;
+  // Each sample is one request of its own (about one command-free GET): not subtracted.
+  return {
+    seconds,
+    cpuMsPerSecond: ((after.cpu - before.cpu) * 1000) / seconds,
+    commandsPerSecond: (after.commands - before.commands) / seconds,
+  };
 }
 
 /** Makes the three collections and builds the search; a string says why it could not. */
@@ -128,5 +174,7 @@ export async function prepareSearchExpandBench(
     })),
   );
   if (typeof orderIds === 'string') return orderIds;
-  return { searched, buildSeconds, orders, customers };
+  const idle = await idleBackground(ask);
+  if (typeof idle === 'string') return idle;
+  return { searched, buildSeconds, idle, orders, customers };
 }
