@@ -190,7 +190,8 @@ export class LimitsVariables {
 
   /**
    * Milliseconds compiling one collection schema may take on an instance (once per schema and
-   * instance; a PUT allows half); more is SCHEMA_TOO_COMPLEX.
+   * instance; a PUT allows half); more is SCHEMA_TOO_COMPLEX. A compile stopped while the process
+   * had the CPU for less than half of it runs again, at most twice.
    */
   @Type(() => Number)
   @IsInt()

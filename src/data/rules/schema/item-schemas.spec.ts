@@ -1,3 +1,4 @@
+import Ajv2020 from 'ajv/dist/2020';
 import { DomainError } from '../../../common/errors';
 import type { AppConfig } from '../../../config';
 import { ItemSchemas } from './item-schemas';
@@ -228,6 +229,33 @@ describe('a stored schema whose compile ran out of time', () => {
     );
     expect(compile).toHaveBeenCalledTimes(2);
     compile.mockRestore();
+  });
+
+  it('runs a compile again, on a new Ajv, when it ran out of time while the process had no CPU', () => {
+    const wide = {
+      properties: Object.fromEntries(
+        Array.from({ length: 1500 }, (_, i) => [`p${i}`, { type: 'string' }]),
+      ),
+    };
+    const schemas = schemasWith({ schemaCompileMaxMs: 20 });
+    const compiles = jest.spyOn(Ajv2020.prototype, 'compile');
+    // The process used no CPU meanwhile: the host was busy, not the schema costly.
+    const starved = jest.spyOn(process, 'cpuUsage').mockReturnValue({ user: 0, system: 0 });
+    try {
+      expect(refusal(() => schemas.check(JSON.stringify(wide), {}, 'o')).detail).toContain(
+        'SCHEMA_COMPILE_MAX_MS',
+      );
+      // The first compile and two more, each stopped part-way.
+      expect(compiles).toHaveBeenCalledTimes(3);
+    } finally {
+      starved.mockRestore();
+      compiles.mockRestore();
+    }
+    // Each retry had an Ajv of its own: the one left after the stops still compiles.
+    const small = JSON.stringify({ properties: { a: { type: 'integer' } } });
+    expect(schemas.check(small, { a: 'x' }, 'o')).toEqual([
+      expect.objectContaining({ pointer: '/a', keyword: 'type' }),
+    ]);
   });
 
   it('compiles other schemas normally after a compile was stopped part-way', () => {

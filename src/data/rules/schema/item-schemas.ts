@@ -143,8 +143,16 @@ export class ItemSchemas {
       }
     }
     let validate: ValidateFunction;
+    let attempts = 0;
     try {
-      validate = withinBudget(ms, () => this.ajv.compile(schema));
+      // A compile stopped by its budget while the host kept this process from the CPU (the
+      // compile waited for a core) runs again, on a new Ajv: the stopped one holds half of the
+      // schema's state, on which a later compile fails ("ajv implementation error").
+      const compile = () => {
+        if (attempts++ > 0) this.ajv = newAjv();
+        return this.ajv.compile(schema);
+      };
+      validate = withinBudget(ms, compile, { retriesWhenStarved: 2 });
     } catch (error) {
       if (error instanceof BudgetExceeded) {
         // Stopped part-way, Ajv is left with half of the schema's state, on which a later
