@@ -490,7 +490,9 @@ export interface paths {
     put?: never;
     /**
      * Creates many items, each under the rules of POST /data/{collection}; one item's failure does
-     *     not stop the others (unordered). 200 with one result per item.
+     *     not stop the others (unordered). 200 with one result per item. Past the collection's item
+     *     limit each item left over is refused alone: status 409, ITEM_QUOTA_EXCEEDED (or
+     *     PLAN_LIMIT_EXCEEDED under a plan) with `limit`, `max`, `usage` and `plan`.
      */
     post: operations['bulkCreateDataItems'];
     delete?: never;
@@ -941,7 +943,9 @@ export interface paths {
      *     does not stop the others. The import stops — the totals say where and why — at a line beyond
      *     IMPORT_MAX_LINES, a body beyond IMPORT_MAX_BYTES or that does not decode, or the database
      *     failing. Idempotency-Key is not taken: `mode=upsert` makes a repeated import of items with
-     *     `_id`s write the same items again.
+     *     `_id`s write the same items again. An item line that would take its collection past the item
+     *     limit is refused alone (409 ITEM_QUOTA_EXCEEDED, or PLAN_LIMIT_EXCEEDED under a plan); an
+     *     upsert that replaces a stored item takes no new place.
      */
     post: operations['importNamespace'];
     delete?: never;
@@ -3518,6 +3522,7 @@ export interface components {
         | 'WEBHOOK_QUOTA_EXCEEDED'
         | 'COLLECTION_QUOTA_EXCEEDED'
         | 'INDEX_QUOTA_EXCEEDED'
+        | 'ITEM_QUOTA_EXCEEDED'
         | 'INDEX_CONFLICT'
         | 'CLUSTER_CLOSED'
         | 'ALREADY_ON_CLUSTER'
@@ -3571,6 +3576,21 @@ export interface components {
        * @example 665f1c2a9b1e8a0012345678
        */
       itemId?: string;
+      /**
+       * @description PLAN_LIMIT_EXCEEDED and the quota codes: the limit the write would pass
+       * @example itemsPerCollection
+       */
+      limit?: string;
+      /**
+       * @description PLAN_LIMIT_EXCEEDED and the quota codes: the value of the limit
+       * @example 1000
+       */
+      max?: number;
+      /**
+       * @description PLAN_LIMIT_EXCEEDED: the tenant's active plan; null on the quota codes (the deployment's limits)
+       * @example starter
+       */
+      plan?: string | null;
       /** @example 400 */
       status: number;
       /** @example The request is not valid */
@@ -3582,6 +3602,11 @@ export interface components {
       traceId: string;
       /** @example urn:problem:validation-failed */
       type: string;
+      /**
+       * @description PLAN_LIMIT_EXCEEDED and the quota codes: what is used before the write
+       * @example 1000
+       */
+      usage?: number;
     };
     ProfileDto: {
       /**
@@ -9421,7 +9446,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description DUPLICATE_ITEM (with `existingId` when the caller may read that item) for a taken uniqueField value or _id; COLLECTION_QUOTA_EXCEEDED; IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry after Retry-After for its response */
+      /** @description DUPLICATE_ITEM (with `existingId` when the caller may read that item) for a taken uniqueField value or _id; COLLECTION_QUOTA_EXCEEDED; ITEM_QUOTA_EXCEEDED (MAX_ITEMS_PER_COLLECTION) or PLAN_LIMIT_EXCEEDED (the plan's itemsPerCollection): the collection holds as many items as allowed, with `limit`, `max`, `usage` and `plan` (find-or-create: only when it would create); IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry after Retry-After for its response */
       409: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */

@@ -33,6 +33,7 @@ describe('loadConfig', () => {
         listMax: 500,
         maxCollections: 100,
         maxIndexes: 20,
+        maxItemsPerCollection: null,
         rateLimitMax: 1000,
         rateLimitWindowMs: 60000,
         authFailureMax: 20,
@@ -85,11 +86,13 @@ describe('loadConfig', () => {
     const config = loadConfig({
       PORT: '8080',
       MAX_INDEXES: '5',
+      MAX_ITEMS_PER_COLLECTION: '7',
       MONGODB_URI: '',
       TRUST_PROXY: 'true',
     });
     expect(config.port).toBe(8080);
     expect(config.limits.maxIndexes).toBe(5);
+    expect(config.limits.maxItemsPerCollection).toBe(7);
     expect(config.database.uri).toBeUndefined();
     expect(config.trustProxy).toBe(true);
   });

@@ -139,6 +139,8 @@ export interface AppConfig {
     listMax: number;
     maxCollections: number;
     maxIndexes: number;
+    /** MAX_ITEMS_PER_COLLECTION; null (0 or unset): unlimited. */
+    maxItemsPerCollection: number | null;
     dataMaxDepth: number;
     /** Conditions in one data filter (query string or body), and values in one `in`/`nin`. */
     filterMaxConditions: number;
@@ -332,6 +334,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       listMax: limits.LIST_LIMIT_MAX,
       maxCollections: limits.MAX_COLLECTIONS,
       maxIndexes: limits.MAX_INDEXES,
+      maxItemsPerCollection: limits.MAX_ITEMS_PER_COLLECTION || null,
       dataMaxDepth: limits.DATA_MAX_DEPTH,
       filterMaxConditions: limits.FILTER_MAX_CONDITIONS,
       filterMaxInValues: limits.FILTER_MAX_IN_VALUES,

@@ -51,6 +51,10 @@ export const DATA_ERRORS = defineErrors({
     title: 'The collection quota is used up',
   },
   INDEX_QUOTA_EXCEEDED: { status: HttpStatus.CONFLICT, title: 'The index quota is used up' },
+  ITEM_QUOTA_EXCEEDED: {
+    status: HttpStatus.CONFLICT,
+    title: 'The collection holds as many items as allowed',
+  },
   INDEX_CONFLICT: {
     status: HttpStatus.CONFLICT,
     title: 'The index conflicts with an existing one',
@@ -125,6 +129,21 @@ export class CollectionQuotaExceededError extends DomainError {
     super(
       DATA_ERRORS.COLLECTION_QUOTA_EXCEEDED,
       `This namespace has ${max} collections already, the most allowed.`,
+    );
+  }
+}
+
+/**
+ * A create refused because the collection holds `max` items (MAX_ITEMS_PER_COLLECTION, no plan
+ * active): the problem carries the members of PLAN_LIMIT_EXCEEDED, with `plan: null`.
+ */
+export class ItemQuotaExceededError extends DomainError {
+  constructor(max: number, usage: number) {
+    super(
+      DATA_ERRORS.ITEM_QUOTA_EXCEEDED,
+      `The collection holds ${usage} items; at most ${max} are allowed. Delete some first.`,
+      undefined,
+      { limit: 'itemsPerCollection', max, usage, plan: null },
     );
   }
 }

@@ -29,6 +29,8 @@ import { UniqueClaimDocument, UniqueClaimSchema } from './items/unique/unique-cl
 import { UniqueClaimRepository } from './items/unique/unique-claim.repository';
 import { TenantStorage } from './storage/tenant-storage';
 import { UniqueValuesService } from './items/unique/unique-values.service';
+import { ItemPlaceRepository } from './items/limits/item-place.repository';
+import { ItemLimits } from './items/limits/item-limits.service';
 
 import { CollectionMover } from './collections/collection-mover';
 import { FallbackWriteQueue } from '../common/mongo/fallback-database';
@@ -85,6 +87,8 @@ import { SearchService } from './search/search.service';
     CollectionWriteGate,
     CollectionMover,
     UniqueValuesService,
+    ItemPlaceRepository,
+    ItemLimits,
     ItemEvents,
     FeedAccess,
     ItemsService,

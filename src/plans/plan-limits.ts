@@ -5,7 +5,7 @@ import type { AppConfig } from '../config';
  * otherwise. A plan that leaves one out gets the deployment's setting (in brackets):
  * - `collections`: collections per namespace (tenant and branch) [MAX_COLLECTIONS];
  * - `indexesPerCollection`: indexes of one collection [MAX_INDEXES];
- * - `itemsPerCollection`: items of one collection [none: unlimited];
+ * - `itemsPerCollection`: items of one collection [MAX_ITEMS_PER_COLLECTION; unset: unlimited];
  * - `fileBytes`: bytes of the tenant's stored files [FILE_QUOTA_BYTES];
  * - `webhooks`: webhooks per namespace [WEBHOOK_MAX];
  * - `requestsPerWindow`: requests of one key per RATE_LIMIT_WINDOW_MS [RATE_LIMIT_MAX];
@@ -36,7 +36,7 @@ export function deploymentLimits(config: AppConfig): LimitValues {
   return {
     collections: config.limits.maxCollections,
     indexesPerCollection: config.limits.maxIndexes,
-    itemsPerCollection: null,
+    itemsPerCollection: config.limits.maxItemsPerCollection,
     fileBytes: config.files.quotaBytes,
     webhooks: config.webhooks.max,
     requestsPerWindow: config.limits.rateLimitMax,

@@ -74,6 +74,13 @@ export class LimitsVariables {
   @Max(63)
   MAX_INDEXES = 20;
 
+  /** Items per data collection; 0: unlimited (a plan may still set `itemsPerCollection`). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(1_000_000_000)
+  MAX_ITEMS_PER_COLLECTION = 0;
+
   @Type(() => Number)
   @IsInt()
   @Min(1)

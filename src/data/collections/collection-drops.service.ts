@@ -3,6 +3,7 @@ import type { Tenant } from '../../auth';
 import { BackgroundTasks, type BackgroundTask } from '../../common/scheduling/background-tasks';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import { UniqueClaimRepository } from '../items/unique/unique-claim.repository';
+import { ItemPlaceRepository } from '../items/limits/item-place.repository';
 import { IndexSlotRepository } from '../indexes/index-slot.repository';
 import { SearchBuildRepository } from '../search/search-build.repository';
 import { TenantStorage, type NativeCollection } from '../storage/tenant-storage';
@@ -22,7 +23,7 @@ const SWEEP_BATCH = 200;
  *    by the sweep);
  * 2. the registry entry goes, which frees the name and the quota slot (the next write of the name
  *    registers a new entry with a new native collection);
- * 3. the native collection, its unique-value claims and its index slots go.
+ * 3. the native collection, its unique-value claims, its item places and its index slots go.
  *
  * A write that read the entry before step 2 (in flight, or from another instance's registry
  * cache) can still land in the native collection and create it again. Every instance's sweep
@@ -42,6 +43,7 @@ export class CollectionDropsService {
     private readonly registry: CollectionRegistryRepository,
     private readonly storage: TenantStorage,
     private readonly claims: UniqueClaimRepository,
+    private readonly places: ItemPlaceRepository,
     private readonly slots: IndexSlotRepository,
     private readonly searchRuns: SearchBuildRepository,
     @Inject(APP_CONFIG) config: AppConfig,
@@ -106,6 +108,7 @@ export class CollectionDropsService {
   ): Promise<void> {
     await this.storage.drop(native);
     await this.claims.deleteForCollection(native);
+    await this.places.deleteForCollection(native);
     if (!movedAway) {
       await this.slots.deleteForCollection(native.physical);
       // A run still going finds no entry at its next batch and ends.

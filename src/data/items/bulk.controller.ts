@@ -34,7 +34,9 @@ export class BulkController {
 
   /**
    * Creates many items, each under the rules of POST /data/{collection}; one item's failure does
-   * not stop the others (unordered). 200 with one result per item.
+   * not stop the others (unordered). 200 with one result per item. Past the collection's item
+   * limit each item left over is refused alone: status 409, ITEM_QUOTA_EXCEEDED (or
+   * PLAN_LIMIT_EXCEEDED under a plan) with `limit`, `max`, `usage` and `plan`.
    */
   @Post(':collection/bulk')
   @HttpCode(HttpStatus.OK)

@@ -1,6 +1,6 @@
 import { NO_PRECONDITION, type IfMatch } from '../../common/http/etag';
 import { Injectable } from '@nestjs/common';
-import type { CustomerPrincipal } from '../../auth';
+import { tenantOf, type CustomerPrincipal } from '../../auth';
 import {
   DatabaseUnavailableError,
   DomainError,
@@ -36,6 +36,7 @@ import type { SchemaError } from '../rules/schema/item-schemas';
 import { CheckedUpdates } from '../rules/schema/checked-updates';
 import { SchemaEnforcement } from '../rules/schema/schema-enforcement';
 import type { Warned } from '../rules/schema/schema-warnings';
+import { ItemLimits } from './limits/item-limits.service';
 
 /** One item's outcome in a bulk create: its index in the request and what a lone POST would have answered. */
 export type BulkItemResult =
@@ -63,6 +64,7 @@ export class ItemBatchesService {
     private readonly itemEvents: ItemEvents,
     private readonly schema: SchemaEnforcement,
     private readonly checked: CheckedUpdates,
+    private readonly itemLimits: ItemLimits,
   ) {}
 
   /**
@@ -351,6 +353,7 @@ export class ItemBatchesService {
       await change.commit(gone);
       deleted += gone.length;
       for (const id of gone) await this.uniqueValues.releaseItem(target, id);
+      await this.itemLimits.deleted(tenantOf(principal), target, gone);
       // Nothing went although the ids matched a moment ago: they changed since; stop here.
       if (gone.length === 0 || ids.length < BATCH) break;
     }

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { type CustomerPrincipal } from '../../auth';
+import { tenantOf, type CustomerPrincipal } from '../../auth';
 import { PreconditionFailedError, type DomainError } from '../../common/errors';
 import { ifMatchHolds, NO_PRECONDITION, type IfMatch } from '../../common/http/etag';
 import { DUPLICATE, type Duplicate } from '../../common/mongo/duplicate';
@@ -41,6 +41,7 @@ import { UniqueValuesService } from './unique/unique-values.service';
 import type { NativeCollection, StoredItem } from '../storage/tenant-storage';
 import { SchemaEnforcement } from '../rules/schema/schema-enforcement';
 import { afterSet } from '../rules/schema/after-set';
+import { ItemLimits } from './limits/item-limits.service';
 import { MODIFY_ROUNDS, writeKey } from './item-write-queue';
 
 /**
@@ -72,6 +73,7 @@ export class ItemWritesService {
     private readonly uniqueValues: UniqueValuesService,
     private readonly itemEvents: ItemEvents,
     private readonly schema: SchemaEnforcement,
+    private readonly itemLimits: ItemLimits,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.budget = dataBudget(config.limits);
@@ -280,6 +282,7 @@ export class ItemWritesService {
       await change.commit([id]);
     });
     await this.uniqueValues.releaseItem(target, id);
+    await this.itemLimits.deleted(tenantOf(principal), target, [id]);
   }
 
   /**

@@ -22,6 +22,8 @@ import type { CreateDataItemDto, DeleteDataItemDto, UpdateDataItemDto } from './
 import { ItemSchemas } from '../rules/schema/item-schemas';
 import { SchemaEnforcement } from '../rules/schema/schema-enforcement';
 import type { ItemExpiry } from '../rules/expiry/item-expiry';
+import { ItemLimits } from './limits/item-limits.service';
+import type { ItemPlaceRepository } from './limits/item-place.repository';
 import { ItemsService } from './items.service';
 import { FallbackWriteQueue } from '../../common/mongo/fallback-database';
 import { ItemWritesService } from './item-writes.service';
@@ -148,6 +150,12 @@ function setup(feed: Partial<Record<keyof ItemEvents, unknown>> = {}) {
   // a real database).
   const [events, schema] = [passThroughEvents, new SchemaEnforcement(new ItemSchemas(config))];
   const noExpiry = { releaseHeld: () => Promise.resolve() } as unknown as ItemExpiry;
+  // No tenant here has an item limit (limits are tested on a real database, item-limits e2e).
+  const noItemLimits = new ItemLimits(
+    { of: () => Promise.resolve({ plan: null, limits: { itemsPerCollection: null } }) } as never,
+    {} as ItemPlaceRepository,
+    items,
+  );
   const service = new ItemsService(
     collections,
     items,
@@ -155,6 +163,7 @@ function setup(feed: Partial<Record<keyof ItemEvents, unknown>> = {}) {
     events,
     schema,
     noExpiry,
+    noItemLimits,
     config,
   );
   const writes = new ItemWritesService(
@@ -164,6 +173,7 @@ function setup(feed: Partial<Record<keyof ItemEvents, unknown>> = {}) {
     uniqueValues,
     passThroughEvents,
     schema,
+    noItemLimits,
     config,
   );
   const budget = dataBudget(config.limits);

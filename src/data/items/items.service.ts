@@ -41,6 +41,7 @@ import type { SchemaError } from '../rules/schema/item-schemas';
 import { SchemaEnforcement } from '../rules/schema/schema-enforcement';
 import { ItemExpiry } from '../rules/expiry/item-expiry';
 import { withSearch } from '../search/search-query';
+import { ItemLimits } from './limits/item-limits.service';
 
 export interface ItemPage {
   items: StoredItem[];
@@ -73,6 +74,7 @@ export class ItemsService {
     private readonly itemEvents: ItemEvents,
     private readonly schema: SchemaEnforcement,
     private readonly expiry: ItemExpiry,
+    private readonly itemLimits: ItemLimits,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -149,17 +151,30 @@ export class ItemsService {
             { target, scope, field: uniqueField, value: uniqueValue },
             id,
           );
-    // Record the feed's intent; refused (the feed's writes are paused), the value goes back at
-    // once.
+    // The item quota: a place in the collection's limit (none without a limit), taken last of
+    // the refusals so that a refused create leaves nothing behind. Then the feed's intent.
+    // Refused (the collection is full, the feed's writes are paused), what was taken goes back
+    // at once.
+    const giveBackClaim = async (): Promise<void> => {
+      if (claim) await this.uniqueValues.release(claim).catch(() => undefined);
+    };
+    const place = await this.itemLimits
+      .take(tenantOf(principal), target, id)
+      .catch(async (error: unknown) => {
+        await giveBackClaim();
+        throw error;
+      });
     const change = await this.itemEvents
       .beginCreate(principal, collection, [id], ownerField)
       .catch(async (error: unknown) => {
-        if (claim) await this.uniqueValues.release(claim).catch(() => undefined);
+        await giveBackClaim();
+        await this.itemLimits.giveBack(place).catch(() => undefined);
         throw error;
       });
     // Write.
     let stored: StoredItem | Duplicate;
     try {
+      await this.itemLimits.assertInsertable(place);
       stored = await this.insertHolding(
         claim,
         target,
@@ -169,6 +184,9 @@ export class ItemsService {
         hidden,
       );
     } catch (error) {
+      // What is not given back now (the database is failing) is taken back after its grace.
+      await giveBackClaim();
+      await this.itemLimits.giveBack(place).catch(() => undefined);
       await change.failed(error);
       throw error;
     }
@@ -183,6 +201,7 @@ export class ItemsService {
         warnings: visibleWarnings(plan, warnings),
       };
     }
+    await this.itemLimits.giveBack(place);
     await change.commit([]);
     // A unique index refused the item: name the item it collides with when the caller may see it.
     await refuseTakenValue();

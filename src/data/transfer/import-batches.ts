@@ -17,6 +17,7 @@ import { accessPlanOf, type AccessPlan } from '../access/access-plan';
 import { outsideRule, refuseProtectedItem, visibleWarnings } from '../items/item-access';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import { wordsFor } from '../search/search-rule';
+import { ItemLimits } from '../items/limits/item-limits.service';
 
 /**
  * What became of one item of a batch: written, refused by a rule, or left to be written alone
@@ -41,6 +42,7 @@ export class ImportBatches {
     private readonly itemEvents: ItemEvents,
     private readonly items: TransferItemsRepository,
     private readonly stored: ItemsRepository,
+    private readonly itemLimits: ItemLimits,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -56,6 +58,10 @@ export class ImportBatches {
     requests: readonly NewItemRequest[],
     { replacing }: { replacing: boolean },
   ): Promise<BatchItemResult[]> {
+    // Under an item limit each item takes its place in the quota alone (ItemsService.createIn),
+    // so that a line past the limit is refused by name and the ones before it are written.
+    if (await this.itemLimits.limited(tenantOf(principal)))
+      return requests.map(() => ({ alone: true }));
     const results: BatchItemResult[] = new Array<BatchItemResult>(requests.length);
     const writes: { index: number; item: StoredItem; warnings: SchemaError[]; kept: boolean }[] =
       [];

@@ -161,7 +161,9 @@ export class TransferController {
    * does not stop the others. The import stops — the totals say where and why — at a line beyond
    * IMPORT_MAX_LINES, a body beyond IMPORT_MAX_BYTES or that does not decode, or the database
    * failing. Idempotency-Key is not taken: `mode=upsert` makes a repeated import of items with
-   * `_id`s write the same items again.
+   * `_id`s write the same items again. An item line that would take its collection past the item
+   * limit is refused alone (409 ITEM_QUOTA_EXCEEDED, or PLAN_LIMIT_EXCEEDED under a plan); an
+   * upsert that replaces a stored item takes no new place.
    */
   @Post('import')
   @NeedsScope('import')

@@ -5,6 +5,7 @@ import type { RegisteredCollection } from '../../collections/collection-registry
 import { CollectionWriteGate } from '../../collections/collection-write.gate';
 import { ItemEvents } from '../../items/item-events';
 import { UniqueValuesService } from '../../items/unique/unique-values.service';
+import { ItemLimits } from '../../items/limits/item-limits.service';
 import { ownerMatchScope, type ItemMatch, type OwnerScope } from '../../query/data-query';
 import { type Condition } from '../../query/filter-operators';
 import { DEFAULT_OWNER_FIELD } from '../../query/data.constants';
@@ -39,6 +40,7 @@ export class ItemExpiry {
     private readonly itemEvents: ItemEvents,
     private readonly uniqueValues: UniqueValuesService,
     private readonly gate: CollectionWriteGate,
+    private readonly itemLimits: ItemLimits,
   ) {}
 
   /**
@@ -100,6 +102,7 @@ export class ItemExpiry {
       return deleted;
     });
     for (const id of gone) await this.uniqueValues.releaseItem(stored, id);
+    await this.itemLimits.deleted(tenant, stored, gone);
     return { found: ids.length, deleted: gone.length };
   }
 
