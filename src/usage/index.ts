@@ -8,5 +8,11 @@ export { MeteredAs } from './metered-as';
 export { REQUEST_CLASSES, USAGE_COUNTERS, type UsageCounts } from './usage-counts';
 export { rowKeyOf, type UsageRow } from './usage-counters';
 export { parseDayRange, MAX_RANGE_DAYS, DEFAULT_RANGE_DAYS, type DayRange } from './usage-day';
-export { TenantUsageDto, UsageCountsDto, UsageDayDto, UsageRowDto, UsageTenantDto } from './dto/usage.dto';
+export {
+  TenantUsageDto,
+  UsageCountsDto,
+  UsageDayDto,
+  UsageRowDto,
+  UsageTenantDto,
+} from './dto/usage.dto';
 export { UsageRangeQueryDto } from './dto/usage-query.dto';

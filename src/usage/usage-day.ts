@@ -41,17 +41,12 @@ export interface DayRange {
  * `to` defaults to today, `from` to DEFAULT_RANGE_DAYS days ending with `to`. A malformed day,
  * `from` after `to`, or more than MAX_RANGE_DAYS days is a 400 naming the parameter.
  */
-export function parseDayRange(
-  raw: { from?: unknown; to?: unknown },
-  now: number,
-): DayRange {
+export function parseDayRange(raw: { from?: unknown; to?: unknown }, now: number): DayRange {
   const read = (field: 'from' | 'to'): string | undefined => {
     const value = raw[field];
     if (value === undefined) return undefined;
     if (typeof value !== 'string' || !isRealDay(value))
-      throw new ValidationFailedError([
-        { field, message: 'must be a UTC day written YYYY-MM-DD' },
-      ]);
+      throw new ValidationFailedError([{ field, message: 'must be a UTC day written YYYY-MM-DD' }]);
     return value;
   };
   const to = read('to') ?? utcDay(now);

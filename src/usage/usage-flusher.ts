@@ -1,9 +1,4 @@
-import {
-  Inject,
-  Injectable,
-  Logger,
-  type BeforeApplicationShutdown,
-} from '@nestjs/common';
+import { Inject, Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { BackgroundTasks, type BackgroundTask } from '../common/scheduling/background-tasks';
 import { APP_CONFIG, type AppConfig } from '../config';

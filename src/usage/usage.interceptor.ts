@@ -19,12 +19,13 @@ export type UsageTenantResolver = (req: Request) => Tenant | null;
 export const USAGE_TENANT = Symbol('USAGE_TENANT');
 
 /**
- * Counts every request a route handles for the tenant of its principal, once its response has
- * ended (sent, or cut): one in its class, its bytes on the connection, and a stream's open
- * time. Requests without a tenant (the operator's; those refused before a route runs: no key,
- * a wrong one, a missing scope, the rate limit) are not counted. Bytes are what the connection
- * carried, headers included: out, what was written to it since the route started; in, what was
- * read from it since the last counted response on it ended.
+ * Counts every request a route handles for the tenant of its principal: one in its class as the
+ * route starts (so a client that has its answer knows it is counted), then, once the response
+ * has ended (sent, or cut), its bytes on the connection and a stream's open time. Requests
+ * without a tenant (the operator's; those refused before a route runs: no key, a wrong one, a
+ * missing scope, the rate limit) are not counted. Bytes are what the connection carried,
+ * headers included: out, what was written to it since the route started; in, what was read
+ * from it since the last counted response on it ended.
  */
 @Injectable()
 export class UsageInterceptor implements NestInterceptor {
@@ -49,10 +50,10 @@ export class UsageInterceptor implements NestInterceptor {
     const { socket } = req;
     const started = Date.now();
     const writtenBefore = socket.bytesWritten;
+    this.meter.add(tenant, { [requestClass]: 1 });
     res.once('close', () => {
       const read = socket.bytesRead;
       const counts: Partial<UsageCounts> = {
-        [requestClass]: 1,
         bytesIn: read - (this.readUntil.get(socket) ?? 0),
         bytesOut: socket.bytesWritten - writtenBefore,
       };
