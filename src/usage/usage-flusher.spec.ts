@@ -93,7 +93,7 @@ describe('UsageFlusher', () => {
     expect(flushes.reads).toBe(4);
   });
 
-  it('counts nothing when metering is off', async () => {
+  it('counts nothing when metering is off', () => {
     const meter = new UsageMeter({ usage: { ...config.usage, enabled: false } } as AppConfig);
     meter.add(ada, { read: 1 });
     expect(meter.counters.isEmpty).toBe(true);

@@ -193,12 +193,14 @@ describe('usage metering (one instance)', () => {
     const rows: Document[] = [];
     let next: string | undefined = `/admin/usage?from=${day()}&to=${day()}&limit=2`;
     while (next) {
-      const res: { body: unknown; headers: Record<string, unknown> } = await asOperator(t)
+      const res: { body: unknown; headers: Record<string, string | undefined> } = await asOperator(
+        t,
+      )
         .get(next)
         .expect(200);
       rows.push(...(res.body as Document[]));
       expect((res.body as Document[]).length).toBeLessThanOrEqual(2);
-      next = /<([^>]+)>; rel="next"/.exec(String(res.headers.link ?? ''))?.[1];
+      next = /<([^>]+)>; rel="next"/.exec(res.headers.link ?? '')?.[1];
     }
     const keys = rows.map((row) => `${row.day}/${row.tenant.kind}/${row.tenant.id}`);
     expect(keys).toEqual([...keys].sort());
