@@ -48,9 +48,15 @@ describe('usage metering (one instance)', () => {
 
   beforeAll(async () => {
     // Flushed only when a test says so (and at close).
-    t = await createTestApp(__filename, { USAGE_FLUSH_MS: '3600000', USAGE_RETENTION_DAYS: '30' });
+    t = await createTestApp(__filename, {
+      USAGE_ENABLED: 'true',
+      USAGE_FLUSH_MS: '3600000',
+      USAGE_RETENTION_DAYS: '30',
+    });
   });
   afterAll(async () => {
+    // What is left is written now, not by the close after the database is dropped.
+    if (t) await flush();
     await t?.close();
   });
 
