@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { MongoClient, type Document } from 'mongodb';
 import {
   TEST_ADMIN_KEY,
@@ -52,6 +54,10 @@ describe('usage metering (one instance)', () => {
       USAGE_ENABLED: 'true',
       USAGE_FLUSH_MS: '3600000',
       USAGE_RETENTION_DAYS: '30',
+      // Webhooks to a receiver in this process, delivered and retried soon.
+      EVENTS_POLL_MS: '50',
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      WEBHOOK_RETRY_BASE_MS: '100',
     });
   });
   afterAll(async () => {
@@ -163,6 +169,55 @@ describe('usage metering (one instance)', () => {
     expect(defaults.from).toBe(day(-30));
     expect(defaults.to).toBe(day());
     expect(defaults.days).toHaveLength(31);
+  });
+
+  it('counts the events a webhook accepted, not the attempts it refused', async () => {
+    const user = await createUser(t);
+    // Three events (the collection created by the first write, two items), the first delivery
+    // answered 500 and then everything 200: four POSTs, three events accepted.
+    const answers = [500];
+    let posts = 0;
+    const receiver = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        posts += 1;
+        res.statusCode = answers.shift() ?? 200;
+        res.end();
+      });
+    });
+    await new Promise<void>((listening) => receiver.listen(0, '127.0.0.1', listening));
+    try {
+      const { port } = receiver.address() as AddressInfo;
+      const created = await as(t, user)
+        .post('/webhooks', {
+          url: `http://127.0.0.1:${port}/hook`,
+          events: ['created'],
+          collection: 'paid',
+        })
+        .expect(200);
+      const id = (created.body as { webhook: { id: string } }).webhook.id;
+      await as(t, user)
+        .post('/data/paid', { item: { n: 1 } })
+        .expect(200);
+      await as(t, user)
+        .post('/data/paid', { item: { n: 2 } })
+        .expect(200);
+      // An accepted event is counted before its delivery is recorded as delivered.
+      await until('the three deliveries delivered', async () => {
+        const res = await as(t, user).get(`/webhooks/${id}/deliveries`).expect(200);
+        const deliveries = res.body as { status: string }[];
+        return deliveries.length === 3 && deliveries.every((d) => d.status === 'delivered');
+      });
+      expect(posts).toBe(4);
+      await flush();
+      const docs = await t.connection
+        .db!.collection('usage_flushes')
+        .find({ tenant: user.subject })
+        .toArray();
+      expect(docs.reduce((sum, doc) => sum + Number(doc.webhookEvents), 0)).toBe(3);
+    } finally {
+      await new Promise((closed) => receiver.close(closed));
+    }
   });
 
   it('needs usage:read, a root or team key', async () => {
