@@ -187,6 +187,29 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/admin/usage': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Usage per tenant and UTC day from `from` to `to` (both included; at most 366 days; default:
+     *     the 31 days to today), ordered by day then tenant (`user`/`team`, then id); `tenant` keeps
+     *     one tenant's. JSON: a keyset page, `Link: <…>; rel="next"` while more follow. With `Accept:
+     *     application/x-ndjson`: every row of the range, one per line (gzip when Accept-Encoding
+     *     allows), for billing; `after[row]` resumes such an export after the last row received.
+     */
+    get: operations['listUsage'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/admin/users': {
     parameters: {
       query?: never;
@@ -1015,6 +1038,29 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/me/usage': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Your tenant's usage (the user's, or with a team key or X-Team the team's) for every UTC day
+     *     from `from` to `to`, both included (at most 366 days; default: the 31 days to today), and
+     *     the range's total: requests by class, bytes in and out, stream minutes, webhook events.
+     *     Each instance writes what it counted every USAGE_FLUSH_MS: the last minute's usage may not
+     *     show yet. Root and team keys holding `usage:read`.
+     */
+    get: operations['getMyUsage'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/profile': {
     parameters: {
       query?: never;
@@ -1793,6 +1839,7 @@ export interface components {
             | 'keys:manage'
             | 'export'
             | 'import'
+            | 'usage:read'
           )[]
         | null;
     };
@@ -2032,6 +2079,7 @@ export interface components {
             | 'keys:manage'
             | 'export'
             | 'import'
+            | 'usage:read'
           )[]
         | null;
     };
@@ -2226,6 +2274,7 @@ export interface components {
             | 'keys:manage'
             | 'export'
             | 'import'
+            | 'usage:read'
           )[]
         | null;
     };
@@ -4112,6 +4161,20 @@ export interface components {
       /** @example auth0|5f7c8ec7c33c6c004bbafe82 */
       subject: string;
     };
+    TenantUsageDto: {
+      days: components['schemas']['UsageDayDto'][];
+      /**
+       * Format: date
+       * @example 2026-01-01
+       */
+      from: string;
+      /**
+       * Format: date
+       * @example 2026-01-31
+       */
+      to: string;
+      total: components['schemas']['UsageCountsDto'];
+    };
     UpdateDataItemDto: {
       /**
        * @description The owner field (default `userId`).
@@ -4267,6 +4330,170 @@ export interface components {
        *     ]
        */
       tags?: string[];
+    };
+    UsageCountsDto: {
+      /**
+       * @description Bytes the tenant's requests sent, as the connection read them (headers included).
+       * @example 412000
+       */
+      bytesIn: number;
+      /**
+       * @description Bytes the answers to them took on the connection (headers included).
+       * @example 3200000
+       */
+      bytesOut: number;
+      /**
+       * @description Exports (GET /export, GET /me/export).
+       * @example 1
+       */
+      export: number;
+      /**
+       * @description Imports (POST /import).
+       * @example 0
+       */
+      import: number;
+      /**
+       * @description Requests that read (GET, HEAD), streams and exports aside.
+       * @example 1520
+       */
+      read: number;
+      /**
+       * @description Event streams (GET /events/stream) and long polls (GET /events with `wait`) opened.
+       * @example 4
+       */
+      stream: number;
+      /**
+       * @description Minutes the tenant's streams and long polls stayed open, to the millisecond.
+       * @example 95.5
+       */
+      streamMinutes: number;
+      /**
+       * @description Change-feed events the tenant's webhooks accepted (answered 2xx).
+       * @example 57
+       */
+      webhookEvents: number;
+      /**
+       * @description Requests that write (POST, PUT, PATCH, DELETE), imports aside.
+       * @example 230
+       */
+      write: number;
+    };
+    UsageDayDto: {
+      /**
+       * @description Bytes the tenant's requests sent, as the connection read them (headers included).
+       * @example 412000
+       */
+      bytesIn: number;
+      /**
+       * @description Bytes the answers to them took on the connection (headers included).
+       * @example 3200000
+       */
+      bytesOut: number;
+      /**
+       * Format: date
+       * @example 2026-01-02
+       */
+      day: string;
+      /**
+       * @description Exports (GET /export, GET /me/export).
+       * @example 1
+       */
+      export: number;
+      /**
+       * @description Imports (POST /import).
+       * @example 0
+       */
+      import: number;
+      /**
+       * @description Requests that read (GET, HEAD), streams and exports aside.
+       * @example 1520
+       */
+      read: number;
+      /**
+       * @description Event streams (GET /events/stream) and long polls (GET /events with `wait`) opened.
+       * @example 4
+       */
+      stream: number;
+      /**
+       * @description Minutes the tenant's streams and long polls stayed open, to the millisecond.
+       * @example 95.5
+       */
+      streamMinutes: number;
+      /**
+       * @description Change-feed events the tenant's webhooks accepted (answered 2xx).
+       * @example 57
+       */
+      webhookEvents: number;
+      /**
+       * @description Requests that write (POST, PUT, PATCH, DELETE), imports aside.
+       * @example 230
+       */
+      write: number;
+    };
+    UsageRowDto: {
+      /**
+       * @description Bytes the tenant's requests sent, as the connection read them (headers included).
+       * @example 412000
+       */
+      bytesIn: number;
+      /**
+       * @description Bytes the answers to them took on the connection (headers included).
+       * @example 3200000
+       */
+      bytesOut: number;
+      /**
+       * Format: date
+       * @example 2026-01-02
+       */
+      day: string;
+      /**
+       * @description Exports (GET /export, GET /me/export).
+       * @example 1
+       */
+      export: number;
+      /**
+       * @description Imports (POST /import).
+       * @example 0
+       */
+      import: number;
+      /**
+       * @description Requests that read (GET, HEAD), streams and exports aside.
+       * @example 1520
+       */
+      read: number;
+      /**
+       * @description Event streams (GET /events/stream) and long polls (GET /events with `wait`) opened.
+       * @example 4
+       */
+      stream: number;
+      /**
+       * @description Minutes the tenant's streams and long polls stayed open, to the millisecond.
+       * @example 95.5
+       */
+      streamMinutes: number;
+      tenant: components['schemas']['UsageTenantDto'];
+      /**
+       * @description Change-feed events the tenant's webhooks accepted (answered 2xx).
+       * @example 57
+       */
+      webhookEvents: number;
+      /**
+       * @description Requests that write (POST, PUT, PATCH, DELETE), imports aside.
+       * @example 230
+       */
+      write: number;
+    };
+    UsageTenantDto: {
+      /**
+       * @description A user's subject, or a team id.
+       * @example auth0|ada
+       */
+      id: string;
+      /**
+       * @example user
+       * @enum {string}
+       */
+      kind: 'user' | 'team';
     };
     UserDetailDto: {
       /** @description The identities of identity providers linked to the user (README "Authentication"). */
@@ -6406,6 +6633,153 @@ export interface operations {
       };
       /** @description PROFILE_NOT_FOUND: no such user; TEAM_NOT_FOUND: no such team */
       404: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Internal server error (INTERNAL_ERROR) */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  listUsage: {
+    parameters: {
+      query?: {
+        /** @description One tenant's rows: `user:<subject>` or `team:<team id>` */
+        tenant?: string;
+        to?: string;
+        from?: string;
+        limit?: number;
+        /** @description Keyset cursor `after[row]=…`: the rows after that one (`<day>/<kind>/<id>`) */
+        after?: {
+          row?: string;
+        };
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page (JSON; `Link` names the next one), or every row (NDJSON) */
+      200: {
+        headers: {
+          /** @description Next page: `<url>; rel="next"`, present when a further page exists */
+          Link?: string;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining': number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset': number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UsageRowDto'][];
+          'application/x-ndjson': components['schemas']['UsageRowDto'];
+        };
+      };
+      /** @description VALIDATION_FAILED: `from` or `to` is not a UTC day (YYYY-MM-DD), `from` is after `to`, the range is longer than 366 days, `tenant` is not `user:<subject>` or `team:<id>`, or a wrong page parameter */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description FORBIDDEN: the key is not one of: operator */
+      403: {
         headers: {
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
@@ -17689,6 +18063,151 @@ export interface operations {
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="export"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Internal server error (INTERNAL_ERROR) */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  getMyUsage: {
+    parameters: {
+      query?: {
+        /** @description The first day (UTC, YYYY-MM-DD); default: 30 days before `to`. */
+        from?: string;
+        /** @description The last day (UTC, YYYY-MM-DD), at most 366 days after `from`; default: today. */
+        to?: string;
+      };
+      header?: {
+        /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
+        'X-Branch'?: string;
+        /** @description With a root key of a member of the team: act for the team, as the team's key would. A value that names no team of the caller's (not a member, no such team, not a team id) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN. */
+        'X-Team'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining': number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset': number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TenantUsageDto'];
+        };
+      };
+      /** @description VALIDATION_FAILED: `from` or `to` is not a UTC day (YYYY-MM-DD), `from` is after `to`, or the range is longer than 366 days; INVALID_BRANCH: X-Branch is not a valid branch name */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `usage:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
+      403: {
+        headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="usage:read"` (RFC 6750) */
           'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;

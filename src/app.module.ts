@@ -1,5 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
 import { MongooseModule } from '@nestjs/mongoose';
 import { AdminModule } from './admin/admin.module';
 import { ApiKeyGuard } from './auth/api-key.guard';
@@ -11,6 +11,7 @@ import { boundedDriverOptions } from './common/mongo/bounded-driver-options';
 import { BackgroundTasksModule } from './common/scheduling/background-tasks';
 import { IdempotencyModule } from './idempotency';
 import { idempotencyScopeOf } from './auth/idempotency-scope';
+import { usageTenantOf } from './auth/usage-tenant';
 import { ConfigModule, type AppConfig } from './config';
 import { DataModule } from './data/data.module';
 import { SCHEMA_WARNINGS_HEADER } from './data/rules/schema/schema-warnings';
@@ -29,6 +30,7 @@ import { WebhooksModule } from './webhooks/webhooks.module';
 import { LifecycleModule } from './lifecycle';
 import { TeamModule, TeamService } from './team';
 import { IdentityModule, TokenIdentities } from './identity';
+import { UsageInterceptor, UsageModule } from './usage';
 
 /** The root module; `config.database.uri` is the database to connect to (MONGODB_URI, or the one `npm start` hands in). */
 @Module({})
@@ -75,6 +77,7 @@ export class AppModule {
           stores: ClusterIdempotencyStores,
           keptHeaders: [SCHEMA_WARNINGS_HEADER],
         }),
+        UsageModule.forRoot({ tenantOf: usageTenantOf }),
         // The features. Their order means nothing: no two modules' routes overlap, and where a
         // module's routes sit in Express's list costs about 24 ns per route passed over
         // (docs/benchmarks.md, "Module order").
@@ -97,6 +100,8 @@ export class AppModule {
         { provide: APP_GUARD, useExisting: ApiKeyGuard },
         { provide: APP_GUARD, useExisting: KeyThrottlerGuard },
         { provide: APP_FILTER, useClass: ProblemFilter },
+        // Every request a route handles is metered for its tenant (USAGE_ENABLED; docs/usage.md).
+        { provide: APP_INTERCEPTOR, useExisting: UsageInterceptor },
       ],
     };
   }

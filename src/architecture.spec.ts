@@ -62,7 +62,7 @@ function documentedGraph(): Map<string, Set<string>> {
  * The modules of cross-cutting concerns: each a module of its own, registered once by the
  * composition root, between common and the features (README "Architecture").
  */
-const CROSS_CUTTING = ['idempotency', 'rate-limit'];
+const CROSS_CUTTING = ['idempotency', 'rate-limit', 'usage'];
 
 const asObject = (graph: Map<string, Set<string>>) =>
   Object.fromEntries([...graph].sort().map(([from, to]) => [from, [...to].sort()]));

@@ -7,6 +7,7 @@ import { TeamModule } from '../team';
 import { AdminClustersController } from './admin-clusters.controller';
 import { AdminErasuresController } from './admin-erasures.controller';
 import { AdminTeamsController } from './admin-teams.controller';
+import { AdminUsageController } from './admin-usage.controller';
 import { AdminUsersController } from './admin-users.controller';
 import { AdminService } from './admin.service';
 
@@ -21,6 +22,7 @@ import { AdminService } from './admin.service';
     AdminTeamsController,
     AdminErasuresController,
     AdminClustersController,
+    AdminUsageController,
   ],
   providers: [AdminService],
 })

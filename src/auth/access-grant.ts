@@ -19,6 +19,7 @@ export const SCOPES = [
   'keys:manage',
   'export',
   'import',
+  'usage:read',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

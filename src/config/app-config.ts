@@ -38,6 +38,8 @@ export interface AppConfig {
     sweepIntervalMs: number;
     maxResponseBytes: number;
   };
+  /** USAGE_*: usage metering per tenant and day (src/usage, docs/usage.md). */
+  usage: { enabled: boolean; flushMs: number; retentionDays: number };
   adminApiKey?: string; // ADMIN_API_KEY; main.ts fills in a generated one in development
   apiKeyCache: { ttlMs: number; max: number }; // keys kept after a lookup (README, security)
   rightsCheckMs: number; // STREAM_RIGHTS_CHECK_MS: open streams' rights (principal-rights.ts)
@@ -191,6 +193,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     webhooks,
     files,
     idempotency,
+    usage,
   } = vars;
   if (limits.LIST_LIMIT_DEFAULT > limits.LIST_LIMIT_MAX) {
     problems.push('LIST_LIMIT_DEFAULT must not exceed LIST_LIMIT_MAX');
@@ -252,6 +255,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       leaseMs: idempotency.IDEMPOTENCY_LEASE_MS,
       sweepIntervalMs: idempotency.IDEMPOTENCY_SWEEP_INTERVAL_MS,
       maxResponseBytes: idempotency.IDEMPOTENCY_MAX_RESPONSE_BYTES,
+    },
+    usage: {
+      enabled: usage.USAGE_ENABLED,
+      flushMs: usage.USAGE_FLUSH_MS,
+      retentionDays: usage.USAGE_RETENTION_DAYS,
     },
     events: {
       enabled: events.EVENTS_ENABLED,

@@ -33,6 +33,7 @@ import { hasScope } from '../auth/access-grant';
 import { InsufficientScopeError } from '../auth/auth.errors';
 import { ProblemDto, ValidationFailedError } from '../common/errors';
 import { ShutdownState } from '../health/shutdown.state';
+import { MeteredAs } from '../usage';
 import { EventDto, EventPageDto, EventsPageQueryDto, EventsQueryDto } from './dto/events.dto';
 import { LiveQueryParams } from './dto/live-query.openapi';
 import type { EventQuery, FeedEvent } from './event-scope';
@@ -107,6 +108,8 @@ export class EventsController {
    * nothing written after it is answered.
    */
   @Get()
+  // A long poll is metered as a stream, for as long as it waits; a page is a read.
+  @MeteredAs((req) => (Number(req.query.wait ?? 0) > 0 ? 'stream' : 'read'))
   @ApiOkResponse({ type: EventPageDto })
   @FEED_READ
   async listEvents(
@@ -172,6 +175,7 @@ export class EventsController {
    * whose principal loses its rights ends with an `end` event naming why (docs/events.md).
    */
   @Get('stream')
+  @MeteredAs('stream')
   @ApiHeader({
     name: 'Last-Event-ID',
     required: false,

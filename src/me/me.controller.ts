@@ -17,6 +17,7 @@ import { Reply } from '../common/http/reply';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { CollectionsService } from '../data';
 import { ACCOUNT_EXPORT_MODELS, ACCOUNT_EXPORT_RESPONSE, AccountExport } from '../lifecycle';
+import { MeteredAs } from '../usage';
 import { BranchDto, MeDto } from './me.dto';
 import { MeService } from './me.service';
 
@@ -127,6 +128,7 @@ export class MeController {
    */
   @Get('export')
   @NeedsScope('export')
+  @MeteredAs('export')
   @AuthHeadersFirst({
     kinds: ['root'],
     forbidden:

@@ -7,6 +7,7 @@ import { EventDto } from '../events/dto/events.dto';
 import type { FeedEvent } from '../events/event-scope';
 import { AttemptClaimsRepository } from './attempt-claims.repository';
 import { ClusterDatabases } from '../placement';
+import { UsageMeter } from '../usage';
 import { DeliveriesRepository, type PlacedDelivery } from './deliveries.repository';
 import { postDelivery } from './webhook-sender';
 import type { Webhook } from './webhook.schema';
@@ -48,6 +49,7 @@ export class WebhookDeliveries {
     private readonly claims: AttemptClaimsRepository,
     private readonly events: EventsService,
     private readonly databases: ClusterDatabases,
+    private readonly usage: UsageMeter,
     @Inject(APP_CONFIG) config: AppConfig,
     tasks: BackgroundTasks,
   ) {
@@ -171,7 +173,10 @@ export class WebhookDeliveries {
     const backoff = Math.min(this.settings.retryBaseMs * 2 ** (tries - 1), MAX_RETRY_MS);
     // A success clears the endpoint's failure before the delivery reads as delivered, so whoever
     // sees it delivered sees the endpoint healthy (a crash in between only repeats the send).
-    if (ok) await this.recordHealth(webhook, true);
+    if (ok) {
+      this.usage.add({ kind: delivery.tenantKind, id: delivery.tenant }, { webhookEvents: 1 });
+      await this.recordHealth(webhook, true);
+    }
     await this.deliveries.recordAttempt(
       delivery,
       attempt,

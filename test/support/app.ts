@@ -73,6 +73,10 @@ export async function createTestApp(
     // here, more on a loaded machine, which a 1 s connect timeout (half the 2 s default) does not
     // always survive. The tests of the bounds under a dead or frozen database set their own.
     DB_SERVER_SELECTION_TIMEOUT_MS: '5000',
+    // Usage metering writes documents naming the tenant at times of its own (a flush every
+    // USAGE_FLUSH_MS, and at close, after the test's databases are dropped): off unless a test
+    // of it turns it on, so that a scan or a dump of the databases sees only what the test did.
+    USAGE_ENABLED: 'false',
     ...env,
     MONGODB_URI: uri,
   });

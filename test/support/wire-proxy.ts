@@ -19,6 +19,14 @@ export interface WireProxy {
   /** Holds nothing more, and forwards what is held (the service goes on as if the database had been slow). */
   release(): void;
   /**
+   * The next command whose body `matches` is forwarded, and the database's reply to it never
+   * reaches the service: the command happened, and the service cannot know (a reply lost on the
+   * network; the driver's socket timeout ends the wait). Once: later commands are answered.
+   */
+  dropReplyOnce(matches: (command: Document) => boolean): void;
+  /** The commands whose reply was dropped so far, decoded. */
+  droppedReplies(): Document[];
+  /**
    * From now on, the first message of each new connection (the driver's handshake) reaches the
    * database `ms` later; undefined stops that. What a host starved of CPU looks like to a
    * connection's timers, made to happen on every connection rather than by chance.
@@ -79,6 +87,8 @@ export async function startWireProxy(target: string): Promise<WireProxy> {
   let handshakeDelayMs: number | undefined;
   const forwardedByName = new Map<string, number>();
   const held: Document[] = [];
+  let dropMatches: ((command: Document) => boolean) | undefined;
+  const dropped: Document[] = [];
   const sockets = new Set<Socket>();
   /** Per connection stuck behind a held command: forwards it and what came after. */
   const resumes = new Set<() => void>();
@@ -101,7 +111,19 @@ export async function startWireProxy(target: string): Promise<WireProxy> {
       upstream.destroy();
     });
     upstream.on('close', () => client.destroy());
-    upstream.pipe(client);
+    // Replies go back message by message, but for those dropReplyOnce swallows (by the id of
+    // the request they answer).
+    const swallowed = new Set<number>();
+    let replies: Buffer = Buffer.alloc(0);
+    upstream.on('data', (chunk: Buffer) => {
+      replies = replies.length === 0 ? chunk : Buffer.concat([replies, chunk]);
+      while (replies.length >= 16 && replies.length >= replies.readInt32LE(0)) {
+        const length = replies.readInt32LE(0);
+        const reply = replies.subarray(0, length);
+        replies = replies.subarray(length);
+        if (!swallowed.delete(reply.readInt32LE(8))) client.write(reply);
+      }
+    });
 
     let pending = Buffer.alloc(0);
     let stuck: Buffer | undefined;
@@ -120,6 +142,12 @@ export async function startWireProxy(target: string): Promise<WireProxy> {
         }
         handshake = false;
         const command = matches && commandOf(message);
+        const dropping = dropMatches && commandOf(message);
+        if (dropping && dropMatches?.(dropping)) {
+          dropMatches = undefined;
+          dropped.push(dropping);
+          swallowed.add(message.readInt32LE(4));
+        }
         if (command && matches?.(command)) {
           stuck = message;
           held.push(command);
@@ -161,6 +189,10 @@ export async function startWireProxy(target: string): Promise<WireProxy> {
       matches = undefined;
       for (const resume of [...resumes]) resume();
     },
+    dropReplyOnce: (match) => {
+      dropMatches = match;
+    },
+    droppedReplies: () => [...dropped],
     delayHandshakes: (ms) => {
       handshakeDelayMs = ms;
     },

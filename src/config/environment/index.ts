@@ -11,6 +11,7 @@ import { LimitsVariables } from './limits';
 import { ObservabilityVariables } from './observability';
 import { OidcVariables } from './oidc';
 import { RuntimeVariables } from './runtime';
+import { UsageVariables } from './usage';
 import { WebhookVariables } from './webhooks';
 
 export {
@@ -25,6 +26,7 @@ export {
   ObservabilityVariables,
   OidcVariables,
   RuntimeVariables,
+  UsageVariables,
   WebhookVariables,
 };
 
@@ -45,6 +47,7 @@ export const ENVIRONMENT_SECTIONS = {
   webhooks: WebhookVariables,
   files: FilesVariables,
   idempotency: IdempotencyVariables,
+  usage: UsageVariables,
 } as const;
 
 type Sections = typeof ENVIRONMENT_SECTIONS;

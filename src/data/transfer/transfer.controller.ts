@@ -36,6 +36,7 @@ import { IdempotentWrites } from '../../idempotency';
 import { NDJSON, readBodyLines, sendLines } from '../../common/http/ndjson';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import { ShutdownState } from '../../health/shutdown.state';
+import { MeteredAs } from '../../usage';
 import { ownerScopeOf } from '../items/item-scope';
 import { accessPlanOf } from '../access/access-plan';
 import { ownerFieldOf } from '../query/data-requests';
@@ -108,6 +109,7 @@ export class TransferController {
    */
   @Get('export')
   @NeedsScope('export')
+  @MeteredAs('export')
   @ApiOkResponse({
     description: 'The export, one record per line (streamed)',
     content: { [NDJSON]: { schema: EXPORT_LINE } },
@@ -167,6 +169,7 @@ export class TransferController {
    */
   @Post('import')
   @NeedsScope('import')
+  @MeteredAs('import')
   @HttpCode(HttpStatus.OK)
   @ApiConsumes(NDJSON)
   @ApiBody({

@@ -1,0 +1,53 @@
+import type { Tenant } from '../common/tenancy/namespace';
+import { addCounts, emptyCounts, type UsageCounts } from './usage-counts';
+import { utcDay } from './usage-day';
+
+/** The usage of one tenant on one UTC day, as one flush writes it. */
+export interface UsageRow {
+  day: string;
+  tenant: Tenant;
+  counts: UsageCounts;
+}
+
+/**
+ * One row's key, `<day>/<kind>/<id>`: the day and the kind have a fixed shape, so the key reads
+ * back unambiguously whatever the id holds, and keys sort by day, then tenant.
+ */
+export function rowKeyOf(day: string, tenant: Tenant): string {
+  return `${day}/${tenant.kind}/${tenant.id}`;
+}
+
+/**
+ * The usage one instance counted since its last flush, per tenant and UTC day, in memory: adding
+ * costs a map lookup and a few additions, no database command. The day is the one of the
+ * instant a count is added (a request is counted on the day it ends).
+ */
+export class UsageCounters {
+  private rows = new Map<string, UsageRow>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  add(tenant: Tenant, counts: Partial<UsageCounts>): void {
+    const day = utcDay(this.now());
+    const key = rowKeyOf(day, tenant);
+    let row = this.rows.get(key);
+    if (!row) {
+      row = { day, tenant: { kind: tenant.kind, id: tenant.id }, counts: emptyCounts() };
+      this.rows.set(key, row);
+    }
+    addCounts(row.counts, counts);
+  }
+
+  /** Everything counted so far, in key order; the counters start again from nothing. */
+  drain(): UsageRow[] {
+    const rows = [...this.rows.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([, row]) => row);
+    this.rows = new Map();
+    return rows;
+  }
+
+  get isEmpty(): boolean {
+    return this.rows.size === 0;
+  }
+}

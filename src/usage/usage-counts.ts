@@ -1,0 +1,27 @@
+/** The request classes a route is metered as (README "Usage", docs/usage.md). */
+export const REQUEST_CLASSES = ['read', 'write', 'stream', 'export', 'import'] as const;
+export type RequestClass = (typeof REQUEST_CLASSES)[number];
+
+/** What is counted per tenant and UTC day; every member a sum, so batches add up. */
+export const USAGE_COUNTERS = [
+  ...REQUEST_CLASSES,
+  /** How long the tenant's event streams and long polls stayed open, in milliseconds. */
+  'streamMs',
+  'bytesIn',
+  'bytesOut',
+  /** Change-feed events a tenant's webhooks answered with 2xx. */
+  'webhookEvents',
+] as const;
+export type UsageCounter = (typeof USAGE_COUNTERS)[number];
+
+export type UsageCounts = Record<UsageCounter, number>;
+
+export function emptyCounts(): UsageCounts {
+  return Object.fromEntries(USAGE_COUNTERS.map((name) => [name, 0])) as UsageCounts;
+}
+
+/** Adds `more` into `into` (in place) and returns it. */
+export function addCounts(into: UsageCounts, more: Partial<UsageCounts>): UsageCounts {
+  for (const name of USAGE_COUNTERS) into[name] += more[name] ?? 0;
+  return into;
+}
