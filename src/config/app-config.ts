@@ -139,6 +139,8 @@ export interface AppConfig {
     listMax: number;
     maxCollections: number;
     maxIndexes: number;
+    /** PLAN_CACHE_MS: how long plan entries and the catalogue are trusted (src/plans). */
+    planCacheMs: number;
     dataMaxDepth: number;
     /** Conditions in one data filter (query string or body), and values in one `in`/`nin`. */
     filterMaxConditions: number;
@@ -332,6 +334,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       listMax: limits.LIST_LIMIT_MAX,
       maxCollections: limits.MAX_COLLECTIONS,
       maxIndexes: limits.MAX_INDEXES,
+      planCacheMs: limits.PLAN_CACHE_MS,
       dataMaxDepth: limits.DATA_MAX_DEPTH,
       filterMaxConditions: limits.FILTER_MAX_CONDITIONS,
       filterMaxInValues: limits.FILTER_MAX_IN_VALUES,

@@ -1,12 +1,13 @@
 import { Module } from '@nestjs/common';
 import { DataModule } from '../data/data.module';
 import { FilesModule } from '../files';
+import { WebhooksModule } from '../webhooks/webhooks.module';
 import { MeController } from './me.controller';
 import { MeService } from './me.service';
 
-/** GET /me: who the key acts as, where, and its quotas. */
+/** GET /me: who the key acts as, where, its plan and its limits; TenantLimits is the global PlansModule's. */
 @Module({
-  imports: [DataModule, FilesModule],
+  imports: [DataModule, FilesModule, WebhooksModule],
   controllers: [MeController],
   providers: [MeService],
 })

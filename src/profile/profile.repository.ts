@@ -250,6 +250,22 @@ export class ProfileRepository implements OnModuleInit {
     return doc ? toProfile(doc) : null;
   }
 
+  /** The plans of the profile with this key, alone; null when there is no such profile. */
+  async findPlans(key: ProfileKey): Promise<Plan[] | null> {
+    const doc = await this.profiles
+      .findOne(key, { plans: 1 })
+      .lean<Pick<ProfileDocument, 'plans'>>()
+      .exec();
+    return doc ? (doc.plans ?? []).map((p) => ({ ...p, metadata: p.metadata ?? {} })) : null;
+  }
+
+  /** Profiles with a plan entry naming `planName` that has not ended at `now`. */
+  countHoldingPlan(planName: string, now: Date): Promise<number> {
+    return this.profiles
+      .countDocuments({ plans: { $elemMatch: { planName, until: { $gt: now } } } })
+      .exec();
+  }
+
   async setPlans(key: ProfileKey, plans: Plan[]): Promise<Profile | null> {
     const doc = await this.profiles
       .findOneAndUpdate(key, { $set: { plans }, ...BUMP }, { returnDocument: 'after' })
