@@ -10,7 +10,7 @@ export {
   type PlanLimitName,
   type PlanLimits,
 } from './plan-limits';
-export { holdsAt, type PlanEntry } from './plan-entry';
+export type { PlanEntry } from './plan-entry';
 export type { PlanHolders } from './plan-holders.port';
 export { PlanCatalogue, planTag } from './plan-catalogue.service';
 export { PlanLimitsCache } from './plan-limits-cache';

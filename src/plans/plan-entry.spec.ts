@@ -1,4 +1,4 @@
-import { activeEntry, holdsAt, type PlanEntry } from './plan-entry';
+import { activeEntry, type PlanEntry } from './plan-entry';
 
 const at = (iso: string) => new Date(iso);
 const entry = (planName: string, since: string, until: string | null): PlanEntry => ({
@@ -57,18 +57,5 @@ describe('activeEntry', () => {
     const base = entry('base', '2026-01-01T00:00:00Z', null);
     const trial = entry('trial', '2026-05-01T00:00:00Z', '2026-05-15T00:00:00Z');
     expect(activeEntry([base, trial], now)).toBe(base);
-  });
-});
-
-describe('holdsAt', () => {
-  const now = at('2026-06-01T00:00:00Z');
-
-  it('holds while the entry has not ended, also before it begins', () => {
-    expect(holdsAt(entry('a', '2027-01-01T00:00:00Z', '2028-01-01T00:00:00Z'), now)).toBe(true);
-    expect(holdsAt(entry('a', '2020-01-01T00:00:00Z', null), now)).toBe(true);
-  });
-
-  it('does not hold once until has passed', () => {
-    expect(holdsAt(entry('a', '2020-01-01T00:00:00Z', '2026-06-01T00:00:00Z'), now)).toBe(false);
   });
 });

@@ -25,11 +25,3 @@ export function activeEntry(entries: readonly PlanEntry[], now: Date): PlanEntry
   }
   return active;
 }
-
-/**
- * Whether an entry still counts as holding its plan at `now`: it has not ended (a future entry
- * holds it too). Plans held so cannot be deleted from the catalogue.
- */
-export function holdsAt(entry: PlanEntry, now: Date): boolean {
-  return entry.until === null || entry.until.getTime() > now.getTime();
-}

@@ -260,10 +260,17 @@ export class ProfileRepository implements OnModuleInit {
   }
 
   /** Profiles with a plan entry naming `planName` that has not ended at `now`. */
-  countHoldingPlan(planName: string, now: Date): Promise<number> {
-    return this.profiles
-      .countDocuments({ plans: { $elemMatch: { planName, until: { $gt: now } } } })
-      .exec();
+  async countHoldingPlan(planName: string, now: Date): Promise<number> {
+    // FerretDB's $elemMatch takes operators only: the filter finds candidates (both conditions
+    // met, perhaps by different entries) and each is checked here for one entry meeting both.
+    const candidates = this.profiles
+      .find({ 'plans.planName': planName, 'plans.until': { $gt: now } }, { plans: 1 })
+      .lean<Pick<ProfileDocument, 'plans'>>()
+      .cursor();
+    let holding = 0;
+    for await (const doc of candidates)
+      if (doc.plans.some((plan) => plan.planName === planName && plan.until > now)) holding++;
+    return holding;
   }
 
   async setPlans(key: ProfileKey, plans: Plan[]): Promise<Profile | null> {
