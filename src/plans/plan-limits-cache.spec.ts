@@ -1,6 +1,5 @@
 import { loadConfig } from '../config';
 import type { PlanEntry } from './plan-entry';
-import type { PlanHolders } from './plan-holders.port';
 import { PlanLimitsCache } from './plan-limits-cache';
 import type { Plan, PlanRepository } from './plan.repository';
 
@@ -34,7 +33,7 @@ describe('PlanLimitsCache', () => {
     };
     plans = { list: jest.fn(() => Promise.resolve(catalogue)) };
     limits = new PlanLimitsCache(
-      holders as unknown as PlanHolders,
+      holders,
       plans as unknown as PlanRepository,
       config,
     );
