@@ -32,11 +32,7 @@ describe('PlanLimitsCache', () => {
       holdersOf: jest.fn(),
     };
     plans = { list: jest.fn(() => Promise.resolve(catalogue)) };
-    limits = new PlanLimitsCache(
-      holders,
-      plans as unknown as PlanRepository,
-      config,
-    );
+    limits = new PlanLimitsCache(holders, plans as unknown as PlanRepository, config);
   });
   afterEach(() => jest.useRealTimers());
 
