@@ -21,6 +21,7 @@ import { HealthModule } from './health/health.module';
 import { MetricsModule, monitoredConnection, ServiceMetrics } from './metrics';
 import { MigrationsModule } from './migrations/migrations.module';
 import { PlansModule } from './plans';
+import { ProfileAndTeamPlanHolders } from './plan-holders';
 import { ClusterIdempotencyStores, PlacementModule } from './placement';
 import { ProfileModule } from './profile/profile.module';
 import { ProfileService } from './profile/profile.service';
@@ -63,7 +64,11 @@ export class AppModule {
         PlacementModule.forRoot((client) => metrics?.database.watch(client)),
         BackgroundTasksModule,
         MigrationsModule,
-        PlansModule,
+        // Plans read users' and teams' plan entries through their port, bound here.
+        PlansModule.register({
+          imports: [ProfileModule, TeamModule],
+          holders: ProfileAndTeamPlanHolders,
+        }),
         HealthModule,
         MetricsModule.forRoot(metrics),
         AuthModule.register({

@@ -15,6 +15,7 @@ import {
 import {
   ApiAcceptedResponse,
   ApiBadRequestResponse,
+  ApiBody,
   ApiNoContentResponse,
   ApiNotFoundResponse,
   ApiOkResponse,
@@ -31,7 +32,7 @@ import { ErasureService } from '../lifecycle';
 import { acceptedErasure, ERASURE_ACCEPTED, ErasureDto } from '../profile';
 import { PutTeamMemberDto, TeamDetailDto, TeamMemberDto, TeamService } from '../team';
 import { AdminService } from './admin.service';
-import { CreatedTeamDto, CreateTeamDto, TeamDto } from './dto/admin.dto';
+import { CreatedTeamDto, CreateTeamDto, PlanInputDto, PlanListDto, TeamDto } from './dto/admin.dto';
 
 /** The operator's teams: registration, reads, members and erasure. */
 @ApiTags('admin')
@@ -66,7 +67,11 @@ export class AdminTeamsController {
     });
     const last = teams.at(-1);
     return Reply.page(
-      teams.map((team) => ({ ...team, createdAt: team.createdAt.toISOString() })),
+      teams.map((team) => ({
+        id: team.id,
+        name: team.name,
+        createdAt: team.createdAt.toISOString(),
+      })),
       nextPageLink(req, raw, more && last ? { id: last.id } : undefined),
     );
   }
@@ -81,7 +86,10 @@ export class AdminTeamsController {
   })
   async createTeam(@Body() body: CreateTeamDto): Promise<CreatedTeamDto> {
     const { team, apiKey } = await this.admin.createTeam(body.name, body.region);
-    return { team: { ...team, createdAt: team.createdAt.toISOString() }, apiKey };
+    return {
+      team: { id: team.id, name: team.name, createdAt: team.createdAt.toISOString() },
+      apiKey,
+    };
   }
 
   /** A team with its members. */
@@ -99,6 +107,20 @@ export class AdminTeamsController {
   @ApiNotFoundResponse({ type: ProblemDto, description: 'TEAM_NOT_FOUND: no such team' })
   async eraseTeam(@Param('id') id: string): Promise<Reply<ErasureDto>> {
     return acceptedErasure(await this.erasures.start({ kind: 'team', id }));
+  }
+
+  /**
+   * Replaces the plans the team holds, with the body and rules of PUT
+   * /admin/users/{subject}/plans (docs/plans.md). The team's key and its members acting for it
+   * get the active plan's limits: on this instance at once, on the others within PLAN_CACHE_MS.
+   */
+  @Put(':id/plans')
+  @ApiBody({ type: [PlanInputDto] })
+  @ApiOkResponse({ type: TeamDetailDto })
+  @ApiBadRequestResponse({ type: ProblemDto })
+  @ApiNotFoundResponse({ type: ProblemDto, description: 'TEAM_NOT_FOUND' })
+  async setTeamPlans(@Param('id') id: string, @Body() plans: PlanListDto): Promise<TeamDetailDto> {
+    return TeamDetailDto.from(await this.admin.setTeamPlans(id, plans));
   }
 
   /** Makes a user a member of the team, or changes its role. */

@@ -5,8 +5,9 @@ import { CollectionsService } from '../data';
 import { IdentityLinks, type LinkedIdentity } from '../identity';
 import type { Tenant } from '../common/tenancy/namespace';
 import { DataClusters, TenantPlacements, type TenantLocation } from '../placement';
+import { PlanLimitsCache } from '../plans';
 import { ProfileService, type PlanInput, type Profile } from '../profile';
-import { TeamService, type MyTeam, type Team } from '../team';
+import { TeamService, type MyTeam, type Team, type TeamWithMembers } from '../team';
 
 /** A user as the operator sees it: its root profile, keys, teams and quota use. */
 export interface UserDetail {
@@ -38,6 +39,7 @@ export class AdminService {
     private readonly placements: TenantPlacements,
     private readonly clusterList: DataClusters,
     private readonly identities: IdentityLinks,
+    private readonly planLimits: PlanLimitsCache,
   ) {}
 
   /**
@@ -122,7 +124,20 @@ export class AdminService {
     return this.identities.replace(subject, identities);
   }
 
-  setPlans(subject: string, plans: PlanInput[]): Promise<Profile> {
-    return this.profiles.setPlans(subject, plans);
+  /**
+   * Replaces a user's plans. This instance's limits take them at once; the others within
+   * PLAN_CACHE_MS (docs/plans.md).
+   */
+  async setPlans(subject: string, plans: PlanInput[]): Promise<Profile> {
+    const profile = await this.profiles.setPlans(subject, plans);
+    this.planLimits.entriesChanged({ kind: 'user', id: subject });
+    return profile;
+  }
+
+  /** Replaces a team's plans, taking effect as a user's do. */
+  async setTeamPlans(id: string, plans: PlanInput[]): Promise<TeamWithMembers> {
+    await this.teams.setPlans(id, plans);
+    this.planLimits.entriesChanged({ kind: 'team', id });
+    return this.teams.get(id);
   }
 }

@@ -143,6 +143,8 @@ export interface AppConfig {
     maxIndexes: number;
     /** MAX_ITEMS_PER_COLLECTION; null (0 or unset): unlimited. */
     maxItemsPerCollection: number | null;
+    /** PLAN_CACHE_MS: how long plan entries and the catalogue are trusted (src/plans). */
+    planCacheMs: number;
     dataMaxDepth: number;
     /** Conditions in one data filter (query string or body), and values in one `in`/`nin`. */
     filterMaxConditions: number;
@@ -343,6 +345,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       maxCollections: limits.MAX_COLLECTIONS,
       maxIndexes: limits.MAX_INDEXES,
       maxItemsPerCollection: limits.MAX_ITEMS_PER_COLLECTION || null,
+      planCacheMs: limits.PLAN_CACHE_MS,
       dataMaxDepth: limits.DATA_MAX_DEPTH,
       filterMaxConditions: limits.FILTER_MAX_CONDITIONS,
       filterMaxInValues: limits.FILTER_MAX_IN_VALUES,

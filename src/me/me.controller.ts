@@ -38,7 +38,11 @@ export class MeController {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  /** Every kind of key may ask; nothing here is secret to the key that asks. */
+  /**
+   * Every kind of key may ask; nothing here is secret to the key that asks. `plan` and `limits`
+   * show the tenant's active plan and every limit with its use (docs/plans.md); `quota` is the
+   * earlier, partial view, kept for the clients that read it.
+   */
   @Get()
   @NeedsNoScope()
   @Auth('root', 'sub', 'team', 'operator')
@@ -67,6 +71,17 @@ export class MeController {
         indexesPerCollection: 20,
         requestsPerWindow: 1000,
         windowMs: 60000,
+      },
+      plan: { name: 'pro', since: '2026-01-01T00:00:00.000Z', until: '2027-01-01T00:00:00.000Z' },
+      limits: {
+        collections: { limit: 100, used: 3 },
+        indexesPerCollection: { limit: 20 },
+        itemsPerCollection: { limit: 100000 },
+        fileBytes: { limit: 1073741824, used: 52428800 },
+        webhooks: { limit: 20, used: 1 },
+        requestsPerWindow: { limit: 1000 },
+        streamsPerKey: { limit: 10 },
+        importBytes: { limit: 1073741824 },
       },
     },
   })

@@ -62,6 +62,10 @@ export class QuotaUseDto {
   limit!: number;
 }
 
+/**
+ * The values GET /me showed before plans, kept as they were for the clients that read them:
+ * `limits` (with `plan`) is the full view.
+ */
 @ApiExtraModels(QuotaUseDto)
 export class QuotaDto {
   /** Data collections of the caller's namespace in the request branch (MAX_COLLECTIONS); null for the operator, who has none. A key limited to collections counts only those it reaches. */
@@ -87,8 +91,69 @@ export class QuotaDto {
   windowMs!: number;
 }
 
+/** The plan whose limits apply (docs/plans.md, "The active plan"). */
+export class MePlanDto {
+  @ApiProperty({ example: 'pro' })
+  name!: string;
+
+  @ApiProperty({ format: 'date-time', example: '2026-01-01T00:00:00.000Z' })
+  since!: string;
+
+  /** When the plan ends; null: never. */
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    example: '2027-01-01T00:00:00.000Z',
+  })
+  until!: string | null;
+}
+
+/** One limit: its value, and what is used of it where the service knows that cheaply. */
+export class LimitUseDto {
+  /** The limit; null: none. */
+  @ApiProperty({ type: Number, nullable: true, example: 100 })
+  limit!: number | null;
+
+  /** What is used of it; absent where it is not counted here. */
+  @ApiPropertyOptional({ example: 3 })
+  used?: number;
+}
+
+/**
+ * Every limit that applies to the caller (docs/plans.md, "Limits"): the active plan's, those it
+ * leaves out the deployment's. `used` is shown for collections (of the namespace in the request
+ * branch, as `quota.collections` counts them), fileBytes (of the tenant) and webhooks (of the
+ * namespace); the operator, who has no tenant, sees the deployment's values without use.
+ */
+export class MeLimitsDto {
+  @ApiProperty({ type: LimitUseDto })
+  collections!: LimitUseDto;
+
+  @ApiProperty({ type: LimitUseDto })
+  indexesPerCollection!: LimitUseDto;
+
+  @ApiProperty({ type: LimitUseDto })
+  itemsPerCollection!: LimitUseDto;
+
+  @ApiProperty({ type: LimitUseDto })
+  fileBytes!: LimitUseDto;
+
+  @ApiProperty({ type: LimitUseDto })
+  webhooks!: LimitUseDto;
+
+  @ApiProperty({ type: LimitUseDto })
+  requestsPerWindow!: LimitUseDto;
+
+  @ApiProperty({ type: LimitUseDto })
+  streamsPerKey!: LimitUseDto;
+
+  @ApiProperty({ type: LimitUseDto })
+  importBytes!: LimitUseDto;
+}
+
 /** Who the request's key or token acts as, in which branch, with which key and quota. */
-@ApiExtraModels(MeKeyDto, MeCredentialDto)
+@ApiExtraModels(MeKeyDto, MeCredentialDto, MePlanDto)
 export class MeDto {
   @ApiProperty({ enum: ['root', 'sub', 'team', 'operator'], example: 'root' })
   kind!: 'root' | 'sub' | 'team' | 'operator';
@@ -138,8 +203,20 @@ export class MeDto {
   @ApiProperty({ nullable: true, allOf: [{ $ref: getSchemaPath(MeKeyDto) }] })
   key!: MeKeyDto | null;
 
+  /** The earlier view of some limits, kept for the clients that read it: `limits` is the full one. */
   @ApiProperty({ type: QuotaDto })
   quota!: QuotaDto;
+
+  /**
+   * The tenant's active plan; null when none applies (the deployment's limits) and for the
+   * operator. A user's plans are its root profile's: its sub keys show them too; a team's
+   * members acting for it (X-Team) show the team's.
+   */
+  @ApiProperty({ nullable: true, allOf: [{ $ref: getSchemaPath(MePlanDto) }] })
+  plan!: MePlanDto | null;
+
+  @ApiProperty({ type: MeLimitsDto })
+  limits!: MeLimitsDto;
 }
 
 /** A branch in which the caller's namespace has collections. */

@@ -7,7 +7,18 @@ import { APP_CONFIG, type AppConfig } from '../config';
 import { ForbiddenError } from '../common/errors';
 import { CollectionsService } from '../data';
 import { FilesService } from '../files';
-import type { MeCredentialDto, MeDto, MeKeyDto } from './me.dto';
+import {
+  deploymentLimits,
+  PLAN_LIMIT_NAMES,
+  TenantLimits,
+  type ActiveLimits,
+  type PlanLimitName,
+} from '../plans';
+import { WebhooksService } from '../webhooks/webhooks.service';
+import type { MeCredentialDto, MeDto, MeKeyDto, MeLimitsDto, MePlanDto } from './me.dto';
+
+/** What GET /me counts of the limits it shows. */
+type LimitUsage = Partial<Record<PlanLimitName, number>>;
 
 /** Who a key or token acts as, where, how it authenticated, and the quotas that apply to it. */
 @Injectable()
@@ -16,6 +27,8 @@ export class MeService {
     private readonly keys: ApiKeyService,
     private readonly collections: CollectionsService,
     private readonly files: FilesService,
+    private readonly webhooks: WebhooksService,
+    private readonly tenantLimits: TenantLimits,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -39,7 +52,21 @@ export class MeService {
         scopes,
         key: null,
         quota,
+        plan: null,
+        limits: limitsView({ plan: null, limits: deploymentLimits(this.config) }, {}),
       };
+    if (principal.kind === 'publishable')
+      // GET /me does not list the kind: a key in a web page learns nothing there.
+      throw new ForbiddenError('A publishable key may not call this route.');
+    const [active, webhooks] = await Promise.all([
+      this.tenantLimits.of(tenantOf(principal)),
+      this.webhooks.countVisible(principal),
+    ]);
+    const usage: LimitUsage = {
+      ...(quota.collections ? { collections: quota.collections.used } : {}),
+      ...(quota.files ? { fileBytes: quota.files.used } : {}),
+      webhooks,
+    };
     const { credential } = principal;
     const record = credential.kind === 'key' ? await this.keys.findById(credential.keyId) : null;
     // The key was valid a moment ago (the guard read it); revoked since, it has no metadata left.
@@ -67,6 +94,8 @@ export class MeService {
       scopes,
       key,
       quota,
+      plan: planView(active),
+      limits: limitsView(active, usage),
     };
     switch (principal.kind) {
       case 'root':
@@ -89,9 +118,25 @@ export class MeService {
             : {}),
           ...base,
         };
-      case 'publishable':
-        // GET /me does not list the kind: a key in a web page learns nothing there.
-        throw new ForbiddenError('A publishable key may not call this route.');
     }
   }
+}
+
+function planView({ plan }: ActiveLimits): MePlanDto | null {
+  return (
+    plan && {
+      name: plan.name,
+      since: plan.since.toISOString(),
+      until: plan.until?.toISOString() ?? null,
+    }
+  );
+}
+
+function limitsView({ limits }: ActiveLimits, usage: LimitUsage): MeLimitsDto {
+  const view = {} as MeLimitsDto;
+  for (const name of PLAN_LIMIT_NAMES) {
+    const used = usage[name];
+    view[name] = { limit: limits[name], ...(used !== undefined ? { used } : {}) };
+  }
+  return view;
 }

@@ -51,3 +51,22 @@ export function limitsUnder(plan: PlanLimits, deployment: LimitValues): LimitVal
   for (const name of PLAN_LIMIT_NAMES) if (plan[name] !== undefined) limits[name] = plan[name];
   return limits;
 }
+
+/**
+ * The largest value a plan may set for each limit: the bound of the matching setting (README
+ * "Configuration"); `itemsPerCollection`, which has none, a billion. Every limit is at least 0
+ * (0: nothing may grow), but `itemsPerCollection` at least 1.
+ */
+export const PLAN_LIMIT_MAX: Record<PlanLimitName, number> = {
+  collections: 10_000,
+  indexesPerCollection: 63,
+  itemsPerCollection: 1_000_000_000,
+  fileBytes: 2 ** 50,
+  webhooks: 1000,
+  requestsPerWindow: 1_000_000_000,
+  streamsPerKey: 10_000,
+  importBytes: 1024 ** 4,
+};
+
+/** A plan's name in the catalogue: 1-64 of letters, digits, `.`, `_` and `-`, starting with a letter or digit. */
+export const PLAN_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;

@@ -250,6 +250,29 @@ export class ProfileRepository implements OnModuleInit {
     return doc ? toProfile(doc) : null;
   }
 
+  /** The plans of the profile with this key, alone; null when there is no such profile. */
+  async findPlans(key: ProfileKey): Promise<Plan[] | null> {
+    const doc = await this.profiles
+      .findOne(key, { plans: 1 })
+      .lean<Pick<ProfileDocument, 'plans'>>()
+      .exec();
+    return doc ? (doc.plans ?? []).map((p) => ({ ...p, metadata: p.metadata ?? {} })) : null;
+  }
+
+  /** Profiles with a plan entry naming `planName` that has not ended at `now`. */
+  async countHoldingPlan(planName: string, now: Date): Promise<number> {
+    // FerretDB's $elemMatch takes operators only: the filter finds candidates (both conditions
+    // met, perhaps by different entries) and each is checked here for one entry meeting both.
+    const candidates = this.profiles
+      .find({ 'plans.planName': planName, 'plans.until': { $gt: now } }, { plans: 1 })
+      .lean<Pick<ProfileDocument, 'plans'>>()
+      .cursor();
+    let holding = 0;
+    for await (const doc of candidates)
+      if (doc.plans.some((plan) => plan.planName === planName && plan.until > now)) holding++;
+    return holding;
+  }
+
   async setPlans(key: ProfileKey, plans: Plan[]): Promise<Profile | null> {
     const doc = await this.profiles
       .findOneAndUpdate(key, { $set: { plans }, ...BUMP }, { returnDocument: 'after' })

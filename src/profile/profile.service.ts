@@ -170,6 +170,16 @@ export class ProfileService {
     return profile;
   }
 
+  /** The plans of a user's root profile; [] when there is no such user. */
+  async plansOf(subject: string): Promise<Plan[]> {
+    return (await this.profiles.findPlans(rootKey(subject))) ?? [];
+  }
+
+  /** How many users hold `planName` at `now`: an entry naming it that has not ended. */
+  countHoldingPlan(planName: string, now: Date): Promise<number> {
+    return this.profiles.countHoldingPlan(planName, now);
+  }
+
   /** GET /profile: the caller's own profile, or the targeted one (root callers). */
   async getProfile(principal: ProfilePrincipal, target: ProfileTarget): Promise<Profile> {
     const key = targetKey(principal, target);
@@ -266,8 +276,11 @@ export class ProfileService {
     return profile;
   }
 
-  /** The plans with their metadata checked (paths `0.metadata…`); every problem in one 400. */
-  private checkPlans(input: PlanInput[]): Plan[] {
+  /**
+   * The plans with their metadata checked (paths `0.metadata…`); every problem in one 400. The
+   * team module checks a team's plans with it too: they follow the same rules.
+   */
+  checkPlans(input: PlanInput[]): Plan[] {
     const rules = profileJsonRules({ values: 'json', patch: false }, this.limits);
     const errors: FieldError[] = [];
     const plans = input.map(({ planName, since, until, metadata = {} }, i): Plan => {

@@ -1,16 +1,23 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import type { Model } from 'mongoose';
+import type { Plan } from '../profile';
 import { TeamDocument } from './team.schema';
 
 export interface Team {
   id: string;
   name: string;
+  /** The plans the team holds (docs/plans.md); teams made before plans have none. */
+  plans: Plan[];
   createdAt: Date;
 }
 
+function plansOf(doc: Pick<TeamDocument, 'plans'>): Plan[] {
+  return (doc.plans ?? []).map((p) => ({ ...p, metadata: p.metadata ?? {} }));
+}
+
 function toTeam(doc: TeamDocument): Team {
-  return { id: doc._id, name: doc.name, createdAt: doc.createdAt };
+  return { id: doc._id, name: doc.name, plans: plansOf(doc), createdAt: doc.createdAt };
 }
 
 @Injectable()
@@ -55,6 +62,38 @@ export class TeamRepository implements OnModuleInit {
       .lean<TeamDocument[]>()
       .exec();
     return { teams: docs.slice(0, limit).map(toTeam), more: docs.length > limit };
+  }
+
+  /** Replaces the team's plans; null when there is no such team. */
+  async setPlans(id: string, plans: Plan[]): Promise<Team | null> {
+    const doc = await this.teams
+      .findOneAndUpdate({ _id: id }, { $set: { plans } }, { returnDocument: 'after' })
+      .lean<TeamDocument>()
+      .exec();
+    return doc ? toTeam(doc) : null;
+  }
+
+  /** The team's plans alone; null when there is no such team. */
+  async findPlans(id: string): Promise<Plan[] | null> {
+    const doc = await this.teams
+      .findOne({ _id: id }, { plans: 1 })
+      .lean<Pick<TeamDocument, 'plans'>>()
+      .exec();
+    return doc ? plansOf(doc) : null;
+  }
+
+  /** Teams with a plan entry naming `planName` that has not ended at `now`. */
+  async countHoldingPlan(planName: string, now: Date): Promise<number> {
+    // FerretDB's $elemMatch takes operators only: the filter finds candidates (both conditions
+    // met, perhaps by different entries) and each is checked here for one entry meeting both.
+    const candidates = this.teams
+      .find({ 'plans.planName': planName, 'plans.until': { $gt: now } }, { plans: 1 })
+      .lean<Pick<TeamDocument, 'plans'>>()
+      .cursor();
+    let holding = 0;
+    for await (const doc of candidates)
+      if (doc.plans.some((plan) => plan.planName === planName && plan.until > now)) holding++;
+    return holding;
   }
 
   async delete(id: string): Promise<void> {

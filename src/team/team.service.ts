@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { TeamMembershipLookup } from '../auth/team-memberships.port';
 import { ForbiddenError } from '../common/errors';
 import type { Tenant } from '../common/tenancy/namespace';
-import { ProfileService } from '../profile';
+import { ProfileService, type Plan, type PlanInput } from '../profile';
 import { TeamMembershipRepository, type TeamMembership } from './team-membership.repository';
 import type { TeamRole } from './team-membership.schema';
 import { TeamRepository, type Team } from './team.repository';
@@ -55,6 +55,26 @@ export class TeamService implements TeamMembershipLookup {
     const team = await this.teams.findById(id);
     if (!team) throw new TeamNotFoundError(id);
     return { ...team, members: await this.members.listForTeam(id) };
+  }
+
+  /**
+   * Replaces the team's plans (operator), checked as a user's are: metadata follows the rules of
+   * profile settings.
+   */
+  async setPlans(id: string, input: PlanInput[]): Promise<Team> {
+    const team = await this.teams.setPlans(id, this.profiles.checkPlans(input));
+    if (!team) throw new TeamNotFoundError(id);
+    return team;
+  }
+
+  /** The team's plans; [] when there is no such team. */
+  async plansOf(id: string): Promise<Plan[]> {
+    return (await this.teams.findPlans(id)) ?? [];
+  }
+
+  /** How many teams hold `planName` at `now`: an entry naming it that has not ended. */
+  countHoldingPlan(planName: string, now: Date): Promise<number> {
+    return this.teams.countHoldingPlan(planName, now);
   }
 
   /** Adds a user to the team or changes its role (operator). */

@@ -87,6 +87,15 @@ export class WebhooksService {
     return { webhook, secret };
   }
 
+  /**
+   * How many webhooks the caller's namespace has (GET /me's usage); a key limited to collections
+   * counts those of its collections only, as it lists them.
+   */
+  async countVisible(principal: CustomerPrincipal): Promise<number> {
+    if (!readableBy(principal)) return this.webhooks.countIn(namespaceOfPrincipal(principal));
+    return (await this.list(principal)).length;
+  }
+
   /** The caller's webhooks; a key limited to collections sees those of its collections only. */
   async list(principal: CustomerPrincipal): Promise<Webhook[]> {
     const all = await this.webhooks.listIn(namespaceOfPrincipal(principal));

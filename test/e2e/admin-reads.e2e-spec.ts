@@ -103,6 +103,7 @@ describe('GET /admin/teams/{id}', () => {
       id: team.teamId,
       name: 'team-1',
       createdAt: expect.any(String),
+      plans: [],
       members: [
         { subject: users[2]!.subject, role: 'admin', createdAt: expect.any(String) },
         { subject: users[0]!.subject, role: 'member', createdAt: expect.any(String) },

@@ -189,27 +189,37 @@ function patchSchemas(document: OpenAPIObject, catalog: DocumentedCatalog): void
         'SCHEMA_VIOLATION of a multi-item update: the matched item that would break the schema (none was written)',
       example: '665f1c2a9b1e8a0012345678',
     };
-    // A write past a limit: PLAN_LIMIT_EXCEEDED, and the deployment's quota codes without a plan.
+    problem.properties.profiles = {
+      type: 'integer',
+      description: 'PLAN_IN_USE: how many users hold the plan',
+      example: 2,
+    };
+    problem.properties.teams = {
+      type: 'integer',
+      description: 'PLAN_IN_USE: how many teams hold the plan',
+      example: 0,
+    };
     problem.properties.limit = {
       type: 'string',
-      description: 'PLAN_LIMIT_EXCEEDED and the quota codes: the limit the write would pass',
-      example: 'itemsPerCollection',
+      description:
+        'PLAN_LIMIT_EXCEEDED and the quota codes: which limit the write would pass (docs/plans.md)',
+      example: 'collections',
     };
     problem.properties.max = {
       type: 'integer',
-      description: 'PLAN_LIMIT_EXCEEDED and the quota codes: the value of the limit',
-      example: 1000,
+      description: 'PLAN_LIMIT_EXCEEDED and the quota codes: the value of that limit',
+      example: 20,
     };
     problem.properties.usage = {
       type: 'integer',
-      description: 'PLAN_LIMIT_EXCEEDED and the quota codes: what is used before the write',
-      example: 1000,
+      description: 'PLAN_LIMIT_EXCEEDED and the quota codes: what was used before the write',
+      example: 20,
     };
     problem.properties.plan = {
       type: 'string',
       nullable: true,
       description:
-        "PLAN_LIMIT_EXCEEDED: the tenant's active plan; null on the quota codes (the deployment's limits)",
+        "PLAN_LIMIT_EXCEEDED: the tenant's active plan; null with the quota codes (the deployment's limits)",
       example: 'starter',
     };
   }

@@ -81,6 +81,17 @@ export class LimitsVariables {
   @Max(1_000_000_000)
   MAX_ITEMS_PER_COLLECTION = 0;
 
+  /**
+   * How long an instance trusts what it read of a tenant's plan entries and of the plan
+   * catalogue (ms; 0: not at all, a read per request). A change written through another
+   * instance takes effect here within this long (docs/plans.md).
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(600_000)
+  PLAN_CACHE_MS = 5_000;
+
   @Type(() => Number)
   @IsInt()
   @Min(1)

@@ -3,6 +3,7 @@ import { CreateApiKeyDto } from '../../auth/dto/api-key.dto';
 import { IsIn } from 'class-validator';
 import { OptionalField } from '../../common/dto';
 import { JsonObjectBody } from '../../common/http/validation';
+import { PlanDto } from '../../profile';
 import type { TeamMembership } from '../team-membership.repository';
 import { TEAM_ROLES, type TeamRole } from '../team-membership.schema';
 import type { MyTeam, TeamWithMembers } from '../team.service';
@@ -36,6 +37,10 @@ export class TeamDetailDto {
   @ApiProperty({ format: 'date-time' })
   createdAt!: string;
 
+  /** The plans the team holds (PUT /admin/teams/{id}/plans; docs/plans.md). */
+  @ApiProperty({ type: [PlanDto] })
+  plans!: PlanDto[];
+
   @ApiProperty({ type: [TeamMemberDto] })
   members!: TeamMemberDto[];
 
@@ -44,6 +49,7 @@ export class TeamDetailDto {
       id: team.id,
       name: team.name,
       createdAt: team.createdAt.toISOString(),
+      plans: team.plans.map((plan) => PlanDto.from(plan)),
       members: team.members.map((m) => TeamMemberDto.from(m)),
     };
   }
