@@ -1,5 +1,6 @@
 import { HttpStatus } from '@nestjs/common';
 import { defineErrors, DomainError } from '../common/errors';
+import type { LimitMembers } from '../plans';
 import { COLLECTION_NAME_RULE } from './query/data.constants';
 
 /**
@@ -120,11 +121,14 @@ export class InvalidCollectionNameError extends DomainError {
   }
 }
 
+/** The deployment's collection limit (MAX_COLLECTIONS), reached without a plan. */
 export class CollectionQuotaExceededError extends DomainError {
-  constructor(max: number) {
+  constructor(members: LimitMembers) {
     super(
       DATA_ERRORS.COLLECTION_QUOTA_EXCEEDED,
-      `This namespace has ${max} collections already, the most allowed.`,
+      `This namespace has ${members.usage} collections; at most ${members.max} are allowed (MAX_COLLECTIONS). Drop some to create others.`,
+      undefined,
+      { ...members },
     );
   }
 }
@@ -181,11 +185,14 @@ export class DuplicateItemError extends DomainError {
   }
 }
 
+/** The deployment's index limit per collection (MAX_INDEXES), reached without a plan. */
 export class IndexQuotaExceededError extends DomainError {
-  constructor(max: number) {
+  constructor(members: LimitMembers) {
     super(
       DATA_ERRORS.INDEX_QUOTA_EXCEEDED,
-      `The collection has ${max} indexes besides _id, the most allowed.`,
+      `The collection has ${members.usage} indexes besides _id; at most ${members.max} are allowed (MAX_INDEXES).`,
+      undefined,
+      { ...members },
     );
   }
 }

@@ -8,4 +8,5 @@ export {
   type PlanLimitName,
   type PlanLimits,
 } from './plan-limits';
-export { PLANS_ERRORS, PlanLimitExceededError } from './plans.errors';
+export { PLANS_ERRORS, PlanLimitExceededError, type LimitMembers } from './plans.errors';
+export { limitRefusal } from './limit-refusal';
