@@ -1,5 +1,5 @@
 import { HttpStatus } from '@nestjs/common';
-import { defineErrors, DomainError } from '../common/errors';
+import { COMMON_ERRORS, defineErrors, DomainError } from '../common/errors';
 import type { LimitMembers } from '../plans';
 import { COLLECTION_NAME_RULE } from './query/data.constants';
 
@@ -127,6 +127,18 @@ export class CollectionQuotaExceededError extends DomainError {
     super(
       DATA_ERRORS.COLLECTION_QUOTA_EXCEEDED,
       `This namespace has ${members.usage} collections; at most ${members.max} are allowed (MAX_COLLECTIONS). Drop some to create others.`,
+      undefined,
+      { ...members },
+    );
+  }
+}
+
+/** An import body over the deployment's IMPORT_MAX_BYTES, without a plan. */
+export class ImportTooLargeError extends DomainError {
+  constructor(members: LimitMembers) {
+    super(
+      COMMON_ERRORS.PAYLOAD_TOO_LARGE,
+      `The import body has ${members.usage} bytes or more; at most ${members.max} are read (IMPORT_MAX_BYTES). Split it into several imports.`,
       undefined,
       { ...members },
     );

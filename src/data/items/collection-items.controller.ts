@@ -195,7 +195,7 @@ export class CollectionItemsController {
   @ApiConflictResponse({
     type: ProblemDto,
     description:
-      'DUPLICATE_ITEM (with `existingId` when the caller may read that item) for a taken uniqueField value or _id; COLLECTION_QUOTA_EXCEEDED',
+      'DUPLICATE_ITEM (with `existingId` when the caller may read that item) for a taken uniqueField value or _id; COLLECTION_QUOTA_EXCEEDED (PLAN_LIMIT_EXCEEDED under a plan; both with members `limit`, `max`, `usage`, `plan`)',
   })
   async createDataItem(
     @CurrentPrincipal() principal: CustomerPrincipal,
