@@ -43,6 +43,11 @@ export class WebhookSlotsRepository implements OnModuleInit {
     return (await claimSlot(this.space(namespace, webhook, max), max)) !== null;
   }
 
+  /** The slots held in the namespace: its webhooks, and those being created. */
+  heldIn(namespace: Namespace): Promise<number> {
+    return this.slots.countDocuments(namespaceFilter(namespace)).exec();
+  }
+
   /** Gives back the slot of a webhook that was deleted, or not inserted. */
   async release(namespace: Namespace, webhook: Types.ObjectId): Promise<void> {
     await this.slots.deleteOne({ ...namespaceFilter(namespace), webhook }).exec();

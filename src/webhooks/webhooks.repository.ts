@@ -37,10 +37,6 @@ export class WebhooksRepository {
     @InjectModel(WebhookDocument.name) private readonly webhooks: Model<WebhookDocument>,
   ) {}
 
-  countIn(namespace: Namespace): Promise<number> {
-    return this.webhooks.countDocuments(namespaceFilter(namespace)).exec();
-  }
-
   /** Inserts a webhook under `id` (the id its slot was claimed for). */
   async create(
     namespace: Namespace,

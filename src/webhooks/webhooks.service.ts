@@ -98,7 +98,7 @@ export class WebhooksService {
     if (!(await this.slots.claim(namespace, id, max)))
       throw limitRefusal(
         active,
-        { limit: 'webhooks', max, usage: await this.webhooks.countIn(namespace) },
+        { limit: 'webhooks', max, usage: await this.slots.heldIn(namespace) },
         (members) => new WebhookQuotaExceededError(members),
       );
     try {

@@ -38,7 +38,7 @@ export class IndexQuota {
     if (claim !== 'full') return claim;
     throw limitRefusal(
       active,
-      { limit: 'indexesPerCollection', max, usage: natives.length },
+      { limit: 'indexesPerCollection', max, usage: await this.slots.heldIn(entry.physical) },
       (members) => new IndexQuotaExceededError(members),
     );
   }

@@ -53,6 +53,11 @@ export class IndexSlotRepository implements OnModuleInit {
     return (await claimSlot(this.space(physical, name, max, native, now), max)) ?? 'full';
   }
 
+  /** The slots held in a collection: its indexes, and those being built. */
+  heldIn(physical: string): Promise<number> {
+    return this.slots.countDocuments({ physical }).exec();
+  }
+
   /** Deletes every slot of a dropped collection. */
   async deleteForCollection(physical: string): Promise<void> {
     await this.slots.deleteMany({ physical }).exec();
