@@ -1894,8 +1894,11 @@ export interface components {
       tenants: number;
     };
     CollectionQuotaDto: {
-      /** @example 100 */
-      limit: number;
+      /**
+       * @description The user's limit (its plan's, else MAX_COLLECTIONS); null: none.
+       * @example 100
+       */
+      limit: number | null;
       /** @example 3 */
       used: number;
     };
@@ -3965,8 +3968,11 @@ export interface components {
       windowMs: number;
     };
     QuotaUseDto: {
-      /** @example 100 */
-      limit: number;
+      /**
+       * @description The tenant's limit (its plan's, else the deployment's); null: none.
+       * @example 100
+       */
+      limit: number | null;
       /** @example 3 */
       used: number;
     };
@@ -9421,7 +9427,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description DUPLICATE_ITEM (with `existingId` when the caller may read that item) for a taken uniqueField value or _id; COLLECTION_QUOTA_EXCEEDED; IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry after Retry-After for its response */
+      /** @description DUPLICATE_ITEM (with `existingId` when the caller may read that item) for a taken uniqueField value or _id; COLLECTION_QUOTA_EXCEEDED (PLAN_LIMIT_EXCEEDED under a plan; both with members `limit`, `max`, `usage`, `plan`); IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry after Retry-After for its response */
       409: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -10184,7 +10190,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description COLLECTION_QUOTA_EXCEEDED */
+      /** @description COLLECTION_QUOTA_EXCEEDED; PLAN_LIMIT_EXCEEDED under a plan */
       409: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -11359,7 +11365,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description COLLECTION_QUOTA_EXCEEDED */
+      /** @description COLLECTION_QUOTA_EXCEEDED; PLAN_LIMIT_EXCEEDED under a plan */
       409: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -12089,7 +12095,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description INDEX_CONFLICT (same name or fields, another definition), UNIQUE_INDEX_DUPLICATES, INDEX_QUOTA_EXCEEDED, COLLECTION_QUOTA_EXCEEDED; IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry after Retry-After for its response */
+      /** @description INDEX_CONFLICT (same name or fields, another definition), UNIQUE_INDEX_DUPLICATES, INDEX_QUOTA_EXCEEDED, COLLECTION_QUOTA_EXCEEDED; PLAN_LIMIT_EXCEEDED for either under a plan (members `limit`, `max`, `usage`, `plan`); IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry after Retry-After for its response */
       409: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -13394,7 +13400,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description INDEX_QUOTA_EXCEEDED (no index slot free), COLLECTION_QUOTA_EXCEEDED */
+      /** @description INDEX_QUOTA_EXCEEDED (no index slot free), COLLECTION_QUOTA_EXCEEDED; PLAN_LIMIT_EXCEEDED for either under a plan (members `limit`, `max`, `usage`, `plan`) */
       409: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -15965,7 +15971,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FILE_QUOTA_EXCEEDED: FILE_QUOTA_BYTES would be passed; IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry after Retry-After for its response */
+      /** @description FILE_QUOTA_EXCEEDED: the tenant's file bytes would pass FILE_QUOTA_BYTES (no plan); PLAN_LIMIT_EXCEEDED: they would pass its plan's fileBytes. Both with members `limit`, `max`, `usage`, `plan`; IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry after Retry-After for its response */
       409: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -17187,7 +17193,24 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description PAYLOAD_TOO_LARGE: Content-Length over IMPORT_MAX_BYTES */
+      /** @description PLAN_LIMIT_EXCEEDED: Content-Length over the importBytes of the tenant's plan (members `limit`, `max`, `usage`, `plan`); a body that turns out longer stops at a result line with the same problem. Collections, indexes and file bytes an import would add past the tenant's limits fail their lines the same way (COLLECTION_QUOTA_EXCEEDED, INDEX_QUOTA_EXCEEDED, FILE_QUOTA_EXCEEDED without a plan) */
+      409: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description PAYLOAD_TOO_LARGE: Content-Length over IMPORT_MAX_BYTES, the tenant having no plan (members `limit: importBytes`, `max`, `usage`, `plan: null`); a body that turns out longer stops at the result line where reading stopped, with the same problem */
       413: {
         headers: {
           /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
@@ -21762,7 +21785,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description WEBHOOK_QUOTA_EXCEEDED: WEBHOOK_MAX reached; IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry after Retry-After for its response */
+      /** @description WEBHOOK_QUOTA_EXCEEDED: the namespace has WEBHOOK_MAX webhooks (no plan); PLAN_LIMIT_EXCEEDED: as many as its plan's webhooks. Both with members `limit`, `max`, `usage`, `plan`; IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry after Retry-After for its response */
       409: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
