@@ -3574,6 +3574,21 @@ export interface components {
        * @example 665f1c2a9b1e8a0012345678
        */
       itemId?: string;
+      /**
+       * @description A refusal at a limit: which (collections, indexesPerCollection, itemsPerCollection, fileBytes, webhooks, importBytes)
+       * @example collections
+       */
+      limit?: string;
+      /**
+       * @description A refusal at a limit: the limit's value for the tenant
+       * @example 100
+       */
+      max?: number;
+      /**
+       * @description A refusal at a limit: the tenant's active plan (PLAN_LIMIT_EXCEEDED); null: the deployment's setting
+       * @example null
+       */
+      plan?: string | null;
       /** @example 400 */
       status: number;
       /** @example The request is not valid */
@@ -3585,6 +3600,11 @@ export interface components {
       traceId: string;
       /** @example urn:problem:validation-failed */
       type: string;
+      /**
+       * @description A refusal at a limit: what the limit counts, before the write
+       * @example 100
+       */
+      usage?: number;
     };
     ProfileDto: {
       /**
@@ -17213,6 +17233,12 @@ export interface operations {
       /** @description PAYLOAD_TOO_LARGE: Content-Length over IMPORT_MAX_BYTES, the tenant having no plan (members `limit: importBytes`, `max`, `usage`, `plan: null`); a body that turns out longer stops at the result line where reading stopped, with the same problem */
       413: {
         headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
           /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
           'X-Request-Id': string;
           [name: string]: unknown;
