@@ -93,48 +93,6 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
-  '/admin/plans': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** Every plan, by name (the catalogue is small: no pages). */
-    get: operations['listPlans'];
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/admin/plans/{planName}': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** A plan, with its ETag. */
-    get: operations['getPlan'];
-    /**
-     * Creates the plan, or replaces its limits and metadata (the next `version`). Users and teams
-     *     holding it get the new limits on this instance at once, on the others within PLAN_CACHE_MS.
-     */
-    put: operations['putPlan'];
-    post?: never;
-    /**
-     * Deletes the plan, unless a user or a team holds it: has an entry naming it whose `until` has
-     *     not passed (409 PLAN_IN_USE with how many `profiles` and `teams`).
-     */
-    delete: operations['deletePlan'];
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
   '/admin/teams': {
     parameters: {
       query?: never;
@@ -184,27 +142,6 @@ export interface paths {
     post?: never;
     /** Removes a member: its root keys stop acting for the team with the next request. */
     delete: operations['deleteTeamMember'];
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/admin/teams/{id}/plans': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    /**
-     * Replaces the plans the team holds, with the body and rules of PUT
-     *     /admin/users/{subject}/plans (docs/plans.md). The team's key and its members acting for it
-     *     get the active plan's limits: on this instance at once, on the others within PLAN_CACHE_MS.
-     */
-    put: operations['setTeamPlans'];
-    post?: never;
-    delete?: never;
     options?: never;
     head?: never;
     patch?: never;
@@ -1020,11 +957,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /**
-     * Every kind of key may ask; nothing here is secret to the key that asks. `plan` and `limits`
-     *     show the tenant's active plan and every limit with its use (docs/plans.md); `quota` is the
-     *     earlier, partial view, kept for the clients that read it.
-     */
+    /** Every kind of key may ask; nothing here is secret to the key that asks. */
     get: operations['getMe'];
     put?: never;
     post?: never;
@@ -1940,27 +1873,6 @@ export interface components {
       /** @description Created, but breaking its collection's schema, whose action is `warn`: where and why. */
       warnings?: components['schemas']['SchemaErrorDto'][];
     };
-    CatalogPlanDto: {
-      /** @description The limits the plan sets; those left out are the deployment's. */
-      limits: components['schemas']['PlanLimitsDto'];
-      /**
-       * @example {
-       *       "displayName": "Pro"
-       *     }
-       */
-      metadata: {
-        [key: string]: unknown;
-      };
-      /** @example pro */
-      name: string;
-      /** Format: date-time */
-      updatedAt: string;
-      /**
-       * @description 1 when created, +1 with every PUT: the ETag is `"plan-<version>"`.
-       * @example 3
-       */
-      version: number;
-    };
     ClusterDto: {
       /**
        * @description Collections registered here.
@@ -1982,8 +1894,11 @@ export interface components {
       tenants: number;
     };
     CollectionQuotaDto: {
-      /** @example 100 */
-      limit: number;
+      /**
+       * @description The user's limit (its plan's, else MAX_COLLECTIONS); null: none.
+       * @example 100
+       */
+      limit: number | null;
       /** @example 3 */
       used: number;
     };
@@ -3172,18 +3087,6 @@ export interface components {
             prefix?: string;
           };
     };
-    LimitUseDto: {
-      /**
-       * @description The limit; null: none.
-       * @example 100
-       */
-      limit: number | null;
-      /**
-       * @description What is used of it; absent where it is not counted here.
-       * @example 3
-       */
-      used?: number;
-    };
     LinkedIdentityDto: {
       /** Format: date-time */
       createdAt: string;
@@ -3324,16 +3227,8 @@ export interface components {
        * @enum {string}
        */
       kind: 'root' | 'sub' | 'team' | 'operator';
-      limits: components['schemas']['MeLimitsDto'];
-      /**
-       * @description The tenant's active plan; null when none applies (the deployment's limits) and for the
-       *     operator. A user's plans are its root profile's: its sub keys show them too; a team's
-       *     members acting for it (X-Team) show the team's.
-       */
-      plan: components['schemas']['MePlanDto'] | null;
       /** @example 665f1c2a9b1e8a0012345679 */
       profileId?: string;
-      /** @description The earlier view of some limits, kept for the clients that read it: `limits` is the full one. */
       quota: components['schemas']['QuotaDto'];
       /**
        * @description Every scope the caller holds, a `…:write` scope's `…:read` included (README "Authentication"):
@@ -3393,31 +3288,6 @@ export interface components {
        * @example null
        */
       scopes: string[] | null;
-    };
-    MeLimitsDto: {
-      collections: components['schemas']['LimitUseDto'];
-      fileBytes: components['schemas']['LimitUseDto'];
-      importBytes: components['schemas']['LimitUseDto'];
-      indexesPerCollection: components['schemas']['LimitUseDto'];
-      itemsPerCollection: components['schemas']['LimitUseDto'];
-      requestsPerWindow: components['schemas']['LimitUseDto'];
-      streamsPerKey: components['schemas']['LimitUseDto'];
-      webhooks: components['schemas']['LimitUseDto'];
-    };
-    MePlanDto: {
-      /** @example pro */
-      name: string;
-      /**
-       * Format: date-time
-       * @example 2026-01-01T00:00:00.000Z
-       */
-      since: string;
-      /**
-       * Format: date-time
-       * @description When the plan ends; null: never.
-       * @example 2027-01-01T00:00:00.000Z
-       */
-      until: string | null;
     };
     MoveDto: {
       /**
@@ -3587,48 +3457,6 @@ export interface components {
        */
       until: string;
     };
-    PlanLimitsDto: {
-      /**
-       * @description Collections per namespace (tenant and branch) [MAX_COLLECTIONS].
-       * @example 20
-       */
-      collections?: number;
-      /**
-       * @description Bytes of the tenant's stored files, over all its branches [FILE_QUOTA_BYTES].
-       * @example 104857600
-       */
-      fileBytes?: number;
-      /**
-       * @description Bytes of one POST /import body [IMPORT_MAX_BYTES].
-       * @example 10485760
-       */
-      importBytes?: number;
-      /**
-       * @description Indexes of one collection besides _id [MAX_INDEXES].
-       * @example 5
-       */
-      indexesPerCollection?: number;
-      /**
-       * @description Items of one collection [none: unlimited]. At least 1.
-       * @example 10000
-       */
-      itemsPerCollection?: number;
-      /**
-       * @description Requests of one key per RATE_LIMIT_WINDOW_MS [RATE_LIMIT_MAX].
-       * @example 300
-       */
-      requestsPerWindow?: number;
-      /**
-       * @description Open event streams of one key [EVENTS_MAX_STREAMS_PER_KEY].
-       * @example 2
-       */
-      streamsPerKey?: number;
-      /**
-       * @description Webhooks per namespace [WEBHOOK_MAX].
-       * @example 2
-       */
-      webhooks?: number;
-    };
     ProblemDto: {
       /**
        * @example VALIDATION_FAILED
@@ -3729,9 +3557,7 @@ export interface components {
         | 'SEARCH_BUILDING'
         | 'SEARCH_FAILED'
         | 'TOO_MANY_WORDS'
-        | 'PLAN_NOT_FOUND'
-        | 'PLAN_LIMIT_EXCEEDED'
-        | 'PLAN_IN_USE';
+        | 'PLAN_LIMIT_EXCEEDED';
       /** @example 1 field is not valid: name */
       detail: string;
       /** @description Every offending field (validation errors) */
@@ -3749,32 +3575,22 @@ export interface components {
        */
       itemId?: string;
       /**
-       * @description PLAN_LIMIT_EXCEEDED and the quota codes: which limit the write would pass (docs/plans.md)
+       * @description A refusal at a limit: which (collections, indexesPerCollection, itemsPerCollection, fileBytes, webhooks, importBytes)
        * @example collections
        */
       limit?: string;
       /**
-       * @description PLAN_LIMIT_EXCEEDED and the quota codes: the value of that limit
-       * @example 20
+       * @description A refusal at a limit: the limit's value for the tenant
+       * @example 100
        */
       max?: number;
       /**
-       * @description PLAN_LIMIT_EXCEEDED: the tenant's active plan; null with the quota codes (the deployment's limits)
-       * @example starter
+       * @description A refusal at a limit: the tenant's active plan (PLAN_LIMIT_EXCEEDED); null: the deployment's setting
+       * @example null
        */
       plan?: string | null;
-      /**
-       * @description PLAN_IN_USE: how many users hold the plan
-       * @example 2
-       */
-      profiles?: number;
       /** @example 400 */
       status: number;
-      /**
-       * @description PLAN_IN_USE: how many teams hold the plan
-       * @example 0
-       */
-      teams?: number;
       /** @example The request is not valid */
       title: string;
       /**
@@ -3785,8 +3601,8 @@ export interface components {
       /** @example urn:problem:validation-failed */
       type: string;
       /**
-       * @description PLAN_LIMIT_EXCEEDED and the quota codes: what was used before the write
-       * @example 20
+       * @description A refusal at a limit: what the limit counts, before the write
+       * @example 100
        */
       usage?: number;
     };
@@ -4130,20 +3946,6 @@ export interface components {
        */
       field: string;
     };
-    PutPlanDto: {
-      /** @description The limits the plan sets; `{}`: the deployment's for all. */
-      limits: components['schemas']['PlanLimitsDto'];
-      /**
-       * @description The operator's own data about the plan (e.g. price, display name): the rules of profile settings.
-       * @example {
-       *       "displayName": "Pro",
-       *       "priceCents": 2900
-       *     }
-       */
-      metadata?: {
-        [key: string]: components['schemas']['ProfileJsonValue'];
-      };
-    };
     PutSearchDto: {
       /**
        * @description Field paths (dotted, distinct, not _id nor a timestamp) whose text is split into words: strings, and strings in arrays and objects under them; at most SEARCH_MAX_FIELDS (default 16). None may be a protected field of the access rules (400 PROTECTED_FIELD).
@@ -4186,8 +3988,11 @@ export interface components {
       windowMs: number;
     };
     QuotaUseDto: {
-      /** @example 100 */
-      limit: number;
+      /**
+       * @description The tenant's limit (its plan's, else the deployment's); null: none.
+       * @example 100
+       */
+      limit: number | null;
       /** @example 3 */
       used: number;
     };
@@ -4291,8 +4096,6 @@ export interface components {
       members: components['schemas']['TeamMemberDto'][];
       /** @example Platform team */
       name: string;
-      /** @description The plans the team holds (PUT /admin/teams/{id}/plans; docs/plans.md). */
-      plans: components['schemas']['PlanDto'][];
     };
     TeamDto: {
       /** Format: date-time */
@@ -5296,699 +5099,6 @@ export interface operations {
       };
     };
   };
-  listPlans: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      200: {
-        headers: {
-          /** @description Next page: `<url>; rel="next"`, present when a further page exists */
-          Link?: string;
-          /** @description Requests allowed per window for this key */
-          'X-RateLimit-Limit': number;
-          /** @description Requests left in the current window */
-          'X-RateLimit-Remaining': number;
-          /** @description Seconds until the window resets */
-          'X-RateLimit-Reset': number;
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['CatalogPlanDto'][];
-        };
-      };
-      /** @description The request is not valid (VALIDATION_FAILED) */
-      400: {
-        headers: {
-          /** @description Requests allowed per window for this key */
-          'X-RateLimit-Limit'?: number;
-          /** @description Requests left in the current window */
-          'X-RateLimit-Remaining'?: number;
-          /** @description Seconds until the window resets */
-          'X-RateLimit-Reset'?: number;
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
-      401: {
-        headers: {
-          /** @description Requests allowed per window for this key */
-          'X-RateLimit-Limit'?: number;
-          /** @description Requests left in the current window */
-          'X-RateLimit-Remaining'?: number;
-          /** @description Seconds until the window resets */
-          'X-RateLimit-Reset'?: number;
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description FORBIDDEN: the key is not one of: operator */
-      403: {
-        headers: {
-          /** @description Requests allowed per window for this key */
-          'X-RateLimit-Limit'?: number;
-          /** @description Requests left in the current window */
-          'X-RateLimit-Remaining'?: number;
-          /** @description Seconds until the window resets */
-          'X-RateLimit-Reset'?: number;
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
-      429: {
-        headers: {
-          /** @description Seconds to wait before retrying */
-          'Retry-After': number;
-          /** @description Requests allowed per window for this key */
-          'X-RateLimit-Limit'?: number;
-          /** @description Requests left in the current window */
-          'X-RateLimit-Remaining'?: number;
-          /** @description Seconds until the window resets */
-          'X-RateLimit-Reset'?: number;
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Internal server error (INTERNAL_ERROR) */
-      500: {
-        headers: {
-          /** @description Requests allowed per window for this key */
-          'X-RateLimit-Limit'?: number;
-          /** @description Requests left in the current window */
-          'X-RateLimit-Remaining'?: number;
-          /** @description Seconds until the window resets */
-          'X-RateLimit-Reset'?: number;
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
-      503: {
-        headers: {
-          /** @description Seconds to wait before retrying */
-          'Retry-After': number;
-          /** @description Requests allowed per window for this key */
-          'X-RateLimit-Limit'?: number;
-          /** @description Requests left in the current window */
-          'X-RateLimit-Remaining'?: number;
-          /** @description Seconds until the window resets */
-          'X-RateLimit-Reset'?: number;
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-    };
-  };
-  getPlan: {
-    parameters: {
-      query?: never;
-      header?: {
-        /**
-         * @description An ETag read earlier (or a list of them, or `*`): when one names the current representation (weak comparison, `W/` ignored) the answer is 304 without a body.
-         * @example "665f1c2a9b1e8a0012345678.3"
-         */
-        'If-None-Match'?: string;
-      };
-      path: {
-        planName: string;
-      };
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      200: {
-        headers: {
-          /** @description The representation's entity tag: a strong tag `"<identity>.<revision>"` that changes with every write and never repeats for another representation */
-          ETag: string;
-          /** @description Requests allowed per window for this key */
-          'X-RateLimit-Limit': number;
-          /** @description Requests left in the current window */
-          'X-RateLimit-Remaining': number;
-          /** @description Seconds until the window resets */
-          'X-RateLimit-Reset': number;
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['CatalogPlanDto'];
-        };
-      };
-      /** @description Not Modified: If-None-Match names the current ETag; no body */
-      304: {
-        headers: {
-          /** @description The representation's entity tag: a strong tag `"<identity>.<revision>"` that changes with every write and never repeats for another representation */
-          ETag: string;
-          /** @description Requests allowed per window for this key */
-          'X-RateLimit-Limit'?: number;
-          /** @description Requests left in the current window */
-          'X-RateLimit-Remaining'?: number;
-          /** @description Seconds until the window resets */
-          'X-RateLimit-Reset'?: number;
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description VALIDATION_FAILED: a plan name is 1-64 of A-Z a-z 0-9 . _ -, starting with a letter or digit */
-      400: {
-        headers: {
-          /** @description Requests allowed per window for this key */
-          'X-RateLimit-Limit'?: number;
-          /** @description Requests left in the current window */
-          'X-RateLimit-Remaining'?: number;
-          /** @description Seconds until the window resets */
-          'X-RateLimit-Reset'?: number;
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
-      401: {
-        headers: {
-          /** @description Requests allowed per window for this key */
-          'X-RateLimit-Limit'?: number;
-          /** @description Requests left in the current window */
-          'X-RateLimit-Remaining'?: number;
-          /** @description Seconds until the window resets */
-          'X-RateLimit-Reset'?: number;
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description FORBIDDEN: the key is not one of: operator */
-      403: {
-        headers: {
-          /** @description Requests allowed per window for this key */
-          'X-RateLimit-Limit'?: number;
-          /** @description Requests left in the current window */
-          'X-RateLimit-Remaining'?: number;
-          /** @description Seconds until the window resets */
-          'X-RateLimit-Reset'?: number;
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description PLAN_NOT_FOUND: no plan of that name */
-      404: {
-        headers: {
-          /** @description Requests allowed per window for this key */
-          'X-RateLimit-Limit'?: number;
-          /** @description Requests left in the current window */
-          'X-RateLimit-Remaining'?: number;
-          /** @description Seconds until the window resets */
-          'X-RateLimit-Reset'?: number;
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
-      429: {
-        headers: {
-          /** @description Seconds to wait before retrying */
-          'Retry-After': number;
-          /** @description Requests allowed per window for this key */
-          'X-RateLimit-Limit'?: number;
-          /** @description Requests left in the current window */
-          'X-RateLimit-Remaining'?: number;
-          /** @description Seconds until the window resets */
-          'X-RateLimit-Reset'?: number;
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Internal server error (INTERNAL_ERROR) */
-      500: {
-        headers: {
-          /** @description Requests allowed per window for this key */
-          'X-RateLimit-Limit'?: number;
-          /** @description Requests left in the current window */
-          'X-RateLimit-Remaining'?: number;
-          /** @description Seconds until the window resets */
-          'X-RateLimit-Reset'?: number;
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
-      503: {
-        headers: {
-          /** @description Seconds to wait before retrying */
-          'Retry-After': number;
-          /** @description Requests allowed per window for this key */
-          'X-RateLimit-Limit'?: number;
-          /** @description Requests left in the current window */
-          'X-RateLimit-Remaining'?: number;
-          /** @description Seconds until the window resets */
-          'X-RateLimit-Reset'?: number;
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-    };
-  };
-  putPlan: {
-    parameters: {
-      query?: never;
-      header?: {
-        /**
-         * @description Write only if the resource is still at this ETag (or one of a list; strong comparison). `*`: only if it exists. Otherwise 412 with the current ETag, and nothing is changed. If-None-Match on a write is a 400.
-         * @example "665f1c2a9b1e8a0012345678.3"
-         */
-        'If-Match'?: string;
-      };
-      path: {
-        planName: string;
-      };
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['PutPlanDto'];
-      };
-    };
-    responses: {
-      200: {
-        headers: {
-          /** @description The representation's entity tag: a strong tag `"<identity>.<revision>"` that changes with every write and never repeats for another representation */
-          ETag: string;
-          /** @description Requests allowed per window for this key */
-          'X-RateLimit-Limit': number;
-          /** @description Requests left in the current window */
-          'X-RateLimit-Remaining': number;
-          /** @description Seconds until the window resets */
-          'X-RateLimit-Reset': number;
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['CatalogPlanDto'];
-        };
-      };
-      /** @description VALIDATION_FAILED: a plan name is 1-64 of A-Z a-z 0-9 . _ -, starting with a letter or digit; VALIDATION_FAILED: a limit unknown, not an integer or out of its bounds; metadata breaking the rules of profile settings */
-      400: {
-        headers: {
-          /** @description Requests allowed per window for this key */
-          'X-RateLimit-Limit'?: number;
-          /** @description Requests left in the current window */
-          'X-RateLimit-Remaining'?: number;
-          /** @description Seconds until the window resets */
-          'X-RateLimit-Reset'?: number;
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
-      401: {
-        headers: {
-          /** @description Requests allowed per window for this key */
-          'X-RateLimit-Limit'?: number;
-          /** @description Requests left in the current window */
-          'X-RateLimit-Remaining'?: number;
-          /** @description Seconds until the window resets */
-          'X-RateLimit-Reset'?: number;
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description FORBIDDEN: the key is not one of: operator */
-      403: {
-        headers: {
-          /** @description Requests allowed per window for this key */
-          'X-RateLimit-Limit'?: number;
-          /** @description Requests left in the current window */
-          'X-RateLimit-Remaining'?: number;
-          /** @description Seconds until the window resets */
-          'X-RateLimit-Reset'?: number;
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The If-Match precondition does not hold (PRECONDITION_FAILED): the resource is at another ETag than If-Match names (the current one is sent in ETag), or it does not exist (no ETag) */
-      412: {
-        headers: {
-          /** @description The representation's entity tag: a strong tag `"<identity>.<revision>"` that changes with every write and never repeats for another representation */
-          ETag?: string;
-          /** @description Requests allowed per window for this key */
-          'X-RateLimit-Limit'?: number;
-          /** @description Requests left in the current window */
-          'X-RateLimit-Remaining'?: number;
-          /** @description Seconds until the window resets */
-          'X-RateLimit-Reset'?: number;
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The request body is too large (PAYLOAD_TOO_LARGE) */
-      413: {
-        headers: {
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The request body is not of the media type the route takes, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
-      415: {
-        headers: {
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
-      429: {
-        headers: {
-          /** @description Seconds to wait before retrying */
-          'Retry-After': number;
-          /** @description Requests allowed per window for this key */
-          'X-RateLimit-Limit'?: number;
-          /** @description Requests left in the current window */
-          'X-RateLimit-Remaining'?: number;
-          /** @description Seconds until the window resets */
-          'X-RateLimit-Reset'?: number;
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Internal server error (INTERNAL_ERROR) */
-      500: {
-        headers: {
-          /** @description Requests allowed per window for this key */
-          'X-RateLimit-Limit'?: number;
-          /** @description Requests left in the current window */
-          'X-RateLimit-Remaining'?: number;
-          /** @description Seconds until the window resets */
-          'X-RateLimit-Reset'?: number;
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
-      503: {
-        headers: {
-          /** @description Seconds to wait before retrying */
-          'Retry-After': number;
-          /** @description Requests allowed per window for this key */
-          'X-RateLimit-Limit'?: number;
-          /** @description Requests left in the current window */
-          'X-RateLimit-Remaining'?: number;
-          /** @description Seconds until the window resets */
-          'X-RateLimit-Reset'?: number;
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-    };
-  };
-  deletePlan: {
-    parameters: {
-      query?: never;
-      header?: {
-        /**
-         * @description Write only if the resource is still at this ETag (or one of a list; strong comparison). `*`: only if it exists. Otherwise 412 with the current ETag, and nothing is changed. If-None-Match on a write is a 400.
-         * @example "665f1c2a9b1e8a0012345678.3"
-         */
-        'If-Match'?: string;
-      };
-      path: {
-        planName: string;
-      };
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description The plan is gone */
-      204: {
-        headers: {
-          /** @description Requests allowed per window for this key */
-          'X-RateLimit-Limit': number;
-          /** @description Requests left in the current window */
-          'X-RateLimit-Remaining': number;
-          /** @description Seconds until the window resets */
-          'X-RateLimit-Reset': number;
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description VALIDATION_FAILED: a plan name is 1-64 of A-Z a-z 0-9 . _ -, starting with a letter or digit */
-      400: {
-        headers: {
-          /** @description Requests allowed per window for this key */
-          'X-RateLimit-Limit'?: number;
-          /** @description Requests left in the current window */
-          'X-RateLimit-Remaining'?: number;
-          /** @description Seconds until the window resets */
-          'X-RateLimit-Reset'?: number;
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
-      401: {
-        headers: {
-          /** @description Requests allowed per window for this key */
-          'X-RateLimit-Limit'?: number;
-          /** @description Requests left in the current window */
-          'X-RateLimit-Remaining'?: number;
-          /** @description Seconds until the window resets */
-          'X-RateLimit-Reset'?: number;
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description FORBIDDEN: the key is not one of: operator */
-      403: {
-        headers: {
-          /** @description Requests allowed per window for this key */
-          'X-RateLimit-Limit'?: number;
-          /** @description Requests left in the current window */
-          'X-RateLimit-Remaining'?: number;
-          /** @description Seconds until the window resets */
-          'X-RateLimit-Reset'?: number;
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description PLAN_NOT_FOUND: no plan of that name */
-      404: {
-        headers: {
-          /** @description Requests allowed per window for this key */
-          'X-RateLimit-Limit'?: number;
-          /** @description Requests left in the current window */
-          'X-RateLimit-Remaining'?: number;
-          /** @description Seconds until the window resets */
-          'X-RateLimit-Reset'?: number;
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description PLAN_IN_USE: users or teams hold the plan (`profiles`, `teams`: how many) */
-      409: {
-        headers: {
-          /** @description Requests allowed per window for this key */
-          'X-RateLimit-Limit'?: number;
-          /** @description Requests left in the current window */
-          'X-RateLimit-Remaining'?: number;
-          /** @description Seconds until the window resets */
-          'X-RateLimit-Reset'?: number;
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The If-Match precondition does not hold (PRECONDITION_FAILED): the resource is at another ETag than If-Match names (the current one is sent in ETag), or it does not exist (no ETag) */
-      412: {
-        headers: {
-          /** @description The representation's entity tag: a strong tag `"<identity>.<revision>"` that changes with every write and never repeats for another representation */
-          ETag?: string;
-          /** @description Requests allowed per window for this key */
-          'X-RateLimit-Limit'?: number;
-          /** @description Requests left in the current window */
-          'X-RateLimit-Remaining'?: number;
-          /** @description Seconds until the window resets */
-          'X-RateLimit-Reset'?: number;
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
-      429: {
-        headers: {
-          /** @description Seconds to wait before retrying */
-          'Retry-After': number;
-          /** @description Requests allowed per window for this key */
-          'X-RateLimit-Limit'?: number;
-          /** @description Requests left in the current window */
-          'X-RateLimit-Remaining'?: number;
-          /** @description Seconds until the window resets */
-          'X-RateLimit-Reset'?: number;
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Internal server error (INTERNAL_ERROR) */
-      500: {
-        headers: {
-          /** @description Requests allowed per window for this key */
-          'X-RateLimit-Limit'?: number;
-          /** @description Requests left in the current window */
-          'X-RateLimit-Remaining'?: number;
-          /** @description Seconds until the window resets */
-          'X-RateLimit-Reset'?: number;
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
-      503: {
-        headers: {
-          /** @description Seconds to wait before retrying */
-          'Retry-After': number;
-          /** @description Requests allowed per window for this key */
-          'X-RateLimit-Limit'?: number;
-          /** @description Requests left in the current window */
-          'X-RateLimit-Remaining'?: number;
-          /** @description Seconds until the window resets */
-          'X-RateLimit-Reset'?: number;
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-    };
-  };
   listTeams: {
     parameters: {
       query?: {
@@ -6913,183 +6023,6 @@ export interface operations {
           'X-RateLimit-Remaining'?: number;
           /** @description Seconds until the window resets */
           'X-RateLimit-Reset'?: number;
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
-      429: {
-        headers: {
-          /** @description Seconds to wait before retrying */
-          'Retry-After': number;
-          /** @description Requests allowed per window for this key */
-          'X-RateLimit-Limit'?: number;
-          /** @description Requests left in the current window */
-          'X-RateLimit-Remaining'?: number;
-          /** @description Seconds until the window resets */
-          'X-RateLimit-Reset'?: number;
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Internal server error (INTERNAL_ERROR) */
-      500: {
-        headers: {
-          /** @description Requests allowed per window for this key */
-          'X-RateLimit-Limit'?: number;
-          /** @description Requests left in the current window */
-          'X-RateLimit-Remaining'?: number;
-          /** @description Seconds until the window resets */
-          'X-RateLimit-Reset'?: number;
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
-      503: {
-        headers: {
-          /** @description Seconds to wait before retrying */
-          'Retry-After': number;
-          /** @description Requests allowed per window for this key */
-          'X-RateLimit-Limit'?: number;
-          /** @description Requests left in the current window */
-          'X-RateLimit-Remaining'?: number;
-          /** @description Seconds until the window resets */
-          'X-RateLimit-Reset'?: number;
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-    };
-  };
-  setTeamPlans: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        id: string;
-      };
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['PlanInputDto'][];
-      };
-    };
-    responses: {
-      200: {
-        headers: {
-          /** @description Requests allowed per window for this key */
-          'X-RateLimit-Limit': number;
-          /** @description Requests left in the current window */
-          'X-RateLimit-Remaining': number;
-          /** @description Seconds until the window resets */
-          'X-RateLimit-Reset': number;
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['TeamDetailDto'];
-        };
-      };
-      400: {
-        headers: {
-          /** @description Requests allowed per window for this key */
-          'X-RateLimit-Limit'?: number;
-          /** @description Requests left in the current window */
-          'X-RateLimit-Remaining'?: number;
-          /** @description Seconds until the window resets */
-          'X-RateLimit-Reset'?: number;
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
-      401: {
-        headers: {
-          /** @description Requests allowed per window for this key */
-          'X-RateLimit-Limit'?: number;
-          /** @description Requests left in the current window */
-          'X-RateLimit-Remaining'?: number;
-          /** @description Seconds until the window resets */
-          'X-RateLimit-Reset'?: number;
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description FORBIDDEN: the key is not one of: operator */
-      403: {
-        headers: {
-          /** @description Requests allowed per window for this key */
-          'X-RateLimit-Limit'?: number;
-          /** @description Requests left in the current window */
-          'X-RateLimit-Remaining'?: number;
-          /** @description Seconds until the window resets */
-          'X-RateLimit-Reset'?: number;
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description TEAM_NOT_FOUND */
-      404: {
-        headers: {
-          /** @description Requests allowed per window for this key */
-          'X-RateLimit-Limit'?: number;
-          /** @description Requests left in the current window */
-          'X-RateLimit-Remaining'?: number;
-          /** @description Seconds until the window resets */
-          'X-RateLimit-Reset'?: number;
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The request body is too large (PAYLOAD_TOO_LARGE) */
-      413: {
-        headers: {
-          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The request body is not of the media type the route takes, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
-      415: {
-        headers: {
           /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
           'X-Request-Id': string;
           [name: string]: unknown;
@@ -10514,7 +9447,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description DUPLICATE_ITEM (with `existingId` when the caller may read that item) for a taken uniqueField value or _id; COLLECTION_QUOTA_EXCEEDED; IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry after Retry-After for its response */
+      /** @description DUPLICATE_ITEM (with `existingId` when the caller may read that item) for a taken uniqueField value or _id; COLLECTION_QUOTA_EXCEEDED (PLAN_LIMIT_EXCEEDED under a plan; both with members `limit`, `max`, `usage`, `plan`); IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry after Retry-After for its response */
       409: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -11277,7 +10210,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description COLLECTION_QUOTA_EXCEEDED */
+      /** @description COLLECTION_QUOTA_EXCEEDED; PLAN_LIMIT_EXCEEDED under a plan */
       409: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -12452,7 +11385,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description COLLECTION_QUOTA_EXCEEDED */
+      /** @description COLLECTION_QUOTA_EXCEEDED; PLAN_LIMIT_EXCEEDED under a plan */
       409: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -13182,7 +12115,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description INDEX_CONFLICT (same name or fields, another definition), UNIQUE_INDEX_DUPLICATES, INDEX_QUOTA_EXCEEDED, COLLECTION_QUOTA_EXCEEDED; IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry after Retry-After for its response */
+      /** @description INDEX_CONFLICT (same name or fields, another definition), UNIQUE_INDEX_DUPLICATES, INDEX_QUOTA_EXCEEDED, COLLECTION_QUOTA_EXCEEDED; PLAN_LIMIT_EXCEEDED for either under a plan (members `limit`, `max`, `usage`, `plan`); IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry after Retry-After for its response */
       409: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -14487,7 +13420,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description INDEX_QUOTA_EXCEEDED (no index slot free), COLLECTION_QUOTA_EXCEEDED */
+      /** @description INDEX_QUOTA_EXCEEDED (no index slot free), COLLECTION_QUOTA_EXCEEDED; PLAN_LIMIT_EXCEEDED for either under a plan (members `limit`, `max`, `usage`, `plan`) */
       409: {
         headers: {
           /** @description Requests allowed per window for this key */
@@ -17058,7 +15991,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description FILE_QUOTA_EXCEEDED: FILE_QUOTA_BYTES would be passed; IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry after Retry-After for its response */
+      /** @description FILE_QUOTA_EXCEEDED: the tenant's file bytes would pass FILE_QUOTA_BYTES (no plan); PLAN_LIMIT_EXCEEDED: they would pass its plan's fileBytes. Both with members `limit`, `max`, `usage`, `plan`; IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry after Retry-After for its response */
       409: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -18280,9 +17213,32 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description PAYLOAD_TOO_LARGE: Content-Length over IMPORT_MAX_BYTES */
+      /** @description PLAN_LIMIT_EXCEEDED: Content-Length over the importBytes of the tenant's plan (members `limit`, `max`, `usage`, `plan`); a body that turns out longer stops at a result line with the same problem. Collections, indexes and file bytes an import would add past the tenant's limits fail their lines the same way (COLLECTION_QUOTA_EXCEEDED, INDEX_QUOTA_EXCEEDED, FILE_QUOTA_EXCEEDED without a plan) */
+      409: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description PAYLOAD_TOO_LARGE: Content-Length over IMPORT_MAX_BYTES, the tenant having no plan (members `limit: importBytes`, `max`, `usage`, `plan: null`); a body that turns out longer stops at the result line where reading stopped, with the same problem */
       413: {
         headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
           /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
           'X-Request-Id': string;
           [name: string]: unknown;
@@ -18406,40 +17362,6 @@ export interface operations {
            *         ]
            *       },
            *       "kind": "sub",
-           *       "limits": {
-           *         "collections": {
-           *           "limit": 100,
-           *           "used": 3
-           *         },
-           *         "fileBytes": {
-           *           "limit": 1073741824,
-           *           "used": 52428800
-           *         },
-           *         "importBytes": {
-           *           "limit": 1073741824
-           *         },
-           *         "indexesPerCollection": {
-           *           "limit": 20
-           *         },
-           *         "itemsPerCollection": {
-           *           "limit": 100000
-           *         },
-           *         "requestsPerWindow": {
-           *           "limit": 1000
-           *         },
-           *         "streamsPerKey": {
-           *           "limit": 10
-           *         },
-           *         "webhooks": {
-           *           "limit": 20,
-           *           "used": 1
-           *         }
-           *       },
-           *       "plan": {
-           *         "name": "pro",
-           *         "since": "2026-01-01T00:00:00.000Z",
-           *         "until": "2027-01-01T00:00:00.000Z"
-           *       },
            *       "profileId": "665f1c2a9b1e8a0012345679",
            *       "quota": {
            *         "collections": {
@@ -22889,7 +21811,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description WEBHOOK_QUOTA_EXCEEDED: WEBHOOK_MAX reached; IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry after Retry-After for its response */
+      /** @description WEBHOOK_QUOTA_EXCEEDED: the namespace has WEBHOOK_MAX webhooks (no plan); PLAN_LIMIT_EXCEEDED: as many as its plan's webhooks. Both with members `limit`, `max`, `usage`, `plan`; IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry after Retry-After for its response */
       409: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */

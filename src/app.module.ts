@@ -6,6 +6,7 @@ import { ApiKeyGuard } from './auth/api-key.guard';
 import { AuthModule } from './auth/auth.module';
 import { isPublishableRequest, rateLimitTrackerOf } from './auth/rate-limit-tracker';
 import { KeyThrottlerGuard, RateLimitModule } from './rate-limit';
+import { TenantRequestAllowance } from './tenant-request-allowance';
 import { ProblemFilter } from './common/errors';
 import { boundedDriverOptions } from './common/mongo/bounded-driver-options';
 import { BackgroundTasksModule } from './common/scheduling/background-tasks';
@@ -60,6 +61,7 @@ export class AppModule {
         RateLimitModule.forRoot({
           trackerOf: rateLimitTrackerOf,
           isPublishable: isPublishableRequest,
+          allowance: TenantRequestAllowance,
         }),
         PlacementModule.forRoot((client) => metrics?.database.watch(client)),
         BackgroundTasksModule,

@@ -18,7 +18,7 @@ import { concretePathMethods } from './common/http/concrete-path-methods';
 import { RouteMethods } from './common/http/route-methods';
 import { createValidationPipe, DEFAULT_RAW_JSON_BUDGET } from './common/http/validation';
 import type { AppConfig } from './config';
-import { importBody } from './data/transfer/transfer.controller';
+import { IMPORT_BODY } from './data/transfer/transfer.controller';
 import { filesBody } from './files/files.controller';
 import { ServiceMetrics } from './metrics';
 
@@ -69,9 +69,7 @@ export function configureApp(
   const renderer = new ProblemRenderer(config.database.retryAfterSeconds, routes);
   // Prototype-named query keys are refused on every route before any handler copies them.
   http.use(queryKeyGuard(renderer));
-  http.use(
-    ...bodyMiddleware(config.limits.bodyBytes, renderer, [importBody(config), filesBody(config)]),
-  );
+  http.use(...bodyMiddleware(config.limits.bodyBytes, renderer, [IMPORT_BODY, filesBody(config)]));
   // GET /profile/groups is a 405, not GET /profile/{accountId}: concrete paths come first.
   http.use(concretePathMethods(routes, renderer));
   // Bodies of every DTO route: prototype keys refused, nesting within DATA_MAX_DEPTH; free-form

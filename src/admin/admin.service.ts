@@ -15,7 +15,7 @@ export interface UserDetail {
   keys: ApiKeyRecord[];
   teams: MyTeam[];
   /** Collections used and allowed in the standard branch. */
-  collections: { used: number; limit: number };
+  collections: { used: number; limit: number | null };
   identities: LinkedIdentity[];
 }
 

@@ -1,5 +1,6 @@
 import { HttpStatus } from '@nestjs/common';
-import { defineErrors, DomainError } from '../common/errors';
+import { COMMON_ERRORS, defineErrors, DomainError } from '../common/errors';
+import type { LimitMembers } from '../plans';
 import { COLLECTION_NAME_RULE } from './query/data.constants';
 
 /**
@@ -124,11 +125,26 @@ export class InvalidCollectionNameError extends DomainError {
   }
 }
 
+/** The deployment's collection limit (MAX_COLLECTIONS), reached without a plan. */
 export class CollectionQuotaExceededError extends DomainError {
-  constructor(max: number) {
+  constructor(members: LimitMembers) {
     super(
       DATA_ERRORS.COLLECTION_QUOTA_EXCEEDED,
-      `This namespace has ${max} collections already, the most allowed.`,
+      `This namespace has ${members.usage} collections; at most ${members.max} are allowed (MAX_COLLECTIONS). Drop some to create others.`,
+      undefined,
+      { ...members },
+    );
+  }
+}
+
+/** An import body over the deployment's IMPORT_MAX_BYTES, without a plan. */
+export class ImportTooLargeError extends DomainError {
+  constructor(members: LimitMembers) {
+    super(
+      COMMON_ERRORS.PAYLOAD_TOO_LARGE,
+      `The import body has ${members.usage} bytes or more; at most ${members.max} are read (IMPORT_MAX_BYTES). Split it into several imports.`,
+      undefined,
+      { ...members },
     );
   }
 }
@@ -200,11 +216,14 @@ export class DuplicateItemError extends DomainError {
   }
 }
 
+/** The deployment's index limit per collection (MAX_INDEXES), reached without a plan. */
 export class IndexQuotaExceededError extends DomainError {
-  constructor(max: number) {
+  constructor(members: LimitMembers) {
     super(
       DATA_ERRORS.INDEX_QUOTA_EXCEEDED,
-      `The collection has ${max} indexes besides _id, the most allowed.`,
+      `The collection has ${members.usage} indexes besides _id; at most ${members.max} are allowed (MAX_INDEXES).`,
+      undefined,
+      { ...members },
     );
   }
 }

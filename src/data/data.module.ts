@@ -25,6 +25,7 @@ import { ItemsService } from './items/items.service';
 import { ItemExpansions } from './expand/item-expansions.service';
 import { IndexSlotDocument, IndexSlotSchema } from './indexes/index-slot.schema';
 import { IndexSlotRepository } from './indexes/index-slot.repository';
+import { IndexQuota } from './indexes/index-quota';
 import { UniqueClaimDocument, UniqueClaimSchema } from './items/unique/unique-claim.schema';
 import { UniqueClaimRepository } from './items/unique/unique-claim.repository';
 import { TenantStorage } from './storage/tenant-storage';
@@ -81,6 +82,7 @@ import { SearchService } from './search/search.service';
     ItemsRepository,
     AnalysisRepository,
     IndexSlotRepository,
+    IndexQuota,
     UniqueClaimRepository,
     CollectionsService,
     CollectionDropsService,

@@ -20,7 +20,6 @@ import type { Request, Response } from 'express';
 import {
   Auth,
   checkCollectionAccess,
-  credentialIdOf,
   CurrentPrincipal,
   grantOf,
   PrincipalRights,
@@ -130,10 +129,7 @@ export class EventsController {
         view,
       );
     // Decided before any database work: a refused long poll costs nothing.
-    const release = this.events.slots.take(
-      credentialIdOf(principal),
-      principal.kind === 'publishable',
-    );
+    const release = await this.events.takeStreamSlot(principal);
     // Its rights are followed while it waits: a loss ends the wait with 401/403.
     let onLost = (): void => undefined;
     const rights = this.rights.watch(principal, () => onLost());
@@ -208,10 +204,7 @@ export class EventsController {
       ]);
     const from = lastEventId ?? dto.after;
     // Decided before any database work: a refused stream costs nothing.
-    const release = this.events.slots.take(
-      credentialIdOf(principal),
-      principal.kind === 'publishable',
-    );
+    const release = await this.events.takeStreamSlot(principal);
     let after: number;
     try {
       // Checked before the stream opens: an expired cursor is still a 410.

@@ -42,12 +42,7 @@ import { StreamSlots } from './stream-slots';
     EventSweep,
     {
       provide: StreamSlots,
-      useFactory: (config: AppConfig) =>
-        new StreamSlots({
-          perKey: config.events.maxStreamsPerKey,
-          perPublishableKey: config.events.maxStreamsPerPublishableKey,
-          total: config.events.maxStreams,
-        }),
+      useFactory: (config: AppConfig) => new StreamSlots({ total: config.events.maxStreams }),
       inject: [APP_CONFIG],
     },
     EventsService,

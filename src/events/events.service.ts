@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import type { QueryFilter } from 'mongoose';
-import type { CustomerPrincipal, Tenant } from '../auth';
+import { credentialIdOf, tenantOf, type CustomerPrincipal, type Tenant } from '../auth';
 import type { Namespace } from '../common/tenancy/namespace';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { EventAppender } from './event-appender';
@@ -21,6 +21,7 @@ import {
   type ResourceLookup,
 } from './event-scope';
 import { TenantContentGate } from '../placement';
+import { TenantLimits } from '../plans';
 import { EventSweep } from './event-sweep';
 import { FeedCollections } from './feed-collections';
 import type { TailReader } from './namespace-tail';
@@ -48,6 +49,7 @@ export class EventsService implements OnModuleDestroy {
   private readonly open = new Set<() => void>();
   readonly enabled: boolean;
   readonly heartbeatMs: number;
+  private readonly perPublishableKey: number;
   readonly streamBufferBytes: number;
   private liveFilters: LiveFilterCompiler | null = null;
   private itemAccess: ItemAccessSource | null = null;
@@ -64,11 +66,26 @@ export class EventsService implements OnModuleDestroy {
     private readonly feeds: FeedCollections,
     /** Streams and waiting long polls held open, per key and in all (EVENTS_MAX_STREAMS*). */
     readonly slots: StreamSlots,
+    private readonly limits: TenantLimits,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
+    this.perPublishableKey = config.events.maxStreamsPerPublishableKey;
     this.enabled = config.events.enabled;
     this.heartbeatMs = config.events.heartbeatMs;
     this.streamBufferBytes = config.events.streamBufferBytes;
+  }
+
+  /**
+   * Takes one of the principal's stream slots on this instance, before any database work: a key
+   * holds at most its tenant's `streamsPerKey` (TenantLimits answers from memory), a publishable
+   * key EVENTS_MAX_STREAMS_PER_PUBLISHABLE_KEY. TOO_MANY_STREAMS beyond; returns the release.
+   */
+  async takeStreamSlot(principal: CustomerPrincipal): Promise<() => void> {
+    const keyId = credentialIdOf(principal);
+    if (principal.kind === 'publishable')
+      return this.slots.take(keyId, { max: this.perPublishableKey, holder: 'publishable key' });
+    const { limits } = await this.limits.of(tenantOf(principal));
+    return this.slots.take(keyId, { max: limits.streamsPerKey, holder: 'key' });
   }
 
   onModuleDestroy(): void {

@@ -1,5 +1,12 @@
 import { TooManyStreamsError } from './events.errors';
 
+/** The most streams one key may hold (null: no limit), and what kind of key it is. */
+export interface PerKeyLimit {
+  max: number | null;
+  /** 'key': the tenant's `streamsPerKey`; 'publishable key': EVENTS_MAX_STREAMS_PER_PUBLISHABLE_KEY. */
+  holder: 'key' | 'publishable key';
+}
+
 /**
  * The streams and waiting long polls an instance holds, per API key and in all. Counted in this
  * process's memory, not the database: what they cost (a socket, buffers, polls) is this
@@ -9,14 +16,7 @@ export class StreamSlots {
   private total = 0;
   private readonly byKey = new Map<string, number>();
 
-  constructor(
-    private readonly limits: {
-      perKey: number;
-      /** A publishable key's own number (EVENTS_MAX_STREAMS_PER_PUBLISHABLE_KEY); absent: perKey. */
-      perPublishableKey?: number;
-      total: number;
-    },
-  ) {}
+  constructor(private readonly limits: { total: number }) {}
 
   /** Slots taken now, over every key. */
   get open(): number {
@@ -24,17 +24,14 @@ export class StreamSlots {
   }
 
   /**
-   * Takes a slot for the key (`publishable`: a publishable key, held to its own number), or
-   * throws TooManyStreamsError. Returns the release, which gives the slot back once however many
-   * times it is called.
+   * Takes a slot for the key, held to `perKey` as the caller reads it now, or throws
+   * TooManyStreamsError. Returns the release, which gives the slot back once however many times
+   * it is called.
    */
-  take(keyId: string, publishable = false): () => void {
+  take(keyId: string, perKey: PerKeyLimit): () => void {
     const held = this.byKey.get(keyId) ?? 0;
-    const perKey = publishable
-      ? (this.limits.perPublishableKey ?? this.limits.perKey)
-      : this.limits.perKey;
-    if (held >= perKey)
-      throw new TooManyStreamsError(publishable ? 'publishable key' : 'key', perKey);
+    if (perKey.max !== null && held >= perKey.max)
+      throw new TooManyStreamsError(perKey.holder, perKey.max);
     if (this.total >= this.limits.total)
       throw new TooManyStreamsError('instance', this.limits.total);
     this.byKey.set(keyId, held + 1);

@@ -7,6 +7,7 @@ import type { Tenant } from '../common/tenancy/namespace';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { changeScopeOf, EventsService, namespaceOfPrincipal } from '../events';
 import { TenantPlacements } from '../placement';
+import { limitRefusal, TenantLimits } from '../plans';
 import { FileContents } from './file-contents';
 import { fileChange } from './file-events';
 import { FileRecordsRepository, type FileRecord } from './file-records.repository';
@@ -44,7 +45,8 @@ function isReservation(ref: string): boolean {
  *
  * The quota is reserved before the bytes go in: a body with Content-Length reserves that many
  * bytes at once (a multipart body's length is a little more than its file's), so concurrent
- * uploads on any instance never pass FILE_QUOTA_BYTES together; a chunked body reserves 1 MiB
+ * uploads on any instance never pass the tenant's `fileBytes` (its plan's, else
+ * FILE_QUOTA_BYTES; read through TenantLimits as the upload starts) together; a chunked body reserves 1 MiB
  * steps as it arrives. The end records the true size. An upload's end is one ledger step
  * (`<id>:end`) that either the upload (stored) or a sweep (abandoned) records, never both.
  */
@@ -56,6 +58,7 @@ export class FileUploads {
     private readonly records: FileRecordsRepository,
     private readonly contents: FileContents,
     private readonly ledger: FileQuotaLedger,
+    private readonly limits: TenantLimits,
     private readonly placements: TenantPlacements,
     private readonly events: EventsService,
     @Inject(APP_CONFIG) config: AppConfig,
@@ -82,6 +85,8 @@ export class FileUploads {
       location: await this.placements.locate(tenant),
       createdAt: kept?.createdAt ?? new Date(),
     };
+    const active = await this.limits.of(tenant);
+    const max = active.limits.fileBytes;
     await this.records.begin(file);
     const heartbeat = this.heartbeat(id);
     let reserved = 0;
@@ -90,11 +95,15 @@ export class FileUploads {
       const entry = await this.ledger.record(
         tenant,
         { file: id, ref, delta: bytes },
-        this.config.quotaBytes,
+        max ?? undefined,
       );
       if (entry === 'over') {
-        const used = await this.ledger.used(tenant);
-        throw new FileQuotaExceededError(this.config.quotaBytes, used, bytes);
+        const usage = await this.ledger.used(tenant);
+        throw limitRefusal(
+          active,
+          { limit: 'fileBytes', max: max ?? Infinity, usage },
+          (members) => new FileQuotaExceededError(members, bytes),
+        );
       }
       settles.push(ref);
       reserved += bytes;

@@ -157,7 +157,8 @@ export class FilesController {
   })
   @ApiConflictResponse({
     type: ProblemDto,
-    description: 'FILE_QUOTA_EXCEEDED: FILE_QUOTA_BYTES would be passed',
+    description:
+      "FILE_QUOTA_EXCEEDED: the tenant's file bytes would pass FILE_QUOTA_BYTES (no plan); PLAN_LIMIT_EXCEEDED: they would pass its plan's fileBytes. Both with members `limit`, `max`, `usage`, `plan`",
   })
   @ApiPayloadTooLargeResponse({
     type: ProblemDto,

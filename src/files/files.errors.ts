@@ -1,5 +1,6 @@
 import { HttpStatus } from '@nestjs/common';
 import { defineErrors, DomainError } from '../common/errors';
+import type { LimitMembers } from '../plans';
 
 /** The codes files owns: stored files, their quota and ranges, signed links (file-links.ts). */
 export const FILES_ERRORS = defineErrors({
@@ -50,11 +51,14 @@ export class FileIdTakenError extends DomainError {
   }
 }
 
+/** The deployment's file byte limit (FILE_QUOTA_BYTES), reached without a plan. */
 export class FileQuotaExceededError extends DomainError {
-  constructor(limitBytes: number, usedBytes: number, neededBytes: number) {
+  constructor(members: LimitMembers, neededBytes: number) {
     super(
       FILES_ERRORS.FILE_QUOTA_EXCEEDED,
-      `The upload needs ${neededBytes} bytes; the tenant's files use ${usedBytes} of ${limitBytes} (FILE_QUOTA_BYTES). Delete files or ask for a larger quota.`,
+      `The upload needs ${neededBytes} bytes; the tenant's files use ${members.usage} of ${members.max} (FILE_QUOTA_BYTES). Delete files or ask for a larger quota.`,
+      undefined,
+      { ...members },
     );
   }
 }

@@ -1,8 +1,9 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { ownerValueOf, tenantOf, type CustomerPrincipal } from '../auth';
-import { ValidationFailedError } from '../common/errors';
+import { ValidationFailedError, type DomainError } from '../common/errors';
 import type { Tenant } from '../common/tenancy/namespace';
 import { APP_CONFIG, type AppConfig } from '../config';
+import { limitRefusal, TenantLimits } from '../plans';
 import { changeScopeOf, EventsService, namespaceOfPrincipal } from '../events';
 import { FileDto } from './dto/file.dto';
 import { FileContents } from './file-contents';
@@ -13,7 +14,7 @@ import {
   type FileListQuery,
   type FileRecord,
 } from './file-records.repository';
-import { FileNotFoundError } from './files.errors';
+import { FileNotFoundError, FileQuotaExceededError } from './files.errors';
 import { FileQuotaLedger } from './quota/file-quota.ledger';
 
 /** Files a batch of an erasure or a move handles at a time. */
@@ -39,6 +40,7 @@ export class FilesService implements OnModuleInit {
     private readonly ledger: FileQuotaLedger,
     private readonly links: FileLinks,
     private readonly events: EventsService,
+    private readonly limits: TenantLimits,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.config = config.files;
@@ -141,9 +143,23 @@ export class FilesService implements OnModuleInit {
     return file;
   }
 
-  /** The tenant's file bytes (stored and being uploaded) and FILE_QUOTA_BYTES. */
-  async usage(tenant: Tenant): Promise<{ used: number; limit: number }> {
-    return { used: await this.ledger.used(tenant), limit: this.config.quotaBytes };
+  /** The tenant's file bytes (stored and being uploaded) and its `fileBytes` limit (null: none). */
+  async usage(tenant: Tenant): Promise<{ used: number; limit: number | null }> {
+    const [used, active] = await Promise.all([this.ledger.used(tenant), this.limits.of(tenant)]);
+    return { used, limit: active.limits.fileBytes };
+  }
+
+  /**
+   * The refusal of `needed` bytes more when `usage` are counted: PLAN_LIMIT_EXCEEDED under a
+   * plan, FILE_QUOTA_EXCEEDED without one (an import's dry run).
+   */
+  async quotaExceeded(tenant: Tenant, usage: number, needed: number): Promise<DomainError> {
+    const active = await this.limits.of(tenant);
+    return limitRefusal(
+      active,
+      { limit: 'fileBytes', max: active.limits.fileBytes ?? Infinity, usage },
+      (members) => new FileQuotaExceededError(members, needed),
+    );
   }
 
   /** Every stored file of a tenant in every branch, in upload order (the account export). */

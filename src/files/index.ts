@@ -6,5 +6,5 @@ export { FileContents } from './file-contents';
 export { FileRecordsRepository, type FileRecord } from './file-records.repository';
 export { FileDto } from './dto/file.dto';
 export { checkName, checkType } from './upload-body';
-export { FileExistsError, FileIdTakenError, FileQuotaExceededError } from './files.errors';
+export { FileExistsError, FileIdTakenError } from './files.errors';
 export { FileMoves, type FileMoveHooks, type MovedFileSource } from './file-moves';

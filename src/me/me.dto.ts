@@ -58,8 +58,9 @@ export class QuotaUseDto {
   @ApiProperty({ example: 3 })
   used!: number;
 
-  @ApiProperty({ example: 100 })
-  limit!: number;
+  /** The tenant's limit (its plan's, else the deployment's); null: none. */
+  @ApiProperty({ type: Number, nullable: true, example: 100 })
+  limit!: number | null;
 }
 
 /**

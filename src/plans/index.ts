@@ -15,4 +15,11 @@ export type { PlanHolders } from './plan-holders.port';
 export { PlanCatalogue, planTag } from './plan-catalogue.service';
 export { PlanLimitsCache } from './plan-limits-cache';
 export type { Plan, PlanContent } from './plan.repository';
-export { PLANS_ERRORS, PlanLimitExceededError } from './plans.errors';
+export {
+  PLANS_ERRORS,
+  PlanInUseError,
+  PlanLimitExceededError,
+  PlanNotFoundError,
+  type LimitMembers,
+} from './plans.errors';
+export { limitRefusal } from './limit-refusal';

@@ -53,3 +53,15 @@ export class PlanInUseError extends DomainError {
     );
   }
 }
+
+/**
+ * What every refusal at a limit says besides its code: which limit, its value, the usage before
+ * the write and the plan it comes from (null: the deployment's setting). The deployment's own
+ * codes (COLLECTION_QUOTA_EXCEEDED, …) carry the same members as PLAN_LIMIT_EXCEEDED.
+ */
+export interface LimitMembers {
+  limit: PlanLimitName;
+  max: number;
+  usage: number;
+  plan: string | null;
+}

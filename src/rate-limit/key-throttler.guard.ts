@@ -1,5 +1,9 @@
 import { Injectable, type ExecutionContext } from '@nestjs/common';
-import { ThrottlerGuard, type ThrottlerLimitDetail } from '@nestjs/throttler';
+import {
+  ThrottlerGuard,
+  type ThrottlerLimitDetail,
+  type ThrottlerRequest,
+} from '@nestjs/throttler';
 import type { Response } from 'express';
 import { markRateLimited } from './rate-limited';
 
@@ -10,6 +14,12 @@ import { markRateLimited } from './rate-limited';
  */
 @Injectable()
 export class KeyThrottlerGuard extends ThrottlerGuard {
+  /** A budget without a limit (RequestAllowance answered null) is not counted at all. */
+  protected override handleRequest(request: ThrottlerRequest): Promise<boolean> {
+    if (request.limit === Infinity) return Promise.resolve(true);
+    return super.handleRequest(request);
+  }
+
   protected override throwThrottlingException(
     context: ExecutionContext,
     detail: ThrottlerLimitDetail,

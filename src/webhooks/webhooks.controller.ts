@@ -39,7 +39,8 @@ export class WebhooksController {
   })
   @ApiConflictResponse({
     type: ProblemDto,
-    description: 'WEBHOOK_QUOTA_EXCEEDED: WEBHOOK_MAX reached',
+    description:
+      "WEBHOOK_QUOTA_EXCEEDED: the namespace has WEBHOOK_MAX webhooks (no plan); PLAN_LIMIT_EXCEEDED: as many as its plan's webhooks. Both with members `limit`, `max`, `usage`, `plan`",
   })
   async createWebhook(
     @CurrentPrincipal() principal: CustomerPrincipal,

@@ -1,5 +1,6 @@
 import { HttpStatus } from '@nestjs/common';
 import { defineErrors, DomainError } from '../common/errors';
+import type { LimitMembers } from '../plans';
 
 /** The codes webhooks owns. */
 export const WEBHOOKS_ERRORS = defineErrors({
@@ -16,11 +17,14 @@ export class WebhookNotFoundError extends DomainError {
   }
 }
 
+/** The deployment's webhook limit per namespace (WEBHOOK_MAX), reached without a plan. */
 export class WebhookQuotaExceededError extends DomainError {
-  constructor(max: number) {
+  constructor(members: LimitMembers) {
     super(
       WEBHOOKS_ERRORS.WEBHOOK_QUOTA_EXCEEDED,
-      `This namespace has ${max} webhooks already, the most allowed.`,
+      `This namespace has ${members.usage} webhooks; at most ${members.max} are allowed (WEBHOOK_MAX). Delete one to add another.`,
+      undefined,
+      { ...members },
     );
   }
 }

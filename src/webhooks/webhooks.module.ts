@@ -14,6 +14,8 @@ import { DeliveriesRepository } from './deliveries.repository';
 import { WebhookDeliveries } from './webhook-deliveries';
 import { WebhooksController } from './webhooks.controller';
 import { WebhooksRepository } from './webhooks.repository';
+import { WebhookSlotDocument, WebhookSlotSchema } from './webhook-slot.schema';
+import { WebhookSlotsRepository } from './webhook-slots.repository';
 import { WebhooksService } from './webhooks.service';
 
 /** Webhook endpoints and their deliveries, fed by the change feed. */
@@ -23,6 +25,7 @@ import { WebhooksService } from './webhooks.service';
       { name: WebhookDocument.name, schema: WebhookSchema },
       { name: DeliveryDocument.name, schema: DeliverySchema },
       { name: AttemptClaimDocument.name, schema: AttemptClaimSchema },
+      { name: WebhookSlotDocument.name, schema: WebhookSlotSchema },
     ]),
     EventsModule,
   ],
@@ -31,6 +34,7 @@ import { WebhooksService } from './webhooks.service';
     WebhooksRepository,
     DeliveriesRepository,
     AttemptClaimsRepository,
+    WebhookSlotsRepository,
     WebhookDeliveries,
     WebhooksService,
   ],

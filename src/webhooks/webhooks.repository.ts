@@ -37,12 +37,14 @@ export class WebhooksRepository {
     @InjectModel(WebhookDocument.name) private readonly webhooks: Model<WebhookDocument>,
   ) {}
 
-  countIn(namespace: Namespace): Promise<number> {
-    return this.webhooks.countDocuments(namespaceFilter(namespace)).exec();
-  }
-
-  async create(namespace: Namespace, webhook: WebhookRegistration): Promise<Webhook> {
+  /** Inserts a webhook under `id` (the id its slot was claimed for). */
+  async create(
+    namespace: Namespace,
+    id: Types.ObjectId,
+    webhook: WebhookRegistration,
+  ): Promise<Webhook> {
     const created = await this.webhooks.create({
+      _id: id,
       ...namespaceFilter(namespace),
       url: webhook.url,
       events: webhook.events,

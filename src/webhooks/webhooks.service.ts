@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { Types } from 'mongoose';
 import {
   checkCollectionAccess,
   grantOf,
@@ -14,6 +15,7 @@ import { APP_CONFIG, type AppConfig } from '../config';
 import { EVENT_RESOURCES, type EventResource, type EventType } from '../events/event.schema';
 import { DATA_SCOPE_OF_EVENT, EventsService, namespaceOfPrincipal } from '../events';
 import type { SyncResult } from '../common/mongo/document-sync';
+import { limitRefusal, TenantLimits } from '../plans';
 import { DeliveriesRepository } from './deliveries.repository';
 import { WebhookDeliveries, type OwnersLost } from './webhook-deliveries';
 import { resolveProblem, urlProblem } from './webhook-url';
@@ -21,6 +23,7 @@ import { isWebhookSecret, newWebhookSecret } from './webhook-signature';
 import type { Delivery, Webhook } from './webhook.schema';
 import { WebhookNotFoundError, WebhookQuotaExceededError } from './webhooks.errors';
 import { WebhooksRepository } from './webhooks.repository';
+import { WebhookSlotsRepository } from './webhook-slots.repository';
 
 export interface NewWebhook {
   url: string;
@@ -42,12 +45,19 @@ export class WebhooksService {
     private readonly deliveries: DeliveriesRepository,
     private readonly sender: WebhookDeliveries,
     private readonly events: EventsService,
+    private readonly slots: WebhookSlotsRepository,
+    private readonly limits: TenantLimits,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.settings = config.webhooks;
   }
 
-  /** Registers an endpoint for the caller's namespace; it receives the events from now on. */
+  /**
+   * Registers an endpoint for the caller's namespace; it receives the events from now on. Within
+   * the tenant's `webhooks` limit per namespace exactly, under any concurrency: the webhook is
+   * inserted only after it holds a slot below the limit (WebhookSlotsRepository); a refusal
+   * inserts nothing.
+   */
   async create(
     principal: CustomerPrincipal,
     input: NewWebhook,
@@ -74,25 +84,38 @@ export class WebhooksService {
         { field: 'secret', message: 'must be whsec_ followed by base64 of 24 to 64 bytes' },
       ]);
     const namespace = namespaceOfPrincipal(principal);
-    if ((await this.webhooks.countIn(namespace)) >= this.settings.max)
-      throw new WebhookQuotaExceededError(this.settings.max);
+    const active = await this.limits.of(tenantOf(principal));
+    const max = active.limits.webhooks ?? Infinity;
     const secret = input.secret ?? newWebhookSecret();
-    const webhook = await this.webhooks.create(namespace, {
+    const registration = {
       url: input.url,
       events: [...new Set(input.events)],
       ...(input.collection !== undefined ? { collection: input.collection } : {}),
       secret,
       cursor: await this.events.latest(tenantOf(principal), principal.branch),
-    });
-    return { webhook, secret };
+    };
+    const id = new Types.ObjectId();
+    if (!(await this.slots.claim(namespace, id, max)))
+      throw limitRefusal(
+        active,
+        { limit: 'webhooks', max, usage: await this.slots.heldIn(namespace) },
+        (members) => new WebhookQuotaExceededError(members),
+      );
+    try {
+      return { webhook: await this.webhooks.create(namespace, id, registration), secret };
+    } catch (error) {
+      await this.slots.release(namespace, id);
+      throw error;
+    }
   }
 
   /**
-   * How many webhooks the caller's namespace has (GET /me's usage); a key limited to collections
-   * counts those of its collections only, as it lists them.
+   * How many webhooks the caller's namespace has (GET /me's usage): the slots held, what the
+   * limit counts; a key limited to collections counts those of its collections only, as it lists
+   * them.
    */
   async countVisible(principal: CustomerPrincipal): Promise<number> {
-    if (!readableBy(principal)) return this.webhooks.countIn(namespaceOfPrincipal(principal));
+    if (!readableBy(principal)) return this.slots.heldIn(namespaceOfPrincipal(principal));
     return (await this.list(principal)).length;
   }
 
@@ -120,8 +143,9 @@ export class WebhooksService {
   async remove(principal: CustomerPrincipal, id: string): Promise<void> {
     if (readableBy(principal) && !(await this.reachable(principal, id)))
       throw new WebhookNotFoundError(id);
-    if (!(await this.webhooks.deleteIn(namespaceOfPrincipal(principal), id)))
-      throw new WebhookNotFoundError(id);
+    const namespace = namespaceOfPrincipal(principal);
+    if (!(await this.webhooks.deleteIn(namespace, id))) throw new WebhookNotFoundError(id);
+    await this.slots.release(namespace, new Types.ObjectId(id));
     await this.deliveries.deleteForWebhook(tenantOf(principal), id);
   }
 
@@ -135,6 +159,7 @@ export class WebhooksService {
   async eraseTenant(tenant: Tenant): Promise<void> {
     await this.deliveries.deleteTenant(tenant);
     await this.webhooks.deleteTenant(tenant);
+    await this.slots.deleteTenant(tenant);
   }
 
   /** Copies the tenant's deliveries to another cluster database (a move, see TenantFeedMove). */

@@ -164,8 +164,9 @@ export class CollectionQuotaDto {
   @ApiProperty({ minimum: 0, example: 3 })
   used!: number;
 
-  @ApiProperty({ minimum: 1, example: 100 })
-  limit!: number;
+  /** The user's limit (its plan's, else MAX_COLLECTIONS); null: none. */
+  @ApiProperty({ type: Number, minimum: 0, nullable: true, example: 100 })
+  limit!: number | null;
 }
 
 export class UserQuotaDto {

@@ -37,7 +37,8 @@ export interface StreamedBody {
   path: string;
   /** The media type it takes; null: any (a file upload, whose type is the file's). */
   type: string | null;
-  maxBytes: number;
+  /** Null: the handler checks the size itself, after authentication (a limit per tenant). */
+  maxBytes: number | null;
   /** Only the identity Content-Encoding (bytes stored as they come). */
   identityOnly?: boolean;
 }
@@ -61,7 +62,8 @@ function checkStreamed(req: Request, route: StreamedBody): Error | null {
       `Content-Encoding ${JSON.stringify(encoding.slice(0, 64))} is not supported; send gzip, deflate, br or no Content-Encoding.`,
     );
   const length = Number(req.headers['content-length'] ?? 0);
-  if (length > route.maxBytes) return new PayloadTooLargeError(route.maxBytes);
+  if (route.maxBytes !== null && length > route.maxBytes)
+    return new PayloadTooLargeError(route.maxBytes);
   return null;
 }
 

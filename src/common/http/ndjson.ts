@@ -106,6 +106,8 @@ export class BodyStreamError extends Error {
   constructor(
     readonly reason: 'too-large' | 'bad-encoding',
     message: string,
+    /** The decoded bytes read when the body went past its bound ('too-large'). */
+    readonly bytes = 0,
   ) {
     super(message);
     this.name = 'BodyStreamError';
@@ -150,7 +152,11 @@ export async function* readBodyLines(
     for await (const chunk of source) {
       total += chunk.length;
       if (total > maxBytes)
-        throw new BodyStreamError('too-large', `The body decodes to more than ${maxBytes} bytes.`);
+        throw new BodyStreamError(
+          'too-large',
+          `The body decodes to more than ${maxBytes} bytes.`,
+          total,
+        );
       const lines: BodyLine[] = [];
       let start = 0;
       for (;;) {

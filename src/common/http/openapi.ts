@@ -112,8 +112,10 @@ function addResponseHeaders(document: OpenAPIObject): void {
         'X-Request-Id': HEADERS.requestId,
       };
       // Body and query problems are answered before the limiter runs; a 413 of a route that
-      // writes items can also be TOO_MANY_WORDS, answered after it.
-      const beforeLimiter = status === '415' || (status === '413' && !writesItems(path, method));
+      // writes items can also be TOO_MANY_WORDS, answered after it, and an import's body is
+      // sized against its tenant's limit once the key is known.
+      const sizedAfterAuth = writesItems(path, method) || (path === '/import' && method === 'post');
+      const beforeLimiter = status === '415' || (status === '413' && !sizedAfterAuth);
       if (secured && !beforeLimiter) {
         headers['X-RateLimit-Limit'] = HEADERS.limit(success);
         headers['X-RateLimit-Remaining'] = HEADERS.remaining(success);
@@ -182,6 +184,30 @@ function patchSchemas(document: OpenAPIObject, catalog: DocumentedCatalog): void
       description:
         'The existing resource (PROFILE_EXISTS, DUPLICATE_ITEM; MOVE_RUNNING: the move; ERASURE_RUNNING: the erasure)',
       example: '665f1c2a9b1e8a0012345678',
+    };
+    // A refusal at a limit (PLAN_LIMIT_EXCEEDED, and the deployment's quota codes).
+    problem.properties.limit = {
+      type: 'string',
+      description:
+        'A refusal at a limit: which (collections, indexesPerCollection, itemsPerCollection, fileBytes, webhooks, importBytes)',
+      example: 'collections',
+    };
+    problem.properties.max = {
+      type: 'number',
+      description: "A refusal at a limit: the limit's value for the tenant",
+      example: 100,
+    };
+    problem.properties.usage = {
+      type: 'number',
+      description: 'A refusal at a limit: what the limit counts, before the write',
+      example: 100,
+    };
+    problem.properties.plan = {
+      type: 'string',
+      nullable: true,
+      description:
+        "A refusal at a limit: the tenant's active plan (PLAN_LIMIT_EXCEEDED); null: the deployment's setting",
+      example: null,
     };
     problem.properties.itemId = {
       type: 'string',

@@ -1,5 +1,5 @@
 import { DUPLICATE } from './duplicate';
-import { claimSlot, type SlotSpace } from './slots';
+import { claimSlot, firstFreeUnder, lowestFree, type SlotSpace } from './slots';
 
 /** Yields to other pending work, so that concurrent claims interleave like requests do. */
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -90,5 +90,58 @@ describe('claimSlot', () => {
       take: () => Promise.reject(new Error('connection reset')),
     };
     await expect(claimSlot(space, 3)).rejects.toThrow('connection reset');
+  });
+});
+
+describe('firstFreeUnder', () => {
+  it('is the lowest free slot while every taken slot is below max', () => {
+    expect(firstFreeUnder(new Set([0, 1, 3]), 5)).toBe(2);
+    expect(firstFreeUnder(new Set([0, 1, 2, 3, 4]), 5)).toBe(5);
+    expect(firstFreeUnder(new Set(), 0)).toBe(0);
+    expect(firstFreeUnder(new Set([0, 2]), Infinity)).toBe(1);
+  });
+
+  it('fills no freed slot while the taken ones are more than a lowered max', () => {
+    // 10 held, the limit lowered to 5, slot 3 given back: 9 are still over 5.
+    const held = new Set([0, 1, 2, 4, 5, 6, 7, 8, 9]);
+    expect(firstFreeUnder(held, 5)).toBe(5);
+  });
+
+  it('lets the count grow only up to a lowered max, counting the slots above it', () => {
+    // Slots 3 and 4 below max, 7 and 8 above: one more fits (5), and it must go below 1.
+    expect(firstFreeUnder(new Set([3, 4, 7, 8]), 5)).toBe(0);
+    expect(firstFreeUnder(new Set([0, 3, 4, 7, 8]), 5)).toBe(5);
+  });
+
+  it('keeps concurrent claims under a lowered max to max slots in all, whatever they read', async () => {
+    for (let seed = 0; seed < 50; seed += 1) {
+      // Held from a former limit of 12: some of its slots (a pseudo-random choice), then the
+      // limit lowered to 6.
+      const taken = new Set(
+        Array.from({ length: 12 }, (_, i) => i).filter((i) => ((i + 1) * (seed + 7) * 31) % 7 < 3),
+      );
+      const max = 6;
+      const space: SlotSpace<number> = {
+        firstFree: async () => {
+          await tick();
+          return firstFreeUnder(new Set(taken), max);
+        },
+        take: async (slot) => {
+          await tick();
+          if (taken.has(slot)) return DUPLICATE;
+          taken.add(slot);
+          return slot;
+        },
+      };
+      const before = taken.size;
+      const claimed = await Promise.all(Array.from({ length: 8 }, () => claimSlot(space, max)));
+      expect(taken.size).toBe(Math.max(before, max));
+      expect(claimed.filter((slot) => slot !== null)).toHaveLength(Math.max(0, max - before));
+    }
+  });
+
+  it('agrees with lowestFree when nothing is above max', () => {
+    const taken = new Set([0, 1, 2, 5]);
+    expect(firstFreeUnder(taken, 10)).toBe(lowestFree(taken));
   });
 });

@@ -48,3 +48,24 @@ export function lowestFree(taken: ReadonlySet<number>): number {
   while (taken.has(slot)) slot += 1;
   return slot;
 }
+
+/**
+ * Where a claim starts in a space whose slots are given back, under `max` that may be lower than
+ * what is taken (a lowered limit): the lowest free slot below the bound b, the largest for which
+ * b plus the slots taken at or above b is at most `max`; `max` (nothing fits) when there is none.
+ * While every taken slot is below `max`, b is `max` and this is `lowestFree`. Above it, filling a
+ * slot that a delete freed below `max` would let the count grow while it is over the limit; with
+ * b, every claim lands below a bound that counts the slots above it in full, and since no claim
+ * lands at or above the largest bound any claimer read, the slots in use stay at most `max` under
+ * any concurrency (slots above b are only ever given back).
+ */
+export function firstFreeUnder(taken: ReadonlySet<number>, max: number): number {
+  let bound = max;
+  let above = [...taken].filter((slot) => slot >= bound).length;
+  while (bound > 0 && bound + above > max) {
+    bound -= 1;
+    if (taken.has(bound)) above += 1;
+  }
+  const slot = lowestFree(taken);
+  return slot < bound ? slot : max;
+}

@@ -128,7 +128,10 @@ export class AccessRulesController {
     description:
       'VALIDATION_FAILED (each wrong member named: a rule, a filter beyond FILTER_MAX_CONDITIONS or FILTER_MAX_IN_VALUES, an unknown caller constant, a protected field path, more than ACCESS_MAX_PROTECTED_FIELDS), bad collection name',
   })
-  @ApiConflictResponse({ type: ProblemDto, description: 'COLLECTION_QUOTA_EXCEEDED' })
+  @ApiConflictResponse({
+    type: ProblemDto,
+    description: 'COLLECTION_QUOTA_EXCEEDED; PLAN_LIMIT_EXCEEDED under a plan',
+  })
   @CHANGE_ANSWERS
   async putDataAccess(
     @CurrentPrincipal() principal: CustomerPrincipal,

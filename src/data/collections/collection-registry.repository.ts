@@ -4,7 +4,7 @@ import { Types, type Model } from 'mongoose';
 import type { Tenant } from '../../auth';
 import { LookupCache } from '../../common/cache/lookup-cache';
 import { DUPLICATE, orDuplicate } from '../../common/mongo/duplicate';
-import { claimSlot, lowestFree } from '../../common/mongo/slots';
+import { claimSlot, firstFreeUnder } from '../../common/mongo/slots';
 import { namespaceFilter, namespaceKey, tenantFilter } from '../../common/tenancy/namespace';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import type { TenantLocation } from '../../placement';
@@ -261,7 +261,8 @@ export class CollectionRegistryRepository implements OnModuleInit {
    * `max` collections. A unique index on the name makes concurrent first writes of one name agree
    * on one entry; a unique index on the slot makes concurrent creates of different names queue
    * for the remaining places (claimSlot), so the quota is never exceeded. A drop gives its slot
-   * back, so the first free slot is looked up, not counted. A new entry has the default access
+   * back, so the first free slot is looked up, not counted; under a lowered `max` a freed slot is
+   * not filled again while the namespace is over it (firstFreeUnder). A new entry has the default access
    * rules written out (DEFAULT_ACCESS_RULES).
    */
   async register(
@@ -280,7 +281,7 @@ export class CollectionRegistryRepository implements OnModuleInit {
             .select({ slot: 1 })
             .lean<{ slot: number }[]>()
             .exec();
-          return lowestFree(new Set(docs.map((d) => d.slot)));
+          return firstFreeUnder(new Set(docs.map((d) => d.slot)), max);
         },
         take: async (slot) => {
           const _id = new Types.ObjectId();

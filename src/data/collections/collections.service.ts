@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import {
   checkCollectionAccess,
   collectionNameFilter,
@@ -9,10 +9,10 @@ import {
   type Tenant,
   tenantOf,
 } from '../../auth';
-import { ForbiddenError, ValidationFailedError } from '../../common/errors';
+import { ForbiddenError, ValidationFailedError, type DomainError } from '../../common/errors';
 import type { IfMatch } from '../../common/http/etag';
-import { APP_CONFIG, type AppConfig } from '../../config';
 import { TenantPlacements } from '../../placement';
+import { limitRefusal, TenantLimits } from '../../plans';
 import {
   CollectionRegistryRepository,
   type RegisteredCollection,
@@ -28,6 +28,12 @@ import {
   CollectionQuotaExceededError,
   InvalidCollectionNameError,
 } from '../data.errors';
+
+/** Collections counted against the tenant's `collections` limit (null: unlimited). */
+export interface CollectionQuota {
+  used: number;
+  limit: number | null;
+}
 
 export interface CollectionSummary {
   name: string;
@@ -47,7 +53,7 @@ export class CollectionsService {
     private readonly events: ItemEvents,
     private readonly placements: TenantPlacements,
     private readonly gate: CollectionWriteGate,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly limits: TenantLimits,
   ) {}
 
   /** Collection names are checked once, where they enter: CollectionNamePipe on `{collection}`. */
@@ -75,7 +81,7 @@ export class CollectionsService {
   }
 
   /** The collection quota of the caller's namespace in the request branch. */
-  quota(principal: CustomerPrincipal): Promise<{ used: number; limit: number }> {
+  quota(principal: CustomerPrincipal): Promise<CollectionQuota> {
     return this.quotaOf(tenantOf(principal), principal.branch);
   }
 
@@ -83,10 +89,10 @@ export class CollectionsService {
    * The quota as the caller's key may see it: a key limited to collections counts only those
    * (the others' number would tell of collections it does not reach).
    */
-  async visibleQuota(principal: CustomerPrincipal): Promise<{ used: number; limit: number }> {
+  async visibleQuota(principal: CustomerPrincipal): Promise<CollectionQuota> {
     if (!readableBy(principal)) return this.quota(principal);
     const used = readableCollections(principal, await this.registered(principal)).length;
-    return { used, limit: this.config.limits.maxCollections };
+    return { used, limit: await this.limitOf(tenantOf(principal)) };
   }
 
   /**
@@ -108,9 +114,30 @@ export class CollectionsService {
   }
 
   /** The collection quota of a namespace in a branch (operator reads). */
-  async quotaOf(tenant: Tenant, branch: string): Promise<{ used: number; limit: number }> {
-    const used = await this.registry.countFor(tenant, branch);
-    return { used, limit: this.config.limits.maxCollections };
+  async quotaOf(tenant: Tenant, branch: string): Promise<CollectionQuota> {
+    const [used, limit] = await Promise.all([
+      this.registry.countFor(tenant, branch),
+      this.limitOf(tenant),
+    ]);
+    return { used, limit };
+  }
+
+  /**
+   * The refusal of a collection more when `usage` are counted: PLAN_LIMIT_EXCEEDED under a plan,
+   * COLLECTION_QUOTA_EXCEEDED without one (an import's dry run counts those it would make).
+   */
+  async quotaExceeded(principal: CustomerPrincipal, usage: number): Promise<DomainError> {
+    const active = await this.limits.of(tenantOf(principal));
+    const max = active.limits.collections ?? Infinity;
+    return limitRefusal(
+      active,
+      { limit: 'collections', max, usage },
+      (members) => new CollectionQuotaExceededError(members),
+    );
+  }
+
+  private async limitOf(tenant: Tenant): Promise<number | null> {
+    return (await this.limits.of(tenant)).limits.collections;
   }
 
   /**
@@ -156,12 +183,13 @@ export class CollectionsService {
   }
 
   /**
-   * Registers the caller's collection within the quota, with its `created` event; the entry of a
-   * concurrent registration of the name when there was one.
+   * Registers the caller's collection within the tenant's `collections` limit, read as it is now
+   * (TenantLimits), with its `created` event; the entry of a concurrent registration of the name
+   * when there was one. A refusal registers nothing.
    */
   async register(principal: CustomerPrincipal, name: string): Promise<RegisteredCollection> {
-    const max = this.config.limits.maxCollections;
     const tenant = tenantOf(principal);
+    const max = (await this.limitOf(tenant)) ?? Infinity;
     return this.events.collectionCreated(principal, name, async () => {
       const registered = await this.registry.register(
         tenant,
@@ -170,7 +198,11 @@ export class CollectionsService {
         max,
         await this.placements.locate(tenant),
       );
-      if (!registered) throw new CollectionQuotaExceededError(max);
+      if (!registered)
+        throw await this.quotaExceeded(
+          principal,
+          await this.registry.countFor(tenant, principal.branch),
+        );
       return registered;
     });
   }

@@ -2,7 +2,7 @@ import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import type { Model } from 'mongoose';
 import { DUPLICATE, orDuplicate } from '../../common/mongo/duplicate';
-import { claimSlot, lowestFree, type SlotSpace } from '../../common/mongo/slots';
+import { claimSlot, firstFreeUnder, type SlotSpace } from '../../common/mongo/slots';
 import { IndexSlotDocument } from './index-slot.schema';
 
 /**
@@ -53,6 +53,11 @@ export class IndexSlotRepository implements OnModuleInit {
     return (await claimSlot(this.space(physical, name, max, native, now), max)) ?? 'full';
   }
 
+  /** The slots held in a collection: its indexes, and those being built. */
+  heldIn(physical: string): Promise<number> {
+    return this.slots.countDocuments({ physical }).exec();
+  }
+
   /** Deletes every slot of a dropped collection. */
   async deleteForCollection(physical: string): Promise<void> {
     await this.slots.deleteMany({ physical }).exec();
@@ -79,8 +84,8 @@ export class IndexSlotRepository implements OnModuleInit {
     return {
       firstFree: async () => {
         const held = await this.held(physical, native, now);
-        // A lowered MAX_INDEXES can leave more holders than places: then nothing new fits.
-        return held.size >= max ? max : lowestFree(new Set(held.values()));
+        // A lowered limit can leave more holders than places: then nothing new fits.
+        return firstFreeUnder(new Set(held.values()), max);
       },
       take: async (slot) => {
         const created = await orDuplicate(() => this.slots.create({ physical, name, slot }));

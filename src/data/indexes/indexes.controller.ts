@@ -87,7 +87,7 @@ export class IndexesController {
   @ApiConflictResponse({
     type: ProblemDto,
     description:
-      'INDEX_CONFLICT (same name or fields, another definition), UNIQUE_INDEX_DUPLICATES, INDEX_QUOTA_EXCEEDED, COLLECTION_QUOTA_EXCEEDED',
+      'INDEX_CONFLICT (same name or fields, another definition), UNIQUE_INDEX_DUPLICATES, INDEX_QUOTA_EXCEEDED, COLLECTION_QUOTA_EXCEEDED; PLAN_LIMIT_EXCEEDED for either under a plan (members `limit`, `max`, `usage`, `plan`)',
   })
   async createDataIndex(
     @CurrentPrincipal() principal: CustomerPrincipal,

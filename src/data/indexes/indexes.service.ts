@@ -1,7 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
-import type { CustomerPrincipal } from '../../auth';
+import { Injectable } from '@nestjs/common';
+import { tenantOf, type CustomerPrincipal } from '../../auth';
 import { DUPLICATE } from '../../common/mongo/duplicate';
-import { APP_CONFIG, type AppConfig } from '../../config';
 import type { RegisteredCollection } from '../collections/collection-registry.repository';
 import { CollectionsService } from '../collections/collections.service';
 import type { IndexRequest } from '../query/index-requests';
@@ -9,12 +8,11 @@ import {
   CollectionNotFoundError,
   IndexConflictError,
   IndexNotFoundError,
-  IndexQuotaExceededError,
   ProtectedIndexError,
   UniqueIndexDuplicatesError,
 } from '../data.errors';
 import { TenantStorage, type CreateIndexResult, type IndexInfo } from '../storage/tenant-storage';
-import { IndexSlotRepository } from './index-slot.repository';
+import { IndexQuota } from './index-quota';
 import { WORDS_INDEX } from '../search/search-rule';
 
 function sameFields(a: Record<string, number>, b: Record<string, number>): boolean {
@@ -32,8 +30,7 @@ export class IndexesService {
   constructor(
     private readonly collections: CollectionsService,
     private readonly storage: TenantStorage,
-    private readonly slots: IndexSlotRepository,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly quota: IndexQuota,
   ) {}
 
   async list(principal: CustomerPrincipal, collection: string): Promise<IndexInfo[]> {
@@ -58,7 +55,8 @@ export class IndexesService {
   /**
    * Creates the index, or returns the existing one when the same index exists already (also
    * under another name when the request names none). Within the quota exactly, under any
-   * concurrency: the index is built only after its name holds one of MAX_INDEXES slots.
+   * concurrency: the index is built only after its name holds one of the slots below the
+   * tenant's `indexesPerCollection` (IndexQuota).
    */
   async create(
     principal: CustomerPrincipal,
@@ -66,11 +64,15 @@ export class IndexesService {
     request: IndexRequest,
   ): Promise<IndexInfo> {
     return this.collections.writeCreating(principal, collection, (target) =>
-      this.createIn(target, request),
+      this.createIn(principal, target, request),
     );
   }
 
-  private async createIn(target: RegisteredCollection, request: IndexRequest): Promise<IndexInfo> {
+  private async createIn(
+    principal: CustomerPrincipal,
+    target: RegisteredCollection,
+    request: IndexRequest,
+  ): Promise<IndexInfo> {
     const { name, fields, unique } = request;
     const existing = await this.storage.listIndexes(target);
     const byName = existing.find((i) => i.name === name);
@@ -86,14 +88,11 @@ export class IndexesService {
       );
     }
 
-    const max = this.config.limits.maxIndexes;
-    const natives = existing.map((i) => i.name).filter((n) => n !== '_id_');
-    const claim = await this.slots.claim(target.physical, name, max, natives);
-    if (claim === 'full') throw new IndexQuotaExceededError(max);
+    const claim = await this.quota.claim(tenantOf(principal), target, name, existing);
     // Only a slot this request claimed is given back; a 'held' one belongs to a concurrent
     // request creating the same index.
     const releaseClaim = () =>
-      claim === 'claimed' ? this.slots.release(target.physical, name) : Promise.resolve();
+      claim === 'claimed' ? this.quota.release(target, name) : Promise.resolve();
     let result: CreateIndexResult;
     try {
       result = await this.storage.createIndex(target, name, fields, unique);
@@ -120,7 +119,7 @@ export class IndexesService {
       if (!target || !existing.some((i) => i.name === name))
         throw new IndexNotFoundError(collection, name);
       await this.storage.dropIndex(target, name);
-      await this.slots.release(target.physical, name);
+      await this.quota.release(target, name);
     });
   }
 }

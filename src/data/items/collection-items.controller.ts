@@ -195,7 +195,7 @@ export class CollectionItemsController {
   @ApiConflictResponse({
     type: ProblemDto,
     description:
-      "DUPLICATE_ITEM (with `existingId` when the caller may read that item) for a taken uniqueField value or _id; COLLECTION_QUOTA_EXCEEDED; ITEM_QUOTA_EXCEEDED (MAX_ITEMS_PER_COLLECTION) or PLAN_LIMIT_EXCEEDED (the plan's itemsPerCollection): the collection holds as many items as allowed, with `limit`, `max`, `usage` and `plan` (find-or-create: only when it would create)",
+      'DUPLICATE_ITEM (with `existingId` when the caller may read that item) for a taken uniqueField value or _id; COLLECTION_QUOTA_EXCEEDED; ITEM_QUOTA_EXCEEDED (MAX_ITEMS_PER_COLLECTION): the collection holds as many items as allowed; PLAN_LIMIT_EXCEEDED in place of either under a plan (its collections or itemsPerCollection); all with members `limit`, `max`, `usage`, `plan` (find-or-create: only when it would create)',
   })
   async createDataItem(
     @CurrentPrincipal() principal: CustomerPrincipal,

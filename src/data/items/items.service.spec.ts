@@ -28,6 +28,7 @@ import { ItemsService } from './items.service';
 import { FallbackWriteQueue } from '../../common/mongo/fallback-database';
 import { ItemWritesService } from './item-writes.service';
 import type { MoveWriteMarkers, TenantPlacements } from '../../placement';
+import type { TenantLimits } from '../../plans';
 import { CollectionWriteGate } from '../collections/collection-write.gate';
 import { dataBudget, fieldPathProblem } from '../query/json-guard';
 import { isGuarded, isScalar } from '../../common/json';
@@ -143,7 +144,11 @@ function setup(feed: Partial<Record<keyof ItemEvents, unknown>> = {}) {
     // No collection here is being moved: the gate writes no marker (moves are tested on real
     // databases, tenant-move e2e).
     new CollectionWriteGate(registry, {} as MoveWriteMarkers),
-    config,
+    // No plan: the deployment's collection limit.
+    {
+      of: () =>
+        Promise.resolve({ plan: null, limits: { collections: config.limits.maxCollections } }),
+    } as unknown as TenantLimits,
   );
   const uniqueValues = new UniqueValuesService(claims, items);
   // The feed is off, and no collection has a schema or an expiry rule (all three are tested on

@@ -95,7 +95,8 @@ export class SearchController {
   })
   @ApiConflictResponse({
     type: ProblemDto,
-    description: 'INDEX_QUOTA_EXCEEDED (no index slot free), COLLECTION_QUOTA_EXCEEDED',
+    description:
+      'INDEX_QUOTA_EXCEEDED (no index slot free), COLLECTION_QUOTA_EXCEEDED; PLAN_LIMIT_EXCEEDED for either under a plan (members `limit`, `max`, `usage`, `plan`)',
   })
   @ApiConditional('write')
   @SUB_KEYS_REFUSED

@@ -9,13 +9,8 @@ import { CollectionRegistryRepository } from '../collections/collection-registry
 import type { RegisteredCollection } from '../collections/registered-collection';
 import type { SearchRunKind } from './search-build.schema';
 import { CollectionsService } from '../collections/collections.service';
-import {
-  CollectionNotFoundError,
-  IndexQuotaExceededError,
-  ProtectedFieldError,
-  SearchNotFoundError,
-} from '../data.errors';
-import { IndexSlotRepository } from '../indexes/index-slot.repository';
+import { CollectionNotFoundError, ProtectedFieldError, SearchNotFoundError } from '../data.errors';
+import { IndexQuota } from '../indexes/index-quota';
 import { WORDS_FIELD } from '../query/data.constants';
 import { TenantStorage } from '../storage/tenant-storage';
 import { SearchBuildRepository } from './search-build.repository';
@@ -57,7 +52,7 @@ export class SearchService {
     private readonly collections: CollectionsService,
     private readonly registry: CollectionRegistryRepository,
     private readonly storage: TenantStorage,
-    private readonly slots: IndexSlotRepository,
+    private readonly indexes: IndexQuota,
     private readonly records: SearchBuildRepository,
     private readonly runner: SearchBuildRunner,
     private readonly queue: FallbackWriteQueue,
@@ -103,7 +98,7 @@ export class SearchService {
           everyProtectedPath(entry.rules.access?.text),
         );
         if (reached) throw new ProtectedFieldError('fields', reached.field);
-        await this.createIndex(entry);
+        await this.createIndex(principal, entry);
         const version = Math.max(read?.version ?? 0, await this.records.lastVersion(entry.id)) + 1;
         const rule: SearchRule = { ...config, version, state: 'building', changedAt: new Date() };
         await this.change(principal, name, { search: rule }, read);
@@ -157,24 +152,24 @@ export class SearchService {
         const indexes = await this.storage.listIndexes(entry);
         if (indexes.some((index) => index.name === WORDS_INDEX))
           await this.storage.dropIndex(entry, WORDS_INDEX);
-        await this.slots.release(entry.physical, WORDS_INDEX);
+        await this.indexes.release(entry, WORDS_INDEX);
         await this.startRun(principal, entry, 'clear', read.version);
       });
     });
   }
 
   /** Claims the `search_words` slot (kept by a later PUT) and creates the multikey index. */
-  private async createIndex(entry: RegisteredCollection): Promise<void> {
+  private async createIndex(
+    principal: CustomerPrincipal,
+    entry: RegisteredCollection,
+  ): Promise<void> {
     const existing = await this.storage.listIndexes(entry);
     if (existing.some((index) => index.name === WORDS_INDEX)) return;
-    const max = this.config.limits.maxIndexes;
-    const natives = existing.map((i) => i.name).filter((n) => n !== '_id_');
-    const claim = await this.slots.claim(entry.physical, WORDS_INDEX, max, natives);
-    if (claim === 'full') throw new IndexQuotaExceededError(max);
+    const claim = await this.indexes.claim(tenantOf(principal), entry, WORDS_INDEX, existing);
     try {
       await this.storage.createIndex(entry, WORDS_INDEX, { [WORDS_FIELD]: 1 }, false);
     } catch (error) {
-      if (claim === 'claimed') await this.slots.release(entry.physical, WORDS_INDEX);
+      if (claim === 'claimed') await this.indexes.release(entry, WORDS_INDEX);
       throw error;
     }
   }

@@ -1,5 +1,4 @@
 import { checkCollectionAccess, ownerValueOf, type CustomerPrincipal } from '../../auth';
-import { CollectionQuotaExceededError } from '../data.errors';
 import { uniqueValueOf } from '../items/items.service';
 import { ownerScopeOf } from '../items/item-scope';
 import { accessPlanOf } from '../access/access-plan';
@@ -86,7 +85,9 @@ export class ImportDryRun {
   async collection(name: string): Promise<void> {
     if (this.wouldCreate.has(name)) return;
     const { used, limit } = await this.collections.quota(this.principal);
-    if (used + this.wouldCreate.size >= limit) throw new CollectionQuotaExceededError(limit);
+    const usage = used + this.wouldCreate.size;
+    if (limit !== null && usage >= limit)
+      throw await this.collections.quotaExceeded(this.principal, usage);
     this.wouldCreate.add(name);
   }
 }

@@ -7,7 +7,6 @@ import { DATA_ERRORS } from '../data.errors';
 import {
   FileExistsError,
   FileIdTakenError,
-  FileQuotaExceededError,
   type FileRestores,
   type FilesService,
 } from '../../files';
@@ -158,10 +157,11 @@ export class ImportFiles {
       if (held.holder === 'other') throw new FileIdTakenError(file.id);
       if (held.holder === 'own' && !upsert) throw new FileExistsError(file.id);
       open.replaces = held.holder === 'own';
-      const { used, limit } = await this.files.usage(tenantOf(this.principal));
+      const tenant = tenantOf(this.principal);
+      const { used, limit } = await this.files.usage(tenant);
       const freed = held.holder === 'own' ? held.file.size : 0;
-      if (used - freed + file.size > limit)
-        throw new FileQuotaExceededError(limit, used, file.size);
+      if (limit !== null && used - freed + file.size > limit)
+        throw await this.files.quotaExceeded(tenant, used, file.size);
       return ok(line, file.size > 0 ? 202 : open.replaces ? 200 : 201, file.id);
     }
     let reading = (): void => undefined;

@@ -93,11 +93,15 @@ export function tooManyLines(max: number): DomainError {
 }
 
 /** The body could not be read on: a result line for the line it stopped at, or none (the client left). */
-export function bodyFailure(line: number, error: unknown): Outcome | null {
+export function bodyFailure(
+  line: number,
+  error: unknown,
+  limit: { exceeded(bytes: number): DomainError },
+): Outcome | null {
   if (!(error instanceof BodyStreamError)) return null;
   const domain =
     error.reason === 'too-large'
-      ? new DomainError(COMMON_ERRORS.PAYLOAD_TOO_LARGE, `${error.message} (IMPORT_MAX_BYTES)`)
+      ? limit.exceeded(error.bytes)
       : new DomainError(COMMON_ERRORS.INVALID_CONTENT_ENCODING, error.message);
   return failure(line, domain, true);
 }

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { CustomerPrincipal } from '../../auth';
+import { tenantOf, type CustomerPrincipal } from '../../auth';
+import type { DomainError } from '../../common/errors';
 import type { BodyLine } from '../../common/http/ndjson';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import { FileRestores, FilesService } from '../../files';
@@ -34,6 +35,8 @@ import { ManifestCollections } from './manifest-collections';
 import { ManifestRules } from './manifest-rules';
 import { AccessRulesService } from '../access/access.service';
 import { SearchService } from '../search/search.service';
+import { limitRefusal, TenantLimits } from '../../plans';
+import { ImportTooLargeError } from '../data.errors';
 
 /**
  * Writes under way at once in one import (a line, or a batch of item lines), and the lines they
@@ -53,6 +56,19 @@ interface Pending {
 
 function settled(outcome: Outcome): Pending {
   return { promise: Promise.resolve([outcome]), lines: 1, settled: true };
+}
+
+/** An import body's size limit for one caller (NamespaceImport.bodyLimit). */
+export interface ImportBodyLimit {
+  max: number | null;
+  /** The refusal of a body of `bytes`, past `max`. */
+  exceeded(bytes: number): DomainError;
+}
+
+/** An import's body: its lines as they arrive, read within `limit`. */
+export interface ImportBody {
+  lines: AsyncIterable<BodyLine[]>;
+  limit: ImportBodyLimit;
 }
 
 /** What a line taken from the body's lines leaves in their place. */
@@ -77,7 +93,7 @@ const nextTurn = () => new Promise<typeof PAUSE>((resolve) => setImmediate(resol
  * collections and indexes exist.
  *
  * Input faults are the line's result; the import goes on. It stops — the writes under way still
- * report — at a line beyond IMPORT_MAX_LINES, a body past IMPORT_MAX_BYTES or that does not
+ * report — at a line beyond IMPORT_MAX_LINES, a body past the tenant's `importBytes` or that does not
  * decode, the database failing, the instance shutting down, or the client going away.
  */
 @Injectable()
@@ -105,6 +121,7 @@ export class NamespaceImport {
     private readonly search: SearchService,
     private readonly restores: FileRestores,
     private readonly files: FilesService,
+    private readonly limits: TenantLimits,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.writes = new ImportItemWrites(collections, creates, replacements, batches);
@@ -141,15 +158,34 @@ export class NamespaceImport {
     return new ImportRun(principal, options, this.writes, made, files, dry, this.budget);
   }
 
+  /**
+   * How many bytes the caller's import body may have: its tenant's `importBytes` (its plan's,
+   * else IMPORT_MAX_BYTES; null: no limit), and the refusal of a body past it — before the body
+   * is read when its Content-Length says so, as the result line where reading stopped otherwise.
+   */
+  async bodyLimit(principal: CustomerPrincipal): Promise<ImportBodyLimit> {
+    const active = await this.limits.of(tenantOf(principal));
+    const max = active.limits.importBytes;
+    return {
+      max,
+      exceeded: (bytes) =>
+        limitRefusal(
+          active,
+          { limit: 'importBytes', max: max ?? Infinity, usage: bytes },
+          (members) => new ImportTooLargeError(members),
+        ),
+    };
+  }
+
   /** The result lines of an import of `body` (those ready together joined by `\n`), then its totals. */
   async *run(
     principal: CustomerPrincipal,
-    body: AsyncIterable<BodyLine[]>,
+    body: ImportBody,
     options: ImportOptions,
     signal?: AbortSignal,
   ): AsyncGenerator<string> {
     const run = this.runOf(principal, options);
-    const input = body[Symbol.asyncIterator]();
+    const input = body.lines[Symbol.asyncIterator]();
     const pending: Pending[] = [];
     const totals: ImportTotals = {
       type: 'totals',
@@ -240,7 +276,7 @@ export class NamespaceImport {
           if ('failed' in next) {
             inputDone = true;
             await begin(run.flush());
-            const outcome = bodyFailure(totals.lines + 1, next.failed);
+            const outcome = bodyFailure(totals.lines + 1, next.failed, body.limit);
             if (outcome) pending.push(settled(outcome));
             else totals.outcome = 'stopped';
             halted.now = true;

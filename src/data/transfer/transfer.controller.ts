@@ -12,6 +12,7 @@ import {
 } from '@nestjs/common';
 import {
   ApiBody,
+  ApiConflictResponse,
   ApiConsumes,
   ApiExtraModels,
   ApiNotFoundResponse,
@@ -62,10 +63,16 @@ import {
 import { NamespaceExport } from './namespace-export';
 import { NamespaceImport } from './namespace-import';
 
-/** POST /import reads its body itself (a stream of lines): the body middleware only checks it. */
-export function importBody(config: AppConfig): StreamedBody {
-  return { method: 'POST', path: '/import', type: NDJSON, maxBytes: config.limits.importMaxBytes };
-}
+/**
+ * POST /import reads its body itself (a stream of lines): the body middleware only checks its
+ * type and encoding; its size is the tenant's, checked once the key is known.
+ */
+export const IMPORT_BODY: StreamedBody = {
+  method: 'POST',
+  path: '/import',
+  type: NDJSON,
+  maxBytes: null,
+};
 
 /**
  * `/export` and `/import`: the caller's namespace in the request branch as NDJSON, out and in
@@ -183,7 +190,13 @@ export class TransferController {
   })
   @ApiPayloadTooLargeResponse({
     type: ProblemDto,
-    description: 'PAYLOAD_TOO_LARGE: Content-Length over IMPORT_MAX_BYTES',
+    description:
+      'PAYLOAD_TOO_LARGE: Content-Length over IMPORT_MAX_BYTES, the tenant having no plan (members `limit: importBytes`, `max`, `usage`, `plan: null`); a body that turns out longer stops at the result line where reading stopped, with the same problem',
+  })
+  @ApiConflictResponse({
+    type: ProblemDto,
+    description:
+      "PLAN_LIMIT_EXCEEDED: Content-Length over the importBytes of the tenant's plan (members `limit`, `max`, `usage`, `plan`); a body that turns out longer stops at a result line with the same problem. Collections, indexes and file bytes an import would add past the tenant's limits fail their lines the same way (COLLECTION_QUOTA_EXCEEDED, INDEX_QUOTA_EXCEEDED, FILE_QUOTA_EXCEEDED without a plan)",
   })
   @ApiUnsupportedMediaTypeResponse({
     type: ProblemDto,
@@ -217,8 +230,13 @@ export class TransferController {
           query.uniqueField === undefined ? null : guardFieldName(query.uniqueField, 'uniqueField'),
       },
     } as const;
-    const { importMaxLineBytes, importMaxBytes } = this.config.limits;
-    const body = readBodyLines(req, { maxLineBytes: importMaxLineBytes, maxBytes: importMaxBytes });
+    const limit = await this.importer.bodyLimit(principal);
+    const declared = Number(req.headers['content-length'] ?? 0);
+    if (limit.max !== null && declared > limit.max) throw limit.exceeded(declared);
+    const lines = readBodyLines(req, {
+      maxLineBytes: this.config.limits.importMaxLineBytes,
+      maxBytes: limit.max ?? Infinity,
+    });
     // An import that stopped early leaves the rest of the body unread: the connection goes with
     // the response rather than reading it all.
     res.once('finish', () => {
@@ -228,7 +246,7 @@ export class TransferController {
     // Each result goes out as soon as its line is written: a client may wait for it. At
     // shutdown the import stops reading and answers its totals (SHUTTING_DOWN).
     await this.untilDrain((signal) =>
-      sendLines(req, res, this.importer.run(principal, body, options, signal), {
+      sendLines(req, res, this.importer.run(principal, { lines, limit }, options, signal), {
         compress: false,
         chunkChars: 0,
       }),

@@ -85,7 +85,10 @@ export class ExpiryController {
     type: ProblemDto,
     description: 'VALIDATION_FAILED (field, afterSeconds, unknown members), bad collection name',
   })
-  @ApiConflictResponse({ type: ProblemDto, description: 'COLLECTION_QUOTA_EXCEEDED' })
+  @ApiConflictResponse({
+    type: ProblemDto,
+    description: 'COLLECTION_QUOTA_EXCEEDED; PLAN_LIMIT_EXCEEDED under a plan',
+  })
   @ApiNotFoundResponse({
     type: ProblemDto,
     description: 'COLLECTION_NOT_FOUND (dropped meanwhile)',
