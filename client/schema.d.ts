@@ -93,6 +93,48 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/admin/plans': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Every plan, by name (the catalogue is small: no pages). */
+    get: operations['listPlans'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/admin/plans/{planName}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** A plan, with its ETag. */
+    get: operations['getPlan'];
+    /**
+     * Creates the plan, or replaces its limits and metadata (the next `version`). Users and teams
+     *     holding it get the new limits on this instance at once, on the others within PLAN_CACHE_MS.
+     */
+    put: operations['putPlan'];
+    post?: never;
+    /**
+     * Deletes the plan, unless a user or a team holds it: has an entry naming it whose `until` has
+     *     not passed (409 PLAN_IN_USE with how many `profiles` and `teams`).
+     */
+    delete: operations['deletePlan'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/admin/teams': {
     parameters: {
       query?: never;
@@ -147,6 +189,27 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/admin/teams/{id}/plans': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /**
+     * Replaces the plans the team holds, with the body and rules of PUT
+     *     /admin/users/{subject}/plans (docs/plans.md). The team's key and its members acting for it
+     *     get the active plan's limits: on this instance at once, on the others within PLAN_CACHE_MS.
+     */
+    put: operations['setTeamPlans'];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/admin/tenants/{kind}/{id}/move': {
     parameters: {
       query?: never;
@@ -179,6 +242,29 @@ export interface paths {
     };
     /** The cluster and database of a tenant's collections. */
     get: operations['getPlacement'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/admin/usage': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Usage per tenant and UTC day from `from` to `to` (both included; at most 366 days; default:
+     *     the 31 days to today), ordered by day then tenant (`user`/`team`, then id); `tenant` keeps
+     *     one tenant's. JSON: a keyset page, `Link: <…>; rel="next"` while more follow. With `Accept:
+     *     application/x-ndjson`: every row of the range, one per line (gzip when Accept-Encoding
+     *     allows), for billing; `after[row]` resumes such an export after the last row received.
+     */
+    get: operations['listUsage'];
     put?: never;
     post?: never;
     delete?: never;
@@ -490,7 +576,9 @@ export interface paths {
     put?: never;
     /**
      * Creates many items, each under the rules of POST /data/{collection}; one item's failure does
-     *     not stop the others (unordered). 200 with one result per item.
+     *     not stop the others (unordered). 200 with one result per item. Past the collection's item
+     *     limit each item left over is refused alone: status 409, ITEM_QUOTA_EXCEEDED (or
+     *     PLAN_LIMIT_EXCEEDED under a plan) with `limit`, `max`, `usage` and `plan`.
      */
     post: operations['bulkCreateDataItems'];
     delete?: never;
@@ -941,7 +1029,9 @@ export interface paths {
      *     does not stop the others. The import stops — the totals say where and why — at a line beyond
      *     IMPORT_MAX_LINES, a body beyond IMPORT_MAX_BYTES or that does not decode, or the database
      *     failing. Idempotency-Key is not taken: `mode=upsert` makes a repeated import of items with
-     *     `_id`s write the same items again.
+     *     `_id`s write the same items again. An item line that would take its collection past the item
+     *     limit is refused alone (409 ITEM_QUOTA_EXCEEDED, or PLAN_LIMIT_EXCEEDED under a plan); an
+     *     upsert that replaces a stored item takes no new place.
      */
     post: operations['importNamespace'];
     delete?: never;
@@ -957,7 +1047,11 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Every kind of key may ask; nothing here is secret to the key that asks. */
+    /**
+     * Every kind of key may ask; nothing here is secret to the key that asks. `plan` and `limits`
+     *     show the tenant's active plan and every limit with its use (docs/plans.md); `quota` is the
+     *     earlier, partial view, kept for the clients that read it.
+     */
     get: operations['getMe'];
     put?: never;
     post?: never;
@@ -1003,6 +1097,29 @@ export interface paths {
      *     not part of it. Root keys not bound to a branch only (an account spans every branch).
      */
     get: operations['exportMyAccount'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/me/usage': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Your tenant's usage (the user's, or with a team key or X-Team the team's) for every UTC day
+     *     from `from` to `to`, both included (at most 366 days; default: the 31 days to today), and
+     *     the range's total: requests by class, bytes in and out, stream minutes, webhook events.
+     *     Each instance writes what it counted every USAGE_FLUSH_MS: the last minute's usage may not
+     *     show yet. Root and team keys holding `usage:read`.
+     */
+    get: operations['getMyUsage'];
     put?: never;
     post?: never;
     delete?: never;
@@ -1789,6 +1906,7 @@ export interface components {
             | 'keys:manage'
             | 'export'
             | 'import'
+            | 'usage:read'
           )[]
         | null;
     };
@@ -1872,6 +1990,27 @@ export interface components {
       status: number;
       /** @description Created, but breaking its collection's schema, whose action is `warn`: where and why. */
       warnings?: components['schemas']['SchemaErrorDto'][];
+    };
+    CatalogPlanDto: {
+      /** @description The limits the plan sets; those left out are the deployment's. */
+      limits: components['schemas']['PlanLimitsDto'];
+      /**
+       * @example {
+       *       "displayName": "Pro"
+       *     }
+       */
+      metadata: {
+        [key: string]: unknown;
+      };
+      /** @example pro */
+      name: string;
+      /** Format: date-time */
+      updatedAt: string;
+      /**
+       * @description 1 when created, +1 with every PUT: the ETag is `"plan-<version>"`.
+       * @example 3
+       */
+      version: number;
     };
     ClusterDto: {
       /**
@@ -2031,6 +2170,7 @@ export interface components {
             | 'keys:manage'
             | 'export'
             | 'import'
+            | 'usage:read'
           )[]
         | null;
     };
@@ -2225,6 +2365,7 @@ export interface components {
             | 'keys:manage'
             | 'export'
             | 'import'
+            | 'usage:read'
           )[]
         | null;
     };
@@ -3087,6 +3228,18 @@ export interface components {
             prefix?: string;
           };
     };
+    LimitUseDto: {
+      /**
+       * @description The limit; null: none.
+       * @example 100
+       */
+      limit: number | null;
+      /**
+       * @description What is used of it; absent where it is not counted here.
+       * @example 3
+       */
+      used?: number;
+    };
     LinkedIdentityDto: {
       /** Format: date-time */
       createdAt: string;
@@ -3227,8 +3380,16 @@ export interface components {
        * @enum {string}
        */
       kind: 'root' | 'sub' | 'team' | 'operator';
+      limits: components['schemas']['MeLimitsDto'];
+      /**
+       * @description The tenant's active plan; null when none applies (the deployment's limits) and for the
+       *     operator. A user's plans are its root profile's: its sub keys show them too; a team's
+       *     members acting for it (X-Team) show the team's.
+       */
+      plan: components['schemas']['MePlanDto'] | null;
       /** @example 665f1c2a9b1e8a0012345679 */
       profileId?: string;
+      /** @description The earlier view of some limits, kept for the clients that read it: `limits` is the full one. */
       quota: components['schemas']['QuotaDto'];
       /**
        * @description Every scope the caller holds, a `…:write` scope's `…:read` included (README "Authentication"):
@@ -3288,6 +3449,31 @@ export interface components {
        * @example null
        */
       scopes: string[] | null;
+    };
+    MeLimitsDto: {
+      collections: components['schemas']['LimitUseDto'];
+      fileBytes: components['schemas']['LimitUseDto'];
+      importBytes: components['schemas']['LimitUseDto'];
+      indexesPerCollection: components['schemas']['LimitUseDto'];
+      itemsPerCollection: components['schemas']['LimitUseDto'];
+      requestsPerWindow: components['schemas']['LimitUseDto'];
+      streamsPerKey: components['schemas']['LimitUseDto'];
+      webhooks: components['schemas']['LimitUseDto'];
+    };
+    MePlanDto: {
+      /** @example pro */
+      name: string;
+      /**
+       * Format: date-time
+       * @example 2026-01-01T00:00:00.000Z
+       */
+      since: string;
+      /**
+       * Format: date-time
+       * @description When the plan ends; null: never.
+       * @example 2027-01-01T00:00:00.000Z
+       */
+      until: string | null;
     };
     MoveDto: {
       /**
@@ -3457,6 +3643,48 @@ export interface components {
        */
       until: string;
     };
+    PlanLimitsDto: {
+      /**
+       * @description Collections per namespace (tenant and branch) [MAX_COLLECTIONS].
+       * @example 20
+       */
+      collections?: number;
+      /**
+       * @description Bytes of the tenant's stored files, over all its branches [FILE_QUOTA_BYTES].
+       * @example 104857600
+       */
+      fileBytes?: number;
+      /**
+       * @description Bytes of one POST /import body [IMPORT_MAX_BYTES].
+       * @example 10485760
+       */
+      importBytes?: number;
+      /**
+       * @description Indexes of one collection besides _id [MAX_INDEXES].
+       * @example 5
+       */
+      indexesPerCollection?: number;
+      /**
+       * @description Items of one collection [none: unlimited]. At least 1.
+       * @example 10000
+       */
+      itemsPerCollection?: number;
+      /**
+       * @description Requests of one key per RATE_LIMIT_WINDOW_MS [RATE_LIMIT_MAX].
+       * @example 300
+       */
+      requestsPerWindow?: number;
+      /**
+       * @description Open event streams of one key [EVENTS_MAX_STREAMS_PER_KEY].
+       * @example 2
+       */
+      streamsPerKey?: number;
+      /**
+       * @description Webhooks per namespace [WEBHOOK_MAX].
+       * @example 2
+       */
+      webhooks?: number;
+    };
     ProblemDto: {
       /**
        * @example VALIDATION_FAILED
@@ -3521,6 +3749,7 @@ export interface components {
         | 'WEBHOOK_QUOTA_EXCEEDED'
         | 'COLLECTION_QUOTA_EXCEEDED'
         | 'INDEX_QUOTA_EXCEEDED'
+        | 'ITEM_QUOTA_EXCEEDED'
         | 'INDEX_CONFLICT'
         | 'CLUSTER_CLOSED'
         | 'ALREADY_ON_CLUSTER'
@@ -3557,7 +3786,9 @@ export interface components {
         | 'SEARCH_BUILDING'
         | 'SEARCH_FAILED'
         | 'TOO_MANY_WORDS'
-        | 'PLAN_LIMIT_EXCEEDED';
+        | 'PLAN_NOT_FOUND'
+        | 'PLAN_LIMIT_EXCEEDED'
+        | 'PLAN_IN_USE';
       /** @example 1 field is not valid: name */
       detail: string;
       /** @description Every offending field (validation errors) */
@@ -3575,22 +3806,32 @@ export interface components {
        */
       itemId?: string;
       /**
-       * @description A refusal at a limit: which (collections, indexesPerCollection, itemsPerCollection, fileBytes, webhooks, importBytes)
+       * @description PLAN_LIMIT_EXCEEDED and the quota codes: which limit the write would pass (docs/plans.md)
        * @example collections
        */
       limit?: string;
       /**
-       * @description A refusal at a limit: the limit's value for the tenant
-       * @example 100
+       * @description PLAN_LIMIT_EXCEEDED and the quota codes: the value of that limit
+       * @example 20
        */
       max?: number;
       /**
-       * @description A refusal at a limit: the tenant's active plan (PLAN_LIMIT_EXCEEDED); null: the deployment's setting
-       * @example null
+       * @description PLAN_LIMIT_EXCEEDED: the tenant's active plan; null with the quota codes (the deployment's limits)
+       * @example starter
        */
       plan?: string | null;
+      /**
+       * @description PLAN_IN_USE: how many users hold the plan
+       * @example 2
+       */
+      profiles?: number;
       /** @example 400 */
       status: number;
+      /**
+       * @description PLAN_IN_USE: how many teams hold the plan
+       * @example 0
+       */
+      teams?: number;
       /** @example The request is not valid */
       title: string;
       /**
@@ -3601,8 +3842,8 @@ export interface components {
       /** @example urn:problem:validation-failed */
       type: string;
       /**
-       * @description A refusal at a limit: what the limit counts, before the write
-       * @example 100
+       * @description PLAN_LIMIT_EXCEEDED and the quota codes: what was used before the write
+       * @example 20
        */
       usage?: number;
     };
@@ -3946,6 +4187,20 @@ export interface components {
        */
       field: string;
     };
+    PutPlanDto: {
+      /** @description The limits the plan sets; `{}`: the deployment's for all. */
+      limits: components['schemas']['PlanLimitsDto'];
+      /**
+       * @description The operator's own data about the plan (e.g. price, display name): the rules of profile settings.
+       * @example {
+       *       "displayName": "Pro",
+       *       "priceCents": 2900
+       *     }
+       */
+      metadata?: {
+        [key: string]: components['schemas']['ProfileJsonValue'];
+      };
+    };
     PutSearchDto: {
       /**
        * @description Field paths (dotted, distinct, not _id nor a timestamp) whose text is split into words: strings, and strings in arrays and objects under them; at most SEARCH_MAX_FIELDS (default 16). None may be a protected field of the access rules (400 PROTECTED_FIELD).
@@ -4096,6 +4351,8 @@ export interface components {
       members: components['schemas']['TeamMemberDto'][];
       /** @example Platform team */
       name: string;
+      /** @description The plans the team holds (PUT /admin/teams/{id}/plans; docs/plans.md). */
+      plans: components['schemas']['PlanDto'][];
     };
     TeamDto: {
       /** Format: date-time */
@@ -4112,6 +4369,20 @@ export interface components {
       role: 'admin' | 'member';
       /** @example auth0|5f7c8ec7c33c6c004bbafe82 */
       subject: string;
+    };
+    TenantUsageDto: {
+      days: components['schemas']['UsageDayDto'][];
+      /**
+       * Format: date
+       * @example 2026-01-01
+       */
+      from: string;
+      /**
+       * Format: date
+       * @example 2026-01-31
+       */
+      to: string;
+      total: components['schemas']['UsageCountsDto'];
     };
     UpdateDataItemDto: {
       /**
@@ -4268,6 +4539,170 @@ export interface components {
        *     ]
        */
       tags?: string[];
+    };
+    UsageCountsDto: {
+      /**
+       * @description Bytes the tenant's requests sent, as the connection read them (headers included).
+       * @example 412000
+       */
+      bytesIn: number;
+      /**
+       * @description Bytes the answers to them took on the connection (headers included).
+       * @example 3200000
+       */
+      bytesOut: number;
+      /**
+       * @description Exports (GET /export, GET /me/export).
+       * @example 1
+       */
+      export: number;
+      /**
+       * @description Imports (POST /import).
+       * @example 0
+       */
+      import: number;
+      /**
+       * @description Requests that read (GET, HEAD), streams and exports aside.
+       * @example 1520
+       */
+      read: number;
+      /**
+       * @description Event streams (GET /events/stream) and long polls (GET /events with `wait`) opened.
+       * @example 4
+       */
+      stream: number;
+      /**
+       * @description Minutes the tenant's streams and long polls stayed open, to the millisecond.
+       * @example 95.5
+       */
+      streamMinutes: number;
+      /**
+       * @description Change-feed events the tenant's webhooks accepted (answered 2xx).
+       * @example 57
+       */
+      webhookEvents: number;
+      /**
+       * @description Requests that write (POST, PUT, PATCH, DELETE), imports aside.
+       * @example 230
+       */
+      write: number;
+    };
+    UsageDayDto: {
+      /**
+       * @description Bytes the tenant's requests sent, as the connection read them (headers included).
+       * @example 412000
+       */
+      bytesIn: number;
+      /**
+       * @description Bytes the answers to them took on the connection (headers included).
+       * @example 3200000
+       */
+      bytesOut: number;
+      /**
+       * Format: date
+       * @example 2026-01-02
+       */
+      day: string;
+      /**
+       * @description Exports (GET /export, GET /me/export).
+       * @example 1
+       */
+      export: number;
+      /**
+       * @description Imports (POST /import).
+       * @example 0
+       */
+      import: number;
+      /**
+       * @description Requests that read (GET, HEAD), streams and exports aside.
+       * @example 1520
+       */
+      read: number;
+      /**
+       * @description Event streams (GET /events/stream) and long polls (GET /events with `wait`) opened.
+       * @example 4
+       */
+      stream: number;
+      /**
+       * @description Minutes the tenant's streams and long polls stayed open, to the millisecond.
+       * @example 95.5
+       */
+      streamMinutes: number;
+      /**
+       * @description Change-feed events the tenant's webhooks accepted (answered 2xx).
+       * @example 57
+       */
+      webhookEvents: number;
+      /**
+       * @description Requests that write (POST, PUT, PATCH, DELETE), imports aside.
+       * @example 230
+       */
+      write: number;
+    };
+    UsageRowDto: {
+      /**
+       * @description Bytes the tenant's requests sent, as the connection read them (headers included).
+       * @example 412000
+       */
+      bytesIn: number;
+      /**
+       * @description Bytes the answers to them took on the connection (headers included).
+       * @example 3200000
+       */
+      bytesOut: number;
+      /**
+       * Format: date
+       * @example 2026-01-02
+       */
+      day: string;
+      /**
+       * @description Exports (GET /export, GET /me/export).
+       * @example 1
+       */
+      export: number;
+      /**
+       * @description Imports (POST /import).
+       * @example 0
+       */
+      import: number;
+      /**
+       * @description Requests that read (GET, HEAD), streams and exports aside.
+       * @example 1520
+       */
+      read: number;
+      /**
+       * @description Event streams (GET /events/stream) and long polls (GET /events with `wait`) opened.
+       * @example 4
+       */
+      stream: number;
+      /**
+       * @description Minutes the tenant's streams and long polls stayed open, to the millisecond.
+       * @example 95.5
+       */
+      streamMinutes: number;
+      tenant: components['schemas']['UsageTenantDto'];
+      /**
+       * @description Change-feed events the tenant's webhooks accepted (answered 2xx).
+       * @example 57
+       */
+      webhookEvents: number;
+      /**
+       * @description Requests that write (POST, PUT, PATCH, DELETE), imports aside.
+       * @example 230
+       */
+      write: number;
+    };
+    UsageTenantDto: {
+      /**
+       * @description A user's subject, or a team id.
+       * @example auth0|ada
+       */
+      id: string;
+      /**
+       * @example user
+       * @enum {string}
+       */
+      kind: 'user' | 'team';
     };
     UserDetailDto: {
       /** @description The identities of identity providers linked to the user (README "Authentication"). */
@@ -5028,6 +5463,699 @@ export interface operations {
       /** @description MOVE_NOT_FOUND */
       404: {
         headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Internal server error (INTERNAL_ERROR) */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  listPlans: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          /** @description Next page: `<url>; rel="next"`, present when a further page exists */
+          Link?: string;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining': number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset': number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CatalogPlanDto'][];
+        };
+      };
+      /** @description The request is not valid (VALIDATION_FAILED) */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description FORBIDDEN: the key is not one of: operator */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Internal server error (INTERNAL_ERROR) */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  getPlan: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description An ETag read earlier (or a list of them, or `*`): when one names the current representation (weak comparison, `W/` ignored) the answer is 304 without a body.
+         * @example "665f1c2a9b1e8a0012345678.3"
+         */
+        'If-None-Match'?: string;
+      };
+      path: {
+        planName: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          /** @description The representation's entity tag: a strong tag `"<identity>.<revision>"` that changes with every write and never repeats for another representation */
+          ETag: string;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining': number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset': number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CatalogPlanDto'];
+        };
+      };
+      /** @description Not Modified: If-None-Match names the current ETag; no body */
+      304: {
+        headers: {
+          /** @description The representation's entity tag: a strong tag `"<identity>.<revision>"` that changes with every write and never repeats for another representation */
+          ETag: string;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description VALIDATION_FAILED: a plan name is 1-64 of A-Z a-z 0-9 . _ -, starting with a letter or digit */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description FORBIDDEN: the key is not one of: operator */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description PLAN_NOT_FOUND: no plan of that name */
+      404: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Internal server error (INTERNAL_ERROR) */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  putPlan: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Write only if the resource is still at this ETag (or one of a list; strong comparison). `*`: only if it exists. Otherwise 412 with the current ETag, and nothing is changed. If-None-Match on a write is a 400.
+         * @example "665f1c2a9b1e8a0012345678.3"
+         */
+        'If-Match'?: string;
+      };
+      path: {
+        planName: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['PutPlanDto'];
+      };
+    };
+    responses: {
+      200: {
+        headers: {
+          /** @description The representation's entity tag: a strong tag `"<identity>.<revision>"` that changes with every write and never repeats for another representation */
+          ETag: string;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining': number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset': number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CatalogPlanDto'];
+        };
+      };
+      /** @description VALIDATION_FAILED: a plan name is 1-64 of A-Z a-z 0-9 . _ -, starting with a letter or digit; VALIDATION_FAILED: a limit unknown, not an integer or out of its bounds; metadata breaking the rules of profile settings */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description FORBIDDEN: the key is not one of: operator */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The If-Match precondition does not hold (PRECONDITION_FAILED): the resource is at another ETag than If-Match names (the current one is sent in ETag), or it does not exist (no ETag) */
+      412: {
+        headers: {
+          /** @description The representation's entity tag: a strong tag `"<identity>.<revision>"` that changes with every write and never repeats for another representation */
+          ETag?: string;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The request body is too large (PAYLOAD_TOO_LARGE) */
+      413: {
+        headers: {
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The request body is not of the media type the route takes, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
+      415: {
+        headers: {
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Internal server error (INTERNAL_ERROR) */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  deletePlan: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Write only if the resource is still at this ETag (or one of a list; strong comparison). `*`: only if it exists. Otherwise 412 with the current ETag, and nothing is changed. If-None-Match on a write is a 400.
+         * @example "665f1c2a9b1e8a0012345678.3"
+         */
+        'If-Match'?: string;
+      };
+      path: {
+        planName: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The plan is gone */
+      204: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining': number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset': number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description VALIDATION_FAILED: a plan name is 1-64 of A-Z a-z 0-9 . _ -, starting with a letter or digit */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description FORBIDDEN: the key is not one of: operator */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description PLAN_NOT_FOUND: no plan of that name */
+      404: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description PLAN_IN_USE: users or teams hold the plan (`profiles`, `teams`: how many) */
+      409: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The If-Match precondition does not hold (PRECONDITION_FAILED): the resource is at another ETag than If-Match names (the current one is sent in ETag), or it does not exist (no ETag) */
+      412: {
+        headers: {
+          /** @description The representation's entity tag: a strong tag `"<identity>.<revision>"` that changes with every write and never repeats for another representation */
+          ETag?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
           /** @description Requests left in the current window */
@@ -6088,6 +7216,183 @@ export interface operations {
       };
     };
   };
+  setTeamPlans: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['PlanInputDto'][];
+      };
+    };
+    responses: {
+      200: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining': number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset': number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TeamDetailDto'];
+        };
+      };
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description FORBIDDEN: the key is not one of: operator */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description TEAM_NOT_FOUND */
+      404: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The request body is too large (PAYLOAD_TOO_LARGE) */
+      413: {
+        headers: {
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The request body is not of the media type the route takes, with gzip, deflate, br or no Content-Encoding (UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_CONTENT_ENCODING) */
+      415: {
+        headers: {
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Internal server error (INTERNAL_ERROR) */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
   moveTenant: {
     parameters: {
       query?: never;
@@ -6407,6 +7712,153 @@ export interface operations {
       };
       /** @description PROFILE_NOT_FOUND: no such user; TEAM_NOT_FOUND: no such team */
       404: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Internal server error (INTERNAL_ERROR) */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  listUsage: {
+    parameters: {
+      query?: {
+        /** @description One tenant's rows: `user:<subject>` or `team:<team id>` */
+        tenant?: string;
+        to?: string;
+        from?: string;
+        limit?: number;
+        /** @description Keyset cursor `after[row]=…`: the rows after that one (`<day>/<kind>/<id>`) */
+        after?: {
+          row?: string;
+        };
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page (JSON; `Link` names the next one), or every row (NDJSON) */
+      200: {
+        headers: {
+          /** @description Next page: `<url>; rel="next"`, present when a further page exists */
+          Link?: string;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining': number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset': number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UsageRowDto'][];
+          'application/x-ndjson': components['schemas']['UsageRowDto'];
+        };
+      };
+      /** @description VALIDATION_FAILED: `from` or `to` is not a UTC day (YYYY-MM-DD), `from` is after `to`, the range is longer than 366 days, `tenant` is not `user:<subject>` or `team:<id>`, or a wrong page parameter */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description FORBIDDEN: the key is not one of: operator */
+      403: {
         headers: {
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
@@ -9447,7 +10899,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description DUPLICATE_ITEM (with `existingId` when the caller may read that item) for a taken uniqueField value or _id; COLLECTION_QUOTA_EXCEEDED (PLAN_LIMIT_EXCEEDED under a plan; both with members `limit`, `max`, `usage`, `plan`); IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry after Retry-After for its response */
+      /** @description DUPLICATE_ITEM (with `existingId` when the caller may read that item) for a taken uniqueField value or _id; COLLECTION_QUOTA_EXCEEDED; ITEM_QUOTA_EXCEEDED (MAX_ITEMS_PER_COLLECTION): the collection holds as many items as allowed; PLAN_LIMIT_EXCEEDED in place of either under a plan (its collections or itemsPerCollection); all with members `limit`, `max`, `usage`, `plan` (find-or-create: only when it would create); IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry after Retry-After for its response */
       409: {
         headers: {
           /** @description Present (`true`) when this is the kept response of an earlier request with the same Idempotency-Key; nothing was done again */
@@ -17362,6 +18814,40 @@ export interface operations {
            *         ]
            *       },
            *       "kind": "sub",
+           *       "limits": {
+           *         "collections": {
+           *           "limit": 100,
+           *           "used": 3
+           *         },
+           *         "fileBytes": {
+           *           "limit": 1073741824,
+           *           "used": 52428800
+           *         },
+           *         "importBytes": {
+           *           "limit": 1073741824
+           *         },
+           *         "indexesPerCollection": {
+           *           "limit": 20
+           *         },
+           *         "itemsPerCollection": {
+           *           "limit": 100000
+           *         },
+           *         "requestsPerWindow": {
+           *           "limit": 1000
+           *         },
+           *         "streamsPerKey": {
+           *           "limit": 10
+           *         },
+           *         "webhooks": {
+           *           "limit": 20,
+           *           "used": 1
+           *         }
+           *       },
+           *       "plan": {
+           *         "name": "pro",
+           *         "since": "2026-01-01T00:00:00.000Z",
+           *         "until": "2027-01-01T00:00:00.000Z"
+           *       },
            *       "profileId": "665f1c2a9b1e8a0012345679",
            *       "quota": {
            *         "collections": {
@@ -17713,6 +19199,151 @@ export interface operations {
       403: {
         headers: {
           /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="export"` (RFC 6750) */
+          'WWW-Authenticate'?: string;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description RATE_LIMITED: rate limit of the key exceeded, or a wrong key from a client address over its failed-authentication budget (valid keys from that address keep working); see Retry-After */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Internal server error (INTERNAL_ERROR) */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unavailable or too slow (DATABASE_UNAVAILABLE, with Retry-After) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After': number;
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  getMyUsage: {
+    parameters: {
+      query?: {
+        /** @description The first day (UTC, YYYY-MM-DD); default: 30 days before `to`. */
+        from?: string;
+        /** @description The last day (UTC, YYYY-MM-DD), at most 366 days after `from`; default: today. */
+        to?: string;
+      };
+      header?: {
+        /** @description Context branch ('' = standard). A key bound to a branch uses its own; a contradicting value is a 403 BRANCH_MISMATCH, an invalid name a 400 INVALID_BRANCH. */
+        'X-Branch'?: string;
+        /** @description With a root key of a member of the team: act for the team, as the team's key would. A value that names no team of the caller's (not a member, no such team, not a team id) → 403 FORBIDDEN; with another kind of key → 403 FORBIDDEN. */
+        'X-Team'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining': number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset': number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TenantUsageDto'];
+        };
+      };
+      /** @description VALIDATION_FAILED: `from` or `to` is not a UTC day (YYYY-MM-DD), `from` is after `to`, or the range is longer than 366 days; INVALID_BRANCH: X-Branch is not a valid branch name */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description UNAUTHENTICATED: no key, or an unknown, revoked or expired key; INVALID_TOKEN: an access token refused (WWW-Authenticate: Bearer error="invalid_token" names the failed check) */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this key */
+          'X-RateLimit-Limit'?: number;
+          /** @description Requests left in the current window */
+          'X-RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets */
+          'X-RateLimit-Reset'?: number;
+          /** @description The request id (echoed from the request, or generated); also the problem `traceId`, unless the service traces requests (then that is the trace id) */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description FORBIDDEN: the key is not one of: root, team; INSUFFICIENT_SCOPE: the key holds neither the scope `usage:read` this operation needs nor one that includes it (WWW-Authenticate names it); BRANCH_MISMATCH: X-Branch contradicts the branch the key is bound to; IP_NOT_ALLOWED: the key's allowedIps do not hold the client address (not a failed authentication) */
+      403: {
+        headers: {
+          /** @description With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="usage:read"` (RFC 6750) */
           'WWW-Authenticate'?: string;
           /** @description Requests allowed per window for this key */
           'X-RateLimit-Limit'?: number;
