@@ -16,6 +16,11 @@ import { until } from '../support/until';
  * routes, GET /me, and the operator's routes, which refuse every other key by its kind).
  */
 const SCOPE_OF: Record<string, Scope | null> = {
+  'DELETE /admin/plans/{planName}': null,
+  'GET /admin/plans': null,
+  'GET /admin/plans/{planName}': null,
+  'PUT /admin/plans/{planName}': null,
+  'PUT /admin/teams/{id}/plans': null,
   'DELETE /admin/teams/{id}': null,
   'DELETE /admin/teams/{id}/members/{subject}': null,
   'DELETE /admin/users/{subject}': null,
