@@ -5,6 +5,7 @@ import {
   ApiNoContentResponse,
   ApiNotFoundResponse,
   ApiOkResponse,
+  ApiParam,
   ApiTags,
 } from '@nestjs/swagger';
 import { Auth, NeedsNoScope } from '../auth';
@@ -14,9 +15,16 @@ import type { IfMatch } from '../common/http/etag';
 import { ApiConditional } from '../common/http/openapi-conditional';
 import { Reply } from '../common/http/reply';
 import { IdempotentWrites } from '../idempotency';
-import { PlanCatalogue, planTag, type Plan } from '../plans';
+import { PLAN_NAME_PATTERN, PlanCatalogue, planTag, type Plan } from '../plans';
 import { CatalogPlanDto, PutPlanDto } from './dto/plans.dto';
 import { PlanNamePipe } from './plan-name.pipe';
+
+const PLAN_NAME_PARAM = ApiParam({
+  name: 'planName',
+  description: "The plan's name: 1-64 of A-Z a-z 0-9 . _ -, starting with a letter or digit",
+  schema: { type: 'string', pattern: PLAN_NAME_PATTERN.source },
+  example: 'pro',
+});
 
 const NO_SUCH_PLAN = ApiNotFoundResponse({
   type: ProblemDto,
@@ -49,6 +57,7 @@ export class AdminPlansController {
 
   /** A plan, with its ETag. */
   @Get(':planName')
+  @PLAN_NAME_PARAM
   @ApiOkResponse({ type: CatalogPlanDto })
   @ApiConditional('read')
   @ApiBadRequestResponse({ type: ProblemDto, description: BAD_NAME })
@@ -63,6 +72,7 @@ export class AdminPlansController {
    * holding it get the new limits on this instance at once, on the others within PLAN_CACHE_MS.
    */
   @Put(':planName')
+  @PLAN_NAME_PARAM
   @ApiOkResponse({ type: CatalogPlanDto })
   @ApiConditional('write')
   @ApiBadRequestResponse({
@@ -90,6 +100,7 @@ export class AdminPlansController {
    * not passed (409 PLAN_IN_USE with how many `profiles` and `teams`).
    */
   @Delete(':planName')
+  @PLAN_NAME_PARAM
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiNoContentResponse({ description: 'The plan is gone' })
   @ApiConditional('write')

@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsDefined, IsInt, IsObject, Max, Min, ValidateNested } from 'class-validator';
 import { OptionalField } from '../../common/dto';
+import { ApiSchemaPatch } from '../../common/http/openapi';
 import { sharedSchemaRef } from '../../common/http/openapi-schemas';
 import { JsonObjectBody } from '../../common/http/validation';
 import { PLAN_LIMIT_MAX, type Plan } from '../../plans';
@@ -14,13 +15,15 @@ const M = PLAN_LIMIT_MAX;
  * may grow) to the bound of its deployment setting; one left out falls back to the setting.
  * Another name is a 400.
  */
+// A limit the service does not know is refused (400), as a body's unknown member is.
+@ApiSchemaPatch({ additionalProperties: false })
 export class PlanLimitsDto {
   /** Collections per namespace (tenant and branch) [MAX_COLLECTIONS]. */
   @OptionalField()
   @IsInt()
   @Min(0)
   @Max(M.collections)
-  @ApiPropertyOptional({ minimum: 0, maximum: M.collections, example: 20 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: M.collections, example: 20 })
   collections?: number;
 
   /** Indexes of one collection besides _id [MAX_INDEXES]. */
@@ -28,7 +31,7 @@ export class PlanLimitsDto {
   @IsInt()
   @Min(0)
   @Max(M.indexesPerCollection)
-  @ApiPropertyOptional({ minimum: 0, maximum: M.indexesPerCollection, example: 5 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: M.indexesPerCollection, example: 5 })
   indexesPerCollection?: number;
 
   /** Items of one collection [none: unlimited]. At least 1. */
@@ -36,7 +39,12 @@ export class PlanLimitsDto {
   @IsInt()
   @Min(1)
   @Max(M.itemsPerCollection)
-  @ApiPropertyOptional({ minimum: 1, maximum: M.itemsPerCollection, example: 10000 })
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: M.itemsPerCollection,
+    example: 10000,
+  })
   itemsPerCollection?: number;
 
   /** Bytes of the tenant's stored files, over all its branches [FILE_QUOTA_BYTES]. */
@@ -44,7 +52,7 @@ export class PlanLimitsDto {
   @IsInt()
   @Min(0)
   @Max(M.fileBytes)
-  @ApiPropertyOptional({ minimum: 0, maximum: M.fileBytes, example: 104857600 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: M.fileBytes, example: 104857600 })
   fileBytes?: number;
 
   /** Webhooks per namespace [WEBHOOK_MAX]. */
@@ -52,7 +60,7 @@ export class PlanLimitsDto {
   @IsInt()
   @Min(0)
   @Max(M.webhooks)
-  @ApiPropertyOptional({ minimum: 0, maximum: M.webhooks, example: 2 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: M.webhooks, example: 2 })
   webhooks?: number;
 
   /** Requests of one key per RATE_LIMIT_WINDOW_MS [RATE_LIMIT_MAX]. */
@@ -60,7 +68,7 @@ export class PlanLimitsDto {
   @IsInt()
   @Min(0)
   @Max(M.requestsPerWindow)
-  @ApiPropertyOptional({ minimum: 0, maximum: M.requestsPerWindow, example: 300 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: M.requestsPerWindow, example: 300 })
   requestsPerWindow?: number;
 
   /** Open event streams of one key [EVENTS_MAX_STREAMS_PER_KEY]. */
@@ -68,7 +76,7 @@ export class PlanLimitsDto {
   @IsInt()
   @Min(0)
   @Max(M.streamsPerKey)
-  @ApiPropertyOptional({ minimum: 0, maximum: M.streamsPerKey, example: 2 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: M.streamsPerKey, example: 2 })
   streamsPerKey?: number;
 
   /** Bytes of one POST /import body [IMPORT_MAX_BYTES]. */
@@ -76,7 +84,7 @@ export class PlanLimitsDto {
   @IsInt()
   @Min(0)
   @Max(M.importBytes)
-  @ApiPropertyOptional({ minimum: 0, maximum: M.importBytes, example: 10485760 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: M.importBytes, example: 10485760 })
   importBytes?: number;
 }
 
