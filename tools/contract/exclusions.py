@@ -68,7 +68,13 @@ class Exclusion(NamedTuple):
 
 
 PROFILE_TARGETS = ("GET /profile", "PUT /profile", "PUT /profile/groups", "DELETE /profile/groups")
-PROFILE_JSON = ("POST /profile", "PUT /profile", "PUT /admin/users/{subject}/plans")
+PROFILE_JSON = (
+    "POST /profile",
+    "PUT /profile",
+    "PUT /admin/users/{subject}/plans",
+    "PUT /admin/teams/{id}/plans",
+    "PUT /admin/plans/{planName}",
+)
 DATA = (
     "GET /data/{collection}",
     "POST /data/{collection}",
@@ -334,13 +340,23 @@ EXCLUSIONS: tuple[Exclusion, ...] = (
     ),
     Exclusion(
         name="plan-until-after-since",
-        operations=("PUT /admin/users/{subject}/plans",),
+        operations=("PUT /admin/users/{subject}/plans", "PUT /admin/teams/{id}/plans"),
         status=400,
         code="VALIDATION_FAILED",
         field=r"^\d+\.until$",
         message=r"^until must not be before since$",
         reason="A plan's until must not be before its since; OpenAPI 3.0 cannot compare two "
         "members of one object.",
+    ),
+    Exclusion(
+        name="usage-date-range",
+        operations=("GET /me/usage", "GET /admin/usage"),
+        status=400,
+        code="VALIDATION_FAILED",
+        field=r"^(from|to)$",
+        message=r"^(must not be after to|must be at most 366 days after from \(both included\))$",
+        reason="A usage range's from must not be after its to, and spans at most 366 days; "
+        "OpenAPI 3.0 cannot compare two query parameters.",
     ),
     Exclusion(
         name="expiry-in-the-future",

@@ -87,9 +87,10 @@ const RUNS: readonly PrincipalRun[] = [
     kind: 'sub',
     paths: '^/(profile|profiles|data|events|me|export|import|files)(/|$)',
     // Sub profiles are created and deleted, accounts erased and exported, indexes and
-    // collection statistics read, and collection rules (schema, expiry, access) kept, by root and team
-    // keys only.
+    // collection statistics read, collection rules (schema, expiry, access) kept, and the tenant's
+    // usage read, by root and team keys only.
     notOperations: [
+      'getMyUsage',
       'createSubProfile',
       'deleteSubProfile',
       'eraseOwnAccount',
@@ -115,8 +116,9 @@ const RUNS: readonly PrincipalRun[] = [
   {
     kind: 'operator',
     paths: '^/(admin|health|me)(/|$)',
-    // The operator has no namespace: its branches are a 403 (me.e2e-spec.ts), not a contract.
-    notOperations: ['exportMyAccount', 'listBranches'],
+    // The operator has no namespace: its branches and its usage are a 403 (me.e2e-spec.ts,
+    // usage.e2e-spec.ts), not a contract.
+    notOperations: ['exportMyAccount', 'listBranches', 'getMyUsage'],
     maxExamples: 20,
   },
 ];
