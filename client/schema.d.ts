@@ -5680,6 +5680,7 @@ export interface operations {
         'If-None-Match'?: string;
       };
       path: {
+        /** @description The plan's name: 1-64 of A-Z a-z 0-9 . _ -, starting with a letter or digit */
         planName: string;
       };
       cookie?: never;
@@ -5857,6 +5858,7 @@ export interface operations {
         'If-Match'?: string;
       };
       path: {
+        /** @description The plan's name: 1-64 of A-Z a-z 0-9 . _ -, starting with a letter or digit */
         planName: string;
       };
       cookie?: never;
@@ -6045,6 +6047,7 @@ export interface operations {
         'If-Match'?: string;
       };
       path: {
+        /** @description The plan's name: 1-64 of A-Z a-z 0-9 . _ -, starting with a letter or digit */
         planName: string;
       };
       cookie?: never;
