@@ -547,17 +547,26 @@ describe('the OpenAPI document', () => {
     const ops = await operations();
     const takes = (header: string) => (op: Operation) =>
       (op.parameters ?? []).some((p) => p.in === 'header' && p.name === header);
-    const reads = ['getDataAccess', 'getDataItem', 'getProfile', 'getProjectById', 'getSubProfile'];
+    const reads = [
+      'getDataAccess',
+      'getDataItem',
+      'getPlan',
+      'getProfile',
+      'getProjectById',
+      'getSubProfile',
+    ];
     const writes = [
       'addProfileGroup',
       'deleteDataAccess',
       'deleteDataItem',
       'deleteDataItems',
       'deleteDataSearch',
+      'deletePlan',
       'deleteProject',
       'modifyDataItemArray',
       'putDataAccess',
       'putDataSearch',
+      'putPlan',
       'removeProfileGroup',
       'updateDataItem',
       'updateDataItems',
