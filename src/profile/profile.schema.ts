@@ -2,6 +2,7 @@ import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
 import { Schema as MongooseSchema, type Types } from 'mongoose';
 import type { SettingsValue } from './profile.types';
 
+/** A plan entry, as users' root profiles and teams hold them (the same shape for both). */
 @Schema({ _id: false, versionKey: false })
 export class PlanSubdocument {
   @Prop({ required: true })
@@ -16,7 +17,7 @@ export class PlanSubdocument {
   @Prop({ type: MongooseSchema.Types.Mixed, default: {} })
   metadata!: Record<string, SettingsValue>;
 }
-const PlanSchema = SchemaFactory.createForClass(PlanSubdocument);
+export const PlanSchema = SchemaFactory.createForClass(PlanSubdocument);
 
 /**
  * One document per profile. Root profiles: accountId = clientId = branch = ''. Sub profiles are

@@ -1,23 +1,5 @@
 import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
-import { Schema as MongooseSchema } from 'mongoose';
-import type { Plan } from '../profile';
-
-/** A plan the team holds: the same shape as a user's (PUT /admin/teams/{id}/plans). */
-@Schema({ _id: false, versionKey: false })
-export class TeamPlanSubdocument {
-  @Prop({ required: true })
-  planName!: string;
-
-  @Prop({ required: true })
-  since!: Date;
-
-  @Prop({ required: true })
-  until!: Date;
-
-  @Prop({ type: MongooseSchema.Types.Mixed, default: {} })
-  metadata!: Plan['metadata'];
-}
-const TeamPlanSchema = SchemaFactory.createForClass(TeamPlanSubdocument);
+import { PlanSchema, PlanSubdocument } from '../profile/profile.schema';
 
 @Schema({
   collection: 'teams',
@@ -34,8 +16,9 @@ export class TeamDocument {
   name!: string;
 
   /** The plans the team holds, as a user's root profile holds its own (docs/plans.md). */
-  @Prop({ type: [TeamPlanSchema], default: [] })
-  plans!: TeamPlanSubdocument[];
+  /** The plans the team holds: the same entries as a user's (PUT /admin/teams/{id}/plans). */
+  @Prop({ type: [PlanSchema], default: [] })
+  plans!: PlanSubdocument[];
 
   createdAt!: Date;
 }
