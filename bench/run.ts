@@ -330,6 +330,8 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
     'service-metrics-on',
     'service-metrics-off',
     'service-events-off',
+    'service-usage-on',
+    'service-usage-off',
     'service-token',
     'service-one-cluster',
     'service-three-clusters',
@@ -754,6 +756,19 @@ async function compareFeatures(
           events: false,
         }),
     ],
+    // Metering on and off at its default flush interval, as production runs it.
+    ...(['on', 'off'] as const).map(
+      (state): [TargetName, () => Promise<Target>] => [
+        `service-usage-${state}`,
+        () =>
+          startService({
+            ...serviceOptions,
+            name: `service-usage-${state}`,
+            metrics: true,
+            env: { ...serviceOptions.env, USAGE_ENABLED: String(state === 'on') },
+          }),
+      ],
+    ),
   ];
   const extra: Partial<Record<TargetName, Target>> = {};
   // The token comparison's instance comes with its issuer and the bench user's token.

@@ -32,6 +32,10 @@ import type { Check } from './types';
 
 /** Metrics may add less than this share of service CPU per request (issue: under 5 %). */
 export const METRICS_CPU_MAX = 0.05;
+/** Usage metering may add less than this share of service CPU per GET and per POST (issue: 5 %). */
+export const USAGE_CPU_MAX = 0.05;
+/** The interval the metering instance flushes at: USAGE_FLUSH_MS's default (src/config). */
+const USAGE_FLUSH_MS = 60_000;
 /** A key's limits (scopes, collections, addresses) may add less than this share (issue: 3 %). */
 export const KEY_LIMITS_CPU_MAX = 0.03;
 /** A read rule (a filter) may add less than this share of service CPU to a sub key's read (10 %). */
@@ -399,6 +403,61 @@ export const comparisons: Comparison[] = [
         totals('off'),
       ),
     ],
+  },
+  {
+    id: 'usage',
+    title: 'Usage metering: GET item by _id and POST an item with metering on vs off',
+    route: 'GET /data/{c}/_id/{id}, POST /data/{c}',
+    roundsFactor: 2,
+    variants: [
+      { id: 'get-on', label: 'GET, metering on', target: 'service-usage-on', request: byId },
+      { id: 'get-off', label: 'GET, metering off', target: 'service-usage-off', request: byId },
+      {
+        id: 'post-on',
+        label: 'POST, metering on',
+        target: 'service-usage-on',
+        request: ({ items, runTag }) => itemPost(items, `usage-on-${runTag}`),
+      },
+      {
+        id: 'post-off',
+        label: 'POST, metering off',
+        target: 'service-usage-off',
+        request: ({ items, runTag }) => itemPost(items, `usage-off-${runTag}`),
+      },
+    ],
+    async prepare(ask) {
+      const on = await ask('service-usage-on', 'GET', '/me/usage');
+      if (on.status !== 200) return { missing: `GET /me/usage answered ${on.status}` };
+      return {
+        notes: [
+          `Metering counts in memory and flushes once per USAGE_FLUSH_MS (${USAGE_FLUSH_MS / 1000} s by default): one insert per instance and interval whatever the load, shown per request in the checks below and not part of any request's commands.`,
+        ],
+      };
+    },
+    checks: (totals) =>
+      (['get', 'post'] as const).flatMap((method) => {
+        const on = totals(`${method}-on`);
+        const off = totals(`${method}-off`);
+        const name = method === 'get' ? 'GET by _id' : 'POST';
+        const perSecond = on?.requestsPerSecond ?? 0;
+        return [
+          cpuRatioCheck(
+            `Metering adds < ${USAGE_CPU_MAX * 100} % service CPU per ${name}`,
+            1 + USAGE_CPU_MAX,
+            on,
+            off,
+          ),
+          commandsCheck(`Metering adds no database command per ${name}`, off?.commands ?? 0, on),
+          {
+            name: `Metering's flushes, amortised over ${name}s`,
+            status: 'n/a',
+            detail:
+              perSecond > 0
+                ? `one insert per ${USAGE_FLUSH_MS / 1000} s per instance: ${(1000 / USAGE_FLUSH_MS / perSecond).toFixed(5)} commands per request at ${perSecond.toFixed(1)} req/s`
+                : 'not measured',
+          },
+        ];
+      }),
   },
   {
     id: 'idempotency',

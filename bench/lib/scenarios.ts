@@ -27,6 +27,8 @@ export type TargetName =
   | 'service-metrics-on'
   | 'service-metrics-off'
   | 'service-events-off'
+  | 'service-usage-on'
+  | 'service-usage-off'
   | 'service-token'
   | 'service-one-cluster'
   | 'service-three-clusters'
