@@ -275,6 +275,8 @@ it('explains a query on an unindexed field and creates the suggested index in on
   const verdict = page.locator('.verdict');
   await verdict.waitFor();
   expect(await verdict.textContent()).toMatch(/^No index serves this query/);
+  // The index list is a request of its own, apart from the verdict's: wait for its row.
+  await page.getByRole('rowheader', { name: '_id_', exact: true }).waitFor();
   expect(await page.getByRole('rowheader').allTextContents()).toEqual(['_id_']);
   await expectNoA11yViolations(page);
 
@@ -504,8 +506,22 @@ it('streamEvents resumes a dropped stream with Last-Event-ID: every event once, 
       if (seen.length === expected.length) controller.abort();
     },
   );
-  await until('every event', () => seen.length >= expected.length, 20_000);
-  await done;
+  const progress = () =>
+    JSON.stringify({ seen: seen.length, of: expected.length, sentLastEventIds, retries });
+  await until('every event', () => seen.length >= expected.length, LIVE_WAIT_MS).catch(
+    (error: Error) => Promise.reject(new Error(`${error.message}: ${progress()}`)),
+  );
+  // An abort ends streamEvents at once; were it ever not to, say where the stream stood.
+  let bound: NodeJS.Timeout | undefined;
+  await Promise.race([
+    done,
+    new Promise((_, reject) => {
+      bound = setTimeout(
+        () => reject(new Error(`streamEvents did not end on abort: ${progress()}`)),
+        LIVE_WAIT_MS,
+      );
+    }),
+  ]).finally(() => clearTimeout(bound));
   expect(seen.map((message) => message.id)).toEqual(expected);
   expect(seen.map((message) => parseChangeEvent(message)?.id)).toEqual(expected);
   expect(sentLastEventIds).toEqual([null, expected[0]]);

@@ -152,6 +152,9 @@ export async function seriousA11yViolations(page: Page): Promise<AxeViolation[]>
 }
 
 /** Calls the API as a client would (beside the browser): status and parsed body. */
+/** Longer than any answer takes on a loaded machine; a request past it is hung. */
+const API_CALL_MAX_MS = 60_000;
+
 export async function callApi(
   base: string,
   apiKey: string,
@@ -160,16 +163,21 @@ export async function callApi(
   body?: unknown,
   headers: Record<string, string> = {},
 ): Promise<{ status: number; body: unknown; headers: Headers }> {
+  // Bounded, so a request the service never answers fails naming itself, not the test's timeout.
+  const signal = AbortSignal.timeout(API_CALL_MAX_MS);
+  const named = (error: unknown) =>
+    Promise.reject(new Error(`${method} ${path}: ${(error as Error).message}`));
   const res = await fetch(`${base}${path}`, {
     method,
+    signal,
     headers: {
       'X-Api-Key': apiKey,
       ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}),
       ...headers,
     },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await res.text();
+  }).catch(named);
+  const text = await res.text().catch(named);
   let parsed: unknown = text;
   try {
     parsed = text === '' ? undefined : JSON.parse(text);
