@@ -16,6 +16,7 @@ import {
 import { collectionRulesFlow } from './rules-flows';
 import { liveQueryFlow } from './live-flows';
 import { filesFlow, subFilesFlow } from './files-flows';
+import { planLimitsFlow } from './plans-flows';
 
 const log = (message: string): void => void process.stdout.write(`# ${message}\n`);
 
@@ -55,6 +56,8 @@ void describe('typed client against the built service', { timeout: 180_000 }, ()
     filesFlow(target()));
   void it('files: a sub key sees only the files it uploaded; the root sees them all', () =>
     subFilesFlow(target()));
+  void it("plans: a plan given by the operator shows in /me, and its limit refuses a write", () =>
+    planLimitsFlow(target()));
 });
 
 void describe('the export check', () => {
