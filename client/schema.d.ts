@@ -3806,7 +3806,7 @@ export interface components {
        */
       itemId?: string;
       /**
-       * @description PLAN_LIMIT_EXCEEDED and the quota codes: which limit the write would pass (docs/plans.md)
+       * @description PLAN_LIMIT_EXCEEDED and the quota codes: which limit the write would pass (collections, indexesPerCollection, itemsPerCollection, fileBytes, webhooks, importBytes; docs/plans.md)
        * @example collections
        */
       limit?: string;

@@ -185,30 +185,6 @@ function patchSchemas(document: OpenAPIObject, catalog: DocumentedCatalog): void
         'The existing resource (PROFILE_EXISTS, DUPLICATE_ITEM; MOVE_RUNNING: the move; ERASURE_RUNNING: the erasure)',
       example: '665f1c2a9b1e8a0012345678',
     };
-    // A refusal at a limit (PLAN_LIMIT_EXCEEDED, and the deployment's quota codes).
-    problem.properties.limit = {
-      type: 'string',
-      description:
-        'A refusal at a limit: which (collections, indexesPerCollection, itemsPerCollection, fileBytes, webhooks, importBytes)',
-      example: 'collections',
-    };
-    problem.properties.max = {
-      type: 'number',
-      description: "A refusal at a limit: the limit's value for the tenant",
-      example: 100,
-    };
-    problem.properties.usage = {
-      type: 'number',
-      description: 'A refusal at a limit: what the limit counts, before the write',
-      example: 100,
-    };
-    problem.properties.plan = {
-      type: 'string',
-      nullable: true,
-      description:
-        "A refusal at a limit: the tenant's active plan (PLAN_LIMIT_EXCEEDED); null: the deployment's setting",
-      example: null,
-    };
     problem.properties.itemId = {
       type: 'string',
       description:
@@ -225,10 +201,11 @@ function patchSchemas(document: OpenAPIObject, catalog: DocumentedCatalog): void
       description: 'PLAN_IN_USE: how many teams hold the plan',
       example: 0,
     };
+    // A refusal at a limit (PLAN_LIMIT_EXCEEDED, and the deployment's quota codes).
     problem.properties.limit = {
       type: 'string',
       description:
-        'PLAN_LIMIT_EXCEEDED and the quota codes: which limit the write would pass (docs/plans.md)',
+        'PLAN_LIMIT_EXCEEDED and the quota codes: which limit the write would pass (collections, indexesPerCollection, itemsPerCollection, fileBytes, webhooks, importBytes; docs/plans.md)',
       example: 'collections',
     };
     problem.properties.max = {
