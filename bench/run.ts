@@ -757,18 +757,16 @@ async function compareFeatures(
         }),
     ],
     // Metering on and off at its default flush interval, as production runs it.
-    ...(['on', 'off'] as const).map(
-      (state): [TargetName, () => Promise<Target>] => [
-        `service-usage-${state}`,
-        () =>
-          startService({
-            ...serviceOptions,
-            name: `service-usage-${state}`,
-            metrics: true,
-            env: { ...serviceOptions.env, USAGE_ENABLED: String(state === 'on') },
-          }),
-      ],
-    ),
+    ...(['on', 'off'] as const).map((state): [TargetName, () => Promise<Target>] => [
+      `service-usage-${state}`,
+      () =>
+        startService({
+          ...serviceOptions,
+          name: `service-usage-${state}`,
+          metrics: true,
+          env: { ...serviceOptions.env, USAGE_ENABLED: String(state === 'on') },
+        }),
+    ]),
   ];
   const extra: Partial<Record<TargetName, Target>> = {};
   // The token comparison's instance comes with its issuer and the bench user's token.

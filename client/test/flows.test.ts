@@ -56,7 +56,7 @@ void describe('typed client against the built service', { timeout: 180_000 }, ()
     filesFlow(target()));
   void it('files: a sub key sees only the files it uploaded; the root sees them all', () =>
     subFilesFlow(target()));
-  void it("plans: a plan given by the operator shows in /me, and its limit refuses a write", () =>
+  void it('plans: a plan given by the operator shows in /me, and its limit refuses a write', () =>
     planLimitsFlow(target()));
 });
 

@@ -44,15 +44,15 @@ export async function planLimitsFlow(target: Target): Promise<void> {
     409,
     'PLAN_LIMIT_EXCEEDED',
   );
-  assert.deepEqual([refused.limit, refused.max, refused.usage, refused.plan], [
-    'collections',
-    1,
-    1,
-    planName,
-  ]);
+  assert.deepEqual(
+    [refused.limit, refused.max, refused.usage, refused.plan],
+    ['collections', 1, 1, planName],
+  );
 
   const today = new Date().toISOString().slice(0, 10);
-  const usage = await unwrap(api.GET('/me/usage', { params: { query: { from: today, to: today } } }));
+  const usage = await unwrap(
+    api.GET('/me/usage', { params: { query: { from: today, to: today } } }),
+  );
   assert.equal(usage.from, today);
   assert.equal(usage.to, today);
   // What this instance counted is flushed every USAGE_FLUSH_MS: today may have no row yet.
