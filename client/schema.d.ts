@@ -404,7 +404,7 @@ export interface paths {
      *     `allowedIps` limit the new key (absent or null: no limit); a key never mints a key with more
      *     than it has (403 SCOPE_ESCALATION). With `"kind": "publishable"`, `collections` (a list of
      *     names) and `allowedOrigins`: a read-only key for web pages, which reads only those collections
-     *     through their `public.read` rule and answers CORS only for those origins (README "Publishable
+     *     through their `public.read` rule and answers CORS only for those origins (docs/keys.md, "Publishable
      *     keys").
      */
     post: operations['createApiKey'];
@@ -1294,7 +1294,7 @@ export interface paths {
      *     and `allowedIps` limit it as for POST /api-keys; never beyond the admin's own key (403
      *     SCOPE_ESCALATION). With `"kind": "publishable"`, `collections` (a list of names) and
      *     `allowedOrigins`: a publishable key of the team, which reads only those collections of the
-     *     team through their `public.read` rule, from those origins (README "Publishable keys"); this
+     *     team through their `public.read` rule, from those origins (docs/keys.md, "Publishable keys"); this
      *     is how a team mints one (POST /api-keys mints a user's).
      */
     post: operations['createTeamApiKey'];
@@ -2138,7 +2138,7 @@ export interface components {
        */
       expiresAt?: string;
       /**
-       * @description `publishable`: a read-only key that is safe in a web page (README "Publishable keys"): it
+       * @description `publishable`: a read-only key that is safe in a web page (docs/keys.md, "Publishable keys"): it
        *     reads only the listed `collections` through their `public.read` rule, from `allowedOrigins`.
        *     Absent: a root key, or with clientId + accountId a sub key.
        * @enum {string}
@@ -2150,7 +2150,7 @@ export interface components {
        */
       name?: string;
       /**
-       * @description The scopes the key holds (README "Authentication" lists what each allows; `x:write` implies `x:read`). Absent or null: every scope, as keys made without it. `[]`: no scope at all, only the routes that need none. An unknown scope is a 400 UNKNOWN_SCOPE.
+       * @description The scopes the key holds (docs/keys.md, "Authentication" lists what each allows; `x:write` implies `x:read`). Absent or null: every scope, as keys made without it. `[]`: no scope at all, only the routes that need none. An unknown scope is a 400 UNKNOWN_SCOPE.
        * @example [
        *       "data:read",
        *       "profile:read"
@@ -2335,7 +2335,7 @@ export interface components {
        */
       expiresAt?: string;
       /**
-       * @description `publishable`: a publishable key of the team, safe in a web page (README "Publishable keys"): it reads only the listed `collections` of the team through their `public.read` rule, from `allowedOrigins`. Absent: a team key.
+       * @description `publishable`: a publishable key of the team, safe in a web page (docs/keys.md, "Publishable keys"): it reads only the listed `collections` of the team through their `public.read` rule, from `allowedOrigins`. Absent: a team key.
        * @enum {string}
        */
       kind?: 'publishable';
@@ -2345,7 +2345,7 @@ export interface components {
        */
       name?: string;
       /**
-       * @description The scopes the key holds (README "Authentication" lists what each allows; `x:write` implies `x:read`). Absent or null: every scope, as keys made without it. `[]`: no scope at all, only the routes that need none. An unknown scope is a 400 UNKNOWN_SCOPE.
+       * @description The scopes the key holds (docs/keys.md, "Authentication" lists what each allows; `x:write` implies `x:read`). Absent or null: every scope, as keys made without it. `[]`: no scope at all, only the routes that need none. An unknown scope is a 400 UNKNOWN_SCOPE.
        * @example [
        *       "data:read",
        *       "profile:read"
@@ -3392,7 +3392,7 @@ export interface components {
       /** @description The earlier view of some limits, kept for the clients that read it: `limits` is the full one. */
       quota: components['schemas']['QuotaDto'];
       /**
-       * @description Every scope the caller holds, a `…:write` scope's `…:read` included (README "Authentication"):
+       * @description Every scope the caller holds, a `…:write` scope's `…:read` included (docs/keys.md, "Authentication"):
        *     a key's scopes, or a token's scope claim mapped onto the service's scopes.
        * @example [
        *       "data:read",
@@ -3445,7 +3445,7 @@ export interface components {
        */
       prefix: string;
       /**
-       * @description The scopes the key holds (README "Authentication"); null: every scope.
+       * @description The scopes the key holds (docs/keys.md, "Authentication"); null: every scope.
        * @example null
        */
       scopes: string[] | null;
@@ -4705,7 +4705,7 @@ export interface components {
       kind: 'user' | 'team';
     };
     UserDetailDto: {
-      /** @description The identities of identity providers linked to the user (README "Authentication"). */
+      /** @description The identities of identity providers linked to the user (docs/keys.md, "Authentication"). */
       identities: components['schemas']['LinkedIdentityDto'][];
       /** @description Every key of the user (root and sub, every branch); never a secret. */
       keys: components['schemas']['ApiKeyDto'][];

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 
 /**
- * The module graph drawn in the README's "Architecture" section is the graph of the imports:
+ * The module graph drawn in docs/architecture.md is the graph of the imports:
  * this test reads both and compares them, so neither can drift from the other.
  */
 const ROOT = join(__dirname, '..');
@@ -44,9 +44,9 @@ function actualGraph(): Map<string, Set<string>> {
 }
 
 function documentedGraph(): Map<string, Set<string>> {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const readme = readFileSync(join(ROOT, 'docs', 'architecture.md'), 'utf8');
   const block = /<!-- module-graph -->\s*```text\n([\s\S]*?)```/.exec(readme)?.[1];
-  if (!block) throw new Error('README.md has no module graph block');
+  if (!block) throw new Error('docs/architecture.md has no module graph block');
   const graph = new Map<string, Set<string>>();
   for (const line of block.split('\n').filter((l) => l.trim() !== '')) {
     const [from, to = ''] = line.split('→').map((part) => part.trim());
@@ -60,7 +60,7 @@ function documentedGraph(): Map<string, Set<string>> {
 
 /**
  * The modules of cross-cutting concerns: each a module of its own, registered once by the
- * composition root, between common and the features (README "Architecture").
+ * composition root, between common and the features (docs/architecture.md, "Architecture").
  */
 const CROSS_CUTTING = ['idempotency', 'rate-limit', 'usage'];
 
@@ -68,7 +68,7 @@ const asObject = (graph: Map<string, Set<string>>) =>
   Object.fromEntries([...graph].sort().map(([from, to]) => [from, [...to].sort()]));
 
 describe('module graph', () => {
-  it('is the one the README draws', () => {
+  it('is the one docs/architecture.md draws', () => {
     expect(asObject(actualGraph())).toEqual(asObject(documentedGraph()));
   });
 

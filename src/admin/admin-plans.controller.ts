@@ -38,7 +38,7 @@ const BAD_NAME =
  * The plan catalogue (docs/plans.md): plans by name with the limits they set. Users and teams
  * hold plans by name (PUT /admin/users/{subject}/plans, PUT /admin/teams/{id}/plans). The ETag of
  * a plan is `"plan-<version>"`; If-Match on PUT and DELETE is optional, as on every write of the
- * service, and holds across instances on MongoDB (README "Conditional requests").
+ * service, and holds across instances on MongoDB (docs/requests.md, "Conditional requests").
  */
 @ApiTags('admin')
 @IdempotentWrites()

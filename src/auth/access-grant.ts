@@ -5,7 +5,7 @@
  * before grants existed, and keys made without limits).
  */
 
-/** The scope vocabulary: one table in README "Authentication"; `…:write` implies `…:read`. */
+/** The scope vocabulary: one table in docs/keys.md, "Authentication"; `…:write` implies `…:read`. */
 export const SCOPES = [
   'profile:read',
   'profile:write',

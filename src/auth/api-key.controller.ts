@@ -53,7 +53,7 @@ export class ApiKeyController {
    * `allowedIps` limit the new key (absent or null: no limit); a key never mints a key with more
    * than it has (403 SCOPE_ESCALATION). With `"kind": "publishable"`, `collections` (a list of
    * names) and `allowedOrigins`: a read-only key for web pages, which reads only those collections
-   * through their `public.read` rule and answers CORS only for those origins (README "Publishable
+   * through their `public.read` rule and answers CORS only for those origins (docs/keys.md, "Publishable
    * keys").
    */
   @Post()

@@ -40,7 +40,7 @@ export const Public = (): MethodDecorator & ClassDecorator =>
   applyDecorators(SetMetadata(IS_PUBLIC, true), noScope());
 
 /**
- * The scope a key must hold to call the route (README "Authentication", the scope table); a
+ * The scope a key must hold to call the route (docs/keys.md, "Authentication", the scope table); a
  * key without it gets 403 INSUFFICIENT_SCOPE. On a class it applies to every route of the
  * controller; a route's own declaration overrides its class's. Every route declares a scope or
  * @NeedsNoScope (src/routes.spec.ts), so none is added unscoped.

@@ -125,7 +125,7 @@ export class ScopeEscalationError extends DomainError {
 }
 
 /**
- * A key or token without the scope the request needs (README "Authentication"), answered with
+ * A key or token without the scope the request needs (docs/keys.md, "Authentication"), answered with
  * `WWW-Authenticate: Bearer error="insufficient_scope", scope="<scope>"` (RFC 6750, 3.1).
  */
 export class InsufficientScopeError extends DomainError {

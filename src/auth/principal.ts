@@ -89,7 +89,7 @@ export function credentialIdOf(principal: CustomerPrincipal): string {
 
 /**
  * When the key a principal authenticated with expires (null: never, the operator key, or a
- * token — whose keys are bounded by its scopes, README "What a token cannot do that a key can").
+ * token — whose keys are bounded by its scopes, docs/authentication.md, "What a token cannot do that a key can").
  */
 export function keyExpiryOf(principal: Principal): Date | null {
   return principal.kind !== 'operator' && principal.credential.kind === 'key'

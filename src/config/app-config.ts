@@ -41,7 +41,7 @@ export interface AppConfig {
   /** USAGE_*: usage metering per tenant and day (src/usage, docs/usage.md). */
   usage: { enabled: boolean; flushMs: number; retentionDays: number };
   adminApiKey?: string; // ADMIN_API_KEY; main.ts fills in a generated one in development
-  apiKeyCache: { ttlMs: number; max: number }; // keys kept after a lookup (README, security)
+  apiKeyCache: { ttlMs: number; max: number }; // keys kept after a lookup (docs/security.md)
   rightsCheckMs: number; // STREAM_RIGHTS_CHECK_MS: open streams' rights (principal-rights.ts)
   /** What a key may be limited to, and how often its last use is written (src/auth). */
   apiKeys: {

@@ -1,6 +1,6 @@
 /**
  * The identity providers whose access tokens the service accepts (OIDC_ISSUERS), read and
- * checked once at start. README "Authentication" shows Keycloak, Auth0 and Entra ID entries.
+ * checked once at start. docs/keys.md, "Authentication" shows Keycloak, Auth0 and Entra ID entries.
  */
 export interface OidcIssuerConfig {
   /** The exact `iss` of its tokens. */

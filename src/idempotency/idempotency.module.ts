@@ -30,7 +30,7 @@ export interface IdempotencyModuleOptions {
  * Idempotency-Key for every POST and for PUT/DELETE of projects and data items: the interceptor
  * (on the write routes of the controllers marked @IdempotentWrites()), its records and their
  * sweeper. Global, so that the interceptor finds its service from every feature module. See
- * README "Idempotent requests".
+ * docs/requests.md, "Idempotent requests".
  */
 @Module({})
 export class IdempotencyModule {

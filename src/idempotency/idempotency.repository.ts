@@ -72,7 +72,7 @@ export class IdempotencyRepository {
 
   /**
    * Keeps the response of the request that holds the record. Only that request writes to it, so
-   * the update cannot race another (unless its lease ran out first: README, "Idempotent requests").
+   * the update cannot race another (unless its lease ran out first: docs/requests.md, "Idempotent requests").
    */
   async complete(
     records: Records,

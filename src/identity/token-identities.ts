@@ -26,7 +26,7 @@ function emailOf(token: VerifiedToken): string | null {
 }
 
 /**
- * Resolves verified access tokens to the profiles of their identities (README "Authentication").
+ * Resolves verified access tokens to the profiles of their identities (docs/keys.md, "Authentication").
  * Which user an identity is and which sub profile a client acts as are cached per instance for
  * OIDC_IDENTITY_CACHE_MS, so a cached token request costs no database command.
  */

@@ -14,7 +14,7 @@ export class MeKeyDto {
   @ApiProperty({ type: String, format: 'date-time', nullable: true, example: null })
   expiresAt!: string | null;
 
-  /** The scopes the key holds (README "Authentication"); null: every scope. */
+  /** The scopes the key holds (docs/keys.md, "Authentication"); null: every scope. */
   @ApiProperty({ type: [String], nullable: true, example: null })
   scopes!: string[] | null;
 
@@ -194,7 +194,7 @@ export class MeDto {
   authenticatedWith!: MeCredentialDto;
 
   /**
-   * Every scope the caller holds, a `…:write` scope's `…:read` included (README "Authentication"):
+   * Every scope the caller holds, a `…:write` scope's `…:read` included (docs/keys.md, "Authentication"):
    * a key's scopes, or a token's scope claim mapped onto the service's scopes.
    */
   @ApiProperty({ type: [String], example: ['data:read', 'data:write'] })

@@ -20,7 +20,7 @@ const UNCONDITIONAL_ATTEMPTS = 5;
  * The plan catalogue (operator API; docs/plans.md): plans by name with their limits. A write is
  * made on the condition that the plan is still the version read: writes of one plan are queued
  * in this process, and the database's filtered update decides between instances (exact on
- * MongoDB; FerretDB does not re-check the filter at write time, README "Conditional requests").
+ * MongoDB; FerretDB does not re-check the filter at write time, docs/requests.md, "Conditional requests").
  * This instance's limits see a change at once, the others' within PLAN_CACHE_MS.
  */
 @Injectable()

@@ -53,8 +53,7 @@ export function limitsUnder(plan: PlanLimits, deployment: LimitValues): LimitVal
 }
 
 /**
- * The largest value a plan may set for each limit: the bound of the matching setting (README
- * "Configuration"); `itemsPerCollection`, which has none, a billion. Every limit is at least 0
+ * The largest value a plan may set for each limit: the bound of the matching setting (docs/configuration-reference.md); `itemsPerCollection`, which has none, a billion. Every limit is at least 0
  * (0: nothing may grow), but `itemsPerCollection` at least 1.
  */
 export const PLAN_LIMIT_MAX: Record<PlanLimitName, number> = {

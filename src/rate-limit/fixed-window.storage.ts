@@ -10,7 +10,7 @@ interface Window {
  * Rate-limit counters for @nestjs/throttler: one fixed window of RATE_LIMIT_WINDOW_MS per key, in
  * memory. The library's default storage keeps one timestamp per hit and filters them on every
  * request, so its cost grows with the limit (a 10,000-per-minute key filters up to 10,000 entries
- * per request); a counter per window is O(1). Trade-off, documented in the README: a client can
+ * per request); a counter per window is O(1). Trade-off, documented in docs/limits.md: a client can
  * send up to twice the limit across a window boundary.
  */
 export class FixedWindowThrottlerStorage implements ThrottlerStorage, OnModuleDestroy {

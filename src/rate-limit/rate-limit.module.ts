@@ -27,7 +27,7 @@ export interface RateLimitModuleOptions {
 /**
  * The request budget (RATE_LIMIT_*): @nestjs/throttler on fixed windows, in the database or in
  * memory (RATE_LIMIT_STORE), and its guard, KeyThrottlerGuard, which the composition root puts
- * after authentication. See README "Limits".
+ * after authentication. See docs/limits.md, "Limits".
  */
 /** Holds the composition root's RequestAllowance for the throttler's options. */
 @Module({})

@@ -65,7 +65,7 @@ export class TeamController {
    * and `allowedIps` limit it as for POST /api-keys; never beyond the admin's own key (403
    * SCOPE_ESCALATION). With `"kind": "publishable"`, `collections` (a list of names) and
    * `allowedOrigins`: a publishable key of the team, which reads only those collections of the
-   * team through their `public.read` rule, from those origins (README "Publishable keys"); this
+   * team through their `public.read` rule, from those origins (docs/keys.md, "Publishable keys"); this
    * is how a team mints one (POST /api-keys mints a user's).
    */
   @Post(':id/api-keys')

@@ -1,4 +1,4 @@
-/** The request classes a route is metered as (README "Usage", docs/usage.md). */
+/** The request classes a route is metered as (docs/usage.md, "Usage", docs/usage.md). */
 export const REQUEST_CLASSES = ['read', 'write', 'stream', 'export', 'import'] as const;
 export type RequestClass = (typeof REQUEST_CLASSES)[number];
 

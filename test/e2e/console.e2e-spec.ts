@@ -21,7 +21,7 @@ import { ensureBuilt, startService, type ServiceProcess } from '../support/servi
  * accessibility of the first views, and the size of what a browser downloads.
  */
 const CONSOLE_JS_BUDGET_GZIP = 250 * 1024;
-/** Where the README's picture of the console is taken (docs/images/console.png is a copy). */
+/** Where the picture of the console in docs/console.md is taken (docs/images/console.png is a copy). */
 const SCREENSHOT_DIR = join(__dirname, '..', '..', '.data', 'screenshots');
 
 let h: ConsoleHarness;
@@ -235,7 +235,7 @@ it.each([
   },
 );
 
-it('shows a collection as the README pictures it (screenshot in .data/screenshots)', async () => {
+it('shows a collection as docs/console.md pictures it (screenshot in .data/screenshots)', async () => {
   const user = await createUser(h.t);
   const fruit = ['apple', 'banana', 'cherry', 'date', 'elderberry', 'fig', 'grape', 'kiwi'];
   const items = fruit.map((name, i) => ({

@@ -332,7 +332,7 @@ describe('a live query', () => {
 });
 
 /**
- * A stream or long poll ends when its principal loses its rights (README, Security): opened on
+ * A stream or long poll ends when its principal loses its rights (docs/security.md): opened on
  * instance b, the loss caused through instance a, so only the database can tell b. Each test
  * writes an event the reader would see right after the loss: it must never arrive.
  */

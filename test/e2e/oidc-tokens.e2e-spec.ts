@@ -7,7 +7,7 @@ import { expectProblem } from '../support/problems';
 import { TestTokenIssuer } from '../support/token-issuer';
 
 /**
- * Which access tokens are accepted (README "Access tokens: what is checked"), against an issuer
+ * Which access tokens are accepted (docs/authentication.md, "Access tokens: what is checked"), against an issuer
  * on loopback. The issuer does not provision, so an accepted token of an identity linked to no
  * user is answered 403 UNKNOWN_IDENTITY: that answer is "accepted" here, a refusal is 401
  * INVALID_TOKEN with `WWW-Authenticate: Bearer error="invalid_token"`.

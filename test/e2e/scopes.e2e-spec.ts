@@ -12,7 +12,7 @@ import { expectProblem } from '../support/problems';
 import { until } from '../support/until';
 
 /**
- * The scope each route needs, as README "Authentication" tables them; null: none (public
+ * The scope each route needs, as docs/keys.md, "Authentication" tables them; null: none (public
  * routes, GET /me, and the operator's routes, which refuse every other key by its kind).
  */
 const SCOPE_OF: Record<string, Scope | null> = {

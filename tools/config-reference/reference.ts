@@ -11,7 +11,7 @@ import { ENVIRONMENT_SECTIONS } from '../../src/config/environment';
 
 export const ROOT = join(__dirname, '..', '..');
 export const ENV_EXAMPLE = join(ROOT, '.env.example');
-export const REFERENCE = join(ROOT, 'docs', 'configuration.md');
+export const REFERENCE = join(ROOT, 'docs', 'configuration-reference.md');
 export const REGENERATE = 'npm run config:reference';
 
 /** One variable as `.env.example` documents it. */

@@ -164,7 +164,7 @@ EXCLUSIONS: tuple[Exclusion, ...] = (
         reason="`kind` decides which members a key takes: a publishable key needs `collections` "
         "as a list of names and `allowedOrigins`, and refuses `scopes`, `clientId` and "
         "`accountId`; another kind refuses `allowedOrigins` and takes `collections` as an object "
-        "of patterns (README, \"Publishable keys\"). "
+        "of patterns (docs/keys.md, \"Publishable keys\"). "
         "OpenAPI 3.0 cannot make one member's value decide which others are allowed. An origin "
         "must be exactly what a browser sends (lower case, no default port, no path), which the "
         "URL standard's parser decides, not a pattern the document could state.",

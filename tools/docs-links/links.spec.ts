@@ -1,11 +1,22 @@
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { anchorsOf, brokenLinks, markdownPages, slugOf } from './links';
+import { anchorsOf, brokenLinks, markdownPages, proseOf, ROOT, slugOf } from './links';
 
 describe('links in the README and docs/', () => {
   it('lead to files that exist and to headings that exist', () => {
     expect(brokenLinks(markdownPages())).toEqual([]);
+  });
+
+  it('include, on the docs index, a link to every page under docs/', () => {
+    const index = join(ROOT, 'docs', 'README.md');
+    const linked = new Set(
+      [...proseOf(readFileSync(index, 'utf8')).matchAll(/\]\(([^)#\s]+)/g)].map((m) => m[1]),
+    );
+    const pages = readdirSync(join(ROOT, 'docs')).filter(
+      (name) => name.endsWith('.md') && name !== 'README.md',
+    );
+    expect(pages.filter((page) => !linked.has(page))).toEqual([]);
   });
 });
 

@@ -188,7 +188,7 @@ export class UserDetailDto {
 
   @ApiProperty({ type: UserQuotaDto })
   quota!: UserQuotaDto;
-  /** The identities of identity providers linked to the user (README "Authentication"). */
+  /** The identities of identity providers linked to the user (docs/keys.md, "Authentication"). */
   @ApiProperty({ type: [LinkedIdentityDto] })
   identities!: LinkedIdentityDto[];
 }

@@ -29,7 +29,7 @@ import { BRANCH_PATTERN } from '../branch';
 export const MAX_GRACE_SECONDS = 86_400;
 
 const SCOPES_DESCRIPTION =
-  'The scopes the key holds (README "Authentication" lists what each allows; `x:write` implies `x:read`). Absent or null: every scope, as keys made without it. `[]`: no scope at all, only the routes that need none. An unknown scope is a 400 UNKNOWN_SCOPE.';
+  'The scopes the key holds (docs/keys.md, "Authentication" lists what each allows; `x:write` implies `x:read`). Absent or null: every scope, as keys made without it. `[]`: no scope at all, only the routes that need none. An unknown scope is a 400 UNKNOWN_SCOPE.';
 const COLLECTIONS_DESCRIPTION =
   'The collections the key reaches, by name or by a prefix with one trailing `*` (`notes*`; `*` alone: every collection), each with `read` or `write` (write implies read; the most any matching entry gives). A collection no entry names is out of reach. Absent or null: every collection. At most API_KEY_MAX_COLLECTIONS entries (50).';
 const ALLOWED_IPS_DESCRIPTION =
@@ -68,7 +68,7 @@ const ALLOWED_ORIGINS_DESCRIPTION =
 
 export class CreateApiKeyDto {
   /**
-   * `publishable`: a read-only key that is safe in a web page (README "Publishable keys"): it
+   * `publishable`: a read-only key that is safe in a web page (docs/keys.md, "Publishable keys"): it
    * reads only the listed `collections` through their `public.read` rule, from `allowedOrigins`.
    * Absent: a root key, or with clientId + accountId a sub key.
    */

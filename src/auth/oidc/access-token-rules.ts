@@ -26,7 +26,7 @@ export function checkAlgorithm(header: ProtectedHeaderParameters): void {
 }
 
 /**
- * An access token, not an ID token (README "Access tokens: what is checked"): the header `typ`
+ * An access token, not an ID token (docs/authentication.md, "Access tokens: what is checked"): the header `typ`
  * is absent, `JWT` or `at+jwt`; the payload carries none of an ID token's own claims (`nonce`,
  * `at_hash`, `c_hash`); Keycloak's payload `typ` is absent or `Bearer` (its ID tokens say `ID`).
  * Checked after the signature, so a refusal says only what the issuer itself signed.

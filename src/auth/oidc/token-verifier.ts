@@ -24,7 +24,7 @@ import { VerifiedTokenCache } from './verified-token-cache';
 export { TOKEN_ALGORITHMS } from './access-token-rules';
 
 /**
- * Verifies access tokens of the issuers of OIDC_ISSUERS (README "Access tokens: what is
+ * Verifies access tokens of the issuers of OIDC_ISSUERS (docs/authentication.md, "Access tokens: what is
  * checked"): the algorithm, the issuer, the signature with the issuer's keys (IssuerKeys), the
  * audience, `exp`/`nbf`/`iat` with OIDC_CLOCK_SKEW_S, the age with OIDC_MAX_TOKEN_AGE_S, that it
  * is an access token and not an ID token, and the subject; then its scopes. A token verified

@@ -12,8 +12,8 @@ interface Entry {
  * client that sends one token many times pays for its signature once. An entry is used only until
  * the instant verifying the token again would refuse it (its `exp`, or its maximum age, with the
  * clock skew), checked on every use: expiry stays exact. At most OIDC_TOKEN_CACHE_SIZE entries,
- * the least recently used dropped first; 0 turns the cache off. README "Access tokens: what is
- * checked" says what this means for revocation.
+ * the least recently used dropped first; 0 turns the cache off. docs/authentication.md, "Access tokens: what is
+ * checked", says what this means for revocation.
  */
 export class VerifiedTokenCache {
   private readonly entries = new Map<string, Entry>();

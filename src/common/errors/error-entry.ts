@@ -37,7 +37,7 @@ export function defineErrors<const Entries extends Record<string, EntryOfKey>>(
 /** Every code of the API with its entry, in the order the OpenAPI document lists them (src/error-catalog.ts). */
 export type ErrorCatalog = Readonly<Record<string, ErrorEntry>>;
 
-/** URI reference of a problem type (RFC 9457 `type`); documented in README "Errors". */
+/** URI reference of a problem type (RFC 9457 `type`); documented in docs/errors.md, "Errors". */
 export function problemType(code: string): string {
   return `urn:problem:${code.toLowerCase().replace(/_/g, '-')}`;
 }

@@ -6,7 +6,7 @@ import { header, operations, problemResponse, type Response } from './openapi-sh
  * Conditional requests in the OpenAPI document. An operation says what it takes part in with
  * `@ApiConditional(kind)`; addConditionalRequests then documents, on exactly those operations,
  * the ETag response header, the If-None-Match / If-Match request headers and the 304 and 412
- * responses (see README "Conditional requests").
+ * responses (see docs/requests.md, "Conditional requests").
  */
 
 /**

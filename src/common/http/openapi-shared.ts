@@ -15,7 +15,7 @@ export const TEAM_HEADER = 'X-Team';
  */
 export const AUTH_HEADERS_FIRST = 'x-auth-headers-first';
 /**
- * Extension naming the scope an operation needs (@NeedsScope; README "Authentication"); its 403
+ * Extension naming the scope an operation needs (@NeedsScope; docs/keys.md, "Authentication"); its 403
  * response names INSUFFICIENT_SCOPE. Null until the document is built where a route needs no
  * scope (then removed).
  */

@@ -275,7 +275,7 @@ export function buildOpenApiDocument(
         type: 'http',
         scheme: 'bearer',
         description:
-          'The same API key as a bearer token, or (with OIDC_ISSUERS) an access token of a trusted identity provider: a JWT, told apart by its shape (README "Access tokens: what is checked")',
+          'The same API key as a bearer token, or (with OIDC_ISSUERS) an access token of a trusted identity provider: a JWT, told apart by its shape (docs/authentication.md, "Access tokens: what is checked")',
       },
       BEARER_SCHEME,
     )

@@ -13,6 +13,6 @@ import { KeyedLock } from './keyed-lock';
  * update (filter on the revision read) is enough by itself; FerretDB does not re-check an
  * update's filter at write time, so two concurrent conditional updates can both apply. Queuing
  * them per key makes one instance exact on FerretDB too; several instances on one FerretDB can
- * still lose an update (the README lists this among FerretDB's limits).
+ * still lose an update (docs/database.md lists this among FerretDB's limits).
  */
 export class FallbackWriteQueue extends KeyedLock {}

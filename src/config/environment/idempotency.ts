@@ -27,7 +27,7 @@ export class IdempotencyVariables {
   @Max(86_400_000)
   IDEMPOTENCY_SWEEP_INTERVAL_MS = 60_000;
 
-  /** Largest response body kept for replay (bytes); a larger one is not kept (see README). */
+  /** Largest response body kept for replay (bytes); a larger one is not kept (docs/requests.md, "Idempotent requests"). */
   @Type(() => Number)
   @IsInt()
   @Min(1024)

@@ -6,7 +6,7 @@ import { IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
  * and their keys are checked. Without OIDC_ISSUERS no token is accepted.
  */
 export class OidcVariables {
-  /** JSON list of trusted issuers (src/config/oidc-issuers.ts; README "Authentication"). */
+  /** JSON list of trusted issuers (src/config/oidc-issuers.ts; docs/keys.md, "Authentication"). */
   @IsOptional()
   @IsString()
   OIDC_ISSUERS?: string;
@@ -53,7 +53,7 @@ export class OidcVariables {
 
   /**
    * Verified tokens an instance remembers (by SHA-256, until their `exp` or maximum age) at most;
-   * 0: every request's token is verified. README "Access tokens: what is checked".
+   * 0: every request's token is verified. docs/authentication.md, "Access tokens: what is checked".
    */
   @Type(() => Number)
   @IsInt()

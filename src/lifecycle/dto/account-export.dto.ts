@@ -79,7 +79,7 @@ export class AccountApiKeyRecordDto {
   key!: ApiKeyDto;
 }
 
-/** An identity of an identity provider linked to the user (README "Identities"). */
+/** An identity of an identity provider linked to the user (docs/authentication.md, "Identities"). */
 @ApiSchemaPatch({ additionalProperties: true })
 export class AccountIdentityRecordDto {
   @ApiProperty({ enum: ['identity'] })

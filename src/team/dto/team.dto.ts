@@ -98,7 +98,7 @@ export class CreateTeamApiKeyDto extends PickType(CreateApiKeyDto, [
   @ApiPropertyOptional({
     enum: ['publishable'],
     description:
-      '`publishable`: a publishable key of the team, safe in a web page (README "Publishable keys"): it reads only the listed `collections` of the team through their `public.read` rule, from `allowedOrigins`. Absent: a team key.',
+      '`publishable`: a publishable key of the team, safe in a web page (docs/keys.md, "Publishable keys"): it reads only the listed `collections` of the team through their `public.read` rule, from `allowedOrigins`. Absent: a team key.',
   })
   override kind?: 'publishable';
 }

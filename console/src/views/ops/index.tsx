@@ -12,7 +12,7 @@ import { TransferView } from './transfer';
 import { WebhooksView } from './webhooks';
 import './ops.css';
 
-/** Who may call what (README, "Authentication and principals"; each route's @Auth). */
+/** Who may call what (docs/keys.md, "Authentication and principals"; each route's @Auth). */
 const TRANSFER_KINDS: readonly KeyKind[] = ['root', 'sub', 'team'];
 const FILE_KINDS: readonly KeyKind[] = ['root', 'sub', 'team'];
 const WEBHOOK_KINDS: readonly KeyKind[] = ['root', 'team'];
