@@ -16543,7 +16543,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After); TOO_MANY_STREAMS: the key holds EVENTS_MAX_STREAMS_PER_KEY streams and waiting long polls on this instance, or the instance EVENTS_MAX_STREAMS (Retry-After: 5) */
+      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After); TOO_MANY_STREAMS: the key holds its streams and waiting long polls over all instances (the plan’s streamsPerKey, else EVENTS_MAX_STREAMS_PER_KEY; a publishable key EVENTS_MAX_STREAMS_PER_PUBLISHABLE_KEY), or the instance EVENTS_MAX_STREAMS (Retry-After: 5) */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */
@@ -16715,7 +16715,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After); TOO_MANY_STREAMS: the key holds EVENTS_MAX_STREAMS_PER_KEY streams and waiting long polls on this instance, or the instance EVENTS_MAX_STREAMS (Retry-After: 5) */
+      /** @description RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After); TOO_MANY_STREAMS: the key holds its streams and waiting long polls over all instances (the plan’s streamsPerKey, else EVENTS_MAX_STREAMS_PER_KEY; a publishable key EVENTS_MAX_STREAMS_PER_PUBLISHABLE_KEY), or the instance EVENTS_MAX_STREAMS (Retry-After: 5) */
       429: {
         headers: {
           /** @description Seconds to wait before retrying */

@@ -91,13 +91,15 @@ export interface AppConfig {
     sweepMs: number;
     intentGraceMs: number;
     heartbeatMs: number;
-    /** Streams and waiting long polls per key and per instance (src/events/stream-slots.ts). */
+    /** Streams and waiting long polls per key over every instance, and per instance (src/events/stream-slots.ts). */
     maxStreamsPerKey: number;
     /** The same for a publishable key. */
     maxStreamsPerPublishableKey: number;
     maxStreams: number;
     /** Unsent bytes held for one stream before it is closed as a slow reader. */
     streamBufferBytes: number;
+    /** How long a key's stream slot outlives its instance (renewed every third of it). */
+    streamLeaseMs: number;
   };
   /** Webhook deliveries (docs/events.md). */
   webhooks: {
@@ -274,6 +276,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       maxStreamsPerPublishableKey: events.EVENTS_MAX_STREAMS_PER_PUBLISHABLE_KEY,
       maxStreams: events.EVENTS_MAX_STREAMS,
       streamBufferBytes: events.EVENTS_STREAM_BUFFER_BYTES,
+      streamLeaseMs: events.EVENTS_STREAM_LEASE_MS,
     },
     webhooks: {
       allowPrivate: webhooks.WEBHOOK_ALLOW_PRIVATE,

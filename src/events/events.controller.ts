@@ -68,7 +68,7 @@ const GONE = {
 const TOO_MANY = {
   type: ProblemDto,
   description:
-    'RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After); TOO_MANY_STREAMS: the key holds EVENTS_MAX_STREAMS_PER_KEY streams and waiting long polls on this instance, or the instance EVENTS_MAX_STREAMS (Retry-After: 5)',
+    'RATE_LIMITED: rate limit of the key, or failed-authentication budget of the client address, exceeded (see Retry-After); TOO_MANY_STREAMS: the key holds its streams and waiting long polls over all instances (the plan’s streamsPerKey, else EVENTS_MAX_STREAMS_PER_KEY; a publishable key EVENTS_MAX_STREAMS_PER_PUBLISHABLE_KEY), or the instance EVENTS_MAX_STREAMS (Retry-After: 5)',
 };
 
 /** What both reads of the feed take (a live query) and refuse (a wrong parameter, an old cursor, too many). */
@@ -128,10 +128,15 @@ export class EventsController {
         after,
         view,
       );
-    // Decided before any database work: a refused long poll costs nothing.
-    const release = await this.events.takeStreamSlot(principal);
-    // Its rights are followed while it waits: a loss ends the wait with 401/403.
+    // Before any other work: a refused long poll costs one read of the key's slots.
     let onLost = (): void => undefined;
+    // A slot taken away (its lease ran out unrenewed) ends the wait with what it has.
+    let slotLost = false;
+    const release = await this.events.takeStreamSlot(principal, () => {
+      slotLost = true;
+      onLost();
+    });
+    // Its rights are followed while it waits: a loss ends the wait with 401/403.
     const rights = this.rights.watch(principal, () => onLost());
     try {
       const deadline = Date.now() + wait * 1000;
@@ -152,7 +157,7 @@ export class EventsController {
           if (loss) throw rightsLossError(loss);
           return answer;
         }
-        if (remaining <= 0 || this.shutdown.draining) return answer;
+        if (remaining <= 0 || this.shutdown.draining || slotLost) return answer;
         // A live query, or the access rules, judged every event read not its own: it goes on
         // after them.
         after = Number(answer.next);
@@ -203,8 +208,9 @@ export class EventsController {
         { field: 'Last-Event-ID', message: 'must be an event id (a whole number)' },
       ]);
     const from = lastEventId ?? dto.after;
-    // Decided before any database work: a refused stream costs nothing.
-    const release = await this.events.takeStreamSlot(principal);
+    // Before any other work: a refused stream costs one read of the key's slots.
+    let slotLost = (): void => undefined;
+    const release = await this.events.takeStreamSlot(principal, () => slotLost());
     let after: number;
     try {
       // Checked before the stream opens: an expired cursor is still a 410.
@@ -216,13 +222,16 @@ export class EventsController {
       release();
       throw error;
     }
-    new EventStream(this.events, this.shutdown, principal, query, {
+    const stream = new EventStream(this.events, this.shutdown, principal, query, {
       heartbeatMs: this.events.heartbeatMs,
       bufferBytes: this.events.streamBufferBytes,
       release,
       fromNow: from === undefined,
       watchRights: (who, onLost) => this.rights.watch(who, onLost),
-    }).run(req, res, after);
+    });
+    // The client resumes with Last-Event-ID, and its open is counted again.
+    slotLost = () => stream.fail(new Error('the stream slot was lost'));
+    stream.run(req, res, after);
   }
 
   /**

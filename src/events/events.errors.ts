@@ -32,7 +32,7 @@ export class TooManyStreamsError extends DomainError {
     super(
       EVENTS_ERRORS.TOO_MANY_STREAMS,
       holder !== 'instance'
-        ? `This API key holds ${limit} event streams and waiting long polls on this instance (${holder === 'key' ? "the plan's streamsPerKey, else EVENTS_MAX_STREAMS_PER_KEY" : 'EVENTS_MAX_STREAMS_PER_PUBLISHABLE_KEY'}). Close one, or retry after the time in Retry-After.`
+        ? `This API key holds ${limit} event streams and waiting long polls over all instances (${holder === 'key' ? "the plan's streamsPerKey, else EVENTS_MAX_STREAMS_PER_KEY" : 'EVENTS_MAX_STREAMS_PER_PUBLISHABLE_KEY'}). Close one, or retry after the time in Retry-After.`
         : `This instance holds ${limit} event streams and waiting long polls (EVENTS_MAX_STREAMS). Retry after the time in Retry-After.`,
     );
   }

@@ -15,7 +15,9 @@ import { FeedCollections } from './feed-collections';
 import { FeedMover } from './feed-mover';
 import { EventsRepository } from './events.repository';
 import { EventsService } from './events.service';
+import { StreamSlotDocument, StreamSlotSchema } from './stream-slot.schema';
 import { StreamSlots } from './stream-slots';
+import { StreamSlotsRepository } from './stream-slots.repository';
 
 /**
  * The change feed. Modules that change resources record their writes through EventsService;
@@ -26,6 +28,7 @@ import { StreamSlots } from './stream-slots';
     MongooseModule.forFeature([
       { name: EventDocument.name, schema: EventSchema },
       { name: EventIntentDocument.name, schema: EventIntentSchema },
+      { name: StreamSlotDocument.name, schema: StreamSlotSchema },
     ]),
     HealthModule,
   ],
@@ -40,10 +43,15 @@ import { StreamSlots } from './stream-slots';
     EventAppender,
     EventTails,
     EventSweep,
+    StreamSlotsRepository,
     {
       provide: StreamSlots,
-      useFactory: (config: AppConfig) => new StreamSlots({ total: config.events.maxStreams }),
-      inject: [APP_CONFIG],
+      useFactory: (store: StreamSlotsRepository, config: AppConfig) =>
+        new StreamSlots(store, {
+          total: config.events.maxStreams,
+          leaseMs: config.events.streamLeaseMs,
+        }),
+      inject: [StreamSlotsRepository, APP_CONFIG],
     },
     EventsService,
   ],

@@ -76,16 +76,22 @@ export class EventsService implements OnModuleDestroy {
   }
 
   /**
-   * Takes one of the principal's stream slots on this instance, before any database work: a key
-   * holds at most its tenant's `streamsPerKey` (TenantLimits answers from memory), a publishable
-   * key EVENTS_MAX_STREAMS_PER_PUBLISHABLE_KEY. TOO_MANY_STREAMS beyond; returns the release.
+   * Takes one of the principal's stream slots before any other work of the stream: a key holds at
+   * most its tenant's `streamsPerKey` (TenantLimits answers from memory), a publishable key
+   * EVENTS_MAX_STREAMS_PER_PUBLISHABLE_KEY, over every instance (StreamSlots: a read and an insert
+   * of the key's slots); TOO_MANY_STREAMS beyond. Returns the release; `onLost` ends the stream if
+   * its slot is taken away (its lease ran out unrenewed).
    */
-  async takeStreamSlot(principal: CustomerPrincipal): Promise<() => void> {
+  async takeStreamSlot(principal: CustomerPrincipal, onLost?: () => void): Promise<() => void> {
     const keyId = credentialIdOf(principal);
     if (principal.kind === 'publishable')
-      return this.slots.take(keyId, { max: this.perPublishableKey, holder: 'publishable key' });
+      return this.slots.take(
+        keyId,
+        { max: this.perPublishableKey, holder: 'publishable key' },
+        onLost,
+      );
     const { limits } = await this.limits.of(tenantOf(principal));
-    return this.slots.take(keyId, { max: limits.streamsPerKey, holder: 'key' });
+    return this.slots.take(keyId, { max: limits.streamsPerKey, holder: 'key' }, onLost);
   }
 
   onModuleDestroy(): void {

@@ -55,8 +55,8 @@ export class EventsVariables {
   EVENTS_HEARTBEAT_MS = 15_000;
 
   /**
-   * Streams and waiting long polls one API key may hold open on an instance at once; more → 429
-   * TOO_MANY_STREAMS.
+   * Streams and waiting long polls one API key may hold open at once, over every instance
+   * (the tenant's plan may set its own, `streamsPerKey`); more → 429 TOO_MANY_STREAMS.
    */
   @Type(() => Number)
   @IsInt()
@@ -76,7 +76,7 @@ export class EventsVariables {
 
   /**
    * Streams and waiting long polls an instance holds open at once, over all keys; more → 429
-   * TOO_MANY_STREAMS. With EVENTS_STREAM_BUFFER_BYTES it bounds what slow readers can hold
+   * TOO_MANY_STREAMS. Counted in the instance's memory: it guards this instance's sockets. With EVENTS_STREAM_BUFFER_BYTES it bounds what slow readers can hold
    * (200 × 1 MiB) and what the waiting readers poll (one query per namespace per EVENTS_POLL_MS).
    */
   @Type(() => Number)
@@ -84,6 +84,17 @@ export class EventsVariables {
   @Min(1)
   @Max(100_000)
   EVENTS_MAX_STREAMS = 200;
+
+  /**
+   * How long a key's stream slot outlives the instance that holds it (ms): the instance renews
+   * its slots every third of this while their streams are open, so the slots of an instance that
+   * died free themselves within this bound and the key may open them again elsewhere.
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1000)
+  @Max(600_000)
+  EVENTS_STREAM_LEASE_MS = 30_000;
 
   /**
    * Unsent bytes an instance holds for one stream; a stream that would hold more (its client
