@@ -4,8 +4,8 @@ import { TEST_ADMIN_KEY, testDatabaseUri, uniqueDbName } from '../support/app';
 import { RawBody, startService, type Reply, type ServiceProcess } from '../support/service-process';
 
 /**
- * The limits every tenant is held to (docs/plan-limits-enforcement.md), read per tenant at the
- * moment they are checked, with two instances (`node dist/main.js`) on one database: concurrent
+ * The limits every tenant is held to (docs/plans.md), read per tenant at the moment they are
+ * checked, with two instances (`node dist/main.js`) on one database: concurrent
  * writers through both end with exactly the limit of collections, indexes and webhooks and at
  * most the limit of file bytes; every refusal is a 409 naming the limit, its value, the usage and
  * the plan (null: the deployment's settings, the tenants here hold none); a refused write leaves
