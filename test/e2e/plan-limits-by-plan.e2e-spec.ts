@@ -19,7 +19,8 @@ import { until } from '../support/until';
  * naming the limit, its value, the usage and the plan, and nothing half-written. Then a new plan
  * entry with lower limits: within PLAN_CACHE_MS (polled with that deadline and a stated margin,
  * never slept for) both instances refuse growth, while everything stays readable, deletable and
- * exportable, and deleting below the limit lets a create in again.
+ * exportable, and deleting below the limit lets a create in again; a catalogue edit of that plan
+ * reaches both instances within the same bound.
  */
 const PLAN_CACHE_MS = 1000;
 /** For the requests themselves (a poll, the write's answer) on a shared, busy machine. */
@@ -422,7 +423,7 @@ describe('concurrent writers through two instances, under a plan', () => {
   });
 });
 
-describe('a downgrade by a new plan entry', () => {
+describe('a downgrade by a new plan entry, then a catalogue edit', () => {
   const LOWER = 'smaller';
   const LOWER_LIMITS = { itemsPerCollection: 2, collections: 1, webhooks: 1, fileBytes: 1000 };
 
@@ -585,5 +586,42 @@ describe('a downgrade by a new plan entry', () => {
       { limit: 'collections', max: 1, usage: 1 },
       LOWER,
     );
+
+    // A catalogue edit of the plan the tenant holds takes effect the same way: a full collection
+    // refuses creates (max 2) until the edit is seen, then admits one more, on each instance
+    // within PLAN_CACHE_MS. A's create fills it again, so B's is refused under the new limit.
+    await call(a, 'POST', '/data/fresh', keyed(user.key), { item: {} });
+    const full = (s: ServiceProcess, id: string) =>
+      s.send('POST', '/data/fresh', keyed(user.key), { item: { _id: id } });
+    expectRefusedReply(await full(b, 'early'), { limit: 'itemsPerCollection', max: 2 }, LOWER);
+    await putPlan(LOWER, { ...LOWER_LIMITS, itemsPerCollection: 3 });
+    const edited = performance.now();
+    await until(
+      'the edit admits one more item through A',
+      async () => {
+        const reply = await full(a, 'after-edit');
+        if (reply.status === 200) return true;
+        expectRefusedReply(reply, { limit: 'itemsPerCollection', max: 2, usage: 2 }, LOWER);
+        return false;
+      },
+      PLAN_CACHE_MS + MARGIN_MS,
+    );
+    await until(
+      'the edit is seen by B',
+      async () => {
+        const reply = await full(b, 'after-edit-b');
+        expect(reply.status).toBe(409);
+        return json(reply).max === 3;
+      },
+      PLAN_CACHE_MS + MARGIN_MS,
+    );
+    expect(performance.now() - edited).toBeLessThanOrEqual(PLAN_CACHE_MS + MARGIN_MS + 100);
+    expectRefusedReply(
+      await full(b, 'after-edit-b'),
+      { limit: 'itemsPerCollection', max: 3, usage: 3 },
+      LOWER,
+    );
+    expect(await storedIds(user, 'fresh')).toHaveLength(3);
+    expect((await placeHolders(user, 'fresh')).sort()).toEqual(await storedIds(user, 'fresh'));
   }, 60_000);
 });
