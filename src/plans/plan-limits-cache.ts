@@ -23,7 +23,7 @@ const CATALOGUE = 'catalogue';
  * one written through another instance is seen within PLAN_CACHE_MS.
  *
  * An entry that names a plan the catalogue does not hold is still the active plan, with the
- * deployment's limits (docs/plans.md, "Entries and the catalogue").
+ * deployment's limits (docs/plans.md, "Entries: who holds which plan").
  */
 @Injectable()
 export class PlanLimitsCache extends TenantLimits {

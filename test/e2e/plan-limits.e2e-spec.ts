@@ -1,12 +1,11 @@
-import { request } from 'node:http';
 import { MongoClient } from 'mongodb';
 import { tenantDatabaseName } from '../../src/placement/tenant-location';
 import { TEST_ADMIN_KEY, testDatabaseUri, uniqueDbName } from '../support/app';
-import { startService, type Reply, type ServiceProcess } from '../support/service-process';
+import { RawBody, startService, type Reply, type ServiceProcess } from '../support/service-process';
 
 /**
- * The limits every tenant is held to (docs/plan-limits-enforcement.md), read per tenant at the
- * moment they are checked, with two instances (`node dist/main.js`) on one database: concurrent
+ * The limits every tenant is held to (docs/plans.md), read per tenant at the moment they are
+ * checked, with two instances (`node dist/main.js`) on one database: concurrent
  * writers through both end with exactly the limit of collections, indexes and webhooks and at
  * most the limit of file bytes; every refusal is a 409 naming the limit, its value, the usage and
  * the plan (null: the deployment's settings, the tenants here hold none); a refused write leaves
@@ -77,55 +76,12 @@ async function newUser(): Promise<{ key: string; subject: string }> {
   return { key: body.apiKey, subject: body.profile.subject };
 }
 
-/**
- * A request with a raw body (`chunked`: without Content-Length, sent in pieces). A DELETE's body
- * goes this way too: Node sends one without Content-Length unframed.
- */
-function sendRaw(
-  service: ServiceProcess,
-  path: string,
-  headers: Record<string, string>,
-  body: Buffer,
-  chunked = false,
-  method = 'POST',
-): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port: service.port,
-        method,
-        path,
-        agent: false,
-        headers: chunked ? headers : { ...headers, 'Content-Length': String(body.length) },
-        timeout: 15_000,
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }),
-        );
-        res.on('error', reject);
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('client timeout')));
-    // A refusal before the body is read may close the connection under the rest of it.
-    req.on('error', (error) => (req.writableEnded ? undefined : reject(error)));
-    if (chunked) {
-      for (let at = 0; at < body.length; at += 1024) req.write(body.subarray(at, at + 1024));
-      req.end();
-    } else req.end(body);
-  });
-}
-
 function upload(service: ServiceProcess, key: string, name: string, bytes: number) {
-  return sendRaw(
-    service,
+  return service.send(
+    'POST',
     `/files?name=${name}`,
     { ...keyed(key), 'Content-Type': 'application/octet-stream' },
-    Buffer.alloc(bytes, name),
+    new RawBody(Buffer.alloc(bytes, name)),
   );
 }
 
@@ -275,7 +231,7 @@ describe('an import body', () => {
     const { key } = await newUser();
     const body = ndjson(60);
     expect(body.length).toBeGreaterThan(IMPORT_MAX_BYTES);
-    const reply = await sendRaw(a, '/import', importing(key), body);
+    const reply = await a.send('POST', '/import', importing(key), new RawBody(body));
     expectRefusal(reply, 413, 'PAYLOAD_TOO_LARGE', {
       limit: 'importBytes',
       max: IMPORT_MAX_BYTES,
@@ -286,7 +242,7 @@ describe('an import body', () => {
 
   it('sent without Content-Length stops where it passes IMPORT_MAX_BYTES, its result line naming the limit', async () => {
     const { key } = await newUser();
-    const reply = await sendRaw(b, '/import', importing(key), ndjson(60), true);
+    const reply = await b.send('POST', '/import', importing(key), new RawBody(ndjson(60), true));
     expect(reply.status).toBe(200);
     const lines = reply.body
       .trim()
@@ -374,13 +330,11 @@ describe('a downgrade (an instance with lower limits)', () => {
         'COLLECTION_QUOTA_EXCEEDED',
         { limit: 'collections', max: 1, usage: MAX_COLLECTIONS - 1 },
       );
-      const dropped = await sendRaw(
-        low,
+      const dropped = await low.send(
+        'DELETE',
         '/data/d0/index',
         { ...keyed(key), 'Content-Type': 'application/json' },
-        Buffer.from(JSON.stringify({ name: 'x_1' })),
-        false,
-        'DELETE',
+        new RawBody(Buffer.from(JSON.stringify({ name: 'x_1' }))),
       );
       expect(dropped.status).toBe(204);
       expectRefusal(

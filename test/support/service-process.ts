@@ -46,10 +46,24 @@ export interface Reply {
 }
 
 /**
+ * A body sent as these bytes rather than as JSON (the caller names its Content-Type): with
+ * Content-Length, or `chunked`, without it and in pieces of 1 KiB, as a client streaming a body
+ * of unknown length does. A DELETE's body goes this way too: Node sends one without
+ * Content-Length unframed.
+ */
+export class RawBody {
+  constructor(
+    readonly bytes: Buffer,
+    readonly chunked = false,
+  ) {}
+}
+
+/**
  * One HTTP request with node:http (no client-side retries, keep-alive only through `agent`).
  * Without one it goes on a connection of its own: Node's global agent keeps connections alive,
  * and a request sent on one the server is closing (its keep-alive timeout, 5 s, ran out while
  * the test computed something) fails with EPIPE or ECONNRESET before the server sees it.
+ * `body`: JSON, or a RawBody.
  */
 export function send(
   agent: Agent | undefined,
@@ -60,7 +74,8 @@ export function send(
   body?: unknown,
 ): Promise<Reply> {
   return new Promise((resolvePromise, reject) => {
-    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const raw = body instanceof RawBody ? body : undefined;
+    const payload = body === undefined || raw ? undefined : JSON.stringify(body);
     const req = request(
       {
         host: '127.0.0.1',
@@ -71,6 +86,7 @@ export function send(
         headers: {
           ...headers,
           ...(payload ? { 'Content-Type': 'application/json' } : {}),
+          ...(raw && !raw.chunked ? { 'Content-Length': String(raw.bytes.length) } : {}),
         },
         timeout: 15_000,
       },
@@ -85,8 +101,18 @@ export function send(
       },
     );
     req.on('timeout', () => req.destroy(new Error('client timeout')));
-    req.on('error', reject);
-    req.end(payload);
+    if (!raw) {
+      req.on('error', reject);
+      req.end(payload);
+      return;
+    }
+    // A refusal before the body is read may close the connection under the rest of it.
+    req.on('error', (error) => (req.writableEnded ? undefined : reject(error)));
+    if (raw.chunked) {
+      for (let at = 0; at < raw.bytes.length; at += 1024)
+        req.write(raw.bytes.subarray(at, at + 1024));
+      req.end();
+    } else req.end(raw.bytes);
   });
 }
 
@@ -98,7 +124,7 @@ export interface ServiceProcess {
   exited: Promise<{ code: number | null; at: number }>;
   stdout(): string;
   stderr(): string;
-  /** `send` bound to this instance's port. */
+  /** `send` bound to this instance's port (`body`: JSON, or a RawBody). */
   send(
     method: string,
     path: string,

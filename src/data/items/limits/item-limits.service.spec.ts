@@ -25,11 +25,17 @@ function limitsOf(max: number | null, plan: string | null = null): TenantLimits 
 function setup(max: number | null, plan: string | null = null) {
   const places = new Map<number, HeldPlace>();
   const stored = new Set<string>();
+  /** What another instance does at a chosen point of a create: once, then forgotten. */
+  const between: { afterPlacesRead?: () => void; beforeIdsRead?: () => void } = {};
   let reads = 0;
   const placeRepository = {
     held: () => {
       reads += 1;
-      return Promise.resolve([...places.values()]);
+      const read = [...places.values()];
+      const then = between.afterPlacesRead;
+      delete between.afterPlacesRead;
+      then?.();
+      return Promise.resolve(read);
     },
     take: (_t: NativeCollection, slot: number, itemId: string, claimedAt: Date) => {
       if (places.has(slot)) return Promise.resolve<Duplicate>(DUPLICATE);
@@ -48,7 +54,12 @@ function setup(max: number | null, plan: string | null = null) {
   } as unknown as ItemPlaceRepository;
   const items = {
     estimatedCount: () => Promise.resolve(stored.size),
-    findMatchingIds: () => Promise.resolve([...stored].sort()),
+    findMatchingIds: () => {
+      const then = between.beforeIdsRead;
+      delete between.beforeIdsRead;
+      then?.();
+      return Promise.resolve([...stored].sort());
+    },
     existingIds: (_t: NativeCollection, ids: string[]) =>
       Promise.resolve(new Set(ids.filter((id) => stored.has(id)))),
   } as unknown as ItemsRepository;
@@ -59,7 +70,12 @@ function setup(max: number | null, plan: string | null = null) {
     stored.add(id);
     return taken;
   };
-  return { limits, places, stored, create, reads: () => reads };
+  /** A create through another instance: its place, then its item. */
+  const elsewhere = (slot: number, id: string) => () => {
+    places.set(slot, { slot, itemId: id, claimedAt: NOW });
+    stored.add(id);
+  };
+  return { limits, places, stored, create, between, elsewhere, reads: () => reads };
 }
 
 it('reads and writes nothing without a limit', async () => {
@@ -145,4 +161,23 @@ it('refuses creates under a lowered limit while the places held reach it, though
   await expect(limits.take(TENANT, TARGET, 'newer', NOW)).rejects.toMatchObject({
     extensions: { max: 2, usage: 2 },
   });
+});
+
+it('does not place twice the item of a concurrent create stored just after it read the places', async () => {
+  const { places, create, between, elsewhere } = setup(3);
+  between.afterPlacesRead = elsewhere(0, 'other');
+  expect((await create('mine'))?.place.slot).toBe(1);
+  expect([...places.values()].map((p) => p.itemId).sort()).toEqual(['mine', 'other']);
+});
+
+it('places the items stored without a limit, but not one a concurrent create placed meanwhile', async () => {
+  const { places, stored, create, between, elsewhere } = setup(3);
+  stored.add('legacy');
+  between.beforeIdsRead = elsewhere(0, 'other');
+  expect((await create('mine'))?.place.slot).toBe(2);
+  expect([...places.values()].map((p) => `${p.slot}:${p.itemId}`).sort()).toEqual([
+    '0:other',
+    '1:legacy',
+    '2:mine',
+  ]);
 });

@@ -62,9 +62,12 @@ export class ItemLimits {
     const active = await this.limits.of(tenant);
     const max = active.limits.itemsPerCollection;
     if (max === null) return null;
+    // The count before the places: a create takes its place before it inserts its item, so
+    // every item counted has its place among those read after. Read the other way round, a
+    // concurrent create's item would look unplaced, and be placed twice.
+    const stored = await this.items.estimatedCount(target);
     let held = await this.places.held(target);
-    if ((await this.items.estimatedCount(target)) > held.length)
-      held = await this.adopt(target, held, now);
+    if (stored > held.length) held = await this.adopt(target, now);
     for (let repaired = false; ; repaired = true) {
       let first = true;
       const place = await claimSlot<HeldPlace>(
@@ -119,16 +122,12 @@ export class ItemLimits {
 
   /**
    * Gives every stored item that holds no place one (numbers beyond the limit if need be), and
-   * answers the places held then. Two creates doing this at once may place an item twice: that
-   * only refuses more, and `repair` takes the second place back.
+   * answers the places held then. Each page of ids is checked against the places read after it:
+   * an item a concurrent create stored meanwhile has its place by then, and is not placed again.
+   * Two creates doing this at once may still place an item twice: that only refuses more, and
+   * `repair` takes the second place back.
    */
-  private async adopt(
-    target: NativeCollection,
-    held: readonly HeldPlace[],
-    now: Date,
-  ): Promise<HeldPlace[]> {
-    const placed = new Set(held.map((place) => place.itemId));
-    const taken = new Set(held.map((place) => place.slot));
+  private async adopt(target: NativeCollection, now: Date): Promise<HeldPlace[]> {
     for (let after: string | null = null; ;) {
       const ids = await this.items.findMatchingIds(
         target,
@@ -140,6 +139,9 @@ export class ItemLimits {
         ADOPT_BATCH,
         { inIdOrder: true },
       );
+      const held = await this.places.held(target);
+      const placed = new Set(held.map((place) => place.itemId));
+      const taken = new Set(held.map((place) => place.slot));
       for (const id of ids.filter((candidate) => !placed.has(candidate))) {
         for (;;) {
           const slot = lowestFree(taken);
