@@ -31,6 +31,8 @@ export function snapshotDueDay(now: number, hour: number): string | null {
 export class UsageSnapshots {
   private readonly logger = new Logger('Usage');
   private readonly task: BackgroundTask;
+  /** The last day this instance saw done: its polls that day cost nothing more. */
+  private doneDay: string | undefined;
 
   constructor(
     private readonly gauges: UsageGaugesRepository,
@@ -59,20 +61,28 @@ export class UsageSnapshots {
   private async takeDue(): Promise<void> {
     const now = Date.now();
     const day = snapshotDueDay(now, this.config.usage.snapshotHour);
-    if (day === null) return;
+    if (day === null || day === this.doneDay) return;
     const run = await this.hold(day, now);
     if (!run) return;
     if (run.runs > 1) this.logger.log({ day }, 'resuming a usage snapshot');
     await this.measureAll(day);
   }
 
-  /** The day's snapshot, held by this instance; null when it is done or another holds it. */
+  /**
+   * The day's snapshot, held by this instance; null when another holds it or it is done. Read
+   * first, so that a poll once the day is done costs one read (and none on this instance once it
+   * has seen it done).
+   */
   private async hold(day: string, now: number): Promise<SnapshotRun | null> {
-    const begun = await this.snapshots.begin(day, new Date(now), this.leaseFrom(now));
-    if (begun !== DUPLICATE) return begun;
-    const found = await this.snapshots.find(day);
-    if (!found || found.status === 'done' || found.leaseUntil.getTime() > now) return null;
-    return this.snapshots.takeOver(found, this.leaseFrom(now));
+    let run = await this.snapshots.find(day);
+    if (!run) {
+      const begun = await this.snapshots.begin(day, new Date(now), this.leaseFrom(now));
+      if (begun !== DUPLICATE) return begun;
+      run = await this.snapshots.find(day);
+    }
+    if (run?.status === 'done') this.doneDay = day;
+    if (!run || run.status === 'done' || run.leaseUntil.getTime() > now) return null;
+    return this.snapshots.takeOver(run, this.leaseFrom(now));
   }
 
   /**
@@ -93,5 +103,6 @@ export class UsageSnapshots {
       await this.snapshots.renew(day, this.leaseFrom());
     }
     await this.snapshots.markDone(day, new Date());
+    this.doneDay = day;
   }
 }
