@@ -56,11 +56,17 @@ export class UsageCountsDto {
  * snapshot, a day no instance ran, a tenant created after it, or one being erased).
  */
 export class UsageMeasuredDto extends UsageCountsDto {
-  /** Items the tenant stored in all its collections and branches when measured. */
+  /**
+   * Items the tenant stored in all its collections and branches at `measuredAt`: a snapshot
+   * taken once per day (from USAGE_SNAPSHOT_HOUR UTC), not a sum; null when the day has none.
+   */
   @ApiProperty({ type: Number, nullable: true, minimum: 0, example: 12_000 })
   itemsStored!: number | null;
 
-  /** File bytes the tenant's quota ledger held when measured (stored files and uploads under way). */
+  /**
+   * File bytes the tenant's quota ledger held at `measuredAt` (stored files and uploads under
+   * way): a snapshot taken once per day, not a sum; null when the day has none.
+   */
   @ApiProperty({ type: Number, nullable: true, minimum: 0, example: 52_428_800 })
   fileBytesStored!: number | null;
 
