@@ -77,6 +77,8 @@ const crew: Tenant = { kind: 'team', id: 'crew' };
 class FakeSource implements UsageGaugeSource {
   readonly measured: string[] = [];
   absent = new Set<string>();
+  /** Tenants whose measure fails. */
+  failing = new Set<string>();
   /** Called after a tenant is measured (an erasure starting meanwhile). */
   afterMeasure: (tenant: Tenant) => void = () => undefined;
 
@@ -91,6 +93,7 @@ class FakeSource implements UsageGaugeSource {
 
   measure(tenant: Tenant): Promise<GaugeValues> {
     this.measured.push(tenant.id);
+    if (this.failing.has(tenant.id)) return Promise.reject(new Error('cluster unreachable'));
     const items = this.items.get(`${tenant.kind}:${tenant.id}`) ?? 0;
     this.afterMeasure(tenant);
     return Promise.resolve({ itemsStored: items, fileBytesStored: items * 10 });
@@ -132,7 +135,10 @@ describe('snapshotDueDay', () => {
 
 describe('UsageSnapshots', () => {
   // A resumed snapshot is logged: not this test's output.
-  beforeAll(() => jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined));
+  beforeAll(() => {
+    jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
+    jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+  });
   afterAll(() => jest.restoreAllMocks());
 
   it('measures every present tenant once and writes each gauge under its fixed id', async () => {
@@ -198,5 +204,20 @@ describe('UsageSnapshots', () => {
     await instance(gauges, snapshots, source).takeNow();
     expect(source.measured).toEqual(['ada', 'crew']);
     expect(await gauges.measuredOn(today())).toEqual(new Set([rowKeyOf(today(), ada)]));
+  });
+
+  it('measures the other tenants when one cannot be measured, and finishes the day', async () => {
+    const [gauges, snapshots, source] = [
+      new FakeGauges(),
+      new FakeSnapshots(),
+      new FakeSource(stored()),
+    ];
+    source.failing.add('bob');
+    await instance(gauges, snapshots, source).takeNow();
+    const day = today();
+    expect(await gauges.measuredOn(day)).toEqual(
+      new Set([rowKeyOf(day, ada), rowKeyOf(day, crew)]),
+    );
+    expect(snapshots.runs.get(day)?.status).toBe('done');
   });
 });

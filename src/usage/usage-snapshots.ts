@@ -4,7 +4,8 @@ import { BackgroundTasks, type BackgroundTask } from '../common/scheduling/backg
 import { APP_CONFIG, type AppConfig } from '../config';
 import { rowKeyOf } from './usage-counters';
 import { utcDay } from './usage-day';
-import { USAGE_GAUGE_SOURCE, type UsageGaugeSource } from './usage-gauges';
+import type { Tenant } from '../common/tenancy/namespace';
+import { USAGE_GAUGE_SOURCE, type GaugeValues, type UsageGaugeSource } from './usage-gauges';
 import { UsageGaugesRepository } from './usage-gauges.repository';
 import { UsageSnapshotRepository, type SnapshotRun } from './usage-snapshot.repository';
 
@@ -95,14 +96,29 @@ export class UsageSnapshots {
       if (this.task.isStopped) return;
       if (measured.has(rowKeyOf(day, tenant))) continue;
       if (!(await this.source.present(tenant))) continue;
-      const values = await this.source.measure(tenant);
+      const values = await this.measure(tenant);
       const measuredAt = new Date();
       // An erasure that started while the tenant was measured: nothing of it is written.
-      if (await this.source.present(tenant))
+      if (values && (await this.source.present(tenant)))
         await this.gauges.insert(day, tenant, values, measuredAt);
       await this.snapshots.renew(day, this.leaseFrom());
     }
     await this.snapshots.markDone(day, new Date());
     this.doneDay = day;
+  }
+
+  /**
+   * One tenant's gauges; null when they cannot be read (a collection on a cluster that does not
+   * answer): that tenant has none that day, and the others are still measured — a tenant that
+   * always fails would otherwise stop every snapshot at it. A main database that does not answer
+   * fails the lease renewal that follows, and the run stops there.
+   */
+  private async measure(tenant: Tenant): Promise<GaugeValues | null> {
+    try {
+      return await this.source.measure(tenant);
+    } catch (error) {
+      this.logger.warn({ err: error, tenant }, 'usage gauges not measured');
+      return null;
+    }
   }
 }
