@@ -260,7 +260,9 @@ export interface paths {
     /**
      * Usage per tenant and UTC day from `from` to `to` (both included; at most 366 days; default:
      *     the 31 days to today), ordered by day then tenant (`user`/`team`, then id); `tenant` keeps
-     *     one tenant's. JSON: a keyset page, `Link: <…>; rel="next"` while more follow. With `Accept:
+     *     one tenant's. A row is there when the tenant used something that day or the day's
+     *     snapshot measured what it stored (`itemsStored`, `fileBytesStored` at `measuredAt`; null
+     *     when not measured). JSON: a keyset page, `Link: <…>; rel="next"` while more follow. With `Accept:
      *     application/x-ndjson`: every row of the range, one per line (gzip when Accept-Encoding
      *     allows), for billing; `after[row]` resumes such an export after the last row received.
      */
@@ -1117,7 +1119,9 @@ export interface paths {
      *     from `from` to `to`, both included (at most 366 days; default: the 31 days to today), and
      *     the range's total: requests by class, bytes in and out, stream minutes, webhook events.
      *     Each instance writes what it counted every USAGE_FLUSH_MS: the last minute's usage may not
-     *     show yet. Root and team keys holding `usage:read`.
+     *     show yet. Each day also shows what the tenant stored (`itemsStored`, `fileBytesStored`) as
+     *     the day's snapshot measured it at `measuredAt` — once a day, from USAGE_SNAPSHOT_HOUR UTC;
+     *     null before it; not summed into the total. Root and team keys holding `usage:read`.
      */
     get: operations['getMyUsage'];
     put?: never;
@@ -4609,10 +4613,28 @@ export interface components {
        */
       export: number;
       /**
+       * @description File bytes the tenant's quota ledger held at `measuredAt` (stored files and uploads under
+       *     way): a snapshot taken once per day, not a sum; null when the day has none.
+       * @example 52428800
+       */
+      fileBytesStored: number | null;
+      /**
        * @description Imports (POST /import).
        * @example 0
        */
       import: number;
+      /**
+       * @description Items the tenant stored in all its collections and branches at `measuredAt`: a snapshot
+       *     taken once per day (from USAGE_SNAPSHOT_HOUR UTC), not a sum; null when the day has none.
+       * @example 12000
+       */
+      itemsStored: number | null;
+      /**
+       * Format: date-time
+       * @description When `itemsStored` and `fileBytesStored` were measured (RFC 3339); null with them.
+       * @example 2026-01-02T00:03:12.000Z
+       */
+      measuredAt: string | null;
       /**
        * @description Requests that read (GET, HEAD), streams and exports aside.
        * @example 1520
@@ -4661,10 +4683,28 @@ export interface components {
        */
       export: number;
       /**
+       * @description File bytes the tenant's quota ledger held at `measuredAt` (stored files and uploads under
+       *     way): a snapshot taken once per day, not a sum; null when the day has none.
+       * @example 52428800
+       */
+      fileBytesStored: number | null;
+      /**
        * @description Imports (POST /import).
        * @example 0
        */
       import: number;
+      /**
+       * @description Items the tenant stored in all its collections and branches at `measuredAt`: a snapshot
+       *     taken once per day (from USAGE_SNAPSHOT_HOUR UTC), not a sum; null when the day has none.
+       * @example 12000
+       */
+      itemsStored: number | null;
+      /**
+       * Format: date-time
+       * @description When `itemsStored` and `fileBytesStored` were measured (RFC 3339); null with them.
+       * @example 2026-01-02T00:03:12.000Z
+       */
+      measuredAt: string | null;
       /**
        * @description Requests that read (GET, HEAD), streams and exports aside.
        * @example 1520

@@ -33,6 +33,7 @@ import { LifecycleModule } from './lifecycle';
 import { TeamModule, TeamService } from './team';
 import { IdentityModule, TokenIdentities } from './identity';
 import { UsageInterceptor, UsageModule } from './usage';
+import { TenantGaugeSources } from './usage-gauge-sources';
 
 /** The root module; `config.database.uri` is the database to connect to (MONGODB_URI, or the one `npm start` hands in). */
 @Module({})
@@ -84,7 +85,8 @@ export class AppModule {
           stores: ClusterIdempotencyStores,
           keptHeaders: [SCHEMA_WARNINGS_HEADER],
         }),
-        UsageModule.forRoot({ tenantOf: usageTenantOf }),
+        // The daily snapshot of stored items and file bytes reads them through a port bound here.
+        UsageModule.forRoot({ tenantOf: usageTenantOf, gauges: TenantGaugeSources }),
         // The features. Their order means nothing: no two modules' routes overlap, and where a
         // module's routes sit in Express's list costs about 24 ns per route passed over
         // (docs/benchmarks.md, "Module order").

@@ -41,7 +41,9 @@ export class AdminUsageController {
   /**
    * Usage per tenant and UTC day from `from` to `to` (both included; at most 366 days; default:
    * the 31 days to today), ordered by day then tenant (`user`/`team`, then id); `tenant` keeps
-   * one tenant's. JSON: a keyset page, `Link: <…>; rel="next"` while more follow. With `Accept:
+   * one tenant's. A row is there when the tenant used something that day or the day's
+   * snapshot measured what it stored (`itemsStored`, `fileBytesStored` at `measuredAt`; null
+   * when not measured). JSON: a keyset page, `Link: <…>; rel="next"` while more follow. With `Accept:
    * application/x-ndjson`: every row of the range, one per line (gzip when Accept-Encoding
    * allows), for billing; `after[row]` resumes such an export after the last row received.
    */

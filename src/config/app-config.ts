@@ -39,7 +39,15 @@ export interface AppConfig {
     maxResponseBytes: number;
   };
   /** USAGE_*: usage metering per tenant and day (src/usage, docs/usage.md). */
-  usage: { enabled: boolean; flushMs: number; retentionDays: number };
+  usage: {
+    enabled: boolean;
+    flushMs: number;
+    retentionDays: number;
+    /** The daily snapshot of stored gauges: from which UTC hour, how often polled, its lease. */
+    snapshotHour: number;
+    snapshotPollMs: number;
+    snapshotLeaseMs: number;
+  };
   adminApiKey?: string; // ADMIN_API_KEY; main.ts fills in a generated one in development
   apiKeyCache: { ttlMs: number; max: number }; // keys kept after a lookup (docs/security.md)
   rightsCheckMs: number; // STREAM_RIGHTS_CHECK_MS: open streams' rights (principal-rights.ts)
@@ -264,6 +272,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       enabled: usage.USAGE_ENABLED,
       flushMs: usage.USAGE_FLUSH_MS,
       retentionDays: usage.USAGE_RETENTION_DAYS,
+      snapshotHour: usage.USAGE_SNAPSHOT_HOUR,
+      snapshotPollMs: usage.USAGE_SNAPSHOT_POLL_MS,
+      snapshotLeaseMs: usage.USAGE_SNAPSHOT_LEASE_MS,
     },
     events: {
       enabled: events.EVENTS_ENABLED,

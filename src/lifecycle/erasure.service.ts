@@ -117,6 +117,15 @@ export class ErasureService implements AccountErasure, OnModuleDestroy {
     return created;
   }
 
+  /**
+   * Whether the user or team exists and no erasure of it has started: the usage snapshot
+   * measures only such tenants (an erased tenant's usage rows stay, docs/usage.md).
+   */
+  async isPresent(tenant: Tenant): Promise<boolean> {
+    if (await this.erasures.findActive(digestOf(tenant))) return false;
+    return this.targetExists(tenant);
+  }
+
   /** A user erasing its own account (DELETE /profile): an unbound root key, naming its subject. */
   async eraseOwnAccount(
     principal: Extract<Principal, { kind: 'root' }>,

@@ -15,7 +15,9 @@ export class MeUsageController {
    * from `from` to `to`, both included (at most 366 days; default: the 31 days to today), and
    * the range's total: requests by class, bytes in and out, stream minutes, webhook events.
    * Each instance writes what it counted every USAGE_FLUSH_MS: the last minute's usage may not
-   * show yet. Root and team keys holding `usage:read`.
+   * show yet. Each day also shows what the tenant stored (`itemsStored`, `fileBytesStored`) as
+   * the day's snapshot measured it at `measuredAt` — once a day, from USAGE_SNAPSHOT_HOUR UTC;
+   * null before it; not summed into the total. Root and team keys holding `usage:read`.
    */
   @Get('usage')
   @NeedsScope('usage:read')

@@ -1,12 +1,17 @@
 import type { Tenant } from '../common/tenancy/namespace';
 import { addCounts, emptyCounts, type UsageCounts } from './usage-counts';
 import { utcDay } from './usage-day';
+import type { StoredGauges } from './usage-gauges';
 
-/** The usage of one tenant on one UTC day, as one flush writes it. */
+/**
+ * The usage of one tenant on one UTC day: as one flush writes it (counts only), or as it is read
+ * back, with the day's gauges when its snapshot measured the tenant.
+ */
 export interface UsageRow {
   day: string;
   tenant: Tenant;
   counts: UsageCounts;
+  gauges?: StoredGauges;
 }
 
 /**

@@ -2,13 +2,16 @@ import { Inject, Injectable } from '@nestjs/common';
 import { BackgroundTasks, type BackgroundTask } from '../common/scheduling/background-tasks';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { addDays, utcDay } from './usage-day';
+import { UsageGaugesRepository } from './usage-gauges.repository';
+import { UsageSnapshotRepository } from './usage-snapshot.repository';
 import { UsageRepository } from './usage.repository';
 
 const SWEEP_INTERVAL_MS = 3_600_000;
 
 /**
- * Deletes the usage of days older than USAGE_RETENTION_DAYS (today is day 1), hourly on every
- * instance: FerretDB has no TTL index, and deleting what another instance deleted costs nothing.
+ * Deletes the usage of days older than USAGE_RETENTION_DAYS (today is day 1) — counts, gauges and
+ * the days' snapshot records — hourly on every instance: FerretDB has no TTL index, and deleting
+ * what another instance deleted costs nothing.
  */
 @Injectable()
 export class UsageSweeper {
@@ -17,6 +20,8 @@ export class UsageSweeper {
 
   constructor(
     private readonly repository: UsageRepository,
+    private readonly gauges: UsageGaugesRepository,
+    private readonly snapshots: UsageSnapshotRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     tasks: BackgroundTasks,
   ) {
@@ -27,7 +32,7 @@ export class UsageSweeper {
     });
   }
 
-  /** One sweep now; how many flush rows it deleted. */
+  /** One sweep now; how many flush rows and gauges it deleted. */
   async sweep(): Promise<number> {
     await this.task.runNow();
     return this.deleted;
@@ -40,6 +45,9 @@ export class UsageSweeper {
 
   private async deleteOld(): Promise<void> {
     this.deleted = 0;
-    this.deleted = await this.repository.deleteBefore(this.firstKeptDay());
+    const firstKept = this.firstKeptDay();
+    this.deleted =
+      (await this.repository.deleteBefore(firstKept)) + (await this.gauges.deleteBefore(firstKept));
+    await this.snapshots.deleteBefore(firstKept);
   }
 }

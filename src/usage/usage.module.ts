@@ -1,8 +1,14 @@
-import { Module, type DynamicModule } from '@nestjs/common';
+import { Module, type DynamicModule, type Type } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
 import { USAGE_TENANT, UsageInterceptor, type UsageTenantResolver } from './usage.interceptor';
 import { UsageFlushDocument, UsageFlushSchema } from './usage-flush.schema';
 import { UsageFlusher } from './usage-flusher';
+import { UsageGaugeDocument, UsageGaugeSchema } from './usage-gauge.schema';
+import { USAGE_GAUGE_SOURCE, type UsageGaugeSource } from './usage-gauges';
+import { UsageGaugesRepository } from './usage-gauges.repository';
+import { UsageSnapshotDocument, UsageSnapshotSchema } from './usage-snapshot.schema';
+import { UsageSnapshotRepository } from './usage-snapshot.repository';
+import { UsageSnapshots } from './usage-snapshots';
 import { UsageMeter } from './usage-meter';
 import { UsageRepository } from './usage.repository';
 import { UsageService } from './usage.service';
@@ -11,12 +17,15 @@ import { UsageSweeper } from './usage-sweeper';
 export interface UsageModuleOptions {
   /** Whose usage a request is (the composition root binds it to the auth principal). */
   tenantOf: UsageTenantResolver;
+  /** Where the daily snapshot reads what each tenant stores (the composition root binds it). */
+  gauges: Type<UsageGaugeSource>;
 }
 
 /**
  * Usage metering per tenant and UTC day (docs/usage.md): the meter every feature counts into,
  * the interceptor that counts requests (the composition root registers it globally), the
- * flusher that writes the counts in batches, the retention sweep, and UsageService to read them.
+ * flusher that writes the counts in batches, the daily snapshot of what each tenant stores, the
+ * retention sweep, and UsageService to read them.
  * Global, so that a feature counts what only it sees (webhook deliveries) without wiring.
  */
 @Module({})
@@ -26,7 +35,11 @@ export class UsageModule {
       module: UsageModule,
       global: true,
       imports: [
-        MongooseModule.forFeature([{ name: UsageFlushDocument.name, schema: UsageFlushSchema }]),
+        MongooseModule.forFeature([
+          { name: UsageFlushDocument.name, schema: UsageFlushSchema },
+          { name: UsageGaugeDocument.name, schema: UsageGaugeSchema },
+          { name: UsageSnapshotDocument.name, schema: UsageSnapshotSchema },
+        ]),
       ],
       providers: [
         UsageMeter,
@@ -34,10 +47,21 @@ export class UsageModule {
         UsageFlusher,
         UsageSweeper,
         UsageService,
+        UsageGaugesRepository,
+        UsageSnapshotRepository,
+        UsageSnapshots,
         { provide: USAGE_TENANT, useValue: options.tenantOf },
+        { provide: USAGE_GAUGE_SOURCE, useClass: options.gauges },
         UsageInterceptor,
       ],
-      exports: [UsageMeter, UsageService, UsageFlusher, UsageSweeper, UsageInterceptor],
+      exports: [
+        UsageMeter,
+        UsageService,
+        UsageFlusher,
+        UsageSweeper,
+        UsageSnapshots,
+        UsageInterceptor,
+      ],
     };
   }
 }

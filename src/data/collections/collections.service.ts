@@ -113,6 +113,18 @@ export class CollectionsService {
     return this.registry.countOnCluster(cluster);
   }
 
+  /**
+   * The items a tenant stores in all its collections and branches (the daily usage snapshot):
+   * one count per collection, as stored — items expired but not yet swept included. FerretDB
+   * answers a count by reading every item, so this is for work done once a day, not per request.
+   */
+  async storedItems(tenant: Tenant): Promise<number> {
+    let items = 0;
+    for (const entry of await this.registry.listInEveryBranch(tenant))
+      items += await this.storage.itemsOf(entry).countDocuments({});
+    return items;
+  }
+
   /** The collection quota of a namespace in a branch (operator reads). */
   async quotaOf(tenant: Tenant, branch: string): Promise<CollectionQuota> {
     const [used, limit] = await Promise.all([

@@ -2,6 +2,7 @@ import { ApiProperty } from '@nestjs/swagger';
 import { TENANT_KINDS, type TenantKind } from '../../common/tenancy/namespace';
 import type { UsageCounts } from '../usage-counts';
 import type { UsageRow } from '../usage-counters';
+import type { StoredGauges } from '../usage-gauges';
 import type { TenantUsage } from '../usage.service';
 
 /** What a tenant used in a day (or a range): requests by class, bytes, stream time, webhooks. */
@@ -48,13 +49,56 @@ export class UsageCountsDto {
   }
 }
 
+/**
+ * A day's counts, and what the tenant stored as the day's snapshot measured it. The gauges are a
+ * snapshot at one time (`measuredAt`), taken once per tenant and day from USAGE_SNAPSHOT_HOUR on,
+ * not a sum over the day; null where no snapshot measured the tenant that day (today before the
+ * snapshot, a day no instance ran, a tenant created after it, or one being erased).
+ */
+export class UsageMeasuredDto extends UsageCountsDto {
+  /**
+   * Items the tenant stored in all its collections and branches at `measuredAt`: a snapshot
+   * taken once per day (from USAGE_SNAPSHOT_HOUR UTC), not a sum; null when the day has none.
+   */
+  @ApiProperty({ type: Number, nullable: true, minimum: 0, example: 12_000 })
+  itemsStored!: number | null;
+
+  /**
+   * File bytes the tenant's quota ledger held at `measuredAt` (stored files and uploads under
+   * way): a snapshot taken once per day, not a sum; null when the day has none.
+   */
+  @ApiProperty({ type: Number, nullable: true, minimum: 0, example: 52_428_800 })
+  fileBytesStored!: number | null;
+
+  /** When `itemsStored` and `fileBytesStored` were measured (RFC 3339); null with them. */
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    example: '2026-01-02T00:03:12.000Z',
+  })
+  measuredAt!: string | null;
+
+  static fromDay(counts: UsageCounts, gauges: StoredGauges | null | undefined): UsageMeasuredDto {
+    return {
+      ...UsageCountsDto.from(counts),
+      itemsStored: gauges?.itemsStored ?? null,
+      fileBytesStored: gauges?.fileBytesStored ?? null,
+      measuredAt: gauges?.measuredAt.toISOString() ?? null,
+    };
+  }
+}
+
 /** One UTC day of a tenant's usage. */
-export class UsageDayDto extends UsageCountsDto {
+export class UsageDayDto extends UsageMeasuredDto {
   @ApiProperty({ example: '2026-01-02', format: 'date' })
   day!: string;
 }
 
-/** GET /me/usage: every day of the range (zeros where nothing was used), and the range's total. */
+/**
+ * GET /me/usage: every day of the range (zeros where nothing was used), and the range's total of
+ * the counts (the gauges of a day are not summed).
+ */
 export class TenantUsageDto {
   @ApiProperty({ example: '2026-01-01', format: 'date' })
   from!: string;
@@ -72,7 +116,10 @@ export class TenantUsageDto {
     return {
       from: usage.from,
       to: usage.to,
-      days: usage.days.map(({ day, counts }) => ({ day, ...UsageCountsDto.from(counts) })),
+      days: usage.days.map(({ day, counts, gauges }) => ({
+        day,
+        ...UsageMeasuredDto.fromDay(counts, gauges),
+      })),
       total: UsageCountsDto.from(usage.total),
     };
   }
@@ -89,7 +136,7 @@ export class UsageTenantDto {
 }
 
 /** GET /admin/usage: one tenant's usage on one UTC day. */
-export class UsageRowDto extends UsageCountsDto {
+export class UsageRowDto extends UsageMeasuredDto {
   @ApiProperty({ example: '2026-01-02', format: 'date' })
   day!: string;
 
@@ -97,6 +144,10 @@ export class UsageRowDto extends UsageCountsDto {
   tenant!: UsageTenantDto;
 
   static fromRow(row: UsageRow): UsageRowDto {
-    return { day: row.day, tenant: row.tenant, ...UsageCountsDto.from(row.counts) };
+    return {
+      day: row.day,
+      tenant: row.tenant,
+      ...UsageMeasuredDto.fromDay(row.counts, row.gauges),
+    };
   }
 }
