@@ -30,6 +30,7 @@ export function AdminPlansView() {
             rowKey={(plan) => plan.name}
             emptyText="No plans yet: every tenant has the deployment's limits."
             className="wide"
+            label="Plans"
             region="Plans"
             columns={[
               { header: 'Plan', rowHeader: true, className: 'mono', cell: (plan) => plan.name },

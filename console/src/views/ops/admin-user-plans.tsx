@@ -120,6 +120,7 @@ export function UserPlans(props: {
         rowKey={({ at }) => String(at)}
         emptyText="No plan entries: the deployment's limits apply."
         className="ops-table"
+        label="Plan entries"
         columns={[
           { header: 'Plan', className: 'mono', cell: ({ entry }) => entry.planName },
           { header: 'Since', cell: ({ entry }) => when(entry.since) },
