@@ -63,8 +63,8 @@ async function writesFlushed(user: TestUser, count: number): Promise<void> {
  * A fresh page signed in with `key`, at `route`; `unexpected()` is the page's errors but the
  * failed loads a flow provokes on purpose, each named by its path and status (`expectFailure`).
  */
-async function openAt(key: string, route: string) {
-  const opened = await h.open();
+async function openAt(key: string, route: string, viewport?: { width: number; height: number }) {
+  const opened = await h.open(viewport);
   const expected: { path: string; status: number }[] = [];
   const tolerated: string[] = [];
   opened.page.on('console', (message) => {
@@ -243,5 +243,41 @@ describe('console: plans, limits and usage', () => {
     expect(cells[8]).toBe('1');
     expect(await seriousA11yViolations(page)).toEqual([]);
     expect(errors).toEqual([]);
+  });
+
+  it('keeps the user page and the catalogue usable on a narrow screen', async () => {
+    const plan = await definePlan({ collections: 2 });
+    const user = await createUser(h.t);
+    const set = await callApi(
+      h.base,
+      TEST_ADMIN_KEY,
+      'PUT',
+      `/admin/users/${encodeURIComponent(user.subject)}/plans`,
+      [{ planName: plan, since: new Date().toISOString(), until: '2100-01-01T00:00:00Z' }],
+    );
+    expect(set.status).toBe(200);
+    await writeItems(user, 1);
+    await writesFlushed(user, 1);
+    const viewport = { width: 390, height: 844 };
+    const { page, unexpected } = await openAt(
+      TEST_ADMIN_KEY,
+      `/admin/users/${user.subject}`,
+      viewport,
+    );
+    await page.getByRole('table', { name: 'Usage of the last 7 days' }).waitFor();
+    expect(await fact(page, 'Active plan')).toBe(plan);
+    for (const [route, table] of [
+      [`/admin/users/${user.subject}`, 'Plan entries'],
+      ['/admin/plans', 'Plans'],
+    ] as const) {
+      await go(page, route);
+      await page.getByRole('table', { name: table }).waitFor();
+      expect(await seriousA11yViolations(page)).toEqual([]);
+      // Nothing wider than the screen: wide tables scroll inside their own region.
+      expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(
+        viewport.width,
+      );
+    }
+    expect(unexpected()).toEqual([]);
   });
 });

@@ -69,6 +69,8 @@ export function LimitsTable(props: { rows: readonly LimitRow[]; caption: string 
       rowKey={(row) => row.name}
       caption={{ text: props.caption }}
       className="ops-table"
+      // Scrolls sideways on a narrow screen: the keyboard must reach it.
+      region={props.caption}
       columns={[
         {
           header: 'Limit',
