@@ -53,9 +53,13 @@ function PlanAndLimits(props: { me: Me }) {
         <PlanFacts plan={me.plan} />
       )}
       <LimitsTable
-        caption={`Limits (requests ${per}; collections and webhooks of this branch)`}
+        caption="Limits"
         rows={LIMITS.map(({ name }) => ({ name, ...me.limits[name] }))}
       />
+      <p className="hint">
+        Requests are counted {per}; the collections and webhooks used are those of the request
+        branch.
+      </p>
     </>
   );
 }

@@ -109,7 +109,8 @@ export function UserPlans(props: {
                   apply.
                 </p>
               )}
-              <LimitsTable caption="Limits (collections of the standard branch)" rows={rows} />
+              <LimitsTable caption="Limits" rows={rows} />
+              <p className="hint">The collections used are those of the standard branch.</p>
             </>
           );
         }}
