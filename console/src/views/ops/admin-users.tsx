@@ -5,6 +5,7 @@ import { ActionError, useConfirmedAction } from '../../ui/action';
 import { Async, useLoad } from '../../ui/async';
 import { Confirm } from '../../ui/confirm';
 import { ListTable } from '../../ui/list-table';
+import { UserPlans } from './admin-user-plans';
 import { Pager, pageOf, usePager, when } from './shared';
 
 const PAGE = 25;
@@ -83,7 +84,7 @@ export function AdminUsersView() {
   );
 }
 
-/** One user: profile, keys, teams and quota use; and the erasure of all of it. */
+/** One user: profile, plans, limits and usage, keys, teams; and the erasure of all of it. */
 export function AdminUserView(props: { subject: string }) {
   const { client } = useApi();
   const { subject } = props;
@@ -127,6 +128,12 @@ export function AdminUserView(props: { subject: string }) {
                 </dd>
               </div>
             </dl>
+            <UserPlans
+              subject={subject}
+              entries={detail.profile.plans}
+              collections={detail.quota.collections}
+              onSaved={user.reload}
+            />
             <h2>Keys</h2>
             <ListTable
               rows={detail.keys}

@@ -2,6 +2,7 @@ import type { ReactNode } from 'react';
 import { OPERATOR_KINDS, type ConsoleView, type KeyKind } from '../registry';
 import { ErasureView, ErasuresView } from './admin-erasures';
 import { AdminMoveView, AdminMovesView } from './admin-moves';
+import { AdminPlansView } from './admin-plans';
 import { AdminClustersView, AdminTeamsView } from './admin-teams';
 import { AdminUserView, AdminUsersView } from './admin-users';
 import { DeliveriesView } from './deliveries';
@@ -49,6 +50,7 @@ export const opsViews: ConsoleView[] = [
   detail('/admin/users/:subject', OPERATOR_KINDS, (params) => (
     <AdminUserView subject={params.subject ?? ''} />
   )),
+  listed('/admin/plans', 'Plans', OPERATOR_KINDS, () => <AdminPlansView />),
   listed('/admin/erasures', 'Erasures', OPERATOR_KINDS, () => <ErasuresView />),
   detail('/admin/erasures/:id', OPERATOR_KINDS, (params) => <ErasureView id={params.id ?? ''} />),
   listed('/admin/teams', 'Teams', OPERATOR_KINDS, () => <AdminTeamsView />),
