@@ -131,8 +131,11 @@ function hasSchema(document: unknown, name: string): boolean {
 /** Turns the generated text into its final form (a repository's Prettier, say); none by default. */
 export type Formatter = (text: string, outFile: string) => Promise<string>;
 
-/** openapi-typescript, loaded when types are made: a missing install is a UsageError saying what to do. */
-// Its type is inferred: the module's namespace type depends on the build's module kind.
+/**
+ * openapi-typescript, loaded when types are made: a missing install is a UsageError saying what
+ * to do. The return type is inferred: the module's namespace type depends on the build's module
+ * kind (CommonJS or ES modules).
+ */
 async function loadOpenapiTypescript() {
   try {
     return await import('openapi-typescript');
