@@ -5,12 +5,14 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json tsconfig.build.json nest-cli.json ./
-# Only the service and its console (built from console/ with the typed client's sources): the
-# development database and the benchmarks (tools/, bench/) stay outside.
+# Only the service and its console (built from console/ with the typed client package, which
+# `npm run build` makes from client/ first): the development database and the benchmarks
+# (tools/, bench/) stay outside.
 COPY src ./src
 COPY console ./console
+COPY client/package.json client/tsconfig.package.json ./client/
+COPY client/scripts/build-package.mjs ./client/scripts/
 COPY client/src ./client/src
-COPY client/schema.d.ts ./client/schema.d.ts
 RUN npm run build && npm prune --omit=dev --ignore-scripts
 
 # Runtime stage: production dependencies and compiled code only, as the unprivileged node user.

@@ -49,6 +49,9 @@ module.exports = {
       setupFiles: ['reflect-metadata'],
       transform,
       transformIgnorePatterns,
+      // The typed client's sources (client/src) name their relative imports as its ES-module build
+      // must, `./http.js`: here they are the TypeScript files beside them.
+      moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     },

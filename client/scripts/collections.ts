@@ -1,20 +1,13 @@
-// `PDS_API_KEY=<key> npm run client:collections -- --url <base> --out <file>`: TypeScript types for
-// the key's own data collections, from the deployment's GET /data/openapi.json (each collection
-// with a JSON Schema has typed items). See README, "Typed clients for your collections".
-import { parseCollectionsOptions, UsageError, writeCollectionTypes } from './collection-types';
+// `PDS_API_KEY=<key> npm run client:collections -- --url <base> --out <file>`: the package's
+// `profile-data-client-types` command run from this repository, its output formatted with the
+// repository's Prettier. See client/README.md, "Types of your own collections".
+import { format, resolveConfig } from 'prettier';
+import { runCollectionTypes } from '../src/cli/collection-types.js';
 
-async function main(): Promise<void> {
-  const options = parseCollectionsOptions(process.argv.slice(2), process.env);
-  process.stdout.write(`${await writeCollectionTypes(options)}\n`);
-}
-
-main().catch((error: unknown) => {
-  const message =
-    error instanceof UsageError
-      ? error.message
-      : error instanceof Error
-        ? (error.stack ?? error.message)
-        : String(error);
-  process.stderr.write(`${message}\n`);
-  process.exit(1);
-});
+void runCollectionTypes(
+  process.argv.slice(2),
+  process.env,
+  'npm run client:collections --',
+  async (text, outFile) =>
+    format(text, { ...(await resolveConfig(outFile)), parser: 'typescript' }),
+);

@@ -6,7 +6,7 @@ import { ROOT } from './service';
 
 /** The committed artifacts, and the one command that regenerates both. */
 export const DOCUMENT_FILE = join(ROOT, 'client', 'openapi.json');
-export const TYPES_FILE = join(ROOT, 'client', 'schema.d.ts');
+export const TYPES_FILE = join(ROOT, 'client', 'src', 'schema.d.ts');
 export const GENERATE_COMMAND = 'npm run client:generate';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };

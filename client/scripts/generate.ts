@@ -1,5 +1,5 @@
 // `npm run client:generate`: writes client/openapi.json (the document the built service serves at
-// /docs-json, keys sorted) and client/schema.d.ts (its types, by openapi-typescript).
+// /docs-json, keys sorted) and client/src/schema.d.ts (its types, by openapi-typescript).
 import { writeFileSync } from 'node:fs';
 import {
   DOCUMENT_FILE,
@@ -17,7 +17,7 @@ async function generate(): Promise<void> {
   writeFileSync(DOCUMENT_FILE, text);
   writeFileSync(TYPES_FILE, await generateTypes(text));
   log(
-    `wrote client/openapi.json (${text.trimEnd().split('\n').length} lines) and client/schema.d.ts`,
+    `wrote client/openapi.json (${text.trimEnd().split('\n').length} lines) and client/src/schema.d.ts`,
   );
 }
 

@@ -1,4 +1,4 @@
-import type { components, operations } from '../schema';
+import type { components, operations } from './schema.js';
 import {
   ApiProblemError,
   apiHeaders,
@@ -6,7 +6,7 @@ import {
   problemErrorOf,
   serializeQuery,
   type ApiClientOptions,
-} from './http';
+} from './http.js';
 
 /** One change of the feed, as `data` of a stream message carries it. */
 export type ChangeEvent = components['schemas']['EventDto'];

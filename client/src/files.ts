@@ -1,4 +1,4 @@
-import type { components } from '../schema';
+import type { components } from './schema.js';
 import {
   ApiProblemError,
   apiHeaders,
@@ -6,7 +6,7 @@ import {
   problemErrorOf,
   problemOf,
   type ApiClientOptions,
-} from './http';
+} from './http.js';
 
 type Schemas = components['schemas'];
 

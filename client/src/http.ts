@@ -1,5 +1,5 @@
 import type { ClientOptions } from 'openapi-fetch';
-import type { components } from '../schema';
+import type { components } from './schema.js';
 
 /** The RFC 9457 problem every error response carries (`application/problem+json`). */
 export type Problem = components['schemas']['ProblemDto'];

@@ -1,5 +1,5 @@
 import createClient, { type Client } from 'openapi-fetch';
-import type { components, operations, paths } from '../schema';
+import type { components, operations, paths } from './schema.js';
 import {
   ApiProblemError,
   apiHeaders,
@@ -7,7 +7,7 @@ import {
   problemOf,
   serializeQuery,
   type ApiClientOptions,
-} from './http';
+} from './http.js';
 
 export type { components, operations, paths };
 export {
@@ -17,11 +17,11 @@ export {
   type ApiClientOptions,
   type Problem,
   type ProblemCode,
-} from './http';
-export * from './events';
-export * from './files';
-export * from './links';
-export * from './transfer';
+} from './http.js';
+export * from './events.js';
+export * from './files.js';
+export * from './links.js';
+export * from './transfer.js';
 
 /** Every schema of the document by name: `Schemas['ProjectDto']`. */
 export type Schemas = components['schemas'];

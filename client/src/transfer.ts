@@ -1,4 +1,4 @@
-import type { components, operations } from '../schema';
+import type { components, operations } from './schema.js';
 import {
   ApiProblemError,
   apiHeaders,
@@ -6,11 +6,11 @@ import {
   problemErrorOf,
   serializeQuery,
   type ApiClientOptions,
-} from './http';
-import { bodyLines, NDJSON, parseLine, requestBody, TransferError } from './ndjson';
-import { Sha256 } from './sha256';
+} from './http.js';
+import { bodyLines, NDJSON, parseLine, requestBody, TransferError } from './ndjson.js';
+import { Sha256 } from './sha256.js';
 
-export { TransferError } from './ndjson';
+export { TransferError } from './ndjson.js';
 
 type Schemas = components['schemas'];
 

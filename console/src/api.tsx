@@ -5,7 +5,7 @@ import {
   type ApiClient,
   type ApiClientOptions,
   type Schemas,
-} from '../../client/src';
+} from '@profile-data/client';
 import { createContext, useContext } from 'react';
 import { apiBaseUrl, type Session } from './session';
 

@@ -23,7 +23,7 @@ export function ensureConsoleBuilt(): void {
   const sources = Math.max(
     newestMtime(join(ROOT, 'console'), every),
     newestMtime(join(ROOT, 'client', 'src')),
-    statSync(join(ROOT, 'client', 'schema.d.ts')).mtimeMs,
+    statSync(join(ROOT, 'client', 'package.json')).mtimeMs,
   );
   if (built >= sources) return;
   // A production build, as `npm run build` makes it (jest runs with NODE_ENV=test, for which

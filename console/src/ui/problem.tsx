@@ -1,4 +1,4 @@
-import { ApiProblemError } from '../../../client/src';
+import { ApiProblemError } from '@profile-data/client';
 
 /**
  * A failure as the user sees it: the problem's title and detail (RFC 9457), its code and the

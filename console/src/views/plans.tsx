@@ -1,4 +1,4 @@
-import type { Schemas } from '../../../client/src';
+import type { Schemas } from '@profile-data/client';
 import { ListTable } from '../ui/list-table';
 import { bytes, when } from './ops/shared';
 

@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { unwrap, useApi } from '../../api';
-import type { Schemas } from '../../../../client/src';
+import type { Schemas } from '@profile-data/client';
 import { ActionError, useAction, useConfirmedAction } from '../../ui/action';
 import { Confirm } from '../../ui/confirm';
 import { bodyFilter, filterParams, type ItemQuery } from './query';

@@ -1,5 +1,5 @@
 import { unwrap, useApi } from '../../api';
-import type { Schemas } from '../../../../client/src';
+import type { Schemas } from '@profile-data/client';
 import { navigate, Link, segment } from '../../router';
 import { Async, useLoad } from '../../ui/async';
 import { ListTable } from '../../ui/list-table';

@@ -1,6 +1,6 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { unwrap, useApi } from '../../api';
-import type { Schemas } from '../../../../client/src';
+import type { Schemas } from '@profile-data/client';
 import { ActionError, SaveOrRemove, useAction } from '../../ui/action';
 import { Async, useLoad } from '../../ui/async';
 import { noneWhen } from './schema-tab';

@@ -1,5 +1,5 @@
 import { unwrap, useApi } from '../../api';
-import type { Schemas } from '../../../../client/src';
+import type { Schemas } from '@profile-data/client';
 import { ActionError, useAction } from '../../ui/action';
 import { Async, useLoad } from '../../ui/async';
 import { listParams, type ItemQuery } from './query';

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
 import { ApiProblemError, useApi } from '../../api';
-import { problemOf } from '../../../../client/src';
+import { problemOf } from '@profile-data/client';
 import { Link, segment } from '../../router';
 import { ActionError, useAction } from '../../ui/action';
 import { Loading } from '../../ui/async';

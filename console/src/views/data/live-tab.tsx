@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
 import { useApi } from '../../api';
-import { parseChangeEvent, streamEvents, type ChangeEvent } from '../../../../client/src';
+import { parseChangeEvent, streamEvents, type ChangeEvent } from '@profile-data/client';
 import { ProblemView } from '../../ui/problem';
 import { cellText } from '../../ui/json';
 import { ListTable } from '../../ui/list-table';

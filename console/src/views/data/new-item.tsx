@@ -1,6 +1,6 @@
 import { useId, useState, type FormEvent } from 'react';
 import { unwrap, useApi } from '../../api';
-import type { Schemas } from '../../../../client/src';
+import type { Schemas } from '@profile-data/client';
 import { ActionError, useAction } from '../../ui/action';
 
 /** Parses the text of a JSON object, or says why it is not one. */

@@ -1,4 +1,4 @@
-import type { PageCursor, Schemas } from '../../../../client/src';
+import type { PageCursor, Schemas } from '@profile-data/client';
 
 /** The operators of the list's filter language (docs/data.md, "Operators"). */
 export const OPERATORS = [

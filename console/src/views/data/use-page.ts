@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { ApiProblemError, useApi } from '../../api';
-import { pageCursors, problemOf } from '../../../../client/src';
+import { pageCursors, problemOf } from '@profile-data/client';
 import { useLoad } from '../../ui/async';
 import { cursorAt, cursorPaths, listParams, type ItemQuery, type LinkCursor } from './query';
 

@@ -1,4 +1,4 @@
-import type { Schemas } from '../../../../client/src';
+import type { Schemas } from '@profile-data/client';
 import { unwrap, useApi } from '../../api';
 import { Link, segment } from '../../router';
 import { Async, useLoad } from '../../ui/async';

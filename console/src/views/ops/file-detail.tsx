@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react';
-import { createFileLink, downloadFile, type FileInfo } from '../../../../client/src';
+import { createFileLink, downloadFile, type FileInfo } from '@profile-data/client';
 import { useApi } from '../../api';
 import { ActionError, useAction } from '../../ui/action';
 import { Loading } from '../../ui/async';

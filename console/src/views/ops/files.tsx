@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { uploadFileWithProgress, type FileInfo } from '../../../../client/src';
+import { uploadFileWithProgress, type FileInfo } from '@profile-data/client';
 import { unwrap, useApi } from '../../api';
 import { ActionError, useAction, useConfirmedAction } from '../../ui/action';
 import { Async, useLoad } from '../../ui/async';

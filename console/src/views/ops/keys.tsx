@@ -1,5 +1,5 @@
 import { useState, type FormEvent } from 'react';
-import type { Schemas } from '../../../../client/src';
+import type { Schemas } from '@profile-data/client';
 import { unwrap, useApi } from '../../api';
 import { ActionError, useAction, useConfirmedAction } from '../../ui/action';
 import { Async, useLoad } from '../../ui/async';

@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { pageCursors, unwrap, type PageCursor } from '../../../../client/src';
+import { pageCursors, unwrap, type PageCursor } from '@profile-data/client';
 
 /**
  * Keyset paging: the cursor of the page shown (the list's `after`) and the cursors of the pages

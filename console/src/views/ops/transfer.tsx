@@ -4,7 +4,7 @@ import {
   importNamespace,
   type ImportLine,
   type TransferOptions,
-} from '../../../../client/src';
+} from '@profile-data/client';
 import { unwrap, useApi } from '../../api';
 import { ActionError, useAction } from '../../ui/action';
 import { useLoad } from '../../ui/async';

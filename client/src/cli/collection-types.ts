@@ -1,21 +1,28 @@
-// What `npm run client:collections` does: fetches a deployment's GET /data/openapi.json with a key
-// (the caller's namespace: its collections, typed by their JSON Schemas) and makes TypeScript
-// types of it with openapi-typescript.
+// What the package's `profile-data-client-types` command (and, in this repository,
+// `npm run client:collections`) does: fetches a deployment's GET /data/openapi.json with a key (the
+// caller's namespace: its collections, typed by their JSON Schemas) and makes TypeScript types of
+// it with openapi-typescript. openapi-typescript is an optional peer dependency of the package:
+// only an app that generates types needs it, and then as a development dependency.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import openapiTS, { astToString } from 'openapi-typescript';
-import { format, resolveConfig } from 'prettier';
 
 /** The environment variable that holds the key: a key on the command line would end up in shell histories. */
 export const API_KEY_VARIABLE = 'PDS_API_KEY';
 
-export const USAGE = `Usage: ${API_KEY_VARIABLE}=<key> npm run client:collections -- --url <base> --out <file> [--branch <branch>] [--team <teamId>]
+/** The package's command, as an app runs it once the package is installed. */
+export const COMMAND = 'npx profile-data-client-types';
+
+/** How to call the generator, for a command that runs it (`command` as the caller types it). */
+export const usage = (
+  command: string,
+): string => `Usage: ${API_KEY_VARIABLE}=<key> ${command} --url <base> --out <file> [--branch <branch>] [--team <teamId>]
   --url      where the service listens, e.g. https://api.example.com
   --out      the TypeScript file to write
   --branch   the branch whose collections to type (X-Branch; a key bound to a branch needs none)
   --team     a team's collections, with a member's root key (X-Team)
-The key (root, sub or team) is read from ${API_KEY_VARIABLE}, never from the command line.`;
+The key (root, sub or team) is read from ${API_KEY_VARIABLE}, never from the command line.
+The types are made by openapi-typescript, which the app installs (npm install -D openapi-typescript).`;
 
 export interface CollectionsOptions {
   url: string;
@@ -34,6 +41,7 @@ export class UsageError extends Error {
 export function parseCollectionsOptions(
   argv: string[],
   env: Record<string, string | undefined>,
+  command = COMMAND,
 ): CollectionsOptions {
   let values;
   try {
@@ -49,11 +57,14 @@ export function parseCollectionsOptions(
       },
     }));
   } catch (error) {
-    throw new UsageError(`${error instanceof Error ? error.message : String(error)}\n${USAGE}`);
+    throw new UsageError(
+      `${error instanceof Error ? error.message : String(error)}\n${usage(command)}`,
+    );
   }
   const apiKey = env[API_KEY_VARIABLE];
-  if (!values.url || !values.out) throw new UsageError(`--url and --out are required\n${USAGE}`);
-  if (!apiKey) throw new UsageError(`${API_KEY_VARIABLE} is not set\n${USAGE}`);
+  if (!values.url || !values.out)
+    throw new UsageError(`--url and --out are required\n${usage(command)}`);
+  if (!apiKey) throw new UsageError(`${API_KEY_VARIABLE} is not set\n${usage(command)}`);
   return {
     url: values.url,
     out: resolve(values.out),
@@ -117,6 +128,24 @@ function hasSchema(document: unknown, name: string): boolean {
   return typeof schemas === 'object' && schemas !== null && name in schemas;
 }
 
+/** Turns the generated text into its final form (a repository's Prettier, say); none by default. */
+export type Formatter = (text: string, outFile: string) => Promise<string>;
+
+/**
+ * openapi-typescript, loaded when types are made: a missing install is a UsageError saying what
+ * to do. The return type is inferred: the module's namespace type depends on the build's module
+ * kind (CommonJS or ES modules).
+ */
+async function loadOpenapiTypescript() {
+  try {
+    return await import('openapi-typescript');
+  } catch (error) {
+    throw new UsageError(
+      `openapi-typescript could not be loaded (${error instanceof Error ? error.message : String(error)}): install it beside this package with \`npm install -D openapi-typescript\``,
+    );
+  }
+}
+
 /**
  * openapi-typescript's types of the document, and `CollectionTypes`: each collection's item
  * types by its name, so that an app writes `CollectionTypes['todos']['item']`.
@@ -125,8 +154,11 @@ export async function collectionTypes(
   documentText: string,
   source: string,
   outFile: string,
+  formatter: Formatter = (text) => Promise.resolve(text),
+  command = COMMAND,
 ): Promise<string> {
   const document: unknown = JSON.parse(documentText);
+  const { default: openapiTS, astToString } = await loadOpenapiTypescript();
   const ast = await openapiTS(documentText);
   const types = (name: string): string => {
     const own = hasSchema(document, `${name}.Item`);
@@ -135,7 +167,7 @@ export async function collectionTypes(
     return `  ${JSON.stringify(name)}: { item: ${ref('Item')}; newItem: ${ref('NewItem')}; values: ${ref('Values')} };`;
   };
   const text = [
-    `// Generated by \`npm run client:collections\` from ${source} with openapi-typescript.`,
+    `// Generated by \`${command}\` from ${source} with openapi-typescript.`,
     '// Do not edit: change the collection schemas, then generate again.',
     '',
     astToString(ast),
@@ -145,14 +177,43 @@ export async function collectionTypes(
     '}',
     '',
   ].join('\n');
-  return format(text, { ...(await resolveConfig(outFile)), parser: 'typescript' });
+  return formatter(text, outFile);
+}
+
+/**
+ * The command's whole run: options from `argv` and `env`, the types written, what was written on
+ * stdout; a UsageError's message (or any other error's stack) on stderr and exit code 1.
+ */
+export async function runCollectionTypes(
+  argv: string[],
+  env: Record<string, string | undefined>,
+  command = COMMAND,
+  formatter?: Formatter,
+): Promise<void> {
+  try {
+    const options = parseCollectionsOptions(argv, env, command);
+    process.stdout.write(`${await writeCollectionTypes(options, formatter, command)}\n`);
+  } catch (error) {
+    const message =
+      error instanceof UsageError
+        ? error.message
+        : error instanceof Error
+          ? (error.stack ?? error.message)
+          : String(error);
+    process.stderr.write(`${message}\n`);
+    process.exitCode = 1;
+  }
 }
 
 /** Fetches the document and writes its types; answers what was written. */
-export async function writeCollectionTypes(options: CollectionsOptions): Promise<string> {
+export async function writeCollectionTypes(
+  options: CollectionsOptions,
+  formatter?: Formatter,
+  command = COMMAND,
+): Promise<string> {
   const text = await fetchCollectionsDocument(options);
   const source = `${options.url.replace(/\/+$/, '')}/data/openapi.json`;
-  const types = await collectionTypes(text, source, options.out);
+  const types = await collectionTypes(text, source, options.out, formatter, command);
   mkdirSync(dirname(options.out), { recursive: true });
   writeFileSync(options.out, types);
   const count = collectionNames(JSON.parse(text)).length;
