@@ -9,9 +9,13 @@ import {
 } from '../support/app';
 import { createUser } from '../support/factories';
 import { parseLines } from '../support/ndjson';
-import { startService, type ServiceProcess } from '../support/service-process';
+import {
+  startProxiedInstances,
+  type ProxiedInstances,
+  type ServiceProcess,
+} from '../support/service-process';
 import { until } from '../support/until';
-import { startWireProxy, type WireProxy } from '../support/wire-proxy';
+import type { WireProxy } from '../support/wire-proxy';
 import { UsageFlusher, UsageSnapshots } from '../../src/usage';
 
 /**
@@ -131,6 +135,7 @@ describe('usage gauges (two instances, one snapshot)', () => {
     USAGE_SNAPSHOT_HOUR: '0',
     USAGE_SNAPSHOT_POLL_MS: '100',
   };
+  let instances: ProxiedInstances | undefined;
   let proxyA: WireProxy;
   let proxyB: WireProxy;
   let a: ServiceProcess;
@@ -138,23 +143,14 @@ describe('usage gauges (two instances, one snapshot)', () => {
   let client: MongoClient;
 
   beforeAll(async () => {
-    [proxyA, proxyB] = await Promise.all([
-      startWireProxy(testDatabaseUri()),
-      startWireProxy(testDatabaseUri()),
-    ]);
     // Neither may record the day's snapshot before the test has stored what it measures.
-    proxyA.hold(isSnapshotInsert);
-    proxyB.hold(isSnapshotInsert);
-    [a, b] = await Promise.all([
-      startService({ ...ENV, MONGODB_URI: proxyA.uri }),
-      startService({ ...ENV, MONGODB_URI: proxyB.uri }),
-    ]);
+    instances = await startProxiedInstances(ENV, isSnapshotInsert);
+    ({ a, b, proxyA, proxyB } = instances);
     client = new MongoClient(testDatabaseUri());
   }, 180_000);
 
   afterAll(async () => {
-    await Promise.all([a?.kill(), b?.kill()]);
-    await Promise.all([proxyA?.close(), proxyB?.close()]);
+    await instances?.close();
     await client?.db(dbName).dropDatabase();
     await client?.close();
   });
@@ -250,6 +246,7 @@ describe('usage gauges (the holder killed mid-snapshot)', () => {
     USAGE_SNAPSHOT_POLL_MS: String(POLL_MS),
     USAGE_SNAPSHOT_LEASE_MS: String(LEASE_MS),
   };
+  let instances: ProxiedInstances | undefined;
   let proxyA: WireProxy;
   let proxyB: WireProxy;
   let a: ServiceProcess;
@@ -257,22 +254,13 @@ describe('usage gauges (the holder killed mid-snapshot)', () => {
   let client: MongoClient;
 
   beforeAll(async () => {
-    [proxyA, proxyB] = await Promise.all([
-      startWireProxy(testDatabaseUri()),
-      startWireProxy(testDatabaseUri()),
-    ]);
-    proxyA.hold(isSnapshotInsert);
-    proxyB.hold(isSnapshotInsert);
-    [a, b] = await Promise.all([
-      startService({ ...ENV, MONGODB_URI: proxyA.uri }),
-      startService({ ...ENV, MONGODB_URI: proxyB.uri }),
-    ]);
+    instances = await startProxiedInstances(ENV, isSnapshotInsert);
+    ({ a, b, proxyA, proxyB } = instances);
     client = new MongoClient(testDatabaseUri());
   }, 180_000);
 
   afterAll(async () => {
-    await Promise.all([a?.kill(), b?.kill()]);
-    await Promise.all([proxyA?.close(), proxyB?.close()]);
+    await instances?.close();
     await client?.db(dbName).dropDatabase();
     await client?.close();
   });

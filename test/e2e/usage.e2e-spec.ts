@@ -17,9 +17,13 @@ import {
 } from '../support/factories';
 import { anonymous, as, asOperator } from '../support/http';
 import { exportAs, importAs, ndjsonText, parseLines } from '../support/ndjson';
-import { startService, type ServiceProcess } from '../support/service-process';
+import {
+  startProxiedInstances,
+  type ProxiedInstances,
+  type ServiceProcess,
+} from '../support/service-process';
 import { until } from '../support/until';
-import { startWireProxy, type WireProxy } from '../support/wire-proxy';
+import type { WireProxy } from '../support/wire-proxy';
 import { UsageFlusher, UsageSweeper } from '../../src/usage';
 
 /**
@@ -369,6 +373,7 @@ describe('usage metering (two instances, a lost reply, SIGTERM and SIGKILL)', ()
     USAGE_FLUSH_MS: '300',
     QUERY_TIMEOUT_MS: '1000',
   };
+  let instances: ProxiedInstances | undefined;
   let proxyA: WireProxy;
   let proxyB: WireProxy;
   let a: ServiceProcess;
@@ -376,20 +381,13 @@ describe('usage metering (two instances, a lost reply, SIGTERM and SIGKILL)', ()
   let client: MongoClient;
 
   beforeAll(async () => {
-    [proxyA, proxyB] = await Promise.all([
-      startWireProxy(testDatabaseUri()),
-      startWireProxy(testDatabaseUri()),
-    ]);
-    [a, b] = await Promise.all([
-      startService({ ...ENV, MONGODB_URI: proxyA.uri }),
-      startService({ ...ENV, MONGODB_URI: proxyB.uri }),
-    ]);
+    instances = await startProxiedInstances(ENV);
+    ({ a, b, proxyA, proxyB } = instances);
     client = new MongoClient(testDatabaseUri());
   }, 180_000);
 
   afterAll(async () => {
-    await Promise.all([a?.kill(), b?.kill()]);
-    await Promise.all([proxyA?.close(), proxyB?.close()]);
+    await instances?.close();
     await client?.db(dbName).dropDatabase();
     await client?.close();
   });

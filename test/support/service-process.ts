@@ -3,7 +3,9 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { Agent, request, type IncomingHttpHeaders } from 'node:http';
 import { join, resolve } from 'node:path';
 import { childPort, portForChild } from '../../tools/dev-database';
+import type { Document } from 'mongodb';
 import { testDatabaseUri, TEST_ADMIN_KEY } from './app';
+import { startWireProxy, type WireProxy } from './wire-proxy';
 
 /**
  * The service as it runs in production, `node dist/main.js` in a process of its own: for tests
@@ -207,4 +209,47 @@ export async function startService(
     }
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/** Two instances on one database, each talking to it through a wire proxy of its own. */
+export interface ProxiedInstances {
+  a: ServiceProcess;
+  b: ServiceProcess;
+  proxyA: WireProxy;
+  proxyB: WireProxy;
+  /** Kills both instances (SIGKILL where they still run), then closes both proxies. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts two instances with `env`, each behind its own proxy, so that a test can hold or drop a
+ * chosen command of one of them; `hold` is set on both proxies before either instance starts
+ * (a command neither may send until the test lets it go).
+ */
+export async function startProxiedInstances(
+  env: Record<string, string>,
+  hold?: (command: Document) => boolean,
+): Promise<ProxiedInstances> {
+  const [proxyA, proxyB] = await Promise.all([
+    startWireProxy(testDatabaseUri()),
+    startWireProxy(testDatabaseUri()),
+  ]);
+  if (hold) {
+    proxyA.hold(hold);
+    proxyB.hold(hold);
+  }
+  const [a, b] = await Promise.all([
+    startService({ ...env, MONGODB_URI: proxyA.uri }),
+    startService({ ...env, MONGODB_URI: proxyB.uri }),
+  ]);
+  return {
+    a,
+    b,
+    proxyA,
+    proxyB,
+    close: async () => {
+      await Promise.all([a.kill(), b.kill()]);
+      await Promise.all([proxyA.close(), proxyB.close()]);
+    },
+  };
 }
