@@ -43,6 +43,18 @@ export default tseslint.config(
     },
   },
   {
+    // The console's files read the typed client from its sources (console/tsconfig.lint.json):
+    // linting needs no build of the package first, and runs beside one.
+    files: ['console/src/**/*.ts', 'console/src/**/*.tsx'],
+    languageOptions: {
+      parserOptions: {
+        projectService: false,
+        project: ['./console/tsconfig.lint.json'],
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
+  },
+  {
     // The typed client and its test program show what an app gets from the generated types:
     // no casts, no non-null assertions, no `any`, no suppressed type errors.
     files: ['client/**/*.ts'],
