@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model } from 'mongoose';
 import { DUPLICATE, orDuplicate, type Duplicate } from '../common/mongo/duplicate';
+import { KeyedLock } from '../common/mongo/keyed-lock';
 import { isObjectIdHex } from '../common/mongo/object-id';
 import type { Tenant } from '../common/tenancy/namespace';
 import type { MovedFileSource } from '../files';
@@ -20,9 +21,20 @@ function toMove(doc: TenantMoveDocument): TenantMove {
 
 const activeKeyOf = (database: string) => `move:${database}`;
 
-/** Tenant moves and their runs in MongoDB. */
+/**
+ * Tenant moves and their runs in MongoDB.
+ *
+ * This instance's writes of one move document go one at a time (`write`): the runner's counters
+ * and phases and the heartbeat's lease renewals would otherwise reach the database together, and
+ * FerretDB applies an update as a read and a rewrite of the whole document, so one of two
+ * concurrent updates of a document can undo the other (a lost `$inc` of `collectionsCopied`).
+ * Across instances they do not meet: only the lease holder writes a running move, and another
+ * takes it over only once the lease ran out.
+ */
 @Injectable()
 export class TenantMoveRepository {
+  private readonly writes = new KeyedLock();
+
   constructor(
     @InjectModel(TenantMoveDocument.name) private readonly moves: Model<TenantMoveDocument>,
     @InjectModel(TenantMoveRunDocument.name) private readonly runs: Model<TenantMoveRunDocument>,
@@ -114,12 +126,14 @@ export class TenantMoveRepository {
       Pick<TenantMoveDocument, 'collectionsCopied' | 'itemsCopied' | 'filesCopied'>
     > = {},
   ): Promise<void> {
-    await this.moves
-      .updateOne(
-        { _id: new Types.ObjectId(id) },
-        { $set: set, ...(Object.keys(inc).length > 0 ? { $inc: inc } : {}) },
-      )
-      .exec();
+    await this.write(id, () =>
+      this.moves
+        .updateOne(
+          { _id: new Types.ObjectId(id) },
+          { $set: set, ...(Object.keys(inc).length > 0 ? { $inc: inc } : {}) },
+        )
+        .exec(),
+    );
   }
 
   /**
@@ -127,12 +141,14 @@ export class TenantMoveRepository {
    * (taken over) or ended.
    */
   async renewLease(id: string, run: number, leaseUntil: Date): Promise<boolean> {
-    const result = await this.moves
-      .updateOne(
-        { _id: new Types.ObjectId(id), runs: run, status: 'running' },
-        { $set: { leaseUntil } },
-      )
-      .exec();
+    const result = await this.write(id, () =>
+      this.moves
+        .updateOne(
+          { _id: new Types.ObjectId(id), runs: run, status: 'running' },
+          { $set: { leaseUntil } },
+        )
+        .exec(),
+    );
     return result.matchedCount === 1;
   }
 
@@ -144,28 +160,32 @@ export class TenantMoveRepository {
     database: { cluster: string; database: string } | null,
     leaseUntil: Date,
   ): Promise<void> {
-    await this.moves
-      .updateOne(
-        { _id: new Types.ObjectId(id) },
-        {
-          $addToSet: {
-            [list]: location,
-            ...(database ? { sourceDatabases: database } : {}),
+    await this.write(id, () =>
+      this.moves
+        .updateOne(
+          { _id: new Types.ObjectId(id) },
+          {
+            $addToSet: {
+              [list]: location,
+              ...(database ? { sourceDatabases: database } : {}),
+            },
+            $set: { leaseUntil },
           },
-          $set: { leaseUntil },
-        },
-      )
-      .exec();
+        )
+        .exec(),
+    );
   }
 
   /** Notes the old bytes of files about to be copied (removed at the end), and renews the lease. */
   async addFileSources(id: string, sources: MovedFileSource[], leaseUntil: Date): Promise<void> {
-    await this.moves
-      .updateOne(
-        { _id: new Types.ObjectId(id) },
-        { $addToSet: { fileSources: { $each: sources } }, $set: { leaseUntil } },
-      )
-      .exec();
+    await this.write(id, () =>
+      this.moves
+        .updateOne(
+          { _id: new Types.ObjectId(id) },
+          { $addToSet: { fileSources: { $each: sources } }, $set: { leaseUntil } },
+        )
+        .exec(),
+    );
   }
 
   /**
@@ -173,22 +193,26 @@ export class TenantMoveRepository {
    * the move goes on to remove the other sources.
    */
   async fail(id: string, error: string, kept: MovedLocation | null): Promise<void> {
-    await this.moves
-      .updateOne(
-        { _id: new Types.ObjectId(id) },
-        { $set: { error }, ...(kept ? { $pull: { sources: kept } } : {}) },
-      )
-      .exec();
+    await this.write(id, () =>
+      this.moves
+        .updateOne(
+          { _id: new Types.ObjectId(id) },
+          { $set: { error }, ...(kept ? { $pull: { sources: kept } } : {}) },
+        )
+        .exec(),
+    );
   }
 
   /** Ends the move (done or failed) and forgets its tenant's id. */
   async end(id: string, status: 'done' | 'failed', finishedAt: Date): Promise<void> {
-    await this.moves
-      .updateOne(
-        { _id: new Types.ObjectId(id) },
-        { $set: { status, activeKey: `ended:${id}`, finishedAt }, $unset: { target: 1 } },
-      )
-      .exec();
+    await this.write(id, () =>
+      this.moves
+        .updateOne(
+          { _id: new Types.ObjectId(id) },
+          { $set: { status, activeKey: `ended:${id}`, finishedAt }, $unset: { target: 1 } },
+        )
+        .exec(),
+    );
   }
 
   /** Running moves whose lease ran out before `now`, at most `limit`. */
@@ -211,11 +235,18 @@ export class TenantMoveRepository {
       this.runs.create({ _id: `${move.id}:${run}`, claimedAt: new Date() }),
     );
     if (claimed === DUPLICATE) return false;
-    await this.moves
-      .updateOne({ _id: new Types.ObjectId(move.id) }, { $set: { leaseUntil, runs: run } })
-      .exec();
+    await this.write(move.id, () =>
+      this.moves
+        .updateOne({ _id: new Types.ObjectId(move.id) }, { $set: { leaseUntil, runs: run } })
+        .exec(),
+    );
     move.runs = run;
     move.leaseUntil = leaseUntil;
     return true;
+  }
+
+  /** One of this instance's writes of move `id`, after the ones before it (see the class). */
+  private write<T>(id: string, task: () => Promise<T>): Promise<T> {
+    return this.writes.run(id, task);
   }
 }
