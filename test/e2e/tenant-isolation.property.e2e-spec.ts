@@ -4,6 +4,10 @@ import { createTestApp, testDatabaseUri, TEST_ADMIN_KEY, type TestApp } from '..
 import { createSubKey, createTeam, type TestUser } from '../support/factories';
 import { startOwnDatabase, type OwnDatabase } from '../support/own-database';
 
+// The property runs take about 25–35 s on two quiet cores and two to three times that on a busy
+// machine; the bound only ends a run that hangs.
+jest.setTimeout(240_000);
+
 /**
  * Property: whatever identifiers principals have — subjects equal to or prefixes of team ids and
  * of each other, accountIds equal to subjects, team ids or each other, any allowed character —
