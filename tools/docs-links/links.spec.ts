@@ -39,7 +39,7 @@ describe('the link check', () => {
     ]);
   });
 
-  it('finds a missing file, a missing anchor, and ignores code and absolute links', () => {
+  it('finds a missing file, a missing anchor, and ignores code, absolute links and links out of the repository', () => {
     const root = mkdtempSync(join(tmpdir(), 'links-'));
     mkdirSync(join(root, 'docs'));
     writeFileSync(join(root, 'docs', 'a.md'), '# Alpha\n\n## Second part\n');
@@ -47,7 +47,7 @@ describe('the link check', () => {
       join(root, 'README.md'),
       [
         '[ok](docs/a.md#second-part) [ok too](#top) [web](https://example.com/x#y)',
-        '[gone](docs/b.md) [wrong anchor](docs/a.md#third-part)',
+        '[gone](docs/b.md) [wrong anchor](docs/a.md#third-part) [beside](../elsewhere/SPEC.md)',
         '`[in code](docs/none.md)`',
         '```',
         '[in a block](docs/none.md)',
