@@ -16,25 +16,20 @@ let t: TestApp;
 let user: TestUser;
 
 /**
- * The commands a write sends while `recording`: those on the item's own collection (a tenant
- * collection, `d_…`) and on what every write keeps beside it (the registry, the placements, the
- * feed's intents and events). What the instance does in the background meanwhile — a webhook
- * delivery poll woken by the write's event, a sweep, a search build — is left out: it is not the
- * write's, and it came at whatever moment its timer fired.
+ * The commands only a write sends, while `recording`: any on the item's own collection (a tenant
+ * collection, `d_…`) and the inserts of its intent and its event. The rest is left out: the
+ * instance's background work reads the registry, the placements, the feed and the intents too (a
+ * sweep, the feed's tail, a webhook delivery poll woken by the write's event) and deletes the
+ * intents of a second's writes in one command, at whatever moment its timers fire.
  */
 const commands: CommandStartedEvent[] = [];
 let recording = false;
-const WRITE_BOOKKEEPING = new Set([
-  'data_collections',
-  'tenant_placements',
-  'event_intents',
-  'events',
-]);
 function isTheWrites(event: CommandStartedEvent): boolean {
   const collection: unknown = event.command[event.commandName];
+  if (typeof collection !== 'string') return false;
+  if (collection.startsWith('d_')) return true;
   return (
-    typeof collection === 'string' &&
-    (collection.startsWith('d_') || WRITE_BOOKKEEPING.has(collection))
+    (collection === 'event_intents' || collection === 'events') && event.commandName === 'insert'
   );
 }
 
