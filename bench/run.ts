@@ -21,6 +21,7 @@ import { call, expectStatus } from './lib/api';
 import { freezeChecks, freezeMarkdown, type FreezeRun } from './lib/cluster-freeze';
 import { compareClusterSpread } from './lib/cluster-spread';
 import { runComparison } from './lib/compare';
+import { SEARCH_EXPAND_SIZES, SMOKE_SEARCH_EXPAND_SIZES } from './lib/search-expand';
 import { comparisonChecks, comparisonsMarkdown, comparisonsSummary } from './lib/compare-report';
 import { comparisons, costComparisons, type Comparison } from './lib/comparisons';
 import { schemaComparison } from './lib/schema-cost';
@@ -517,7 +518,7 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
   }
 
   const fanOutSize = options.smoke
-    ? { clients: 10, events: 20, timeoutMs: 30_000 }
+    ? { clients: 5, events: 10, timeoutMs: 30_000 }
     : { clients: 100, events: 100, timeoutMs: 120_000 };
   let fanOut: FanOutResult | undefined;
   if (
@@ -538,7 +539,7 @@ async function benchmark(options: BenchOptions): Promise<Outcome> {
   }
 
   const liveSize = options.smoke
-    ? { streams: 10, changes: 40, timeoutMs: 30_000 }
+    ? { streams: 5, changes: 16, timeoutMs: 30_000 }
     : { streams: 100, changes: 1000, timeoutMs: 300_000 };
   let live: LiveQueryResult | undefined;
   if (
@@ -798,6 +799,7 @@ async function compareFeatures(
             target: 'service',
             items: { name: features.name, size: features.size, id: itemId },
             token,
+            searchExpandSizes: options.smoke ? SMOKE_SEARCH_EXPAND_SIZES : SEARCH_EXPAND_SIZES,
           },
           log,
         }),

@@ -70,7 +70,7 @@ const USAGE = `Usage: npm run bench [-- options]
                        projects, no large data)
   --fan-out-only       run the SSE fan-out only
   --live-only          run the live queries only (100 filtered and 100 unfiltered streams, 1,000
-                       changes; 10 streams and 40 changes with --smoke)
+                       changes; 5 streams and 16 changes with --smoke)
   --transfer-only      run the export and import only (100,000 items; 2,000 with --smoke)
   --cost-only          run the service-vs-baseline cost comparisons only (CPU and database commands
                        per request next to the baseline and the old baseline; the goals of

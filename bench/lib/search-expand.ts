@@ -1,8 +1,8 @@
-// The search-and-expand comparison's set-up: a collection of SEARCH_ITEMS items written under a
-// search configuration (each create stores its words), a smaller one whose configuration is
-// built after its items are written (the build's time is reported: on FerretDB every write of a
-// build scans the collection, so a build's time grows with the square of its size), and an
-// orders collection whose items reference customers. The variants read pages of 50: a search,
+// The search-and-expand comparison's set-up: a collection of SEARCH_ITEMS items (a few hundred in
+// a smoke run) written under a search configuration (each create stores its words), a smaller
+// one whose configuration is built after its items are written (the build's time is reported: on
+// FerretDB every write of a build scans the collection, so a build's time grows with the square
+// of its size), and an orders collection whose items reference customers. The variants read pages of 50: a search,
 // the same collection's plain list, a list with one expansion and the same list without it.
 import { isArray, prop } from './api';
 import type { Ask } from './comparisons';
@@ -15,6 +15,29 @@ import type { Ask } from './comparisons';
 export const SEARCH_ITEMS = Number(process.env.BENCH_SEARCH_ITEMS ?? 10_000);
 /** Items of the collection whose configuration is built after they are written. */
 export const BUILT_ITEMS = 1_000;
+
+/**
+ * The sizes one run sets up. The smoke run (CI) checks only that the comparison works, so it
+ * takes a few hundred items and skips the idle watch: at the full sizes its set-up alone took
+ * four and a half minutes of a CI run.
+ */
+export interface SearchExpandSizes {
+  searched: number;
+  built: number;
+  /** Whether the instance is watched with no request after the set-up (IdleBackground). */
+  watchIdle: boolean;
+}
+
+export const SEARCH_EXPAND_SIZES: SearchExpandSizes = {
+  searched: SEARCH_ITEMS,
+  built: BUILT_ITEMS,
+  watchIdle: true,
+};
+export const SMOKE_SEARCH_EXPAND_SIZES: SearchExpandSizes = {
+  searched: 200,
+  built: 50,
+  watchIdle: false,
+};
 /** Orders and customers of the expansion: one page of orders, each naming a customer. */
 const ORDERS = 200;
 const CUSTOMERS = 50;
@@ -44,10 +67,12 @@ export const SEARCH_QUERIES = Array.from(
 export interface SearchExpandBench {
   /** The searched collection. */
   searched: string;
-  /** How long the build of BUILT_ITEMS items' word lists took, in seconds. */
+  /** The sizes it was set up with. */
+  sizes: SearchExpandSizes;
+  /** How long the build of `sizes.built` items' word lists took, in seconds. */
   buildSeconds: number;
-  /** What the instance does with no request at all, once set up (idleBackground). */
-  idle: IdleBackground;
+  /** What the instance does with no request at all, once set up; not watched in a smoke run. */
+  idle?: IdleBackground;
   orders: string;
   customers: string;
 }
@@ -135,6 +160,7 @@ async function idleBackground(ask: Ask): Promise<IdleBackground | string> {
 export async function prepareSearchExpandBench(
   ask: Ask,
   runTag: string,
+  sizes: SearchExpandSizes,
 ): Promise<SearchExpandBench | string> {
   const texts = (count: number) =>
     Array.from({ length: count }, (_, n) => ({
@@ -147,11 +173,11 @@ export async function prepareSearchExpandBench(
   await ask('service', 'POST', `/data/${searched}/bulk`, { body: { items: [{ n: -1 }] } });
   const configured = await buildSearch(ask, searched);
   if (typeof configured === 'string') return configured;
-  const written = await bulk(ask, searched, texts(SEARCH_ITEMS));
+  const written = await bulk(ask, searched, texts(sizes.searched));
   if (typeof written === 'string') return written;
   // Filled, then configured: the build walks every item.
   const built = `bench-built-${runTag}`;
-  const filled = await bulk(ask, built, texts(BUILT_ITEMS));
+  const filled = await bulk(ask, built, texts(sizes.built));
   if (typeof filled === 'string') return filled;
   const buildSeconds = await buildSearch(ask, built);
   if (typeof buildSeconds === 'string') return buildSeconds;
@@ -174,7 +200,7 @@ export async function prepareSearchExpandBench(
     })),
   );
   if (typeof orderIds === 'string') return orderIds;
-  const idle = await idleBackground(ask);
+  const idle = sizes.watchIdle ? await idleBackground(ask) : undefined;
   if (typeof idle === 'string') return idle;
-  return { searched, buildSeconds, idle, orders, customers };
+  return { searched, sizes, buildSeconds, idle, orders, customers };
 }
