@@ -21,6 +21,8 @@ export interface EventWaiter {
 export class EventHub {
   /** namespaceKey → the readers waiting for it. */
   private readonly namespaces = new Map<string, Set<EventWaiter>>();
+  /** Told of every append through this instance (the webhook rounds wake on them). */
+  private readonly appendListeners: (() => void)[] = [];
 
   constructor(
     private readonly events: EventsRepository,
@@ -55,6 +57,12 @@ export class EventHub {
   /** The namespace's feed has events up to `latest` (this instance appended them). */
   notify(namespace: Namespace, latest: number): void {
     this.wake(namespaceKey(namespace), latest);
+    for (const listener of this.appendListeners) listener();
+  }
+
+  /** Calls `listener` after every append through this instance, whoever waits. */
+  onAppend(listener: () => void): void {
+    this.appendListeners.push(listener);
   }
 
   /** Readers waiting now, over every namespace. */
