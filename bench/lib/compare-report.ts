@@ -25,7 +25,10 @@ function totalsOf(variant: VariantRun | undefined): LoadTotals | undefined {
 export function comparisonChecks(runs: ComparisonRun[], smoke: boolean): Check[] {
   return [...comparisons, schemaComparison, ...CLUSTER_COMPARISON_CHECKS].flatMap((comparison) => {
     const run = runs.find((r) => r.comparison === comparison.id);
-    const list = comparison.checks((id) => totalsOf(run?.variants.find((v) => v.variant === id)));
+    const list = comparison.checks(
+      (id) => totalsOf(run?.variants.find((v) => v.variant === id)),
+      run,
+    );
     const na = (detail: string): Check[] =>
       list.map((check) => ({ ...check, status: 'n/a', detail }));
     if (!run) return na('not run');
@@ -66,6 +69,11 @@ export function comparisonsMarkdown(runs: ComparisonRun[], checkList: Check[]): 
     lines.push('', `### ${run.title}`, '');
     if (run.missing) {
       lines.push(`Not available in this build: ${run.missing}.`);
+      continue;
+    }
+    // A comparison without variants (`idle`) measured outside any load: its notes say what.
+    if (run.variants.length === 0) {
+      lines.push(...(run.notes ?? []).filter((note) => note !== ''));
       continue;
     }
     lines.push(

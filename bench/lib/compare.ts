@@ -63,6 +63,7 @@ export async function runComparison(
     searchExpand: prepared.searchExpand,
   };
   if (prepared.notes) run.notes = prepared.notes;
+  if (prepared.idle) run.idle = prepared.idle;
 
   const loaded: Loaded[] = [];
   for (const variant of comparison.variants) {

@@ -28,7 +28,15 @@ import {
   type ScenarioRequest,
   type TargetName,
 } from './scenarios';
-import type { Check } from './types';
+import {
+  IDLE_COMMANDS_PER_S_MAX,
+  IDLE_CPU_MS_PER_S_MAX,
+  IDLE_SETTLE_MS,
+  IDLE_WATCH_MS,
+  idleBackground,
+  type IdleBackground,
+} from './idle';
+import type { Check, ComparisonRun } from './types';
 
 /** Metrics may add less than this share of service CPU per request (issue: under 5 %). */
 export const METRICS_CPU_MAX = 0.05;
@@ -109,6 +117,8 @@ export type Ask = (
 
 export interface Prepared {
   missing?: string;
+  /** What the instance cost with no request (the `idle` comparison, lib/idle.ts). */
+  idle?: IdleBackground;
   etag?: string;
   limitedKey?: string;
   access?: AccessBench;
@@ -125,8 +135,11 @@ export interface Comparison {
   prepare(ask: Ask, ctx: ComparisonContext): Promise<Prepared>;
   /** Runs this many times the mode's rounds (a tight limit needs more of them). */
   roundsFactor?: number;
-  /** `totals` of a variant id; undefined when that variant was not measured. */
-  checks(totals: (variant: string) => LoadTotals | undefined): Check[];
+  /**
+   * `totals` of a variant id; undefined when that variant was not measured. `run`: what the
+   * comparison recorded besides its variants (its idle figures); undefined when it did not run.
+   */
+  checks(totals: (variant: string) => LoadTotals | undefined, run?: ComparisonRun): Check[];
 }
 
 export const pct = (ratio: number): string =>
@@ -843,5 +856,47 @@ export const comparisons: Comparison[] = [
         totals('baseline'),
       ),
     ],
+  },
+  {
+    id: 'idle',
+    title: `Idle: one instance with no request for ${IDLE_WATCH_MS / 1000} s, after ${IDLE_SETTLE_MS / 1000} s of rest`,
+    route: '(none)',
+    variants: [],
+    async prepare(ask) {
+      const idle = await idleBackground(ask, { settleMs: IDLE_SETTLE_MS, watchMs: IDLE_WATCH_MS });
+      if (typeof idle === 'string') return { missing: idle };
+      return {
+        idle,
+        notes: [
+          '',
+          `With no request, after ${IDLE_SETTLE_MS / 1000} s of rest (its polls back off while they find nothing: docs/deployment.md, "Idle cost"), the instance spent ${idle.cpuMsPerSecond.toFixed(2)} ms of CPU and sent ${idle.commandsPerSecond.toFixed(2)} database commands per second, watched for ${idle.seconds.toFixed(0)} s.`,
+        ],
+      };
+    },
+    checks: (_totals, run) => {
+      const idle = run?.idle;
+      const judged = (name: string, value: number | undefined, max: number, unit: string) =>
+        value === undefined
+          ? { name, status: 'n/a' as const, detail: 'not measured' }
+          : {
+              name,
+              status: value <= max ? ('PASS' as const) : ('FAIL' as const),
+              detail: `${value.toFixed(2)} ${unit} (at most ${max}; watched ${idle?.seconds.toFixed(0)} s after ${IDLE_SETTLE_MS / 1000} s of rest)`,
+            };
+      return [
+        judged(
+          `An idle instance spends at most ${IDLE_CPU_MS_PER_S_MAX} ms of CPU per second`,
+          idle?.cpuMsPerSecond,
+          IDLE_CPU_MS_PER_S_MAX,
+          'ms of CPU per second',
+        ),
+        judged(
+          `An idle instance sends at most ${IDLE_COMMANDS_PER_S_MAX} database commands per second`,
+          idle?.commandsPerSecond,
+          IDLE_COMMANDS_PER_S_MAX,
+          'commands per second',
+        ),
+      ];
+    },
   },
 ];

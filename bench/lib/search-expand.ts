@@ -6,6 +6,7 @@
 // the same collection's plain list, a list with one expansion and the same list without it.
 import { isArray, prop } from './api';
 import type { Ask } from './comparisons';
+import { idleBackground, type IdleBackground } from './idle';
 
 /**
  * Items of the searched collection: the issue's 10,000, or BENCH_SEARCH_ITEMS. On FerretDB the
@@ -112,49 +113,13 @@ async function buildSearch(ask: Ask, collection: string): Promise<number | strin
   }
 }
 
-/** How long the instance is watched with no request, after the set-up. */
-const IDLE_WATCH_MS = 15_000;
-
 /**
- * The service's own CPU and database commands per second with no request at all. On FerretDB a
- * list of the searched collection takes seconds (the database scans it), so the rounds see few
- * requests, and what the instance does meanwhile by itself (the feed's and the sweeps' polls) is
- * a large part of each request's figures: the report states it, so that it can be told apart.
+ * How long the instance is watched with no request, after the set-up. On FerretDB a list of the
+ * searched collection takes seconds (the database scans it), so the rounds see few requests, and
+ * what the instance does meanwhile by itself (its polls) is a part of each request's figures: the
+ * report states it, so that it can be told apart.
  */
-export interface IdleBackground {
-  seconds: number;
-  cpuMsPerSecond: number;
-  commandsPerSecond: number;
-}
-
-/** A counter of the service's /metrics (prom-client's text format), 0 when absent. */
-function counter(text: string, name: string): number {
-  return Number(new RegExp(`^${name} ([0-9.eE+-]+)$`, 'm').exec(text)?.[1] ?? 0);
-}
-
-async function idleBackground(ask: Ask): Promise<IdleBackground | string> {
-  const sample = async () => {
-    const res = await ask('service', 'GET', '/metrics', { keyless: true });
-    if (res.status !== 200) return `GET /metrics answered ${res.status}`;
-    return {
-      at: Date.now(),
-      cpu: counter(res.text, 'process_cpu_seconds_total'),
-      commands: counter(res.text, 'mongodb_commands_total'),
-    };
-  };
-  const before = await sample();
-  if (typeof before === 'string') return before;
-  await new Promise((resolve) => setTimeout(resolve, IDLE_WATCH_MS));
-  const after = await sample();
-  if (typeof after === 'string') return after;
-  const seconds = (after.at - before.at) / 1000;
-  // Each sample is one request of its own (about one command-free GET): not subtracted.
-  return {
-    seconds,
-    cpuMsPerSecond: ((after.cpu - before.cpu) * 1000) / seconds,
-    commandsPerSecond: (after.commands - before.commands) / seconds,
-  };
-}
+const IDLE_WATCH_MS = 15_000;
 
 /** Makes the three collections and builds the search; a string says why it could not. */
 export async function prepareSearchExpandBench(
@@ -200,7 +165,7 @@ export async function prepareSearchExpandBench(
     })),
   );
   if (typeof orderIds === 'string') return orderIds;
-  const idle = sizes.watchIdle ? await idleBackground(ask) : undefined;
+  const idle = sizes.watchIdle ? await idleBackground(ask, { watchMs: IDLE_WATCH_MS }) : undefined;
   if (typeof idle === 'string') return idle;
   return { searched, sizes, buildSeconds, idle, orders, customers };
 }

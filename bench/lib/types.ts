@@ -1,4 +1,5 @@
 // Records that pass between the harness, its load processes and the report.
+import type { IdleBackground } from './idle';
 import type { Phase, TargetName } from './scenarios';
 
 /** One server and the request to load it with. */
@@ -131,6 +132,8 @@ export interface ComparisonRun {
   missing?: string;
   /** What its set-up measured besides the load (e.g. how long a build took). */
   notes?: string[];
+  /** What the instance cost with no request (the `idle` comparison). */
+  idle?: IdleBackground;
   rounds: number;
   /** Seconds of load per variant and round. */
   seconds: number;

@@ -114,6 +114,8 @@ export interface AppConfig {
     allowPrivate: boolean;
     timeoutMs: number;
     retryBaseMs: number;
+    /** WEBHOOK_IDLE_POLL_MAX_MS: the ceiling of an idle instance's webhook rounds. */
+    idlePollMaxMs: number;
     retryWindowMs: number;
     max: number;
   };
@@ -293,6 +295,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       allowPrivate: webhooks.WEBHOOK_ALLOW_PRIVATE,
       timeoutMs: webhooks.WEBHOOK_TIMEOUT_MS,
       retryBaseMs: webhooks.WEBHOOK_RETRY_BASE_MS,
+      idlePollMaxMs: webhooks.WEBHOOK_IDLE_POLL_MAX_MS,
       retryWindowMs: webhooks.WEBHOOK_RETRY_WINDOW_MS,
       max: webhooks.WEBHOOK_MAX,
     },

@@ -76,6 +76,14 @@ export class EventsService implements OnModuleDestroy {
   }
 
   /**
+   * Calls `listener` after every append through this instance (its events are in the feed), so
+   * work that follows the feed (webhook rounds) need not poll while nothing is written.
+   */
+  onAppend(listener: () => void): void {
+    this.hub.onAppend(listener);
+  }
+
+  /**
    * Takes one of the principal's stream slots before any other work of the stream: a key holds at
    * most its tenant's `streamsPerKey` (TenantLimits answers from memory), a publishable key
    * EVENTS_MAX_STREAMS_PER_PUBLISHABLE_KEY, over every instance (StreamSlots: a read and an insert

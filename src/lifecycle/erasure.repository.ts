@@ -148,10 +148,14 @@ export class ErasureRepository {
       .exec();
   }
 
-  /** Running erasures whose lease ran out before `now`, at most `limit`. */
-  async findAbandoned(now: Date, limit: number): Promise<ErasureRecord[]> {
+  /**
+   * Running ones, the earliest lease first (so those whose lease ran out come first), at most
+   * `limit`: the takeover poll learns from the one query whether any runs at all.
+   */
+  async findRunningByLease(limit: number): Promise<ErasureRecord[]> {
     const docs = await this.erasures
-      .find({ status: 'running', leaseUntil: { $lt: now } })
+      .find({ status: 'running' })
+      .sort({ leaseUntil: 1 })
       .limit(limit)
       .lean<ErasureDocument[]>()
       .exec();

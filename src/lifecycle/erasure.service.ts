@@ -71,6 +71,9 @@ export class ErasureService implements AccountErasure, OnModuleDestroy {
     this.task = tasks.register({
       name: 'erasures',
       intervalMs: config.lifecycle.pollMs,
+      // Backs off only while no erasure runs; one that starts is seen within its first lease,
+      // so one abandoned is still taken over within its lease plus LIFECYCLE_POLL_MS.
+      idleBackoff: { maxMs: config.lifecycle.erasureLeaseMs },
       run: () => this.takeOverAbandoned(),
     });
     this.runs = new BackgroundRuns(this.task, this.logger);
@@ -258,13 +261,16 @@ export class ErasureService implements AccountErasure, OnModuleDestroy {
    * instances may take the same one at once (FerretDB does not re-check the filter of an
    * update): the steps are idempotent, so both finishing it does no harm.
    */
-  private async takeOverAbandoned(): Promise<void> {
-    const abandoned = await this.erasures.findAbandoned(new Date(), TAKEOVER_BATCH);
-    for (const erasure of abandoned) {
-      if (this.runs.stopping) return;
+  /** Takes over the erasures whose lease ran out; whether any erasure runs (the poll keeps pace). */
+  private async takeOverAbandoned(): Promise<boolean> {
+    const running = await this.erasures.findRunningByLease(TAKEOVER_BATCH);
+    const now = Date.now();
+    for (const erasure of running) {
+      if (this.runs.stopping || erasure.leaseUntil.getTime() >= now) break;
       if (!(await this.erasures.takeOver(erasure, this.leaseFrom()))) continue;
       this.logger.log({ erasure: erasure.id }, 'resuming an erasure');
       this.continueInBackground(erasure);
     }
+    return running.length > 0;
   }
 }

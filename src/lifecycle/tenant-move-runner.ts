@@ -65,6 +65,9 @@ export class TenantMoveRunner implements OnModuleDestroy {
     this.task = tasks.register({
       name: 'tenant-moves',
       intervalMs: config.lifecycle.pollMs,
+      // Backs off only while no move runs; one that starts is seen within its first lease, so
+      // one abandoned is still taken over within MOVE_LEASE_MS plus LIFECYCLE_POLL_MS.
+      idleBackoff: { maxMs: config.clusters.moveLeaseMs },
       run: () => this.takeOverAbandoned(),
     });
     this.runs = new BackgroundRuns(this.task, this.logger);
@@ -261,13 +264,16 @@ export class TenantMoveRunner implements OnModuleDestroy {
   }
 
   /** Takes over running moves whose holder let the lease run out (it died, or stopped). */
-  private async takeOverAbandoned(): Promise<void> {
-    const abandoned = await this.moves.findAbandoned(new Date(), TAKEOVER_BATCH);
-    for (const move of abandoned) {
-      if (this.runs.stopping) return;
+  /** Takes over the moves whose lease ran out; whether any move runs (the poll keeps pace). */
+  private async takeOverAbandoned(): Promise<boolean> {
+    const running = await this.moves.findRunningByLease(TAKEOVER_BATCH);
+    const now = Date.now();
+    for (const move of running) {
+      if (this.runs.stopping || move.leaseUntil.getTime() >= now) break;
       if (!(await this.moves.takeOver(move, this.leaseFrom()))) continue;
       this.logger.log({ move: move.id }, 'resuming a tenant move');
       this.continueInBackground(move);
     }
+    return running.length > 0;
   }
 }

@@ -215,10 +215,14 @@ export class TenantMoveRepository {
     );
   }
 
-  /** Running moves whose lease ran out before `now`, at most `limit`. */
-  async findAbandoned(now: Date, limit: number): Promise<TenantMove[]> {
+  /**
+   * Running ones, the earliest lease first (so those whose lease ran out come first), at most
+   * `limit`: the takeover poll learns from the one query whether any runs at all.
+   */
+  async findRunningByLease(limit: number): Promise<TenantMove[]> {
     const docs = await this.moves
-      .find({ status: 'running', leaseUntil: { $lt: now } })
+      .find({ status: 'running' })
+      .sort({ leaseUntil: 1 })
       .limit(limit)
       .lean<TenantMoveDocument[]>()
       .exec();

@@ -23,9 +23,13 @@ const FAN_OUT_BATCH = 200;
 const SEND_BATCH = 20;
 /** The longest retry delay. */
 const MAX_RETRY_MS = 3_600_000;
+/** Retries falling due within this of each other share one wake-up (at the later time). */
+const RETRY_WAKE_MS = 100;
 
 /**
- * The deliveries' background work, every EVENTS_POLL_MS on every instance (a background task):
+ * The deliveries' background work, every EVENTS_POLL_MS on every instance (a background task;
+ * while its rounds find nothing it backs off up to WEBHOOK_IDLE_POLL_MAX_MS, and an append
+ * through this instance or a retry it scheduled falling due wakes it):
  * fan new events out into stored deliveries (one per event and webhook, an insert under a unique
  * id), then send the due ones under a claim and a lease, so deliveries survive restarts and no
  * event is sent twice by two instances at once. A failed attempt is retried with exponential
@@ -40,6 +44,8 @@ export class WebhookDeliveries {
   /** When this instance last deleted stale attempt claims (0: not yet). */
   private claimsSweptAt = 0;
   private ownersLost: OwnersLost = () => Promise.resolve([]);
+  /** The retries this instance scheduled, by when they fall due (to RETRY_WAKE_MS): wake then. */
+  private readonly retryWakes = new Map<number, NodeJS.Timeout>();
   /** Absent when the change feed is off: there is nothing to deliver then. */
   private readonly task: BackgroundTask;
 
@@ -58,9 +64,13 @@ export class WebhookDeliveries {
     this.task = tasks.register({
       name: 'webhook-deliveries',
       intervalMs: config.events.pollMs,
+      // Events appended through this instance wake it; those of another instance are that
+      // instance's to fan out (any instance does it, this one within the ceiling if it died).
+      idleBackoff: { maxMs: config.webhooks.idlePollMaxMs },
       run: () => this.run(),
       enabled: events.enabled,
     });
+    events.onAppend(() => this.task.wake());
   }
 
   /**
@@ -84,15 +94,18 @@ export class WebhookDeliveries {
     return this.task.runNow();
   }
 
-  private async run(): Promise<void> {
-    await this.fanOut();
-    await this.sendDue();
+  /** One round; whether it found events to fan out or deliveries to send. */
+  private async run(): Promise<boolean> {
+    const fannedOut = await this.fanOut();
+    const sent = await this.sendDue();
+    return fannedOut || sent;
   }
 
-  private async fanOut(): Promise<void> {
+  /** Whether any webhook had new events. */
+  private async fanOut(): Promise<boolean> {
     const read: { webhook: Webhook; owner: Tenant; events: FeedEvent[] }[] = [];
     for (const webhook of await this.webhooks.findActive()) {
-      if (this.task?.isStopped) return;
+      if (this.task?.isStopped) return true;
       const { kind, id, branch } = namespaceOf(webhook);
       // A move takes the tenant's feed and deliveries to another cluster: they go on there.
       if (await this.databases.isMoving({ kind, id })) continue;
@@ -103,10 +116,11 @@ export class WebhookDeliveries {
       });
       if (events.length > 0) read.push({ webhook, owner: { kind, id }, events });
     }
+    if (read.length === 0) return false;
     // Asked after the reads: an owner that held its rights then held them when these were written.
     const lost = await this.lostAmong(read.map(({ owner }) => owner));
     for (const { webhook, owner, events } of read) {
-      if (this.task?.isStopped) return;
+      if (this.task?.isStopped) return true;
       if (lost.has(ownerKey(owner))) continue;
       const { kind, id } = owner;
       const last = events.at(-1);
@@ -126,9 +140,11 @@ export class WebhookDeliveries {
       }
       await this.webhooks.advanceCursor(webhook.id, last.seq);
     }
+    return true;
   }
 
-  private async sendDue(): Promise<void> {
+  /** Whether any delivery was due. */
+  private async sendDue(): Promise<boolean> {
     const now = new Date();
     // Claims of instances that died mid-attempt: their lease windows are long over. Looked for
     // at the feed's sweep interval, not on every round: they are a day old before they go.
@@ -148,6 +164,7 @@ export class WebhookDeliveries {
           : this.attempt(delivery),
       ),
     );
+    return due.length > 0;
   }
 
   private async attempt(delivery: PlacedDelivery): Promise<void> {
@@ -183,9 +200,26 @@ export class WebhookDeliveries {
       ok ? 'delivered' : expired ? 'failed' : 'pending',
       new Date(Date.now() + backoff),
     );
+    if (!ok && !expired) this.wakeAt(Date.now() + backoff);
     // The claim stays (swept after the retry window): deleting it would let an instance that
     // read the delivery as due before this attempt claim the same attempt again.
     if (!ok) await this.recordHealth(webhook, false);
+  }
+
+  /**
+   * Wakes the rounds when a retry falls due, so an idle instance, whose rounds back off, sends
+   * it on time rather than up to WEBHOOK_IDLE_POLL_MAX_MS late. One timer per RETRY_WAKE_MS of
+   * due times, however many retries fall in it.
+   */
+  private wakeAt(at: number): void {
+    const due = Math.ceil(at / RETRY_WAKE_MS) * RETRY_WAKE_MS;
+    if (this.retryWakes.has(due)) return;
+    const timer = setTimeout(() => {
+      this.retryWakes.delete(due);
+      this.task.wake();
+    }, due - Date.now());
+    timer.unref();
+    this.retryWakes.set(due, timer);
   }
 
   /** A success clears the endpoint's failure; failing for the whole window disables it. */

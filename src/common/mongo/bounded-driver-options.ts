@@ -1,11 +1,16 @@
 import type { AppConfig } from '../../config';
 
+/** The driver's shortest heartbeat interval. */
+const MIN_HEARTBEAT_MS = 500;
+
 /**
  * Driver settings that bound every operation when the database is dead, frozen or partitioned
  * (an open connection to a stopped process never errors by itself). The installed driver ignores
- * `timeoutMS`, so the bound comes from server monitoring: a heartbeat every 500 ms on its own
- * connection, timing out after half the selection timeout, marks the server unknown and
- * interrupts every operation in flight on it; later operations then fail server selection. A
+ * `timeoutMS`, so the bound comes from server monitoring: a heartbeat every half selection
+ * timeout (S / 2, at least 500 ms) on its own connection, timing out after S / 2, marks the server
+ * unknown within S of a freeze and interrupts every operation in flight on it; later operations
+ * then fail server selection. Each heartbeat costs the idle instance about 1.5 ms of CPU, so it
+ * comes no more often than that bound needs (docs/deployment.md, "Idle cost"). A
  * slow query on a healthy server is not cut short (the heartbeat still answers), so
  * QUERY_TIMEOUT_MS keeps its meaning; socketTimeoutMS is only a backstop above it. Retries are
  * off because a retry would wait a whole selection timeout again; the client gets 503 with
@@ -15,7 +20,7 @@ export function boundedDriverOptions(database: AppConfig['database']) {
   const selection = database.serverSelectionTimeoutMs;
   return {
     serverSelectionTimeoutMS: selection,
-    heartbeatFrequencyMS: 500,
+    heartbeatFrequencyMS: Math.max(MIN_HEARTBEAT_MS, Math.ceil(selection / 2)),
     connectTimeoutMS: Math.ceil(selection / 2),
     socketTimeoutMS: Math.max(database.queryTimeoutMs, selection) + selection,
     retryReads: false,

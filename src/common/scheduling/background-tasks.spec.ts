@@ -68,4 +68,149 @@ describe('BackgroundTasks', () => {
     expect(runs).toBe(1);
     await host.onModuleDestroy();
   });
+
+  describe('idle backoff', () => {
+    /** Registers a task that finds work while `busy` holds; records when each run began. */
+    function polling(host: BackgroundTasks, maxMs: number, busy: () => boolean) {
+      const runs: number[] = [];
+      const task = host.register({
+        name: 'poll',
+        intervalMs: 1000,
+        idleBackoff: { maxMs },
+        run: () => {
+          runs.push(Date.now());
+          return Promise.resolve(busy());
+        },
+      });
+      return { runs, task };
+    }
+    const gaps = (runs: number[]) => runs.slice(1).map((at, i) => at - runs[i]!);
+
+    it('doubles the wait after each idle run, within the jitter, up to its ceiling', async () => {
+      const host = new BackgroundTasks();
+      const { runs } = polling(host, 8000, () => false);
+      host.onApplicationBootstrap();
+      await jest.advanceTimersByTimeAsync(60_000);
+      const waits = gaps(runs);
+      // 1 s (the first run's wait), then 2, 4, 8, 8, … ±10 %.
+      for (const [i, expected] of [2000, 4000, 8000, 8000, 8000].entries()) {
+        expect(waits[i]).toBeGreaterThanOrEqual(expected * 0.9);
+        expect(waits[i]).toBeLessThanOrEqual(expected * 1.1);
+      }
+      expect(Math.max(...waits)).toBeLessThanOrEqual(8800);
+      await host.onModuleDestroy();
+    });
+
+    it('comes back to its interval after a run that found work', async () => {
+      const host = new BackgroundTasks();
+      let busy = false;
+      const { runs } = polling(host, 8000, () => busy);
+      host.onApplicationBootstrap();
+      await jest.advanceTimersByTimeAsync(30_000);
+      busy = true;
+      const from = runs.length;
+      await jest.advanceTimersByTimeAsync(30_000);
+      // The first busy run came after a long wait; every wait after it is the interval.
+      const waits = gaps(runs.slice(from));
+      expect(waits.length).toBeGreaterThan(20);
+      expect(Math.max(...waits)).toBeLessThanOrEqual(1100);
+      await host.onModuleDestroy();
+    });
+
+    it('runs within its interval once woken, however long it had backed off', async () => {
+      const host = new BackgroundTasks();
+      const { runs, task } = polling(host, 60_000, () => false);
+      host.onApplicationBootstrap();
+      await jest.advanceTimersByTimeAsync(120_000);
+      // Backed off to a minute by now: the next run is far away.
+      const before = runs.length;
+      task.wake();
+      await jest.advanceTimersByTimeAsync(1100);
+      expect(runs.length).toBe(before + 1);
+      // It found nothing: the waits double again from the interval.
+      await jest.advanceTimersByTimeAsync(2200);
+      expect(runs.length).toBe(before + 2);
+      await host.onModuleDestroy();
+    });
+
+    it('does not back off after an idle run that was woken while it ran', async () => {
+      const host = new BackgroundTasks();
+      const runs: number[] = [];
+      let release: (() => void) | undefined;
+      const task = host.register({
+        name: 'slow',
+        intervalMs: 1000,
+        idleBackoff: { maxMs: 60_000 },
+        run: async () => {
+          runs.push(Date.now());
+          if (runs.length === 4) await new Promise<void>((resolve) => (release = resolve));
+          return false;
+        },
+      });
+      host.onApplicationBootstrap();
+      // Runs at ~1, 3, 7, 15 s: the fourth is held.
+      await jest.advanceTimersByTimeAsync(20_000);
+      expect(runs).toHaveLength(4);
+      // A write while the run is under way: the run may have read before it.
+      task.wake();
+      release!();
+      await jest.advanceTimersByTimeAsync(1100);
+      expect(runs).toHaveLength(5);
+      await host.onModuleDestroy();
+    });
+
+    it('leaves a wake of a task at its interval without effect', async () => {
+      const host = new BackgroundTasks();
+      const { runs, task } = polling(host, 8000, () => true);
+      host.onApplicationBootstrap();
+      for (let i = 0; i < 50; i++) {
+        task.wake();
+        await jest.advanceTimersByTimeAsync(100);
+      }
+      // Waking does not run it sooner than its interval: 5 s, 4 to 6 runs with the jitter.
+      expect(runs.length).toBeGreaterThanOrEqual(4);
+      expect(runs.length).toBeLessThanOrEqual(6);
+      await host.onModuleDestroy();
+    });
+
+    it('runs a failed run again at its interval', async () => {
+      const host = new BackgroundTasks();
+      let fail = false;
+      const runs: number[] = [];
+      host.register({
+        name: 'flaky',
+        intervalMs: 1000,
+        idleBackoff: { maxMs: 60_000 },
+        run: () => {
+          runs.push(Date.now());
+          return fail ? Promise.reject<boolean>(new Error('down')) : Promise.resolve(false);
+        },
+      });
+      host.onApplicationBootstrap();
+      await jest.advanceTimersByTimeAsync(120_000);
+      fail = true;
+      await jest.advanceTimersByTimeAsync(60_000);
+      const from = runs.length;
+      await jest.advanceTimersByTimeAsync(10_000);
+      expect(runs.length - from).toBeGreaterThanOrEqual(9);
+      await host.onModuleDestroy();
+    });
+
+    it('keeps a task without idleBackoff at its interval whatever its runs resolve', async () => {
+      const host = new BackgroundTasks();
+      let runs = 0;
+      host.register({
+        name: 'plain',
+        intervalMs: 1000,
+        run: () => {
+          runs += 1;
+          return Promise.resolve(false);
+        },
+      });
+      host.onApplicationBootstrap();
+      await jest.advanceTimersByTimeAsync(20_000);
+      expect(runs).toBeGreaterThanOrEqual(18);
+      await host.onModuleDestroy();
+    });
+  });
 });

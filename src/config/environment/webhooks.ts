@@ -22,6 +22,18 @@ export class WebhookVariables {
   WEBHOOK_RETRY_BASE_MS = 5_000;
 
   /**
+   * The longest wait of an instance's webhook round while rounds find nothing to do: each idle
+   * round doubles it from EVENTS_POLL_MS up to this; a write through the instance brings it back
+   * at once. What it delays: a retry (sent up to this late), and the events of an instance that
+   * died before fanning them out (ms).
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(20)
+  @Max(600_000)
+  WEBHOOK_IDLE_POLL_MAX_MS = 5_000;
+
+  /**
    * How long a delivery is retried, and how long an endpoint may fail without a success before
    * it is disabled (ms).
    */

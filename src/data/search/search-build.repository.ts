@@ -140,10 +140,14 @@ export class SearchBuildRepository implements OnModuleInit {
     await this.runs.updateOne({ _id: new Types.ObjectId(id) }, { $set: { status: 'done' } }).exec();
   }
 
-  /** Running runs whose lease ran out before `now`, at most `limit`. */
-  async findAbandoned(now: Date, limit: number): Promise<SearchRun[]> {
+  /**
+   * Running ones, the earliest lease first (so those whose lease ran out come first), at most
+   * `limit`: the takeover poll learns from the one query whether any runs at all.
+   */
+  async findRunningByLease(limit: number): Promise<SearchRun[]> {
     const docs = await this.runs
-      .find({ status: 'running', leaseUntil: { $lt: now } })
+      .find({ status: 'running' })
+      .sort({ leaseUntil: 1 })
       .limit(limit)
       .lean<SearchRunDocument[]>()
       .exec();

@@ -123,6 +123,9 @@ export class SearchBuildRunner implements OnModuleDestroy {
     this.task = tasks.register({
       name: 'search-builds',
       intervalMs: config.lifecycle.pollMs,
+      // Backs off only while no build runs; one that starts is seen within its first lease, so
+      // one abandoned is still taken over within SEARCH_BUILD_LEASE_MS plus LIFECYCLE_POLL_MS.
+      idleBackoff: { maxMs: config.lifecycle.searchBuildLeaseMs },
       run: () => this.takeOverAbandoned(),
     });
     this.runs = new BackgroundRuns(this.task, this.logger);
@@ -145,13 +148,19 @@ export class SearchBuildRunner implements OnModuleDestroy {
     });
   }
 
-  /** Takes over running runs whose holder let the lease run out (it died, or stopped). */
-  async takeOverAbandoned(): Promise<void> {
-    for (const abandoned of await this.records.findAbandoned(new Date(), TAKEOVER_LIMIT)) {
-      if (this.runs.stopping) return;
+  /**
+   * Takes over running runs whose holder let the lease run out (it died, or stopped); whether
+   * any run is running (the poll keeps its pace then).
+   */
+  async takeOverAbandoned(): Promise<boolean> {
+    const running = await this.records.findRunningByLease(TAKEOVER_LIMIT);
+    const now = Date.now();
+    for (const abandoned of running) {
+      if (this.runs.stopping || abandoned.leaseUntil.getTime() >= now) break;
       const run = await this.records.takeOver(abandoned, this.leaseFrom());
       if (run) this.start(run);
     }
+    return running.length > 0;
   }
 
   private async work(run: SearchRun): Promise<void> {
