@@ -477,16 +477,26 @@ it(
       // the reconciler), each writer's acknowledged ones in the order written.
       // Those of writes that died with the mover once the reconciler has seen their intents.
       const reconciled = Number(ENV.EVENTS_INTENT_GRACE_MS) + 10 * Number(ENV.EVENTS_SWEEP_MS);
+      const unseen = () => {
+        const keys = new Set(
+          reader?.events.map((e) => (JSON.parse(e.data) as { key: string }).key),
+        );
+        return [...stored.keys()].filter((id) => !keys.has(id));
+      };
       await until(
         'the feed has every stored item',
-        () => {
-          const keys = new Set(
-            reader?.events.map((e) => (JSON.parse(e.data) as { key: string }).key),
-          );
-          return [...stored.keys()].every((id) => keys.has(id));
-        },
+        () => unseen().length === 0,
         reconciled + 10_000,
-      );
+      ).catch((error: unknown) => {
+        // Which items, and whether their writes were answered (else they died with the mover
+        // and the reconciler owes their events), so that a failure says which side was late.
+        const missing = unseen();
+        const answered = missing.filter((id) => ackedIds.has(id)).length;
+        const last = reader?.events.at(-1)?.id;
+        throw new Error(
+          `${String(error)}: ${missing.length} stored items have no event on the stream (${answered} of them acknowledged to a writer), e.g. ${missing.slice(0, 5).join(', ')}; the stream holds ${reader?.events.length ?? 0} events, the last ${last ?? 'none'}`,
+        );
+      });
       const events = (reader?.events ?? []).map((e) => ({
         seq: Number(e.id),
         ...(JSON.parse(e.data) as { key: string; type: string; resource: string }),
