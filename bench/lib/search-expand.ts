@@ -2,8 +2,9 @@
 // a smoke run) written under a search configuration (each create stores its words), a smaller
 // one whose configuration is built after its items are written (the build's time is reported: on
 // FerretDB every write of a build scans the collection, so a build's time grows with the square
-// of its size), and an orders collection whose items reference customers. The variants read pages of 50: a search,
-// the same collection's plain list, a list with one expansion and the same list without it.
+// of its size), and an orders collection whose items reference customers. The variants read
+// pages of 50: a search, the same collection's plain list, a list with one expansion and the same
+// list without it.
 import { isArray, prop } from './api';
 import type { Ask } from './comparisons';
 import { idleBackground, type IdleBackground } from './idle';
@@ -13,9 +14,9 @@ import { idleBackground, type IdleBackground } from './idle';
  * feed's polls scan the events of every create, so at 10,000 the database is saturated by them
  * and per-request figures drown (docs/benchmarks.md, "Search and expand").
  */
-export const SEARCH_ITEMS = Number(process.env.BENCH_SEARCH_ITEMS ?? 10_000);
+const SEARCH_ITEMS = Number(process.env.BENCH_SEARCH_ITEMS ?? 10_000);
 /** Items of the collection whose configuration is built after they are written. */
-export const BUILT_ITEMS = 1_000;
+const BUILT_ITEMS = 1_000;
 
 /**
  * The sizes one run sets up. The smoke run (CI) checks only that the comparison works, so it
