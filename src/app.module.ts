@@ -1,5 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { MongooseModule } from '@nestjs/mongoose';
 import { AdminModule } from './admin/admin.module';
 import { ApiKeyGuard } from './auth/api-key.guard';
@@ -32,7 +32,7 @@ import { WebhooksModule } from './webhooks/webhooks.module';
 import { LifecycleModule } from './lifecycle';
 import { TeamModule, TeamService } from './team';
 import { IdentityModule, TokenIdentities } from './identity';
-import { UsageInterceptor, UsageModule } from './usage';
+import { UsageGuard, UsageModule } from './usage';
 import { TenantGaugeSources } from './usage-gauge-sources';
 
 /** The root module; `config.database.uri` is the database to connect to (MONGODB_URI, or the one `npm start` hands in). */
@@ -102,15 +102,16 @@ export class AppModule {
         AdminModule,
       ],
       providers: [
-        // Guards run in this order: authentication, then the rate limit of the key it accepted.
-        // Wrong keys never reach the rate limit: they are the failed-authentication budget's,
-        // whose database work per address is bounded, where counting each new wrong key in the
-        // rate limit's store cost a read and an insert per guess.
+        // Guards run in this order: authentication, then the rate limit of the key it accepted,
+        // then the metering of what both admitted (every request a route handles is counted for
+        // its tenant: USAGE_ENABLED, docs/usage.md). Wrong keys never reach the rate limit: they
+        // are the failed-authentication budget's, whose database work per address is bounded,
+        // where counting each new wrong key in the rate limit's store cost a read and an insert
+        // per guess.
         { provide: APP_GUARD, useExisting: ApiKeyGuard },
         { provide: APP_GUARD, useExisting: KeyThrottlerGuard },
+        { provide: APP_GUARD, useExisting: UsageGuard },
         { provide: APP_FILTER, useClass: ProblemFilter },
-        // Every request a route handles is metered for its tenant (USAGE_ENABLED; docs/usage.md).
-        { provide: APP_INTERCEPTOR, useExisting: UsageInterceptor },
       ],
     };
   }

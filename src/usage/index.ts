@@ -1,5 +1,5 @@
 export { UsageModule, type UsageModuleOptions } from './usage.module';
-export { UsageInterceptor } from './usage.interceptor';
+export { UsageGuard } from './usage.guard';
 export { UsageMeter } from './usage-meter';
 export { UsageService, type TenantUsage } from './usage.service';
 export { UsageFlusher } from './usage-flusher';

@@ -1,6 +1,6 @@
 import type { Tenant } from '../common/tenancy/namespace';
 import { addCounts, emptyCounts, type UsageCounts } from './usage-counts';
-import { utcDay } from './usage-day';
+import { DAY_MS, utcDay } from './usage-day';
 import type { StoredGauges } from './usage-gauges';
 
 /**
@@ -29,11 +29,13 @@ export function rowKeyOf(day: string, tenant: Tenant): string {
  */
 export class UsageCounters {
   private rows = new Map<string, UsageRow>();
+  /** The day of the last count and the instants it spans, so that a count formats no date. */
+  private today = { day: '', from: 0, until: 0 };
 
   constructor(private readonly now: () => number = Date.now) {}
 
   add(tenant: Tenant, counts: Partial<UsageCounts>): void {
-    const day = utcDay(this.now());
+    const day = this.dayOf(this.now());
     const key = rowKeyOf(day, tenant);
     let row = this.rows.get(key);
     if (!row) {
@@ -41,6 +43,14 @@ export class UsageCounters {
       this.rows.set(key, row);
     }
     addCounts(row.counts, counts);
+  }
+
+  private dayOf(at: number): string {
+    const { today } = this;
+    if (at >= today.from && at < today.until) return today.day;
+    const from = at - (((at % DAY_MS) + DAY_MS) % DAY_MS);
+    this.today = { day: utcDay(at), from, until: from + DAY_MS };
+    return this.today.day;
   }
 
   /** Everything counted so far, in key order; the counters start again from nothing. */

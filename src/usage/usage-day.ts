@@ -1,6 +1,7 @@
 import { ValidationFailedError } from '../common/errors';
 
-const DAY_MS = 86_400_000;
+/** A UTC day in milliseconds (UTC knows no leap seconds). */
+export const DAY_MS = 86_400_000;
 const DAY_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
 
 /** The longest range one usage request may ask for, in days (both ends included). */

@@ -1,6 +1,6 @@
 import { Module, type DynamicModule, type Type } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
-import { USAGE_TENANT, UsageInterceptor, type UsageTenantResolver } from './usage.interceptor';
+import { USAGE_TENANT, UsageGuard, type UsageTenantResolver } from './usage.guard';
 import { UsageFlushDocument, UsageFlushSchema } from './usage-flush.schema';
 import { UsageFlusher } from './usage-flusher';
 import { UsageGaugeDocument, UsageGaugeSchema } from './usage-gauge.schema';
@@ -23,9 +23,9 @@ export interface UsageModuleOptions {
 
 /**
  * Usage metering per tenant and UTC day (docs/usage.md): the meter every feature counts into,
- * the interceptor that counts requests (the composition root registers it globally), the
- * flusher that writes the counts in batches, the daily snapshot of what each tenant stores, the
- * retention sweep, and UsageService to read them.
+ * the guard that counts requests (the composition root registers it globally, after the
+ * others), the flusher that writes the counts in batches, the daily snapshot of what each tenant
+ * stores, the retention sweep, and UsageService to read them.
  * Global, so that a feature counts what only it sees (webhook deliveries) without wiring.
  */
 @Module({})
@@ -52,16 +52,9 @@ export class UsageModule {
         UsageSnapshots,
         { provide: USAGE_TENANT, useValue: options.tenantOf },
         { provide: USAGE_GAUGE_SOURCE, useClass: options.gauges },
-        UsageInterceptor,
+        UsageGuard,
       ],
-      exports: [
-        UsageMeter,
-        UsageService,
-        UsageFlusher,
-        UsageSweeper,
-        UsageSnapshots,
-        UsageInterceptor,
-      ],
+      exports: [UsageMeter, UsageService, UsageFlusher, UsageSweeper, UsageSnapshots, UsageGuard],
     };
   }
 }

@@ -157,6 +157,39 @@ describe('usage metering (one instance)', () => {
     expect(others.days).toEqual([expect.objectContaining({ day: day(), read: 1, write: 0 })]);
   });
 
+  it('counts what the rate limit admitted, not what it refused, nor what a missing scope refused', async () => {
+    const user = await createUser(t);
+    // Minted before the plan, so that the plan's budget is the user's key's alone.
+    const readOnly = await createApiKey(t, user, { scopes: ['profile:read'] });
+    // A plan of three requests per window for each of the user's keys.
+    const plan = `metered-${Date.now().toString(36)}`;
+    await asOperator(t)
+      .put(`/admin/plans/${plan}`, { limits: { requestsPerWindow: 3 } })
+      .expect(200);
+    await asOperator(t)
+      .put(`/admin/users/${encodeURIComponent(user.subject)}/plans`, [
+        {
+          planName: plan,
+          since: new Date(Date.now() - DAY_MS).toISOString(),
+          until: new Date(Date.now() + DAY_MS).toISOString(),
+        },
+      ])
+      .expect(200);
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i += 1) statuses.push((await as(t, user).get('/data/limited')).status);
+    // The POST /api-keys above was the key's first request of the window.
+    expect(statuses).toEqual([204, 204, 429, 429, 429]); // 204: the collection holds nothing
+    // Refused by the key's guard (no data:read) before the rate limit: not counted either.
+    expect((await as(t, readOnly).get('/data/limited')).status).toBe(403);
+    await flush();
+    const flushes = await t.connection
+      .db!.collection('usage_flushes')
+      .find({ tenant: user.subject })
+      .toArray();
+    const sum = (name: string) => flushes.reduce((total, doc) => total + Number(doc[name]), 0);
+    expect([sum('read'), sum('write')]).toEqual([2, 1]);
+  });
+
   it("answers a team key with the team's usage, every day of the range with zeros where nothing was used", async () => {
     const team = await createTeam(t);
     await as(t, team).get('/data/things');

@@ -1,14 +1,7 @@
-import {
-  Inject,
-  Injectable,
-  type CallHandler,
-  type ExecutionContext,
-  type NestInterceptor,
-} from '@nestjs/common';
+import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import type { Socket } from 'node:net';
-import type { Observable } from 'rxjs';
 import type { Tenant } from '../common/tenancy/namespace';
 import { METERED_AS, type MeteredClass } from './metered-as';
 import type { RequestClass, UsageCounts } from './usage-counts';
@@ -26,9 +19,15 @@ export const USAGE_TENANT = Symbol('USAGE_TENANT');
  * missing scope, the rate limit) are not counted. Bytes are what the connection carried,
  * headers included: out, what was written to it since the route started; in, what was read
  * from it since the last counted response on it ended.
+ *
+ * A guard that never refuses, the last of the global guards (AppModule lists them: the key's
+ * guard, the rate limit, then this), so that it counts exactly what they admitted. Not an
+ * interceptor: NestJS runs every route that has one through an rxjs pipeline with AsyncResource
+ * bindings, which as a global interceptor cost every GET about 6 % of its CPU (docs/benchmarks.md,
+ * "Metering without an interceptor"), while guards are called directly.
  */
 @Injectable()
-export class UsageInterceptor implements NestInterceptor {
+export class UsageGuard implements CanActivate {
   /** Per connection, how many bytes had been read when its last counted response ended. */
   private readonly readUntil = new WeakMap<Socket, number>();
   private readonly classes = new WeakMap<object, MeteredClass | null>();
@@ -39,12 +38,13 @@ export class UsageInterceptor implements NestInterceptor {
     @Inject(USAGE_TENANT) private readonly tenantOf: UsageTenantResolver,
   ) {}
 
-  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    if (!this.meter.enabled || context.getType() !== 'http') return next.handle();
+  /** Never refuses: it only counts what the guards before it admitted. */
+  canActivate(context: ExecutionContext): true {
+    if (!this.meter.enabled || context.getType() !== 'http') return true;
     const http = context.switchToHttp();
     const req = http.getRequest<Request>();
     const tenant = this.tenantOf(req);
-    if (!tenant) return next.handle();
+    if (!tenant) return true;
     const res = http.getResponse<Response>();
     const requestClass = this.classOf(context, req);
     const { socket } = req;
@@ -61,7 +61,7 @@ export class UsageInterceptor implements NestInterceptor {
       if (requestClass === 'stream') counts.streamMs = Date.now() - started;
       this.meter.add(tenant, counts);
     });
-    return next.handle();
+    return true;
   }
 
   /** The route's @MeteredAs, read once per route; else GET and HEAD read, the rest write. */
