@@ -20,11 +20,11 @@ import { CORS_EXPOSED_HEADERS, CORS_RESPONSE_HEADERS } from '../common/http/cors
 import { TokenVerifier } from './oidc/token-verifier';
 import type { VerifiedToken } from './oidc/verified-token';
 import { TOKEN_PRINCIPALS, type TokenPrincipals } from './token-principals.port';
-import { ALLOWED_KINDS, IS_PUBLIC, type RequestWithPrincipal } from './auth.decorators';
+import type { RequestWithPrincipal } from './auth.decorators';
 import { isValidBranch } from './branch';
-import { grantOf, type Principal, type PrincipalKind } from './principal';
+import { grantOf, type Principal } from './principal';
 import { addressAllowed } from './allowed-ips';
-import { RequiredScopes } from './required-scopes';
+import { RouteAccess } from './route-access';
 import {
   TEAM_ID_PATTERN,
   TEAM_MEMBERSHIP_LOOKUP,
@@ -64,7 +64,7 @@ function presentedCredential(
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
-  private readonly scopes = new RequiredScopes();
+  private readonly routes = new RouteAccess();
 
   constructor(
     private readonly reflector: Reflector,
@@ -92,8 +92,8 @@ export class ApiKeyGuard implements CanActivate {
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const targets = [context.getHandler(), context.getClass()];
-    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
+    const rules = this.routes.of(this.reflector, context);
+    if (rules.isPublic) return true;
 
     const http = context.switchToHttp();
     const req = http.getRequest<RequestWithPrincipal>();
@@ -114,8 +114,7 @@ export class ApiKeyGuard implements CanActivate {
     // A publishable key answers browsers of its own origins only, whatever CORS_ORIGINS says.
     if (principal.kind === 'publishable') allowOriginOf(principal.allowedOrigins, req, res);
 
-    const allowed =
-      this.reflector.getAllAndOverride<PrincipalKind[] | undefined>(ALLOWED_KINDS, targets) ?? [];
+    const allowed = rules.kinds;
     if (!allowed.includes(principal.kind)) {
       throw new ForbiddenError(
         allowed.length === 0
@@ -124,9 +123,8 @@ export class ApiKeyGuard implements CanActivate {
       );
     }
 
-    const scope = this.scopes.of(this.reflector, context);
-    if (scope !== null && !hasScope(grantOf(principal), scope))
-      throw new InsufficientScopeError(scope);
+    if (rules.scope !== null && !hasScope(grantOf(principal), rules.scope))
+      throw new InsufficientScopeError(rules.scope);
 
     req.principal = { ...principal, branch: requestBranch(req, boundBranch) };
     return true;

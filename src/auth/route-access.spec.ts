@@ -1,16 +1,18 @@
 import { Controller, Get, Post, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { NeedsNoScope, NeedsScope, Public } from './auth.decorators';
+import { Auth, NeedsNoScope, NeedsScope, Public } from './auth.decorators';
 import { InsufficientScopeError } from './auth.errors';
-import { RequiredScopes } from './required-scopes';
+import { RouteAccess } from './route-access';
 
 @Controller('things')
 @NeedsScope('data:read')
+@Auth('root', 'sub')
 class Things {
   @Get()
   list(): void {}
   @Post()
   @NeedsScope('data:write')
+  @Auth('root')
   create(): void {}
   @Get('me')
   @NeedsNoScope()
@@ -35,29 +37,42 @@ function route(controller: { prototype: object }, handler: string): ExecutionCon
   return { getClass: () => controller, getHandler: () => method } as unknown as ExecutionContext;
 }
 
-describe('RequiredScopes', () => {
-  it("takes a route's own declaration over its class's, null included", () => {
-    const scopes = new RequiredScopes();
+describe('RouteAccess', () => {
+  it("takes a route's own declarations over its class's, a null scope included", () => {
+    const routes = new RouteAccess();
     const reflector = new Reflector();
-    expect(scopes.of(reflector, route(Things, 'list'))).toBe('data:read');
-    expect(scopes.of(reflector, route(Things, 'create'))).toBe('data:write');
-    expect(scopes.of(reflector, route(Things, 'me'))).toBeNull();
-    expect(scopes.of(reflector, route(Open, 'health'))).toBeNull();
+    expect(routes.of(reflector, route(Things, 'list'))).toEqual({
+      isPublic: false,
+      kinds: ['root', 'sub'],
+      scope: 'data:read',
+    });
+    expect(routes.of(reflector, route(Things, 'create'))).toEqual({
+      isPublic: false,
+      kinds: ['root'],
+      scope: 'data:write',
+    });
+    expect(routes.of(reflector, route(Things, 'me')).scope).toBeNull();
+    expect(routes.of(reflector, route(Open, 'health'))).toEqual({
+      isPublic: true,
+      kinds: [],
+      scope: null,
+    });
   });
 
   it('reads each route once', () => {
-    const scopes = new RequiredScopes();
+    const routes = new RouteAccess();
     const reflector = new Reflector();
     const read = jest.spyOn(reflector, 'getAllAndOverride');
     for (let i = 0; i < 3; i++) {
-      scopes.of(reflector, route(Things, 'list'));
-      scopes.of(reflector, route(Things, 'me'));
+      routes.of(reflector, route(Things, 'list'));
+      routes.of(reflector, route(Things, 'me'));
     }
-    expect(read).toHaveBeenCalledTimes(2);
+    // Each: whether it is public, its scope and its kinds.
+    expect(read).toHaveBeenCalledTimes(6);
   });
 
   it('refuses to serve a route without a declaration', () => {
-    expect(() => new RequiredScopes().of(new Reflector(), route(Bare, 'bare'))).toThrow(
+    expect(() => new RouteAccess().of(new Reflector(), route(Bare, 'bare'))).toThrow(
       'Bare.bare declares no scope',
     );
   });
