@@ -8,6 +8,11 @@ import { NoOpenClusterError, UnknownRegionError } from './placement.errors';
 import { tenantDatabaseName, type TenantLocation } from './tenant-location';
 import { TenantPlacementsRepository, type TenantPlacement } from './tenant-placements.repository';
 
+/** The cache's key of a tenant: its kind (of a fixed set, without NUL), then its id. */
+function cacheKeyOf(tenant: Tenant): string {
+  return `${tenant.kind}\u0000${tenant.id}`;
+}
+
 /** What the cache keeps for a tenant that has no placement. */
 const UNPLACED = Object.freeze({ unplaced: true as const });
 
@@ -38,7 +43,7 @@ export class UnconfiguredClusterError extends Error {
  */
 @Injectable()
 export class TenantPlacements implements OnModuleInit {
-  /** Placements read lately; `UNPLACED` for tenants never placed (every write asks). */
+  /** Placements read lately, by tenant; `UNPLACED` for tenants never placed (every write asks). */
   private readonly cache: LookupCache<TenantPlacement | typeof UNPLACED>;
   private readonly mainDatabase: string;
 
@@ -95,9 +100,9 @@ export class TenantPlacements implements OnModuleInit {
    * instance once its cached placement has expired, REGISTRY_CACHE_MS).
    */
   async relocate(tenant: Tenant, cluster: string): Promise<TenantLocation & { cluster: string }> {
-    const database = tenantDatabaseName(this.mainDatabase, tenant);
+    const database = this.databaseOf(tenant);
     await this.placements.setCluster(database, cluster);
-    this.cache.forgetKey(database);
+    this.cache.forgetKey(cacheKeyOf(tenant));
     return { cluster, database };
   }
 
@@ -137,26 +142,27 @@ export class TenantPlacements implements OnModuleInit {
   async setFeedMoving(tenant: Tenant, moving: FeedLocation['moving'] | null): Promise<void> {
     const database = this.databaseOf(tenant);
     await this.placements.setFeedMoving(database, moving ?? null);
-    this.cache.forgetKey(database);
+    this.cache.forgetKey(cacheKeyOf(tenant));
   }
 
   /** Ends the move of the tenant's feed at `cluster`. */
   async switchFeed(tenant: Tenant, cluster: string): Promise<void> {
     const database = this.databaseOf(tenant);
     await this.placements.switchFeed(database, cluster);
-    this.cache.forgetKey(database);
+    this.cache.forgetKey(cacheKeyOf(tenant));
   }
 
   private async placementOf(tenant: Tenant, fresh = false): Promise<TenantPlacement | null> {
-    const database = tenantDatabaseName(this.mainDatabase, tenant);
-    const read = async () => (await this.placements.find(database)) ?? UNPLACED;
+    const key = cacheKeyOf(tenant);
+    // The database name is a digest: computed only when the placement is read, not per request.
+    const read = async () => (await this.placements.find(this.databaseOf(tenant))) ?? UNPLACED;
     let found: TenantPlacement | typeof UNPLACED | null;
     if (fresh) {
       const mark = this.cache.mark();
       found = await read();
-      this.cache.remember(database, found, mark);
+      this.cache.remember(key, found, mark);
     } else {
-      found = await this.cache.load(database, read);
+      found = await this.cache.load(key, read);
     }
     return found === null || 'unplaced' in found ? null : found;
   }
