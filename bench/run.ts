@@ -21,6 +21,7 @@ import { call, expectStatus } from './lib/api';
 import { freezeChecks, freezeMarkdown, type FreezeRun } from './lib/cluster-freeze';
 import { compareClusterSpread } from './lib/cluster-spread';
 import { runComparison } from './lib/compare';
+import { IDLE_TIMES, SMOKE_IDLE_TIMES } from './lib/idle';
 import { SEARCH_EXPAND_SIZES, SMOKE_SEARCH_EXPAND_SIZES } from './lib/search-expand';
 import { comparisonChecks, comparisonsMarkdown, comparisonsSummary } from './lib/compare-report';
 import { comparisons, costComparisons, type Comparison } from './lib/comparisons';
@@ -800,6 +801,7 @@ async function compareFeatures(
             items: { name: features.name, size: features.size, id: itemId },
             token,
             searchExpandSizes: options.smoke ? SMOKE_SEARCH_EXPAND_SIZES : SEARCH_EXPAND_SIZES,
+            idleTimes: options.smoke ? SMOKE_IDLE_TIMES : IDLE_TIMES,
           },
           log,
         }),

@@ -32,9 +32,11 @@ import {
   IDLE_COMMANDS_PER_S_MAX,
   IDLE_CPU_MS_PER_S_MAX,
   IDLE_SETTLE_MS,
+  IDLE_TIMES,
   IDLE_WATCH_MS,
   idleBackground,
   type IdleBackground,
+  type IdleTimes,
 } from './idle';
 import type { Check, ComparisonRun } from './types';
 
@@ -98,6 +100,8 @@ export interface ComparisonContext extends ItemsContext {
   searchExpand?: SearchExpandBench;
   /** What the search-and-expand comparison sets up; unset: SEARCH_EXPAND_SIZES. */
   searchExpandSizes?: SearchExpandSizes;
+  /** How long the `idle` comparison rests and watches; unset: IDLE_TIMES. */
+  idleTimes?: IdleTimes;
 }
 
 export interface Variant {
@@ -859,17 +863,17 @@ export const comparisons: Comparison[] = [
   },
   {
     id: 'idle',
-    title: `Idle: one instance with no request for ${IDLE_WATCH_MS / 1000} s, after ${IDLE_SETTLE_MS / 1000} s of rest`,
+    title: `Idle: one instance with no request for ${IDLE_WATCH_MS / 1000} s, after ${IDLE_SETTLE_MS / 1000} s of rest (a smoke run: a few seconds)`,
     route: '(none)',
     variants: [],
-    async prepare(ask) {
-      const idle = await idleBackground(ask, { settleMs: IDLE_SETTLE_MS, watchMs: IDLE_WATCH_MS });
+    async prepare(ask, { idleTimes = IDLE_TIMES }) {
+      const idle = await idleBackground(ask, idleTimes);
       if (typeof idle === 'string') return { missing: idle };
       return {
         idle,
         notes: [
           '',
-          `With no request, after ${IDLE_SETTLE_MS / 1000} s of rest (its polls back off while they find nothing: docs/deployment.md, "Idle cost"), the instance spent ${idle.cpuMsPerSecond.toFixed(2)} ms of CPU and sent ${idle.commandsPerSecond.toFixed(2)} database commands per second, watched for ${idle.seconds.toFixed(0)} s.`,
+          `With no request, after ${idle.settleSeconds.toFixed(0)} s of rest (its polls back off while they find nothing: docs/deployment.md, "Idle cost"), the instance spent ${idle.cpuMsPerSecond.toFixed(2)} ms of CPU and sent ${idle.commandsPerSecond.toFixed(2)} database commands per second, watched for ${idle.seconds.toFixed(0)} s.`,
         ],
       };
     },
@@ -881,7 +885,7 @@ export const comparisons: Comparison[] = [
           : {
               name,
               status: value <= max ? ('PASS' as const) : ('FAIL' as const),
-              detail: `${value.toFixed(2)} ${unit} (at most ${max}; watched ${idle?.seconds.toFixed(0)} s after ${IDLE_SETTLE_MS / 1000} s of rest)`,
+              detail: `${value.toFixed(2)} ${unit} (at most ${max}; watched ${idle?.seconds.toFixed(0)} s after ${idle?.settleSeconds.toFixed(0)} s of rest)`,
             };
       return [
         judged(

@@ -6,11 +6,22 @@ import type { Ask } from './comparisons';
 /** The issue's bounds for one idle instance: CPU ms per second, database commands per second. */
 export const IDLE_CPU_MS_PER_S_MAX = 5;
 export const IDLE_COMMANDS_PER_S_MAX = 5;
-/** The `idle` comparison: how long the instance rests first (its polls back off), then is watched. */
+/** How long an instance rests first (its polls back off), then is watched. */
+export interface IdleTimes {
+  settleMs: number;
+  watchMs: number;
+}
+
+/** The `idle` comparison's times in default and long runs. */
 export const IDLE_SETTLE_MS = 20_000;
 export const IDLE_WATCH_MS = 60_000;
+export const IDLE_TIMES: IdleTimes = { settleMs: IDLE_SETTLE_MS, watchMs: IDLE_WATCH_MS };
+/** A smoke run only checks that the watch works: a few seconds, not the 80 s of a judged one. */
+export const SMOKE_IDLE_TIMES: IdleTimes = { settleMs: 1_000, watchMs: 3_000 };
 
 export interface IdleBackground {
+  /** How long the instance rested before it was watched. */
+  settleSeconds: number;
   seconds: number;
   cpuMsPerSecond: number;
   commandsPerSecond: number;
@@ -49,6 +60,7 @@ export async function idleBackground(
   if (typeof after === 'string') return after;
   const seconds = (after.at - before.at) / 1000;
   return {
+    settleSeconds: settleMs / 1000,
     seconds,
     cpuMsPerSecond: ((after.cpu - before.cpu) * 1000) / seconds,
     commandsPerSecond: (after.commands - before.commands) / seconds,
