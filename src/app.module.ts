@@ -14,6 +14,7 @@ import { IdempotencyModule } from './idempotency';
 import { idempotencyScopeOf } from './auth/idempotency-scope';
 import { usageTenantOf } from './auth/usage-tenant';
 import { ConfigModule, type AppConfig } from './config';
+import { CollectionGrantGuard } from './data/collections/collection-grant';
 import { DataModule } from './data/data.module';
 import { SCHEMA_WARNINGS_HEADER } from './data/rules/schema/schema-warnings';
 import { FilesModule } from './files';
@@ -102,14 +103,16 @@ export class AppModule {
         AdminModule,
       ],
       providers: [
-        // Guards run in this order: authentication, then the rate limit of the key it accepted,
-        // then the metering of what both admitted (every request a route handles is counted for
-        // its tenant: USAGE_ENABLED, docs/usage.md). Wrong keys never reach the rate limit: they
-        // are the failed-authentication budget's, whose database work per address is bounded,
-        // where counting each new wrong key in the rate limit's store cost a read and an insert
-        // per guess.
+        // Guards run in this order: authentication, the rate limit of the key it accepted, the
+        // key's collection limit (routes with a {collection}), then the metering of what they
+        // all admitted (every request a route handles is counted for its tenant: USAGE_ENABLED,
+        // docs/usage.md). Wrong keys never reach the rate limit: they are the
+        // failed-authentication budget's, whose database work per address is bounded, where
+        // counting each new wrong key in the rate limit's store cost a read and an insert per
+        // guess.
         { provide: APP_GUARD, useExisting: ApiKeyGuard },
         { provide: APP_GUARD, useExisting: KeyThrottlerGuard },
+        { provide: APP_GUARD, useExisting: CollectionGrantGuard },
         { provide: APP_GUARD, useExisting: UsageGuard },
         { provide: APP_FILTER, useClass: ProblemFilter },
       ],

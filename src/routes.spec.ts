@@ -1,9 +1,4 @@
-import {
-  GUARDS_METADATA,
-  METHOD_METADATA,
-  MODULE_METADATA,
-  PATH_METADATA,
-} from '@nestjs/common/constants';
+import { METHOD_METADATA, MODULE_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import {
   Controller,
   Delete,
@@ -19,7 +14,7 @@ import { ALLOWED_KINDS, NeedsScope, REQUIRED_SCOPE } from './auth/auth.decorator
 import type { PrincipalKind } from './auth/principal';
 import { isPublishablePath } from './common/http/cors';
 import { loadConfig } from './config';
-import { CollectionGrantGuard } from './data/collections/collection-grant';
+import { COLLECTION_GRANT } from './data/collections/collection-grant';
 import { DATA_CONTROLLERS } from './data/data.controllers';
 import { COLLECTION_NAME_PATTERN } from './data/query/data.constants';
 
@@ -185,9 +180,7 @@ describe('routes', () => {
 
   it("hold every route with a {collection} parameter to the key's collection limit", () => {
     const guarded = (controller: Type): boolean =>
-      ((Reflect.getMetadata(GUARDS_METADATA, controller) ?? []) as unknown[]).includes(
-        CollectionGrantGuard,
-      );
+      Reflect.getMetadata(COLLECTION_GRANT, controller) === true;
     const unguarded = [...controllers].flatMap((controller) =>
       routesOf(controller)
         .filter(({ path }) => path.split('/').includes(':collection') && !guarded(controller))

@@ -6,6 +6,7 @@ import { HealthModule } from '../health/health.module';
 import { CollectionDropDocument, CollectionDropSchema } from './collections/collection-drop.schema';
 import { CollectionDropsRepository } from './collections/collection-drops.repository';
 import { CollectionDropsService } from './collections/collection-drops.service';
+import { CollectionGrantGuard } from './collections/collection-grant';
 import {
   CollectionRegistryDocument,
   CollectionRegistrySchema,
@@ -76,6 +77,7 @@ import { SearchService } from './search/search.service';
   ],
   controllers: [...DATA_CONTROLLERS, TransferController],
   providers: [
+    CollectionGrantGuard,
     TenantStorage,
     CollectionDropsRepository,
     CollectionRegistryRepository,
@@ -124,6 +126,8 @@ import { SearchService } from './search/search.service';
   // GET /me reports the collection quota; erasures drop collections and purge owned items;
   // tenant moves move collections; account exports hold every branch's items.
   exports: [
+    // Registered globally by AppModule, in the order of the guards.
+    CollectionGrantGuard,
     CollectionsService,
     CollectionDropsService,
     ItemBatchesService,

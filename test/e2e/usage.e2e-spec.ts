@@ -157,10 +157,11 @@ describe('usage metering (one instance)', () => {
     expect(others.days).toEqual([expect.objectContaining({ day: day(), read: 1, write: 0 })]);
   });
 
-  it('counts what the rate limit admitted, not what it refused, nor what a missing scope refused', async () => {
+  it("counts what the rate limit admitted, not what it refused, nor what a key's scope or collection limit refused", async () => {
     const user = await createUser(t);
     // Minted before the plan, so that the plan's budget is the user's key's alone.
     const readOnly = await createApiKey(t, user, { scopes: ['profile:read'] });
+    const elsewhere = await createApiKey(t, user, { collections: { other: 'read' } });
     // A plan of three requests per window for each of the user's keys.
     const plan = `metered-${Date.now().toString(36)}`;
     await asOperator(t)
@@ -177,17 +178,18 @@ describe('usage metering (one instance)', () => {
       .expect(200);
     const statuses: number[] = [];
     for (let i = 0; i < 5; i += 1) statuses.push((await as(t, user).get('/data/limited')).status);
-    // The POST /api-keys above was the key's first request of the window.
-    expect(statuses).toEqual([204, 204, 429, 429, 429]); // 204: the collection holds nothing
-    // Refused by the key's guard (no data:read) before the rate limit: not counted either.
+    // The two POST /api-keys above were the key's first requests of the window.
+    expect(statuses).toEqual([204, 429, 429, 429, 429]); // 204: the collection holds nothing
+    // Refused for a missing scope (data:read), or a collection outside the key's: not counted.
     expect((await as(t, readOnly).get('/data/limited')).status).toBe(403);
+    expect((await as(t, elsewhere).get('/data/limited')).status).toBe(403);
     await flush();
     const flushes = await t.connection
       .db!.collection('usage_flushes')
       .find({ tenant: user.subject })
       .toArray();
     const sum = (name: string) => flushes.reduce((total, doc) => total + Number(doc[name]), 0);
-    expect([sum('read'), sum('write')]).toEqual([2, 1]);
+    expect([sum('read'), sum('write')]).toEqual([1, 2]);
   });
 
   it("answers a team key with the team's usage, every day of the range with zeros where nothing was used", async () => {
