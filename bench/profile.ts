@@ -13,6 +13,7 @@ import autocannon from 'autocannon';
 import { MongoClient } from 'mongodb';
 import { loadDatabaseSettings, resolveDatabase } from '../tools/dev-database';
 import { call, expectStatus } from './lib/api';
+import { CONCERNS, concernOf, type Frame } from './lib/concerns';
 import { RESULTS, ROOT } from './lib/paths';
 import { stopAll, stopChild } from './lib/processes';
 import {
@@ -76,10 +77,19 @@ function frameLabel(frame: CallFrame): string {
   return `${frame.functionName || '(anonymous)'}${where ? ` ${where}` : ''}`;
 }
 
+/** A frame's path under the service's dist/ (its own code), else undefined. */
+function servicePath(url: string): string | undefined {
+  if (!url || url.includes(`node_modules${sep}`)) return undefined;
+  const dist = relative(join(ROOT, 'dist'), url.replace(/^file:\/\//, ''));
+  return dist.startsWith('..') || dist.startsWith(sep) ? undefined : dist.split(sep).join('/');
+}
+
 interface Analysis {
   samples: number;
   ms: number;
   byArea: [string, number][];
+  /** Every concern of lib/concerns.ts, in its order, with its time (µs). */
+  byConcern: [string, number][];
   bySelf: [string, number][];
   byTotal: [string, number][];
 }
@@ -91,6 +101,7 @@ function analyse(profile: CpuProfile, from: number, to: number): Analysis {
   for (const node of profile.nodes)
     for (const child of node.children ?? []) parent.set(child, node.id);
   const area = new Map<string, number>();
+  const concern = new Map<string, number>(CONCERNS.map(([name]) => [name, 0]));
   const self = new Map<string, number>();
   const total = new Map<string, number>();
   let at = profile.startTime;
@@ -110,21 +121,24 @@ function analyse(profile: CpuProfile, from: number, to: number): Analysis {
     add(area, areaOf(node.callFrame));
     add(self, frameLabel(node.callFrame));
     const seen = new Set<string>();
+    const stack: Frame[] = [];
     for (let n: number | undefined = node.id; n !== undefined; n = parent.get(n)) {
-      const label = frameLabel(
-        nodes.get(n)?.callFrame ?? { functionName: '?', url: '', lineNumber: 0 },
-      );
+      const frame = nodes.get(n)?.callFrame ?? { functionName: '?', url: '', lineNumber: 0 };
+      stack.push(frame);
+      const label = frameLabel(frame);
       if (!seen.has(label)) {
         seen.add(label);
         add(total, label);
       }
     }
+    add(concern, concernOf(stack, servicePath));
   }
   const sorted = (map: Map<string, number>) => [...map].sort((a, b) => b[1] - a[1]);
   return {
     samples: kept,
     ms: keptUs / 1000,
     byArea: sorted(area),
+    byConcern: [...concern],
     bySelf: sorted(self).slice(0, TOP),
     // Only the server's own functions: the dependencies' appear in their area and self time.
     byTotal: sorted(total)
@@ -195,6 +209,12 @@ function report(title: string, file: string, requests: number, analysis: Analysi
     `## ${title}`,
     '',
     `${requests} requests in ${LOAD_S} s (${CONNECTIONS} connections) after a ${WARMUP_S} s warm-up; ${analysis.samples} samples, ${analysis.ms.toFixed(0)} ms of CPU, ${perRequest.toFixed(3)} ms per request. Profile: \`bench/results/${file}\`.`,
+    '',
+    '| CPU per request by concern (lib/concerns.ts) | µs | share |',
+    '| --- | ---: | ---: |',
+    ...analysis.byConcern.map(
+      ([c, us]) => `| ${c} | ${(us / Math.max(1, requests)).toFixed(0)} | ${pct(us)} |`,
+    ),
     '',
     '| Self time by area | share |',
     '| --- | ---: |',
