@@ -863,7 +863,7 @@ export const comparisons: Comparison[] = [
   },
   {
     id: 'idle',
-    title: `Idle: one instance with no request for ${IDLE_WATCH_MS / 1000} s, after ${IDLE_SETTLE_MS / 1000} s of rest (a smoke run: a few seconds)`,
+    title: `Idle: one instance with no request for ${IDLE_WATCH_MS / 1000} s, after ${IDLE_SETTLE_MS / 1000} s of rest`,
     route: '(none)',
     variants: [],
     async prepare(ask, { idleTimes = IDLE_TIMES }) {

@@ -1,9 +1,11 @@
 // What a CPU sample of the service was spent on, by concern rather than by package: the profile's
-// "by concern" table (bench/profile.ts; docs/benchmarks.md, "Where a request's CPU goes"). A
-// sample belongs to the innermost frame of the service's own code on its stack (the code that
-// asked for the work, the libraries it called included); a sample with no service frame, to
-// where its leaf runs. The framework floor has no code of its own in dist/: its samples fall into
-// the library and runtime concerns, which is what makes the two comparable.
+// "by concern" table (bench/profile.ts; docs/benchmarks.md, "CPU and database round trips per
+// request"). A sample belongs to the innermost frame of the service's own code on its stack (the
+// code that asked for the work, the libraries it called included), except NestJS's own code, the
+// interceptor pipeline, GC and the routing under the service's middleware, and a sample with no
+// service frame, which are told by where they run. The framework floor has no code of its own in
+// dist/: its samples fall into those library and runtime concerns, which is what makes the two
+// comparable.
 
 /** A frame as a .cpuprofile names it. */
 export interface Frame {
