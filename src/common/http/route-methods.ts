@@ -20,6 +20,17 @@ interface RouteEntry {
   concrete: boolean;
 }
 
+/**
+ * What the router compares of a path to a concrete route's: case ignored, one trailing slash
+ * ignored (Express's defaults: no case-sensitive or strict routing). A concrete route's matcher
+ * is a case-insensitive regular expression of the route's own ASCII characters, which matches a
+ * path only when their keys are equal (no other character compares equal to an ASCII one).
+ */
+function routerKey(path: string): string {
+  const key = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+  return key.toLowerCase();
+}
+
 function matches(entry: RouteEntry, path: string): boolean {
   return entry.matchers.some((match) => match(path) !== false);
 }
@@ -52,12 +63,19 @@ export class RouteMethods {
    */
   shadowed(path: string, method: string): boolean {
     this.table();
+    if (!this.shadowingPaths.has(routerKey(path))) return false;
     if (!this.shadowing.some((entry) => matches(entry, path))) return false;
     return !(this.allowed(path) ?? []).includes(method);
   }
 
   /** Concrete routes that a templated route also matches; usually none or a few. */
   private shadowing: RouteEntry[] = [];
+
+  /**
+   * Their paths as `routerKey` gives them: a path outside this set matches none of them, so
+   * most requests are told apart by one lookup instead of running each one's matcher.
+   */
+  private shadowingPaths = new Set<string>();
 
   private table(): RouteEntry[] {
     if (this.entries) return this.entries;
@@ -74,11 +92,13 @@ export class RouteMethods {
     // An empty table means the app has not initialised yet: read the router again next time.
     if (entries.length > 0) {
       this.entries = entries;
-      this.shadowing = entries.filter(
+      const shadowing = entries.filter(
         (entry) =>
           entry.concrete &&
           entries.some((other) => !other.concrete && matches(other, entry.path as string)),
       );
+      this.shadowing = shadowing;
+      this.shadowingPaths = new Set(shadowing.map((entry) => routerKey(entry.path as string)));
     }
     return entries;
   }
