@@ -10,7 +10,7 @@ import { TenantRequestAllowance } from './tenant-request-allowance';
 import { ProblemFilter } from './common/errors';
 import { boundedDriverOptions } from './common/mongo/bounded-driver-options';
 import { BackgroundTasksModule } from './common/scheduling/background-tasks';
-import { IdempotencyModule } from './idempotency';
+import { IdempotencyGuard, IdempotencyModule } from './idempotency';
 import { idempotencyScopeOf } from './auth/idempotency-scope';
 import { usageTenantOf } from './auth/usage-tenant';
 import { ConfigModule, type AppConfig } from './config';
@@ -104,9 +104,10 @@ export class AppModule {
       ],
       providers: [
         // Guards run in this order: authentication, the rate limit of the key it accepted, the
-        // key's collection limit (routes with a {collection}), then the metering of what they
-        // all admitted (every request a route handles is counted for its tenant: USAGE_ENABLED,
-        // docs/usage.md). Wrong keys never reach the rate limit: they are the
+        // key's collection limit (routes with a {collection}), the metering of what they all
+        // admitted (every request a route handles is counted for its tenant: USAGE_ENABLED,
+        // docs/usage.md), then the Idempotency-Key of a write that takes one (a repeat is
+        // answered there with the kept response, counted like any request). Wrong keys never reach the rate limit: they are the
         // failed-authentication budget's, whose database work per address is bounded, where
         // counting each new wrong key in the rate limit's store cost a read and an insert per
         // guess.
@@ -114,6 +115,7 @@ export class AppModule {
         { provide: APP_GUARD, useExisting: KeyThrottlerGuard },
         { provide: APP_GUARD, useExisting: CollectionGrantGuard },
         { provide: APP_GUARD, useExisting: UsageGuard },
+        { provide: APP_GUARD, useExisting: IdempotencyGuard },
         { provide: APP_FILTER, useClass: ProblemFilter },
       ],
     };

@@ -23,7 +23,6 @@ import {
 import type { Request } from 'express';
 import { Auth, NeedsNoScope } from '../auth';
 import { ProblemDto, ValidationFailedError } from '../common/errors';
-import { IdempotentWrites } from '../idempotency';
 import { isObjectIdHex } from '../common/mongo/object-id';
 import { ApiKeysetList, nextPageLink, parseKeysetPage } from '../common/pagination/keyset-page';
 import { Reply } from '../common/http/reply';
@@ -51,7 +50,6 @@ const TENANT_PATH = applyDecorators(
 
 /** Where tenant data lives: the clusters of DATA_CLUSTERS, each tenant's placement, and moves. */
 @ApiTags('admin')
-@IdempotentWrites()
 @Controller('admin')
 @NeedsNoScope()
 @Auth('operator')

@@ -14,7 +14,6 @@ import { IfMatchHeader } from '../common/http/conditional';
 import type { IfMatch } from '../common/http/etag';
 import { ApiConditional } from '../common/http/openapi-conditional';
 import { Reply } from '../common/http/reply';
-import { IdempotentWrites } from '../idempotency';
 import { PLAN_NAME_PATTERN, PlanCatalogue, planTag, type Plan } from '../plans';
 import { CatalogPlanDto, PutPlanDto } from './dto/plans.dto';
 import { PlanNamePipe } from './plan-name.pipe';
@@ -41,7 +40,6 @@ const BAD_NAME =
  * service, and holds across instances on MongoDB (docs/requests.md, "Conditional requests").
  */
 @ApiTags('admin')
-@IdempotentWrites()
 @Controller('admin/plans')
 @NeedsNoScope()
 @Auth('operator')

@@ -27,7 +27,6 @@ import { ProblemDto } from '../common/errors';
 import { ApiKeysetList, nextPageLink, parseKeysetPage } from '../common/pagination/keyset-page';
 import { Reply } from '../common/http/reply';
 import { APP_CONFIG, type AppConfig } from '../config';
-import { IdempotentWrites } from '../idempotency';
 import { ErasureService } from '../lifecycle';
 import { acceptedErasure, ERASURE_ACCEPTED, ErasureDto } from '../profile';
 import { PutTeamMemberDto, TeamDetailDto, TeamMemberDto, TeamService } from '../team';
@@ -36,7 +35,6 @@ import { CreatedTeamDto, CreateTeamDto, PlanInputDto, PlanListDto, TeamDto } fro
 
 /** The operator's teams: registration, reads, members and erasure. */
 @ApiTags('admin')
-@IdempotentWrites()
 @Controller('admin/teams')
 @NeedsNoScope()
 @Auth('operator')

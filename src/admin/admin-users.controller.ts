@@ -29,7 +29,6 @@ import { Auth, NeedsNoScope } from '../auth';
 import { ApiKeyDto } from '../auth/dto/api-key.dto';
 import { ProblemDto } from '../common/errors';
 import { sendLines } from '../common/http/ndjson';
-import { IdempotentWrites } from '../idempotency';
 import {
   ApiKeysetList,
   nextPageLink,
@@ -73,7 +72,6 @@ const emailRule: KeysetParamRule = (value) =>
 /** The operator's users: registration, reads, plans, export and erasure. */
 @ApiTags('admin')
 @ApiExtraModels(...ACCOUNT_EXPORT_MODELS)
-@IdempotentWrites()
 @Controller('admin/users')
 @NeedsNoScope()
 @Auth('operator')

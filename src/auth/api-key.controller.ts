@@ -20,7 +20,6 @@ import {
 } from './dto/api-key.dto';
 import type { KeyManager } from './key-scope';
 import type { Principal } from './principal';
-import { IdempotentWrites } from '../idempotency';
 
 type RootPrincipal = Extract<Principal, { kind: 'root' }>;
 
@@ -30,7 +29,6 @@ function managerOf(principal: RootPrincipal): KeyManager {
 }
 
 @ApiTags('api-keys')
-@IdempotentWrites()
 @Controller('api-keys')
 @NeedsScope('keys:manage')
 @Auth('root')

@@ -31,7 +31,6 @@ import { Auth, CurrentPrincipal, type CustomerPrincipal, NeedsScope } from '../a
 import { PayloadTooLargeError, ProblemDto, ValidationFailedError } from '../common/errors';
 import type { StreamedBody } from '../common/http/body';
 import { REQUEST_BODY_CONTENT } from '../common/http/openapi-shared';
-import { IdempotentWrites } from '../idempotency';
 import {
   ApiKeysetList,
   nextPageLink,
@@ -93,7 +92,6 @@ function leaveBody(req: Request, res: Response): void {
  * every file of the namespace; a sub key only those it uploaded (another owner's is a 404).
  */
 @ApiTags('files')
-@IdempotentWrites()
 @Controller('files')
 @Auth('root', 'sub', 'team')
 export class FilesController {

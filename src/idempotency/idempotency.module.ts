@@ -3,9 +3,9 @@ import { MongooseModule } from '@nestjs/mongoose';
 import {
   IDEMPOTENCY_KEPT_HEADERS,
   IDEMPOTENCY_SCOPE,
-  IdempotencyInterceptor,
+  IdempotencyGuard,
   type IdempotencyScopeResolver,
-} from './idempotency.interceptor';
+} from './idempotency.guard';
 import { IdempotencyRecordDocument, IdempotencyRecordSchema } from './idempotency-record.schema';
 import { IDEMPOTENCY_STORES, type IdempotencyStores } from './idempotency-stores';
 import { IdempotencyRepository } from './idempotency.repository';
@@ -27,17 +27,15 @@ export interface IdempotencyModuleOptions {
 }
 
 /**
- * Idempotency-Key for every POST and for PUT/DELETE of projects and data items: the interceptor
- * (on the write routes of the controllers marked @IdempotentWrites()), its records and their
- * sweeper. Global, so that the interceptor finds its service from every feature module. See
- * docs/requests.md, "Idempotent requests".
+ * Idempotency-Key for every POST and for PUT/DELETE of projects and data items: the guard (the
+ * composition root registers it as the last global guard; it decides by the route), its records
+ * and their sweeper. See docs/requests.md, "Idempotent requests".
  */
 @Module({})
 export class IdempotencyModule {
   static forRoot(options: IdempotencyModuleOptions): DynamicModule {
     return {
       module: IdempotencyModule,
-      global: true,
       imports: [
         MongooseModule.forFeature([
           { name: IdempotencyRecordDocument.name, schema: IdempotencyRecordSchema },
@@ -50,15 +48,9 @@ export class IdempotencyModule {
         { provide: IDEMPOTENCY_SCOPE, useValue: options.scopeOf },
         { provide: IDEMPOTENCY_STORES, useExisting: options.stores },
         { provide: IDEMPOTENCY_KEPT_HEADERS, useValue: keptHeaderNames(options.keptHeaders ?? []) },
-        IdempotencyInterceptor,
+        IdempotencyGuard,
       ],
-      exports: [
-        IdempotencyService,
-        IDEMPOTENCY_SCOPE,
-        IDEMPOTENCY_STORES,
-        IDEMPOTENCY_KEPT_HEADERS,
-        IdempotencyInterceptor,
-      ],
+      exports: [IdempotencyGuard],
     };
   }
 }

@@ -1,6 +1,5 @@
 export { IdempotencyModule, type IdempotencyModuleOptions } from './idempotency.module';
-export { IdempotentWrites } from './idempotent-writes';
-export { IdempotencyInterceptor } from './idempotency.interceptor';
+export { IdempotencyGuard } from './idempotency.guard';
 export { IdempotencySweeper } from './idempotency.sweeper';
 export { addIdempotencyKeys } from './idempotency.openapi';
 export type { IdempotencyScope } from './idempotency-key';

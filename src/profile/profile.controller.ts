@@ -50,7 +50,6 @@ import { ProfileDeletionService } from './profile-deletion.service';
 import { ProfileService } from './profile.service';
 import type { ProfilePrincipal } from './profile-target';
 import { ProfileUpdateService } from './profile-update.service';
-import { IdempotentWrites } from '../idempotency';
 
 type RootPrincipal = Extract<Principal, { kind: 'root' }>;
 
@@ -74,7 +73,6 @@ function ApiTargetedProfile(kind: 'read' | 'write'): MethodDecorator {
 }
 
 @ApiTags('profile')
-@IdempotentWrites()
 @Controller('profile')
 export class ProfileController {
   constructor(

@@ -37,7 +37,6 @@ import { projectETag } from './project-etag';
 import { pageLink } from './project.list-query';
 import { PROJECT_SORT_FIELDS } from './project.schema';
 import { ProjectService } from './project.service';
-import { IdempotentWrites } from '../idempotency';
 
 const PROJECT_ID_PARAM = ApiParam({
   name: 'projectId',
@@ -113,7 +112,6 @@ const LIST_QUERIES = applyDecorators(
 );
 
 @ApiTags('projects')
-@IdempotentWrites()
 @Controller('project')
 @Auth('root', 'team')
 export class ProjectController {

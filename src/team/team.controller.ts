@@ -20,7 +20,6 @@ import { ProblemDto } from '../common/errors';
 import { CreateTeamApiKeyDto, MyTeamDto } from './dto/team.dto';
 import { TeamKeysService } from './team-keys.service';
 import { TeamService } from './team.service';
-import { IdempotentWrites } from '../idempotency';
 
 type RootPrincipal = Extract<Principal, { kind: 'root' }>;
 
@@ -31,7 +30,6 @@ const NOT_A_TEAM = 'TEAM_NOT_FOUND: no such team, or you are not a member of it'
  * a branch manages no team keys: an unbound team key would reach beyond its branch.
  */
 @ApiTags('teams')
-@IdempotentWrites()
 @Controller('teams')
 @Auth('root')
 export class TeamController {

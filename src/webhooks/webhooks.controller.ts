@@ -11,14 +11,12 @@ import { Auth, CurrentPrincipal, type CustomerPrincipal, NeedsScope } from '../a
 import { ProblemDto } from '../common/errors';
 import { CreatedWebhookDto, CreateWebhookDto, DeliveryDto, WebhookDto } from './dto/webhook.dto';
 import { WebhooksService } from './webhooks.service';
-import { IdempotentWrites } from '../idempotency';
 
 /** Deliveries listed per webhook. */
 const DELIVERIES_SHOWN = 50;
 
 /** Webhooks of the caller's namespace in the request branch (root and team keys). */
 @ApiTags('webhooks')
-@IdempotentWrites()
 @Controller('webhooks')
 @NeedsScope('events:read')
 @Auth('root', 'team')

@@ -1,3 +1,4 @@
+export * from './answered-request';
 export * from './domain-error';
 export * from './error-entry';
 export * from './common.errors';

@@ -11,6 +11,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import { RouteMethods } from '../http/route-methods';
+import { AnsweredRequest } from './answered-request';
 import { DomainError } from './domain-error';
 import { COMMON_ERRORS, type CommonError } from './common.errors';
 import { isDatabaseUnavailable, isDuplicateKeyError } from './mongo-errors';
@@ -120,7 +121,12 @@ export class ProblemRenderer {
     );
   }
 
+  /** Answers `error` as a problem; an AnsweredRequest with the answer it carries. */
   send(error: unknown, req: Request, res: Response): void {
+    if (error instanceof AnsweredRequest) {
+      error.answer(res);
+      return;
+    }
     const allowed = this.otherMethodsOf(error, req);
     if (allowed) {
       res.setHeader('Allow', allowed.join(', '));

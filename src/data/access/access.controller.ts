@@ -25,7 +25,6 @@ import { IfMatchHeader } from '../../common/http/conditional';
 import type { IfMatch } from '../../common/http/etag';
 import { ApiConditional } from '../../common/http/openapi-conditional';
 import { Reply } from '../../common/http/reply';
-import { IdempotentWrites } from '../../idempotency';
 import { CollectionGrant } from '../collections/collection-grant';
 import { CollectionNamePipe } from '../collections/collection-name.pipe';
 import { CollectionParam } from '../data.openapi';
@@ -67,7 +66,6 @@ const CHANGE_ANSWERS = applyDecorators(ApiConditional('write'), SUB_KEYS_REFUSED
  * other one within REGISTRY_CACHE_MS.
  */
 @ApiTags('data')
-@IdempotentWrites()
 @CollectionGrant()
 @Controller('data')
 @Auth('root', 'team')

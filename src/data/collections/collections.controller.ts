@@ -1,13 +1,11 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { Auth, CurrentPrincipal, type CustomerPrincipal, NeedsScope } from '../../auth';
-import { IdempotentWrites } from '../../idempotency';
 import { DataCollectionDto } from '../indexes/dto/data-index.dto';
 import { CollectionsService } from './collections.service';
 
 /** `/data`: the caller's collections. (A collection is dropped by DELETE /data/{collection}.) */
 @ApiTags('data')
-@IdempotentWrites()
 @Controller('data')
 export class CollectionsController {
   constructor(private readonly collections: CollectionsService) {}

@@ -21,11 +21,9 @@ import {
   DeleteDataIndexDto,
 } from './dto/data-index.dto';
 import { IndexesService } from './indexes.service';
-import { IdempotentWrites } from '../../idempotency';
 
 /** Native indexes of a tenant collection; root and team keys only. */
 @ApiTags('data')
-@IdempotentWrites()
 @CollectionGrant()
 @Controller('data')
 @Auth('root', 'team')

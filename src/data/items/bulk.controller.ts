@@ -3,7 +3,6 @@ import { ApiBadRequestResponse, ApiBody, ApiOkResponse, ApiTags } from '@nestjs/
 import { Auth, CurrentPrincipal, type CustomerPrincipal, NeedsScope } from '../../auth';
 import { ProblemDto } from '../../common/errors';
 import { Reply } from '../../common/http/reply';
-import { IdempotentWrites } from '../../idempotency';
 import { answerWarnings } from '../rules/schema/schema-warnings';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import { CollectionNamePipe } from '../collections/collection-name.pipe';
@@ -17,7 +16,6 @@ import { ItemBatchesService } from './item-batches.service';
 
 /** `/data/{collection}/bulk`: many creates in one request. */
 @ApiTags('data')
-@IdempotentWrites()
 @CollectionGrant()
 @Controller('data')
 @NeedsScope('data:write')

@@ -33,7 +33,6 @@ import {
   NeedsScope,
 } from '../../auth';
 import { ProblemDto } from '../../common/errors';
-import { IdempotentWrites } from '../../idempotency';
 import { answerWarnings } from '../rules/schema/schema-warnings';
 import { IfMatchHeader } from '../../common/http/conditional';
 import type { IfMatch } from '../../common/http/etag';
@@ -89,7 +88,6 @@ const ITEM_CREATED_HEADER = 'X-Item-Created';
  */
 @ApiTags('data')
 @ApiExtraModels(DataItemDto, ProjectedDataItemDto, UpdateManyResultDto)
-@IdempotentWrites()
 @CollectionGrant()
 @Controller('data')
 export class CollectionItemsController {

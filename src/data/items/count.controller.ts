@@ -2,7 +2,6 @@ import { Controller, Get, Inject, Param, Query } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { Auth, CurrentPrincipal, NeedsScope, type CustomerPrincipal } from '../../auth';
 import { ProblemDto } from '../../common/errors';
-import { IdempotentWrites } from '../../idempotency';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import { CollectionNamePipe } from '../collections/collection-name.pipe';
 import { CollectionGrant } from '../collections/collection-grant';
@@ -16,7 +15,6 @@ import { SearchConflictResponse, SearchQuery } from '../search/search-query.open
 
 /** `/data/{collection}/count`. */
 @ApiTags('data')
-@IdempotentWrites()
 @CollectionGrant()
 @Controller('data')
 export class CountController {

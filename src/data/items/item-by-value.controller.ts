@@ -29,7 +29,6 @@ import {
   NeedsScope,
 } from '../../auth';
 import { ProblemDto } from '../../common/errors';
-import { IdempotentWrites } from '../../idempotency';
 import { answerWarnings } from '../rules/schema/schema-warnings';
 import { IfMatchHeader } from '../../common/http/conditional';
 import type { IfMatch } from '../../common/http/etag';
@@ -69,7 +68,6 @@ import { ItemsService } from './items.service';
 
 /** `/data/{collection}/{indexName}/{indexValue}`, the one item a field value selects. */
 @ApiTags('data')
-@IdempotentWrites()
 @CollectionGrant()
 @Controller('data')
 export class ItemByValueController {

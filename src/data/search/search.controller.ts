@@ -15,7 +15,6 @@ import { IfMatchHeader } from '../../common/http/conditional';
 import type { IfMatch } from '../../common/http/etag';
 import { ApiConditional } from '../../common/http/openapi-conditional';
 import { Reply } from '../../common/http/reply';
-import { IdempotentWrites } from '../../idempotency';
 import { CollectionGrant } from '../collections/collection-grant';
 import { CollectionNamePipe } from '../collections/collection-name.pipe';
 import { CollectionParam } from '../data.openapi';
@@ -35,7 +34,6 @@ const BAD_NAME = ApiBadRequestResponse({ type: ProblemDto, description: 'Bad col
  * index slots (the `search_words` index); its words are built in the background.
  */
 @ApiTags('data')
-@IdempotentWrites()
 @CollectionGrant()
 @Controller('data')
 @Auth('root', 'team')

@@ -33,7 +33,6 @@ import {
 } from '../../auth';
 import { ProblemDto, ValidationFailedError } from '../../common/errors';
 import { hasBody, type StreamedBody } from '../../common/http/body';
-import { IdempotentWrites } from '../../idempotency';
 import { NDJSON, readBodyLines, sendLines } from '../../common/http/ndjson';
 import { APP_CONFIG, type AppConfig } from '../../config';
 import { ShutdownState } from '../../health/shutdown.state';
@@ -93,7 +92,6 @@ export const IMPORT_BODY: StreamedBody = {
 )
 // On every write route, as everywhere: POST /import is not keyed (UNKEYED_POSTS), so the
 // interceptor lets it through and the handler refuses the header.
-@IdempotentWrites()
 @Controller()
 @Auth('root', 'sub', 'team')
 export class TransferController {

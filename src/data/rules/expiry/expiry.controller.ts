@@ -20,7 +20,6 @@ import {
 } from '@nestjs/swagger';
 import { Auth, CurrentPrincipal, type CustomerPrincipal, NeedsScope } from '../../../auth';
 import { ProblemDto } from '../../../common/errors';
-import { IdempotentWrites } from '../../../idempotency';
 import { CollectionNamePipe } from '../../collections/collection-name.pipe';
 import { CollectionGrant } from '../../collections/collection-grant';
 import { CollectionParam } from '../../data.openapi';
@@ -44,7 +43,6 @@ const RULE_ANSWERS = applyDecorators(
 
 /** When a collection's items expire (docs/data.md, "Expiry"); root and team keys only. */
 @ApiTags('data')
-@IdempotentWrites()
 @CollectionGrant()
 @Controller('data')
 @Auth('root', 'team')

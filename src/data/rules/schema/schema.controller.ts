@@ -19,7 +19,6 @@ import {
 } from '@nestjs/swagger';
 import { Auth, CurrentPrincipal, type CustomerPrincipal, NeedsScope } from '../../../auth';
 import { ProblemDto } from '../../../common/errors';
-import { IdempotentWrites } from '../../../idempotency';
 import { CollectionNamePipe } from '../../collections/collection-name.pipe';
 import { CollectionGrant } from '../../collections/collection-grant';
 import { CollectionParam } from '../../data.openapi';
@@ -44,7 +43,6 @@ const EXAMPLE = {
 
 /** A collection's JSON Schema (root and team keys); every write path of its items checks it. */
 @ApiTags('data')
-@IdempotentWrites()
 @CollectionGrant()
 @Controller('data')
 @Auth('root', 'team')

@@ -1,14 +1,7 @@
-import {
-  Inject,
-  Injectable,
-  type CallHandler,
-  type ExecutionContext,
-  type NestInterceptor,
-} from '@nestjs/common';
+import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { of, type Observable } from 'rxjs';
 import { APP_CONFIG, type AppConfig } from '../config';
-import { traceIdOf } from '../common/errors';
+import { AnsweredRequest, traceIdOf } from '../common/errors';
 import {
   fingerprintOf,
   IDEMPOTENT_REPLAYED_HEADER,
@@ -31,13 +24,17 @@ export const IDEMPOTENCY_SCOPE = Symbol('IDEMPOTENCY_SCOPE');
 export const IDEMPOTENCY_KEPT_HEADERS = Symbol('IDEMPOTENCY_KEPT_HEADERS');
 
 /**
- * Idempotency-Key on the operations that take it (takesIdempotencyKey). An interceptor on every
- * write route (@IdempotentWrites()), so it runs after the guards — the principal is known and the
- * rate limit has counted the request — and before the pipes and the handler, which a repeat never
- * reaches.
+ * Idempotency-Key on the operations that take it (takesIdempotencyKey, by the route's method and
+ * path). The last of the global guards (AppModule lists them in order): it runs once the
+ * principal is known and the rate limit, the collection limit and the metering have had the
+ * request, and before the pipes and the handler, which a repeat never reaches — it is answered
+ * with the kept response (AnsweredRequest). A guard rather than an interceptor: NestJS runs every
+ * route that has an interceptor through an rxjs pipeline with AsyncResource bindings, which cost
+ * every write about 7 % of its CPU (bench:profile) whether it sent a key or not; a request without
+ * a key costs this guard one header lookup.
  */
 @Injectable()
-export class IdempotencyInterceptor implements NestInterceptor {
+export class IdempotencyGuard implements CanActivate {
   private readonly maxResponseBytes: number;
 
   constructor(
@@ -50,18 +47,29 @@ export class IdempotencyInterceptor implements NestInterceptor {
     this.maxResponseBytes = config.idempotency.maxResponseBytes;
   }
 
-  async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
-    if (context.getType() !== 'http') return next.handle();
+  /** Synchronous for a request without a key (every read among them): no promise to wait for. */
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
+    if (context.getType() !== 'http') return true;
     const http = context.switchToHttp();
     const req = http.getRequest<Request>();
     const header = req.headers['idempotency-key'];
-    if (header === undefined || !takesIdempotencyKey(req.method, routePathOf(req))) {
-      return next.handle();
-    }
+    if (header === undefined || !takesIdempotencyKey(req.method, routePathOf(req))) return true;
     const key = parseIdempotencyKey(header);
     const scope = this.scopeOf(req);
-    if (scope === null) return next.handle();
+    if (scope === null) return true;
+    return this.admit(req, http.getResponse<Response>(), scope, key);
+  }
 
+  /**
+   * Claims the key for this request, whose response is then kept when it ends; or answers a
+   * repeat with the kept response instead of the handler (AnsweredRequest).
+   */
+  private async admit(
+    req: Request,
+    res: Response,
+    scope: IdempotencyScope,
+    key: string,
+  ): Promise<boolean> {
     const request = {
       recordId: recordIdOf(scope, key),
       responseKey: responseKeyOf(scope, key),
@@ -83,10 +91,10 @@ export class IdempotencyInterceptor implements NestInterceptor {
       await release();
       throw error;
     }
-    const res = http.getResponse<Response>();
     if (admission.kind === 'replay') {
       await release();
-      return of(replay(res, admission.response));
+      const { response } = admission;
+      throw new AnsweredRequest((answered) => replay(answered, response));
     }
     const { claim } = admission;
     holdResponse(res, this.maxResponseBytes, this.keptHeaders, async (response) => {
@@ -96,7 +104,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
         await release();
       }
     });
-    return next.handle();
+    return true;
   }
 }
 
@@ -107,13 +115,14 @@ function routePathOf(req: Request): string {
 }
 
 /**
- * Sends a kept response again: its status, its headers and its body byte for byte (a string
- * leaves Nest's reply as it is; the kept Content-Type stays). The request's own X-Request-Id and
- * rate-limit headers are this request's.
+ * Sends a kept response again: its status, its headers and its body byte for byte (sent as a
+ * string, as NestJS's Express adapter sends one: the kept Content-Type stays). The request's own
+ * X-Request-Id and rate-limit headers are this request's.
  */
-function replay(res: Response, response: StoredResponse): string | undefined {
+function replay(res: Response, response: StoredResponse): void {
   res.status(response.status);
   for (const [name, value] of Object.entries(response.headers)) res.setHeader(name, value);
   res.setHeader(IDEMPOTENT_REPLAYED_HEADER, 'true');
-  return response.body.length === 0 ? undefined : response.body.toString('utf8');
+  if (response.body.length === 0) res.send();
+  else res.send(response.body.toString('utf8'));
 }
