@@ -67,7 +67,7 @@ export const UNKEYED_POSTS: ReadonlySet<string> = new Set(['/import']);
 /**
  * Whether an operation takes Idempotency-Key: every POST but UNKEYED_POSTS, PUT and DELETE of
  * projects and data items, and PATCH (array operations) of data items. The OpenAPI document and
- * the interceptor both ask this, so they cannot disagree. Other operations ignore the header:
+ * the guard both ask this, so they cannot disagree. Other operations ignore the header:
  * they are reads, or writes that a repeat leaves as they were.
  */
 export function takesIdempotencyKey(method: string, path: string): boolean {

@@ -11,8 +11,9 @@ export const COLLECTION_GRANT = 'data:collectionGrant';
  * The key's collection limit on every route marked @CollectionGrant (the routes with a
  * `{collection}` path parameter): a GET reads the collection, any other method writes it (items,
  * indexes, rules, a drop). A global guard (AppModule lists the guards in their order: after the
- * key's guard and the rate limit, before the metering, which so never counts a refusal), called
- * before pipes, interceptors (an idempotent replay included) and the handler.
+ * key's guard and the rate limit, before the metering, which so never counts a refusal, and
+ * before the Idempotency-Key's guard, which so never keeps one), called before the pipes and the
+ * handler.
  */
 @Injectable()
 export class CollectionGrantGuard implements CanActivate {
