@@ -107,10 +107,10 @@ export class AppModule {
         // key's collection limit (routes with a {collection}), the metering of what they all
         // admitted (every request a route handles is counted for its tenant: USAGE_ENABLED,
         // docs/usage.md), then the Idempotency-Key of a write that takes one (a repeat is
-        // answered there with the kept response, counted like any request). Wrong keys never reach the rate limit: they are the
-        // failed-authentication budget's, whose database work per address is bounded, where
-        // counting each new wrong key in the rate limit's store cost a read and an insert per
-        // guess.
+        // answered there with the kept response, counted like any request). Wrong keys never
+        // reach the rate limit: they are the failed-authentication budget's, whose database work
+        // per address is bounded, where counting each new wrong key in the rate limit's store
+        // cost a read and an insert per guess.
         { provide: APP_GUARD, useExisting: ApiKeyGuard },
         { provide: APP_GUARD, useExisting: KeyThrottlerGuard },
         { provide: APP_GUARD, useExisting: CollectionGrantGuard },

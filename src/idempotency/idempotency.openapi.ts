@@ -49,7 +49,10 @@ const REPLAYED = header(
   false,
 );
 
-/** Answered before the Idempotency-Key's guard runs (authentication, the rate limit, body parsing): never replayed. */
+/**
+ * Answered before the Idempotency-Key's guard runs (authentication, the rate limit, body
+ * parsing): never replayed.
+ */
 const NEVER_REPLAYED = new Set(['401', '413', '415', '429']);
 
 const PROBLEMS: { status: string; entry: ErrorEntry; why: string }[] = [

@@ -16,12 +16,13 @@ export const USAGE_TENANT = Symbol('USAGE_TENANT');
  * route starts (so a client that has its answer knows it is counted), then, once the response
  * has ended (sent, or cut), its bytes on the connection and a stream's open time. Requests
  * without a tenant (the operator's; those refused before a route runs: no key, a wrong one, a
- * missing scope, the rate limit, a collection outside the key's) are not counted. Bytes are what the connection carried,
- * headers included: out, what was written to it since the route started; in, what was read
- * from it since the last counted response on it ended.
+ * missing scope, the rate limit, a collection outside the key's) are not counted. Bytes are
+ * what the connection carried, headers included: out, what was written to it since the route
+ * started; in, what was read from it since the last counted response on it ended.
  *
- * A guard that never refuses, the last of the global guards (AppModule lists them: the key's
- * guard, the rate limit, the collection limit, then this), so that it counts exactly what they
+ * A guard that never refuses, after the global guards that may (AppModule lists them: the key's
+ * guard, the rate limit, the collection limit, then this, then the Idempotency-Key's, which
+ * answers a repeat itself and so counts as served), so that it counts exactly what they
  * admitted. Not an interceptor: NestJS runs every route that has one through an rxjs pipeline
  * with AsyncResource bindings, which as a global interceptor cost every GET about 7 % of its CPU
  * (docs/benchmarks.md, "Metering without an interceptor"), while guards are called directly.
