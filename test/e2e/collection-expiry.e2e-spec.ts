@@ -14,6 +14,7 @@ import { expectInvalid, expectProblem } from '../support/problems';
 import { startService, type Reply, type ServiceProcess } from '../support/service-process';
 import { until } from '../support/until';
 import { ExpirySweep } from '../../src/data/rules/expiry/expiry-sweep';
+import { ExpiredItemsRepository } from '../../src/data/rules/expiry/expired-items.repository';
 
 /**
  * Collection expiry (docs/data.md, "Expiry"): from the moment an item has expired no read
@@ -405,6 +406,47 @@ describe('expired items', () => {
       ['gone', SYSTEM],
       ['old', SYSTEM],
     ]);
+  });
+
+  it('free their uniqueField value from the moment the sweep deleted them', async () => {
+    await api.put('/data/passes/expiry', { field: 'validUntil', afterSeconds: 1 }).expect(200);
+    const past = iso(Date.now() - 60_000);
+    await api
+      .post('/data/passes', {
+        item: { _id: 'expired', code: 'E', validUntil: past },
+        uniqueField: 'code',
+      })
+      .expect(200);
+    // A fault point: the sweep is held right after it deleted the item, before the item's claim
+    // of its value goes back.
+    const repository = t.app.get(ExpiredItemsRepository);
+    const original = repository.deleteIfExpired.bind(repository);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let reached!: () => void;
+    const deleted = new Promise<void>((resolve) => (reached = resolve));
+    const spy = jest.spyOn(repository, 'deleteIfExpired').mockImplementation(async (...args) => {
+      const result = await original(...args);
+      if (result) reached();
+      await held;
+      return result;
+    });
+    try {
+      const sweep = t.app.get(ExpirySweep).runNow();
+      await deleted;
+      const created = await api.post('/data/passes', { item: { code: 'E' }, uniqueField: 'code' });
+      expect(created.status).toBe(200);
+      release();
+      await sweep;
+      expectProblem(
+        await api.post('/data/passes', { item: { code: 'E' }, uniqueField: 'code' }),
+        409,
+        'DUPLICATE_ITEM',
+      );
+    } finally {
+      release();
+      spy.mockRestore();
+    }
   });
 });
 

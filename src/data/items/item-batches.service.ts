@@ -31,6 +31,7 @@ import { toItemJson } from './dto/data-item.dto';
 import type { RegisteredCollection } from '../collections/collection-registry.repository';
 import { ItemEvents } from './item-events';
 import { UniqueValuesService } from './unique/unique-values.service';
+import type { UniqueClaim } from './unique/unique-claim.repository';
 import type { NativeCollection, StoredItem } from '../storage/tenant-storage';
 import type { SchemaError } from '../rules/schema/item-schemas';
 import { CheckedUpdates } from '../rules/schema/checked-updates';
@@ -337,7 +338,9 @@ export class ItemBatchesService {
         ownerField,
       );
       let gone: readonly string[];
+      let claims: readonly UniqueClaim[];
       try {
+        claims = await this.uniqueValues.beforeDelete(target, ids);
         // The expiry sweep deletes items of this collection too: only deletes this one counted
         // are its own, or an item could be recorded twice.
         if (target.rules?.expiry) gone = await this.deleteEach(target, match, ids);
@@ -352,7 +355,7 @@ export class ItemBatchesService {
       }
       await change.commit(gone);
       deleted += gone.length;
-      for (const id of gone) await this.uniqueValues.releaseItem(target, id);
+      await this.uniqueValues.afterDelete(claims, gone);
       await this.itemLimits.deleted(tenantOf(principal), target, gone);
       // Nothing went although the ids matched a moment ago: they changed since; stop here.
       if (gone.length === 0 || ids.length < BATCH) break;

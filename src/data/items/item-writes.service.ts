@@ -38,6 +38,7 @@ import { searchRuleOf, touchesSearch, wordsFor } from '../search/search-rule';
 import type { WrittenItem } from './items.service';
 import type { RegisteredCollection } from '../collections/collection-registry.repository';
 import { UniqueValuesService } from './unique/unique-values.service';
+import type { UniqueClaim } from './unique/unique-claim.repository';
 import type { NativeCollection, StoredItem } from '../storage/tenant-storage';
 import { SchemaEnforcement } from '../rules/schema/schema-enforcement';
 import { afterSet } from '../rules/schema/after-set';
@@ -256,7 +257,7 @@ export class ItemWritesService {
   ): Promise<void> {
     if (!target) throw notFound(collection, ifMatch);
     const id = await this.singleId(target, match, collection, address, ifMatch);
-    await this.writes.run(writeKey(target.physical, id), async () => {
+    const claims = await this.writes.run(writeKey(target.physical, id), async () => {
       const change = await this.itemEvents.beginDelete(
         principal,
         collection,
@@ -264,12 +265,14 @@ export class ItemWritesService {
         [id],
         ownerField,
       );
+      let claims: readonly UniqueClaim[];
       try {
         const conditional = {
           ...match,
           scope: bothScopes(match.scope, plan.delete),
           revision: revisionCondition(ifMatch),
         };
+        claims = await this.uniqueValues.beforeDelete(target, [id]);
         if (!(await this.items.deleteById(target, id, conditional)))
           throw await this.notWritten(target, id, match, collection, ifMatch, plan.read, {
             rule: plan.delete,
@@ -280,8 +283,9 @@ export class ItemWritesService {
         throw error;
       }
       await change.commit([id]);
+      return claims;
     });
-    await this.uniqueValues.releaseItem(target, id);
+    await this.uniqueValues.afterDelete(claims, [id]);
     await this.itemLimits.deleted(tenantOf(principal), target, [id]);
   }
 

@@ -114,7 +114,7 @@ function setup(feed: Partial<Record<keyof ItemEvents, unknown>> = {}) {
   const claims = {
     insert: (claim: unknown) => Promise.resolve(claim),
     release: () => Promise.resolve(),
-    findForItem: () => Promise.resolve([]),
+    findForItems: () => Promise.resolve([]),
   } as unknown as UniqueClaimRepository;
   const unrecorded = () =>
     Promise.resolve({

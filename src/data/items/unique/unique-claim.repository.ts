@@ -20,9 +20,14 @@ export interface UniqueClaim {
   itemId: string;
   token: string;
   claimedAt: Date;
+  /** Its item is being deleted (UniqueValuesService.beforeDelete). */
+  releasing: boolean;
 }
 
-type StoredClaim = Omit<UniqueClaimDocument, 'claimedAt'> & { claimedAt: Date };
+type StoredClaim = Omit<UniqueClaimDocument, 'claimedAt' | 'releasing'> & {
+  claimedAt: Date;
+  releasing?: boolean;
+};
 
 const CLAIMS = 'data_unique_claims';
 const BY_ITEM = { name: 'physical_item', key: { physical: 1, itemId: 1 } } as const;
@@ -91,10 +96,25 @@ export class UniqueClaimRepository implements OnModuleInit {
     return doc ? toClaim(doc, target) : null;
   }
 
-  /** The claims made for one item. */
-  async findForItem(target: NativeCollection, itemId: string): Promise<UniqueClaim[]> {
-    const docs = await this.claimsOf(target).find({ physical: target.physical, itemId }).toArray();
+  /** The claims made for these items. */
+  async findForItems(
+    target: NativeCollection,
+    itemIds: readonly string[],
+  ): Promise<UniqueClaim[]> {
+    const docs = await this.claimsOf(target)
+      .find({ physical: target.physical, itemId: { $in: [...itemIds] } })
+      .toArray();
     return docs.map((doc) => toClaim(doc, target));
+  }
+
+  /** Marks the claim as going with its item, unless it was replaced meanwhile. */
+  markReleasing(claim: UniqueClaim): Promise<void> {
+    return this.deletes.run(claim.key, async () => {
+      await this.claimsOf(claim.target).updateOne(
+        { _id: claim.key, token: claim.token },
+        { $set: { releasing: true } },
+      );
+    });
   }
 
   /**
@@ -164,6 +184,6 @@ export class UniqueClaimRepository implements OnModuleInit {
 }
 
 function toClaim(doc: StoredClaim, target: NativeCollection): UniqueClaim {
-  const { _id, itemId, token, claimedAt } = doc;
-  return { key: _id, target, itemId, token, claimedAt };
+  const { _id, itemId, token, claimedAt, releasing } = doc;
+  return { key: _id, target, itemId, token, claimedAt, releasing: releasing === true };
 }

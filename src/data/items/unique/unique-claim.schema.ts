@@ -31,6 +31,10 @@ export class UniqueClaimDocument {
 
   @Prop({ type: Date, required: true })
   claimedAt!: Date;
+
+  /** Set by a delete of the item before it deletes it: once the item is gone, the claim is stale. */
+  @Prop()
+  releasing?: boolean;
 }
 
 export const UniqueClaimSchema = SchemaFactory.createForClass(UniqueClaimDocument);

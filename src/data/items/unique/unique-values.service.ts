@@ -39,8 +39,12 @@ export interface UniqueValue {
  * holds the value (in the scope) → 409 naming it; the item does not exist yet and the claim is
  * younger than CLAIM_GRACE_MS → a create is in progress, 409 naming the item it is creating;
  * otherwise the claim is stale and is taken over. So a value is free again as soon as its item
- * no longer holds it (changed by a PUT: nothing to release), at once when the item is deleted
- * (`releaseItem`), and CLAIM_GRACE_MS after a create that died between claim and insert.
+ * no longer holds it (changed by a PUT: nothing to release), at once when the item is deleted,
+ * and CLAIM_GRACE_MS after a create that died between claim and insert.
+ *
+ * A delete marks its items' claims before it deletes them (`beforeDelete`) and gives them back
+ * after (`afterDelete`). A marked claim whose item is gone is stale: a create that comes between
+ * the delete and the give-back takes it over, rather than take it for a create in progress.
  */
 @Injectable()
 export class UniqueValuesService {
@@ -63,6 +67,7 @@ export class UniqueValuesService {
         itemId,
         token: randomBytes(12).toString('hex'),
         claimedAt: now,
+        releasing: false,
       };
       if ((await this.claims.insert(mine)) !== DUPLICATE) return mine;
       const held = await this.claims.find(unique.target, key);
@@ -92,18 +97,36 @@ export class UniqueValuesService {
     return this.claims.release(claim);
   }
 
-  /** Gives back every value claimed for an item that was just deleted. */
-  async releaseItem(target: NativeCollection, itemId: string): Promise<void> {
-    for (const claim of await this.claims.findForItem(target, itemId)) {
-      await this.claims.release(claim);
-    }
+  /**
+   * Before items are deleted: their claims, each marked as going with its item. No command but
+   * the read when the items claimed nothing.
+   */
+  async beforeDelete(
+    target: NativeCollection,
+    itemIds: readonly string[],
+  ): Promise<readonly UniqueClaim[]> {
+    if (itemIds.length === 0) return [];
+    const claims = await this.claims.findForItems(target, itemIds);
+    await Promise.all(claims.map((claim) => this.claims.markReleasing(claim)));
+    return claims;
+  }
+
+  /**
+   * After the delete: gives back the claims (from `beforeDelete`) of the items that went. Those
+   * of items that stayed keep their mark, which counts only once the item is gone.
+   */
+  async afterDelete(claims: readonly UniqueClaim[], gone: readonly string[]): Promise<void> {
+    if (claims.length === 0) return;
+    const went = new Set(gone);
+    for (const claim of claims) if (went.has(claim.itemId)) await this.claims.release(claim);
   }
 
   /** Whether a claim met by a create no longer protects anything (see the class comment). */
   private async isStale(held: UniqueClaim, unique: UniqueValue, now: Date): Promise<boolean> {
     const fields = unique.scope ? [unique.field, unique.scope.field] : [unique.field];
     const holder = await this.items.findFieldsById(unique.target, held.itemId, fields);
-    if (!holder) return now.getTime() - held.claimedAt.getTime() >= CLAIM_GRACE_MS;
+    if (!holder)
+      return held.releasing || now.getTime() - held.claimedAt.getTime() >= CLAIM_GRACE_MS;
     const holdsValue = holder[unique.field] === unique.value;
     const inScope = unique.scope === null || holder[unique.scope.field] === unique.scope.value;
     return !(holdsValue && inScope);

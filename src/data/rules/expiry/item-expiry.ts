@@ -5,6 +5,7 @@ import type { RegisteredCollection } from '../../collections/collection-registry
 import { CollectionWriteGate } from '../../collections/collection-write.gate';
 import { ItemEvents } from '../../items/item-events';
 import { UniqueValuesService } from '../../items/unique/unique-values.service';
+import type { UniqueClaim } from '../../items/unique/unique-claim.repository';
 import { ItemLimits } from '../../items/limits/item-limits.service';
 import { ownerMatchScope, type ItemMatch, type OwnerScope } from '../../query/data-query';
 import { type Condition } from '../../query/filter-operators';
@@ -70,7 +71,7 @@ export class ItemExpiry {
     match: ItemMatch,
     limit: number,
     { now, stopped }: { now: number; stopped: () => boolean },
-    gated: (deletes: () => Promise<string[]>) => Promise<string[]> = (deletes) => deletes(),
+    gated: <T>(deletes: () => Promise<T>) => Promise<T> = (deletes) => deletes(),
   ): Promise<{ found: number; deleted: number }> {
     const rule = where.entry.rules.expiry;
     if (!rule) return { found: 0, deleted: 0 };
@@ -79,7 +80,7 @@ export class ItemExpiry {
     if (ids.length === 0) return { found: 0, deleted: 0 };
     const { tenant, branch, entry } = where;
     const scope: ChangeScope = { tenant, branch, actor: EXPIRY_ACTOR };
-    const gone = await gated(async () => {
+    const { deleted: gone, claims } = await gated(async () => {
       const change = await this.itemEvents.beginDeleteIn(
         scope,
         entry.name,
@@ -88,7 +89,9 @@ export class ItemExpiry {
         DEFAULT_OWNER_FIELD,
       );
       const deleted: string[] = [];
+      let claims: readonly UniqueClaim[];
       try {
+        claims = await this.uniqueValues.beforeDelete(stored, ids);
         for (const id of ids) {
           // Shutting down: what went is recorded, the rest waits for the next sweep.
           if (stopped()) break;
@@ -99,9 +102,9 @@ export class ItemExpiry {
         throw error;
       }
       await change.commit(deleted);
-      return deleted;
+      return { deleted, claims };
     });
-    for (const id of gone) await this.uniqueValues.releaseItem(stored, id);
+    await this.uniqueValues.afterDelete(claims, gone);
     await this.itemLimits.deleted(tenant, stored, gone);
     return { found: ids.length, deleted: gone.length };
   }
