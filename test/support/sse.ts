@@ -8,7 +8,10 @@ export interface SseEvent {
 
 /** A Server-Sent Events client over node:http: collects every event, and can wait for some. */
 export class SseClient {
-  readonly events: SseEvent[] = [];
+  /** Every event received, in order (a list of the caller's when it passes one to `open`). */
+  events: SseEvent[] = [];
+  /** Called once when the response is over, however it ended. */
+  onEnd: () => void = () => undefined;
   comments = 0;
   status = 0;
   headers: IncomingMessage['headers'] = {};
@@ -21,8 +24,10 @@ export class SseClient {
     port: number,
     path: string,
     headers: Record<string, string>,
+    events?: SseEvent[],
   ): Promise<SseClient> {
     const client = new SseClient();
+    if (events) client.events = events;
     await new Promise<void>((resolve, reject) => {
       client.req = request({ host: '127.0.0.1', port, path, headers, agent: false }, (res) => {
         client.status = res.statusCode ?? 0;
@@ -32,6 +37,12 @@ export class SseClient {
         res.on('end', () => {
           client.ended = true;
           client.wakeAll();
+        });
+        // Ended or cut off (the server destroys the response of a slow reader).
+        res.on('close', () => {
+          client.ended = true;
+          client.wakeAll();
+          client.onEnd();
         });
         resolve();
       });
@@ -103,4 +114,72 @@ export interface FeedEventData {
   resource: string;
   key: string;
   data?: Record<string, unknown>;
+}
+
+/**
+ * A stream read as EventSource reads it: when the stream ends, it is opened again with
+ * `Last-Event-ID` (the id of the last event received) after `retryMs`, as the service's
+ * `retry:` line asks; a 503 (a move pausing the feed) is tried again the same way. Every
+ * event of every connection is in `events`; `ends` says when each connection ended and after
+ * how many events, so a test can tell an end from a gap.
+ */
+export class ResumingSseReader {
+  readonly events: SseEvent[] = [];
+  readonly ends: { at: number; events: number; status: number }[] = [];
+  private current: SseClient | undefined;
+  private closed = false;
+  private timer: NodeJS.Timeout | undefined;
+
+  private constructor(
+    private readonly port: number,
+    private readonly path: string,
+    private readonly headers: Record<string, string>,
+    private readonly retryMs: number,
+  ) {}
+
+  /** Opens the stream; resolves with the first connection's status. */
+  static async open(
+    port: number,
+    path: string,
+    headers: Record<string, string>,
+    retryMs = 500,
+  ): Promise<ResumingSseReader> {
+    const reader = new ResumingSseReader(port, path, headers, retryMs);
+    await reader.connect();
+    return reader;
+  }
+
+  get status(): number {
+    return this.current?.status ?? 0;
+  }
+
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.timer);
+    this.current?.close();
+  }
+
+  private async connect(): Promise<void> {
+    const last = this.events.at(-1)?.id;
+    const headers = last === undefined ? this.headers : { ...this.headers, 'Last-Event-ID': last };
+    let client: SseClient;
+    try {
+      client = await SseClient.open(this.port, this.path, headers, this.events);
+    } catch {
+      return this.again(0);
+    }
+    this.current = client;
+    if (client.status !== 200) {
+      client.close();
+      return this.again(client.status);
+    }
+    if (client.ended) this.again(client.status);
+    else client.onEnd = () => this.again(client.status);
+  }
+
+  private again(status: number): void {
+    if (this.closed) return;
+    this.ends.push({ at: Date.now(), events: this.events.length, status });
+    this.timer = setTimeout(() => void this.connect(), this.retryMs);
+  }
 }
