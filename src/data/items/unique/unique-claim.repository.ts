@@ -97,10 +97,7 @@ export class UniqueClaimRepository implements OnModuleInit {
   }
 
   /** The claims made for these items. */
-  async findForItems(
-    target: NativeCollection,
-    itemIds: readonly string[],
-  ): Promise<UniqueClaim[]> {
+  async findForItems(target: NativeCollection, itemIds: readonly string[]): Promise<UniqueClaim[]> {
     const docs = await this.claimsOf(target)
       .find({ physical: target.physical, itemId: { $in: [...itemIds] } })
       .toArray();
