@@ -1,6 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
-import { MongooseModule } from '@nestjs/mongoose';
 import { AdminModule } from './admin/admin.module';
 import { ApiKeyGuard } from './auth/api-key.guard';
 import { AuthModule } from './auth/auth.module';
@@ -9,6 +8,7 @@ import { KeyThrottlerGuard, RateLimitModule } from './rate-limit';
 import { TenantRequestAllowance } from './tenant-request-allowance';
 import { ProblemFilter } from './common/errors';
 import { boundedDriverOptions } from './common/mongo/bounded-driver-options';
+import { MainConnectionModule } from './database-connection';
 import { BackgroundTasksModule } from './common/scheduling/background-tasks';
 import { IdempotencyGuard, IdempotencyModule } from './idempotency';
 import { idempotencyScopeOf } from './auth/idempotency-scope';
@@ -42,23 +42,25 @@ export class AppModule {
   static forRoot(config: AppConfig & { database: { uri: string } }): DynamicModule {
     // One per app: the database connection feeds it from before it connects.
     const metrics = config.metrics.enabled ? new ServiceMetrics() : undefined;
+    const monitored = monitoredConnection(metrics, config.metrics.databaseCommands);
     return {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
-        MongooseModule.forRoot(config.database.uri, {
-          dbName: config.database.dbName,
-          ...boundedDriverOptions(config.database),
-          // Fail fast instead of queueing operations while disconnected: a request gets a 503
-          // within the server-selection timeout rather than hanging.
-          bufferCommands: false,
+        MainConnectionModule.forRoot({
+          uri: config.database.uri,
+          driver: {
+            dbName: config.database.dbName,
+            ...boundedDriverOptions(config.database),
+            monitorCommands: monitored.monitorCommands,
+          },
           // Production builds indexes only in an explicit step (IndexSync: at start unless
           // SYNC_INDEXES=false, or `npm run db:sync-indexes`), never as a side effect of a model
           // loading: building an index on a large collection is an operation to plan.
           autoIndex: config.nodeEnv !== 'production',
-          retryAttempts: 3,
-          retryDelay: 1000,
-          ...monitoredConnection(metrics, config.metrics.databaseCommands),
+          watch: monitored.watch,
+          attempts: 3,
+          retryDelayMs: 1000,
         }),
         RateLimitModule.forRoot({
           trackerOf: rateLimitTrackerOf,

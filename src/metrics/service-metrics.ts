@@ -1,4 +1,4 @@
-import type { Connection } from 'mongoose';
+import type { MongoClient } from 'mongodb';
 import { Registry } from 'prom-client';
 import { DatabaseMetrics } from './database-metrics';
 import { HttpMetrics } from './http-metrics';
@@ -23,8 +23,8 @@ export class ServiceMetrics {
 }
 
 /**
- * Options of the mongoose connection that feed the database metrics: the client's events watched
- * from its creation, before it connects, and the driver's command monitoring only when
+ * Options of the main database connection that feed the database metrics: the client's events
+ * watched from its creation, before it connects, and the driver's command monitoring only when
  * `databaseCommands` (METRICS_DATABASE_COMMANDS) asks for it — it builds an event per command and
  * decodes a second copy of every reply. Nothing when metrics are off.
  */
@@ -33,11 +33,11 @@ export function monitoredConnection(
   databaseCommands: boolean,
 ): {
   monitorCommands?: boolean;
-  onConnectionCreate?: (connection: Connection) => void;
+  watch?: (client: MongoClient) => void;
 } {
   if (!metrics) return {};
   return {
     monitorCommands: databaseCommands,
-    onConnectionCreate: (connection) => metrics.database.watch(connection.getClient()),
+    watch: (client) => metrics.database.watch(client),
   };
 }

@@ -4,6 +4,7 @@ import { LRUCache } from 'lru-cache';
 import { MongoClient, type Db } from 'mongodb';
 import type { Connection } from 'mongoose';
 import { boundedDriverOptions } from '../common/mongo/bounded-driver-options';
+import { checkPoolsEvery } from '../common/mongo/pool-checks';
 import { APP_CONFIG, type AppConfig, type DataClusterConfig } from '../config';
 import type { TenantLocation } from './tenant-location';
 
@@ -117,11 +118,13 @@ export class DataClusters implements OnApplicationShutdown {
     if (cluster.uri === undefined) return this.main.getClient();
     let client = this.clients.get(name);
     if (!client) {
-      client = new MongoClient(cluster.uri, {
-        ...boundedDriverOptions(this.config.database),
-        maxPoolSize: this.config.clusters.poolSize,
-        monitorCommands: this.config.metrics.enabled && this.config.metrics.databaseCommands,
-      });
+      client = checkPoolsEvery(
+        new MongoClient(cluster.uri, {
+          ...boundedDriverOptions(this.config.database),
+          maxPoolSize: this.config.clusters.poolSize,
+          monitorCommands: this.config.metrics.enabled && this.config.metrics.databaseCommands,
+        }),
+      );
       this.watch(client);
       this.clients.set(name, client);
     }
