@@ -2,6 +2,7 @@ import { ExpiredItemsRepository } from '../../src/data/rules/expiry/expired-item
 import { ExpirySweep } from '../../src/data/rules/expiry/expiry-sweep';
 import { createTestApp, uniqueDbName, type TestApp } from '../support/app';
 import { createUser, type TestUser } from '../support/factories';
+import { faultPoint } from '../support/fault-point';
 
 /**
  * Two instances expiring the same items record each expiry once — with the contest made to
@@ -40,31 +41,23 @@ it('records each expiry once when two instances found the same expired items', a
     .send({ field: 'until', afterSeconds: 1 })
     .expect(200);
 
-  const repository = a.app.get(ExpiredItemsRepository);
-  const original = repository.deleteIfExpired.bind(repository);
-  let release!: () => void;
-  const held = new Promise<void>((resolve) => (release = resolve));
-  let reached!: () => void;
-  const atDelete = new Promise<void>((resolve) => (reached = resolve));
-  const deletes = jest.spyOn(repository, 'deleteIfExpired').mockImplementation(async (...args) => {
-    reached();
-    await held;
-    return original(...args);
+  const point = faultPoint(a.app.get(ExpiredItemsRepository), 'deleteIfExpired', {
+    at: 'before',
   });
+  const deletes = point.spy;
   try {
     const sweepA = a.app.get(ExpirySweep).runNow();
-    await atDelete;
+    await point.reached;
     // a has found every item and waits before deleting the first: b finds them too.
     await b.app.get(ExpirySweep).runNow();
-    release();
+    point.release();
     await sweepA;
     // a tried every item it had found, and the database told it none was its to delete.
     expect(deletes).toHaveBeenCalledTimes(ITEMS);
     for (const result of deletes.mock.results)
       await expect(result.value as Promise<boolean>).resolves.toBe(false);
   } finally {
-    release();
-    deletes.mockRestore();
+    point.restore();
   }
 
   const events = (

@@ -13,6 +13,7 @@ import { exportAs } from '../support/ndjson';
 import { expectInvalid, expectProblem } from '../support/problems';
 import { startService, type Reply, type ServiceProcess } from '../support/service-process';
 import { until } from '../support/until';
+import { faultPoint } from '../support/fault-point';
 import { ExpirySweep } from '../../src/data/rules/expiry/expiry-sweep';
 import { ExpiredItemsRepository } from '../../src/data/rules/expiry/expired-items.repository';
 
@@ -419,24 +420,16 @@ describe('expired items', () => {
       .expect(200);
     // A fault point: the sweep is held right after it deleted the item, before the item's claim
     // of its value goes back.
-    const repository = t.app.get(ExpiredItemsRepository);
-    const original = repository.deleteIfExpired.bind(repository);
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let reached!: () => void;
-    const deleted = new Promise<void>((resolve) => (reached = resolve));
-    const spy = jest.spyOn(repository, 'deleteIfExpired').mockImplementation(async (...args) => {
-      const result = await original(...args);
-      if (result) reached();
-      await held;
-      return result;
+    const point = faultPoint(t.app.get(ExpiredItemsRepository), 'deleteIfExpired', {
+      at: 'after',
+      when: (deleted) => deleted === true,
     });
     try {
       const sweep = t.app.get(ExpirySweep).runNow();
-      await deleted;
+      await point.reached;
       const created = await api.post('/data/passes', { item: { code: 'E' }, uniqueField: 'code' });
       expect(created.status).toBe(200);
-      release();
+      point.release();
       await sweep;
       expectProblem(
         await api.post('/data/passes', { item: { code: 'E' }, uniqueField: 'code' }),
@@ -444,8 +437,7 @@ describe('expired items', () => {
         'DUPLICATE_ITEM',
       );
     } finally {
-      release();
-      spy.mockRestore();
+      point.restore();
     }
   });
 });

@@ -7,6 +7,7 @@ import {
 } from '../support/factories';
 import { exportAs, importAs, resultsOf, type Line } from '../support/ndjson';
 import { expectInvalid, expectProblem } from '../support/problems';
+import { faultPoint } from '../support/fault-point';
 import { ItemsRepository } from '../../src/data/items/items.repository';
 
 /**
@@ -562,17 +563,8 @@ describe('concurrent updates', () => {
     const name = await collectionWith('error');
     await post(name, { item: { _id: 'h1', title: 'T', kind: 'h' } }).expect(200);
     const repository = t.app.get(ItemsRepository);
-    const original = repository.updateById.bind(repository);
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let reached!: () => void;
-    const atWrite = new Promise<void>((resolve) => (reached = resolve));
     // A fault point: the first update is held after its check, right before it writes.
-    const write = jest.spyOn(repository, 'updateById').mockImplementationOnce(async (...args) => {
-      reached();
-      await held;
-      return original(...args);
-    });
+    const point = faultPoint(repository, 'updateById', { at: 'before', once: true });
     const reads = jest.spyOn(repository, 'findMatching');
     try {
       const multi = (values: object) =>
@@ -582,21 +574,20 @@ describe('concurrent updates', () => {
           .send({ filter: { kind: 'h' }, values, multi: true })
           .then((r) => r);
       const first = multi({ a: true });
-      await atWrite;
+      await point.reached;
       const readsBefore = reads.mock.calls.length;
       const second = multi({ b: true });
       // Time for the second update to read and write if nothing held it back.
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(reads.mock.calls.length).toBe(readsBefore);
-      release();
+      point.release();
       expect((await first).status).toBe(200);
       // It checked the item as the first update left it: `a` and `b` together break the schema.
       expectViolation(await second, ' not');
       expect((await getItem(name, 'h1')).body).toMatchObject({ a: true });
       expect((await getItem(name, 'h1')).body).not.toHaveProperty('b');
     } finally {
-      release();
-      write.mockRestore();
+      point.restore();
       reads.mockRestore();
     }
   });

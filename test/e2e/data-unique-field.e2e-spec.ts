@@ -5,6 +5,7 @@ import { expectProblem } from '../support/problems';
 import type { UniqueClaimDocument } from '../../src/data/items/unique/unique-claim.schema';
 import { claimKey, CLAIM_GRACE_MS } from '../../src/data/items/unique/unique-values.service';
 import { ItemsRepository } from '../../src/data/items/items.repository';
+import { faultPoint } from '../support/fault-point';
 
 /**
  * `uniqueField` without an index on the field: creates claim their value first (a document whose
@@ -98,32 +99,20 @@ it('frees the value as soon as its item is deleted', async () => {
 it('frees the value from the moment its item is gone, before the delete gives the claim back', async () => {
   const first = await create(api, 'going', { code: 'G' }).expect(200);
   // A fault point: the delete is held right after the item went, before its claim goes back.
-  const repository = t.app.get(ItemsRepository);
-  const original = repository.deleteById.bind(repository);
-  let release!: () => void;
-  const held = new Promise<void>((resolve) => (release = resolve));
-  let reached!: () => void;
-  const deleted = new Promise<void>((resolve) => (reached = resolve));
-  const spy = jest.spyOn(repository, 'deleteById').mockImplementation(async (...args) => {
-    const result = await original(...args);
-    reached();
-    await held;
-    return result;
-  });
+  const point = faultPoint(t.app.get(ItemsRepository), 'deleteById', { at: 'after' });
   try {
     const deleting = api.delete(`/data/going/_id/${first.body._id as string}`).then((r) => r);
-    await deleted;
+    await point.reached;
     // The claim is still there, its item is not: the value is free.
     const again = await create(api, 'going', { code: 'G' }).expect(200);
-    release();
+    point.release();
     expect((await deleting).status).toBe(204);
     // The delete gave back its own claim only: the new item's still refuses the value.
     const refused = await create(api, 'going', { code: 'G' });
     expectProblem(refused, 409, 'DUPLICATE_ITEM');
     expect(refused.body.existingId).toBe(again.body._id);
   } finally {
-    release();
-    spy.mockRestore();
+    point.restore();
   }
 });
 
