@@ -64,8 +64,9 @@ async function openMain(options: MainConnectionOptions): Promise<Connection> {
     }
     const connection = createConnection();
     // Mongoose's own settings of a connection (those `openUri` takes from its options).
-    (connection.config as { bufferCommands?: boolean; autoIndex?: boolean }).bufferCommands = false;
-    (connection.config as { autoIndex?: boolean }).autoIndex = options.autoIndex;
+    const config = connection.config as { bufferCommands?: boolean; autoIndex?: boolean };
+    config.bufferCommands = false;
+    config.autoIndex = options.autoIndex;
     return connection.setClient(client);
   }
 }

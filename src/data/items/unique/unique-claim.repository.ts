@@ -24,10 +24,7 @@ export interface UniqueClaim {
   releasing: boolean;
 }
 
-type StoredClaim = Omit<UniqueClaimDocument, 'claimedAt' | 'releasing'> & {
-  claimedAt: Date;
-  releasing?: boolean;
-};
+type StoredClaim = Omit<UniqueClaimDocument, 'claimedAt'> & { claimedAt: Date };
 
 const CLAIMS = 'data_unique_claims';
 const BY_ITEM = { name: 'physical_item', key: { physical: 1, itemId: 1 } } as const;
