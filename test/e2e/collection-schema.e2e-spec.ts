@@ -8,6 +8,8 @@ import {
 import { exportAs, importAs, resultsOf, type Line } from '../support/ndjson';
 import { expectInvalid, expectProblem } from '../support/problems';
 import { faultPoint } from '../support/fault-point';
+import { until } from '../support/until';
+import { FallbackWriteQueue } from '../../src/common/mongo/fallback-database';
 import { ItemsRepository } from '../../src/data/items/items.repository';
 
 /**
@@ -566,6 +568,9 @@ describe('concurrent updates', () => {
     // A fault point: the first update is held after its check, right before it writes.
     const point = faultPoint(repository, 'updateById', { at: 'before', once: true });
     const reads = jest.spyOn(repository, 'findMatching');
+    // Holds of the item's write queue: the second update must wait at the one the first holds.
+    const holds = jest.spyOn(t.app.get(FallbackWriteQueue), 'run');
+    const holdsOfItem = () => holds.mock.calls.filter(([key]) => key.includes('"h1"')).length;
     try {
       const multi = (values: object) =>
         http()
@@ -576,9 +581,10 @@ describe('concurrent updates', () => {
       const first = multi({ a: true });
       await point.reached;
       const readsBefore = reads.mock.calls.length;
+      const heldBefore = holdsOfItem();
       const second = multi({ b: true });
-      // Time for the second update to read and write if nothing held it back.
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // The second update has found its item and waits for the item's queue; it read nothing more.
+      await until('the second update waits for the held item', () => holdsOfItem() > heldBefore);
       expect(reads.mock.calls.length).toBe(readsBefore);
       point.release();
       expect((await first).status).toBe(200);
@@ -589,6 +595,7 @@ describe('concurrent updates', () => {
     } finally {
       point.restore();
       reads.mockRestore();
+      holds.mockRestore();
     }
   });
 
