@@ -49,6 +49,19 @@ describe('TimedCache', () => {
     expect(read).toHaveBeenCalledTimes(1);
   });
 
+  it('does not share a read that began ttlMs or more before, nor keeps it over a later one', async () => {
+    const values = cache();
+    const slow = deferred<number>();
+    const old = values.get('k', () => slow.promise);
+    clock += 1000;
+    const fresh = jest.fn().mockResolvedValue(2);
+    expect(await values.get('k', fresh)).toBe(2);
+    expect(fresh).toHaveBeenCalledTimes(1);
+    slow.resolve(1);
+    expect(await old).toBe(1);
+    expect(await values.get('k', () => Promise.resolve(3))).toBe(2);
+  });
+
   it('keeps keys apart', async () => {
     const values = cache();
     expect(await values.get('a', () => Promise.resolve(1))).toBe(1);
