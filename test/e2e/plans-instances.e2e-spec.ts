@@ -7,13 +7,13 @@ import { until } from '../support/until';
  * Plan changes reach every instance within the documented bound (docs/plans.md, "How a change
  * reaches every instance"): two real instances (`node dist/main.js`) on one database with
  * PLAN_CACHE_MS = 1 s. Each change is written through A after both instances have read (and
- * cached) the state before it, and GET /me is polled on both with a deadline of the bound plus a
- * stated margin, never slept for: the instance that wrote sees it with its next request, the
- * other within PLAN_CACHE_MS; an `until` that passes takes effect on both at that moment.
+ * cached) the state before it, and GET /me is polled on both, never slept for: the instance that
+ * wrote sees it with its next request, the other in every request sent PLAN_CACHE_MS after the
+ * write (see seenOnBoth); an `until` that passes takes effect on both at that moment.
  */
 const PLAN_CACHE_MS = 1000;
-/** For the requests themselves (a poll, the write's answer) on a shared, busy machine. */
-const MARGIN_MS = 1000;
+/** Date.now()'s whole milliseconds, which the cache compares, against the test's clock. */
+const CLOCK_SLACK_MS = 10;
 const ENV = { LOG_LEVEL: 'warn', PLAN_CACHE_MS: String(PLAN_CACHE_MS), MAX_COLLECTIONS: '100' };
 const HOUR = 3_600_000;
 const dbName = uniqueDbName(__filename);
@@ -77,15 +77,24 @@ const setPlans = (subject: string, entries: object[]) =>
 const iso = (at: number) => new Date(at).toISOString();
 
 /**
- * Polls both instances until `holds`: A (which wrote) by its first answer, B within the bound,
- * both timed from when the write was answered.
+ * A (which wrote) holds it in its first answer; B is polled until it does. Every cached plan is
+ * trusted for PLAN_CACHE_MS from the moment its read began (src/plans/timed-cache.ts), so a poll
+ * of B sent PLAN_CACHE_MS after the write was answered must hold it however slow the machine is:
+ * one sent that late that does not fails the test at once. One sent earlier may see either.
  */
 async function seenOnBoth(what: string, key: string, holds: (me: Me) => boolean): Promise<void> {
   const written = performance.now();
   expect(holds(await me(a, key))).toBe(true);
-  await until(`${what} on B`, async () => holds(await me(b, key)), PLAN_CACHE_MS + MARGIN_MS);
-  // Measured, for the record of the bound: never more than the deadline above.
-  expect(performance.now() - written).toBeLessThanOrEqual(PLAN_CACHE_MS + MARGIN_MS + 100);
+  await until(`${what} on B`, async () => {
+    const sent = performance.now();
+    if (holds(await me(b, key))) return true;
+    const after = sent - written;
+    if (after >= PLAN_CACHE_MS + CLOCK_SLACK_MS)
+      throw new Error(
+        `${what}: B's answer to a request sent ${Math.round(after)} ms after the write did not hold it (PLAN_CACHE_MS ${PLAN_CACHE_MS})`,
+      );
+    return false;
+  });
 }
 
 it('a new plan entry takes effect on the instance that wrote it at once, on the other within PLAN_CACHE_MS', async () => {
@@ -113,7 +122,6 @@ it('a catalogue edit takes effect on both instances within PLAN_CACHE_MS', async
     await until(
       'the plan is active',
       async () => (await me(service, user.key)).limits.collections?.limit === 5,
-      PLAN_CACHE_MS + MARGIN_MS,
     );
   await putPlan('edited', { collections: 9, itemsPerCollection: 40 });
   await seenOnBoth(
@@ -130,7 +138,8 @@ it('an until that passes takes effect on both instances at that moment, and the 
   await putPlan('until-base', { webhooks: 1 });
   await putPlan('until-trial', { webhooks: 7 });
   const user = await newUser();
-  const ends = Date.now() + 3000;
+  // Far enough ahead that both instances have shown the trial before it ends, on a busy machine.
+  const ends = Date.now() + 10_000;
   await setPlans(user.subject, [
     { planName: 'until-base', since: iso(Date.now() - 2 * HOUR), until: iso(Date.now() + HOUR) },
     { planName: 'until-trial', since: iso(Date.now() - HOUR), until: iso(ends) },
@@ -139,17 +148,20 @@ it('an until that passes takes effect on both instances at that moment, and the 
     await until(
       'the trial is active',
       async () => (await me(service, user.key)).plan?.name === 'until-trial',
-      PLAN_CACHE_MS + MARGIN_MS,
     );
   expect(Date.now()).toBeLessThan(ends);
   for (const service of [a, b]) {
     await until(
       'the trial has ended',
       async () => {
+        const sent = Date.now();
         const m = await me(service, user.key);
-        return m.plan?.name === 'until-base' && m.limits.webhooks?.limit === 1;
+        if (m.plan?.name === 'until-base' && m.limits.webhooks?.limit === 1) return true;
+        // The active entry is chosen at every request: one sent after `ends` is past the trial.
+        if (sent > ends) throw new Error(`a request sent ${sent - ends} ms after the trial ended`);
+        return false;
       },
-      Math.max(0, ends - Date.now()) + MARGIN_MS,
+      30_000,
     );
     // Never before it ends.
     expect(Date.now()).toBeGreaterThanOrEqual(ends);
