@@ -23,8 +23,8 @@ export function emptyCounts(): UsageCounts {
 const COUNTER_NAMES: ReadonlySet<string> = new Set(USAGE_COUNTERS);
 
 /**
- * Adds `more` into `into` (in place) and returns it. Only the members `more` has are visited: a
- * request adds two or three of the nine, on every request.
+ * Adds `more` into `into` (in place) and returns it, visiting only the members `more` has (a
+ * request's counts carry two or three of the nine).
  */
 export function addCounts(into: UsageCounts, more: Partial<UsageCounts>): UsageCounts {
   for (const name of Object.keys(more)) {

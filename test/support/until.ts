@@ -13,3 +13,32 @@ export async function until(
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+/**
+ * Polls `probe` until it holds, for a change that every request sent `boundMs` or more after
+ * `since` must see (a cache's bound, an end time): a probe sent that late whose answer does not
+ * hold it fails at once, however slow the machine; one sent earlier may see either, so no wall
+ * time is asserted. `clock` is the one `since` was read on.
+ */
+export async function untilSeenAfter(
+  what: string,
+  since: number,
+  boundMs: number,
+  probe: () => Promise<boolean>,
+  clock: () => number = () => performance.now(),
+): Promise<void> {
+  await until(
+    what,
+    async () => {
+      const sent = clock();
+      if (await probe()) return true;
+      const after = sent - since;
+      if (after >= boundMs)
+        throw new Error(
+          `${what}: a request sent ${Math.round(after)} ms after the change did not see it (bound ${boundMs} ms)`,
+        );
+      return false;
+    },
+    boundMs + 20_000,
+  );
+}
