@@ -71,9 +71,10 @@ export function comparisonsMarkdown(runs: ComparisonRun[], checkList: Check[]): 
       lines.push(`Not available in this build: ${run.missing}.`);
       continue;
     }
-    // A comparison without variants (`idle`) measured outside any load: its notes say what.
+    // A comparison without variants (`idle`) measured outside any load: its notes say what (an
+    // empty note after the first starts a paragraph).
     if (run.variants.length === 0) {
-      lines.push(...(run.notes ?? []).filter((note) => note !== ''));
+      lines.push(...(run.notes ?? []).filter((note, i) => i > 0 || note !== ''));
       continue;
     }
     lines.push(
