@@ -172,7 +172,8 @@ describe('no schema can stall an instance', () => {
     expect(written.status).toBe(200);
   });
 
-  it('refuses one 300-property $def referenced 300 times in an allOf at once', async () => {
+  // Refused before anything is compiled: item-schemas.spec.ts counts the compiles (none).
+  it('refuses one 300-property $def referenced 300 times in an allOf', async () => {
     const schema = {
       $defs: {
         wide: {
@@ -183,9 +184,7 @@ describe('no schema can stall an instance', () => {
       },
       allOf: Array.from({ length: 300 }, () => ({ $ref: '#/$defs/wide' })),
     };
-    const started = performance.now();
     expectTooComplex(await putSchema('wide', schema), 'SCHEMA_MAX_EXPANDED_NODES');
-    expect(performance.now() - started).toBeLessThan(5000);
   });
 
   it('refuses the pattern (w0|…|w299){1000}, naming SCHEMA_PATTERN_MAX_PROGRAM', async () => {
@@ -217,12 +216,13 @@ describe('no schema can stall an instance', () => {
     });
   });
 
-  it('answers an item of 90,000 numbers (540 KB) under uniqueItems within seconds', async () => {
+  // Stored, not stopped at SCHEMA_CHECK_MAX_MS: the check reads each element once
+  // (item-schemas.spec.ts counts the reads); its time is the benchmark's (`npm run bench`, the
+  // /health comparison during such POSTs).
+  it('stores an item of 90,000 numbers (540 KB) under uniqueItems', async () => {
     const numbers = Array.from({ length: 90_000 }, (_, i) => 100_000 + i * 7);
-    const started = performance.now();
     const reply = await service.send('POST', '/data/unique', key, { item: { a: numbers } });
     expect(reply.status).toBe(200);
-    expect(performance.now() - started).toBeLessThan(5000);
   });
 
   it('stops a check beyond SCHEMA_CHECK_MAX_MS with SCHEMA_TOO_COMPLEX; /health answers throughout', async () => {
